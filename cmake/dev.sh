@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# The newcomer's entry point. Installs what the build needs (Debian packages, via apt-get),
+# configures, builds, and then runs the daemon or the tests.
+#
+#   cmake/dev.sh run    [serve args...]   build and start the daemon with embedded defaults
+#   cmake/dev.sh test                     build and run the whole test suite (plain + ASan/UBSan)
+#   cmake/dev.sh build                    only build (build/)
+#   cmake/dev.sh deps                     only install packages
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$root"
+jobs="$(nproc 2>/dev/null || echo 2)"
+
+# Debian packages the build and the tests need. Keep in one place: README and CI rely on it.
+packages=(build-essential cmake pkg-config git ca-certificates
+          libsqlite3-dev nlohmann-json3-dev libcurl4-openssl-dev libssl-dev
+          libcpp-httplib-dev libspdlog-dev libyaml-cpp-dev
+          libgtest-dev libgmock-dev)
+
+deps() {
+  local missing=()
+  for p in "${packages[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+  done
+  [ ${#missing[@]} -eq 0 ] && return 0
+  echo "dev.sh: installing ${missing[*]}" >&2
+  local sudo=""
+  [ "$(id -u)" -ne 0 ] && sudo="sudo"
+  $sudo apt-get update -q
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q --no-install-recommends "${missing[@]}"
+}
+
+build() {  # build DIR [cmake args...]
+  local dir="$1"; shift
+  cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo "$@" >/dev/null
+  cmake --build "$dir" -j "$jobs"
+}
+
+cmd="${1:-}"; shift || true
+case "$cmd" in
+  deps)  deps ;;
+  build) deps; build build ;;
+  run)   deps; build build -DSUPERAGENT_TESTS=OFF; exec build/superagent serve "$@" ;;
+  test)
+    deps
+    build build
+    (cd build && ctest --output-on-failure -j "$jobs")
+    # The same suite under AddressSanitizer + UndefinedBehaviorSanitizer.
+    build build-asan -DSUPERAGENT_SANITIZE=ON
+    (cd build-asan && ASAN_OPTIONS=detect_leaks=1 ctest --output-on-failure -j "$jobs")
+    ;;
+  *) sed -n '2,9p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
+esac

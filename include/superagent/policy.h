@@ -1,0 +1,92 @@
+// Policy: who and what is admitted (SPEC §4). Loaded from policy.yaml, validated with
+// file:line:column problems, and versioned by the Engine whenever its content changes.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "superagent/status.h"
+
+namespace superagent {
+
+// Ordered: kNone < kInferred < kExplicit. "ignore" in policy.yaml is kNone.
+enum class Strength { kNone = 0, kInferred = 1, kExplicit = 2 };
+enum class Mode { kOff, kObserve, kAuto };
+
+const char* StrengthName(Strength s);  // "none" | "inferred" | "explicit"
+const char* ModeName(Mode m);          // "off" | "observe" | "auto"
+bool ParseMode(std::string_view text, Mode* out);
+bool ParseStrength(std::string_view text, Strength* out);  // accepts none|ignore|inferred|explicit
+
+// One row of a Source's admission table (SPEC §4.3).
+struct ScopePolicy {
+  bool receive_all = false;                          // receives every message, not only mentions
+  Strength allowed_unaddressed = Strength::kInferred;  // inferred | ignore
+  Strength others_addressed = Strength::kNone;         // explicit | inferred | ignore
+  Strength others_unaddressed = Strength::kNone;       // inferred | ignore
+};
+
+struct SourcePolicy {
+  std::vector<std::string> people;  // allow-list, identities as the Source reports them
+  std::vector<std::string> bots;    // bot list
+  std::map<std::string, ScopePolicy> scopes;  // "issues", "chat:oc_123", "direct", ...
+
+  bool IsPerson(const std::string& actor) const;
+  bool IsBot(const std::string& actor) const;
+};
+
+// One class of proactive work the team allows (SPEC §4.4).
+struct Rule {
+  std::string name;
+  bool enabled = true;
+  std::string when;          // what the rule covers (shown to the assessment)
+  std::string instructions;  // what the worker is told
+  bool silent = false;       // communication requirement: no acknowledgement
+  std::string approver;      // review requirement: who approves; "" when none
+};
+
+struct Policy {
+  Mode mode = Mode::kObserve;
+  std::map<std::string, SourcePolicy> sources;  // "github", "feishu"
+  std::vector<Rule> rules;
+
+  // The rule named `name`, or nullptr.
+  const Rule* FindRule(const std::string& name) const;
+  // Enabled rules in file order.
+  std::vector<const Rule*> EnabledRules() const;
+  // The admission row for a Trigger's scope. A Feishu "chat:<id>" that the policy does not
+  // configure falls to "other_mentions". Returns nullptr when the Source or row is absent.
+  const ScopePolicy* FindScope(const std::string& source, const std::string& scope) const;
+  // Canonical JSON (stable key order); equal policies give byte-equal dumps.
+  nlohmann::json ToJson() const;
+  // Hex digest of ToJson().dump(): the Engine makes a new version exactly when it changes.
+  std::string Fingerprint() const;
+};
+
+// A problem found while validating, always pointing at a place in a file.
+struct Problem {
+  std::string file;
+  int line = 0;    // 1-based; 0 when the problem concerns the whole file
+  int column = 0;  // 1-based; 0 when unknown
+  std::string message;
+  // "policy.yaml:12:7: mode: must be one of off, observe, auto (got \"fast\")"
+  std::string ToString() const;
+};
+
+// Embedded defaults: mode observe, no sources, the two default rules of SPEC §4.4.
+Policy DefaultPolicy();
+
+// Parses and validates policy YAML. On success returns the Policy and leaves problems empty;
+// otherwise returns nullopt and appends *every* problem found (not only the first).
+std::optional<Policy> ParsePolicy(std::string_view yaml, const std::string& file, std::vector<Problem>* problems);
+// Reads `path` and parses it; an unreadable file is one Problem with line 0.
+std::optional<Policy> LoadPolicyFile(const std::string& path, std::vector<Problem>* problems);
+// Inverse of Policy::ToJson (used for stored versions).
+Result<Policy> PolicyFromJson(const nlohmann::json& j);
+
+}  // namespace superagent

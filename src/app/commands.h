@@ -1,0 +1,14 @@
+// Subcommands of the `superagent` binary. Each takes the arguments after its own name
+// (argv[0] is the subcommand name), prints to stdout/stderr, and returns the process exit code:
+// 0 success, 1 a problem found (check/doctor) or runtime failure, 2 bad usage or bad input.
+#pragma once
+
+namespace superagent::app {
+
+int CmdServe(int argc, char** argv);    // serve --config FILE
+int CmdCheck(int argc, char** argv);    // check --config FILE
+int CmdGate(int argc, char** argv);     // gate --policy FILE --trigger FILE [--thread-has-ticket]
+int CmdExplain(int argc, char** argv);  // explain TRIGGER --config FILE
+int CmdVersion(int argc, char** argv);  // version
+
+}  // namespace superagent::app
