@@ -1,8 +1,78 @@
+// superagent serve [--config FILE]
+#include <signal.h>
+
 #include <cstdio>
+#include <cstring>
+#include <string>
+
+#include <spdlog/spdlog.h>
 
 #include "app/commands.h"
+#include "app/daemon.h"
+#include "app/logging.h"
 
 namespace superagent::app {
-// Replaced by the Engine-backed daemon later in this change.
-int CmdServe(int, char**) { std::fprintf(stderr, "serve: not built yet\n"); return 1; }
+namespace {
+
+const char kUsage[] =
+    "usage: superagent serve [--config FILE]\n"
+    "\n"
+    "Runs the daemon in the foreground: opens the store under data_dir, loads the policy,\n"
+    "serves the panel on panel.listen and judges incoming messages. Without --config it uses\n"
+    "the embedded defaults: ./superagent-data, 127.0.0.1:8080, policy in observe mode.\n"
+    "\n"
+    "signals: SIGHUP re-reads the policy file; SIGINT/SIGTERM shut down.\n"
+    "logs go to stderr, one line per event, key=value fields.\n";
+
+}  // namespace
+
+int CmdServe(int argc, char** argv) {
+  std::string config_path;
+  for (int i = 1; i < argc; ++i) {
+    if (!std::strcmp(argv[i], "--help") || !std::strcmp(argv[i], "-h")) {
+      std::fputs(kUsage, stdout);
+      return 0;
+    }
+    if (!std::strcmp(argv[i], "--config") && i + 1 < argc) {
+      config_path = argv[++i];
+    } else if (!std::strncmp(argv[i], "--config=", 9)) {
+      config_path = argv[i] + 9;
+    } else {
+      std::fprintf(stderr, "serve: unexpected argument '%s'\n\n%s", argv[i], kUsage);
+      return 2;
+    }
+  }
+
+  Config config = DefaultConfig();
+  if (!config_path.empty()) {
+    std::vector<Problem> problems;
+    auto loaded = LoadConfigFile(config_path, &problems);
+    if (!loaded) {
+      for (const Problem& p : problems) std::fprintf(stderr, "%s\n", p.ToString().c_str());
+      std::fprintf(stderr, "serve: config has %zu problem(s); nothing started\n", problems.size());
+      return 2;
+    }
+    config = *loaded;
+  }
+  SetupLogging(config.log.level);
+
+  // Signals are taken synchronously by Daemon::Run; every thread started later inherits the mask.
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGINT);
+  sigaddset(&set, SIGTERM);
+  sigaddset(&set, SIGHUP);
+  pthread_sigmask(SIG_BLOCK, &set, nullptr);
+  signal(SIGPIPE, SIG_IGN);
+
+  Daemon daemon(config);
+  if (Status s = daemon.Start(); !s.ok()) {
+    spdlog::critical("start failed {}", Kv("error", s.ToString()));
+    return 1;
+  }
+  daemon.Run();
+  daemon.Shutdown();
+  return 0;
+}
+
 }  // namespace superagent::app

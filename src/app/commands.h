@@ -10,5 +10,6 @@ int CmdCheck(int argc, char** argv);    // check --config FILE
 int CmdGate(int argc, char** argv);     // gate --policy FILE --trigger FILE [--thread-has-ticket]
 int CmdExplain(int argc, char** argv);  // explain TRIGGER --config FILE
 int CmdVersion(int argc, char** argv);  // version
+int CmdReceive(int argc, char** argv);  // receive --trigger FILE [--config FILE] [--via NAME]
 
 }  // namespace superagent::app

@@ -1,0 +1,106 @@
+// Config: how this daemon is wired to its surroundings (where it keeps data, where it listens,
+// which repository and model endpoint it talks to). Who and what is admitted lives in
+// policy.yaml, not here: the config is set up once by whoever deploys; the policy is edited by
+// the team and versioned.
+//
+// Loaded from YAML (config/superagent.example.yaml documents every key). Every problem points
+// at file:line:column so `superagent check` can print all of them at once.
+//
+// There are no keys holding secret values. Secrets (GitHub token, model API key) are read from
+// environment variables whose NAMES the config holds (*_env keys), so a config file can be
+// shown, committed and logged without leaking anything.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "superagent/policy.h"  // Problem
+
+namespace superagent {
+
+struct Config {
+  // Where the SQLite database, worktrees and transcripts live. Created by `serve` if missing.
+  std::string data_dir = "./superagent-data";
+  // policy.yaml to load; empty means the embedded DefaultPolicy() (observe mode).
+  std::string policy_file;
+
+  struct Panel {
+    std::string listen = "127.0.0.1:8080";  // "host:port"; see SplitHostPort
+  } panel;
+
+  struct Log {
+    std::string level = "info";  // trace | debug | info | warn | error
+  } log;
+
+  struct GitHub {
+    std::string api_url = "https://api.github.com";
+    std::string repo;                      // "owner/name"; empty disables the GitHub Source
+    std::string token_env = "GITHUB_TOKEN";  // NAME of the variable holding the token
+  } github;
+
+  struct Llm {
+    std::string base_url = "https://api.deepseek.com";  // OpenAI-compatible endpoint
+    std::string api_key_env = "DEEPSEEK_API_KEY";        // NAME of the variable holding the key
+    std::string assessment_model = "deepseek-chat";
+    std::string execution_model;  // empty: the worker uses assessment_model
+
+    // The model worker sessions use, after the fallback.
+    const std::string& EffectiveExecutionModel() const {
+      return execution_model.empty() ? assessment_model : execution_model;
+    }
+  } llm;
+
+  struct Execution {
+    int slots = 3;  // concurrent worker sessions; one more slot is always reserved for people
+  } execution;
+
+  struct Eval {
+    int timeout_seconds = 120;  // one assessment call, before it is retried
+    int max_attempts = 3;       // assessment attempts before the Trigger is parked as failed
+  } eval;
+
+  // The file this config was read from; empty for DefaultConfig(). Not a config key.
+  std::string source_file;
+};
+
+// The embedded defaults (the member initializers above), so `superagent serve` runs without
+// --config. Relative paths in it are relative to the current working directory.
+Config DefaultConfig();
+
+// Parses and validates config YAML. Keys that are absent keep their defaults. On success returns
+// the Config and leaves *problems untouched; otherwise returns nullopt and appends *every*
+// problem found (unknown keys, wrong types, invalid values), each with `file` and a 1-based
+// line and column. `problems` may be null when only success matters.
+//
+// Relative data_dir and policy_file (including the default data_dir when the key is absent)
+// are resolved against the directory of `file`, so a config means the same thing whatever
+// directory the daemon is started from (systemd units rarely set one). An empty policy_file
+// stays empty.
+std::optional<Config> ParseConfig(std::string_view yaml, const std::string& file, std::vector<Problem>* problems);
+
+// Reads `path` and parses it. An unreadable file is one Problem with line 0.
+std::optional<Config> LoadConfigFile(const std::string& path, std::vector<Problem>* problems);
+
+// The value of environment variable `env_name`; empty when it is unset or the name is empty.
+// Callers must never log the result.
+std::string ResolveSecret(const std::string& env_name);
+
+// Every key, safe to show in logs, the panel and `check`: it holds only variable NAMES.
+nlohmann::json ConfigToJson(const Config& config);
+
+// Splits "host:port" (host may be "[v6addr]"; brackets are removed). Port must be 1..65535 and
+// host non-empty. Returns false on anything else.
+bool SplitHostPort(std::string_view listen, std::string* host, int* port);
+
+// True when `name` can be an environment variable name: [A-Za-z_][A-Za-z0-9_]*.
+bool IsEnvVarName(std::string_view name);
+
+// True when `value` looks like a credential (a GitHub token, an "sk-" API key, ...) rather
+// than the name of a variable that holds one.
+bool LooksLikeSecret(std::string_view value);
+
+}  // namespace superagent

@@ -1,0 +1,139 @@
+// Domain vocabulary of SPEC §2 as value types: what the Engine stores and what readers get back.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "superagent/clock.h"
+#include "superagent/policy.h"
+#include "superagent/trigger.h"
+
+namespace superagent {
+
+using TicketId = std::int64_t;
+using EvalId = std::int64_t;
+
+// SPEC §3.2: exactly one of these per received Trigger.
+enum class IntakeOutcome { kDuplicate, kFiltered, kStored };
+const char* IntakeOutcomeName(IntakeOutcome o);  // "duplicate" | "filtered" | "stored"
+
+// Ticket stages for the panel and scheduling (SPEC §2). A Ticket is "open" in every stage but
+// kEnded.
+enum class Stage { kWorking, kIdle, kWaitingForPerson, kReady, kBlocked, kEnded };
+const char* StageName(Stage s);  // "working" | "idle" | "waiting_for_person" | "ready" | "blocked" | "ended"
+bool ParseStage(const std::string& text, Stage* out);
+
+enum class DecisionOutcome { kAccept, kStop, kIgnore, kUnavailable };
+const char* DecisionOutcomeName(DecisionOutcome d);  // "accept" | "stop" | "ignore" | "unavailable"
+bool ParseDecisionOutcome(const std::string& text, DecisionOutcome* out);
+
+// Channel message kinds (SPEC §2).
+enum class MessageKind { kAcknowledgement, kAnswer, kResult, kAttention };
+const char* MessageKindName(MessageKind k);
+
+// Why a worker returns a message it received (SPEC §4.1).
+enum class HandbackKind { kOutOfScope, kOtherTicket, kUnrelatedThread };
+const char* HandbackKindName(HandbackKind k);  // "out_of_scope" | "other_ticket" | "unrelated_thread"
+bool ParseHandbackKind(const std::string& text, HandbackKind* out);
+
+// A Trigger as the store keeps it: the event plus how and when it arrived.
+struct TriggerRecord {
+  std::int64_t seq = 0;  // arrival order
+  Trigger trigger;
+  std::string via;  // how it arrived: "webhook", "poll", "realtime", "backfill", "cli", ...
+  TimeMs received_at = 0;
+  IntakeOutcome outcome = IntakeOutcome::kStored;
+  std::string filter_reason;  // set when outcome is kFiltered
+};
+
+// What an accept grants (SPEC §2, §4.5). Immutable once written.
+struct Mandate {
+  std::int64_t id = 0;
+  TicketId ticket = 0;
+  std::int64_t policy_version = 0;
+  std::string scope;                       // what the work is, one line
+  Strength strength = Strength::kNone;
+  std::vector<std::string> matched_rules;  // rule names (inferred work)
+  std::string source;                      // Source of the request
+  std::optional<std::string> sender;       // who asked
+  std::string admission;                   // Gate reason that admitted it, e.g. "allow_listed_addressed"
+  std::int64_t origin_trigger_seq = 0;
+  TimeMs created_at = 0;
+  // Lifecycle (kept beside the immutable row): "" while active, else "withdrawn" or "revoked".
+  std::string ended_as;
+  std::string ended_reason;
+};
+
+// A structured question waiting for one person (SPEC §1 human_action).
+struct HumanAction {
+  std::string thread;    // where the person is asked
+  std::string actor;     // who must answer (as the Source reports them)
+  std::string question;  // one concrete question
+  nlohmann::json form = nlohmann::json::object();  // optional structured fields
+};
+
+struct Ticket {
+  TicketId id = 0;
+  std::string thread;  // Thread of the request
+  Stage stage = Stage::kIdle;
+  std::string scope;
+  std::optional<HumanAction> waiting;  // set while kWaitingForPerson
+  std::string end_reason;
+  std::int64_t decision_id = 0;
+  TimeMs created_at = 0;
+  TimeMs updated_at = 0;
+  bool open() const { return stage != Stage::kEnded; }
+};
+
+struct Decision {
+  std::int64_t id = 0;
+  EvalId eval = 0;
+  std::string thread;
+  DecisionOutcome outcome = DecisionOutcome::kIgnore;
+  bool would_accept = false;
+  Strength strength = Strength::kNone;
+  std::string reason;  // code's reason, e.g. "observe_mode", "no_candidate", "model_failed: ..."
+  nlohmann::json assessment;  // the model's structured answer, null when none
+  std::optional<TicketId> ticket;
+  std::int64_t policy_version = 0;
+  TimeMs created_at = 0;
+};
+
+// Something delivered to a Ticket: a Trigger by Subscription, a resume, a policy change notice.
+struct TicketInput {
+  std::int64_t id = 0;
+  TicketId ticket = 0;
+  std::string kind;  // "trigger" | "answer" | "resume" | "policy_changed" | "restart"
+  std::optional<std::int64_t> trigger_seq;
+  nlohmann::json body;
+  std::string state;  // "pending" | "taken" | "handed_back"
+  std::string handback_kind, handback_reason;
+  TimeMs created_at = 0;
+};
+
+struct Assignment {
+  std::int64_t id = 0;
+  TicketId ticket = 0;
+  std::string executor;
+  std::string state;  // "pending" | "running" | "ended"
+  TimeMs created_at = 0;
+  std::optional<TimeMs> started_at, ended_at;
+};
+
+// An outgoing message (outbox row, SPEC §8).
+struct Receipt {
+  std::string id;  // idempotency key: a repeated id is ignored
+  std::optional<TicketId> ticket;
+  std::string thread;
+  std::string channel;
+  MessageKind kind = MessageKind::kAcknowledgement;
+  std::string body;
+  std::string status;  // "pending" | "sent" | "failed" | "abandoned"
+  TimeMs created_at = 0;
+};
+
+}  // namespace superagent

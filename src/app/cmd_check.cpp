@@ -1,0 +1,102 @@
+// `superagent check --config FILE`: validates the config and the policy it names, the way
+// `serve` would load them, and prints every problem as file:line:col so an editor or CI can jump
+// to it. Reads only; never creates the data directory or anything else.
+#include <cstdio>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "app/commands.h"
+#include "superagent/config.h"
+#include "superagent/policy.h"
+
+namespace superagent::app {
+
+namespace {
+
+void PrintUsage(std::FILE* out) {
+  std::fprintf(out,
+               "usage: superagent check --config FILE\n"
+               "\n"
+               "Validates FILE and the policy file it names (policy_file), printing every problem as\n"
+               "file:line:col: message, one per line. Changes nothing on disk.\n"
+               "\n"
+               "exit status: 0 no problems, 1 problems found, 2 bad usage\n");
+}
+
+int UsageError(const std::string& message) {
+  std::fprintf(stderr, "check: %s\n\n", message.c_str());
+  PrintUsage(stderr);
+  return 2;
+}
+
+void PrintProblems(const std::vector<Problem>& problems) {
+  for (const Problem& p : problems) std::printf("%s\n", p.ToString().c_str());
+}
+
+// The environment `check` runs in is often not the service's (systemd EnvironmentFile=), so
+// an unset variable is a note, not a problem.
+void NoteUnsetVariable(const std::string& name, const char* key) {
+  if (ResolveSecret(name).empty()) {
+    std::printf("note: environment variable %s (%s) is not set here; serve will need it\n", name.c_str(), key);
+  }
+}
+
+}  // namespace
+
+int CmdCheck(int argc, char** argv) {
+  std::string config_path;
+  bool have_config = false;
+  for (int i = 1; i < argc; ++i) {
+    std::string_view arg = argv[i];
+    if (arg == "--help" || arg == "-h") {
+      PrintUsage(stdout);
+      return 0;
+    }
+    if (arg == "--config") {
+      if (i + 1 >= argc) return UsageError("--config needs a FILE");
+      config_path = argv[++i];
+      have_config = true;
+    } else if (arg.substr(0, 9) == "--config=") {
+      config_path = std::string(arg.substr(9));
+      have_config = true;
+    } else {
+      return UsageError("unexpected argument '" + std::string(arg) + "'");
+    }
+  }
+  if (!have_config || config_path.empty()) return UsageError("--config FILE is required");
+
+  std::vector<Problem> problems;
+  std::optional<Config> config = LoadConfigFile(config_path, &problems);
+  if (!config) {
+    PrintProblems(problems);
+    std::fprintf(stderr, "check: %zu problem(s) in %s; the policy was not checked\n", problems.size(),
+                 config_path.c_str());
+    return 1;
+  }
+
+  std::optional<Policy> policy;
+  std::string policy_label;
+  if (config->policy_file.empty()) {
+    std::printf("policy: embedded default (observe)\n");
+    policy = DefaultPolicy();
+    policy_label = "embedded default";
+  } else {
+    policy = LoadPolicyFile(config->policy_file, &problems);
+    policy_label = config->policy_file;
+  }
+  if (!policy) {
+    PrintProblems(problems);
+    std::fprintf(stderr, "check: %zu problem(s) in %s\n", problems.size(), policy_label.c_str());
+    return 1;
+  }
+
+  if (!config->github.repo.empty()) NoteUnsetVariable(config->github.token_env, "github.token_env");
+  NoteUnsetVariable(config->llm.api_key_env, "llm.api_key_env");
+  std::printf("ok: config %s, policy %s (mode %s, %zu rules)\n", config_path.c_str(), policy_label.c_str(),
+              ModeName(policy->mode), policy->rules.size());
+  return 0;
+}
+
+}  // namespace superagent::app

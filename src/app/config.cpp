@@ -1,0 +1,452 @@
+#include "superagent/config.h"
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <set>
+#include <sstream>
+#include <utility>
+
+#include <yaml-cpp/yaml.h>
+
+#include "app/logging.h"
+
+namespace superagent {
+
+namespace {
+
+// One key of a mapping and what to do with its value.
+struct Field {
+  const char* name;
+  std::function<void(const YAML::Node& key, const YAML::Node& value, const std::string& path)> read;
+};
+
+std::string Quote(std::string_view s) {
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"' || c == '\\') out.push_back('\\');
+    out.push_back(c);
+  }
+  out.push_back('"');
+  return out;
+}
+
+bool StartsWith(std::string_view s, std::string_view prefix) { return s.substr(0, prefix.size()) == prefix; }
+
+bool IsHttpUrl(std::string_view s) {
+  for (std::string_view scheme : {"http://", "https://"}) {
+    if (StartsWith(s, scheme) && s.size() > scheme.size()) return s.find_first_of(" \t\r\n") == std::string_view::npos;
+  }
+  return false;
+}
+
+// GitHub's own rules: owners are alphanumerics and '-', repository names add '.' and '_'.
+bool IsRepoName(std::string_view repo) {
+  size_t slash = repo.find('/');
+  if (slash == std::string_view::npos || slash == 0 || slash + 1 == repo.size()) return false;
+  std::string_view owner = repo.substr(0, slash);
+  std::string_view name = repo.substr(slash + 1);
+  auto alnum = [](char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9'); };
+  for (char c : owner) {
+    if (!alnum(c) && c != '-') return false;
+  }
+  for (char c : name) {
+    if (!alnum(c) && c != '-' && c != '.' && c != '_') return false;
+  }
+  return name != "." && name != "..";
+}
+
+// Collects problems against one file. yaml-cpp marks are 0-based and -1 when unknown; Problem
+// is 1-based with 0 meaning unknown.
+class Reader {
+ public:
+  Reader(std::string file, std::vector<Problem>* problems) : file_(std::move(file)), problems_(problems) {}
+
+  bool failed() const { return failed_; }
+
+  void Add(const YAML::Mark& mark, std::string message) {
+    Problem p;
+    p.file = file_;
+    p.line = mark.line >= 0 ? mark.line + 1 : 0;
+    p.column = mark.column >= 0 && mark.line >= 0 ? mark.column + 1 : 0;
+    p.message = std::move(message);
+    problems_->push_back(std::move(p));
+    failed_ = true;
+  }
+
+  // The value's own place when yaml-cpp knows it (an implicit null may not have one), else
+  // its key's.
+  static YAML::Mark Where(const YAML::Node& key, const YAML::Node& value) {
+    YAML::Mark m = value.Mark();
+    return m.is_null() ? key.Mark() : m;
+  }
+
+  // Walks a mapping: every key must be one of `fields`, once. A missing or null section means
+  // "all defaults".
+  void Mapping(const YAML::Node& key, const YAML::Node& node, const std::string& path,
+               const std::vector<Field>& fields) {
+    if (!node.IsDefined() || node.IsNull()) return;
+    if (!node.IsMap()) {
+      Add(Where(key, node), (path.empty() ? std::string("the top level") : path) + ": must be a mapping of keys");
+      return;
+    }
+    std::set<std::string> seen;
+    for (const auto& kv : node) {
+      const YAML::Node& k = kv.first;
+      if (!k.IsScalar()) {
+        Add(k.Mark(), (path.empty() ? std::string("top level") : path) + ": keys must be plain names");
+        continue;
+      }
+      const std::string full = path.empty() ? k.Scalar() : path + "." + k.Scalar();
+      if (!seen.insert(k.Scalar()).second) {
+        Add(k.Mark(), full + ": duplicate key");
+        continue;
+      }
+      const Field* field = nullptr;
+      for (const Field& f : fields) {
+        if (k.Scalar() == f.name) field = &f;
+      }
+      if (field == nullptr) {
+        Add(k.Mark(), UnknownKeyMessage(full, k.Scalar(), path, fields));
+        continue;
+      }
+      field->read(k, kv.second, full);
+    }
+  }
+
+  // A string value. Null (`key:` with nothing after it) reads as "".
+  bool String(const YAML::Node& key, const YAML::Node& value, const std::string& path, std::string* out) {
+    if (value.IsNull()) {
+      out->clear();
+      return true;
+    }
+    if (!value.IsScalar()) {
+      Add(Where(key, value), path + ": must be a string");
+      return false;
+    }
+    *out = value.Scalar();
+    return true;
+  }
+
+  // An integer within [lo, hi].
+  void Int(const YAML::Node& key, const YAML::Node& value, const std::string& path, int lo, int hi, int* out) {
+    int parsed = 0;
+    if (!value.IsScalar() || !YAML::convert<int>::decode(value, parsed)) {
+      std::string got = value.IsScalar() ? " (got " + Quote(value.Scalar()) + ")" : "";
+      Add(Where(key, value), path + ": must be an integer" + got);
+      return;
+    }
+    if (parsed < lo || parsed > hi) {
+      Add(Where(key, value),
+          path + ": must be between " + std::to_string(lo) + " and " + std::to_string(hi) + " (got " +
+              std::to_string(parsed) + ")");
+      return;
+    }
+    *out = parsed;
+  }
+
+  // The NAME of an environment variable. A credential pasted here instead is refused with a
+  // message saying where secrets go, and is never echoed back.
+  void EnvName(const YAML::Node& key, const YAML::Node& value, const std::string& path, std::string* out) {
+    std::string s;
+    if (!String(key, value, path, &s)) return;
+    if (LooksLikeSecret(s)) {
+      Add(Where(key, value),
+          path + ": this looks like a secret value; secrets come only from environment variables; put the "
+                 "variable's NAME here (e.g. GITHUB_TOKEN) and export the secret in the service's environment");
+      return;
+    }
+    if (!IsEnvVarName(s)) {
+      Add(Where(key, value), path + ": must be an environment variable name like GITHUB_TOKEN (got " + Quote(s) + ")");
+      return;
+    }
+    *out = s;
+  }
+
+  // A non-empty string.
+  void Required(const YAML::Node& key, const YAML::Node& value, const std::string& path, std::string* out) {
+    std::string s;
+    if (!String(key, value, path, &s)) return;
+    if (s.empty()) {
+      Add(Where(key, value), path + ": must not be empty");
+      return;
+    }
+    *out = s;
+  }
+
+  void Url(const YAML::Node& key, const YAML::Node& value, const std::string& path, std::string* out) {
+    std::string s;
+    if (!String(key, value, path, &s)) return;
+    if (!IsHttpUrl(s)) {
+      Add(Where(key, value), path + ": must be an http:// or https:// URL (got " + Quote(s) + ")");
+      return;
+    }
+    *out = s;
+  }
+
+ private:
+  static std::string UnknownKeyMessage(const std::string& full, const std::string& name, const std::string& path,
+                                       const std::vector<Field>& fields) {
+    std::string known;
+    for (const Field& f : fields) {
+      if (!known.empty()) known += ", ";
+      known += f.name;
+    }
+    std::string message = full + ": unknown key";
+    // The likeliest reason for an unknown "token" key is an attempt to put the secret itself here.
+    for (const char* hint : {"token", "secret", "password", "api_key", "apikey"}) {
+      if (name.find(hint) != std::string::npos) {
+        message += "; secrets come only from environment variables; put the variable's NAME in a *_env key";
+        break;
+      }
+    }
+    message += " (known keys" + (path.empty() ? std::string() : " in " + path) + ": " + known + ")";
+    return message;
+  }
+
+  std::string file_;
+  std::vector<Problem>* problems_;
+  bool failed_ = false;
+};
+
+// Makes a relative path mean "next to the config file".
+std::string ResolveAgainst(const std::string& config_file, const std::string& path) {
+  if (path.empty()) return path;
+  std::filesystem::path p(path);
+  if (p.is_absolute()) return path;
+  return (std::filesystem::path(config_file).parent_path() / p).lexically_normal().string();
+}
+
+}  // namespace
+
+Config DefaultConfig() { return Config{}; }
+
+bool IsEnvVarName(std::string_view name) {
+  if (name.empty()) return false;
+  for (size_t i = 0; i < name.size(); ++i) {
+    char c = name[i];
+    bool letter = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
+    bool digit = c >= '0' && c <= '9';
+    if (!letter && !(digit && i > 0)) return false;
+  }
+  return true;
+}
+
+bool LooksLikeSecret(std::string_view value) {
+  // Prefixes of credentials people actually paste: GitHub (classic, OAuth, user-to-server,
+  // server-to-server, refresh, fine-grained), OpenAI-style API keys (DeepSeek too), Slack,
+  // GitLab, AWS access key ids, and whole Authorization headers.
+  static constexpr std::string_view kPrefixes[] = {
+      "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_", "sk-", "xoxb-", "xoxp-", "glpat-", "AKIA", "Bearer ",
+  };
+  for (std::string_view p : kPrefixes) {
+    if (StartsWith(value, p) && value.size() > p.size()) return true;
+  }
+  // Variable names are short words joined by '_'; a long run of mixed-case letters and digits
+  // without one is a random token (e.g. a Feishu app secret).
+  if (value.size() >= 24 && value.find('_') == std::string_view::npos) {
+    bool lower = false, upper = false, digit = false;
+    for (char c : value) {
+      lower |= c >= 'a' && c <= 'z';
+      upper |= c >= 'A' && c <= 'Z';
+      digit |= c >= '0' && c <= '9';
+    }
+    if (digit && (lower || upper)) return true;
+  }
+  return false;
+}
+
+bool SplitHostPort(std::string_view listen, std::string* host, int* port) {
+  size_t colon = listen.rfind(':');
+  if (colon == std::string_view::npos) return false;
+  std::string_view h = listen.substr(0, colon);
+  std::string_view p = listen.substr(colon + 1);
+  if (h.size() >= 2 && h.front() == '[' && h.back() == ']') {
+    h = h.substr(1, h.size() - 2);
+  } else if (h.find(':') != std::string_view::npos) {
+    return false;  // an IPv6 address must be bracketed, or the port is ambiguous
+  }
+  if (h.empty() || p.empty() || p.size() > 5) return false;
+  int value = 0;
+  for (char c : p) {
+    if (c < '0' || c > '9') return false;
+    value = value * 10 + (c - '0');
+  }
+  if (value < 1 || value > 65535) return false;
+  if (h.find_first_of(" \t/") != std::string_view::npos) return false;
+  *host = std::string(h);
+  *port = value;
+  return true;
+}
+
+std::optional<Config> ParseConfig(std::string_view yaml, const std::string& file, std::vector<Problem>* problems) {
+  std::vector<Problem> local;
+  Reader r(file, problems != nullptr ? problems : &local);
+  Config cfg = DefaultConfig();
+  cfg.source_file = file;
+
+  YAML::Node root;
+  try {
+    // LoadAll, not Load: a second document would otherwise be ignored without a word.
+    std::vector<YAML::Node> docs = YAML::LoadAll(std::string(yaml));
+    if (docs.size() > 1) {
+      r.Add(docs[1].Mark(), "a config file holds one YAML document (found " + std::to_string(docs.size()) + ")");
+      return std::nullopt;
+    }
+    if (!docs.empty()) root = docs[0];
+  } catch (const YAML::Exception& e) {
+    // Nothing after a syntax error can be trusted, so this is the only problem reported.
+    r.Add(e.mark, "invalid YAML: " + e.msg);
+    return std::nullopt;
+  }
+
+  using Y = const YAML::Node&;
+  using S = const std::string&;
+  try {
+    r.Mapping(YAML::Node(), root, "",
+              {
+                  {"data_dir", [&](Y k, Y v, S p) { r.Required(k, v, p, &cfg.data_dir); }},
+                  {"policy_file", [&](Y k, Y v, S p) { r.String(k, v, p, &cfg.policy_file); }},
+                  {"panel",
+                   [&](Y k, Y v, S p) {
+                     r.Mapping(k, v, p,
+                               {{"listen", [&](Y k2, Y v2, S p2) {
+                                   std::string s, host;
+                                   int port = 0;
+                                   if (!r.String(k2, v2, p2, &s)) return;
+                                   if (!SplitHostPort(s, &host, &port)) {
+                                     r.Add(Reader::Where(k2, v2),
+                                           p2 + ": must be \"host:port\" with port 1..65535 (got " + Quote(s) + ")");
+                                     return;
+                                   }
+                                   cfg.panel.listen = s;
+                                 }}});
+                   }},
+                  {"log",
+                   [&](Y k, Y v, S p) {
+                     r.Mapping(k, v, p,
+                               {{"level", [&](Y k2, Y v2, S p2) {
+                                   std::string s;
+                                   spdlog::level::level_enum level = spdlog::level::info;
+                                   if (!r.String(k2, v2, p2, &s)) return;
+                                   if (!app::ParseLogLevel(s, &level)) {
+                                     r.Add(Reader::Where(k2, v2),
+                                           p2 + ": must be one of trace, debug, info, warn, error (got " + Quote(s) +
+                                               ")");
+                                     return;
+                                   }
+                                   cfg.log.level = s;
+                                 }}});
+                   }},
+                  {"github",
+                   [&](Y k, Y v, S p) {
+                     r.Mapping(k, v, p,
+                               {
+                                   {"api_url", [&](Y k2, Y v2, S p2) { r.Url(k2, v2, p2, &cfg.github.api_url); }},
+                                   {"repo",
+                                    [&](Y k2, Y v2, S p2) {
+                                      std::string s;
+                                      if (!r.String(k2, v2, p2, &s)) return;
+                                      if (!s.empty() && !IsRepoName(s)) {
+                                        r.Add(Reader::Where(k2, v2),
+                                              p2 + ": must be empty or \"owner/name\" (got " + Quote(s) + ")");
+                                        return;
+                                      }
+                                      cfg.github.repo = s;
+                                    }},
+                                   {"token_env",
+                                    [&](Y k2, Y v2, S p2) { r.EnvName(k2, v2, p2, &cfg.github.token_env); }},
+                               });
+                   }},
+                  {"llm",
+                   [&](Y k, Y v, S p) {
+                     r.Mapping(
+                         k, v, p,
+                         {
+                             {"base_url", [&](Y k2, Y v2, S p2) { r.Url(k2, v2, p2, &cfg.llm.base_url); }},
+                             {"api_key_env", [&](Y k2, Y v2, S p2) { r.EnvName(k2, v2, p2, &cfg.llm.api_key_env); }},
+                             {"assessment_model",
+                              [&](Y k2, Y v2, S p2) { r.Required(k2, v2, p2, &cfg.llm.assessment_model); }},
+                             {"execution_model",
+                              [&](Y k2, Y v2, S p2) { r.String(k2, v2, p2, &cfg.llm.execution_model); }},
+                         });
+                   }},
+                  {"execution",
+                   [&](Y k, Y v, S p) {
+                     r.Mapping(k, v, p,
+                               {{"slots", [&](Y k2, Y v2, S p2) { r.Int(k2, v2, p2, 1, 64, &cfg.execution.slots); }}});
+                   }},
+                  {"eval",
+                   [&](Y k, Y v, S p) {
+                     r.Mapping(k, v, p,
+                               {
+                                   {"timeout_seconds",
+                                    [&](Y k2, Y v2, S p2) { r.Int(k2, v2, p2, 1, 3600, &cfg.eval.timeout_seconds); }},
+                                   {"max_attempts",
+                                    [&](Y k2, Y v2, S p2) { r.Int(k2, v2, p2, 1, 20, &cfg.eval.max_attempts); }},
+                               });
+                   }},
+              });
+  } catch (const YAML::Exception& e) {
+    // Conversions above do not throw; this guards against yaml-cpp surprises on odd documents.
+    r.Add(e.mark, "YAML: " + e.msg);
+  }
+
+  if (r.failed()) return std::nullopt;
+  cfg.data_dir = ResolveAgainst(file, cfg.data_dir);
+  cfg.policy_file = ResolveAgainst(file, cfg.policy_file);
+  return cfg;
+}
+
+std::optional<Config> LoadConfigFile(const std::string& path, std::vector<Problem>* problems) {
+  std::vector<Problem> local;
+  if (problems == nullptr) problems = &local;
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) {
+    problems->push_back(Problem{path, 0, 0, "cannot read config file: is a directory"});
+    return std::nullopt;
+  }
+  errno = 0;
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    // libstdc++ opens with open(2), so errno says why ("No such file or directory").
+    std::string why = errno != 0 ? std::strerror(errno) : "unknown error";
+    problems->push_back(Problem{path, 0, 0, "cannot read config file: " + why});
+    return std::nullopt;
+  }
+  std::ostringstream text;
+  text << in.rdbuf();  // an empty file sets failbit on `text`; it is still a valid (empty) config
+  if (in.bad()) {
+    problems->push_back(Problem{path, 0, 0, "cannot read config file: read error"});
+    return std::nullopt;
+  }
+  return ParseConfig(text.str(), path, problems);
+}
+
+std::string ResolveSecret(const std::string& env_name) {
+  if (env_name.empty()) return "";
+  const char* value = std::getenv(env_name.c_str());
+  return value == nullptr ? "" : std::string(value);
+}
+
+nlohmann::json ConfigToJson(const Config& c) {
+  return nlohmann::json{
+      {"data_dir", c.data_dir},
+      {"policy_file", c.policy_file},
+      {"panel", {{"listen", c.panel.listen}}},
+      {"log", {{"level", c.log.level}}},
+      {"github", {{"api_url", c.github.api_url}, {"repo", c.github.repo}, {"token_env", c.github.token_env}}},
+      {"llm",
+       {{"base_url", c.llm.base_url},
+        {"api_key_env", c.llm.api_key_env},
+        {"assessment_model", c.llm.assessment_model},
+        {"execution_model", c.llm.execution_model}}},
+      {"execution", {{"slots", c.execution.slots}}},
+      {"eval", {{"timeout_seconds", c.eval.timeout_seconds}, {"max_attempts", c.eval.max_attempts}}},
+  };
+}
+
+}  // namespace superagent

@@ -1,0 +1,52 @@
+// Daemon: what `superagent serve` runs. Owns the Engine, the Eval loop, the HTTP server and the
+// policy watcher; readable top to bottom: Start(), then Run() until a signal, then Shutdown().
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <filesystem>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include "superagent/config.h"
+#include "superagent/engine.h"
+
+namespace httplib { class Server; }
+
+namespace superagent::app {
+
+class Daemon {
+ public:
+  explicit Daemon(Config config);
+  ~Daemon();
+
+  // Opens the store, loads the policy, binds the panel and starts the loops. On error nothing
+  // is left running and the Status says what to fix.
+  Status Start();
+  // Blocks, handling SIGHUP (reload policy) and SIGINT/SIGTERM (return), and re-reading the
+  // policy file when it changes on disk. The three signals must be blocked in every thread.
+  void Run();
+  // Stops the loops and the HTTP server and closes the store.
+  void Shutdown();
+  // Re-reads the policy file: a valid edit becomes a new version; an invalid one is logged with
+  // every problem and the running version stays. Returns whether the file was valid.
+  bool ReloadPolicy(const std::string& why);
+
+ private:
+  void EvalLoop();
+  void InstallRoutes();
+
+  Config config_;
+  std::unique_ptr<Engine> engine_;
+  std::unique_ptr<Assessor> assessor_;
+  std::unique_ptr<httplib::Server> http_;
+  std::thread http_thread_, eval_thread_;
+  std::mutex mu_;
+  std::condition_variable wake_;
+  std::atomic<bool> stopping_{false};
+  std::filesystem::file_time_type policy_mtime_{};
+};
+
+}  // namespace superagent::app

@@ -1,0 +1,166 @@
+#include "app/logging.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <charconv>
+#include <cstdlib>
+#include <memory>
+
+#include <spdlog/pattern_formatter.h>
+#include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/sinks/stdout_sinks.h>
+#include <spdlog/spdlog.h>
+
+namespace superagent::app {
+
+namespace {
+
+// "%*": the sd-daemon "<N>" syslog priority prefix. journald strips it and files the line
+// under that priority, so `journalctl -p warning` works without a journald client library.
+class JournalPriorityFlag : public spdlog::custom_flag_formatter {
+ public:
+  void format(const spdlog::details::log_msg& msg, const std::tm&, spdlog::memory_buf_t& dest) override {
+    const char* prefix = "<6>";
+    switch (msg.level) {
+      case spdlog::level::trace:
+      case spdlog::level::debug: prefix = "<7>"; break;
+      case spdlog::level::info: prefix = "<6>"; break;
+      case spdlog::level::warn: prefix = "<4>"; break;
+      case spdlog::level::err: prefix = "<3>"; break;
+      case spdlog::level::critical: prefix = "<2>"; break;
+      default: break;
+    }
+    dest.append(prefix, prefix + 3);
+  }
+  std::unique_ptr<custom_flag_formatter> clone() const override {
+    return std::make_unique<JournalPriorityFlag>();
+  }
+};
+
+bool ParseUnsigned(std::string_view text, unsigned long long* out) {
+  if (text.empty()) return false;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), *out);
+  return ec == std::errc() && end == text.data() + text.size();
+}
+
+bool WantColour() {
+  // https://no-color.org: a non-empty NO_COLOR turns colours off even on a terminal.
+  const char* no_color = std::getenv("NO_COLOR");
+  if (no_color != nullptr && no_color[0] != '\0') return false;
+  return isatty(STDERR_FILENO) == 1;
+}
+
+bool NeedsQuotes(std::string_view value) {
+  if (value.empty()) return true;
+  for (char c : value) {
+    auto u = static_cast<unsigned char>(c);
+    if (u <= ' ' || u == 0x7f || c == '"' || c == '=' || c == '\\') return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+bool ParseLogLevel(std::string_view text, spdlog::level::level_enum* out) {
+  static constexpr struct {
+    std::string_view name;
+    spdlog::level::level_enum level;
+  } kLevels[] = {
+      {"trace", spdlog::level::trace}, {"debug", spdlog::level::debug}, {"info", spdlog::level::info},
+      {"warn", spdlog::level::warn},   {"error", spdlog::level::err},
+  };
+  for (const auto& l : kLevels) {
+    if (l.name == text) {
+      *out = l.level;
+      return true;
+    }
+  }
+  return false;
+}
+
+bool StderrIsJournal() {
+  const char* env = std::getenv("JOURNAL_STREAM");
+  if (env == nullptr) return false;
+  std::string_view value(env);
+  size_t colon = value.find(':');
+  if (colon == std::string_view::npos) return false;
+  unsigned long long dev = 0;
+  unsigned long long ino = 0;
+  if (!ParseUnsigned(value.substr(0, colon), &dev) || !ParseUnsigned(value.substr(colon + 1), &ino)) return false;
+  struct stat st {};
+  if (fstat(STDERR_FILENO, &st) != 0) return false;
+  return static_cast<unsigned long long>(st.st_dev) == dev && static_cast<unsigned long long>(st.st_ino) == ino;
+}
+
+std::string LogPattern(bool journal) {
+  // journald timestamps every line itself; a second date only costs width.
+  if (journal) return "%*%l %v";
+  return "%Y-%m-%dT%H:%M:%S.%e %^%l%$ %v";
+}
+
+void SetupLogging(const std::string& level) {
+  spdlog::level::level_enum parsed = spdlog::level::info;
+  bool known = ParseLogLevel(level, &parsed);
+
+  spdlog::sink_ptr sink;
+  if (WantColour()) {
+    sink = std::make_shared<spdlog::sinks::stderr_color_sink_mt>();
+  } else {
+    sink = std::make_shared<spdlog::sinks::stderr_sink_mt>();
+  }
+  auto formatter = std::make_unique<spdlog::pattern_formatter>();
+  formatter->add_flag<JournalPriorityFlag>('*').set_pattern(LogPattern(StderrIsJournal()));
+  sink->set_formatter(std::move(formatter));
+
+  auto logger = std::make_shared<spdlog::logger>("superagent", std::move(sink));
+  logger->set_level(parsed);
+  // stderr sinks write through, but warnings must never sit in a buffer when the process dies.
+  logger->flush_on(spdlog::level::warn);
+  spdlog::set_default_logger(std::move(logger));
+
+  if (!known) spdlog::warn("log.unknown_level {} {}", Kv("level", level), Kv("using", "info"));
+}
+
+std::string Kv(std::string_view key, std::string_view value) {
+  std::string out;
+  out.reserve(key.size() + value.size() + 3);
+  out.append(key);
+  out.push_back('=');
+  if (!NeedsQuotes(value)) {
+    out.append(value);
+    return out;
+  }
+  out.push_back('"');
+  for (char c : value) {
+    switch (c) {
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\n': out += "\\n"; break;
+      case '\r': out += "\\r"; break;
+      case '\t': out += "\\t"; break;
+      default: {
+        auto u = static_cast<unsigned char>(c);
+        if (u < 0x20 || u == 0x7f) {
+          static constexpr char kHex[] = "0123456789abcdef";
+          out += "\\x";
+          out.push_back(kHex[u >> 4]);
+          out.push_back(kHex[u & 0xf]);
+        } else {
+          out.push_back(c);
+        }
+      }
+    }
+  }
+  out.push_back('"');
+  return out;
+}
+
+std::string Kv(std::string_view key, std::int64_t value) {
+  std::string out(key);
+  out.push_back('=');
+  out += std::to_string(value);
+  return out;
+}
+
+}  // namespace superagent::app

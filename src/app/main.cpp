@@ -1,0 +1,106 @@
+// The `superagent` binary: one daemon (`serve`) and the small tools that help run it. main only
+// picks the subcommand; each subcommand parses its own flags and prints its own --help.
+#include <cstdio>
+#include <cstring>
+#include <exception>
+#include <string_view>
+
+#include "app/commands.h"
+#include "app/logging.h"
+
+namespace {
+
+using superagent::app::CmdCheck;
+using superagent::app::CmdExplain;
+using superagent::app::CmdGate;
+using superagent::app::CmdReceive;
+using superagent::app::CmdReceive;
+using superagent::app::CmdServe;
+using superagent::app::CmdVersion;
+
+struct Subcommand {
+  const char* name;
+  int (*run)(int argc, char** argv);
+  const char* summary;
+};
+
+constexpr Subcommand kSubcommands[] = {
+    {"serve", CmdServe, "run the daemon: sources, engine, workers and the panel"},
+    {"check", CmdCheck, "validate a config and the policy it names; print every problem as file:line:col"},
+    {"gate", CmdGate, "show the Gate's admission decision for one trigger under a policy"},
+    {"receive", CmdReceive, "hand one normalized trigger (JSON) to the store's intake, as a Source would"},
+    {"receive", CmdReceive, "hand one Trigger (JSON) to Intake as a Source would, e.g. to replay a missed message"},
+    {"explain", CmdExplain, "tell the whole story of one message: intake, eval, decision, ticket"},
+    {"version", CmdVersion, "print the version of superagent and of its SQLite library"},
+};
+
+void PrintUsage(std::FILE* out) {
+  std::fprintf(out,
+               "usage: superagent <command> [options]\n"
+               "\n"
+               "A self-hosted software-engineering colleague for one team and one GitHub repository.\n"
+               "\n"
+               "commands:\n");
+  for (const Subcommand& c : kSubcommands) std::fprintf(out, "  %-9s %s\n", c.name, c.summary);
+  std::fprintf(out,
+               "  %-9s %s\n"
+               "\n"
+               "Run 'superagent <command> --help' for a command's options.\n",
+               "help", "print this message, or 'help <command>' for a command's options");
+}
+
+const Subcommand* Find(std::string_view name) {
+  for (const Subcommand& c : kSubcommands) {
+    if (name == c.name) return &c;
+  }
+  return nullptr;
+}
+
+int Run(int argc, char** argv) {
+  if (argc < 2) {
+    PrintUsage(stderr);
+    return 2;
+  }
+  std::string_view command = argv[1];
+  if (command == "help" || command == "--help" || command == "-h") {
+    if (command == "help" && argc >= 3) {
+      // "help serve" is "serve --help", so each command documents itself in one place.
+      const Subcommand* c = Find(argv[2]);
+      if (c == nullptr) {
+        std::fprintf(stderr, "superagent: unknown command '%s'\n\n", argv[2]);
+        PrintUsage(stderr);
+        return 2;
+      }
+      char help_flag[] = "--help";
+      char* sub_argv[] = {argv[2], help_flag, nullptr};
+      return c->run(2, sub_argv);
+    }
+    PrintUsage(stdout);
+    return 0;
+  }
+  if (command == "--version") return CmdVersion(1, argv + 1);
+
+  const Subcommand* c = Find(command);
+  if (c == nullptr) {
+    std::fprintf(stderr, "superagent: unknown command '%s'\n\n", argv[1]);
+    PrintUsage(stderr);
+    return 2;
+  }
+  return c->run(argc - 1, argv + 1);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  // Until a command reads its config, log at info to stderr: stdout belongs to command output
+  // (spdlog's stock default logger writes to stdout).
+  superagent::app::SetupLogging("info");
+  try {
+    return Run(argc, argv);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "superagent: fatal: %s\n", e.what());
+  } catch (...) {
+    std::fprintf(stderr, "superagent: fatal: unknown exception\n");
+  }
+  return 1;
+}

@@ -1,0 +1,87 @@
+#include "superagent/domain.h"
+
+namespace superagent {
+namespace {
+
+template <typename E, size_t N>
+bool ParseByName(const std::string& text, const E (&values)[N], const char* (*name)(E), E* out) {
+  for (E v : values) {
+    if (text == name(v)) {
+      *out = v;
+      return true;
+    }
+  }
+  return false;
+}
+
+}  // namespace
+
+const char* IntakeOutcomeName(IntakeOutcome o) {
+  switch (o) {
+    case IntakeOutcome::kDuplicate: return "duplicate";
+    case IntakeOutcome::kFiltered: return "filtered";
+    case IntakeOutcome::kStored: return "stored";
+  }
+  return "?";
+}
+
+const char* StageName(Stage s) {
+  switch (s) {
+    case Stage::kWorking: return "working";
+    case Stage::kIdle: return "idle";
+    case Stage::kWaitingForPerson: return "waiting_for_person";
+    case Stage::kReady: return "ready";
+    case Stage::kBlocked: return "blocked";
+    case Stage::kEnded: return "ended";
+  }
+  return "?";
+}
+
+bool ParseStage(const std::string& text, Stage* out) {
+  static const Stage kAll[] = {Stage::kWorking, Stage::kIdle, Stage::kWaitingForPerson,
+                               Stage::kReady,   Stage::kBlocked, Stage::kEnded};
+  return ParseByName(text, kAll, StageName, out);
+}
+
+const char* DecisionOutcomeName(DecisionOutcome d) {
+  switch (d) {
+    case DecisionOutcome::kAccept: return "accept";
+    case DecisionOutcome::kStop: return "stop";
+    case DecisionOutcome::kIgnore: return "ignore";
+    case DecisionOutcome::kUnavailable: return "unavailable";
+  }
+  return "?";
+}
+
+bool ParseDecisionOutcome(const std::string& text, DecisionOutcome* out) {
+  static const DecisionOutcome kAll[] = {DecisionOutcome::kAccept, DecisionOutcome::kStop, DecisionOutcome::kIgnore,
+                                         DecisionOutcome::kUnavailable};
+  return ParseByName(text, kAll, DecisionOutcomeName, out);
+}
+
+const char* MessageKindName(MessageKind k) {
+  switch (k) {
+    case MessageKind::kAcknowledgement: return "acknowledgement";
+    case MessageKind::kAnswer: return "answer";
+    case MessageKind::kResult: return "result";
+    case MessageKind::kAttention: return "attention";
+  }
+  return "?";
+}
+
+const char* HandbackKindName(HandbackKind k) {
+  switch (k) {
+    case HandbackKind::kOutOfScope: return "out_of_scope";
+    case HandbackKind::kOtherTicket: return "other_ticket";
+    case HandbackKind::kUnrelatedThread: return "unrelated_thread";
+  }
+  return "?";
+}
+
+bool ParseHandbackKind(const std::string& text, HandbackKind* out) {
+  static const HandbackKind kAll[] = {HandbackKind::kOutOfScope, HandbackKind::kOtherTicket,
+                                      HandbackKind::kUnrelatedThread};
+  return ParseByName(text, kAll, HandbackKindName, out);
+}
+
+}  // namespace superagent

@@ -1,0 +1,178 @@
+#include "superagent/eval.h"
+
+#include <set>
+
+#include <spdlog/spdlog.h>
+
+namespace superagent {
+
+using nlohmann::json;
+
+namespace {
+
+std::string FirstLine(const std::string& text) {
+  std::string line = text.substr(0, text.find('\n'));
+  return line.size() > 120 ? line.substr(0, 120) + "..." : line;
+}
+
+// The model must answer for every enabled rule exactly once and name no other rule.
+std::string CheckRuleCoverage(const Assessment& a, const Policy& policy) {
+  std::set<std::string> seen;
+  for (const RuleVerdict& v : a.rules) {
+    const Rule* r = policy.FindRule(v.name);
+    if (!r || !r->enabled) return "assessment names unknown or disabled rule \"" + v.name + "\"";
+    if (!seen.insert(v.name).second) return "assessment answers rule \"" + v.name + "\" twice";
+  }
+  for (const Rule* r : policy.EnabledRules())
+    if (!seen.count(r->name)) return "assessment does not answer rule \"" + r->name + "\"";
+  return "";
+}
+
+}  // namespace
+
+nlohmann::json AssessmentToJson(const Assessment& a) {
+  json rules = json::array();
+  for (const RuleVerdict& v : a.rules) rules.push_back({{"name", v.name}, {"matched", v.matched}, {"reason", v.reason}});
+  return json{{"decision", DecisionOutcomeName(a.decision)},
+              {"implementation_requested", a.implementation_requested},
+              {"target_basis", a.target_basis},
+              {"open_design_decision", a.open_design_decision},
+              {"evidence", a.evidence},
+              {"rules", rules},
+              {"scope", a.scope},
+              {"related_ticket", a.related_ticket ? json(*a.related_ticket) : json(nullptr)},
+              {"acknowledgement", a.acknowledgement},
+              {"usage", a.usage}};
+}
+
+Result<Assessment> NoModelAssessor::Assess(const EvalJob&, const std::vector<const Candidate*>& candidates,
+                                           const Policy&) {
+  const Candidate* request = nullptr;
+  for (const Candidate* c : candidates)
+    if (c->gate.strength == Strength::kExplicit) request = c;
+  if (!request) return Status::Unavailable("no assessment model is configured (llm.base_url / llm.api_key_env)");
+  Assessment a;
+  a.decision = DecisionOutcome::kAccept;
+  a.implementation_requested = true;
+  a.target_basis = "stated";
+  a.evidence = FirstLine(request->trigger.text);
+  a.scope = FirstLine(request->trigger.text);
+  a.acknowledgement = "On it: " + a.scope;
+  return a;
+}
+
+EvalOutcome JudgeEval(const EvalJob& job, const Policy& policy, Assessor& assessor) {
+  EvalOutcome out;
+  out.gated = job.batch;
+  const bool thread_has_ticket = !job.tickets.empty();
+  std::vector<const Candidate*> candidates;
+  for (Candidate& c : out.gated) {
+    c.gate = EvaluateGate(policy, c.trigger, thread_has_ticket);
+    out.strength = std::max(out.strength, c.gate.strength);
+    if (c.gate.candidate) candidates.push_back(&c);
+  }
+  if (candidates.empty()) {
+    out.outcome = DecisionOutcome::kIgnore;
+    out.reason = "not admitted: " + (out.gated.empty() ? std::string("empty batch") : out.gated.back().gate.reason);
+    return out;
+  }
+  // The request is the newest candidate of the highest strength.
+  const Candidate* request = candidates.front();
+  for (const Candidate* c : candidates)
+    if (c->gate.strength >= request->gate.strength) request = c;
+  out.strength = request->gate.strength;
+  out.request_seq = request->seq;
+  out.admission = request->gate.reason;
+
+  auto assessed = assessor.Assess(job, candidates, policy);
+  if (!assessed.ok()) {
+    out.outcome = DecisionOutcome::kUnavailable;
+    out.retry = true;
+    out.reason = "assessment failed: " + assessed.status().message();
+    return out;
+  }
+  const Assessment& a = *assessed;
+  out.assessment = a;
+  out.scope = a.scope.empty() ? FirstLine(request->trigger.text) : a.scope;
+  out.acknowledgement = a.acknowledgement;
+  if (a.related_ticket) {
+    for (const TicketView& t : job.tickets)
+      if (t.id == *a.related_ticket) out.related_ticket = t.id;  // only Tickets on this Thread
+  }
+
+  if (a.decision == DecisionOutcome::kStop) {
+    if (out.strength == Strength::kExplicit) {
+      out.outcome = DecisionOutcome::kStop;
+      out.reason = "stop requested by " + request->trigger.actor.value_or("?");
+    } else {
+      out.outcome = DecisionOutcome::kIgnore;
+      out.reason = "stop needs an explicit sender";
+    }
+    return out;
+  }
+
+  if (out.strength == Strength::kExplicit) {
+    // Permission came from the Gate; the model only shaped the work.
+    out.outcome = DecisionOutcome::kAccept;
+    out.reason = "explicit request (" + request->gate.reason + ")";
+    return out;
+  }
+
+  // Inferred: code checks the structured answer before anything is granted.
+  if (std::string bad = CheckRuleCoverage(a, policy); !bad.empty()) {
+    out.outcome = DecisionOutcome::kUnavailable;
+    out.retry = true;
+    out.reason = "invalid assessment: " + bad;
+    return out;
+  }
+  if (a.decision != DecisionOutcome::kAccept) {
+    out.outcome = DecisionOutcome::kIgnore;
+    out.reason = "assessment: not a request for work";
+    return out;
+  }
+  const bool direction_allowed =
+      a.implementation_requested && a.target_basis != "undetermined" && !a.open_design_decision;
+  for (const RuleVerdict& v : a.rules)
+    if (v.matched) out.matched_rules.push_back(v.name);
+  std::string refusal;
+  if (!direction_allowed) refusal = "direction not allowed (implementation requested, target determined, no open design decision)";
+  else if (out.matched_rules.empty()) refusal = "no enabled rule matched";
+  else if (a.evidence.empty()) refusal = "no evidence of intent";
+  if (!refusal.empty()) {
+    out.outcome = DecisionOutcome::kIgnore;
+    out.reason = refusal;
+    out.matched_rules.clear();
+    return out;
+  }
+  for (const std::string& name : out.matched_rules)
+    if (const Rule* r = policy.FindRule(name); r && r->silent) out.silent = true;
+  if (policy.mode == Mode::kAuto) {
+    out.outcome = DecisionOutcome::kAccept;
+    out.reason = "proactive work under rules";
+  } else {
+    out.outcome = DecisionOutcome::kIgnore;
+    out.would_accept = true;
+    out.reason = std::string(ModeName(policy.mode)) + " mode: recorded as would_accept";
+  }
+  return out;
+}
+
+Result<bool> RunOneEval(Engine& engine, Assessor& assessor) {
+  auto job = engine.BeginEval();
+  if (!job.ok()) return job.status();
+  if (!job->has_value()) return false;
+  // Judged under the version the Eval started with; if a newer version arrives meanwhile,
+  // ApplyPolicy discards the Eval and FinishEval below answers Conflict.
+  EvalOutcome outcome = JudgeEval(**job, (*job)->policy, assessor);
+  auto finished = engine.FinishEval((*job)->id, outcome);
+  if (!finished.ok()) {
+    if (finished.status().code() == Status::Code::kConflict) {
+      spdlog::info("eval outcome dropped id={} reason=\"{}\"", (*job)->id, finished.status().message());
+      return true;
+    }
+    return finished.status();
+  }
+  return true;
+}
+
+}  // namespace superagent

@@ -1,0 +1,125 @@
+// Engine::Explain — "I sent it, why didn't it answer?" (SPEC §12). Reads only.
+#include "superagent/engine.h"
+#include "store/store.h"
+
+namespace superagent {
+
+using nlohmann::json;
+
+namespace {
+
+json TicketJson(const Ticket& t) {
+  json j{{"id", t.id}, {"thread", t.thread}, {"stage", StageName(t.stage)}, {"scope", t.scope},
+         {"created_at", FormatTime(t.created_at)}};
+  if (!t.end_reason.empty()) j["end_reason"] = t.end_reason;
+  if (t.waiting) j["waiting_for"] = {{"actor", t.waiting->actor}, {"question", t.waiting->question}};
+  return j;
+}
+
+json MandateJson(const Mandate& m) {
+  json j{{"policy_version", m.policy_version}, {"scope", m.scope}, {"strength", StrengthName(m.strength)},
+         {"matched_rules", m.matched_rules}, {"source", m.source}, {"sender", m.sender ? json(*m.sender) : json(nullptr)},
+         {"admission", m.admission}, {"status", m.ended_as.empty() ? "active" : m.ended_as}};
+  if (!m.ended_reason.empty()) j["status_reason"] = m.ended_reason;
+  return j;
+}
+
+json ReceiptJson(const Receipt& r) {
+  return json{{"id", r.id}, {"kind", MessageKindName(r.kind)}, {"channel", r.channel}, {"status", r.status},
+              {"created_at", FormatTime(r.created_at)}, {"body", r.body}};
+}
+
+json DecisionJson(const Decision& d) {
+  json j{{"id", d.id}, {"eval", d.eval}, {"outcome", DecisionOutcomeName(d.outcome)}, {"strength", StrengthName(d.strength)},
+         {"reason", d.reason}, {"policy_version", d.policy_version}, {"at", FormatTime(d.created_at)}};
+  if (d.would_accept) j["would_accept"] = true;
+  if (d.ticket) j["ticket"] = *d.ticket;
+  if (!d.assessment.is_null()) j["assessment"] = d.assessment;
+  return j;
+}
+
+}  // namespace
+
+Result<json> Engine::Explain(const std::string& id_or_url) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto rec = store_->FindTrigger(id_or_url);
+  if (!rec) rec = store_->FindTriggerByUrl(id_or_url);
+  if (!rec)
+    return Status::NotFound("no message with id or URL \"" + id_or_url +
+                            "\" was ever received: check the Source's health and whether it is in scope");
+  json story;
+  json trig = TriggerToJson(rec->trigger);
+  trig["seq"] = rec->seq;
+  story["trigger"] = trig;
+  story["arrival"] = {{"via", rec->via}, {"received_at", FormatTime(rec->received_at)}};
+  story["intake"] = {{"outcome", IntakeOutcomeName(rec->outcome)}};
+  if (rec->outcome == IntakeOutcome::kFiltered) {
+    story["intake"]["filter_reason"] = rec->filter_reason;
+    story["summary"] = "Filtered at intake (" + rec->filter_reason + "); it went no further.";
+    return story;
+  }
+
+  std::vector<std::string> summary;
+  json evals = json::array();
+  for (const store::GateRow& g : store_->GateRowsFor(rec->seq)) {
+    json e{{"eval", g.eval}, {"gate", {{"strength", g.strength}, {"candidate", g.candidate}, {"reason", g.reason}}}};
+    if (auto d = store_->DecisionForEval(g.eval)) {
+      e["decision"] = DecisionJson(*d);
+      std::string line = "Eval " + std::to_string(g.eval) + ": gate " + g.strength + " (" + g.reason + "), decision " +
+                         DecisionOutcomeName(d->outcome) + (d->would_accept ? " (would_accept)" : "") + ": " + d->reason;
+      summary.push_back(line);
+    }
+    evals.push_back(e);
+  }
+  story["evals"] = evals;
+  if (auto q = store_->QueueRowFor(rec->seq)) {
+    story["eval_queue"] = {{"attempts", q->attempts}, {"in_running_eval", q->eval.has_value()}};
+    if (!q->handback.empty()) story["eval_queue"]["handback"] = json::parse(q->handback, nullptr, false);
+    summary.push_back(q->eval ? "An Eval is judging it now." :
+                      "Waiting for an Eval (" + std::to_string(q->attempts) + " earlier attempts).");
+  }
+
+  json reached = json::array();
+  std::vector<TicketId> involved;
+  for (const TicketInput& in : store_->InputsForTrigger(rec->seq)) {
+    json r{{"ticket", in.ticket}, {"as", in.kind}, {"state", in.state}};
+    if (in.state == "handed_back") r["handback"] = {{"kind", in.handback_kind}, {"reason", in.handback_reason}};
+    reached.push_back(r);
+    involved.push_back(in.ticket);
+    summary.push_back("Reached Ticket " + std::to_string(in.ticket) + " as " + in.kind +
+                      (in.state == "handed_back" ? " and was handed back (" + in.handback_kind + ")" : ""));
+  }
+  story["tickets_reached"] = reached;
+
+  if (auto created = store_->TicketByOrigin(rec->seq)) {
+    auto t = store_->GetTicket(*created);
+    auto m = store_->MandateForTicket(*created);
+    json c = TicketJson(*t);
+    if (m) c["mandate"] = MandateJson(*m);
+    json assignments = json::array();
+    for (const Assignment& a : store_->AssignmentsFor(*created))
+      assignments.push_back({{"id", a.id}, {"executor", a.executor}, {"state", a.state}});
+    c["assignments"] = assignments;
+    story["ticket_created"] = c;
+    if (std::find(involved.begin(), involved.end(), *created) == involved.end()) involved.push_back(*created);
+    summary.push_back("It created Ticket " + std::to_string(*created) + " (" + StageName(t->stage) + ").");
+  }
+
+  json receipts = json::array();
+  for (TicketId id : involved)
+    for (const Receipt& r : store_->ReceiptsFor(id)) {
+      json rj = ReceiptJson(r);
+      rj["ticket"] = id;
+      receipts.push_back(rj);
+      if (r.kind == MessageKind::kAcknowledgement)
+        summary.push_back("Acknowledgement " + r.status + " on " + r.channel + ".");
+    }
+  story["receipts"] = receipts;
+  if (summary.empty()) summary.push_back("Stored; no Eval or Ticket has handled it yet.");
+  std::string text;
+  for (const auto& s : summary) text += (text.empty() ? "" : " ") + s;
+  story["summary"] = text;
+  return story;
+}
+
+}  // namespace superagent

@@ -1,0 +1,276 @@
+// Policy value type: names, lookups, canonical JSON, fingerprint and the embedded defaults.
+// YAML parsing and validation live in policy_yaml.cpp.
+#include "superagent/policy.h"
+
+#include <algorithm>
+
+#include "policy/sha256.h"
+
+namespace superagent {
+namespace {
+
+using nlohmann::json;
+
+// The word policy.yaml uses for a cell value. "ignore" rather than "none", so the stored JSON
+// reads like the file a person wrote.
+const char* CellWord(Strength s) { return s == Strength::kNone ? "ignore" : StrengthName(s); }
+
+// People and bots are sets: their order and repetitions in the file carry no meaning, so the
+// canonical form sorts and deduplicates them and reordering a list does not make a new version.
+json SortedSet(std::vector<std::string> v) {
+  std::sort(v.begin(), v.end());
+  v.erase(std::unique(v.begin(), v.end()), v.end());
+  return json(v);
+}
+
+bool IsCi(const std::string& source, const std::string& scope) { return source == "github" && scope == "ci"; }
+
+Status JsonError(const std::string& path, const std::string& what) {
+  return Status::InvalidArgument("policy" + (path.empty() ? std::string() : "." + path) + ": " + what);
+}
+
+// Reads an optional member of an object: absent or null leaves *out untouched.
+Status OptString(const json& obj, const char* key, const std::string& path, std::string* out) {
+  auto it = obj.find(key);
+  if (it == obj.end() || it->is_null()) return Status::Ok();
+  if (!it->is_string()) return JsonError(path + "." + key, "must be a string");
+  *out = it->get<std::string>();
+  return Status::Ok();
+}
+
+Status OptBool(const json& obj, const char* key, const std::string& path, bool* out) {
+  auto it = obj.find(key);
+  if (it == obj.end() || it->is_null()) return Status::Ok();
+  if (!it->is_boolean()) return JsonError(path + "." + key, "must be true or false");
+  *out = it->get<bool>();
+  return Status::Ok();
+}
+
+Status OptStringList(const json& obj, const char* key, const std::string& path, std::vector<std::string>* out) {
+  auto it = obj.find(key);
+  if (it == obj.end() || it->is_null()) return Status::Ok();
+  if (!it->is_array()) return JsonError(path + "." + key, "must be an array of strings");
+  for (const auto& e : *it) {
+    if (!e.is_string() || e.get<std::string>().empty()) return JsonError(path + "." + key, "must be an array of non-empty strings");
+    out->push_back(e.get<std::string>());
+  }
+  return Status::Ok();
+}
+
+// A cell value restricted to the options its cell allows (SPEC §4.3).
+Status OptCell(const json& obj, const char* key, const std::string& path, bool allow_explicit, Strength* out) {
+  auto it = obj.find(key);
+  if (it == obj.end() || it->is_null()) return Status::Ok();
+  Strength s;
+  if (!it->is_string() || !ParseStrength(it->get<std::string>(), &s) || (s == Strength::kExplicit && !allow_explicit))
+    return JsonError(path + "." + key, allow_explicit ? "must be one of explicit, inferred, ignore" : "must be one of inferred, ignore");
+  *out = s;
+  return Status::Ok();
+}
+
+Result<ScopePolicy> ScopeFromJson(const json& j, const std::string& path) {
+  if (!j.is_object()) return JsonError(path, "must be an object");
+  ScopePolicy sp;
+  for (Status s : {OptBool(j, "receive_all", path, &sp.receive_all),
+                   OptCell(j, "allowed_unaddressed", path, false, &sp.allowed_unaddressed),
+                   OptCell(j, "others_addressed", path, true, &sp.others_addressed),
+                   OptCell(j, "others_unaddressed", path, false, &sp.others_unaddressed)}) {
+    if (!s.ok()) return s;
+  }
+  return sp;
+}
+
+Result<SourcePolicy> SourceFromJson(const json& j, const std::string& path) {
+  if (!j.is_object()) return JsonError(path, "must be an object");
+  SourcePolicy sp;
+  for (Status s : {OptStringList(j, "people", path, &sp.people), OptStringList(j, "bots", path, &sp.bots)})
+    if (!s.ok()) return s;
+  auto scopes = j.find("scopes");
+  if (scopes != j.end() && !scopes->is_null()) {
+    if (!scopes->is_object()) return JsonError(path + ".scopes", "must be an object");
+    for (const auto& [name, cell] : scopes->items()) {
+      Result<ScopePolicy> row = ScopeFromJson(cell, path + ".scopes." + name);
+      if (!row.ok()) return row.status();
+      sp.scopes[name] = *row;
+    }
+  }
+  return sp;
+}
+
+Result<Rule> RuleFromJson(const json& j, const std::string& path) {
+  if (!j.is_object()) return JsonError(path, "must be an object");
+  Rule r;
+  for (Status s : {OptString(j, "name", path, &r.name), OptBool(j, "enabled", path, &r.enabled),
+                   OptString(j, "when", path, &r.when), OptString(j, "instructions", path, &r.instructions),
+                   OptBool(j, "silent", path, &r.silent), OptString(j, "approver", path, &r.approver)}) {
+    if (!s.ok()) return s;
+  }
+  if (r.name.empty()) return JsonError(path + ".name", "is required");
+  return r;
+}
+
+}  // namespace
+
+const char* StrengthName(Strength s) {
+  switch (s) {
+    case Strength::kNone: return "none";
+    case Strength::kInferred: return "inferred";
+    case Strength::kExplicit: return "explicit";
+  }
+  return "none";
+}
+
+const char* ModeName(Mode m) {
+  switch (m) {
+    case Mode::kOff: return "off";
+    case Mode::kObserve: return "observe";
+    case Mode::kAuto: return "auto";
+  }
+  return "observe";
+}
+
+bool ParseMode(std::string_view text, Mode* out) {
+  if (text == "off") *out = Mode::kOff;
+  else if (text == "observe") *out = Mode::kObserve;
+  else if (text == "auto") *out = Mode::kAuto;
+  else return false;
+  return true;
+}
+
+bool ParseStrength(std::string_view text, Strength* out) {
+  if (text == "none" || text == "ignore") *out = Strength::kNone;
+  else if (text == "inferred") *out = Strength::kInferred;
+  else if (text == "explicit") *out = Strength::kExplicit;
+  else return false;
+  return true;
+}
+
+bool SourcePolicy::IsPerson(const std::string& actor) const {
+  return std::find(people.begin(), people.end(), actor) != people.end();
+}
+
+bool SourcePolicy::IsBot(const std::string& actor) const {
+  return std::find(bots.begin(), bots.end(), actor) != bots.end();
+}
+
+const Rule* Policy::FindRule(const std::string& name) const {
+  for (const Rule& r : rules)
+    if (r.name == name) return &r;
+  return nullptr;
+}
+
+std::vector<const Rule*> Policy::EnabledRules() const {
+  std::vector<const Rule*> out;
+  for (const Rule& r : rules)
+    if (r.enabled) out.push_back(&r);
+  return out;
+}
+
+const ScopePolicy* Policy::FindScope(const std::string& source, const std::string& scope) const {
+  auto src = sources.find(source);
+  if (src == sources.end()) return nullptr;
+  auto row = src->second.scopes.find(scope);
+  if (row != src->second.scopes.end()) return &row->second;
+  // A Feishu group the policy does not list only reaches us when it @-mentions the agent, which
+  // is exactly what the "other_mentions" row is about.
+  if (source == "feishu" && scope.rfind("chat:", 0) == 0) {
+    row = src->second.scopes.find("other_mentions");
+    if (row != src->second.scopes.end()) return &row->second;
+  }
+  return nullptr;
+}
+
+json Policy::ToJson() const {
+  json j = json::object();
+  j["mode"] = ModeName(mode);
+  json srcs = json::object();
+  for (const auto& [name, sp] : sources) {
+    json scopes = json::object();
+    for (const auto& [row, cell] : sp.scopes) {
+      if (IsCi(name, row)) {
+        // CI has no sender: its row has only this cell, so the others are not part of its meaning.
+        scopes[row] = json{{"others_unaddressed", CellWord(cell.others_unaddressed)}};
+        continue;
+      }
+      scopes[row] = json{{"receive_all", cell.receive_all},
+                         {"allowed_unaddressed", CellWord(cell.allowed_unaddressed)},
+                         {"others_addressed", CellWord(cell.others_addressed)},
+                         {"others_unaddressed", CellWord(cell.others_unaddressed)}};
+    }
+    srcs[name] = json{{"people", SortedSet(sp.people)}, {"bots", SortedSet(sp.bots)}, {"scopes", scopes}};
+  }
+  j["sources"] = srcs;
+  // Rules keep file order: EnabledRules() promises it and prompts list them in that order.
+  json rules_json = json::array();
+  for (const Rule& r : rules) {
+    rules_json.push_back(json{{"name", r.name},
+                              {"enabled", r.enabled},
+                              {"when", r.when},
+                              {"instructions", r.instructions},
+                              {"silent", r.silent},
+                              {"approver", r.approver}});
+  }
+  j["rules"] = rules_json;
+  return j;
+}
+
+std::string Policy::Fingerprint() const { return Sha256Hex(ToJson().dump()); }
+
+std::string Problem::ToString() const {
+  std::string where = file;
+  if (line > 0) {
+    where += ":" + std::to_string(line);
+    if (column > 0) where += ":" + std::to_string(column);
+  }
+  return where + ": " + message;
+}
+
+Policy DefaultPolicy() {
+  Policy p;
+  p.mode = Mode::kObserve;
+  Rule wording;
+  wording.name = "wording";
+  wording.when = "Fix wording, typos, punctuation and existing translations.";
+  wording.instructions =
+      "Keep the change to the text in question: no rephrasing beyond the fix, no change in behaviour.";
+  Rule visual;
+  visual.name = "visual_fix";
+  visual.when =
+      "Targeted visual fixes with a clear goal, such as restoring spacing or alignment to an existing standard.";
+  visual.instructions =
+      "Change only what restores the existing standard and name that standard; a UI change is not ready "
+      "without before/after screenshots.";
+  p.rules = {wording, visual};
+  return p;
+}
+
+Result<Policy> PolicyFromJson(const json& j) {
+  if (!j.is_object()) return JsonError("", "must be a JSON object");
+  Policy p;
+  auto mode = j.find("mode");
+  if (mode != j.end() && !mode->is_null()) {
+    if (!mode->is_string() || !ParseMode(mode->get<std::string>(), &p.mode))
+      return JsonError("mode", "must be one of off, observe, auto");
+  }
+  auto srcs = j.find("sources");
+  if (srcs != j.end() && !srcs->is_null()) {
+    if (!srcs->is_object()) return JsonError("sources", "must be an object");
+    for (const auto& [name, sj] : srcs->items()) {
+      Result<SourcePolicy> sp = SourceFromJson(sj, "sources." + name);
+      if (!sp.ok()) return sp.status();
+      p.sources[name] = std::move(*sp);
+    }
+  }
+  auto rules = j.find("rules");
+  if (rules != j.end() && !rules->is_null()) {
+    if (!rules->is_array()) return JsonError("rules", "must be an array");
+    for (std::size_t i = 0; i < rules->size(); ++i) {
+      Result<Rule> r = RuleFromJson((*rules)[i], "rules[" + std::to_string(i) + "]");
+      if (!r.ok()) return r.status();
+      p.rules.push_back(std::move(*r));
+    }
+  }
+  return p;
+}
+
+}  // namespace superagent

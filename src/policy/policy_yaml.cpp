@@ -1,0 +1,348 @@
+// policy.yaml → Policy, with every problem reported at its file:line:column. yaml-cpp throws;
+// its exceptions are caught here and never cross the public API.
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include <yaml-cpp/yaml.h>
+
+#include "superagent/policy.h"
+
+namespace superagent {
+namespace {
+
+const std::vector<std::string> kRootKeys = {"mode", "sources", "rules"};
+const std::vector<std::string> kSourceKeys = {"people", "bots", "scopes"};
+const std::vector<std::string> kCellKeys = {"receive_all", "allowed_unaddressed", "others_addressed", "others_unaddressed"};
+const std::vector<std::string> kRuleKeys = {"name", "enabled", "when", "instructions", "silent", "approver"};
+
+std::string Join(const std::vector<std::string>& words) {
+  std::string out;
+  for (const std::string& w : words) out += (out.empty() ? "" : ", ") + w;
+  return out;
+}
+
+// One "key: value" of a mapping, with both nodes kept for their marks.
+struct Entry {
+  std::string key;
+  YAML::Node key_node;
+  YAML::Node value;
+};
+
+// Walks the document and collects problems; never stops at the first one, because a person
+// fixing a policy wants the whole list at once.
+class PolicyReader {
+ public:
+  PolicyReader(const std::string& file, std::vector<Problem>* problems) : file_(file), problems_(problems) {}
+
+  bool ok() const { return count_ == 0; }
+
+  // Records a problem at `node`. An empty value ("key:" and nothing) carries the mark of the
+  // *next* token, often the following line, so callers pass the key node for those.
+  void Add(const YAML::Node& node, const std::string& path, const std::string& what) {
+    Problem p;
+    p.file = file_;
+    YAML::Mark m = node.Mark();
+    if (!m.is_null() && m.line >= 0) {
+      p.line = m.line + 1;
+      p.column = m.column + 1;
+    }
+    p.message = path.empty() ? what : path + ": " + what;
+    problems_->push_back(std::move(p));
+    ++count_;
+  }
+
+  // Where to point for a problem with an entry's value.
+  static const YAML::Node& Where(const Entry& e) { return e.value.IsNull() ? e.key_node : e.value; }
+
+  // Lists the entries of mapping `map`. Non-string keys, duplicate keys (yaml-cpp would keep
+  // both and a later lookup would silently pick one) and — when `known` is given — unknown keys
+  // are problems and are left out.
+  std::vector<Entry> Entries(const YAML::Node& map, const std::string& path, const std::vector<std::string>* known) {
+    std::vector<Entry> out;
+    std::set<std::string> seen;
+    for (auto it = map.begin(); it != map.end(); ++it) {
+      const YAML::Node& k = it->first;
+      if (!k.IsScalar()) {
+        Add(k, path, "keys must be plain strings");
+        continue;
+      }
+      std::string key = k.Scalar();
+      std::string key_path = path.empty() ? key : path + "." + key;
+      if (!seen.insert(key).second) {
+        Add(k, key_path, "duplicate key");
+        continue;
+      }
+      if (known != nullptr && std::find(known->begin(), known->end(), key) == known->end()) {
+        Add(k, key_path, "unknown key (expected one of " + Join(*known) + ")");
+        continue;
+      }
+      out.push_back(Entry{key, k, it->second});
+    }
+    return out;
+  }
+
+  // A mapping, or null (an empty section, treated as empty). Otherwise a problem.
+  bool ExpectMap(const Entry& e, const std::string& path) {
+    if (e.value.IsMap() || e.value.IsNull()) return true;
+    Add(Where(e), path, "must be a mapping");
+    return false;
+  }
+
+  bool ReadBool(const Entry& e, const std::string& path, bool* out) {
+    // Only true/false: YAML 1.1's yes/no/on/off are a classic source of surprises, and a quoted
+    // "true" is a string, not a switch.
+    if (e.value.IsScalar() && e.value.Tag() != "!") {
+      const std::string& s = e.value.Scalar();
+      if (s == "true" || s == "True" || s == "TRUE") { *out = true; return true; }
+      if (s == "false" || s == "False" || s == "FALSE") { *out = false; return true; }
+    }
+    Add(Where(e), path, "must be true or false" + Got(e.value));
+    return false;
+  }
+
+  // A string scalar; an empty value reads as "".
+  bool ReadString(const Entry& e, const std::string& path, std::string* out) {
+    if (e.value.IsNull()) { out->clear(); return true; }
+    if (e.value.IsScalar()) { *out = e.value.Scalar(); return true; }
+    Add(Where(e), path, "must be a string");
+    return false;
+  }
+
+  // A list of non-empty identity strings; an empty value reads as an empty list.
+  void ReadIdentities(const Entry& e, const std::string& path, std::vector<std::string>* out) {
+    if (e.value.IsNull()) return;
+    if (!e.value.IsSequence()) {
+      Add(Where(e), path, "must be a list of identities, e.g. [alice, bob]");
+      return;
+    }
+    for (std::size_t i = 0; i < e.value.size(); ++i) {
+      YAML::Node item = e.value[i];
+      if (!item.IsScalar() || item.Scalar().empty()) {
+        Add(item.IsNull() ? e.value : item, path + "[" + std::to_string(i) + "]", "must be a non-empty string");
+        continue;
+      }
+      out->push_back(item.Scalar());
+    }
+  }
+
+  // One admission cell restricted to `options` (SPEC §4.3).
+  void ReadCell(const Entry& e, const std::string& path, const std::vector<std::string>& options, Strength* out) {
+    Strength s;
+    if (e.value.IsScalar() && std::find(options.begin(), options.end(), e.value.Scalar()) != options.end() &&
+        ParseStrength(e.value.Scalar(), &s)) {
+      *out = s;
+      return;
+    }
+    Add(Where(e), path, "must be one of " + Join(options) + Got(e.value));
+  }
+
+  void ReadScope(const std::string& source, const Entry& row, const std::string& path, ScopePolicy* out) {
+    if (!ExpectMap(row, path)) return;
+    const bool ci = source == "github" && row.key == "ci";
+    const bool mentions_only = source == "feishu" && (row.key == "other_mentions" || row.key == "direct");
+    for (const Entry& e : Entries(row.value, path, &kCellKeys)) {
+      std::string p = path + "." + e.key;
+      if (ci && e.key != "others_unaddressed") {
+        Add(e.key_node, p, "CI has no sender: the ci row has only the others_unaddressed cell");
+        continue;
+      }
+      if (e.key == "receive_all") {
+        bool v = false;
+        if (!ReadBool(e, p, &v)) continue;
+        if (v && mentions_only) {
+          // Only messages that @ the agent (other_mentions) or are sent to it (direct) arrive in
+          // these rows; "receive all" would promise something that cannot happen.
+          Add(Where(e), p, "cannot be true in the " + row.key + " row: only messages addressed to the agent arrive there");
+          continue;
+        }
+        out->receive_all = v;
+      } else if (e.key == "allowed_unaddressed") {
+        ReadCell(e, p, {"inferred", "ignore"}, &out->allowed_unaddressed);
+      } else if (e.key == "others_addressed") {
+        ReadCell(e, p, {"explicit", "inferred", "ignore"}, &out->others_addressed);
+      } else {
+        ReadCell(e, p, {"inferred", "ignore"}, &out->others_unaddressed);
+      }
+    }
+  }
+
+  static bool KnownScope(const std::string& source, const std::string& scope) {
+    if (source == "github") return scope == "issues" || scope == "pulls" || scope == "comments" || scope == "ci";
+    return scope == "other_mentions" || scope == "direct" || (scope.rfind("chat:", 0) == 0 && scope.size() > 5);
+  }
+
+  void ReadSource(const Entry& src, const std::string& path, SourcePolicy* out) {
+    if (!ExpectMap(src, path)) return;
+    for (const Entry& e : Entries(src.value, path, &kSourceKeys)) {
+      std::string p = path + "." + e.key;
+      if (e.key == "people") {
+        ReadIdentities(e, p, &out->people);
+      } else if (e.key == "bots") {
+        ReadIdentities(e, p, &out->bots);
+      } else {
+        if (!ExpectMap(e, p)) continue;
+        for (const Entry& row : Entries(e.value, p, nullptr)) {
+          std::string rp = p + "." + row.key;
+          if (!KnownScope(src.key, row.key)) {
+            Add(row.key_node, rp,
+                src.key == "github" ? "unknown github scope (expected one of issues, pulls, comments, ci)"
+                                    : "unknown feishu scope (expected chat:<chat_id>, other_mentions or direct)");
+            continue;
+          }
+          ReadScope(src.key, row, rp, &out->scopes[row.key]);
+        }
+      }
+    }
+  }
+
+  void ReadRules(const Entry& e, Policy* out) {
+    if (e.value.IsNull()) return;
+    if (!e.value.IsSequence()) {
+      Add(Where(e), "rules", "must be a list of rules");
+      return;
+    }
+    std::set<std::string> names;
+    for (std::size_t i = 0; i < e.value.size(); ++i) {
+      YAML::Node item = e.value[i];
+      std::string path = "rules[" + std::to_string(i) + "]";
+      if (!item.IsMap()) {
+        Add(item.IsNull() ? e.value : item, path, "must be a mapping with name, when and instructions");
+        continue;
+      }
+      Rule r;
+      bool has_name = false, has_when = false;
+      for (const Entry& f : Entries(item, path, &kRuleKeys)) {
+        std::string p = path + "." + f.key;
+        if (f.key == "name") {
+          has_name = true;
+          if (!ReadString(f, p, &r.name)) continue;
+          if (r.name.empty()) {
+            Add(Where(f), p, "must not be empty");
+          } else if (!names.insert(r.name).second) {
+            Add(Where(f), p, "duplicate rule name \"" + r.name + "\" (rule names must be unique)");
+          }
+        } else if (f.key == "enabled") {
+          ReadBool(f, p, &r.enabled);
+        } else if (f.key == "when") {
+          has_when = true;
+          if (!ReadString(f, p, &r.when)) continue;
+          if (r.when.empty()) Add(Where(f), p, "must not be empty: it says what the rule covers");
+        } else if (f.key == "instructions") {
+          ReadString(f, p, &r.instructions);
+        } else if (f.key == "silent") {
+          ReadBool(f, p, &r.silent);
+        } else {
+          ReadString(f, p, &r.approver);
+        }
+      }
+      if (!has_name) Add(item, path + ".name", "is required");
+      if (!has_when) Add(item, path + ".when", "is required");
+      out->rules.push_back(std::move(r));
+    }
+  }
+
+  void ReadRoot(const YAML::Node& root, Policy* out) {
+    if (root.IsNull()) return;  // an empty file is an empty policy
+    if (!root.IsMap()) {
+      Add(root, "", "a policy is a mapping with keys " + Join(kRootKeys));
+      return;
+    }
+    for (const Entry& e : Entries(root, "", &kRootKeys)) {
+      if (e.key == "mode") {
+        if (!e.value.IsScalar() || !ParseMode(e.value.Scalar(), &out->mode))
+          Add(Where(e), "mode", "must be one of off, observe, auto" + Got(e.value));
+      } else if (e.key == "sources") {
+        if (!ExpectMap(e, "sources")) continue;
+        for (const Entry& src : Entries(e.value, "sources", nullptr)) {
+          std::string p = "sources." + src.key;
+          if (src.key != "github" && src.key != "feishu") {
+            Add(src.key_node, p, "unknown source (expected github or feishu)");
+            continue;
+          }
+          ReadSource(src, p, &out->sources[src.key]);
+        }
+      } else {
+        ReadRules(e, out);
+      }
+    }
+  }
+
+ private:
+  static std::string Got(const YAML::Node& n) {
+    if (n.IsScalar()) return " (got \"" + n.Scalar() + "\")";
+    if (n.IsNull()) return " (got nothing)";
+    return n.IsMap() ? " (got a mapping)" : " (got a list)";
+  }
+
+  std::string file_;
+  std::vector<Problem>* problems_;
+  int count_ = 0;
+};
+
+}  // namespace
+
+std::optional<Policy> ParsePolicy(std::string_view yaml, const std::string& file, std::vector<Problem>* problems) {
+  std::vector<Problem> local;
+  if (problems == nullptr) problems = &local;
+  const std::size_t first = problems->size();
+  PolicyReader reader(file, problems);
+  Policy policy;
+  try {
+    std::vector<YAML::Node> docs = YAML::LoadAll(std::string(yaml));
+    if (docs.size() > 1) {
+      reader.Add(docs[1], "", "a policy file holds one YAML document (found " + std::to_string(docs.size()) + ")");
+    } else if (!docs.empty()) {
+      reader.ReadRoot(docs[0], &policy);
+    }
+  } catch (const YAML::Exception& e) {
+    // Malformed YAML: nothing after the error can be trusted, so this is the only problem.
+    Problem p;
+    p.file = file;
+    if (!e.mark.is_null() && e.mark.line >= 0) {
+      p.line = e.mark.line + 1;
+      p.column = e.mark.column + 1;
+    }
+    p.message = "invalid YAML: " + e.msg;
+    problems->push_back(std::move(p));
+    return std::nullopt;
+  }
+  if (!reader.ok()) {
+    // Checks run section by section (a mapping's keys before its values), so put the list in
+    // file order: that is how a person reads and fixes it.
+    std::stable_sort(problems->begin() + static_cast<std::ptrdiff_t>(first), problems->end(),
+                     [](const Problem& a, const Problem& b) {
+                       return a.line != b.line ? a.line < b.line : a.column < b.column;
+                     });
+    return std::nullopt;
+  }
+  return policy;
+}
+
+std::optional<Policy> LoadPolicyFile(const std::string& path, std::vector<Problem>* problems) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) {
+    if (problems != nullptr) problems->push_back(Problem{path, 0, 0, "cannot read policy file: is a directory"});
+    return std::nullopt;
+  }
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    int err = errno;
+    if (problems != nullptr)
+      problems->push_back(Problem{path, 0, 0, std::string("cannot read policy file: ") + std::strerror(err)});
+    return std::nullopt;
+  }
+  std::ostringstream buf;
+  buf << in.rdbuf();
+  if (in.bad()) {
+    if (problems != nullptr) problems->push_back(Problem{path, 0, 0, "cannot read policy file: read error"});
+    return std::nullopt;
+  }
+  return ParsePolicy(buf.str(), path, problems);
+}
+
+}  // namespace superagent

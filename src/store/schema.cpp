@@ -1,0 +1,264 @@
+// The schema as an ordered list of migrations. A migration is never edited once released: add a
+// new one. Every table stores times as milliseconds since the epoch (UTC).
+#include "store/schema.h"
+
+namespace superagent::store {
+
+const std::vector<Migration>& Migrations() {
+  static const std::vector<Migration> kMigrations = {
+      {1, "domain model of SPEC §2", R"SQL(
+CREATE TABLE sources (
+  name                 TEXT PRIMARY KEY,
+  enabled              INTEGER NOT NULL DEFAULT 1
+);
+-- Health is per read path (SPEC §3.5): realtime, backfill, notifications, ...
+CREATE TABLE source_health (
+  source               TEXT NOT NULL,
+  path                 TEXT NOT NULL,
+  last_success_at      INTEGER,
+  last_error           TEXT,
+  last_error_at        INTEGER,
+  consecutive_failures INTEGER NOT NULL DEFAULT 0,
+  skipped_items        INTEGER NOT NULL DEFAULT 0,   -- malformed items skipped and counted (SPEC §3.2)
+  PRIMARY KEY (source, path)
+);
+CREATE TABLE source_cursors (
+  source     TEXT NOT NULL,
+  name       TEXT NOT NULL,                 -- "notifications", "issue:57", "chat:oc_1", ...
+  value      TEXT NOT NULL,
+  updated_at INTEGER NOT NULL,
+  PRIMARY KEY (source, name)
+);
+
+CREATE TABLE policy_versions (
+  version     INTEGER PRIMARY KEY,
+  fingerprint TEXT NOT NULL,
+  body        TEXT NOT NULL,                -- canonical JSON of the Policy
+  origin      TEXT NOT NULL,                -- file path or "embedded default"
+  created_at  INTEGER NOT NULL
+);
+
+CREATE TABLE threads (
+  key              TEXT PRIMARY KEY,        -- "github:issue:42", "feishu:chat:oc_1:thread:omt_9"
+  source           TEXT NOT NULL,
+  channel          TEXT NOT NULL,           -- where replies for this Thread go (latest known)
+  created_at       INTEGER NOT NULL,
+  last_activity_at INTEGER NOT NULL
+);
+
+-- Triggers are immutable: the unit of audit and of idempotency.
+CREATE TABLE triggers (
+  seq           INTEGER PRIMARY KEY,
+  id            TEXT NOT NULL UNIQUE,
+  source        TEXT NOT NULL,
+  scope         TEXT NOT NULL,
+  actor         TEXT,
+  human         INTEGER NOT NULL,
+  addressed     INTEGER NOT NULL,
+  text          TEXT NOT NULL,
+  at            INTEGER NOT NULL,
+  channel       TEXT NOT NULL,
+  meta          TEXT NOT NULL,
+  url           TEXT,
+  via           TEXT NOT NULL,
+  received_at   INTEGER NOT NULL,
+  outcome       TEXT NOT NULL CHECK (outcome IN ('stored', 'filtered')),
+  filter_reason TEXT,
+  CHECK ((outcome = 'filtered') = (filter_reason IS NOT NULL))
+);
+CREATE INDEX triggers_url ON triggers (url) WHERE url IS NOT NULL;
+CREATE TRIGGER triggers_immutable BEFORE UPDATE ON triggers
+  BEGIN SELECT RAISE(ABORT, 'triggers are immutable'); END;
+CREATE TRIGGER triggers_kept BEFORE DELETE ON triggers
+  BEGIN SELECT RAISE(ABORT, 'triggers are kept forever'); END;
+
+CREATE TABLE trigger_threads (
+  trigger_seq INTEGER NOT NULL REFERENCES triggers (seq),
+  thread_key  TEXT NOT NULL REFERENCES threads (key),
+  position    INTEGER NOT NULL,             -- 0 = primary Thread
+  PRIMARY KEY (trigger_seq, thread_key)
+);
+CREATE INDEX trigger_threads_by_thread ON trigger_threads (thread_key, trigger_seq);
+
+CREATE TABLE evals (
+  id             INTEGER PRIMARY KEY,
+  thread_key     TEXT NOT NULL REFERENCES threads (key),
+  policy_version INTEGER NOT NULL REFERENCES policy_versions (version),
+  status         TEXT NOT NULL CHECK (status IN ('running', 'done', 'discarded', 'timed_out')),
+  started_at     INTEGER NOT NULL,
+  deadline_at    INTEGER NOT NULL,
+  ended_at       INTEGER
+);
+-- At most one Eval at a time per Thread (SPEC §2), enforced by the schema itself.
+CREATE UNIQUE INDEX evals_one_running_per_thread ON evals (thread_key) WHERE status = 'running';
+
+-- Triggers waiting for an Eval. eval_id is set while a running Eval holds them as its batch.
+CREATE TABLE eval_queue (
+  trigger_seq INTEGER PRIMARY KEY REFERENCES triggers (seq),
+  thread_key  TEXT NOT NULL REFERENCES threads (key),
+  queued_at   INTEGER NOT NULL,
+  not_before  INTEGER NOT NULL,
+  attempts    INTEGER NOT NULL DEFAULT 0,
+  eval_id     INTEGER REFERENCES evals (id),
+  handback    TEXT                          -- JSON array of executors' reasons, when handed back
+);
+CREATE INDEX eval_queue_by_thread ON eval_queue (thread_key, trigger_seq);
+
+-- The Gate's verdict on each Trigger of an Eval's batch.
+CREATE TABLE eval_triggers (
+  eval_id     INTEGER NOT NULL REFERENCES evals (id),
+  trigger_seq INTEGER NOT NULL REFERENCES triggers (seq),
+  strength    TEXT NOT NULL,
+  candidate   INTEGER NOT NULL,
+  gate_reason TEXT NOT NULL,
+  PRIMARY KEY (eval_id, trigger_seq)
+);
+CREATE INDEX eval_triggers_by_trigger ON eval_triggers (trigger_seq);
+
+CREATE TABLE decisions (
+  id             INTEGER PRIMARY KEY,
+  eval_id        INTEGER NOT NULL UNIQUE REFERENCES evals (id),
+  thread_key     TEXT NOT NULL,
+  outcome        TEXT NOT NULL CHECK (outcome IN ('accept', 'stop', 'ignore', 'unavailable')),
+  would_accept   INTEGER NOT NULL DEFAULT 0,
+  strength       TEXT NOT NULL,
+  reason         TEXT NOT NULL,
+  assessment     TEXT,
+  ticket_id      INTEGER,
+  policy_version INTEGER NOT NULL,
+  created_at     INTEGER NOT NULL,
+  CHECK (would_accept = 0 OR outcome = 'ignore')
+);
+CREATE TRIGGER decisions_immutable BEFORE UPDATE ON decisions
+  BEGIN SELECT RAISE(ABORT, 'decisions are recorded forever'); END;
+CREATE TRIGGER decisions_kept BEFORE DELETE ON decisions
+  BEGIN SELECT RAISE(ABORT, 'decisions are recorded forever'); END;
+
+CREATE TABLE tickets (
+  id                 INTEGER PRIMARY KEY,
+  origin_trigger_seq INTEGER NOT NULL UNIQUE REFERENCES triggers (seq),  -- accepted twice, one Ticket
+  decision_id        INTEGER NOT NULL REFERENCES decisions (id),
+  thread_key         TEXT NOT NULL REFERENCES threads (key),
+  scope              TEXT NOT NULL,
+  stage              TEXT NOT NULL CHECK (stage IN ('working', 'idle', 'waiting_for_person', 'ready', 'blocked', 'ended')),
+  waiting            TEXT,                  -- JSON human_action while waiting_for_person
+  end_reason         TEXT,
+  created_at         INTEGER NOT NULL,
+  updated_at         INTEGER NOT NULL,
+  CHECK ((stage = 'waiting_for_person') = (waiting IS NOT NULL))
+);
+CREATE INDEX tickets_by_stage ON tickets (stage);
+
+-- Every stage change, with why: the Ticket's own history.
+CREATE TABLE ticket_events (
+  id         INTEGER PRIMARY KEY,
+  ticket_id  INTEGER NOT NULL REFERENCES tickets (id),
+  at         INTEGER NOT NULL,
+  from_stage TEXT,
+  to_stage   TEXT NOT NULL,
+  cause      TEXT NOT NULL
+);
+CREATE INDEX ticket_events_by_ticket ON ticket_events (ticket_id, id);
+
+CREATE TABLE mandates (
+  id                 INTEGER PRIMARY KEY,
+  ticket_id          INTEGER NOT NULL UNIQUE REFERENCES tickets (id),
+  policy_version     INTEGER NOT NULL REFERENCES policy_versions (version),
+  scope              TEXT NOT NULL,
+  strength           TEXT NOT NULL CHECK (strength IN ('inferred', 'explicit')),
+  matched_rules      TEXT NOT NULL,         -- JSON array of rule names
+  source             TEXT NOT NULL,
+  sender             TEXT,
+  admission          TEXT NOT NULL,
+  origin_trigger_seq INTEGER NOT NULL REFERENCES triggers (seq),
+  created_at         INTEGER NOT NULL
+);
+CREATE TRIGGER mandates_immutable BEFORE UPDATE ON mandates
+  BEGIN SELECT RAISE(ABORT, 'mandates are immutable'); END;
+-- Only a panel Stop (withdrawn) or a failed revalidation (revoked) ends a Mandate (SPEC §4.5).
+CREATE TABLE mandate_ends (
+  mandate_id INTEGER PRIMARY KEY REFERENCES mandates (id),
+  kind       TEXT NOT NULL CHECK (kind IN ('withdrawn', 'revoked')),
+  reason     TEXT NOT NULL,
+  by_whom    TEXT,
+  at         INTEGER NOT NULL
+);
+
+CREATE TABLE subscriptions (
+  thread_key TEXT NOT NULL REFERENCES threads (key),
+  ticket_id  INTEGER NOT NULL REFERENCES tickets (id),
+  created_at INTEGER NOT NULL,
+  PRIMARY KEY (thread_key, ticket_id)
+);
+CREATE INDEX subscriptions_by_ticket ON subscriptions (ticket_id);
+
+CREATE TABLE ticket_inputs (
+  id              INTEGER PRIMARY KEY,
+  ticket_id       INTEGER NOT NULL REFERENCES tickets (id),
+  kind            TEXT NOT NULL CHECK (kind IN ('trigger', 'answer', 'resume', 'policy_changed', 'restart')),
+  trigger_seq     INTEGER REFERENCES triggers (seq),
+  body            TEXT NOT NULL,
+  state           TEXT NOT NULL CHECK (state IN ('pending', 'taken', 'handed_back')),
+  handback_kind   TEXT,
+  handback_reason TEXT,
+  created_at      INTEGER NOT NULL
+);
+-- A message reaches a Ticket at most once, so it can be handed back at most once.
+CREATE UNIQUE INDEX ticket_inputs_once ON ticket_inputs (ticket_id, trigger_seq) WHERE trigger_seq IS NOT NULL;
+CREATE INDEX ticket_inputs_by_trigger ON ticket_inputs (trigger_seq);
+
+CREATE TABLE assignments (
+  id         INTEGER PRIMARY KEY,
+  ticket_id  INTEGER NOT NULL REFERENCES tickets (id),
+  executor   TEXT NOT NULL,
+  state      TEXT NOT NULL CHECK (state IN ('pending', 'running', 'ended')),
+  cause      TEXT NOT NULL,
+  created_at INTEGER NOT NULL,
+  started_at INTEGER,
+  ended_at   INTEGER
+);
+CREATE INDEX assignments_by_ticket ON assignments (ticket_id, id);
+
+-- Outbox (SPEC §8): a receipt per outgoing message, an effect per pending external action.
+CREATE TABLE receipts (
+  id          TEXT PRIMARY KEY,
+  ticket_id   INTEGER REFERENCES tickets (id),
+  thread_key  TEXT NOT NULL,
+  channel     TEXT NOT NULL,
+  kind        TEXT NOT NULL CHECK (kind IN ('acknowledgement', 'answer', 'result', 'attention')),
+  body        TEXT NOT NULL,
+  status      TEXT NOT NULL CHECK (status IN ('pending', 'sent', 'failed', 'abandoned')),
+  external_id TEXT,
+  created_at  INTEGER NOT NULL,
+  sent_at     INTEGER
+);
+CREATE INDEX receipts_by_ticket ON receipts (ticket_id, created_at);
+CREATE INDEX receipts_by_thread ON receipts (thread_key, created_at);
+CREATE TABLE effects (
+  id         INTEGER PRIMARY KEY,
+  receipt_id TEXT REFERENCES receipts (id),
+  kind       TEXT NOT NULL,
+  payload    TEXT NOT NULL,
+  status     TEXT NOT NULL CHECK (status IN ('pending', 'done', 'failed', 'abandoned')),
+  attempts   INTEGER NOT NULL DEFAULT 0,
+  next_at    INTEGER NOT NULL,
+  last_error TEXT,
+  created_at INTEGER NOT NULL
+);
+CREATE INDEX effects_due ON effects (status, next_at);
+
+-- Commands from people (panel Stop, policy reload, answers): who did what, when.
+CREATE TABLE commands (
+  id      INTEGER PRIMARY KEY,
+  at      INTEGER NOT NULL,
+  who     TEXT NOT NULL,
+  command TEXT NOT NULL,
+  target  TEXT,
+  detail  TEXT
+);
+)SQL"},
+  };
+  return kMigrations;
+}
+
+}  // namespace superagent::store

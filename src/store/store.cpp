@@ -1,0 +1,674 @@
+#include "store/store.h"
+
+#include <algorithm>
+
+#include "store/schema.h"
+
+namespace superagent::store {
+namespace {
+
+using nlohmann::json;
+
+TriggerRecord ReadTrigger(Stmt& s) {
+  // Column order: see kTriggerColumns.
+  TriggerRecord r;
+  r.seq = s.Int(0);
+  r.trigger.id = s.Text(1);
+  r.trigger.source = s.Text(2);
+  r.trigger.scope = s.Text(3);
+  r.trigger.actor = s.OptText(4);
+  r.trigger.human = s.Bool(5);
+  r.trigger.addressed = s.Bool(6);
+  r.trigger.text = s.Text(7);
+  r.trigger.at = s.Int(8);
+  r.trigger.channel = s.Text(9);
+  r.trigger.meta = json::parse(s.Text(10), nullptr, false);
+  r.via = s.Text(11);
+  r.received_at = s.Int(12);
+  r.outcome = s.Text(13) == "filtered" ? IntakeOutcome::kFiltered : IntakeOutcome::kStored;
+  r.filter_reason = s.OptText(14).value_or("");
+  return r;
+}
+#define TRIGGER_COLUMNS "seq, id, source, scope, actor, human, addressed, text, at, channel, meta, via, received_at, outcome, filter_reason"
+
+Ticket ReadTicket(Stmt& s) {
+  Ticket t;
+  t.id = s.Int(0);
+  t.thread = s.Text(1);
+  ParseStage(s.Text(2), &t.stage);
+  t.scope = s.Text(3);
+  if (auto w = s.OptText(4)) {
+    json j = json::parse(*w, nullptr, false);
+    HumanAction a;
+    a.thread = j.value("thread", "");
+    a.actor = j.value("actor", "");
+    a.question = j.value("question", "");
+    a.form = j.value("form", json::object());
+    t.waiting = a;
+  }
+  t.end_reason = s.OptText(5).value_or("");
+  t.decision_id = s.Int(6);
+  t.created_at = s.Int(7);
+  t.updated_at = s.Int(8);
+  return t;
+}
+#define TICKET_COLUMNS "id, thread_key, stage, scope, waiting, end_reason, decision_id, created_at, updated_at"
+
+Decision ReadDecision(Stmt& s) {
+  Decision d;
+  d.id = s.Int(0);
+  d.eval = s.Int(1);
+  d.thread = s.Text(2);
+  ParseDecisionOutcome(s.Text(3), &d.outcome);
+  d.would_accept = s.Bool(4);
+  ParseStrength(s.Text(5), &d.strength);
+  d.reason = s.Text(6);
+  d.assessment = s.IsNull(7) ? json(nullptr) : json::parse(s.Text(7), nullptr, false);
+  d.ticket = s.OptInt(8);
+  d.policy_version = s.Int(9);
+  d.created_at = s.Int(10);
+  return d;
+}
+#define DECISION_COLUMNS "id, eval_id, thread_key, outcome, would_accept, strength, reason, assessment, ticket_id, policy_version, created_at"
+
+TicketInput ReadInput(Stmt& s) {
+  TicketInput in;
+  in.id = s.Int(0);
+  in.ticket = s.Int(1);
+  in.kind = s.Text(2);
+  in.trigger_seq = s.OptInt(3);
+  in.body = json::parse(s.Text(4), nullptr, false);
+  in.state = s.Text(5);
+  in.handback_kind = s.OptText(6).value_or("");
+  in.handback_reason = s.OptText(7).value_or("");
+  in.created_at = s.Int(8);
+  return in;
+}
+#define INPUT_COLUMNS "id, ticket_id, kind, trigger_seq, body, state, handback_kind, handback_reason, created_at"
+
+Receipt ReadReceipt(Stmt& s) {
+  Receipt r;
+  r.id = s.Text(0);
+  r.ticket = s.OptInt(1);
+  r.thread = s.Text(2);
+  r.channel = s.Text(3);
+  std::string kind = s.Text(4);
+  for (auto k : {MessageKind::kAcknowledgement, MessageKind::kAnswer, MessageKind::kResult, MessageKind::kAttention})
+    if (kind == MessageKindName(k)) r.kind = k;
+  r.body = s.Text(5);
+  r.status = s.Text(6);
+  r.created_at = s.Int(7);
+  return r;
+}
+#define RECEIPT_COLUMNS "id, ticket_id, thread_key, channel, kind, body, status, created_at"
+
+EvalRow ReadEval(Stmt& s) {
+  EvalRow e;
+  e.id = s.Int(0);
+  e.thread = s.Text(1);
+  e.policy_version = s.Int(2);
+  e.status = s.Text(3);
+  e.started_at = s.Int(4);
+  e.deadline_at = s.Int(5);
+  return e;
+}
+#define EVAL_COLUMNS "id, thread_key, policy_version, status, started_at, deadline_at"
+
+Result<std::int64_t> InsertReturningId(Db& db, Stmt& s) {
+  Status st = s.Run();
+  if (!st.ok()) return st;
+  return db.LastInsertId();
+}
+
+}  // namespace
+
+Result<std::unique_ptr<Store>> Store::Open(const std::string& path) {
+  auto store = std::unique_ptr<Store>(new Store());
+  if (Status s = store->db_.Open(path); !s.ok()) return s;
+  if (Status s = store->Configure(); !s.ok()) return s;
+  if (Status s = store->Migrate(); !s.ok()) return s;
+  return store;
+}
+
+Status Store::Configure() {
+  // WAL lets the panel read while the Engine writes; synchronous=FULL because "nothing is lost"
+  // includes a power cut right after a commit that the Effects loop then acts on.
+  return db_.Exec(
+      "PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL; PRAGMA foreign_keys=ON; PRAGMA busy_timeout=5000;");
+}
+
+int Store::SchemaVersion() {
+  Stmt& s = db_.Prepare("SELECT COALESCE(MAX(version), 0) FROM schema_migrations");
+  int v = s.Step() ? static_cast<int>(s.Int(0)) : 0;
+  s.Reset();
+  return v;
+}
+
+Status Store::Migrate() {
+  if (Status s = db_.Exec("CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, "
+                          "description TEXT NOT NULL, applied_at INTEGER NOT NULL)");
+      !s.ok())
+    return s;
+  int current = SchemaVersion();
+  const auto& all = Migrations();
+  if (!all.empty() && current > all.back().version)
+    return Status::Internal("database schema version " + std::to_string(current) +
+                            " is newer than this binary knows (" + std::to_string(all.back().version) +
+                            "); refusing to run an older superagent on it");
+  for (const Migration& m : all) {
+    if (m.version <= current) continue;
+    Tx tx(&db_);
+    if (!tx.begin_status().ok()) return tx.begin_status();
+    if (Status s = db_.Exec(m.sql); !s.ok())
+      return Status::Internal("migration " + std::to_string(m.version) + " failed: " + s.message());
+    Stmt& ins = db_.Prepare("INSERT INTO schema_migrations (version, description, applied_at) "
+                            "VALUES (?, ?, strftime('%s','now') * 1000)");
+    ins.Bind(1, m.version).Bind(2, m.description);
+    if (Status s = ins.Run(); !s.ok()) return s;
+    if (Status s = tx.Commit(); !s.ok()) return s;
+  }
+  return Status::Ok();
+}
+
+// ---------------------------------------------------------------------------------------------
+// Triggers and Threads
+
+std::optional<TriggerRecord> Store::FindTrigger(const std::string& id) {
+  Stmt& s = db_.Prepare("SELECT " TRIGGER_COLUMNS " FROM triggers WHERE id = ?");
+  s.Bind(1, id);
+  if (!s.Step()) return std::nullopt;
+  TriggerRecord r = ReadTrigger(s);
+  s.Reset();
+  r.trigger.threads = TriggerThreads(r.seq);
+  return r;
+}
+
+std::optional<TriggerRecord> Store::FindTriggerBySeq(std::int64_t seq) {
+  Stmt& s = db_.Prepare("SELECT " TRIGGER_COLUMNS " FROM triggers WHERE seq = ?");
+  s.Bind(1, seq);
+  if (!s.Step()) return std::nullopt;
+  TriggerRecord r = ReadTrigger(s);
+  s.Reset();
+  r.trigger.threads = TriggerThreads(r.seq);
+  return r;
+}
+
+std::optional<TriggerRecord> Store::FindTriggerByUrl(const std::string& url) {
+  // The newest version of an edited comment answers for its URL.
+  Stmt& s = db_.Prepare("SELECT id FROM triggers WHERE url = ? ORDER BY seq DESC LIMIT 1");
+  s.Bind(1, url);
+  if (!s.Step()) return std::nullopt;
+  std::string id = s.Text(0);
+  s.Reset();
+  return FindTrigger(id);
+}
+
+Result<std::int64_t> Store::InsertTrigger(const TriggerRecord& r) {
+  const Trigger& t = r.trigger;
+  Stmt& s = db_.Prepare(
+      "INSERT INTO triggers (id, source, scope, actor, human, addressed, text, at, channel, meta, url, via, "
+      "received_at, outcome, filter_reason) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
+  std::string url = TriggerUrl(t);
+  s.Bind(1, t.id).Bind(2, t.source).Bind(3, t.scope).Bind(4, t.actor).Bind(5, t.human).Bind(6, t.addressed);
+  s.Bind(7, t.text).Bind(8, t.at).Bind(9, t.channel).Bind(10, t.meta.dump());
+  if (url.empty()) s.BindNull(11); else s.Bind(11, url);
+  s.Bind(12, r.via).Bind(13, r.received_at).Bind(14, IntakeOutcomeName(r.outcome));
+  if (r.outcome == IntakeOutcome::kFiltered) s.Bind(15, r.filter_reason); else s.BindNull(15);
+  return InsertReturningId(db_, s);
+}
+
+Status Store::InsertTriggerThread(std::int64_t seq, const std::string& thread, int position) {
+  Stmt& s = db_.Prepare("INSERT OR IGNORE INTO trigger_threads (trigger_seq, thread_key, position) VALUES (?,?,?)");
+  return s.Bind(1, seq).Bind(2, thread).Bind(3, position).Run();
+}
+
+std::vector<std::string> Store::TriggerThreads(std::int64_t seq) {
+  Stmt& s = db_.Prepare("SELECT thread_key FROM trigger_threads WHERE trigger_seq = ? ORDER BY position");
+  s.Bind(1, seq);
+  std::vector<std::string> out;
+  while (s.Step()) out.push_back(s.Text(0));
+  return out;
+}
+
+std::vector<Trigger> Store::ThreadHistory(const std::string& thread, std::size_t limit) {
+  Stmt& s = db_.Prepare(
+      "SELECT seq FROM trigger_threads JOIN triggers ON triggers.seq = trigger_threads.trigger_seq "
+      "WHERE thread_key = ? AND outcome = 'stored' ORDER BY at DESC, seq DESC LIMIT ?");
+  s.Bind(1, thread).Bind(2, static_cast<std::int64_t>(limit));
+  std::vector<std::int64_t> seqs;
+  while (s.Step()) seqs.push_back(s.Int(0));
+  std::vector<Trigger> out;
+  for (auto it = seqs.rbegin(); it != seqs.rend(); ++it)
+    if (auto r = FindTriggerBySeq(*it)) out.push_back(r->trigger);
+  return out;
+}
+
+Status Store::UpsertThread(const std::string& key, const std::string& source, const std::string& channel, TimeMs at) {
+  Stmt& s = db_.Prepare(
+      "INSERT INTO threads (key, source, channel, created_at, last_activity_at) VALUES (?1, ?2, ?3, ?4, ?4) "
+      "ON CONFLICT (key) DO UPDATE SET channel = excluded.channel, "
+      "last_activity_at = MAX(last_activity_at, excluded.last_activity_at)");
+  return s.Bind(1, key).Bind(2, source).Bind(3, channel).Bind(4, at).Run();
+}
+
+std::optional<std::string> Store::ThreadChannel(const std::string& key) {
+  Stmt& s = db_.Prepare("SELECT channel FROM threads WHERE key = ?");
+  s.Bind(1, key);
+  if (!s.Step()) return std::nullopt;
+  std::string c = s.Text(0);
+  s.Reset();
+  return c;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Policy versions
+
+std::optional<PolicyVersionRow> Store::LatestPolicyVersion() {
+  Stmt& s = db_.Prepare(
+      "SELECT version, fingerprint, body, origin, created_at FROM policy_versions ORDER BY version DESC LIMIT 1");
+  if (!s.Step()) return std::nullopt;
+  PolicyVersionRow r{s.Int(0), s.Text(1), s.Text(2), s.Text(3), s.Int(4)};
+  s.Reset();
+  return r;
+}
+
+Result<std::int64_t> Store::InsertPolicyVersion(const std::string& fingerprint, const std::string& body,
+                                                const std::string& origin, TimeMs at) {
+  Stmt& s = db_.Prepare("INSERT INTO policy_versions (fingerprint, body, origin, created_at) VALUES (?,?,?,?)");
+  s.Bind(1, fingerprint).Bind(2, body).Bind(3, origin).Bind(4, at);
+  return InsertReturningId(db_, s);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Eval queue and Evals
+
+Status Store::Enqueue(std::int64_t seq, const std::string& thread, TimeMs at, TimeMs not_before, int attempts,
+                      const std::string& handback) {
+  Stmt& s = db_.Prepare(
+      "INSERT INTO eval_queue (trigger_seq, thread_key, queued_at, not_before, attempts, handback) "
+      "VALUES (?,?,?,?,?,?) ON CONFLICT (trigger_seq) DO UPDATE SET not_before = excluded.not_before, "
+      "handback = excluded.handback");
+  s.Bind(1, seq).Bind(2, thread).Bind(3, at).Bind(4, not_before).Bind(5, attempts);
+  if (handback.empty()) s.BindNull(6); else s.Bind(6, handback);
+  return s.Run();
+}
+
+std::optional<QueueRow> Store::QueueRowFor(std::int64_t seq) {
+  Stmt& s = db_.Prepare("SELECT trigger_seq, thread_key, attempts, eval_id, handback FROM eval_queue WHERE trigger_seq = ?");
+  s.Bind(1, seq);
+  if (!s.Step()) return std::nullopt;
+  QueueRow r{s.Int(0), s.Text(1), static_cast<int>(s.Int(2)), s.OptInt(3), s.OptText(4).value_or("")};
+  s.Reset();
+  return r;
+}
+
+std::optional<std::string> Store::NextDueThread(TimeMs now) {
+  Stmt& s = db_.Prepare(
+      "SELECT q.thread_key FROM eval_queue q WHERE q.eval_id IS NULL AND q.not_before <= ? "
+      "AND NOT EXISTS (SELECT 1 FROM evals e WHERE e.thread_key = q.thread_key AND e.status = 'running') "
+      "ORDER BY q.trigger_seq LIMIT 1");
+  s.Bind(1, now);
+  if (!s.Step()) return std::nullopt;
+  std::string t = s.Text(0);
+  s.Reset();
+  return t;
+}
+
+Result<EvalId> Store::InsertEval(const std::string& thread, std::int64_t policy_version, TimeMs at, TimeMs deadline) {
+  Stmt& s = db_.Prepare(
+      "INSERT INTO evals (thread_key, policy_version, status, started_at, deadline_at) VALUES (?,?,'running',?,?)");
+  s.Bind(1, thread).Bind(2, policy_version).Bind(3, at).Bind(4, deadline);
+  return InsertReturningId(db_, s);
+}
+
+Status Store::ClaimBatch(EvalId eval, const std::string& thread, TimeMs now) {
+  Stmt& s = db_.Prepare(
+      "UPDATE eval_queue SET eval_id = ? WHERE thread_key = ? AND eval_id IS NULL AND not_before <= ?");
+  return s.Bind(1, eval).Bind(2, thread).Bind(3, now).Run();
+}
+
+std::vector<QueueRow> Store::Batch(EvalId eval) {
+  Stmt& s = db_.Prepare(
+      "SELECT trigger_seq, thread_key, attempts, eval_id, handback FROM eval_queue WHERE eval_id = ? ORDER BY trigger_seq");
+  s.Bind(1, eval);
+  std::vector<QueueRow> out;
+  while (s.Step()) out.push_back({s.Int(0), s.Text(1), static_cast<int>(s.Int(2)), s.OptInt(3), s.OptText(4).value_or("")});
+  return out;
+}
+
+std::optional<EvalRow> Store::GetEval(EvalId eval) {
+  Stmt& s = db_.Prepare("SELECT " EVAL_COLUMNS " FROM evals WHERE id = ?");
+  s.Bind(1, eval);
+  if (!s.Step()) return std::nullopt;
+  EvalRow e = ReadEval(s);
+  s.Reset();
+  return e;
+}
+
+std::vector<EvalRow> Store::RunningEvals() {
+  Stmt& s = db_.Prepare("SELECT " EVAL_COLUMNS " FROM evals WHERE status = 'running' ORDER BY id");
+  std::vector<EvalRow> out;
+  while (s.Step()) out.push_back(ReadEval(s));
+  return out;
+}
+
+Status Store::SetEvalStatus(EvalId eval, const std::string& status, TimeMs at) {
+  Stmt& s = db_.Prepare("UPDATE evals SET status = ?, ended_at = ? WHERE id = ?");
+  return s.Bind(1, status).Bind(2, at).Bind(3, eval).Run();
+}
+
+Status Store::DequeueBatch(EvalId eval) {
+  return db_.Prepare("DELETE FROM eval_queue WHERE eval_id = ?").Bind(1, eval).Run();
+}
+
+Status Store::ReleaseBatch(EvalId eval, TimeMs not_before, int attempt_increment) {
+  Stmt& s = db_.Prepare(
+      "UPDATE eval_queue SET eval_id = NULL, not_before = ?, attempts = attempts + ? WHERE eval_id = ?");
+  return s.Bind(1, not_before).Bind(2, attempt_increment).Bind(3, eval).Run();
+}
+
+Status Store::InsertGateRow(const GateRow& row) {
+  Stmt& s = db_.Prepare(
+      "INSERT OR REPLACE INTO eval_triggers (eval_id, trigger_seq, strength, candidate, gate_reason) VALUES (?,?,?,?,?)");
+  return s.Bind(1, row.eval).Bind(2, row.seq).Bind(3, row.strength).Bind(4, row.candidate).Bind(5, row.reason).Run();
+}
+
+std::vector<GateRow> Store::GateRowsFor(std::int64_t seq) {
+  Stmt& s = db_.Prepare(
+      "SELECT eval_id, trigger_seq, strength, candidate, gate_reason FROM eval_triggers WHERE trigger_seq = ? ORDER BY eval_id");
+  s.Bind(1, seq);
+  std::vector<GateRow> out;
+  while (s.Step()) out.push_back({s.Int(0), s.Int(1), s.Text(2), s.Text(4), s.Bool(3)});
+  return out;
+}
+
+Result<std::int64_t> Store::InsertDecision(const Decision& d) {
+  Stmt& s = db_.Prepare(
+      "INSERT INTO decisions (eval_id, thread_key, outcome, would_accept, strength, reason, assessment, ticket_id, "
+      "policy_version, created_at) VALUES (?,?,?,?,?,?,?,?,?,?)");
+  s.Bind(1, d.eval).Bind(2, d.thread).Bind(3, DecisionOutcomeName(d.outcome)).Bind(4, d.would_accept);
+  s.Bind(5, StrengthName(d.strength)).Bind(6, d.reason);
+  if (d.assessment.is_null()) s.BindNull(7); else s.Bind(7, d.assessment.dump());
+  s.Bind(8, d.ticket).Bind(9, d.policy_version).Bind(10, d.created_at);
+  return InsertReturningId(db_, s);
+}
+
+std::vector<Decision> Store::DecisionsForThread(const std::string& thread) {
+  Stmt& s = db_.Prepare("SELECT " DECISION_COLUMNS " FROM decisions WHERE thread_key = ? ORDER BY id");
+  s.Bind(1, thread);
+  std::vector<Decision> out;
+  while (s.Step()) out.push_back(ReadDecision(s));
+  return out;
+}
+
+std::optional<Decision> Store::DecisionForEval(EvalId eval) {
+  Stmt& s = db_.Prepare("SELECT " DECISION_COLUMNS " FROM decisions WHERE eval_id = ?");
+  s.Bind(1, eval);
+  if (!s.Step()) return std::nullopt;
+  Decision d = ReadDecision(s);
+  s.Reset();
+  return d;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Tickets, Mandates, Subscriptions
+
+Result<TicketId> Store::InsertTicket(const Ticket& t, std::int64_t origin_seq) {
+  Stmt& s = db_.Prepare(
+      "INSERT INTO tickets (origin_trigger_seq, decision_id, thread_key, scope, stage, waiting, end_reason, "
+      "created_at, updated_at) VALUES (?,?,?,?,?,NULL,NULL,?,?)");
+  s.Bind(1, origin_seq).Bind(2, t.decision_id).Bind(3, t.thread).Bind(4, t.scope).Bind(5, StageName(t.stage));
+  s.Bind(6, t.created_at).Bind(7, t.updated_at);
+  return InsertReturningId(db_, s);
+}
+
+std::optional<Ticket> Store::GetTicket(TicketId id) {
+  Stmt& s = db_.Prepare("SELECT " TICKET_COLUMNS " FROM tickets WHERE id = ?");
+  s.Bind(1, id);
+  if (!s.Step()) return std::nullopt;
+  Ticket t = ReadTicket(s);
+  s.Reset();
+  return t;
+}
+
+std::optional<TicketId> Store::TicketByOrigin(std::int64_t origin_seq) {
+  Stmt& s = db_.Prepare("SELECT id FROM tickets WHERE origin_trigger_seq = ?");
+  s.Bind(1, origin_seq);
+  if (!s.Step()) return std::nullopt;
+  TicketId id = s.Int(0);
+  s.Reset();
+  return id;
+}
+
+Status Store::UpdateTicket(const Ticket& t) {
+  Stmt& s = db_.Prepare("UPDATE tickets SET stage = ?, waiting = ?, end_reason = ?, scope = ?, updated_at = ? WHERE id = ?");
+  s.Bind(1, StageName(t.stage));
+  if (t.waiting) {
+    s.Bind(2, json{{"thread", t.waiting->thread}, {"actor", t.waiting->actor}, {"question", t.waiting->question},
+                   {"form", t.waiting->form}}.dump());
+  } else {
+    s.BindNull(2);
+  }
+  if (t.end_reason.empty()) s.BindNull(3); else s.Bind(3, t.end_reason);
+  s.Bind(4, t.scope).Bind(5, t.updated_at).Bind(6, t.id);
+  return s.Run();
+}
+
+Status Store::InsertTicketEvent(TicketId id, TimeMs at, std::optional<Stage> from, Stage to, const std::string& cause) {
+  Stmt& s = db_.Prepare("INSERT INTO ticket_events (ticket_id, at, from_stage, to_stage, cause) VALUES (?,?,?,?,?)");
+  s.Bind(1, id).Bind(2, at);
+  if (from) s.Bind(3, StageName(*from)); else s.BindNull(3);
+  return s.Bind(4, StageName(to)).Bind(5, cause).Run();
+}
+
+Result<std::int64_t> Store::InsertMandate(const Mandate& m) {
+  Stmt& s = db_.Prepare(
+      "INSERT INTO mandates (ticket_id, policy_version, scope, strength, matched_rules, source, sender, admission, "
+      "origin_trigger_seq, created_at) VALUES (?,?,?,?,?,?,?,?,?,?)");
+  s.Bind(1, m.ticket).Bind(2, m.policy_version).Bind(3, m.scope).Bind(4, StrengthName(m.strength));
+  s.Bind(5, json(m.matched_rules).dump()).Bind(6, m.source).Bind(7, m.sender).Bind(8, m.admission);
+  s.Bind(9, m.origin_trigger_seq).Bind(10, m.created_at);
+  return InsertReturningId(db_, s);
+}
+
+std::optional<Mandate> Store::MandateForTicket(TicketId id) {
+  Stmt& s = db_.Prepare(
+      "SELECT m.id, m.ticket_id, m.policy_version, m.scope, m.strength, m.matched_rules, m.source, m.sender, "
+      "m.admission, m.origin_trigger_seq, m.created_at, e.kind, e.reason "
+      "FROM mandates m LEFT JOIN mandate_ends e ON e.mandate_id = m.id WHERE m.ticket_id = ?");
+  s.Bind(1, id);
+  if (!s.Step()) return std::nullopt;
+  Mandate m;
+  m.id = s.Int(0);
+  m.ticket = s.Int(1);
+  m.policy_version = s.Int(2);
+  m.scope = s.Text(3);
+  ParseStrength(s.Text(4), &m.strength);
+  json rules = json::parse(s.Text(5), nullptr, false);
+  if (rules.is_array())
+    for (const auto& r : rules) m.matched_rules.push_back(r.get<std::string>());
+  m.source = s.Text(6);
+  m.sender = s.OptText(7);
+  m.admission = s.Text(8);
+  m.origin_trigger_seq = s.Int(9);
+  m.created_at = s.Int(10);
+  m.ended_as = s.OptText(11).value_or("");
+  m.ended_reason = s.OptText(12).value_or("");
+  s.Reset();
+  return m;
+}
+
+Status Store::EndMandate(std::int64_t mandate_id, const std::string& kind, const std::string& reason,
+                         const std::string& by, TimeMs at) {
+  Stmt& s = db_.Prepare(
+      "INSERT OR IGNORE INTO mandate_ends (mandate_id, kind, reason, by_whom, at) VALUES (?,?,?,?,?)");
+  return s.Bind(1, mandate_id).Bind(2, kind).Bind(3, reason).Bind(4, by).Bind(5, at).Run();
+}
+
+Status Store::Subscribe(const std::string& thread, TicketId ticket, TimeMs at) {
+  Stmt& s = db_.Prepare("INSERT OR IGNORE INTO subscriptions (thread_key, ticket_id, created_at) VALUES (?,?,?)");
+  return s.Bind(1, thread).Bind(2, ticket).Bind(3, at).Run();
+}
+
+std::vector<TicketId> Store::SubscribedTickets(const std::vector<std::string>& threads) {
+  std::vector<TicketId> out;
+  Stmt& s = db_.Prepare("SELECT ticket_id FROM subscriptions WHERE thread_key = ? ORDER BY ticket_id");
+  for (const auto& th : threads) {
+    s.Reset().Bind(1, th);
+    while (s.Step()) {
+      TicketId id = s.Int(0);
+      if (std::find(out.begin(), out.end(), id) == out.end()) out.push_back(id);
+    }
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+std::vector<std::string> Store::TicketThreads(TicketId ticket) {
+  Stmt& s = db_.Prepare("SELECT thread_key FROM subscriptions WHERE ticket_id = ? ORDER BY created_at, thread_key");
+  s.Bind(1, ticket);
+  std::vector<std::string> out;
+  while (s.Step()) out.push_back(s.Text(0));
+  return out;
+}
+
+std::vector<TicketId> Store::OpenTickets() {
+  Stmt& s = db_.Prepare("SELECT id FROM tickets WHERE stage != 'ended' ORDER BY id");
+  std::vector<TicketId> out;
+  while (s.Step()) out.push_back(s.Int(0));
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Ticket inputs
+
+Result<std::int64_t> Store::InsertInput(const TicketInput& in) {
+  Stmt& s = db_.Prepare(
+      "INSERT OR IGNORE INTO ticket_inputs (ticket_id, kind, trigger_seq, body, state, created_at) VALUES (?,?,?,?,?,?)");
+  s.Bind(1, in.ticket).Bind(2, in.kind).Bind(3, in.trigger_seq).Bind(4, in.body.dump()).Bind(5, in.state);
+  s.Bind(6, in.created_at);
+  if (Status st = s.Run(); !st.ok()) return st;
+  return db_.Changes() == 0 ? 0 : db_.LastInsertId();
+}
+
+std::vector<TicketInput> Store::InputsForTicket(TicketId ticket) {
+  Stmt& s = db_.Prepare("SELECT " INPUT_COLUMNS " FROM ticket_inputs WHERE ticket_id = ? ORDER BY id");
+  s.Bind(1, ticket);
+  std::vector<TicketInput> out;
+  while (s.Step()) out.push_back(ReadInput(s));
+  return out;
+}
+
+std::vector<TicketInput> Store::InputsForTrigger(std::int64_t seq) {
+  Stmt& s = db_.Prepare("SELECT " INPUT_COLUMNS " FROM ticket_inputs WHERE trigger_seq = ? ORDER BY id");
+  s.Bind(1, seq);
+  std::vector<TicketInput> out;
+  while (s.Step()) out.push_back(ReadInput(s));
+  return out;
+}
+
+Status Store::MarkHandedBack(std::int64_t input_id, const std::string& kind, const std::string& reason) {
+  Stmt& s = db_.Prepare(
+      "UPDATE ticket_inputs SET state = 'handed_back', handback_kind = ?, handback_reason = ? WHERE id = ?");
+  return s.Bind(1, kind).Bind(2, reason).Bind(3, input_id).Run();
+}
+
+// ---------------------------------------------------------------------------------------------
+// Assignments
+
+Result<std::int64_t> Store::InsertAssignment(TicketId ticket, const std::string& executor, const std::string& cause,
+                                             TimeMs at) {
+  Stmt& s = db_.Prepare(
+      "INSERT INTO assignments (ticket_id, executor, state, cause, created_at) VALUES (?,?,'pending',?,?)");
+  s.Bind(1, ticket).Bind(2, executor).Bind(3, cause).Bind(4, at);
+  return InsertReturningId(db_, s);
+}
+
+std::vector<Assignment> Store::AssignmentsFor(TicketId ticket) {
+  Stmt& s = db_.Prepare(
+      "SELECT id, ticket_id, executor, state, created_at, started_at, ended_at FROM assignments "
+      "WHERE ticket_id = ? ORDER BY id");
+  s.Bind(1, ticket);
+  std::vector<Assignment> out;
+  while (s.Step()) out.push_back({s.Int(0), s.Int(1), s.Text(2), s.Text(3), s.Int(4), s.OptInt(5), s.OptInt(6)});
+  return out;
+}
+
+Status Store::EndAssignments(TicketId ticket, TimeMs at) {
+  Stmt& s = db_.Prepare("UPDATE assignments SET state = 'ended', ended_at = ? WHERE ticket_id = ? AND state != 'ended'");
+  return s.Bind(1, at).Bind(2, ticket).Run();
+}
+
+// ---------------------------------------------------------------------------------------------
+// Outbox
+
+Result<bool> Store::InsertReceipt(const Receipt& r) {
+  Stmt& s = db_.Prepare(
+      "INSERT OR IGNORE INTO receipts (id, ticket_id, thread_key, channel, kind, body, status, created_at) "
+      "VALUES (?,?,?,?,?,?,'pending',?)");
+  s.Bind(1, r.id).Bind(2, r.ticket).Bind(3, r.thread).Bind(4, r.channel).Bind(5, MessageKindName(r.kind));
+  s.Bind(6, r.body).Bind(7, r.created_at);
+  if (Status st = s.Run(); !st.ok()) return st;
+  return db_.Changes() > 0;
+}
+
+Status Store::InsertEffect(const std::string& receipt_id, const std::string& kind, const std::string& payload, TimeMs at) {
+  Stmt& s = db_.Prepare(
+      "INSERT INTO effects (receipt_id, kind, payload, status, attempts, next_at, created_at) VALUES (?,?,?,'pending',0,?,?)");
+  return s.Bind(1, receipt_id).Bind(2, kind).Bind(3, payload).Bind(4, at).Bind(5, at).Run();
+}
+
+std::vector<Receipt> Store::ReceiptsFor(std::optional<TicketId> ticket) {
+  std::vector<Receipt> out;
+  if (ticket) {
+    Stmt& s = db_.Prepare("SELECT " RECEIPT_COLUMNS " FROM receipts WHERE ticket_id = ? ORDER BY created_at, rowid");
+    s.Bind(1, *ticket);
+    while (s.Step()) out.push_back(ReadReceipt(s));
+  } else {
+    Stmt& s = db_.Prepare("SELECT " RECEIPT_COLUMNS " FROM receipts ORDER BY created_at, rowid");
+    while (s.Step()) out.push_back(ReadReceipt(s));
+  }
+  return out;
+}
+
+std::vector<Receipt> Store::ReceiptsForThread(const std::string& thread) {
+  Stmt& s = db_.Prepare("SELECT " RECEIPT_COLUMNS " FROM receipts WHERE thread_key = ? ORDER BY created_at, rowid");
+  s.Bind(1, thread);
+  std::vector<Receipt> out;
+  while (s.Step()) out.push_back(ReadReceipt(s));
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Commands and counters
+
+Status Store::InsertCommand(TimeMs at, const std::string& who, const std::string& command, const std::string& target,
+                            const std::string& detail) {
+  Stmt& s = db_.Prepare("INSERT INTO commands (at, who, command, target, detail) VALUES (?,?,?,?,?)");
+  return s.Bind(1, at).Bind(2, who).Bind(3, command).Bind(4, target).Bind(5, detail).Run();
+}
+
+json Store::Stats() {
+  json out = json::object();
+  json triggers = json::object();
+  Stmt& t = db_.Prepare("SELECT outcome, COUNT(*) FROM triggers GROUP BY outcome");
+  while (t.Step()) triggers[t.Text(0)] = t.Int(1);
+  out["triggers"] = triggers;
+  json stages = json::object();
+  Stmt& st = db_.Prepare("SELECT stage, COUNT(*) FROM tickets GROUP BY stage");
+  while (st.Step()) stages[st.Text(0)] = st.Int(1);
+  out["tickets"] = stages;
+  Stmt& q = db_.Prepare("SELECT COUNT(*) FROM eval_queue");
+  out["eval_queue"] = q.Step() ? q.Int(0) : 0;
+  q.Reset();
+  json decisions = json::object();
+  Stmt& d = db_.Prepare("SELECT outcome, COUNT(*) FROM decisions GROUP BY outcome");
+  while (d.Step()) decisions[d.Text(0)] = d.Int(1);
+  out["decisions"] = decisions;
+  Stmt& p = db_.Prepare("SELECT COUNT(*) FROM receipts WHERE status = 'pending'");
+  out["receipts_pending"] = p.Step() ? p.Int(0) : 0;
+  p.Reset();
+  return out;
+}
+
+}  // namespace superagent::store

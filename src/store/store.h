@@ -1,0 +1,137 @@
+// Store: the SQLite schema and typed queries. Only store/ holds SQL text; it makes no domain
+// decisions. Callers group calls into transactions with Begin().
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "store/sqlite.h"
+#include "superagent/domain.h"
+
+namespace superagent::store {
+
+struct PolicyVersionRow {
+  std::int64_t version = 0;
+  std::string fingerprint;
+  std::string body;
+  std::string origin;
+  TimeMs created_at = 0;
+};
+
+struct QueueRow {
+  std::int64_t seq = 0;
+  std::string thread;
+  int attempts = 0;
+  std::optional<EvalId> eval;
+  std::string handback;  // JSON text or ""
+};
+
+struct EvalRow {
+  EvalId id = 0;
+  std::string thread;
+  std::int64_t policy_version = 0;
+  std::string status;
+  TimeMs started_at = 0, deadline_at = 0;
+};
+
+struct GateRow {
+  EvalId eval = 0;
+  std::int64_t seq = 0;
+  std::string strength, reason;
+  bool candidate = false;
+};
+
+class Store {
+ public:
+  // Opens the database file, sets WAL + foreign keys + synchronous=FULL, applies migrations.
+  static Result<std::unique_ptr<Store>> Open(const std::string& path);
+
+  // A write transaction (BEGIN IMMEDIATE); rolls back unless committed.
+  std::unique_ptr<Tx> Begin() { return std::make_unique<Tx>(&db_); }
+  int SchemaVersion();
+
+  // Triggers and Threads.
+  std::optional<TriggerRecord> FindTrigger(const std::string& id);
+  std::optional<TriggerRecord> FindTriggerBySeq(std::int64_t seq);
+  std::optional<TriggerRecord> FindTriggerByUrl(const std::string& url);
+  Result<std::int64_t> InsertTrigger(const TriggerRecord& r);
+  Status InsertTriggerThread(std::int64_t seq, const std::string& thread, int position);
+  std::vector<std::string> TriggerThreads(std::int64_t seq);
+  std::vector<Trigger> ThreadHistory(const std::string& thread, std::size_t limit);
+  Status UpsertThread(const std::string& key, const std::string& source, const std::string& channel, TimeMs at);
+  std::optional<std::string> ThreadChannel(const std::string& key);
+
+  // Policy versions.
+  std::optional<PolicyVersionRow> LatestPolicyVersion();
+  Result<std::int64_t> InsertPolicyVersion(const std::string& fingerprint, const std::string& body,
+                                           const std::string& origin, TimeMs at);
+
+  // Eval queue and Evals.
+  Status Enqueue(std::int64_t seq, const std::string& thread, TimeMs at, TimeMs not_before, int attempts,
+                 const std::string& handback);
+  std::optional<QueueRow> QueueRowFor(std::int64_t seq);
+  // A Thread with due, unclaimed queue rows and no running Eval (oldest first).
+  std::optional<std::string> NextDueThread(TimeMs now);
+  Result<EvalId> InsertEval(const std::string& thread, std::int64_t policy_version, TimeMs at, TimeMs deadline);
+  Status ClaimBatch(EvalId eval, const std::string& thread, TimeMs now);
+  std::vector<QueueRow> Batch(EvalId eval);
+  std::optional<EvalRow> GetEval(EvalId eval);
+  std::vector<EvalRow> RunningEvals();
+  Status SetEvalStatus(EvalId eval, const std::string& status, TimeMs at);
+  Status DequeueBatch(EvalId eval);
+  // Releases the batch back to the queue; attempts += attempt_increment; due at not_before.
+  Status ReleaseBatch(EvalId eval, TimeMs not_before, int attempt_increment);
+  Status InsertGateRow(const GateRow& row);
+  std::vector<GateRow> GateRowsFor(std::int64_t seq);
+  Result<std::int64_t> InsertDecision(const Decision& d);
+  std::vector<Decision> DecisionsForThread(const std::string& thread);
+  std::optional<Decision> DecisionForEval(EvalId eval);
+
+  // Tickets, Mandates, Subscriptions.
+  Result<TicketId> InsertTicket(const Ticket& t, std::int64_t origin_seq);
+  std::optional<Ticket> GetTicket(TicketId id);
+  std::optional<TicketId> TicketByOrigin(std::int64_t origin_seq);
+  Status UpdateTicket(const Ticket& t);
+  Status InsertTicketEvent(TicketId id, TimeMs at, std::optional<Stage> from, Stage to, const std::string& cause);
+  Result<std::int64_t> InsertMandate(const Mandate& m);
+  std::optional<Mandate> MandateForTicket(TicketId id);
+  Status EndMandate(std::int64_t mandate_id, const std::string& kind, const std::string& reason,
+                    const std::string& by, TimeMs at);
+  Status Subscribe(const std::string& thread, TicketId ticket, TimeMs at);
+  std::vector<TicketId> SubscribedTickets(const std::vector<std::string>& threads);
+  std::vector<std::string> TicketThreads(TicketId ticket);
+  std::vector<TicketId> OpenTickets();
+
+  // Ticket inputs.
+  // Inserts; returns 0 (no error) when this Trigger already reached this Ticket.
+  Result<std::int64_t> InsertInput(const TicketInput& in);
+  std::vector<TicketInput> InputsForTicket(TicketId ticket);
+  std::vector<TicketInput> InputsForTrigger(std::int64_t seq);
+  Status MarkHandedBack(std::int64_t input_id, const std::string& kind, const std::string& reason);
+
+  // Assignments.
+  Result<std::int64_t> InsertAssignment(TicketId ticket, const std::string& executor, const std::string& cause, TimeMs at);
+  std::vector<Assignment> AssignmentsFor(TicketId ticket);
+  Status EndAssignments(TicketId ticket, TimeMs at);
+
+  // Outbox.
+  // Inserts the receipt; false (no error) when its id exists already.
+  Result<bool> InsertReceipt(const Receipt& r);
+  Status InsertEffect(const std::string& receipt_id, const std::string& kind, const std::string& payload, TimeMs at);
+  std::vector<Receipt> ReceiptsFor(std::optional<TicketId> ticket);
+  std::vector<Receipt> ReceiptsForThread(const std::string& thread);
+
+  // Commands and counters.
+  Status InsertCommand(TimeMs at, const std::string& who, const std::string& command, const std::string& target,
+                       const std::string& detail);
+  nlohmann::json Stats();
+
+ private:
+  Status Configure();
+  Status Migrate();
+  Db db_;
+};
+
+}  // namespace superagent::store

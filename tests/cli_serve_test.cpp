@@ -1,0 +1,137 @@
+// `superagent serve` as a person runs it: a real process, a real SQLite file, the real HTTP
+// server on loopback, signals, and the log lines a person tails.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include <httplib.h>
+#include <nlohmann/json.hpp>
+
+#include "daemon_process.h"
+#include "run_binary.h"
+
+namespace superagent::testing {
+namespace {
+
+namespace fs = std::filesystem;
+
+const char kPolicy[] = R"(mode: observe
+sources:
+  github:
+    people: [alice]
+    scopes:
+      comments: { receive_all: true }
+rules:
+  - name: wording
+    when: Fix wording and typos.
+    instructions: Keep the change small.
+)";
+
+class ServeTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("superagent-serve-" + std::to_string(::getpid()) + "-" +
+                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+    port_ = FreeLoopbackPort();
+    Write("policy.yaml", kPolicy);
+    Write("superagent.yaml", "data_dir: data\npolicy_file: policy.yaml\npanel:\n  listen: 127.0.0.1:" +
+                                 std::to_string(port_) + "\nlog:\n  level: info\n");
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  void Write(const std::string& name, const std::string& text) { std::ofstream(dir_ / name) << text; }
+  std::string Config() const { return (dir_ / "superagent.yaml").string(); }
+
+  fs::path dir_;
+  int port_ = 0;
+};
+
+TEST_F(ServeTest, RunsJudgesExplainsReloadsAndStopsCleanly) {
+  DaemonProcess d(SUPERAGENT_BINARY, {"serve", "--config", Config()},
+                  {{"GITHUB_TOKEN", "ghp_THISISASECRETVALUE0123456789"}});
+  ASSERT_TRUE(d.started());
+  ASSERT_TRUE(d.WaitForLine("ready")) << d.log();
+  EXPECT_NE(d.log().find("policy_version=1"), std::string::npos) << d.log();
+  EXPECT_NE(d.log().find("mode=observe"), std::string::npos) << d.log();
+
+  httplib::Client http("127.0.0.1", port_);
+  auto health = http.Get("/healthz");
+  ASSERT_TRUE(health);
+  EXPECT_EQ(health->status, 200);
+  auto page = http.Get("/");
+  ASSERT_TRUE(page);
+  EXPECT_EQ(page->status, 200);
+  EXPECT_NE(page->body.find("<title>superagent</title>"), std::string::npos);
+  EXPECT_EQ(http.Get("/no-such-file")->status, 404);
+
+  // A person's request arrives (as a Source would hand it over) and the daemon judges it.
+  const std::string trigger = R"({"id":"github:comment:1@2026-12-02T10:00:00Z","source":"github","scope":"comments",
+    "actor":"alice","human":true,"addressed":true,"text":"@agent please fix the typo in README","at":"2026-12-02T10:00:00Z",
+    "threads":["github:issue:7"],"channel":"github:issue:7","meta":{"html_url":"https://github.com/o/r/issues/7#issuecomment-1"}})";
+  RunOptions in;
+  in.stdin_text = trigger;
+  RunResult r = RunProgram(SUPERAGENT_BINARY, {"receive", "--config", Config(), "--trigger", "-"}, in);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(nlohmann::json::parse(r.out)["outcome"], "stored");
+  ASSERT_TRUE(d.WaitForLine("outcome=accept")) << d.log();
+
+  RunResult again = RunProgram(SUPERAGENT_BINARY, {"receive", "--config", Config(), "--trigger", "-"}, in);
+  EXPECT_EQ(nlohmann::json::parse(again.out)["outcome"], "duplicate");
+
+  RunResult story = RunProgram(SUPERAGENT_BINARY,
+                               {"explain", "https://github.com/o/r/issues/7#issuecomment-1", "--config", Config()});
+  ASSERT_EQ(story.exit_code, 0) << story.err;
+  EXPECT_NE(story.out.find("explicit via allow_listed_addressed, sender alice"), std::string::npos) << story.out;
+  EXPECT_NE(story.out.find("acknowledgement pending"), std::string::npos) << story.out;
+  auto api = http.Get("/api/explain?q=github:comment:1@2026-12-02T10:00:00Z");
+  ASSERT_TRUE(api);
+  EXPECT_EQ(api->status, 200);
+  EXPECT_EQ(nlohmann::json::parse(api->body)["ticket_created"]["mandate"]["sender"], "alice");
+  EXPECT_EQ(http.Get("/api/explain?q=nope")->status, 404);
+
+  // Policy edits: a valid one becomes version 2 on SIGHUP; an invalid one is refused loudly.
+  Write("policy.yaml", std::string(kPolicy).replace(0, 13, "mode: auto"));
+  d.Signal(SIGHUP);
+  ASSERT_TRUE(d.WaitForLine("policy version=2")) << d.log();
+  Write("policy.yaml", "mode: sometimes\n");
+  d.Signal(SIGHUP);
+  ASSERT_TRUE(d.WaitForLine("policy reload failed")) << d.log();
+  ASSERT_TRUE(d.WaitForLine("policy.yaml:1:")) << d.log();
+  auto status = http.Get("/api/status");
+  ASSERT_TRUE(status);
+  EXPECT_EQ(nlohmann::json::parse(status->body)["policy_version"], 2);
+  EXPECT_EQ(nlohmann::json::parse(status->body)["mode"], "auto");
+
+  d.Signal(SIGTERM);
+  EXPECT_EQ(d.Wait(), 0) << d.log();
+  EXPECT_NE(d.log().find("stopped"), std::string::npos);
+  EXPECT_EQ(d.log().find("ghp_THISISASECRETVALUE"), std::string::npos) << "a secret reached the log";
+}
+
+TEST_F(ServeTest, BadConfigStartsNothing) {
+  Write("superagent.yaml", "data_dir: data\npanel:\n  listen: nowhere\n");
+  RunResult r = RunProgram(SUPERAGENT_BINARY, {"serve", "--config", Config()});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("superagent.yaml:3:"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(dir_ / "data")) << "nothing may be created on bad input";
+}
+
+TEST_F(ServeTest, BadPolicyStartsNothing) {
+  Write("policy.yaml", "mode: observe\nsources:\n  github:\n    scopes:\n      comments: { others_addressed: maybe }\n");
+  RunResult r = RunProgram(SUPERAGENT_BINARY, {"serve", "--config", Config()});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("policy.yaml:5:"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(dir_ / "data" / "superagent.db"));
+}
+
+TEST_F(ServeTest, ExplainAndReceiveWithoutADatabaseSayWhatToDo) {
+  RunResult r = RunProgram(SUPERAGENT_BINARY, {"explain", "x", "--config", Config()});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("no database at"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(dir_ / "data" / "superagent.db"));
+}
+
+}  // namespace
+}  // namespace superagent::testing

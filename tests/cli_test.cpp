@@ -1,0 +1,187 @@
+// Runs the real `superagent` binary: exit codes and output are the interface people and
+// scripts use, so they are tested from outside the process.
+#include <stdlib.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "run_binary.h"
+
+namespace superagent {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
+using ::testing::StartsWith;
+using testing::RunBinary;
+using testing::RunOptions;
+using testing::RunResult;
+
+const std::string kTestdata = std::string(SUPERAGENT_SOURCE_DIR) + "/tests/testdata/config";
+
+std::string Describe(const RunResult& r) {
+  return "exit " + std::to_string(r.exit_code) + "\n--- stdout\n" + r.out + "--- stderr\n" + r.err;
+}
+
+// ---- top level ----
+
+TEST(CliTest, VersionPrintsOurVersionAndSqlite) {
+  RunResult r = RunBinary({"version"});
+  EXPECT_EQ(r.exit_code, 0) << Describe(r);
+  EXPECT_THAT(r.out, StartsWith(std::string("superagent ") + SUPERAGENT_VERSION + "\n"));
+  EXPECT_THAT(r.out, HasSubstr("\nsqlite 3."));
+}
+
+TEST(CliTest, DashDashVersionIsVersion) {
+  RunResult r = RunBinary({"--version"});
+  EXPECT_EQ(r.exit_code, 0) << Describe(r);
+  EXPECT_EQ(r.out, RunBinary({"version"}).out);
+}
+
+TEST(CliTest, HelpListsEverySubcommand) {
+  for (const char* flag : {"--help", "-h", "help"}) {
+    RunResult r = RunBinary({flag});
+    EXPECT_EQ(r.exit_code, 0) << flag << "\n" << Describe(r);
+    EXPECT_THAT(r.out, HasSubstr("usage: superagent <command>"));
+    for (const char* command : {"serve", "check", "gate", "receive", "explain", "version", "help"}) {
+      EXPECT_THAT(r.out, HasSubstr("\n  " + std::string(command) + " ")) << flag << " lists " << command;
+    }
+    EXPECT_EQ(r.err, "") << flag;
+  }
+}
+
+TEST(CliTest, NoCommandIsAUsageError) {
+  RunResult r = RunBinary({});
+  EXPECT_EQ(r.exit_code, 2) << Describe(r);
+  EXPECT_EQ(r.out, "");
+  EXPECT_THAT(r.err, HasSubstr("usage: superagent"));
+}
+
+TEST(CliTest, UnknownCommandIsAUsageErrorOnStderr) {
+  RunResult r = RunBinary({"frobnicate", "--config", "x.yaml"});
+  EXPECT_EQ(r.exit_code, 2) << Describe(r);
+  EXPECT_EQ(r.out, "");
+  EXPECT_THAT(r.err, HasSubstr("unknown command 'frobnicate'"));
+  EXPECT_THAT(r.err, HasSubstr("usage: superagent"));
+}
+
+TEST(CliTest, SubcommandHelpExitsZero) {
+  for (const char* command : {"check", "version"}) {
+    RunResult r = RunBinary({command, "--help"});
+    EXPECT_EQ(r.exit_code, 0) << command << "\n" << Describe(r);
+    EXPECT_THAT(r.out, HasSubstr(std::string("usage: superagent ") + command)) << command;
+  }
+  RunResult r = RunBinary({"help", "check"});
+  EXPECT_EQ(r.exit_code, 0) << Describe(r);
+  EXPECT_EQ(r.out, RunBinary({"check", "--help"}).out);
+  EXPECT_EQ(RunBinary({"help", "nope"}).exit_code, 2);
+}
+
+TEST(CliTest, VersionRejectsArguments) {
+  RunResult r = RunBinary({"version", "--json"});
+  EXPECT_EQ(r.exit_code, 2) << Describe(r);
+  EXPECT_THAT(r.err, HasSubstr("unexpected argument '--json'"));
+}
+
+// ---- check ----
+
+TEST(CliTest, CheckWithoutConfigIsAUsageError) {
+  RunResult r = RunBinary({"check"});
+  EXPECT_EQ(r.exit_code, 2) << Describe(r);
+  EXPECT_THAT(r.err, HasSubstr("--config FILE is required"));
+  EXPECT_EQ(RunBinary({"check", "--config"}).exit_code, 2);
+  EXPECT_EQ(RunBinary({"check", "--config", "a.yaml", "extra"}).exit_code, 2);
+}
+
+TEST(CliTest, CheckGoodConfigWithEmbeddedPolicy) {
+  const std::string file = kTestdata + "/good.yaml";
+  RunResult r = RunBinary({"check", "--config", file});
+  EXPECT_EQ(r.exit_code, 0) << Describe(r);
+  EXPECT_THAT(r.out, HasSubstr("policy: embedded default (observe)\n"));
+  EXPECT_THAT(r.out, HasSubstr("ok: config " + file + ", policy embedded default (mode observe, "));
+}
+
+TEST(CliTest, CheckAcceptsConfigEqualsForm) {
+  RunResult r = RunBinary({"check", "--config=" + kTestdata + "/good.yaml"});
+  EXPECT_EQ(r.exit_code, 0) << Describe(r);
+}
+
+TEST(CliTest, CheckExampleConfig) {
+  const std::string example = std::string(SUPERAGENT_SOURCE_DIR) + "/config/superagent.example.yaml";
+  RunResult r = RunBinary({"check", "--config", example});
+  EXPECT_EQ(r.exit_code, 0) << Describe(r);
+  EXPECT_THAT(r.out, HasSubstr("ok: config "));
+}
+
+TEST(CliTest, CheckConfigNamingAPolicyReportsItsModeAndRules) {
+  RunResult r = RunBinary({"check", "--config", kTestdata + "/with_policy.yaml"});
+  EXPECT_EQ(r.exit_code, 0) << Describe(r);
+  EXPECT_THAT(r.out, HasSubstr("policy " + kTestdata + "/good.policy.yaml (mode auto, 1 rules)"));
+}
+
+TEST(CliTest, CheckBadConfigPrintsEveryProblemWithItsLine) {
+  const std::string file = kTestdata + "/bad.yaml";
+  RunResult r = RunBinary({"check", "--config", file});
+  EXPECT_EQ(r.exit_code, 1) << Describe(r);
+  EXPECT_THAT(r.out, HasSubstr(file + ":4:11: panel.listen: "));
+  EXPECT_THAT(r.out, HasSubstr(file + ":6:10: execution.slots: "));
+  EXPECT_THAT(r.out, HasSubstr(file + ":8:14: github.token_env: "));
+  EXPECT_THAT(r.out, Not(HasSubstr("ghp_0123456789")));  // the pasted token is never echoed
+  EXPECT_THAT(r.out, Not(HasSubstr("ok:")));
+}
+
+TEST(CliTest, CheckBadPolicyCellPointsIntoThePolicyFile) {
+  RunResult r = RunBinary({"check", "--config", kTestdata + "/bad_policy.yaml"});
+  EXPECT_EQ(r.exit_code, 1) << Describe(r);
+  // policy_file is relative, so it is found next to the config, and the line is the policy's.
+  EXPECT_THAT(r.out, HasSubstr(kTestdata + "/bad_cell.policy.yaml:7:27: "));
+  EXPECT_THAT(r.out, HasSubstr("others_addressed"));
+}
+
+TEST(CliTest, CheckMissingConfigFile) {
+  RunResult r = RunBinary({"check", "--config", kTestdata + "/does-not-exist.yaml"});
+  EXPECT_EQ(r.exit_code, 1) << Describe(r);
+  EXPECT_THAT(r.out, HasSubstr("does-not-exist.yaml: cannot read config file"));
+}
+
+TEST(CliTest, CheckChangesNothingOnDisk) {
+  std::string tmpl = (std::filesystem::temp_directory_path() / "superagent-cli-XXXXXX").string();
+  ASSERT_NE(mkdtemp(tmpl.data()), nullptr);
+  const std::filesystem::path dir = tmpl;
+  std::ofstream(dir / "superagent.yaml") << "data_dir: ./data\n";
+
+  RunOptions options;
+  options.cwd = dir.string();
+  RunResult r = RunBinary({"check", "--config", "superagent.yaml"}, options);
+  EXPECT_EQ(r.exit_code, 0) << Describe(r);
+  int entries = 0;
+  for (const auto& e : std::filesystem::directory_iterator(dir)) {
+    (void)e;
+    ++entries;
+  }
+  EXPECT_EQ(entries, 1) << "check created files next to the config";
+  EXPECT_FALSE(std::filesystem::exists(dir / "data"));
+  std::filesystem::remove_all(dir);
+}
+
+// ---- the helper itself ----
+
+TEST(CliTest, RunBinaryFeedsStdinAndSurvivesAChildThatIgnoresIt) {
+  // `version` never reads stdin; a large input must not block or kill the test with SIGPIPE.
+  RunResult r = RunBinary({"version"}, std::string(1 << 20, 'x'));
+  EXPECT_EQ(r.exit_code, 0) << Describe(r);
+  EXPECT_THAT(r.out, StartsWith("superagent "));
+}
+
+TEST(CliTest, RunProgramReportsExecFailure) {
+  RunResult r = testing::RunProgram("/nonexistent/superagent", {"version"});
+  EXPECT_EQ(r.exit_code, 127);
+  EXPECT_THAT(r.err, HasSubstr("execve failed"));
+}
+
+}  // namespace
+}  // namespace superagent

@@ -1,0 +1,470 @@
+#include "superagent/config.h"
+
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <yaml-cpp/yaml.h>
+
+namespace superagent {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+const std::string kTestdata = std::string(SUPERAGENT_SOURCE_DIR) + "/tests/testdata/config";
+const std::string kExample = std::string(SUPERAGENT_SOURCE_DIR) + "/config/superagent.example.yaml";
+
+std::string Dump(const std::vector<Problem>& problems) {
+  std::string out;
+  for (const Problem& p : problems) out += p.ToString() + "\n";
+  return out;
+}
+
+// Parses `yaml` as "superagent.yaml" and returns the problems (empty when it parsed).
+std::vector<Problem> ProblemsOf(const std::string& yaml) {
+  std::vector<Problem> problems;
+  std::optional<Config> c = ParseConfig(yaml, "superagent.yaml", &problems);
+  EXPECT_EQ(c.has_value(), problems.empty()) << "a config is returned exactly when there are no problems";
+  return problems;
+}
+
+// The one problem `yaml` has; fails the test when there is not exactly one.
+Problem OnlyProblem(const std::string& yaml) {
+  std::vector<Problem> problems = ProblemsOf(yaml);
+  EXPECT_EQ(problems.size(), 1u) << Dump(problems);
+  return problems.empty() ? Problem{} : problems[0];
+}
+
+Config ParseOk(const std::string& yaml, const std::string& file = "superagent.yaml") {
+  std::vector<Problem> problems;
+  std::optional<Config> c = ParseConfig(yaml, file, &problems);
+  EXPECT_TRUE(c.has_value()) << Dump(problems);
+  return c.value_or(Config{});
+}
+
+// A fresh directory under $TMPDIR, removed with everything in it at the end of the test.
+class TempDir {
+ public:
+  TempDir() {
+    std::string tmpl = (std::filesystem::temp_directory_path() / "superagent-config-XXXXXX").string();
+    path_ = mkdtemp(tmpl.data()) != nullptr ? tmpl : "";
+    EXPECT_FALSE(path_.empty());
+  }
+  ~TempDir() {
+    std::error_code ec;
+    std::filesystem::remove_all(path_, ec);
+  }
+  const std::string& path() const { return path_; }
+  std::string Write(const std::string& name, const std::string& text) const {
+    std::string p = path_ + "/" + name;
+    std::filesystem::create_directories(std::filesystem::path(p).parent_path());
+    std::ofstream(p, std::ios::binary) << text;
+    return p;
+  }
+
+ private:
+  std::string path_;
+};
+
+// ---- defaults and the example ----
+
+TEST(ConfigTest, DefaultsMatchTheSpec) {
+  Config c = DefaultConfig();
+  EXPECT_EQ(c.data_dir, "./superagent-data");
+  EXPECT_EQ(c.policy_file, "");
+  EXPECT_EQ(c.panel.listen, "127.0.0.1:8080");
+  EXPECT_EQ(c.log.level, "info");
+  EXPECT_EQ(c.github.api_url, "https://api.github.com");
+  EXPECT_EQ(c.github.repo, "");
+  EXPECT_EQ(c.github.token_env, "GITHUB_TOKEN");
+  EXPECT_EQ(c.llm.base_url, "https://api.deepseek.com");
+  EXPECT_EQ(c.llm.api_key_env, "DEEPSEEK_API_KEY");
+  EXPECT_EQ(c.llm.assessment_model, "deepseek-chat");
+  EXPECT_EQ(c.llm.execution_model, "");
+  EXPECT_EQ(c.llm.EffectiveExecutionModel(), "deepseek-chat");
+  EXPECT_EQ(c.execution.slots, 3);
+  EXPECT_EQ(c.eval.timeout_seconds, 120);
+  EXPECT_EQ(c.eval.max_attempts, 3);
+  EXPECT_EQ(c.source_file, "");
+}
+
+TEST(ConfigTest, EmptyDocumentTakesEveryDefault) {
+  Config c = ParseOk("# nothing but a comment\n");
+  Config expected = DefaultConfig();
+  // The default data_dir is relative too, so it lands next to the file ("./" normalized away).
+  expected.data_dir = "superagent-data";
+  EXPECT_EQ(ConfigToJson(c), ConfigToJson(expected));
+  EXPECT_EQ(c.source_file, "superagent.yaml");
+}
+
+TEST(ConfigTest, MissingKeysInASectionKeepTheirDefaults) {
+  Config c = ParseOk("github:\n  repo: acme/widgets\nllm:\n  execution_model: big\n");
+  EXPECT_EQ(c.github.repo, "acme/widgets");
+  EXPECT_EQ(c.github.api_url, "https://api.github.com");
+  EXPECT_EQ(c.github.token_env, "GITHUB_TOKEN");
+  EXPECT_EQ(c.llm.EffectiveExecutionModel(), "big");
+  EXPECT_EQ(c.llm.assessment_model, "deepseek-chat");
+  EXPECT_EQ(c.execution.slots, 3);
+}
+
+TEST(ConfigTest, EmptySectionMeansDefaults) {
+  Config c = ParseOk("panel:\nexecution: ~\n");
+  EXPECT_EQ(c.panel.listen, "127.0.0.1:8080");
+  EXPECT_EQ(c.execution.slots, 3);
+}
+
+TEST(ConfigTest, ExampleParsesWithZeroProblemsAndStatesTheDefaults) {
+  std::vector<Problem> problems;
+  std::optional<Config> c = LoadConfigFile(kExample, &problems);
+  ASSERT_TRUE(c.has_value()) << Dump(problems);
+  EXPECT_TRUE(problems.empty());
+  // The example documents the defaults, so apart from path resolution it equals them.
+  Config expected = DefaultConfig();
+  expected.data_dir = std::string(SUPERAGENT_SOURCE_DIR) + "/config/superagent-data";
+  EXPECT_EQ(ConfigToJson(*c), ConfigToJson(expected));
+}
+
+// Collects "a.b" paths of every scalar leaf.
+void Leaves(const nlohmann::json& j, const std::string& prefix, std::set<std::string>* out) {
+  for (auto it = j.begin(); it != j.end(); ++it) {
+    std::string p = prefix.empty() ? it.key() : prefix + "." + it.key();
+    if (it->is_object()) {
+      Leaves(*it, p, out);
+    } else {
+      out->insert(p);
+    }
+  }
+}
+
+void Leaves(const YAML::Node& n, const std::string& prefix, std::set<std::string>* out) {
+  for (const auto& kv : n) {
+    std::string p = prefix.empty() ? kv.first.Scalar() : prefix + "." + kv.first.Scalar();
+    if (kv.second.IsMap()) {
+      Leaves(kv.second, p, out);
+    } else {
+      out->insert(p);
+    }
+  }
+}
+
+TEST(ConfigTest, ExampleSetsEveryKeyThereIs) {
+  std::set<std::string> keys, in_example;
+  Leaves(ConfigToJson(DefaultConfig()), "", &keys);
+  Leaves(YAML::LoadFile(kExample), "", &in_example);
+  EXPECT_EQ(in_example, keys);
+  // The names people and tools rely on.
+  for (const char* k : {"data_dir", "policy_file", "panel.listen", "github.api_url", "github.repo", "github.token_env",
+                        "llm.base_url", "llm.api_key_env", "llm.assessment_model", "llm.execution_model",
+                        "execution.slots", "log.level", "eval.timeout_seconds", "eval.max_attempts"}) {
+    EXPECT_TRUE(keys.count(k)) << k;
+  }
+}
+
+TEST(ConfigTest, GoodFixtureReadsEveryValue) {
+  std::vector<Problem> problems;
+  std::optional<Config> c = LoadConfigFile(kTestdata + "/good.yaml", &problems);
+  ASSERT_TRUE(c.has_value()) << Dump(problems);
+  EXPECT_EQ(c->data_dir, "/var/lib/superagent");
+  EXPECT_EQ(c->policy_file, "");
+  EXPECT_EQ(c->panel.listen, "[::1]:9090");
+  EXPECT_EQ(c->log.level, "debug");
+  EXPECT_EQ(c->github.repo, "acme/widgets");
+  EXPECT_EQ(c->github.token_env, "ACME_GITHUB_TOKEN");
+  EXPECT_EQ(c->llm.base_url, "http://127.0.0.1:11434/v1");
+  EXPECT_EQ(c->llm.api_key_env, "ACME_LLM_KEY");
+  EXPECT_EQ(c->llm.assessment_model, "small-model");
+  EXPECT_EQ(c->llm.EffectiveExecutionModel(), "large-model");
+  EXPECT_EQ(c->execution.slots, 5);
+  EXPECT_EQ(c->eval.timeout_seconds, 60);
+  EXPECT_EQ(c->eval.max_attempts, 2);
+  EXPECT_EQ(c->source_file, kTestdata + "/good.yaml");
+}
+
+// ---- one validation problem each, at its exact place ----
+
+TEST(ConfigTest, ListenWithoutPortIsAProblemAtTheValue) {
+  Problem p = OnlyProblem("panel:\n  listen: localhost\n");
+  EXPECT_EQ(p.file, "superagent.yaml");
+  EXPECT_EQ(p.line, 2);
+  EXPECT_EQ(p.column, 11);
+  EXPECT_THAT(p.message, HasSubstr("panel.listen"));
+  EXPECT_THAT(p.message, HasSubstr("host:port"));
+  EXPECT_EQ(p.ToString().rfind("superagent.yaml:2:11: panel.listen: ", 0), 0u) << p.ToString();
+}
+
+TEST(ConfigTest, ListenPortMustBe1To65535) {
+  EXPECT_EQ(OnlyProblem("panel: {listen: \"127.0.0.1:0\"}\n").line, 1);
+  EXPECT_EQ(OnlyProblem("\npanel:\n  listen: 127.0.0.1:65536\n").line, 3);
+  EXPECT_EQ(OnlyProblem("panel:\n  listen: \":8080\"\n").line, 2);
+  EXPECT_EQ(ParseOk("panel:\n  listen: 0.0.0.0:65535\n").panel.listen, "0.0.0.0:65535");
+  EXPECT_EQ(ParseOk("panel:\n  listen: localhost:1\n").panel.listen, "localhost:1");
+}
+
+TEST(ConfigTest, SlotsMustBe1To64) {
+  Problem zero = OnlyProblem("execution:\n  slots: 0\n");
+  EXPECT_EQ(zero.line, 2);
+  EXPECT_EQ(zero.column, 10);
+  EXPECT_THAT(zero.message, HasSubstr("execution.slots: must be between 1 and 64 (got 0)"));
+  EXPECT_EQ(OnlyProblem("execution:\n  slots: 65\n").line, 2);
+  EXPECT_EQ(ParseOk("execution:\n  slots: 64\n").execution.slots, 64);
+  EXPECT_EQ(ParseOk("execution:\n  slots: 1\n").execution.slots, 1);
+}
+
+TEST(ConfigTest, WrongTypesAreProblems) {
+  Problem slots = OnlyProblem("execution:\n  slots: three\n");
+  EXPECT_EQ(slots.line, 2);
+  EXPECT_THAT(slots.message, HasSubstr("execution.slots: must be an integer (got \"three\")"));
+  EXPECT_THAT(OnlyProblem("execution:\n  slots: 2.5\n").message, HasSubstr("must be an integer"));
+  Problem dir = OnlyProblem("data_dir: [a, b]\n");
+  EXPECT_EQ(dir.line, 1);
+  EXPECT_EQ(dir.column, 11);
+  EXPECT_THAT(dir.message, HasSubstr("data_dir: must be a string"));
+  Problem section = OnlyProblem("github: acme/widgets\n");
+  EXPECT_EQ(section.line, 1);
+  EXPECT_THAT(section.message, HasSubstr("github: must be a mapping"));
+  EXPECT_THAT(OnlyProblem("- a\n- b\n").message, HasSubstr("the top level: must be a mapping"));
+}
+
+TEST(ConfigTest, RepoIsEmptyOrOwnerSlashName) {
+  Problem p = OnlyProblem("github:\n  repo: widgets\n");
+  EXPECT_EQ(p.line, 2);
+  EXPECT_EQ(p.column, 9);
+  EXPECT_THAT(p.message, HasSubstr("github.repo: must be empty or \"owner/name\" (got \"widgets\")"));
+  EXPECT_EQ(OnlyProblem("github:\n  repo: https://github.com/acme/widgets\n").line, 2);
+  EXPECT_EQ(OnlyProblem("github:\n  repo: acme/\n").line, 2);
+  EXPECT_EQ(ParseOk("github:\n  repo: my-org/my_repo.js\n").github.repo, "my-org/my_repo.js");
+  EXPECT_EQ(ParseOk("github:\n  repo: \"\"\n").github.repo, "");
+  EXPECT_EQ(ParseOk("github:\n  repo:\n").github.repo, "");
+}
+
+TEST(ConfigTest, EnvKeysMustBeVariableNames) {
+  Problem p = OnlyProblem("llm:\n  api_key_env: \"MY KEY\"\n");
+  EXPECT_EQ(p.line, 2);
+  EXPECT_EQ(p.column, 16);
+  EXPECT_THAT(p.message, HasSubstr("llm.api_key_env: must be an environment variable name"));
+  EXPECT_THAT(OnlyProblem("github:\n  token_env: 1TOKEN\n").message, HasSubstr("github.token_env"));
+  EXPECT_THAT(OnlyProblem("github:\n  token_env: \"\"\n").message, HasSubstr("github.token_env"));
+  EXPECT_EQ(ParseOk("github:\n  token_env: _ACME_TOKEN_2\n").github.token_env, "_ACME_TOKEN_2");
+}
+
+TEST(ConfigTest, SecretLookingValueIsRefusedWithoutEchoingIt) {
+  const std::string token = "ghp_0123456789abcdefghijABCDEFGHIJ012345";
+  Problem p = OnlyProblem("github:\n  token_env: " + token + "\n");
+  EXPECT_EQ(p.line, 2);
+  EXPECT_EQ(p.column, 14);
+  EXPECT_THAT(p.message, HasSubstr("secrets come only from environment variables; put the variable's NAME here"));
+  EXPECT_THAT(p.ToString(), Not(HasSubstr(token)));
+
+  const std::string key = "sk-0123456789abcdef0123456789abcdef";
+  Problem k = OnlyProblem("llm:\n  api_key_env: " + key + "\n");
+  EXPECT_EQ(k.line, 2);
+  EXPECT_THAT(k.message, HasSubstr("secrets come only from environment variables"));
+  EXPECT_THAT(k.ToString(), Not(HasSubstr(key)));
+
+  EXPECT_THAT(OnlyProblem("github:\n  token_env: github_pat_11ABCDEFG0123456789_abcdefghijklmnop\n").message,
+              HasSubstr("secrets come only"));
+}
+
+TEST(ConfigTest, SecretDetection) {
+  // Known credential prefixes, and long runs of letters and digits without '_' (random tokens).
+  for (const char* secret : {"ghp_abc123", "gho_x", "github_pat_11AAA", "sk-abc", "xoxb-1-2", "Bearer abc",
+                             "a1B2c3D4e5F6g7H8i9J0k1L2m3N4"}) {
+    EXPECT_TRUE(LooksLikeSecret(secret)) << secret;
+  }
+  for (const char* name : {"GITHUB_TOKEN", "DEEPSEEK_API_KEY", "ghp", "SK", "sk",
+                           "MY_VERY_LONG_VARIABLE_NAME_FOR_A_KEY", "AcmeGithubToken"}) {
+    EXPECT_FALSE(LooksLikeSecret(name)) << name;
+  }
+}
+
+TEST(ConfigTest, EnvVarNames) {
+  EXPECT_TRUE(IsEnvVarName("GITHUB_TOKEN"));
+  EXPECT_TRUE(IsEnvVarName("_x9"));
+  EXPECT_TRUE(IsEnvVarName("a"));
+  EXPECT_FALSE(IsEnvVarName(""));
+  EXPECT_FALSE(IsEnvVarName("9A"));
+  EXPECT_FALSE(IsEnvVarName("A-B"));
+  EXPECT_FALSE(IsEnvVarName("A B"));
+  EXPECT_FALSE(IsEnvVarName("$TOKEN"));
+}
+
+TEST(ConfigTest, LogLevelIsOneOfFive) {
+  for (const char* level : {"trace", "debug", "info", "warn", "error"}) {
+    EXPECT_EQ(ParseOk(std::string("log:\n  level: ") + level + "\n").log.level, level);
+  }
+  Problem p = OnlyProblem("log:\n  level: verbose\n");
+  EXPECT_EQ(p.line, 2);
+  EXPECT_EQ(p.column, 10);
+  EXPECT_THAT(p.message, HasSubstr("log.level: must be one of trace, debug, info, warn, error (got \"verbose\")"));
+}
+
+TEST(ConfigTest, UrlsMustBeHttp) {
+  Problem p = OnlyProblem("llm:\n  base_url: api.deepseek.com\n");
+  EXPECT_EQ(p.line, 2);
+  EXPECT_THAT(p.message, HasSubstr("llm.base_url: must be an http:// or https:// URL"));
+  EXPECT_EQ(OnlyProblem("github:\n  api_url: \"\"\n").line, 2);
+}
+
+TEST(ConfigTest, RequiredStringsMustNotBeEmpty) {
+  EXPECT_THAT(OnlyProblem("data_dir: \"\"\n").message, HasSubstr("data_dir: must not be empty"));
+  EXPECT_THAT(OnlyProblem("llm:\n  assessment_model:\n").message, HasSubstr("llm.assessment_model: must not be empty"));
+}
+
+TEST(ConfigTest, EvalBounds) {
+  EXPECT_EQ(OnlyProblem("eval:\n  timeout_seconds: 0\n").line, 2);
+  EXPECT_EQ(OnlyProblem("eval:\n  max_attempts: 0\n").line, 2);
+  EXPECT_EQ(OnlyProblem("eval:\n  max_attempts: 21\n").line, 2);
+  Config c = ParseOk("eval:\n  timeout_seconds: 3600\n  max_attempts: 1\n");
+  EXPECT_EQ(c.eval.timeout_seconds, 3600);
+  EXPECT_EQ(c.eval.max_attempts, 1);
+}
+
+// ---- unknown and duplicate keys, syntax ----
+
+TEST(ConfigTest, UnknownKeyIsNamedAtItsPlace) {
+  Problem top = OnlyProblem("data_dir: ./d\ndatadir: ./e\n");
+  EXPECT_EQ(top.line, 2);
+  EXPECT_EQ(top.column, 1);
+  EXPECT_THAT(top.message, HasSubstr("datadir: unknown key"));
+  EXPECT_THAT(top.message, HasSubstr("data_dir"));  // lists the known keys
+
+  Problem nested = OnlyProblem("panel:\n  listen: 127.0.0.1:8080\n  port: 8080\n");
+  EXPECT_EQ(nested.line, 3);
+  EXPECT_EQ(nested.column, 3);
+  EXPECT_THAT(nested.message, HasSubstr("panel.port: unknown key (known keys in panel: listen)"));
+}
+
+TEST(ConfigTest, UnknownSecretKeyPointsToEnvVariables) {
+  Problem p = OnlyProblem("github:\n  token: ghp_abcdef0123456789\n");
+  EXPECT_EQ(p.line, 2);
+  EXPECT_THAT(p.message, HasSubstr("github.token: unknown key; secrets come only from environment variables"));
+  EXPECT_THAT(p.message, Not(HasSubstr("ghp_abcdef")));
+}
+
+TEST(ConfigTest, DuplicateKeyIsAProblem) {
+  Problem p = OnlyProblem("execution:\n  slots: 2\n  slots: 4\n");
+  EXPECT_EQ(p.line, 3);
+  EXPECT_THAT(p.message, HasSubstr("execution.slots: duplicate key"));
+}
+
+TEST(ConfigTest, SyntaxErrorHasALine) {
+  Problem p = OnlyProblem("panel:\n  listen: [127.0.0.1:8080\nlog: {}\n");
+  EXPECT_GE(p.line, 2);
+  EXPECT_THAT(p.message, HasSubstr("invalid YAML"));
+}
+
+TEST(ConfigTest, SecondDocumentIsAProblem) {
+  Problem p = OnlyProblem("data_dir: ./a\n---\ndata_dir: ./b\n");
+  EXPECT_THAT(p.message, HasSubstr("one YAML document"));
+}
+
+TEST(ConfigTest, AllProblemsAreReportedTogetherInFileOrder) {
+  std::vector<Problem> problems;
+  std::optional<Config> c = LoadConfigFile(kTestdata + "/bad.yaml", &problems);
+  EXPECT_FALSE(c.has_value());
+  ASSERT_EQ(problems.size(), 3u) << Dump(problems);
+  const std::string f = kTestdata + "/bad.yaml";
+  EXPECT_EQ(problems[0].ToString().rfind(f + ":4:11: panel.listen: ", 0), 0u) << problems[0].ToString();
+  EXPECT_EQ(problems[1].ToString().rfind(f + ":6:10: execution.slots: ", 0), 0u) << problems[1].ToString();
+  EXPECT_EQ(problems[2].ToString().rfind(f + ":8:14: github.token_env: ", 0), 0u) << problems[2].ToString();
+}
+
+TEST(ConfigTest, NullProblemsPointerIsAllowed) {
+  EXPECT_FALSE(ParseConfig("execution: {slots: 0}\n", "x.yaml", nullptr).has_value());
+  EXPECT_TRUE(ParseConfig("execution: {slots: 2}\n", "x.yaml", nullptr).has_value());
+}
+
+// ---- files and paths ----
+
+TEST(ConfigTest, RelativePathsResolveAgainstTheConfigDirectory) {
+  TempDir dir;
+  std::string file = dir.Write("etc/superagent.yaml", "data_dir: ./data\npolicy_file: ../policy/policy.yaml\n");
+  std::vector<Problem> problems;
+  std::optional<Config> c = LoadConfigFile(file, &problems);
+  ASSERT_TRUE(c.has_value()) << Dump(problems);
+  EXPECT_EQ(c->data_dir, dir.path() + "/etc/data");
+  EXPECT_EQ(c->policy_file, dir.path() + "/policy/policy.yaml");
+}
+
+TEST(ConfigTest, AbsoluteAndEmptyPathsAreKept) {
+  Config c = ParseOk("data_dir: /srv/agent\npolicy_file: \"\"\n", "/etc/superagent/superagent.yaml");
+  EXPECT_EQ(c.data_dir, "/srv/agent");
+  EXPECT_EQ(c.policy_file, "");
+  // A config named without a directory is in the working directory, like the defaults.
+  EXPECT_EQ(ParseOk("data_dir: data\n", "superagent.yaml").data_dir, "data");
+}
+
+TEST(ConfigTest, UnreadableFileIsOneProblemWithoutLine) {
+  TempDir dir;
+  std::vector<Problem> problems;
+  EXPECT_FALSE(LoadConfigFile(dir.path() + "/missing.yaml", &problems).has_value());
+  ASSERT_EQ(problems.size(), 1u);
+  EXPECT_EQ(problems[0].line, 0);
+  EXPECT_EQ(problems[0].file, dir.path() + "/missing.yaml");
+  EXPECT_THAT(problems[0].message, HasSubstr("cannot read config file"));
+
+  problems.clear();
+  EXPECT_FALSE(LoadConfigFile(dir.path(), &problems).has_value());
+  ASSERT_EQ(problems.size(), 1u);
+  EXPECT_THAT(problems[0].message, HasSubstr("directory"));
+}
+
+TEST(ConfigTest, EmptyFileIsTheDefaults) {
+  TempDir dir;
+  std::vector<Problem> problems;
+  std::optional<Config> c = LoadConfigFile(dir.Write("empty.yaml", ""), &problems);
+  ASSERT_TRUE(c.has_value()) << Dump(problems);
+  EXPECT_EQ(c->data_dir, dir.path() + "/superagent-data");
+  EXPECT_EQ(c->execution.slots, 3);
+}
+
+// ---- secrets ----
+
+TEST(ConfigTest, ResolveSecretReadsTheEnvironment) {
+  ASSERT_EQ(setenv("SUPERAGENT_TEST_SECRET", "s3cr3t-value", 1), 0);
+  EXPECT_EQ(ResolveSecret("SUPERAGENT_TEST_SECRET"), "s3cr3t-value");
+  ASSERT_EQ(unsetenv("SUPERAGENT_TEST_SECRET"), 0);
+  EXPECT_EQ(ResolveSecret("SUPERAGENT_TEST_SECRET"), "");
+  EXPECT_EQ(ResolveSecret(""), "");
+}
+
+TEST(ConfigTest, JsonHoldsOnlyVariableNames) {
+  ASSERT_EQ(setenv("SUPERAGENT_TEST_TOKEN", "ghp_never_shown_0123456789", 1), 0);
+  Config c = ParseOk("github:\n  token_env: SUPERAGENT_TEST_TOKEN\n  repo: acme/widgets\n");
+  std::string dumped = ConfigToJson(c).dump();
+  unsetenv("SUPERAGENT_TEST_TOKEN");
+  EXPECT_THAT(dumped, HasSubstr("\"token_env\":\"SUPERAGENT_TEST_TOKEN\""));
+  EXPECT_THAT(dumped, Not(HasSubstr("ghp_never_shown")));
+  EXPECT_EQ(ConfigToJson(c)["github"]["repo"], "acme/widgets");
+  EXPECT_EQ(ConfigToJson(c)["execution"]["slots"], 3);
+}
+
+// ---- host:port ----
+
+TEST(ConfigTest, SplitHostPort) {
+  std::string host;
+  int port = 0;
+  ASSERT_TRUE(SplitHostPort("127.0.0.1:8080", &host, &port));
+  EXPECT_EQ(host, "127.0.0.1");
+  EXPECT_EQ(port, 8080);
+  ASSERT_TRUE(SplitHostPort("[::1]:9090", &host, &port));
+  EXPECT_EQ(host, "::1");
+  EXPECT_EQ(port, 9090);
+  ASSERT_TRUE(SplitHostPort("localhost:65535", &host, &port));
+  EXPECT_EQ(port, 65535);
+  for (const char* bad : {"", "8080", ":8080", "host:", "host:0", "host:65536", "host:99999999", "host:80a", "::1:80",
+                          "host:+80", "a b:80"}) {
+    EXPECT_FALSE(SplitHostPort(bad, &host, &port)) << bad;
+  }
+}
+
+}  // namespace
+}  // namespace superagent

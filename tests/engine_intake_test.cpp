@@ -1,0 +1,82 @@
+// SPEC §3.2 intake outcomes and the §2 Trigger invariants.
+#include "engine_fixture.h"
+
+namespace superagent::testing {
+namespace {
+
+TEST_F(EngineTest, IntakeStoresAndQueuesForEvalWhenNoTicketHoldsIt) {
+  IntakeResult r = Receive(Comment("c1", "alice", true, "@agent fix the typo"));
+  EXPECT_EQ(r.outcome, IntakeOutcome::kStored);
+  EXPECT_TRUE(r.queued_for_eval);
+  EXPECT_TRUE(r.delivered_to.empty());
+  EXPECT_EQ(engine_->Stats()["eval_queue"], 1);
+}
+
+TEST_F(EngineTest, IntakeDuplicateChangesNothing) {
+  Receive(Comment("c1", "alice", true, "@agent fix the typo"));
+  auto before = engine_->Stats();
+  Trigger again = Comment("c1", "mallory", true, "different text, same id");
+  IntakeResult r = Receive(again);
+  EXPECT_EQ(r.outcome, IntakeOutcome::kDuplicate);
+  EXPECT_FALSE(r.queued_for_eval);
+  EXPECT_EQ(engine_->Stats(), before);
+  EXPECT_EQ(engine_->GetTrigger("c1")->trigger.actor, "alice");  // the first one stands
+}
+
+TEST_F(EngineTest, IntakeFilteredIsStoredWithReasonAndGoesNoFurther) {
+  auto r = engine_->Receive(Comment("c1", "agent-bot", false, "my own reply", 1, false), "poll", "own_message");
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->outcome, IntakeOutcome::kFiltered);
+  EXPECT_EQ(r->filter_reason, "own_message");
+  EXPECT_FALSE(r->queued_for_eval);
+  EXPECT_EQ(engine_->Stats()["eval_queue"], 0);
+  auto rec = engine_->GetTrigger("c1");
+  ASSERT_TRUE(rec.ok());
+  EXPECT_EQ(rec->outcome, IntakeOutcome::kFiltered);
+  EXPECT_EQ(rec->filter_reason, "own_message");
+  EXPECT_EQ(rec->via, "poll");
+  // The same id later is a duplicate, even though it was filtered.
+  EXPECT_EQ(Receive(Comment("c1", "alice", true, "x")).outcome, IntakeOutcome::kDuplicate);
+}
+
+TEST_F(EngineTest, IntakeRejectsTriggerWithoutThreadAndWritesNothing) {
+  Trigger t = Comment("c1", "alice", true, "x");
+  t.threads.clear();
+  auto r = engine_->Receive(t, "test");
+  EXPECT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), Status::Code::kInvalidArgument);
+  EXPECT_FALSE(engine_->GetTrigger("c1").ok());
+}
+
+TEST_F(EngineTest, TriggerKeepsEveryFieldThroughTheStore) {
+  Trigger t = Comment("c1", "alice", true, "line one\nline two with \"quotes\" and ünïcode");
+  t.threads.push_back("feishu:chat:oc_1:thread:omt_1");
+  t.meta["path"] = "src/a.cc";
+  Receive(t);
+  auto rec = engine_->GetTrigger("c1");
+  ASSERT_TRUE(rec.ok());
+  EXPECT_EQ(TriggerToJson(rec->trigger), TriggerToJson(t));
+}
+
+TEST_F(EngineTest, EditedCommentWithNewVersionIdIsANewTrigger) {
+  // SPEC §3.1: GitHub comment ids carry their updated_at version.
+  EXPECT_EQ(Receive(Comment("github:comment:7@2026-01-01T00:00:00Z", "alice", true, "v1")).outcome,
+            IntakeOutcome::kStored);
+  EXPECT_EQ(Receive(Comment("github:comment:7@2026-01-01T00:05:00Z", "alice", true, "v2")).outcome,
+            IntakeOutcome::kStored);
+  EXPECT_EQ(engine_->Stats()["triggers"]["stored"], 2);
+}
+
+TEST_F(EngineTest, StateSurvivesReopenWithoutANewPolicyVersion) {
+  TicketId t = AcceptedTicket("c1");
+  std::int64_t version = engine_->PolicyVersion();
+  Open(MakePolicy("observe"));
+  EXPECT_EQ(engine_->PolicyVersion(), version);
+  auto ticket = engine_->GetTicket(t);
+  ASSERT_TRUE(ticket.ok());
+  EXPECT_EQ(ticket->stage, Stage::kIdle);
+  EXPECT_EQ(Receive(Comment("c1", "alice", true, "again")).outcome, IntakeOutcome::kDuplicate);
+}
+
+}  // namespace
+}  // namespace superagent::testing

@@ -1,0 +1,191 @@
+// Ticket lifecycle (SPEC §2, §4.1, §4.5): fan-out, handback, follow-up ownership, Stop, resume.
+#include "engine_fixture.h"
+
+namespace superagent::testing {
+namespace {
+
+TEST_F(EngineTest, SubscriptionDeliversEverythingOnTheThreadWithoutTheGate) {
+  TicketId id = AcceptedTicket("c1");
+  // A stranger, a bot and an allow-listed person: all reach the live Ticket, none go to Eval.
+  for (auto [tid, actor, human] : {std::tuple{"c2", "mallory", true}, std::tuple{"c3", "renovate[bot]", false},
+                                   std::tuple{"c4", "bob", true}}) {
+    IntakeResult r = Receive(Comment(tid, actor, false, "a remark", 1, human));
+    EXPECT_EQ(r.delivered_to, std::vector<TicketId>{id}) << tid;
+    EXPECT_FALSE(r.queued_for_eval) << tid;
+  }
+  auto inputs = engine_->TicketInputs(id);
+  EXPECT_EQ(inputs.size(), 4u);  // the request plus three deliveries
+  EXPECT_EQ(engine_->GetMandate(id)->scope, "Fix the typo in README") << "delivery grants nothing new";
+}
+
+TEST_F(EngineTest, ManyTicketsMayLiveOnOneThread) {
+  TicketId first = AcceptedTicket("c1");
+  Receive(Comment("c2", "alice", true, "@agent separately, update the changelog"));
+  ASSERT_TRUE(engine_->Handback(first, "c2", HandbackKind::kOutOfScope, "not the typo").ok());
+  assessor_.answers.push_back(ScriptedAssessor::Accept());
+  ASSERT_EQ(Drain(), 1);
+  auto story = engine_->Explain("c2");
+  ASSERT_TRUE(story->contains("ticket_created"));
+  TicketId second = (*story)["ticket_created"]["id"];
+  EXPECT_NE(first, second);
+  EXPECT_TRUE(engine_->GetTicket(first)->open());
+  EXPECT_TRUE(engine_->GetTicket(second)->open());
+  // The Eval saw the handback reasons and the existing Ticket.
+  ASSERT_EQ(assessor_.last_candidates.size(), 1u);
+  EXPECT_EQ(assessor_.last_candidates[0].handback[0]["reason"], "not the typo");
+  ASSERT_EQ(assessor_.last_job.tickets.size(), 1u);
+  EXPECT_EQ(assessor_.last_job.tickets[0].id, first);
+}
+
+TEST_F(EngineTest, HandbackAtMostOnceAndToEvalOnlyWhenNoTicketHoldsIt) {
+  TicketId a = AcceptedTicket("c1");
+  // A second Ticket on the same Thread, so both hold the next message.
+  Receive(Comment("c2", "alice", true, "@agent also bump the version"));
+  ASSERT_TRUE(engine_->Handback(a, "c2", HandbackKind::kOutOfScope, "versioning").ok());
+  assessor_.answers.push_back(ScriptedAssessor::Accept());
+  ASSERT_EQ(Drain(), 1);
+  TicketId b = (*engine_->Explain("c2"))["ticket_created"]["id"];
+
+  IntakeResult r = Receive(Comment("c3", "alice", false, "what about the footer?"));
+  ASSERT_EQ(r.delivered_to.size(), 2u);
+  ASSERT_TRUE(engine_->Handback(a, "c3", HandbackKind::kOtherTicket, "footer is not mine").ok());
+  EXPECT_EQ(engine_->Stats()["eval_queue"], 0) << "Ticket b still holds it";
+  Status again = engine_->Handback(a, "c3", HandbackKind::kOtherTicket, "twice");
+  EXPECT_EQ(again.code(), Status::Code::kConflict);
+  ASSERT_TRUE(engine_->Handback(b, "c3", HandbackKind::kUnrelatedThread, "not mine either").ok());
+  EXPECT_EQ(engine_->Stats()["eval_queue"], 1);
+  auto story = engine_->Explain("c3");
+  ASSERT_EQ((*story)["eval_queue"]["handback"].size(), 2u);
+  EXPECT_EQ((*story)["eval_queue"]["handback"][1]["kind"], "unrelated_thread");
+
+  EXPECT_EQ(engine_->Handback(a, "nope", HandbackKind::kOutOfScope, "x").code(), Status::Code::kNotFound);
+  Receive(Comment("z1", "alice", true, "@agent unrelated", 9));
+  EXPECT_EQ(engine_->Handback(a, "z1", HandbackKind::kOutOfScope, "x").code(), Status::Code::kNotFound)
+      << "a Ticket cannot hand back what never reached it";
+}
+
+TEST_F(EngineTest, AskedPersonsNextMessageGoesOnlyToTheWaitingTicket) {
+  TicketId a = AcceptedTicket("c1");
+  Receive(Comment("c2", "alice", true, "@agent and the docs too"));
+  ASSERT_TRUE(engine_->Handback(a, "c2", HandbackKind::kOutOfScope, "docs").ok());
+  assessor_.answers.push_back(ScriptedAssessor::Accept());
+  ASSERT_EQ(Drain(), 1);
+  TicketId b = (*engine_->Explain("c2"))["ticket_created"]["id"];
+
+  HumanAction q{"github:issue:1", "bob", "Which README: root or docs/?", {{"choices", {"root", "docs"}}}};
+  ASSERT_TRUE(engine_->AskPerson(b, q, "ask:1").ok());
+  EXPECT_EQ(engine_->GetTicket(b)->stage, Stage::kWaitingForPerson);
+  auto receipts = engine_->Receipts(b);
+  ASSERT_EQ(receipts.back().kind, MessageKind::kAttention);
+
+  // Someone else speaking reaches both Tickets; the asked person's answer reaches only b.
+  EXPECT_EQ(Receive(Comment("c3", "alice", false, "hmm")).delivered_to.size(), 2u);
+  EXPECT_EQ(engine_->GetTicket(b)->stage, Stage::kWaitingForPerson);
+  IntakeResult answer = Receive(Comment("c4", "bob", false, "root"));
+  EXPECT_EQ(answer.delivered_to, std::vector<TicketId>{b});
+  auto ticket = engine_->GetTicket(b);
+  EXPECT_EQ(ticket->stage, Stage::kIdle);
+  EXPECT_FALSE(ticket->waiting.has_value());
+  EXPECT_EQ(engine_->TicketInputs(b).back().kind, "answer");
+  EXPECT_EQ(engine_->Assignments(b).size(), 2u) << "the answer resumes it with a new Assignment";
+}
+
+TEST_F(EngineTest, AskPersonValidatesItsQuestion) {
+  TicketId a = AcceptedTicket("c1");
+  EXPECT_EQ(engine_->AskPerson(a, {"github:issue:1", "", "q?", {}}, "ask:x").code(), Status::Code::kInvalidArgument);
+  EXPECT_EQ(engine_->AskPerson(a, {"github:issue:404", "bob", "q?", {}}, "ask:x").code(),
+            Status::Code::kInvalidArgument);
+  EXPECT_EQ(engine_->GetTicket(a)->stage, Stage::kIdle);
+  EXPECT_EQ(engine_->Receipts(a).size(), 1u);
+}
+
+TEST_F(EngineTest, PanelStopWithdrawsTheMandateAndTheTicketReceivesNothingMore) {
+  TicketId id = AcceptedTicket("c1");
+  ASSERT_TRUE(engine_->StopTicket(id, "panel:alice").ok());
+  auto t = engine_->GetTicket(id);
+  EXPECT_EQ(t->stage, Stage::kEnded);
+  EXPECT_EQ(engine_->GetMandate(id)->ended_as, "withdrawn");
+  EXPECT_EQ(engine_->Assignments(id).back().state, "ended");
+  IntakeResult r = Receive(Comment("c2", "alice", false, "please continue"));
+  EXPECT_TRUE(r.delivered_to.empty());
+  EXPECT_TRUE(r.resumed.empty()) << "a withdrawn Ticket is never resumed";
+  EXPECT_TRUE(r.queued_for_eval);
+  EXPECT_EQ(engine_->StopTicket(id, "").code(), Status::Code::kInvalidArgument);
+  EXPECT_EQ(engine_->StopTicket(4242, "panel:alice").code(), Status::Code::kNotFound);
+}
+
+TEST_F(EngineTest, PersonsMessageResumesAnEndedTicketInPlaceWithoutAnEval) {
+  TicketId id = AcceptedTicket("c1");
+  ASSERT_TRUE(engine_->EndTicket(id, "result delivered").ok());
+  std::size_t decisions = engine_->Decisions("github:issue:1").size();
+  IntakeResult r = Receive(Comment("c2", "alice", false, "one more typo on line 3"));
+  EXPECT_EQ(r.resumed, std::vector<TicketId>{id});
+  EXPECT_FALSE(r.queued_for_eval);
+  EXPECT_EQ(engine_->GetTicket(id)->stage, Stage::kIdle);
+  EXPECT_EQ(engine_->Decisions("github:issue:1").size(), decisions) << "no new Decision";
+  EXPECT_EQ(engine_->TicketInputs(id).back().kind, "resume");
+}
+
+TEST_F(EngineTest, BotsAndCiCannotWakeAnEndedTicket) {
+  TicketId id = AcceptedTicket("c1");
+  ASSERT_TRUE(engine_->EndTicket(id, "done").ok());
+  IntakeResult bot = Receive(Comment("c2", "dependabot[bot]", true, "@agent rebase", 1, false));
+  EXPECT_TRUE(bot.resumed.empty());
+  EXPECT_TRUE(bot.queued_for_eval);
+  Trigger ci = Comment("ci1", "x", false, "CI failed on main");
+  ci.scope = "ci";
+  ci.actor.reset();
+  ci.human = false;
+  IntakeResult c = Receive(ci);
+  EXPECT_TRUE(c.resumed.empty());
+  EXPECT_EQ(engine_->GetTicket(id)->stage, Stage::kEnded);
+}
+
+TEST_F(EngineTest, FailedRevalidationRevokesAndTheMessageGoesToEval) {
+  TicketId id = AcceptedTicket("c1");  // alice, allow-listed and addressed
+  ASSERT_TRUE(engine_->EndTicket(id, "done").ok());
+  ASSERT_TRUE(engine_->ApplyPolicy(MakePolicy("observe", "people: [alice, bob]=>people: [bob]"), "edit").ok());
+  IntakeResult r = Receive(Comment("c2", "bob", false, "can you redo it?"));
+  EXPECT_TRUE(r.resumed.empty());
+  EXPECT_EQ(r.revoked, std::vector<TicketId>{id});
+  EXPECT_TRUE(r.queued_for_eval);
+  EXPECT_EQ(engine_->GetTicket(id)->stage, Stage::kEnded);
+  EXPECT_EQ(engine_->GetMandate(id)->ended_as, "revoked");
+}
+
+TEST_F(EngineTest, StagesFollowTheExecutorNotTheSession) {
+  TicketId id = AcceptedTicket("c1");
+  for (Stage s : {Stage::kWorking, Stage::kBlocked, Stage::kWorking, Stage::kReady}) {
+    ASSERT_TRUE(engine_->SetStage(id, s, "test").ok());
+    EXPECT_EQ(engine_->GetTicket(id)->stage, s);
+  }
+  EXPECT_EQ(engine_->SetStage(id, Stage::kEnded, "x").code(), Status::Code::kInvalidArgument);
+  EXPECT_EQ(engine_->SetStage(id, Stage::kWaitingForPerson, "x").code(), Status::Code::kInvalidArgument);
+  ASSERT_TRUE(engine_->EndTicket(id, "done").ok());
+  EXPECT_EQ(engine_->SetStage(id, Stage::kWorking, "late").code(), Status::Code::kConflict);
+}
+
+TEST_F(EngineTest, SendEnforcesLengthLimitsAndIsIdempotent) {
+  TicketId id = AcceptedTicket("c1");
+  Trigger chat = Comment("f1", "ou_alice", true, "hi");
+  chat.source = "feishu";
+  chat.scope = "chat:oc_support";
+  chat.threads = {"feishu:chat:oc_support"};
+  chat.channel = "feishu:chat:oc_support";
+  Receive(chat);
+  std::string long_text;
+  for (int i = 0; i < 101; ++i) long_text += "word ";
+  Status s = engine_->Send({"m1", id, "feishu:chat:oc_support", MessageKind::kResult, long_text});
+  EXPECT_EQ(s.code(), Status::Code::kInvalidArgument);
+  EXPECT_NE(s.message().find("100 words"), std::string::npos) << s.message();
+  std::size_t before = engine_->Receipts(std::nullopt).size();
+  EXPECT_EQ(engine_->Receipts(std::nullopt).size(), before);
+  ASSERT_TRUE(engine_->Send({"m2", id, "github:issue:1", MessageKind::kResult, long_text}).ok());
+  ASSERT_TRUE(engine_->Send({"m2", id, "github:issue:1", MessageKind::kResult, "other"}).ok());
+  auto receipts = engine_->Receipts(id);
+  ASSERT_EQ(receipts.size(), 2u);  // ack + m2 once
+  EXPECT_EQ(receipts[1].body, long_text);
+}
+
+}  // namespace
+}  // namespace superagent::testing
