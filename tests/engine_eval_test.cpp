@@ -29,6 +29,8 @@ TEST_F(EngineTest, ExplicitAcceptCreatesTicketMandateSubscriptionsAndAckInOneGo)
   EXPECT_EQ(receipts[0].kind, MessageKind::kAcknowledgement);
   EXPECT_EQ(receipts[0].status, "pending");
   EXPECT_EQ(receipts[0].body, "I'll fix the typo in README.");
+  // The acknowledgement's delivery is an Effect enqueued in the same transaction.
+  EXPECT_EQ(engine_->Stats()["effects_pending"], 1);
   EXPECT_EQ(engine_->Assignments(id).size(), 1u);
   EXPECT_EQ(engine_->Assignments(id)[0].state, "pending");
 

@@ -35,6 +35,17 @@ TEST_F(EngineTest, ManyTicketsMayLiveOnOneThread) {
   EXPECT_EQ(assessor_.last_candidates[0].handback[0]["reason"], "not the typo");
   ASSERT_EQ(assessor_.last_job.tickets.size(), 1u);
   EXPECT_EQ(assessor_.last_job.tickets[0].id, first);
+
+  // An Eval sees ended Tickets on its Thread too (SPEC §2: every Ticket, ended ones too).
+  ASSERT_TRUE(engine_->StopTicket(first, "panel:alice").ok());
+  Receive(Comment("c3", "alice", true, "@agent one more thing"));
+  assessor_.answers.push_back(ScriptedAssessor::Accept());
+  ASSERT_EQ(Drain(), 0) << "c3 is held by the live second Ticket";
+  ASSERT_TRUE(engine_->Handback(second, "c3", HandbackKind::kOutOfScope, "new work").ok());
+  ASSERT_EQ(Drain(), 1);
+  ASSERT_EQ(assessor_.last_job.tickets.size(), 2u);
+  EXPECT_EQ(assessor_.last_job.tickets[0].stage, Stage::kEnded);
+  EXPECT_FALSE(assessor_.last_job.tickets[0].mandate_active);
 }
 
 TEST_F(EngineTest, HandbackAtMostOnceAndToEvalOnlyWhenNoTicketHoldsIt) {

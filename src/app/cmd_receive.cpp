@@ -3,7 +3,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <iterator>
+#include <sstream>
 #include <string>
 
 #include "app/commands.h"
@@ -54,7 +54,9 @@ int CmdReceive(int argc, char** argv) {
       std::fprintf(stderr, "receive: cannot read %s\n", trigger_path.c_str());
       return 2;
     }
-    text.assign(std::istreambuf_iterator<char>(in), {});
+    std::ostringstream buf;  // not istreambuf_iterator: it trips GCC 12's -Wnull-dereference at -O2
+    buf << in.rdbuf();
+    text = buf.str();
   }
   auto j = nlohmann::json::parse(text, nullptr, false);
   if (j.is_discarded()) {

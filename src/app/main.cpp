@@ -14,7 +14,6 @@ using superagent::app::CmdCheck;
 using superagent::app::CmdExplain;
 using superagent::app::CmdGate;
 using superagent::app::CmdReceive;
-using superagent::app::CmdReceive;
 using superagent::app::CmdServe;
 using superagent::app::CmdVersion;
 
@@ -29,7 +28,6 @@ constexpr Subcommand kSubcommands[] = {
     {"check", CmdCheck, "validate a config and the policy it names; print every problem as file:line:col"},
     {"gate", CmdGate, "show the Gate's admission decision for one trigger under a policy"},
     {"receive", CmdReceive, "hand one normalized trigger (JSON) to the store's intake, as a Source would"},
-    {"receive", CmdReceive, "hand one Trigger (JSON) to Intake as a Source would, e.g. to replay a missed message"},
     {"explain", CmdExplain, "tell the whole story of one message: intake, eval, decision, ticket"},
     {"version", CmdVersion, "print the version of superagent and of its SQLite library"},
 };

@@ -66,7 +66,8 @@ class PolicyReader {
     std::vector<Entry> out;
     std::set<std::string> seen;
     for (auto it = map.begin(); it != map.end(); ++it) {
-      const YAML::Node& k = it->first;
+      // Copies: yaml-cpp's iterator yields a temporary pair, so references would dangle.
+      const YAML::Node k = it->first;
       if (!k.IsScalar()) {
         Add(k, path, "keys must be plain strings");
         continue;

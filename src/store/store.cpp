@@ -668,6 +668,9 @@ json Store::Stats() {
   Stmt& p = db_.Prepare("SELECT COUNT(*) FROM receipts WHERE status = 'pending'");
   out["receipts_pending"] = p.Step() ? p.Int(0) : 0;
   p.Reset();
+  Stmt& e = db_.Prepare("SELECT COUNT(*) FROM effects WHERE status = 'pending'");
+  out["effects_pending"] = e.Step() ? e.Int(0) : 0;
+  e.Reset();
   return out;
 }
 
