@@ -3,6 +3,7 @@
 // Thread-safe: calls are serialized by an internal mutex.
 #pragma once
 
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -29,6 +30,7 @@ struct EngineOptions {
   std::size_t history_limit = 50;       // Thread snapshot size given to an Eval
   std::size_t chat_word_limit = 100;    // SPEC §1: chat messages ≤ 100 words (level-1 host fact)
   std::size_t github_char_limit = 65'000;
+  int problem_threshold = 3;            // SPEC §6: the same kind failing 3 times in a row
 };
 
 struct IntakeResult {
@@ -81,6 +83,35 @@ struct MessageSpec {
   std::string body;
 };
 
+// Health of one read path of a Source (SPEC §3.5: "realtime", "backfill", "notifications", ...).
+struct SourceHealth {
+  std::string source, path;
+  std::optional<TimeMs> last_success_at, last_error_at;
+  std::string last_error;
+  int consecutive_failures = 0;
+  std::int64_t skipped_items = 0;  // malformed items skipped and counted (SPEC §3.2)
+};
+
+// One round of a Source's bookkeeping, applied in one transaction (SPEC §3.3: the failed-item
+// set and the advanced global cursor are saved together).
+struct SourceUpdate {
+  std::string source;                              // "github", "feishu"
+  std::map<std::string, std::string> set_cursors;  // cursor name → value (any text, JSON welcome)
+  std::vector<std::string> erase_cursors;
+  std::string path;                                // read path this round reports on; "" for none
+  bool ok = true;                                  // the path's round succeeded
+  std::string error;                               // when !ok; never contains secrets
+  int skipped = 0;                                 // malformed items skipped this round
+};
+
+// A standing problem for "what needs me now" (SPEC §6: the same kind failing 3 times in a row).
+struct SystemProblem {
+  std::string kind;
+  std::string message;
+  int failures = 0;
+  TimeMs first_at = 0, last_at = 0;
+};
+
 class Engine {
  public:
   // Opens (creating and migrating) the store at `db_path` and records `policy` as the current
@@ -125,6 +156,31 @@ class Engine {
   // Enqueues a message (Receipt + Effect, one transaction). A repeated id is ignored (ok).
   // Chat messages over the word limit are refused with InvalidArgument.
   Status Send(const MessageSpec& message);
+
+  // The panel's answer to a waiting Ticket's question: delivered as its answer input; the Ticket
+  // resumes (stage idle, new Assignment). Conflict when the Ticket is not waiting.
+  Status AnswerQuestion(TicketId ticket, const std::string& who, const nlohmann::json& answer);
+
+  // --- Sources (SPEC §3) ---
+  // Applies one round of cursors, health and skip counts in one transaction. Three consecutive
+  // failures of a path raise a system problem "source:<source>:<path>"; a success clears it.
+  Status UpdateSource(const SourceUpdate& update);
+  // Every cursor a Source saved, by name.
+  std::map<std::string, std::string> SourceCursors(const std::string& source);
+  std::vector<SourceHealth> SourcesHealth();
+  // The platform says the discussion is gone (e.g. GitHub 410): nothing more is delivered there.
+  Status MarkThreadDeleted(const std::string& thread, const std::string& why);
+  // Whether a Source may send; a disabled Source's pending messages wait. Sources are enabled
+  // until disabled.
+  Status SetSourceEnabled(const std::string& source, bool enabled);
+
+  // --- System problems ---
+  // Counts a failure of `kind`; at options.problem_threshold consecutive failures the problem is
+  // raised (shown once, however often it fails after that).
+  Status ReportFailure(const std::string& kind, const std::string& message);
+  // Clears the failure count of `kind` and the problem, if raised.
+  Status ReportSuccess(const std::string& kind);
+  std::vector<SystemProblem> SystemProblems();
 
   // --- Policy (SPEC §4.6) ---
   // Makes `policy` current. A new version only when its content differs; then running Evals are

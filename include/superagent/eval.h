@@ -14,6 +14,10 @@ namespace superagent {
 //  - a stop needs an explicit (hence human) sender: bots never stop a Ticket.
 EvalOutcome JudgeEval(const EvalJob& job, const Policy& policy, Assessor& assessor);
 
+// "" when `a` answers every enabled rule of `policy` exactly once and names no other rule;
+// otherwise what is wrong. A model-backed Assessor may use it to retry a malformed answer.
+std::string CheckRuleCoverage(const Assessment& a, const Policy& policy);
+
 // Runs at most one due Eval end to end (BeginEval → JudgeEval → FinishEval).
 // Returns true when an Eval ran (its outcome may have been dropped as stale), false when idle.
 Result<bool> RunOneEval(Engine& engine, Assessor& assessor);

@@ -15,7 +15,8 @@ std::string FirstLine(const std::string& text) {
   return line.size() > 120 ? line.substr(0, 120) + "..." : line;
 }
 
-// The model must answer for every enabled rule exactly once and name no other rule.
+}  // namespace
+
 std::string CheckRuleCoverage(const Assessment& a, const Policy& policy) {
   std::set<std::string> seen;
   for (const RuleVerdict& v : a.rules) {
@@ -27,8 +28,6 @@ std::string CheckRuleCoverage(const Assessment& a, const Policy& policy) {
     if (!seen.count(r->name)) return "assessment does not answer rule \"" + r->name + "\"";
   return "";
 }
-
-}  // namespace
 
 nlohmann::json AssessmentToJson(const Assessment& a) {
   json rules = json::array();

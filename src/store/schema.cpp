@@ -257,6 +257,24 @@ CREATE TABLE commands (
   detail  TEXT
 );
 )SQL"},
+      {2, "outbox delivery state, system problems, deleted discussions", R"SQL(
+-- A discussion the platform says is gone (GitHub 410): nothing is delivered there any more.
+ALTER TABLE threads ADD COLUMN deleted_at INTEGER;
+ALTER TABLE effects ADD COLUMN kind_class TEXT NOT NULL DEFAULT 'message';  -- 'message' | 'action'
+ALTER TABLE effects ADD COLUMN started_at INTEGER;   -- set while an attempt is in flight
+ALTER TABLE effects ADD COLUMN outcome_unknown INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE effects ADD COLUMN external_id TEXT;
+ALTER TABLE effects ADD COLUMN ended_reason TEXT;
+-- "What needs me now": one row per kind of problem, cleared when that kind succeeds again.
+CREATE TABLE system_problems (
+  kind        TEXT PRIMARY KEY,        -- e.g. "effect:post_message:github", "source:github:notifications"
+  message     TEXT NOT NULL,
+  failures    INTEGER NOT NULL,
+  first_at    INTEGER NOT NULL,
+  last_at     INTEGER NOT NULL,
+  cleared_at  INTEGER                  -- NULL while the problem stands
+);
+)SQL"},
   };
   return kMigrations;
 }

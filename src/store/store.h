@@ -2,6 +2,7 @@
 // decisions. Callers group calls into transactions with Begin().
 #pragma once
 
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -9,6 +10,7 @@
 
 #include "store/sqlite.h"
 #include "superagent/domain.h"
+#include "superagent/engine.h"
 
 namespace superagent::store {
 
@@ -122,6 +124,24 @@ class Store {
   Status InsertEffect(const std::string& receipt_id, const std::string& kind, const std::string& payload, TimeMs at);
   std::vector<Receipt> ReceiptsFor(std::optional<TicketId> ticket);
   std::vector<Receipt> ReceiptsForThread(const std::string& thread);
+
+  // Sources and problems (store_sources.cpp).
+  Status SetCursor(const std::string& source, const std::string& name, const std::string& value, TimeMs at);
+  Status EraseCursor(const std::string& source, const std::string& name);
+  std::map<std::string, std::string> Cursors(const std::string& source);
+  Status RecordPathOutcome(const std::string& source, const std::string& path, bool ok, const std::string& error,
+                           int skipped, TimeMs at);
+  std::optional<SourceHealth> GetHealth(const std::string& source, const std::string& path);
+  std::vector<SourceHealth> AllHealth();
+  Status MarkThreadDeleted(const std::string& thread, TimeMs at);
+  bool ThreadDeleted(const std::string& thread);
+  Status SetSourceEnabled(const std::string& source, bool enabled);
+  bool SourceEnabled(const std::string& source);
+  // Problem counters: failures counts consecutive failures; raised when cleared_at IS NULL and
+  // failures >= threshold.
+  Result<int> CountFailure(const std::string& kind, const std::string& message, TimeMs at);
+  Status ClearFailures(const std::string& kind, TimeMs at);
+  std::vector<SystemProblem> RaisedProblems(int threshold);
 
   // Commands and counters.
   Status InsertCommand(TimeMs at, const std::string& who, const std::string& command, const std::string& target,

@@ -1,0 +1,143 @@
+// Engine: Source bookkeeping, system problems and panel answers.
+#include <spdlog/spdlog.h>
+
+#include "store/store.h"
+#include "superagent/engine.h"
+
+namespace superagent {
+
+using nlohmann::json;
+
+#define RETURN_IF_ERROR(expr)         \
+  do {                                \
+    ::superagent::Status _s = (expr); \
+    if (!_s.ok()) return _s;          \
+  } while (0)
+
+namespace {
+
+std::string SourceProblemKind(const std::string& source, const std::string& path) {
+  return "source:" + source + ":" + path;
+}
+
+}  // namespace
+
+Status Engine::UpdateSource(const SourceUpdate& u) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (u.source.empty()) return Status::InvalidArgument("source update needs a source name");
+  const TimeMs now = clock_->NowMs();
+  auto tx = store_->Begin();
+  RETURN_IF_ERROR(tx->begin_status());
+  for (const auto& [name, value] : u.set_cursors) RETURN_IF_ERROR(store_->SetCursor(u.source, name, value, now));
+  for (const auto& name : u.erase_cursors) RETURN_IF_ERROR(store_->EraseCursor(u.source, name));
+  bool raised = false;
+  if (!u.path.empty()) {
+    RETURN_IF_ERROR(store_->RecordPathOutcome(u.source, u.path, u.ok, u.error, u.skipped, now));
+    const std::string kind = SourceProblemKind(u.source, u.path);
+    if (u.ok) {
+      RETURN_IF_ERROR(store_->ClearFailures(kind, now));
+    } else {
+      auto n = store_->CountFailure(kind, u.source + " " + u.path + ": " + u.error, now);
+      if (!n.ok()) return n.status();
+      raised = *n == options_.problem_threshold;
+    }
+  }
+  RETURN_IF_ERROR(tx->Commit());
+  if (!u.ok) {
+    if (raised)
+      spdlog::error("system problem source={} path={} failures={} error=\"{}\"", u.source, u.path,
+                    options_.problem_threshold, u.error);
+    else
+      spdlog::warn("source read failed source={} path={} error=\"{}\"", u.source, u.path, u.error);
+  }
+  if (u.skipped > 0) spdlog::warn("source skipped malformed items source={} path={} count={}", u.source, u.path, u.skipped);
+  return Status::Ok();
+}
+
+std::map<std::string, std::string> Engine::SourceCursors(const std::string& source) {
+  std::lock_guard<std::mutex> lock(mu_);
+  return store_->Cursors(source);
+}
+
+std::vector<SourceHealth> Engine::SourcesHealth() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return store_->AllHealth();
+}
+
+Status Engine::MarkThreadDeleted(const std::string& thread, const std::string& why) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto tx = store_->Begin();
+  RETURN_IF_ERROR(tx->begin_status());
+  if (!store_->ThreadChannel(thread)) return Status::NotFound("thread " + thread + " is unknown");
+  RETURN_IF_ERROR(store_->MarkThreadDeleted(thread, clock_->NowMs()));
+  RETURN_IF_ERROR(tx->Commit());
+  spdlog::info("thread deleted thread={} reason=\"{}\"", thread, why);
+  return Status::Ok();
+}
+
+Status Engine::SetSourceEnabled(const std::string& source, bool enabled) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto tx = store_->Begin();
+  RETURN_IF_ERROR(tx->begin_status());
+  RETURN_IF_ERROR(store_->SetSourceEnabled(source, enabled));
+  return tx->Commit();
+}
+
+Status Engine::ReportFailure(const std::string& kind, const std::string& message) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto tx = store_->Begin();
+  RETURN_IF_ERROR(tx->begin_status());
+  auto n = store_->CountFailure(kind, message, clock_->NowMs());
+  if (!n.ok()) return n.status();
+  RETURN_IF_ERROR(tx->Commit());
+  if (*n == options_.problem_threshold)
+    spdlog::error("system problem kind={} failures={} error=\"{}\"", kind, *n, message);
+  return Status::Ok();
+}
+
+Status Engine::ReportSuccess(const std::string& kind) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto tx = store_->Begin();
+  RETURN_IF_ERROR(tx->begin_status());
+  RETURN_IF_ERROR(store_->ClearFailures(kind, clock_->NowMs()));
+  return tx->Commit();
+}
+
+std::vector<SystemProblem> Engine::SystemProblems() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return store_->RaisedProblems(options_.problem_threshold);
+}
+
+Status Engine::AnswerQuestion(TicketId ticket, const std::string& who, const json& answer) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (who.empty()) return Status::InvalidArgument("an answer must say who gave it");
+  const TimeMs now = clock_->NowMs();
+  auto tx = store_->Begin();
+  RETURN_IF_ERROR(tx->begin_status());
+  auto tk = store_->GetTicket(ticket);
+  if (!tk) return Status::NotFound("ticket " + std::to_string(ticket) + " does not exist");
+  if (tk->stage != Stage::kWaitingForPerson)
+    return Status::Conflict("ticket " + std::to_string(ticket) + " is not waiting for an answer (stage " +
+                            StageName(tk->stage) + ")");
+  TicketInput in;
+  in.ticket = ticket;
+  in.kind = "answer";
+  in.body = json{{"from", who}, {"via", "panel"}, {"question", tk->waiting->question}, {"answer", answer}};
+  in.state = "pending";
+  in.created_at = now;
+  auto id = store_->InsertInput(in);
+  if (!id.ok()) return id.status();
+  tk->stage = Stage::kIdle;
+  tk->waiting.reset();
+  tk->updated_at = now;
+  RETURN_IF_ERROR(store_->UpdateTicket(*tk));
+  RETURN_IF_ERROR(store_->InsertTicketEvent(ticket, now, Stage::kWaitingForPerson, Stage::kIdle, "answered by " + who));
+  auto a = store_->InsertAssignment(ticket, "worker", "answer", now);
+  if (!a.ok()) return a.status();
+  RETURN_IF_ERROR(store_->InsertCommand(now, who, "answer", "ticket:" + std::to_string(ticket), answer.dump()));
+  RETURN_IF_ERROR(tx->Commit());
+  spdlog::info("ticket answered id={} by={}", ticket, who);
+  return Status::Ok();
+}
+
+}  // namespace superagent

@@ -1,0 +1,83 @@
+// Source bookkeeping (SPEC §3.3–3.5), system problems (SPEC §6) and answers from the panel.
+#include "engine_fixture.h"
+
+namespace superagent::testing {
+namespace {
+
+TEST_F(EngineTest, SourceUpdateSavesCursorsAndFailedItemsTogether) {
+  SourceUpdate u;
+  u.source = "github";
+  u.set_cursors = {{"notifications", "2026-01-01T00:00:00Z"}, {"retry:issue:57", R"({"since":"x","attempts":1})"}};
+  u.path = "notifications";
+  u.skipped = 2;
+  ASSERT_TRUE(engine_->UpdateSource(u).ok());
+  auto cursors = engine_->SourceCursors("github");
+  EXPECT_EQ(cursors.size(), 2u);
+  EXPECT_EQ(cursors["retry:issue:57"], R"({"since":"x","attempts":1})");
+  SourceUpdate done;
+  done.source = "github";
+  done.erase_cursors = {"retry:issue:57"};
+  ASSERT_TRUE(engine_->UpdateSource(done).ok());
+  EXPECT_EQ(engine_->SourceCursors("github").count("retry:issue:57"), 0u);
+  auto health = engine_->SourcesHealth();
+  ASSERT_EQ(health.size(), 1u);
+  EXPECT_EQ(health[0].skipped_items, 2);
+  EXPECT_EQ(health[0].last_success_at, clock_.NowMs());
+  EXPECT_TRUE(engine_->SourceCursors("feishu").empty()) << "each Source keeps its own cursors";
+}
+
+TEST_F(EngineTest, ThreeConsecutiveFailuresRaiseOneProblemAndSuccessClearsIt) {
+  SourceUpdate fail;
+  fail.source = "github";
+  fail.path = "notifications";
+  fail.ok = false;
+  fail.error = "HTTP 502";
+  for (int i = 0; i < 2; ++i) ASSERT_TRUE(engine_->UpdateSource(fail).ok());
+  EXPECT_TRUE(engine_->SystemProblems().empty()) << "two failures are not yet a problem";
+  ASSERT_TRUE(engine_->UpdateSource(fail).ok());
+  ASSERT_TRUE(engine_->UpdateSource(fail).ok());
+  auto problems = engine_->SystemProblems();
+  ASSERT_EQ(problems.size(), 1u);
+  EXPECT_EQ(problems[0].kind, "source:github:notifications");
+  EXPECT_EQ(problems[0].failures, 4);
+  EXPECT_EQ(engine_->SourcesHealth()[0].consecutive_failures, 4);
+  SourceUpdate ok;
+  ok.source = "github";
+  ok.path = "notifications";
+  ASSERT_TRUE(engine_->UpdateSource(ok).ok());
+  EXPECT_TRUE(engine_->SystemProblems().empty());
+  EXPECT_EQ(engine_->SourcesHealth()[0].consecutive_failures, 0);
+  EXPECT_EQ(engine_->SourcesHealth()[0].last_error, "HTTP 502") << "the last error stays visible";
+  // A new run of failures starts counting from one.
+  ASSERT_TRUE(engine_->UpdateSource(fail).ok());
+  EXPECT_TRUE(engine_->SystemProblems().empty());
+}
+
+TEST_F(EngineTest, GenericFailuresUseTheSameThreshold) {
+  for (int i = 0; i < 3; ++i) ASSERT_TRUE(engine_->ReportFailure("effect:post_message:github", "HTTP 500").ok());
+  ASSERT_EQ(engine_->SystemProblems().size(), 1u);
+  ASSERT_TRUE(engine_->ReportSuccess("effect:post_message:github").ok());
+  EXPECT_TRUE(engine_->SystemProblems().empty());
+}
+
+TEST_F(EngineTest, PanelAnswerResumesOnlyAWaitingTicket) {
+  TicketId id = AcceptedTicket("c1");
+  EXPECT_EQ(engine_->AnswerQuestion(id, "panel:alice", "root").code(), Status::Code::kConflict);
+  ASSERT_TRUE(engine_->AskPerson(id, {"github:issue:1", "bob", "Which README?", {}}, "ask:1").ok());
+  EXPECT_EQ(engine_->AnswerQuestion(id, "", "root").code(), Status::Code::kInvalidArgument);
+  ASSERT_TRUE(engine_->AnswerQuestion(id, "panel:alice", "root").ok());
+  EXPECT_EQ(engine_->GetTicket(id)->stage, Stage::kIdle);
+  auto last = engine_->TicketInputs(id).back();
+  EXPECT_EQ(last.kind, "answer");
+  EXPECT_EQ(last.body["answer"], "root");
+  EXPECT_EQ(last.body["question"], "Which README?");
+}
+
+TEST_F(EngineTest, DeletedThreadIsRecorded) {
+  Receive(Comment("c1", "alice", true, "hi"));
+  ASSERT_TRUE(engine_->MarkThreadDeleted("github:issue:1", "HTTP 410").ok());
+  EXPECT_EQ(engine_->MarkThreadDeleted("github:issue:404", "x").code(), Status::Code::kNotFound);
+}
+
+}  // namespace
+}  // namespace superagent::testing
