@@ -1,0 +1,44 @@
+// HttpClient: the seam for outgoing HTTP. Production uses libcurl; tests point it at loopback
+// servers that speak the real wire format (GitHub, Feishu, chat completions).
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace superagent {
+
+struct HttpRequest {
+  std::string method = "GET";
+  std::string url;
+  std::vector<std::pair<std::string, std::string>> headers;  // sent as given
+  std::string body;
+  long timeout_ms = 30'000;          // whole request
+  long connect_timeout_ms = 10'000;
+};
+
+struct HttpResponse {
+  int status = 0;                                // 0 when no HTTP answer arrived (see error)
+  std::map<std::string, std::string> headers;    // names lower-cased; repeated headers joined with ", "
+  std::string body;
+  std::string error;                             // transport error (DNS, connect, timeout), else ""
+  bool timed_out = false;
+
+  // The header's value, or "" ("name" in any case).
+  std::string Header(const std::string& name) const;
+  bool ok() const { return error.empty() && status >= 200 && status < 300; }
+};
+
+class HttpClient {
+ public:
+  virtual ~HttpClient() = default;
+  // Performs one request synchronously. Never throws; transport failures come back in `error`.
+  // Safe to call from several threads at once.
+  virtual HttpResponse Send(const HttpRequest& request) = 0;
+};
+
+// libcurl-backed client. `user_agent` is sent on every request.
+std::unique_ptr<HttpClient> MakeCurlHttpClient(const std::string& user_agent = "superagent");
+
+}  // namespace superagent

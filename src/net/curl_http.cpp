@@ -1,0 +1,108 @@
+#include <curl/curl.h>
+
+#include <algorithm>
+#include <cctype>
+#include <mutex>
+
+#include "superagent/http.h"
+
+namespace superagent {
+namespace {
+
+std::string Lower(std::string s) {
+  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return s;
+}
+
+std::string Trim(const std::string& s) {
+  size_t b = s.find_first_not_of(" \t\r\n"), e = s.find_last_not_of(" \t\r\n");
+  return b == std::string::npos ? "" : s.substr(b, e - b + 1);
+}
+
+size_t WriteBody(char* data, size_t size, size_t n, void* user) {
+  static_cast<std::string*>(user)->append(data, size * n);
+  return size * n;
+}
+
+size_t WriteHeader(char* data, size_t size, size_t n, void* user) {
+  auto* resp = static_cast<HttpResponse*>(user);
+  std::string line(data, size * n);
+  if (line.rfind("HTTP/", 0) == 0) {
+    resp->headers.clear();  // a new response (after a redirect or 100-continue) starts over
+    return size * n;
+  }
+  auto colon = line.find(':');
+  if (colon != std::string::npos) {
+    std::string name = Lower(Trim(line.substr(0, colon)));
+    std::string value = Trim(line.substr(colon + 1));
+    auto& slot = resp->headers[name];
+    slot = slot.empty() ? value : slot + ", " + value;
+  }
+  return size * n;
+}
+
+class CurlHttpClient : public HttpClient {
+ public:
+  explicit CurlHttpClient(std::string user_agent) : user_agent_(std::move(user_agent)) {
+    static std::once_flag once;
+    std::call_once(once, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
+  }
+
+  HttpResponse Send(const HttpRequest& req) override {
+    HttpResponse resp;
+    CURL* curl = curl_easy_init();
+    if (!curl) {
+      resp.error = "curl_easy_init failed";
+      return resp;
+    }
+    curl_slist* headers = nullptr;
+    for (const auto& [k, v] : req.headers) headers = curl_slist_append(headers, (k + ": " + v).c_str());
+    // Without this curl sends "Expect: 100-continue" for larger bodies and waits for it.
+    headers = curl_slist_append(headers, "Expect:");
+    curl_easy_setopt(curl, CURLOPT_URL, req.url.c_str());
+    curl_easy_setopt(curl, CURLOPT_CUSTOMREQUEST, req.method.c_str());
+    if (req.method == "HEAD") curl_easy_setopt(curl, CURLOPT_NOBODY, 1L);
+    if (!req.body.empty() || req.method == "POST" || req.method == "PATCH" || req.method == "PUT") {
+      curl_easy_setopt(curl, CURLOPT_POSTFIELDS, req.body.data());
+      curl_easy_setopt(curl, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(req.body.size()));
+    }
+    curl_easy_setopt(curl, CURLOPT_HTTPHEADER, headers);
+    curl_easy_setopt(curl, CURLOPT_USERAGENT, user_agent_.c_str());
+    curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, req.timeout_ms);
+    curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS, req.connect_timeout_ms);
+    curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);  // threads: no SIGALRM-based timeouts
+    curl_easy_setopt(curl, CURLOPT_ACCEPT_ENCODING, "");  // any encoding curl supports
+    curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, WriteBody);
+    curl_easy_setopt(curl, CURLOPT_WRITEDATA, &resp.body);
+    curl_easy_setopt(curl, CURLOPT_HEADERFUNCTION, WriteHeader);
+    curl_easy_setopt(curl, CURLOPT_HEADERDATA, &resp);
+    CURLcode rc = curl_easy_perform(curl);
+    if (rc != CURLE_OK) {
+      resp.error = curl_easy_strerror(rc);
+      resp.timed_out = rc == CURLE_OPERATION_TIMEDOUT;
+    } else {
+      long code = 0;
+      curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &code);
+      resp.status = static_cast<int>(code);
+    }
+    curl_slist_free_all(headers);
+    curl_easy_cleanup(curl);
+    return resp;
+  }
+
+ private:
+  std::string user_agent_;
+};
+
+}  // namespace
+
+std::string HttpResponse::Header(const std::string& name) const {
+  auto it = headers.find(Lower(name));
+  return it == headers.end() ? "" : it->second;
+}
+
+std::unique_ptr<HttpClient> MakeCurlHttpClient(const std::string& user_agent) {
+  return std::make_unique<CurlHttpClient>(user_agent);
+}
+
+}  // namespace superagent
