@@ -15,7 +15,18 @@ jobs="$(nproc 2>/dev/null || echo 2)"
 packages=(build-essential cmake pkg-config git ca-certificates
           libsqlite3-dev nlohmann-json3-dev libcurl4-openssl-dev libssl-dev
           libcpp-httplib-dev libspdlog-dev libyaml-cpp-dev
-          libgtest-dev libgmock-dev)
+          libgtest-dev libgmock-dev
+          chromium)   # the panel's browser tests drive Debian's Chromium
+
+# npm packages for tests only (recorded GitHub payloads, the browser driver): tests/package.json.
+test_npm() {
+  if ! command -v npm >/dev/null 2>&1; then
+    local sudo=""
+    [ "$(id -u)" -ne 0 ] && sudo="sudo"
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q --no-install-recommends nodejs npm
+  fi
+  (cd tests && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
+}
 
 deps() {
   local missing=()
@@ -43,6 +54,7 @@ case "$cmd" in
   run)   deps; build build -DSUPERAGENT_TESTS=OFF; exec build/superagent serve "$@" ;;
   test)
     deps
+    test_npm
     build build
     (cd build && ctest --output-on-failure -j "$jobs")
     # The same suite under AddressSanitizer + UndefinedBehaviorSanitizer.
