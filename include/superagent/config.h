@@ -30,6 +30,9 @@ struct Config {
 
   struct Panel {
     std::string listen = "127.0.0.1:8080";  // "host:port"; see SplitHostPort
+    // NAME of the variable holding the panel password. Required when `listen` is not a loopback
+    // address; when set (and the variable is), every request must carry it, also on loopback.
+    std::string token_env;
   } panel;
 
   struct Log {
@@ -40,6 +43,18 @@ struct Config {
     std::string api_url = "https://api.github.com";
     std::string repo;                      // "owner/name"; empty disables the GitHub Source
     std::string token_env = "GITHUB_TOKEN";  // NAME of the variable holding the token
+    // NAME of the variable holding the webhook secret; webhooks are refused (401) while it is unset.
+    std::string webhook_secret_env = "GITHUB_WEBHOOK_SECRET";
+    std::string bot_login;                 // the agent's login; empty: asked from GitHub (GET /user)
+    int poll_interval_seconds = 60;        // 60..3600; GitHub's X-Poll-Interval may stretch it
+    // Repo-wide read scopes (SPEC §3.3). Mentions, assignments and followed discussions are read
+    // through notifications whatever these say.
+    struct Read {
+      bool issues = true;    // new issues
+      bool pulls = true;     // new pull requests
+      bool comments = true;  // every issue/PR comment and review comment
+      bool ci = true;        // default-branch CI results
+    } read;
   } github;
 
   struct Llm {
@@ -47,12 +62,21 @@ struct Config {
     std::string api_key_env = "DEEPSEEK_API_KEY";        // NAME of the variable holding the key
     std::string assessment_model = "deepseek-chat";
     std::string execution_model;  // empty: the worker uses assessment_model
+    int timeout_seconds = 60;        // one HTTP request to the model API
+    int max_retries = 3;             // extra attempts after a 429, a 5xx or a connection failure
+    int max_retry_wait_seconds = 10;  // longest single wait before a retry; a longer Retry-After fails the call
 
     // The model worker sessions use, after the fallback.
     const std::string& EffectiveExecutionModel() const {
       return execution_model.empty() ? assessment_model : execution_model;
     }
   } llm;
+
+  // Team prompt files (SPEC §7 level 4): <team_dir>/sections/<name>.md and
+  // <team_dir>/skills/<name>.md, re-read on every model call so edits need no restart.
+  struct Prompts {
+    std::string team_dir;  // empty: built-in sections only
+  } prompts;
 
   struct Execution {
     int slots = 3;  // concurrent worker sessions; one more slot is always reserved for people
@@ -76,10 +100,10 @@ Config DefaultConfig();
 // problem found (unknown keys, wrong types, invalid values), each with `file` and a 1-based
 // line and column. `problems` may be null when only success matters.
 //
-// Relative data_dir and policy_file (including the default data_dir when the key is absent)
-// are resolved against the directory of `file`, so a config means the same thing whatever
-// directory the daemon is started from (systemd units rarely set one). An empty policy_file
-// stays empty.
+// Relative data_dir, policy_file and prompts.team_dir (including the default data_dir when the
+// key is absent) are resolved against the directory of `file`, so a config means the same thing
+// whatever directory the daemon is started from (systemd units rarely set one). An empty
+// policy_file or team_dir stays empty.
 std::optional<Config> ParseConfig(std::string_view yaml, const std::string& file, std::vector<Problem>* problems);
 
 // Reads `path` and parses it. An unreadable file is one Problem with line 0.
@@ -95,6 +119,10 @@ nlohmann::json ConfigToJson(const Config& config);
 // Splits "host:port" (host may be "[v6addr]"; brackets are removed). Port must be 1..65535 and
 // host non-empty. Returns false on anything else.
 bool SplitHostPort(std::string_view listen, std::string* host, int* port);
+
+// True when `host` (as SplitHostPort returns it) is a loopback address: localhost, 127.0.0.0/8
+// or ::1. Only a loopback panel may run without a password.
+bool IsLoopbackHost(std::string_view host);
 
 // True when `name` can be an environment variable name: [A-Za-z_][A-Za-z0-9_]*.
 bool IsEnvVarName(std::string_view name);

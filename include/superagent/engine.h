@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "superagent/assessment.h"
+#include "superagent/channel.h"
 #include "superagent/clock.h"
 #include "superagent/domain.h"
 #include "superagent/policy.h"
@@ -112,6 +113,14 @@ struct SystemProblem {
   TimeMs first_at = 0, last_at = 0;
 };
 
+// An Effect handed to the Effects loop, with what the loop needs to schedule its retry.
+struct ClaimedEffect {
+  Effect effect;
+  bool outcome_unknown = false;  // an earlier attempt may have reached the peer
+  bool is_message = true;        // channel message (5 s → 300 s) vs external action (2 s → 1 min)
+  std::string platform;          // "github", "feishu", ... (the channel's prefix)
+};
+
 class Engine {
  public:
   // Opens (creating and migrating) the store at `db_path` and records `policy` as the current
@@ -182,6 +191,22 @@ class Engine {
   Status ReportSuccess(const std::string& kind);
   std::vector<SystemProblem> SystemProblems();
 
+  // --- Outbox delivery (SPEC §8; used by the Effects loop) ---
+  // Claims up to `limit` due Effects, oldest first, that may be performed now: the receipt is
+  // still pending, its Source enabled, and no earlier receipt of the same Ticket or Thread is
+  // pending. Effects whose target no longer accepts messages (Ticket stopped, discussion deleted)
+  // are cancelled here with the reason recorded. Each claimed Effect is marked in flight; one
+  // found already in flight (a crash mid-send) or retried comes back with outcome_unknown set.
+  Result<std::vector<ClaimedEffect>> ClaimDueEffects(int limit);
+  // Records what happened to a claimed Effect: done, retry at `retry_at`, failed or target gone.
+  // Also counts failures per kind ("effect:<kind>:<platform>") for system problems.
+  Status RecordDelivery(std::int64_t effect_id, const Delivery& delivery, TimeMs retry_at);
+  // Enqueues an external action (not a message): `payload` must name its "channel" (e.g.
+  // "github:pull:12") and carry an "idempotency_key"; a repeated key is ignored (ok).
+  Status EnqueueAction(const std::string& kind, const nlohmann::json& payload);
+  // Effects not yet done: "pending" (waiting or in flight) and "failed" counts.
+  nlohmann::json OutboxCounts();
+
   // --- Policy (SPEC §4.6) ---
   // Makes `policy` current. A new version only when its content differs; then running Evals are
   // discarded and requeued and affected live Tickets get one policy_changed input.
@@ -189,6 +214,17 @@ class Engine {
   // The current Policy and its version.
   Policy CurrentPolicy() const;
   std::int64_t PolicyVersion() const;
+
+  // --- Commands from people (panel) ---
+  // Records a command that changes no domain state by itself (e.g. a policy reload) with who
+  // gave it and when; Stop and answers record theirs in their own transaction.
+  Status RecordCommand(const std::string& who, const std::string& command, const std::string& target,
+                       const std::string& detail);
+
+  // --- GitHub Source support (src/core/engine_github.cpp) ---
+  // Thread keys subscribed by open Tickets that start with `prefix` (e.g. "github:"): the
+  // discussions a Source keeps polling while work is in progress (SPEC §3.5).
+  std::vector<std::string> OpenTicketThreads(const std::string& prefix);
 
   // --- Reading ---
   Result<Ticket> GetTicket(TicketId id);

@@ -177,6 +177,35 @@ class Reader {
     *out = s;
   }
 
+  // true / false (YAML 1.2 spellings only: "yes"/"on" are refused as ambiguous).
+  void Bool(const YAML::Node& key, const YAML::Node& value, const std::string& path, bool* out) {
+    if (value.IsScalar() && (value.Scalar() == "true" || value.Scalar() == "false")) {
+      *out = value.Scalar() == "true";
+      return;
+    }
+    std::string got = value.IsScalar() ? " (got " + Quote(value.Scalar()) + ")" : "";
+    Add(Where(key, value), path + ": must be true or false" + got);
+  }
+
+  // A GitHub login: letters, digits and single inner hyphens, at most 39 characters; an app's
+  // bot account adds "[bot]". Empty means "ask GitHub".
+  void Login(const YAML::Node& key, const YAML::Node& value, const std::string& path, std::string* out) {
+    std::string s;
+    if (!String(key, value, path, &s)) return;
+    std::string name = s;
+    if (name.size() > 5 && name.compare(name.size() - 5, 5, "[bot]") == 0) name.resize(name.size() - 5);
+    bool valid = name.size() <= 39 && !name.empty() && name.front() != '-' && name.back() != '-';
+    for (char c : name) {
+      bool alnum = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+      if (!alnum && c != '-') valid = false;
+    }
+    if (!s.empty() && !valid) {
+      Add(Where(key, value), path + ": must be empty or a GitHub login like my-agent (got " + Quote(s) + ")");
+      return;
+    }
+    *out = s;
+  }
+
   void Url(const YAML::Node& key, const YAML::Node& value, const std::string& path, std::string* out) {
     std::string s;
     if (!String(key, value, path, &s)) return;
@@ -259,6 +288,18 @@ bool LooksLikeSecret(std::string_view value) {
   return false;
 }
 
+bool IsLoopbackHost(std::string_view host) {
+  if (host == "localhost" || host == "::1") return true;
+  // 127.0.0.0/8, written as a dotted quad.
+  if (host.substr(0, 4) != "127.") return false;
+  int dots = 0;
+  for (char c : host) {
+    if (c == '.') ++dots;
+    else if (c < '0' || c > '9') return false;
+  }
+  return dots == 3;
+}
+
 bool SplitHostPort(std::string_view listen, std::string* host, int* port) {
   size_t colon = listen.rfind(':');
   if (colon == std::string_view::npos) return false;
@@ -305,6 +346,7 @@ std::optional<Config> ParseConfig(std::string_view yaml, const std::string& file
 
   using Y = const YAML::Node&;
   using S = const std::string&;
+  YAML::Mark listen_mark = YAML::Mark::null_mark();  // where panel.listen was set, for the check below
   try {
     r.Mapping(YAML::Node(), root, "",
               {
@@ -323,6 +365,13 @@ std::optional<Config> ParseConfig(std::string_view yaml, const std::string& file
                                      return;
                                    }
                                    cfg.panel.listen = s;
+                                   listen_mark = Reader::Where(k2, v2);
+                                 }},
+                                {"token_env", [&](Y k2, Y v2, S p2) {
+                                   std::string s;
+                                   if (!r.String(k2, v2, p2, &s)) return;
+                                   if (s.empty()) cfg.panel.token_env.clear();
+                                   else r.EnvName(k2, v2, p2, &cfg.panel.token_env);
                                  }}});
                    }},
                   {"log",
@@ -359,6 +408,25 @@ std::optional<Config> ParseConfig(std::string_view yaml, const std::string& file
                                     }},
                                    {"token_env",
                                     [&](Y k2, Y v2, S p2) { r.EnvName(k2, v2, p2, &cfg.github.token_env); }},
+                                   {"webhook_secret_env",
+                                    [&](Y k2, Y v2, S p2) { r.EnvName(k2, v2, p2, &cfg.github.webhook_secret_env); }},
+                                   {"bot_login", [&](Y k2, Y v2, S p2) { r.Login(k2, v2, p2, &cfg.github.bot_login); }},
+                                   {"poll_interval_seconds",
+                                    [&](Y k2, Y v2, S p2) {
+                                      r.Int(k2, v2, p2, 60, 3600, &cfg.github.poll_interval_seconds);
+                                    }},
+                                   {"read",
+                                    [&](Y k2, Y v2, S p2) {
+                                      auto& rd = cfg.github.read;
+                                      r.Mapping(k2, v2, p2,
+                                                {
+                                                    {"issues", [&](Y k3, Y v3, S p3) { r.Bool(k3, v3, p3, &rd.issues); }},
+                                                    {"pulls", [&](Y k3, Y v3, S p3) { r.Bool(k3, v3, p3, &rd.pulls); }},
+                                                    {"comments",
+                                                     [&](Y k3, Y v3, S p3) { r.Bool(k3, v3, p3, &rd.comments); }},
+                                                    {"ci", [&](Y k3, Y v3, S p3) { r.Bool(k3, v3, p3, &rd.ci); }},
+                                                });
+                                    }},
                                });
                    }},
                   {"llm",
@@ -372,7 +440,17 @@ std::optional<Config> ParseConfig(std::string_view yaml, const std::string& file
                               [&](Y k2, Y v2, S p2) { r.Required(k2, v2, p2, &cfg.llm.assessment_model); }},
                              {"execution_model",
                               [&](Y k2, Y v2, S p2) { r.String(k2, v2, p2, &cfg.llm.execution_model); }},
+                             {"timeout_seconds",
+                              [&](Y k2, Y v2, S p2) { r.Int(k2, v2, p2, 1, 3600, &cfg.llm.timeout_seconds); }},
+                             {"max_retries", [&](Y k2, Y v2, S p2) { r.Int(k2, v2, p2, 0, 10, &cfg.llm.max_retries); }},
+                             {"max_retry_wait_seconds",
+                              [&](Y k2, Y v2, S p2) { r.Int(k2, v2, p2, 1, 600, &cfg.llm.max_retry_wait_seconds); }},
                          });
+                   }},
+                  {"prompts",
+                   [&](Y k, Y v, S p) {
+                     r.Mapping(k, v, p,
+                               {{"team_dir", [&](Y k2, Y v2, S p2) { r.String(k2, v2, p2, &cfg.prompts.team_dir); }}});
                    }},
                   {"execution",
                    [&](Y k, Y v, S p) {
@@ -395,9 +473,19 @@ std::optional<Config> ParseConfig(std::string_view yaml, const std::string& file
     r.Add(e.mark, "YAML: " + e.msg);
   }
 
+  // A panel reachable from other machines must ask for a password (issue 7).
+  std::string listen_host;
+  int listen_port = 0;
+  if (!r.failed() && SplitHostPort(cfg.panel.listen, &listen_host, &listen_port) && !IsLoopbackHost(listen_host) &&
+      cfg.panel.token_env.empty()) {
+    r.Add(listen_mark, "panel.listen: " + Quote(cfg.panel.listen) +
+                           " is not a loopback address, so the panel needs a password: set panel.token_env to the "
+                           "NAME of an environment variable holding it (or listen on 127.0.0.1 behind a proxy)");
+  }
   if (r.failed()) return std::nullopt;
   cfg.data_dir = ResolveAgainst(file, cfg.data_dir);
   cfg.policy_file = ResolveAgainst(file, cfg.policy_file);
+  cfg.prompts.team_dir = ResolveAgainst(file, cfg.prompts.team_dir);
   return cfg;
 }
 
@@ -436,14 +524,29 @@ nlohmann::json ConfigToJson(const Config& c) {
   return nlohmann::json{
       {"data_dir", c.data_dir},
       {"policy_file", c.policy_file},
-      {"panel", {{"listen", c.panel.listen}}},
+      {"panel", {{"listen", c.panel.listen}, {"token_env", c.panel.token_env}}},
       {"log", {{"level", c.log.level}}},
-      {"github", {{"api_url", c.github.api_url}, {"repo", c.github.repo}, {"token_env", c.github.token_env}}},
+      {"github",
+       {{"api_url", c.github.api_url},
+        {"repo", c.github.repo},
+        {"token_env", c.github.token_env},
+        {"webhook_secret_env", c.github.webhook_secret_env},
+        {"bot_login", c.github.bot_login},
+        {"poll_interval_seconds", c.github.poll_interval_seconds},
+        {"read",
+         {{"issues", c.github.read.issues},
+          {"pulls", c.github.read.pulls},
+          {"comments", c.github.read.comments},
+          {"ci", c.github.read.ci}}}}},
       {"llm",
        {{"base_url", c.llm.base_url},
         {"api_key_env", c.llm.api_key_env},
         {"assessment_model", c.llm.assessment_model},
-        {"execution_model", c.llm.execution_model}}},
+        {"execution_model", c.llm.execution_model},
+        {"timeout_seconds", c.llm.timeout_seconds},
+        {"max_retries", c.llm.max_retries},
+        {"max_retry_wait_seconds", c.llm.max_retry_wait_seconds}}},
+      {"prompts", {{"team_dir", c.prompts.team_dir}}},
       {"execution", {{"slots", c.execution.slots}}},
       {"eval", {{"timeout_seconds", c.eval.timeout_seconds}, {"max_attempts", c.eval.max_attempts}}},
   };

@@ -75,6 +75,12 @@ Status Daemon::Start() {
     return Status::IoError("cannot listen on " + config_.panel.listen + " (is another process using the port?)");
   http_thread_ = std::thread([this] { http_->listen_after_bind(); });
   eval_thread_ = std::thread([this] { EvalLoop(); });
+  // Everything the agent says leaves through the outbox. A platform without a Channel keeps its
+  // messages pending and raises a system problem instead of dropping them.
+  std::vector<Channel*> channels;
+  for (auto& c : channels_) channels.push_back(c.get());
+  effects_ = std::make_unique<EffectsLoop>(engine_.get(), channels, SystemClock());
+  effects_->Start();
 
   spdlog::info("ready {} {} {} {} {}", Kv("listen", config_.panel.listen), Kv("data_dir", config_.data_dir),
                Kv("policy", origin), Kv("policy_version", engine_->PolicyVersion()),
@@ -171,6 +177,7 @@ void Daemon::Run() {
 void Daemon::Shutdown() {
   if (stopping_.exchange(true)) return;
   wake_.notify_all();
+  if (effects_) effects_->Stop();
   if (http_) http_->stop();
   if (http_thread_.joinable()) http_thread_.join();
   if (eval_thread_.joinable()) eval_thread_.join();

@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "superagent/config.h"
+#include "superagent/effects.h"
 #include "superagent/engine.h"
 
 namespace httplib { class Server; }
@@ -41,6 +42,8 @@ class Daemon {
   Config config_;
   std::unique_ptr<Engine> engine_;
   std::unique_ptr<Assessor> assessor_;
+  std::vector<std::unique_ptr<Channel>> channels_;  // one per configured platform
+  std::unique_ptr<EffectsLoop> effects_;
   std::unique_ptr<httplib::Server> http_;
   std::thread http_thread_, eval_thread_;
   std::mutex mu_;

@@ -612,10 +612,13 @@ Result<bool> Store::InsertReceipt(const Receipt& r) {
   return db_.Changes() > 0;
 }
 
-Status Store::InsertEffect(const std::string& receipt_id, const std::string& kind, const std::string& payload, TimeMs at) {
+Status Store::InsertEffect(const std::string& receipt_id, const std::string& kind, const std::string& payload, TimeMs at,
+                           const std::string& kind_class) {
   Stmt& s = db_.Prepare(
-      "INSERT INTO effects (receipt_id, kind, payload, status, attempts, next_at, created_at) VALUES (?,?,?,'pending',0,?,?)");
-  return s.Bind(1, receipt_id).Bind(2, kind).Bind(3, payload).Bind(4, at).Bind(5, at).Run();
+      "INSERT INTO effects (receipt_id, kind, payload, status, attempts, next_at, created_at, kind_class) "
+      "VALUES (?,?,?,'pending',0,?,?,?)");
+  if (receipt_id.empty()) s.BindNull(1); else s.Bind(1, receipt_id);
+  return s.Bind(2, kind).Bind(3, payload).Bind(4, at).Bind(5, at).Bind(6, kind_class).Run();
 }
 
 std::vector<Receipt> Store::ReceiptsFor(std::optional<TicketId> ticket) {

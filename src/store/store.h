@@ -121,7 +121,9 @@ class Store {
   // Outbox.
   // Inserts the receipt; false (no error) when its id exists already.
   Result<bool> InsertReceipt(const Receipt& r);
-  Status InsertEffect(const std::string& receipt_id, const std::string& kind, const std::string& payload, TimeMs at);
+  // `receipt_id` empty for an external action (kind_class "action").
+  Status InsertEffect(const std::string& receipt_id, const std::string& kind, const std::string& payload, TimeMs at,
+                      const std::string& kind_class = "message");
   std::vector<Receipt> ReceiptsFor(std::optional<TicketId> ticket);
   std::vector<Receipt> ReceiptsForThread(const std::string& thread);
 
@@ -142,6 +144,29 @@ class Store {
   Result<int> CountFailure(const std::string& kind, const std::string& message, TimeMs at);
   Status ClearFailures(const std::string& kind, TimeMs at);
   std::vector<SystemProblem> RaisedProblems(int threshold);
+
+  // Outbox delivery (store_effects.cpp).
+  struct EffectRow {
+    std::int64_t id = 0;
+    std::string receipt_id, kind, payload, status, kind_class;
+    int attempts = 0;
+    TimeMs next_at = 0;
+    std::optional<TimeMs> started_at;
+    bool outcome_unknown = false;
+  };
+  std::vector<EffectRow> DueEffects(TimeMs now, int limit);
+  std::optional<Receipt> GetReceipt(const std::string& id);
+  // True when a receipt created before `receipt_id` for the same Ticket or Thread is pending.
+  bool EarlierReceiptPending(const std::string& receipt_id);
+  Status MarkEffectInFlight(std::int64_t id, TimeMs at, bool outcome_unknown);
+  Status FinishEffect(std::int64_t id, const std::string& status, const std::string& reason,
+                      const std::string& external_id);
+  Status RescheduleEffect(std::int64_t id, TimeMs next_at, const std::string& error);
+  Status SetReceiptStatus(const std::string& id, const std::string& status, const std::string& external_id, TimeMs at);
+  std::optional<EffectRow> GetEffect(std::int64_t id);
+  // True when an action effect with this payload idempotency_key exists.
+  bool ActionExists(const std::string& idempotency_key);
+  nlohmann::json EffectCounts();
 
   // Commands and counters.
   Status InsertCommand(TimeMs at, const std::string& who, const std::string& command, const std::string& target,

@@ -1,0 +1,375 @@
+// GitHub: the Source that reads one repository (SPEC §3.3, §3.5) and the Channel that writes to it
+// (SPEC §3.3 writes, §8). Four parts, each usable alone so tests can drive them with fakes:
+//   Client     — REST over the HttpClient seam: auth, pagination (Link), conditional requests
+//                (ETag / Last-Modified, so an unchanged answer is a free 304), rate limits
+//                (x-ratelimit-*, Retry-After) and retries with backoff.
+//   normalize  — GitHub JSON (REST or webhook payload) → Trigger; stable ids, mentions, scopes.
+//   Source     — the poller (notifications, failed items, followed discussions, repo-wide scopes,
+//                CI) and the webhook receiver, both feeding Engine::Receive.
+//   GitHubChannel — the outbox's writer: comments, review replies, reactions, pull requests, each
+//                marked so a retried delivery never posts twice.
+// Integration bundles them for the daemon (see MakeIntegration).
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "superagent/channel.h"
+#include "superagent/clock.h"
+#include "superagent/config.h"
+#include "superagent/engine.h"
+#include "superagent/http.h"
+#include "superagent/status.h"
+#include "superagent/trigger.h"
+
+namespace httplib { class Server; }
+
+namespace superagent::github {
+
+// Waits `ms` milliseconds. Injected so tests advance a FakeClock instead of sleeping, and so the
+// daemon can cut a wait short on shutdown.
+using Sleeper = std::function<void(TimeMs ms)>;
+
+// ---------------------------------------------------------------------------------------------
+// Client
+
+struct ClientOptions {
+  std::string api_url = "https://api.github.com";  // base for relative paths; no trailing slash needed
+  std::string token;                               // sent as a Bearer token; never logged
+  std::string user_agent = "superagent";           // GitHub rejects requests without one
+  std::string api_version = "2022-11-28";          // X-GitHub-Api-Version
+  long timeout_ms = 30'000;
+  TimeMs backoff_initial_ms = 1'000;       // 5xx / network retry: 1 s, 2 s, 4 s … (idempotent requests only)
+  TimeMs backoff_max_ms = 30'000;
+  TimeMs secondary_wait_ms = 60'000;       // secondary rate limit without Retry-After: wait ≥ 60 s, doubling
+  std::size_t cache_entries = 2'000;       // conditional-request cache (URL → validators + body)
+  int max_pages = 30;                      // pagination bound per listing
+};
+
+// How one call may spend time: rate-limit waits up to `max_wait_ms` are slept through (longer
+// ones fail fast as rate_limited, with retry_at); `attempts` bounds 5xx / network retries.
+struct CallOptions {
+  TimeMs max_wait_ms = 0;
+  int attempts = 1;
+};
+
+struct ApiResponse {
+  int status = 0;              // last HTTP status (304 when served from the cache); 0 = no answer
+  std::string error;           // empty on success (2xx or 304); never contains the token
+  nlohmann::json body;         // parsed JSON; for GetAll the items of every page
+  bool not_modified = false;   // every page answered 304: nothing changed since the last read
+  bool rate_limited = false;   // refused for rate limits; retry_at says when to come back
+  TimeMs retry_at = 0;         // absolute time …
+  TimeMs retry_after_ms = 0;   // … and the same as a wait from when the answer came
+  TimeMs server_time = 0;      // the response's Date header (0 when absent)
+  std::map<std::string, std::string> headers;  // last response's headers, names lower-cased
+  std::string next_url;        // Link rel="next" of the last page read, "" when none
+  bool ok() const { return error.empty(); }
+  std::string Header(const std::string& name) const;
+};
+
+// What the client knows about GitHub's primary rate limit from the last answers.
+struct RateBudget {
+  int limit = -1, remaining = -1;  // -1 until a response said
+  TimeMs reset_at = 0;
+  TimeMs blocked_until = 0;        // no request leaves before this (primary or secondary limit)
+  std::int64_t requests = 0;       // requests sent
+  std::int64_t not_modified = 0;   // of which answered 304 (free)
+};
+
+class Client {
+ public:
+  // `http`, `clock` must outlive the Client. Thread-safe.
+  Client(HttpClient* http, Clock* clock, Sleeper sleeper, ClientOptions options);
+
+  // GET with conditional validators from earlier answers to the same URL; a 304 returns the
+  // cached body with not_modified set. `path_or_url` is "/repos/…" or an absolute URL (Link).
+  ApiResponse Get(const std::string& path_or_url, CallOptions call = {});
+  // GET every page (Link rel="next"), concatenating arrays. `items_key` names the array inside
+  // an object answer ({"workflow_runs": […]}); empty means the answer is the array itself.
+  ApiResponse GetAll(const std::string& path_or_url, const std::string& items_key = "", CallOptions call = {});
+  // A write (POST/PATCH/PUT/DELETE) with a JSON body. Never retried on 5xx or timeouts: whether
+  // it reached GitHub is unknown, and only the caller can look (receipt markers).
+  ApiResponse Send(const std::string& method, const std::string& path, const nlohmann::json& body,
+                   CallOptions call = {});
+
+  RateBudget Budget() const;
+  const ClientOptions& options() const { return options_; }
+
+ private:
+  struct CacheEntry {
+    std::string etag, last_modified, link;
+    nlohmann::json body;
+    std::uint64_t used = 0;
+  };
+  ApiResponse Perform(const std::string& method, const std::string& url, const std::string& body, bool conditional,
+                      CallOptions call);
+  std::string Absolute(const std::string& path_or_url) const;
+
+  HttpClient* http_;
+  Clock* clock_;
+  Sleeper sleeper_;
+  ClientOptions options_;
+  mutable std::mutex mu_;
+  std::map<std::string, CacheEntry> cache_;
+  std::uint64_t tick_ = 0;
+  RateBudget budget_;
+  int secondary_hits_ = 0;
+};
+
+// The rel="next" URL of a Link header, "" when there is none.
+std::string NextLink(const std::string& link_header);
+// HTTP-date (RFC 7231, "Tue, 10 Oct 2017 16:00:00 GMT") → ms; false when malformed.
+bool ParseHttpDate(const std::string& text, TimeMs* out);
+// ISO 8601 without fractions ("2026-01-01T00:00:00Z"), the form GitHub's `since` takes.
+std::string IsoSeconds(TimeMs t);
+
+// ---------------------------------------------------------------------------------------------
+// Normalization (GitHub JSON → Trigger)
+
+struct NormalizeContext {
+  std::string repo;       // "owner/name"
+  std::string bot_login;  // the agent's own account; "" when not yet known
+};
+
+struct Normalized {
+  enum class Kind {
+    kTrigger,    // `trigger` is set
+    kSkip,       // well-formed, but not an event the Source takes (pending review, other branch, …)
+    kMalformed,  // missing or wrongly typed fields: skipped and counted (SPEC §3.2)
+  };
+  Kind kind = Kind::kSkip;
+  Trigger trigger;
+  std::string why;  // for kSkip / kMalformed
+};
+
+// A discussion: an issue or a pull request of the repository.
+struct Discussion {
+  bool pull = false;
+  std::int64_t number = 0;
+  // "issue:57" / "pull:12": its cursor name; Thread key "github:" + Key().
+  std::string Key() const { return std::string(pull ? "pull:" : "issue:") + std::to_string(number); }
+  std::string Thread() const { return "github:" + Key(); }
+};
+
+// Issue comment (REST or webhook `comment`). Issue vs PR comes from html_url ("/pull/") or, when
+// given, `on_pull` (webhooks say so in issue.pull_request).
+Normalized NormalizeIssueComment(const nlohmann::json& comment, const NormalizeContext& ctx,
+                                 std::optional<bool> on_pull = std::nullopt);
+// Inline review comment: path, line and the end of the diff hunk go into `text`; its Thread is
+// the review thread "github:pull:<n>:review:<top comment id>" and the PR's Thread.
+Normalized NormalizeReviewComment(const nlohmann::json& comment, const NormalizeContext& ctx);
+// Submitted review. `pull_number` when the payload lacks pull_request_url.
+Normalized NormalizeReview(const nlohmann::json& review, const NormalizeContext& ctx, std::int64_t pull_number = 0);
+// An issue's or PR's own text (title + body). Its id carries a digest of title and body, so an
+// edit re-enters and the same text from any path is one Trigger. `addressed` also when the bot
+// is an assignee or a requested reviewer.
+Normalized NormalizeIssue(const nlohmann::json& issue, const NormalizeContext& ctx, std::optional<bool> is_pull = std::nullopt);
+// A completed workflow run / check run on `default_branch` (CI has no actor).
+Normalized NormalizeWorkflowRun(const nlohmann::json& run, const NormalizeContext& ctx, const std::string& default_branch);
+Normalized NormalizeCheckRun(const nlohmann::json& run, const NormalizeContext& ctx, const std::string& default_branch);
+
+// True when `text` @-mentions `login` outside code spans, fenced code, block quotes and HTML
+// comments. Case-insensitive; "@login-2" or "a@login" do not count. A "name[bot]" login is
+// mentioned as "@name".
+bool Mentions(const std::string& text, const std::string& login);
+
+// The Discussion a Thread key or channel names ("github:issue:5", "github:pull:7:review:9"), or
+// nullopt for other keys.
+std::optional<Discussion> DiscussionOf(const std::string& key);
+
+// ---------------------------------------------------------------------------------------------
+// Webhooks
+
+// "sha256=" + lower-case hex HMAC-SHA256(secret, body).
+std::string WebhookSignature(const std::string& secret, const std::string& body);
+// Constant-time check of an X-Hub-Signature-256 header against the raw body.
+bool VerifyWebhookSignature(const std::string& secret, const std::string& body, const std::string& header);
+
+struct WebhookRequest {
+  std::string event;        // X-GitHub-Event
+  std::string delivery;     // X-GitHub-Delivery
+  std::string signature;    // X-Hub-Signature-256
+  std::string body;         // raw bytes as received
+};
+
+struct WebhookReply {
+  int status = 200;
+  std::string message;      // short, for the sender and the log
+};
+
+// ---------------------------------------------------------------------------------------------
+// Source
+
+struct SourceOptions {
+  std::string repo;                        // "owner/name"
+  std::string bot_login;                   // override; "" asks GitHub (GET /user)
+  std::string webhook_secret;              // "" refuses every webhook delivery (401)
+  TimeMs poll_interval_ms = 60'000;        // rounds; notifications never faster than 60 s / X-Poll-Interval
+  bool read_issues = true;                 // repo-wide new issues
+  bool read_pulls = true;                  // repo-wide new pull requests
+  bool read_comments = true;               // repo-wide issue/PR comments and review comments
+  bool read_ci = true;                     // default-branch CI results
+  TimeMs overlap_ms = 5'000;               // next cursor = read start − overlap (SPEC §3.5)
+  TimeMs retry_drop_after_ms = 24LL * 3600 * 1000;   // failed items dropped after 24 h
+  TimeMs follow_window_ms = 14LL * 24 * 3600 * 1000; // discussions polled 14 days after activity
+  TimeMs recent_poll_interval_ms = 300'000;          // … at most this often (Ticket discussions: every round)
+  TimeMs max_inline_wait_ms = 60'000;      // rate-limit waits a round sleeps through; longer ones end the round
+  TimeMs first_run_lookback_ms = 0;        // first start reads from now − this (no backfill by default)
+  int poll_attempts = 3;                   // tries per GET on 5xx / network errors
+};
+
+// What one polling round did (for tests and logs).
+struct RoundReport {
+  int stored = 0, duplicate = 0, filtered = 0, skipped = 0;
+  int discussions_read = 0, discussions_failed = 0;
+  bool notifications_polled = false;
+  bool notifications_changed = false;
+  std::vector<std::string> errors;
+};
+
+class Source {
+ public:
+  // `engine`, `client` and `clock` must outlive the Source.
+  Source(Engine* engine, Client* client, Clock* clock, SourceOptions options);
+  ~Source();
+
+  // One polling round now: identity, saved failed items first, notifications (when due), followed
+  // discussions, repo-wide scopes, CI. Each path's cursors and health are saved as it finishes.
+  RoundReport RunOnce();
+  // Milliseconds until the next round should start (poll interval, X-Poll-Interval, rate-limit block).
+  TimeMs NextDelayMs() const;
+  // Runs rounds on a thread: the first at once (a restarted daemon catches up immediately), then
+  // every NextDelayMs(). Stop() interrupts any wait and joins.
+  void Start();
+  void Stop();
+  // Sleeps up to `ms`, returning early on Stop(). Usable as the Client's Sleeper.
+  void InterruptibleSleep(TimeMs ms);
+
+  // Verifies and takes one webhook delivery: 401 unsigned/bad signature (nothing stored), 400 bad
+  // JSON, 202 for events it does not take, 200 once the Trigger went through Engine::Receive.
+  WebhookReply HandleWebhook(const WebhookRequest& request);
+
+  // The agent's login ("" until known).
+  std::string BotLogin() const;
+  const SourceOptions& options() const { return options_; }
+
+ private:
+  struct ReadOutcome;
+  struct Intake;
+  bool EnsureIdentity(RoundReport* report);
+  ReadOutcome ReadDiscussion(const Discussion& d, const nlohmann::json& cursor, TimeMs fallback_since,
+                             RoundReport* report);
+  void ReceiveNormalized(const Normalized& n, const std::string& via, bool followed, Intake* intake,
+                         RoundReport* report);
+  void RegisterDiscussion(const Discussion& d, TimeMs since);
+  void PollRetries(std::map<std::string, std::string>& cursors, SourceUpdate* update, std::set<std::string>* read,
+                   RoundReport* report);
+  void PollNotifications(std::map<std::string, std::string>& cursors, SourceUpdate* update,
+                         std::set<std::string>* read, RoundReport* report);
+  void PollFollowed(std::map<std::string, std::string>& cursors, std::set<std::string>* read, RoundReport* report);
+  void PollRepoIssues(std::map<std::string, std::string>& cursors, RoundReport* report);
+  void PollRepoComments(std::map<std::string, std::string>& cursors, RoundReport* report);
+  void PollCi(std::map<std::string, std::string>& cursors, RoundReport* report);
+  bool Followed(const Discussion& d, const std::map<std::string, std::string>& cursors) const;
+  NormalizeContext Context() const;
+  CallOptions PollCall() const;
+
+  Engine* engine_;
+  Client* client_;
+  Clock* clock_;
+  SourceOptions options_;
+  mutable std::mutex mu_;          // bot_login_, timing, open-ticket set
+  std::mutex round_mu_;            // one round at a time; webhooks take it only to register discussions
+  std::string bot_login_;
+  TimeMs next_notifications_at_ = 0;
+  TimeMs poll_interval_header_ms_ = 0;  // last X-Poll-Interval
+  std::set<std::string> ticket_discussions_;
+  std::thread thread_;
+  std::mutex wait_mu_;
+  std::condition_variable wait_cv_;
+  std::atomic<bool> stopping_{false};
+};
+
+// Installs `POST /hooks/github` on the daemon's HTTP server, answering with Source::HandleWebhook.
+// `source` must outlive the server's use of the route.
+void InstallWebhookRoute(httplib::Server& server, Source* source);
+
+// ---------------------------------------------------------------------------------------------
+// Channel
+
+// The first line of every message the agent writes on GitHub (SPEC §3.3).
+inline constexpr const char* kAutomatedFirstLine = "This is by an automated agent, not a human";
+
+// "<!-- superagent-receipt: <id> -->": hidden in the rendered comment, found again after a crash.
+std::string ReceiptMarker(const std::string& id);
+// The text posted for `body`: the first line, a blank line, the body, the hidden marker.
+std::string MessageText(const std::string& body, const std::string& marker_id);
+
+// Delivers Effects whose channel starts with "github:". Kinds:
+//   post_message       — the Receipt's body to its channel: "github:issue:<n>" / "github:pull:<n>"
+//                        (issue comment), "github:pull:<n>:review:<comment id>" (review reply),
+//                        "github:commit:<sha>" (commit comment);
+//   add_reaction       — payload {"channel", "idempotency_key", "content": "eyes"|"+1"|…,
+//                        "target": "issue_comment"|"review_comment"|"issue", "comment_id"?};
+//   open_pull_request  — payload {"channel", "idempotency_key", "head", "base", "title", "body", "draft"?}.
+// With outcome_unknown it first looks for its own marker (comments) or an existing PR from the
+// same head carrying the marker, and records that instead of writing twice.
+class GitHubChannel : public Channel {
+ public:
+  // `client` must outlive the channel.
+  GitHubChannel(Client* client, std::string repo);
+  bool Handles(const std::string& channel) const override;
+  Delivery Perform(const Effect& effect, bool outcome_unknown) override;
+
+ private:
+  Delivery PostMessage(const Effect& effect, bool outcome_unknown);
+  Delivery AddReaction(const Effect& effect);
+  Delivery OpenPullRequest(const Effect& effect, bool outcome_unknown);
+  std::optional<std::string> FindMarker(const std::string& list_path, const std::string& marker, std::string* error);
+  Delivery FromResponse(const ApiResponse& r, const std::string& what);
+
+  Client* client_;
+  std::string repo_;
+};
+
+// ---------------------------------------------------------------------------------------------
+// Integration: what the daemon wires (one per process).
+
+class Integration {
+ public:
+  // Reads the token and webhook secret from the environment variables the config names.
+  // InvalidArgument when github.repo is empty (the Source is disabled) or the token is missing.
+  static Result<std::unique_ptr<Integration>> Create(const Config& config, Engine* engine, Clock* clock,
+                                                     std::unique_ptr<HttpClient> http = nullptr);
+  ~Integration();
+
+  Source& source() { return *source_; }
+  Channel* channel() { return channel_.get(); }
+  void InstallWebhookRoute(httplib::Server& server) { github::InstallWebhookRoute(server, source_.get()); }
+  void Start() { source_->Start(); }
+  void Stop() { source_->Stop(); }
+
+ private:
+  Integration() = default;
+  std::unique_ptr<HttpClient> http_;
+  std::unique_ptr<Client> poll_client_, write_client_;
+  std::unique_ptr<Source> source_;
+  std::unique_ptr<GitHubChannel> channel_;
+};
+
+// The Source's settings from config (secrets resolved from the environment).
+SourceOptions SourceOptionsFromConfig(const Config& config);
+
+}  // namespace superagent::github

@@ -1,0 +1,70 @@
+// The attention-first panel (SPEC §9): JSON API under /api/, live updates by Server-Sent Events,
+// and the page from web/ (embedded at build time), all on the daemon's cpp-httplib server.
+//
+// The panel reads through Views (its own read-only connection) and changes state only through
+// Engine commands (Stop, answer) and the daemon's policy reload. Security (docs/005-panel.md):
+// loopback-only without a password; with panel.token_env every request needs the token; commands
+// need a same-origin request carrying the CSRF token; every command is logged with who and when.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "superagent/config.h"
+#include "superagent/status.h"
+
+namespace httplib { class Server; }
+
+namespace superagent {
+
+class Engine;
+class Views;
+
+namespace panel {
+
+// What a policy reload did, as the "reload policy" button shows it.
+struct PolicyReloadResult {
+  bool valid = false;                 // the file parsed and validated (or there is no file)
+  bool changed = false;               // a new version was made
+  std::int64_t version = 0;           // the version now in force
+  std::string origin;                 // the policy file, or "embedded default"
+  std::vector<std::string> problems;  // "file:line:col: message", when !valid
+  std::string error;                  // anything else that failed (e.g. the store)
+};
+
+struct PanelContext {
+  Engine* engine = nullptr;  // commands; must outlive the Panel
+  Views* views = nullptr;    // reads; must outlive the Panel
+  Config config;             // listen, token_env, execution.slots
+  // Re-reads the policy file and applies it (the daemon's reload); the panel records the command.
+  std::function<PolicyReloadResult()> reload_policy;
+  // Whether an executor takes Assignments yet; until then the panel says slots are idle by design.
+  bool execution_running = false;
+  int problem_threshold = 3;  // EngineOptions::problem_threshold
+  int poll_ms = 500;          // how often a live-update stream checks for changes
+};
+
+class Panel {
+ public:
+  ~Panel();
+  // Ends every live-update stream (they return within poll_ms anyway) so the HTTP server can
+  // stop promptly. Call before httplib::Server::stop(). Idempotent.
+  void Stop();
+
+  struct Impl;
+  explicit Panel(std::unique_ptr<Impl> impl);
+
+ private:
+  std::unique_ptr<Impl> impl_;
+};
+
+// Checks the security settings and installs every route (and the server's pre-routing handler)
+// on `server`. InvalidArgument, and nothing installed, when `listen` is not loopback and no token
+// is configured, or token_env names a variable that is unset or empty.
+Result<std::unique_ptr<Panel>> InstallRoutes(httplib::Server& server, PanelContext context);
+
+}  // namespace panel
+}  // namespace superagent

@@ -1,0 +1,162 @@
+// Engine: the outbox's delivery bookkeeping (SPEC §8). The Effects loop performs; this records.
+#include <spdlog/spdlog.h>
+
+#include "store/store.h"
+#include "superagent/engine.h"
+
+namespace superagent {
+
+using nlohmann::json;
+
+#define RETURN_IF_ERROR(expr)         \
+  do {                                \
+    ::superagent::Status _s = (expr); \
+    if (!_s.ok()) return _s;          \
+  } while (0)
+
+namespace {
+
+std::string PlatformOf(const std::string& channel) { return channel.substr(0, channel.find(':')); }
+
+std::string ProblemKind(const std::string& kind, const std::string& platform) {
+  return "effect:" + kind + ":" + platform;
+}
+
+}  // namespace
+
+Result<std::vector<ClaimedEffect>> Engine::ClaimDueEffects(int limit) {
+  std::lock_guard<std::mutex> lock(mu_);
+  const TimeMs now = clock_->NowMs();
+  auto tx = store_->Begin();
+  RETURN_IF_ERROR(tx->begin_status());
+  std::vector<ClaimedEffect> claimed;
+  // Look further than `limit`: blocked effects (ordering, disabled Source) must not starve others.
+  for (const store::Store::EffectRow& row : store_->DueEffects(now, limit * 4 + 16)) {
+    if (static_cast<int>(claimed.size()) >= limit) break;
+    ClaimedEffect c;
+    c.effect.id = row.id;
+    c.effect.kind = row.kind;
+    c.effect.payload = json::parse(row.payload, nullptr, false);
+    c.effect.attempts = row.attempts;
+    c.is_message = row.kind_class == "message";
+    std::string channel = c.effect.payload.value("channel", "");
+    if (!row.receipt_id.empty()) {
+      auto receipt = store_->GetReceipt(row.receipt_id);
+      if (!receipt || receipt->status != "pending") {
+        RETURN_IF_ERROR(store_->FinishEffect(row.id, "abandoned", "receipt is no longer pending", ""));
+        continue;
+      }
+      channel = receipt->channel;
+      // Cancel what can no longer be delivered, with the reason recorded.
+      std::string cancel;
+      if (store_->ThreadDeleted(receipt->thread)) cancel = "the discussion was deleted";
+      if (receipt->ticket) {
+        auto m = store_->MandateForTicket(*receipt->ticket);
+        if (m && m->ended_as == "withdrawn") cancel = "the ticket was stopped";
+      }
+      if (!cancel.empty()) {
+        RETURN_IF_ERROR(store_->FinishEffect(row.id, "abandoned", cancel, ""));
+        RETURN_IF_ERROR(store_->SetReceiptStatus(receipt->id, "abandoned", "", now));
+        spdlog::info("message cancelled receipt={} reason=\"{}\"", receipt->id, cancel);
+        continue;
+      }
+      if (store_->EarlierReceiptPending(receipt->id)) continue;  // an acknowledgement goes first
+      c.effect.receipt = *receipt;
+    }
+    c.platform = PlatformOf(channel);
+    if (!c.platform.empty() && !store_->SourceEnabled(c.platform)) continue;  // waits, not lost
+    // In flight before (a crash between send and record) or tried before (a timeout may have
+    // delivered): the channel must look before acting again.
+    c.outcome_unknown = row.started_at.has_value() || row.attempts > 0;
+    RETURN_IF_ERROR(store_->MarkEffectInFlight(row.id, now, c.outcome_unknown));
+    claimed.push_back(std::move(c));
+  }
+  RETURN_IF_ERROR(tx->Commit());
+  return claimed;
+}
+
+Status Engine::RecordDelivery(std::int64_t effect_id, const Delivery& d, TimeMs retry_at) {
+  std::lock_guard<std::mutex> lock(mu_);
+  const TimeMs now = clock_->NowMs();
+  auto tx = store_->Begin();
+  RETURN_IF_ERROR(tx->begin_status());
+  auto row = store_->GetEffect(effect_id);
+  if (!row) return Status::NotFound("effect " + std::to_string(effect_id) + " does not exist");
+  if (row->status != "pending") return Status::Conflict("effect " + std::to_string(effect_id) + " is " + row->status);
+  std::optional<Receipt> receipt;
+  if (!row->receipt_id.empty()) receipt = store_->GetReceipt(row->receipt_id);
+  json payload = json::parse(row->payload, nullptr, false);
+  const std::string platform = PlatformOf(receipt ? receipt->channel : payload.value("channel", ""));
+  const std::string problem = ProblemKind(row->kind, platform);
+  std::string what = receipt ? "receipt=" + receipt->id : "effect=" + std::to_string(effect_id);
+
+  switch (d.outcome) {
+    case Delivery::Outcome::kDone:
+      RETURN_IF_ERROR(store_->FinishEffect(effect_id, "done", "", d.external_id));
+      if (receipt) RETURN_IF_ERROR(store_->SetReceiptStatus(receipt->id, "sent", d.external_id, now));
+      RETURN_IF_ERROR(store_->ClearFailures(problem, now));
+      break;
+    case Delivery::Outcome::kRetry: {
+      RETURN_IF_ERROR(store_->RescheduleEffect(effect_id, retry_at, d.error));
+      auto n = store_->CountFailure(problem, row->kind + " on " + platform + " failing: " + d.error, now);
+      if (!n.ok()) return n.status();
+      if (*n == options_.problem_threshold)
+        spdlog::error("system problem kind={} failures={} error=\"{}\"", problem, *n, d.error);
+      break;
+    }
+    case Delivery::Outcome::kFailed: {
+      RETURN_IF_ERROR(store_->FinishEffect(effect_id, "failed", d.error, ""));
+      if (receipt) RETURN_IF_ERROR(store_->SetReceiptStatus(receipt->id, "failed", "", now));
+      auto n = store_->CountFailure(problem, row->kind + " on " + platform + " failed: " + d.error, now);
+      if (!n.ok()) return n.status();
+      break;
+    }
+    case Delivery::Outcome::kTargetGone:
+      RETURN_IF_ERROR(store_->FinishEffect(effect_id, "abandoned", "target gone: " + d.error, ""));
+      if (receipt) {
+        RETURN_IF_ERROR(store_->SetReceiptStatus(receipt->id, "abandoned", "", now));
+        RETURN_IF_ERROR(store_->MarkThreadDeleted(receipt->thread, now));
+      }
+      break;
+  }
+  RETURN_IF_ERROR(tx->Commit());
+  switch (d.outcome) {
+    case Delivery::Outcome::kDone:
+      spdlog::info("message sent {} kind={} external_id={}", what, row->kind, d.external_id);
+      break;
+    case Delivery::Outcome::kRetry:
+      spdlog::warn("delivery retry {} kind={} attempt={} next_in_ms={} error=\"{}\"", what, row->kind,
+                   row->attempts + 1, retry_at - now, d.error);
+      break;
+    case Delivery::Outcome::kFailed:
+      spdlog::error("delivery failed {} kind={} error=\"{}\"", what, row->kind, d.error);
+      break;
+    case Delivery::Outcome::kTargetGone:
+      spdlog::warn("delivery abandoned {} kind={} reason=\"target gone: {}\"", what, row->kind, d.error);
+      break;
+  }
+  return Status::Ok();
+}
+
+Status Engine::EnqueueAction(const std::string& kind, const json& payload) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (kind.empty() || kind == "post_message") return Status::InvalidArgument("an action needs a kind other than post_message");
+  if (!payload.is_object() || !payload.contains("channel") || !payload["channel"].is_string())
+    return Status::InvalidArgument("an action's payload must name its channel");
+  if (!payload.contains("idempotency_key") || !payload["idempotency_key"].is_string())
+    return Status::InvalidArgument("an action's payload needs an idempotency_key");
+  const TimeMs now = clock_->NowMs();
+  auto tx = store_->Begin();
+  RETURN_IF_ERROR(tx->begin_status());
+  // The idempotency key lives in the payload; one action per key, ever.
+  if (store_->ActionExists(payload["idempotency_key"].get<std::string>())) return Status::Ok();
+  RETURN_IF_ERROR(store_->InsertEffect("", kind, payload.dump(), now, "action"));
+  return tx->Commit();
+}
+
+json Engine::OutboxCounts() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return store_->EffectCounts();
+}
+
+}  // namespace superagent

@@ -1,0 +1,97 @@
+#include "superagent/effects.h"
+
+#include <algorithm>
+
+#include <spdlog/spdlog.h>
+
+namespace superagent {
+
+TimeMs BackoffDelay(bool is_message, int attempt, const EffectsOptions& o) {
+  TimeMs start = is_message ? o.message_backoff_start_ms : o.action_backoff_start_ms;
+  TimeMs cap = is_message ? o.message_backoff_max_ms : o.action_backoff_max_ms;
+  TimeMs delay = start;
+  for (int i = 1; i < attempt && delay < cap; ++i) delay *= 2;
+  return std::min(delay, cap);
+}
+
+EffectsLoop::EffectsLoop(Engine* engine, std::vector<Channel*> channels, Clock* clock, EffectsOptions options,
+                         std::uint64_t seed)
+    : engine_(engine), channels_(std::move(channels)), clock_(clock), options_(options), rng_(seed) {}
+
+EffectsLoop::~EffectsLoop() { Stop(); }
+
+Channel* EffectsLoop::ChannelFor(const ClaimedEffect& c) const {
+  std::string target = c.effect.receipt ? c.effect.receipt->channel : c.effect.payload.value("channel", "");
+  for (Channel* ch : channels_)
+    if (ch->Handles(target)) return ch;
+  return nullptr;
+}
+
+TimeMs EffectsLoop::RetryAt(const ClaimedEffect& c, const Delivery& d) {
+  TimeMs delay = BackoffDelay(c.is_message, c.effect.attempts + 1, options_);
+  if (options_.jitter > 0) {
+    std::uniform_real_distribution<double> factor(1.0 - options_.jitter, 1.0 + options_.jitter);
+    delay = static_cast<TimeMs>(static_cast<double>(delay) * factor(rng_));
+  }
+  // A peer's own instruction (Retry-After, rate-limit reset) wins when it asks for longer.
+  delay = std::max(delay, d.retry_after_ms);
+  return clock_->NowMs() + delay;
+}
+
+Result<int> EffectsLoop::RunOnce() {
+  auto claimed = engine_->ClaimDueEffects(options_.batch);
+  if (!claimed.ok()) return claimed.status();
+  int performed = 0;
+  for (const ClaimedEffect& c : *claimed) {
+    Delivery d;
+    if (stopping_) {
+      // Claimed but not performed: leave it for the next start, which will look before acting.
+      d = Delivery::Retry("shutting down before this attempt");
+      if (Status s = engine_->RecordDelivery(c.effect.id, d, clock_->NowMs()); !s.ok()) return s;
+      continue;
+    }
+    Channel* channel = ChannelFor(c);
+    if (channel == nullptr) {
+      d = Delivery::Retry("no channel is configured for " + (c.platform.empty() ? std::string("this target") : c.platform));
+    } else {
+      d = channel->Perform(c.effect, c.outcome_unknown);
+      ++performed;
+    }
+    TimeMs retry_at = d.outcome == Delivery::Outcome::kRetry ? RetryAt(c, d) : 0;
+    if (Status s = engine_->RecordDelivery(c.effect.id, d, retry_at); !s.ok()) return s;
+  }
+  return performed;
+}
+
+void EffectsLoop::Start() {
+  stopping_ = false;
+  thread_ = std::thread([this] {
+    while (!stopping_) {
+      auto n = RunOnce();
+      if (!n.ok()) spdlog::error("effects loop error=\"{}\"", n.status().ToString());
+      if (n.ok() && *n > 0) continue;  // more may be due right away
+      std::unique_lock<std::mutex> lock(mu_);
+      cv_.wait_for(lock, std::chrono::milliseconds(options_.idle_wait_ms), [this] { return stopping_ || woken_; });
+      woken_ = false;
+    }
+  });
+}
+
+void EffectsLoop::Stop() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stopping_ = true;
+  }
+  cv_.notify_all();
+  if (thread_.joinable()) thread_.join();
+}
+
+void EffectsLoop::Wake() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    woken_ = true;
+  }
+  cv_.notify_all();
+}
+
+}  // namespace superagent

@@ -1,0 +1,131 @@
+#include "panel/guard.h"
+
+#include <cctype>
+#include <random>
+
+#include "superagent/config.h"
+
+namespace superagent::panel {
+
+std::string HostName(std::string_view h) {
+  if (!h.empty() && h.front() == '[') {
+    auto close = h.find(']');
+    return close == std::string_view::npos ? std::string() : std::string(h.substr(1, close - 1));
+  }
+  auto colon = h.rfind(':');
+  if (colon != std::string_view::npos && h.find(':') == colon) h = h.substr(0, colon);
+  std::string out(h);
+  for (char& c : out)
+    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+  return out;
+}
+
+std::string CheckHost(std::string_view host_header, bool token_required) {
+  if (token_required || host_header.empty()) return "";
+  if (IsLoopbackHost(HostName(host_header))) return "";
+  return "this panel has no password, so it answers only requests to 127.0.0.1 or localhost (got Host \"" +
+         std::string(host_header.substr(0, 100)) +
+         "\"); open it by that address, or set panel.token_env to expose it under another name";
+}
+
+bool ConstantTimeEquals(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;  // the length is not the secret
+  unsigned diff = 0;
+  for (std::size_t i = 0; i < a.size(); ++i)
+    diff |= static_cast<unsigned>(static_cast<unsigned char>(a[i]) ^ static_cast<unsigned char>(b[i]));
+  return diff == 0;
+}
+
+std::string Base64Decode(std::string_view in) {
+  auto value = [](char c) -> int {
+    if (c >= 'A' && c <= 'Z') return c - 'A';
+    if (c >= 'a' && c <= 'z') return c - 'a' + 26;
+    if (c >= '0' && c <= '9') return c - '0' + 52;
+    if (c == '+') return 62;
+    if (c == '/') return 63;
+    return -1;
+  };
+  while (!in.empty() && in.back() == '=') in.remove_suffix(1);
+  std::string out;
+  unsigned buffer = 0;
+  int bits = 0;
+  for (char c : in) {
+    int v = value(c);
+    if (v < 0) return "";
+    buffer = (buffer << 6) | static_cast<unsigned>(v);
+    bits += 6;
+    if (bits >= 8) {
+      bits -= 8;
+      out.push_back(static_cast<char>((buffer >> bits) & 0xFF));
+    }
+  }
+  return out;
+}
+
+bool CheckToken(std::string_view authorization, std::string_view token, std::string* user) {
+  if (token.empty()) return true;
+  auto starts = [&](std::string_view p) {
+    if (authorization.size() < p.size()) return false;
+    for (std::size_t i = 0; i < p.size(); ++i)
+      if (std::tolower(static_cast<unsigned char>(authorization[i])) != p[i]) return false;
+    return true;
+  };
+  if (starts("bearer ")) return ConstantTimeEquals(authorization.substr(7), token);
+  if (starts("basic ")) {
+    std::string decoded = Base64Decode(authorization.substr(6));
+    auto colon = decoded.find(':');
+    if (colon == std::string::npos) return false;
+    if (!ConstantTimeEquals(std::string_view(decoded).substr(colon + 1), token)) return false;
+    if (user) *user = CleanName(decoded.substr(0, colon));
+    return true;
+  }
+  return false;
+}
+
+std::string CheckSameOrigin(std::string_view origin, std::string_view sec_fetch_site, std::string_view host_header) {
+  if (!sec_fetch_site.empty() && sec_fetch_site != "same-origin")
+    return "commands are accepted only from the panel's own page (Sec-Fetch-Site: " +
+           std::string(sec_fetch_site.substr(0, 40)) + ")";
+  if (origin.empty()) return "";  // not a browser (curl, tests): the CSRF token alone decides
+  std::string_view rest = origin;
+  if (rest.substr(0, 7) == "http://") rest.remove_prefix(7);
+  else if (rest.substr(0, 8) == "https://") rest.remove_prefix(8);
+  else return "commands are accepted only from the panel's own page (Origin " + std::string(origin.substr(0, 100)) + ")";
+  if (rest != host_header)
+    return "commands are accepted only from the panel's own page (Origin " + std::string(origin.substr(0, 100)) +
+           " is not http://" + std::string(host_header.substr(0, 100)) + ")";
+  return "";
+}
+
+std::string RandomToken() {
+  std::random_device rd;
+  static const char kHex[] = "0123456789abcdef";
+  std::string out;
+  for (int i = 0; i < 8; ++i) {
+    unsigned v = rd();
+    for (int j = 0; j < 8; ++j) {
+      out.push_back(kHex[v & 0xF]);
+      v >>= 4;
+    }
+  }
+  return out;
+}
+
+std::string CleanName(std::string_view name) {
+  while (!name.empty() && (name.front() == ' ' || name.front() == '\t')) name.remove_prefix(1);
+  while (!name.empty() && (name.back() == ' ' || name.back() == '\t')) name.remove_suffix(1);
+  std::string out;
+  for (char c : name) {
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7F) continue;
+    out.push_back(c);
+  }
+  if (out.size() > 64) {
+    out.resize(64);
+    // Do not leave half a UTF-8 character at the end.
+    while (!out.empty() && (static_cast<unsigned char>(out.back()) & 0xC0) == 0x80) out.pop_back();
+    if (!out.empty() && (static_cast<unsigned char>(out.back()) & 0x80)) out.pop_back();
+  }
+  return out;
+}
+
+}  // namespace superagent::panel

@@ -1,0 +1,405 @@
+// The panel's HTTP surface: read routes over Views, commands through the Engine, live updates by
+// Server-Sent Events, and the embedded page. docs/005-panel.md documents every route.
+#include "superagent/panel.h"
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <mutex>
+
+#include <httplib.h>
+#include <spdlog/spdlog.h>
+
+#include "panel/assets.h"
+#include "panel/guard.h"
+#include "panel/panel_json.h"
+#include "superagent/engine.h"
+#include "superagent/views.h"
+
+namespace superagent::panel {
+
+using nlohmann::json;
+using httplib::Request;
+using httplib::Response;
+
+namespace {
+
+constexpr int kMaxStreams = 4;           // each stream holds one of httplib's worker threads
+constexpr int kKeepaliveMs = 15'000;     // a comment line so proxies and dead peers are noticed
+constexpr int kStreamLifetimeMs = 30 * 60'000;  // then the browser reconnects (EventSource does)
+
+void SendJson(Response& res, int status, const json& body) {
+  res.status = status;
+  res.set_header("Cache-Control", "no-store");
+  res.set_content(body.dump(), "application/json");
+}
+
+void SendError(Response& res, int status, const std::string& message) { SendJson(res, status, {{"error", message}}); }
+
+int HttpStatusOf(const Status& s) {
+  switch (s.code()) {
+    case Status::Code::kOk: return 200;
+    case Status::Code::kInvalidArgument: return 400;
+    case Status::Code::kNotFound: return 404;
+    case Status::Code::kConflict: return 409;
+    case Status::Code::kUnavailable: return 503;
+    default: return 500;
+  }
+}
+
+// A log value: quoted when it has spaces or quotes, so lines split back into key=value pairs.
+std::string Q(const std::string& v) {
+  if (!v.empty() && v.find_first_of(" \t\"=\\\n") == std::string::npos) return v;
+  std::string out = "\"";
+  for (char c : v) {
+    if (c == '"' || c == '\\') out.push_back('\\');
+    out.push_back(c == '\n' ? ' ' : c);
+  }
+  return out + "\"";
+}
+
+int IntParam(const Request& req, const char* name, int fallback, int lo, int hi) {
+  if (!req.has_param(name)) return fallback;
+  try {
+    return std::clamp(std::stoi(req.get_param_value(name)), lo, hi);
+  } catch (...) {
+    return fallback;
+  }
+}
+
+}  // namespace
+
+struct Panel::Impl {
+  PanelContext ctx;
+  std::string token;       // the panel password ("" = none; loopback only)
+  std::string csrf;        // per-process CSRF token, handed to the page by /api/session
+  std::string boot_id;     // tells the page the daemon restarted (new CSRF token, maybe new assets)
+  std::atomic<bool> stopping{false};
+  std::atomic<int> streams{0};
+  std::mutex mu;
+  std::condition_variable cv;
+
+  // --- Checks shared by every route ---
+
+  // Host and password, before routing. Handled means refused (the response is set).
+  bool Refuse(const Request& req, Response& res) {
+    res.set_header("X-Content-Type-Options", "nosniff");
+    res.set_header("X-Frame-Options", "DENY");
+    res.set_header("Referrer-Policy", "no-referrer");
+    res.set_header("Content-Security-Policy",
+                   "default-src 'self'; img-src 'self' data:; frame-ancestors 'none'; base-uri 'none'; form-action 'none'");
+    if (req.path == "/healthz") return false;
+    if (std::string why = CheckHost(req.get_header_value("Host"), !token.empty()); !why.empty()) {
+      spdlog::warn("panel request refused reason=host host={} remote={}", Q(req.get_header_value("Host").substr(0, 100)),
+                   req.remote_addr);
+      SendError(res, 403, why);
+      return true;
+    }
+    std::string user;
+    if (!CheckToken(req.get_header_value("Authorization"), token, &user)) {
+      res.set_header("WWW-Authenticate", "Basic realm=\"superagent panel\", charset=\"UTF-8\"");
+      SendError(res, 401, "this panel needs its password (the value of the variable named by panel.token_env)");
+      return true;
+    }
+    return false;
+  }
+
+  // Who gave a command: the user name the browser authenticated with, else a name the person
+  // typed, else where the request came from.
+  std::string Who(const Request& req, const json& body) {
+    std::string user;
+    if (!token.empty()) CheckToken(req.get_header_value("Authorization"), token, &user);
+    if (user.empty() && body.is_object() && body.contains("name") && body["name"].is_string())
+      user = CleanName(body["name"].get<std::string>());
+    return user.empty() ? "panel user at " + req.remote_addr : user + " (panel)";
+  }
+
+  // A command must be a same-origin JSON request carrying the CSRF token. On refusal the response
+  // is set, a warning logged, and nothing changes.
+  bool CommandAllowed(const Request& req, Response& res, const char* command, json* body) {
+    auto refuse = [&](int status, const std::string& why) {
+      spdlog::warn("panel command refused command={} remote={} reason={}", command, req.remote_addr, Q(why));
+      SendError(res, status, why);
+      return false;
+    };
+    if (std::string why = CheckSameOrigin(req.get_header_value("Origin"), req.get_header_value("Sec-Fetch-Site"),
+                                          req.get_header_value("Host"));
+        !why.empty())
+      return refuse(403, why);
+    if (!ConstantTimeEquals(req.get_header_value("X-CSRF-Token"), csrf))
+      return refuse(403, "missing or stale CSRF token: reload the panel (GET /api/session gives the current one)");
+    if (req.get_header_value("Content-Type").rfind("application/json", 0) != 0)
+      return refuse(415, "commands take a JSON body (Content-Type: application/json)");
+    *body = req.body.empty() ? json::object() : json::parse(req.body, nullptr, false);
+    if (body->is_discarded() || !body->is_object()) return refuse(400, "the body must be a JSON object");
+    return true;
+  }
+
+  // --- Reads ---
+
+  json Session() {
+    return {{"csrf_token", csrf},
+            {"boot_id", boot_id},
+            {"version", SUPERAGENT_VERSION},
+            {"auth", token.empty() ? "none" : "token"}};
+  }
+
+  json StatusJson() {
+    StatusCounts c = ctx.views->Counts();
+    json j;
+    j["mode"] = ModeName(ctx.engine->CurrentPolicy().mode);
+    j["policy_version"] = ctx.engine->PolicyVersion();
+    if (auto p = ctx.views->CurrentPolicy())
+      j["policy"] = {{"version", p->version}, {"origin", p->origin}, {"since", TimeJson(p->created_at)}};
+    j["triggers"] = c.triggers;
+    j["tickets"] = c.tickets;
+    j["decisions"] = c.decisions;
+    j["would_accept"] = c.would_accept;
+    j["eval_queue"] = c.eval_queue;
+    j["receipts_pending"] = c.receipts_pending;
+    j["receipts_failed"] = c.receipts_failed;
+    j["slots"] = {{"configured", ctx.config.execution.slots},
+                  {"reserved_for_people", 1},
+                  {"in_use", c.assignments_running},
+                  {"waiting", c.assignments_pending},
+                  {"execution_running", ctx.execution_running}};
+    json sources = json::array();
+    for (const SourceHealth& h : ctx.views->SourcesHealth()) sources.push_back(HealthJson(h));
+    j["sources"] = sources;
+    json cursors = json::array();
+    for (const CursorRecord& cr : ctx.views->Cursors())
+      cursors.push_back(
+          {{"source", cr.source}, {"name", cr.name}, {"value", cr.value}, {"updated_at", TimeJson(cr.updated_at)}});
+    j["cursors"] = cursors;
+    return j;
+  }
+
+  json Needs() {
+    json questions = json::array(), decisions = json::array(), problems = json::array();
+    for (const TicketRow& r : ctx.views->TicketsInStage(Stage::kWaitingForPerson, 50)) questions.push_back(TicketRowJson(r));
+    for (const TicketRow& r : ctx.views->TicketsInStage(Stage::kBlocked, 50)) decisions.push_back(TicketRowJson(r));
+    for (const SystemProblem& p : ctx.views->Problems(ctx.problem_threshold)) problems.push_back(ProblemJson(p));
+    std::size_t count = questions.size() + decisions.size() + problems.size();
+    return {{"count", count}, {"questions", questions}, {"decisions", decisions}, {"problems", problems}};
+  }
+
+  // --- Live updates ---
+
+  void Stream(const Request& req, Response& res) {
+    if (streams.fetch_add(1) >= kMaxStreams) {
+      streams.fetch_sub(1);
+      res.set_header("Retry-After", "30");
+      return SendError(res, 503, "too many live-update streams; the page falls back to refreshing now and then");
+    }
+    struct State {
+      std::int64_t version = -1;
+      bool hello = false;
+      std::chrono::steady_clock::time_point started, last_write;
+    };
+    auto state = std::make_shared<State>();
+    state->started = state->last_write = std::chrono::steady_clock::now();
+    state->version = ctx.views->DataVersion();
+    spdlog::debug("panel stream opened remote={}", req.remote_addr);
+    res.set_header("Cache-Control", "no-store");
+    res.set_header("X-Accel-Buffering", "no");
+    res.set_chunked_content_provider(
+        "text/event-stream",
+        [this, state](std::size_t, httplib::DataSink& sink) {
+          auto write = [&](const std::string& text) {
+            state->last_write = std::chrono::steady_clock::now();
+            return sink.write(text.data(), text.size());
+          };
+          if (!state->hello) {
+            state->hello = true;
+            // retry: how soon EventSource reconnects after the stream ends or breaks.
+            std::string hello = "retry: 2000\nevent: hello\ndata: " +
+                                json{{"boot_id", boot_id}, {"version", SUPERAGENT_VERSION}}.dump() + "\n\n";
+            return write(hello);
+          }
+          {
+            std::unique_lock<std::mutex> lock(mu);
+            cv.wait_for(lock, std::chrono::milliseconds(ctx.poll_ms), [this] { return stopping.load(); });
+          }
+          if (stopping) {
+            sink.done();
+            return true;
+          }
+          auto now = std::chrono::steady_clock::now();
+          std::int64_t v = ctx.views->DataVersion();
+          if (v != state->version) {
+            state->version = v;
+            return write("event: change\ndata: {}\n\n");
+          }
+          if (now - state->started > std::chrono::milliseconds(kStreamLifetimeMs)) {
+            sink.done();
+            return true;
+          }
+          if (now - state->last_write > std::chrono::milliseconds(kKeepaliveMs)) return write(": keepalive\n\n");
+          return true;
+        },
+        [this](bool) { streams.fetch_sub(1); });
+  }
+
+  // --- Commands ---
+
+  void Stop(const Request& req, Response& res) {
+    json body;
+    if (!CommandAllowed(req, res, "stop", &body)) return;
+    TicketId id = std::stoll(req.matches[1].str());
+    if (!body.value("confirm", false))
+      return SendError(res, 400, "a stop must be confirmed: send {\"confirm\": true} (the page asks first)");
+    auto mandate = ctx.engine->GetMandate(id);
+    if (!mandate.ok()) return SendError(res, HttpStatusOf(mandate.status()), "ticket " + std::to_string(id) + " does not exist");
+    if (!mandate->ended_as.empty())
+      return SendError(res, 409, "ticket " + std::to_string(id) + " is already stopped (mandate " + mandate->ended_as + ")");
+    const std::string who = Who(req, body);
+    Status s = ctx.engine->StopTicket(id, who);
+    spdlog::info("panel command=stop target=ticket:{} by={} remote={} result={}", id, Q(who), req.remote_addr,
+                 s.ok() ? "ok" : Q(s.ToString()));
+    if (!s.ok()) return SendError(res, HttpStatusOf(s), s.message());
+    auto detail = ctx.views->Detail(id);
+    SendJson(res, 200, {{"ok", true}, {"by", who}, {"ticket", detail.ok() ? TicketRowJson(detail->row) : json(nullptr)}});
+  }
+
+  void Answer(const Request& req, Response& res) {
+    json body;
+    if (!CommandAllowed(req, res, "answer", &body)) return;
+    TicketId id = std::stoll(req.matches[1].str());
+    if (!body.contains("answer") || body["answer"].is_null() ||
+        (body["answer"].is_string() && body["answer"].get<std::string>().find_first_not_of(" \t\r\n") == std::string::npos))
+      return SendError(res, 400, "the answer is empty");
+    const std::string who = Who(req, body);
+    Status s = ctx.engine->AnswerQuestion(id, who, body["answer"]);
+    spdlog::info("panel command=answer target=ticket:{} by={} remote={} result={}", id, Q(who), req.remote_addr,
+                 s.ok() ? "ok" : Q(s.ToString()));
+    if (!s.ok()) return SendError(res, HttpStatusOf(s), s.message());
+    SendJson(res, 200, {{"ok", true}, {"by", who}});
+  }
+
+  void Reload(const Request& req, Response& res) {
+    json body;
+    if (!CommandAllowed(req, res, "reload_policy", &body)) return;
+    if (!ctx.reload_policy) return SendError(res, 501, "this server cannot reload the policy");
+    const std::string who = Who(req, body);
+    PolicyReloadResult r = ctx.reload_policy();
+    json result{{"valid", r.valid}, {"changed", r.changed}, {"version", r.version}, {"origin", r.origin},
+                {"problems", r.problems}};
+    if (!r.error.empty()) result["error"] = r.error;
+    Status recorded = ctx.engine->RecordCommand(who, "reload_policy", "policy", result.dump());
+    spdlog::info("panel command=reload_policy by={} remote={} valid={} changed={} version={}", Q(who), req.remote_addr,
+                 r.valid, r.changed, r.version);
+    if (!recorded.ok()) spdlog::error("panel command not recorded error={}", Q(recorded.ToString()));
+    result["by"] = who;
+    SendJson(res, r.valid && r.error.empty() ? 200 : 422, result);
+  }
+
+  void Install(httplib::Server& server) {
+    server.set_pre_routing_handler([this](const Request& req, Response& res) {
+      return Refuse(req, res) ? httplib::Server::HandlerResponse::Handled : httplib::Server::HandlerResponse::Unhandled;
+    });
+    server.Get("/healthz", [](const Request&, Response& res) { res.set_content("ok\n", "text/plain"); });
+    server.Get("/api/session", [this](const Request&, Response& res) { SendJson(res, 200, Session()); });
+    server.Get("/api/status", [this](const Request&, Response& res) { SendJson(res, 200, StatusJson()); });
+    server.Get("/api/needs", [this](const Request&, Response& res) { SendJson(res, 200, Needs()); });
+    server.Get("/api/tickets", [this](const Request& req, Response& res) {
+      std::optional<Stage> stage;
+      if (std::string s = req.get_param_value("stage"); !s.empty()) {
+        Stage parsed;
+        if (!ParseStage(s, &parsed))
+          return SendError(res, 400, "stage must be one of working, idle, waiting_for_person, ready, blocked, ended");
+        stage = parsed;
+      }
+      std::optional<TicketId> before;
+      if (int b = IntParam(req, "before", 0, 0, INT32_MAX); b > 0) before = b;
+      json list = json::array();
+      for (const TicketRow& r : ctx.views->Tickets(stage, IntParam(req, "limit", 50, 1, 200), before))
+        list.push_back(TicketRowJson(r));
+      SendJson(res, 200, {{"tickets", list}});
+    });
+    server.Get(R"(/api/tickets/(\d{1,18}))", [this](const Request& req, Response& res) {
+      auto d = ctx.views->Detail(std::stoll(req.matches[1].str()));
+      if (!d.ok()) return SendError(res, HttpStatusOf(d.status()), d.status().message());
+      SendJson(res, 200, DetailJson(*d));
+    });
+    server.Get("/api/observe", [this](const Request& req, Response& res) {
+      json list = json::array();
+      for (const DecisionView& d : ctx.views->WouldAccept(IntParam(req, "limit", 50, 1, 200)))
+        list.push_back(DecisionJson(d));
+      SendJson(res, 200, {{"mode", ModeName(ctx.engine->CurrentPolicy().mode)}, {"decisions", list}});
+    });
+    server.Get("/api/commands", [this](const Request& req, Response& res) {
+      json list = json::array();
+      for (const CommandRecord& c : ctx.views->Commands(IntParam(req, "limit", 50, 1, 200))) list.push_back(CommandJson(c));
+      SendJson(res, 200, {{"commands", list}});
+    });
+    server.Get("/api/explain", [this](const Request& req, Response& res) {
+      std::string q = req.get_param_value("q");
+      auto trim = [](std::string s) {
+        s.erase(0, s.find_first_not_of(" \t\r\n"));
+        s.erase(s.find_last_not_of(" \t\r\n") + 1);
+        return s;
+      };
+      q = trim(q);
+      if (q.empty()) return SendError(res, 400, "parameter q (a trigger id or message URL) is required");
+      auto story = ctx.engine->Explain(q);
+      if (!story.ok()) return SendError(res, HttpStatusOf(story.status()), story.status().message());
+      SendJson(res, 200, *story);
+    });
+    server.Get("/api/events", [this](const Request& req, Response& res) { Stream(req, res); });
+    server.Post(R"(/api/tickets/(\d{1,18})/stop)", [this](const Request& req, Response& res) { Stop(req, res); });
+    server.Post(R"(/api/tickets/(\d{1,18})/answer)", [this](const Request& req, Response& res) { Answer(req, res); });
+    server.Post("/api/policy/reload", [this](const Request& req, Response& res) { Reload(req, res); });
+    server.Get(R"(/api/.*)", [](const Request& req, Response& res) {
+      SendError(res, 404, "no such API route: " + req.path.substr(0, 100));
+    });
+    server.Get(R"(/.*)", [](const Request& req, Response& res) {
+      const Asset* a = FindAsset(req.path);
+      if (!a) {
+        res.status = 404;
+        res.set_content("not found\n", "text/plain");
+        return;
+      }
+      res.set_header("Cache-Control", "no-cache");
+      res.set_content(reinterpret_cast<const char*>(a->data), a->size, a->content_type);
+    });
+  }
+};
+
+Panel::Panel(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+
+Panel::~Panel() { Stop(); }
+
+void Panel::Stop() {
+  if (!impl_ || impl_->stopping.exchange(true)) return;
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  impl_->cv.notify_all();
+}
+
+Result<std::unique_ptr<Panel>> InstallRoutes(httplib::Server& server, PanelContext context) {
+  if (!context.engine || !context.views) return Status::InvalidArgument("the panel needs an Engine and Views");
+  std::string host;
+  int port = 0;
+  if (!SplitHostPort(context.config.panel.listen, &host, &port))
+    return Status::InvalidArgument("panel.listen: expected host:port, got \"" + context.config.panel.listen + "\"");
+  auto impl = std::make_unique<Panel::Impl>();
+  const std::string& env = context.config.panel.token_env;
+  if (!env.empty()) {
+    impl->token = ResolveSecret(env);
+    if (impl->token.empty())
+      return Status::InvalidArgument("panel.token_env names " + env +
+                                     ", which is unset or empty: export the panel password in that variable");
+  } else if (!IsLoopbackHost(host)) {
+    return Status::InvalidArgument("panel.listen " + context.config.panel.listen +
+                                   " is not a loopback address: set panel.token_env to the NAME of an environment "
+                                   "variable holding the panel password, or listen on 127.0.0.1 behind a proxy");
+  }
+  impl->csrf = RandomToken();
+  impl->boot_id = RandomToken().substr(0, 12);
+  impl->ctx = std::move(context);
+  impl->Install(server);
+  return std::make_unique<Panel>(std::move(impl));
+}
+
+}  // namespace superagent::panel

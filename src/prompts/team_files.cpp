@@ -1,0 +1,127 @@
+// The team's prompt directory (SPEC §7 level 4), read fresh on every call.
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "superagent/prompts.h"
+
+namespace superagent {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+bool IsSectionName(const std::string& name) {
+  if (name.empty() || name.size() > 64) return false;
+  return std::all_of(name.begin(), name.end(),
+                     [](char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '_'; });
+}
+
+std::string Trim(const std::string& s) {
+  std::size_t b = s.find_first_not_of(" \t\r\n"), e = s.find_last_not_of(" \t\r\n");
+  return b == std::string::npos ? "" : s.substr(b, e - b + 1);
+}
+
+// Reads a file whole; false when it cannot be read.
+bool ReadText(const fs::path& path, std::string* out) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return false;
+  std::ostringstream text;
+  text << in.rdbuf();
+  if (in.bad()) return false;
+  *out = text.str();
+  return true;
+}
+
+// The file's text, trimmed and bounded; problems noted against `rel`.
+bool ReadTeamFile(const fs::path& path, const std::string& rel, std::size_t max_chars, TeamFiles* team,
+                  std::string* text) {
+  std::string raw;
+  if (!ReadText(path, &raw)) {
+    team->problems.push_back(rel + ": cannot be read");
+    return false;
+  }
+  bool cut = false;
+  *text = CutMiddle(Trim(raw), max_chars, &cut);
+  if (cut) team->problems.push_back(rel + ": longer than " + std::to_string(max_chars) + " characters; its middle was cut");
+  return true;
+}
+
+std::string Description(const std::string& text) {
+  std::istringstream lines(text);
+  std::string line;
+  while (std::getline(lines, line)) {
+    line = Trim(line);
+    while (!line.empty() && line.front() == '#') line.erase(0, 1);
+    line = Trim(line);
+    if (!line.empty()) return line.size() > 200 ? line.substr(0, 200) + "..." : line;
+  }
+  return "(no description)";
+}
+
+// Entries of `dir` sorted by name, so the prompt does not depend on directory order.
+std::vector<fs::directory_entry> Sorted(const fs::path& dir, std::error_code& ec) {
+  std::vector<fs::directory_entry> out;
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) out.push_back(*it);
+  std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.path().filename() < b.path().filename(); });
+  return out;
+}
+
+}  // namespace
+
+TeamFiles LoadTeamFiles(const std::string& team_dir, std::size_t max_file_chars) {
+  TeamFiles team;
+  if (team_dir.empty()) return team;
+  std::error_code ec;
+  if (!fs::is_directory(team_dir, ec)) {
+    team.problems.push_back(team_dir + ": prompts.team_dir is not a readable directory");
+    return team;
+  }
+
+  const fs::path sections = fs::path(team_dir) / "sections";
+  if (fs::is_directory(sections, ec)) {
+    for (const auto& entry : Sorted(sections, ec)) {
+      const fs::path& p = entry.path();
+      if (p.extension() != ".md" || !entry.is_regular_file(ec)) continue;
+      const std::string name = p.stem().string();
+      const std::string rel = "sections/" + p.filename().string();
+      if (!IsSectionName(name)) {
+        team.problems.push_back(rel + ": ignored: section names are lower-case letters, digits, '-' and '_'");
+        continue;
+      }
+      std::string text;
+      if (ReadTeamFile(p, rel, max_file_chars, &team, &text)) team.sections.push_back({4, name, "team:" + rel, text, false});
+    }
+  }
+
+  const fs::path skills = fs::path(team_dir) / "skills";
+  if (fs::is_directory(skills, ec)) {
+    for (const auto& entry : Sorted(skills, ec)) {
+      const fs::path& p = entry.path();
+      fs::path file;
+      std::string name, rel;
+      if (entry.is_directory(ec) && fs::is_regular_file(p / "SKILL.md", ec)) {
+        file = p / "SKILL.md";
+        name = p.filename().string();
+        rel = "skills/" + name + "/SKILL.md";
+      } else if (p.extension() == ".md" && entry.is_regular_file(ec)) {
+        file = p;
+        name = p.stem().string();
+        rel = "skills/" + p.filename().string();
+      } else {
+        continue;
+      }
+      if (!IsSectionName(name)) {
+        team.problems.push_back(rel + ": ignored: skill names are lower-case letters, digits, '-' and '_'");
+        continue;
+      }
+      std::string text;
+      if (!ReadTeamFile(file, rel, max_file_chars, &team, &text) || text.empty()) continue;
+      team.skills.push_back({name, Description(text), text, "team:" + rel});
+    }
+  }
+  return team;
+}
+
+}  // namespace superagent

@@ -1,0 +1,753 @@
+// The GitHub Source's poller (SPEC §3.3, §3.5). One round reads, in this order: the saved failed
+// items, the bot's notifications (each pointing at a discussion read from its own cursor), the
+// discussions it follows (open Tickets every round, others for 14 days after activity), then the
+// repo-wide scopes switched on in config, then default-branch CI. Every path saves its cursors and
+// health in one Engine::UpdateSource transaction; the failed-item set is saved in the same one as
+// the advanced notifications cursor.
+#include <algorithm>
+#include <chrono>
+
+#include <spdlog/spdlog.h>
+
+#include "sources/github/source_internal.h"
+
+namespace superagent::github {
+
+using nlohmann::json;
+
+namespace {
+
+constexpr const char* kSource = "github";
+constexpr TimeMs kMinNotificationIntervalMs = 60'000;  // SPEC §3.3: never faster than 60 s
+constexpr int kLowBudget = 100;  // below this many requests left, only what people wait for is read
+
+json ParseCursor(const std::map<std::string, std::string>& cursors, const std::string& name) {
+  auto it = cursors.find(name);
+  if (it == cursors.end()) return json::object();
+  json j = json::parse(it->second, nullptr, false);
+  return j.is_object() ? j : json::object();
+}
+
+TimeMs CursorSince(const json& c, TimeMs fallback) {
+  TimeMs t = 0;
+  if (c.contains("since") && c["since"].is_string() && ParseTime(c["since"].get<std::string>(), &t)) return t;
+  return fallback;
+}
+
+std::int64_t JsonInt(const json& c, const char* key, std::int64_t fallback = 0) {
+  return c.contains(key) && c[key].is_number_integer() ? c[key].get<std::int64_t>() : fallback;
+}
+
+bool JsonBool(const json& c, const char* key) { return c.contains(key) && c[key].is_boolean() && c[key].get<bool>(); }
+
+std::string Lower(std::string s) {
+  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char ch) { return static_cast<char>(std::tolower(ch)); });
+  return s;
+}
+
+// The moment a read began, on GitHub's clock when it said (cursors compare with GitHub's times).
+TimeMs ReadStart(const ApiResponse& r, TimeMs local) { return r.server_time > 0 ? std::min(r.server_time, local) : local; }
+
+bool IsGone(const ApiResponse& r) { return r.status == 410; }
+
+}  // namespace
+
+Source::Source(Engine* engine, Client* client, Clock* clock, SourceOptions options)
+    : engine_(engine), client_(client), clock_(clock), options_(std::move(options)) {}
+
+Source::~Source() { Stop(); }
+
+std::string Source::BotLogin() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return bot_login_;
+}
+
+NormalizeContext Source::Context() const { return NormalizeContext{options_.repo, BotLogin()}; }
+
+CallOptions Source::PollCall() const { return CallOptions{options_.max_inline_wait_ms, options_.poll_attempts}; }
+
+TimeMs Source::NextDelayMs() const {
+  TimeMs delay = options_.poll_interval_ms;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    delay = std::max(delay, poll_interval_header_ms_);
+  }
+  const TimeMs now = clock_->NowMs();
+  RateBudget b = client_->Budget();
+  if (b.blocked_until > now) delay = std::max(delay, b.blocked_until - now);
+  return delay;
+}
+
+void Source::Start() {
+  if (thread_.joinable()) return;
+  {
+    std::lock_guard<std::mutex> lock(wait_mu_);
+    stopping_ = false;
+  }
+  thread_ = std::thread([this] {
+    spdlog::info("github source started repo={} interval_s={}", options_.repo, options_.poll_interval_ms / 1000);
+    while (!stopping_) {
+      RunOnce();
+      InterruptibleSleep(NextDelayMs());
+    }
+  });
+}
+
+void Source::Stop() {
+  {
+    std::lock_guard<std::mutex> lock(wait_mu_);
+    stopping_ = true;
+  }
+  wait_cv_.notify_all();
+  if (thread_.joinable()) thread_.join();
+}
+
+void Source::InterruptibleSleep(TimeMs ms) {
+  std::unique_lock<std::mutex> lock(wait_mu_);
+  wait_cv_.wait_for(lock, std::chrono::milliseconds(ms), [this] { return stopping_.load(); });
+}
+
+bool Source::EnsureIdentity(RoundReport* report) {
+  if (!BotLogin().empty()) return true;
+  std::string login = options_.bot_login;
+  std::string error;
+  if (login.empty()) {
+    ApiResponse r = client_->Get("/user", PollCall());
+    if (r.ok() && r.body.is_object() && r.body.contains("login") && r.body["login"].is_string()) {
+      login = r.body["login"].get<std::string>();
+    } else {
+      error = r.ok() ? "GET /user: answer has no login" : r.error;
+    }
+  }
+  SourceUpdate u;
+  u.source = kSource;
+  u.path = "identity";
+  u.ok = error.empty();
+  u.error = error;
+  if (!login.empty()) u.set_cursors["identity"] = json{{"login", login}}.dump();
+  if (Status s = engine_->UpdateSource(u); !s.ok()) spdlog::error("github identity update failed: {}", s.ToString());
+  if (!error.empty()) {
+    if (report) report->errors.push_back(error);
+    return false;
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  if (bot_login_.empty()) {
+    bot_login_ = login;
+    spdlog::info("github identity login={}", login);
+  }
+  return true;
+}
+
+bool Source::Followed(const Discussion& d, const std::map<std::string, std::string>& cursors) const {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (ticket_discussions_.count(d.Key())) return true;
+  }
+  auto it = cursors.find(d.Key());
+  if (it == cursors.end()) return false;
+  json c = json::parse(it->second, nullptr, false);
+  return c.is_object() && !JsonBool(c, "deleted");
+}
+
+void Source::ReceiveNormalized(const Normalized& n, const std::string& via, bool followed, Intake* intake,
+                               RoundReport* report) {
+  intake->any = true;
+  if (n.kind == Normalized::Kind::kMalformed) {
+    ++intake->skipped;
+    if (report) ++report->skipped;
+    spdlog::warn("github item skipped via={} reason=\"{}\"", via, n.why);
+    return;
+  }
+  if (n.kind == Normalized::Kind::kSkip) return;
+  const Trigger& t = n.trigger;
+  intake->last_activity = std::max(intake->last_activity, t.at);
+  // Dropped before intake, but stored with the reason so "why didn't it answer" has evidence.
+  std::string reason;
+  const bool own = t.meta.contains("own") && t.meta["own"].is_boolean() && t.meta["own"].get<bool>();
+  if (own) {
+    reason = "own_message";
+  } else {
+    bool scope_on = (t.scope == "issues" && options_.read_issues) || (t.scope == "pulls" && options_.read_pulls) ||
+                    (t.scope == "comments" && options_.read_comments) || (t.scope == "ci" && options_.read_ci);
+    if (!scope_on && !t.addressed && !followed) reason = "out_of_scope";
+  }
+  auto r = engine_->Receive(t, via, reason);
+  if (!r.ok()) {
+    intake->error = "receive " + t.id + ": " + r.status().ToString();
+    if (report) report->errors.push_back(intake->error);
+    return;
+  }
+  if (r->outcome != IntakeOutcome::kDuplicate) ++intake->fresh;
+  if (report) {
+    switch (r->outcome) {
+      case IntakeOutcome::kStored: ++report->stored; break;
+      case IntakeOutcome::kDuplicate: ++report->duplicate; break;
+      case IntakeOutcome::kFiltered: ++report->filtered; break;
+    }
+  }
+  if (t.addressed && !own && !followed) {
+    if (auto d = DiscussionOf(t.threads.front())) intake->addressed.emplace_back(*d, t.at);
+  }
+}
+
+void Source::RegisterDiscussion(const Discussion& d, TimeMs since) {
+  auto cursors = engine_->SourceCursors(kSource);
+  if (cursors.count(d.Key())) return;
+  SourceUpdate u;
+  u.source = kSource;
+  u.set_cursors[d.Key()] =
+      json{{"since", IsoSeconds(since - options_.overlap_ms)}, {"last_activity", since}, {"last_polled", 0}}.dump();
+  if (Status s = engine_->UpdateSource(u); !s.ok())
+    spdlog::error("github follow discussion={} failed: {}", d.Key(), s.ToString());
+  else
+    spdlog::info("github following discussion={}", d.Key());
+}
+
+Source::ReadOutcome Source::ReadDiscussion(const Discussion& d, const json& cursor, TimeMs fallback_since,
+                                           RoundReport* report) {
+  ReadOutcome out;
+  const std::string repo = "/repos/" + options_.repo;
+  const std::string num = std::to_string(d.number);
+  const TimeMs since = CursorSince(cursor, fallback_since);
+  const std::string since_q = IsoSeconds(since);
+  const TimeMs local_start = clock_->NowMs();
+  const NormalizeContext ctx = Context();
+  Intake intake;
+  bool edited_body = false;
+
+  auto fail = [&](const ApiResponse& r) {
+    out.kind = IsGone(r) ? ReadOutcome::Kind::kGone : ReadOutcome::Kind::kError;
+    out.error = r.error;
+    return out;
+  };
+
+  // The issue / PR itself: its text, which becomes a Trigger when it is new or was edited.
+  ApiResponse item = client_->Get(repo + (d.pull ? "/pulls/" : "/issues/") + num, PollCall());
+  if (!item.ok()) return fail(item);
+  const TimeMs read_start = ReadStart(item, local_start);
+  std::string digest = cursor.value("body", "");
+  TimeMs last_activity = JsonInt(cursor, "last_activity");
+  if (!item.not_modified) {
+    Normalized n = NormalizeIssue(item.body, ctx, d.pull);
+    if (n.kind == Normalized::Kind::kTrigger) {
+      const std::string new_digest = n.trigger.meta.value("digest", "");
+      const bool is_new = n.trigger.at >= since;
+      const bool edited = !digest.empty() && new_digest != digest;
+      if (is_new || edited) {
+        ReceiveNormalized(n, "poll:discussion", true, &intake, report);
+        edited_body = edited;
+      }
+      digest = new_digest;
+    } else if (n.kind == Normalized::Kind::kMalformed) {
+      ReceiveNormalized(n, "poll:discussion", true, &intake, report);
+    }
+    TimeMs updated = 0;
+    if (item.body.is_object() && item.body.contains("updated_at") && item.body["updated_at"].is_string() &&
+        ParseTime(item.body["updated_at"].get<std::string>(), &updated))
+      last_activity = std::max(last_activity, updated);
+  }
+
+  ApiResponse comments =
+      client_->GetAll(repo + "/issues/" + num + "/comments?since=" + since_q + "&per_page=100", "", PollCall());
+  if (!comments.ok()) return fail(comments);
+  if (!comments.not_modified) {
+    for (const json& c : comments.body) {
+      ReceiveNormalized(NormalizeIssueComment(c, ctx, d.pull), "poll:discussion", true, &intake, report);
+    }
+  }
+  if (d.pull) {
+    ApiResponse review_comments = client_->GetAll(
+        repo + "/pulls/" + num + "/comments?sort=updated&direction=asc&since=" + since_q + "&per_page=100", "",
+        PollCall());
+    if (!review_comments.ok()) return fail(review_comments);
+    if (!review_comments.not_modified) {
+      for (const json& c : review_comments.body) {
+        ReceiveNormalized(NormalizeReviewComment(c, ctx), "poll:discussion", true, &intake, report);
+      }
+    }
+    // Reviews have no `since`: the conditional request keeps an unchanged list free, and only
+    // reviews submitted after the cursor are taken.
+    ApiResponse reviews = client_->GetAll(repo + "/pulls/" + num + "/reviews?per_page=100", "", PollCall());
+    if (!reviews.ok()) return fail(reviews);
+    if (!reviews.not_modified) {
+      for (const json& r : reviews.body) {
+        TimeMs submitted = 0;
+        if (r.is_object() && r.contains("submitted_at") && r["submitted_at"].is_string() &&
+            ParseTime(r["submitted_at"].get<std::string>(), &submitted) && submitted < since)
+          continue;
+        ReceiveNormalized(NormalizeReview(r, ctx, d.number), "poll:discussion", true, &intake, report);
+      }
+    }
+  }
+  if (!intake.error.empty()) {
+    out.kind = ReadOutcome::Kind::kError;
+    out.error = intake.error;
+    return out;
+  }
+  last_activity = std::max(last_activity, intake.last_activity);
+  if (report) ++report->discussions_read;
+  // Next cursor = read start − overlap, but only when something new came: an unchanged cursor
+  // keeps the URLs identical, so the next read of an idle discussion is a free 304.
+  const bool changed = intake.fresh > 0 || edited_body;
+  out.cursor = json{{"since", changed ? IsoSeconds(read_start - options_.overlap_ms) : IsoSeconds(since)},
+                    {"body", digest},
+                    {"last_activity", last_activity},
+                    {"last_polled", clock_->NowMs()}};
+  if (intake.skipped > 0) out.cursor["skipped"] = JsonInt(cursor, "skipped") + intake.skipped;
+  return out;
+}
+
+namespace {
+
+void MarkGone(Engine* engine, const Discussion& d) {
+  Status s = engine->MarkThreadDeleted(d.Thread(), "GitHub answered 410 Gone");
+  if (!s.ok() && s.code() != Status::Code::kNotFound)
+    spdlog::error("github mark deleted discussion={} failed: {}", d.Key(), s.ToString());
+  spdlog::info("github discussion deleted discussion={}", d.Key());
+}
+
+json DeletedCursor(TimeMs now) { return json{{"deleted", true}, {"deleted_at", now}}; }
+
+}  // namespace
+
+void Source::PollRetries(std::map<std::string, std::string>& cursors, SourceUpdate* update, std::set<std::string>* read,
+                         RoundReport* report) {
+  const TimeMs now = clock_->NowMs();
+  std::vector<std::pair<std::string, json>> items;
+  for (const auto& [name, value] : cursors) {
+    if (name.rfind("retry:", 0) != 0) continue;
+    json item = json::parse(value, nullptr, false);
+    items.emplace_back(name, item.is_object() ? item : json::object());
+  }
+  for (auto& [name, item] : items) {
+    Discussion d;
+    d.pull = item.value("kind", "") == "pull";
+    d.number = JsonInt(item, "number");
+    if (d.number <= 0) {
+      update->erase_cursors.push_back(name);  // unreadable bookkeeping helps nobody
+      continue;
+    }
+    read->insert(d.Key());
+    json cursor = ParseCursor(cursors, d.Key());
+    if (item.contains("since")) cursor["since"] = item["since"];
+    ReadOutcome r = ReadDiscussion(d, cursor, now, report);
+    switch (r.kind) {
+      case ReadOutcome::Kind::kOk:
+        update->erase_cursors.push_back(name);
+        update->set_cursors[d.Key()] = cursors[d.Key()] = r.cursor.dump();
+        spdlog::info("github failed item recovered discussion={} attempts={}", d.Key(), JsonInt(item, "attempts"));
+        break;
+      case ReadOutcome::Kind::kGone:
+        MarkGone(engine_, d);
+        update->erase_cursors.push_back(name);
+        update->set_cursors[d.Key()] = cursors[d.Key()] = DeletedCursor(now).dump();
+        break;
+      case ReadOutcome::Kind::kError: {
+        if (report) {
+          ++report->discussions_failed;
+          report->errors.push_back(d.Key() + ": " + r.error);
+        }
+        const TimeMs first = JsonInt(item, "first_failed_at", now);
+        if (now - first >= options_.retry_drop_after_ms) {
+          // The discussion's own cursor stays: later notifications or polling may still read it.
+          update->erase_cursors.push_back(name);
+          spdlog::warn("github failed item dropped after {} h discussion={} error=\"{}\"",
+                       options_.retry_drop_after_ms / 3'600'000, d.Key(), r.error);
+        } else {
+          item["attempts"] = JsonInt(item, "attempts") + 1;
+          item["last_error"] = r.error;
+          item["last_attempt_at"] = now;
+          update->set_cursors[name] = item.dump();
+        }
+        break;
+      }
+    }
+  }
+}
+
+void Source::PollNotifications(std::map<std::string, std::string>& cursors, SourceUpdate* update,
+                               std::set<std::string>* read, RoundReport* report) {
+  const TimeMs now = clock_->NowMs();
+  json global = ParseCursor(cursors, "notifications");
+  const TimeMs since = CursorSince(global, now - options_.first_run_lookback_ms);
+  ApiResponse r = client_->GetAll("/notifications?all=true&since=" + IsoSeconds(since) + "&per_page=50", "", PollCall());
+  if (report) report->notifications_polled = true;
+  std::int64_t header_s = 0;
+  if (std::string h = r.Header("x-poll-interval"); !h.empty()) header_s = std::atoll(h.c_str());
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (header_s > 0) poll_interval_header_ms_ = header_s * 1000;
+    next_notifications_at_ =
+        now + std::max({kMinNotificationIntervalMs, options_.poll_interval_ms, poll_interval_header_ms_});
+  }
+  if (!r.ok()) {
+    update->ok = false;
+    update->error = r.error;
+    if (report) report->errors.push_back(r.error);
+    return;
+  }
+  if (!global.contains("since")) global["since"] = IsoSeconds(since);
+  if (r.not_modified) {
+    update->set_cursors["notifications"] = global.dump();
+    return;
+  }
+  if (report) report->notifications_changed = true;
+  const TimeMs read_start = ReadStart(r, now);
+  const TimeMs newest_before = JsonInt(global, "newest");
+  TimeMs newest = newest_before;
+  int skipped = 0;
+  for (const json& n : r.body) {
+    TimeMs updated = 0;
+    if (n.is_object() && n.contains("updated_at") && n["updated_at"].is_string() &&
+        ParseTime(n["updated_at"].get<std::string>(), &updated))
+      newest = std::max(newest, updated);
+    std::string full_name, type, url;
+    if (!n.is_object() || !n.contains("repository") || !n["repository"].is_object() || !n.contains("subject") ||
+        !n["subject"].is_object()) {
+      ++skipped;
+      continue;
+    }
+    full_name = n["repository"].value("full_name", "");
+    type = n["subject"].value("type", "");
+    if (n["subject"].contains("url") && n["subject"]["url"].is_string()) url = n["subject"]["url"].get<std::string>();
+    // Other repositories the account hears about are not this Source's business.
+    if (Lower(full_name) != Lower(options_.repo)) continue;
+    // CI notifications carry no URL; default-branch CI has its own path.
+    if (type != "Issue" && type != "PullRequest") continue;
+    Discussion d;
+    d.pull = type == "PullRequest";
+    auto slash = url.find_last_of('/');
+    if (slash != std::string::npos) d.number = std::atoll(url.c_str() + slash + 1);
+    if (d.number <= 0) {
+      ++skipped;
+      continue;
+    }
+    if (!read->insert(d.Key()).second) continue;
+    json cursor = ParseCursor(cursors, d.Key());
+    if (JsonBool(cursor, "deleted")) continue;
+    ReadOutcome out = ReadDiscussion(d, cursor, since, report);
+    switch (out.kind) {
+      case ReadOutcome::Kind::kOk:
+        update->set_cursors[d.Key()] = cursors[d.Key()] = out.cursor.dump();
+        break;
+      case ReadOutcome::Kind::kGone:
+        MarkGone(engine_, d);
+        update->set_cursors[d.Key()] = cursors[d.Key()] = DeletedCursor(now).dump();
+        break;
+      case ReadOutcome::Kind::kError: {
+        // SPEC §3.3: remember #n with its read start, and still advance the global cursor.
+        if (report) {
+          ++report->discussions_failed;
+          report->errors.push_back(d.Key() + ": " + out.error);
+        }
+        json item{{"kind", d.pull ? "pull" : "issue"},
+                  {"number", d.number},
+                  {"since", IsoSeconds(CursorSince(cursor, since))},
+                  {"first_failed_at", now},
+                  {"last_attempt_at", now},
+                  {"attempts", 1},
+                  {"last_error", out.error}};
+        update->set_cursors["retry:" + d.Key()] = cursors["retry:" + d.Key()] = item.dump();
+        spdlog::warn("github discussion read failed, kept for retry discussion={} error=\"{}\"", d.Key(), out.error);
+        break;
+      }
+    }
+  }
+  update->skipped += skipped;
+  if (report) report->skipped += skipped;
+  // Only a thread newer than any seen moves the cursor: the overlap brings the last ones back,
+  // and an unchanged URL lets the next poll be a free 304.
+  if (newest > newest_before) {
+    global["since"] = IsoSeconds(read_start - options_.overlap_ms);
+    global["newest"] = newest;
+  }
+  update->set_cursors["notifications"] = cursors["notifications"] = global.dump();
+}
+
+void Source::PollFollowed(std::map<std::string, std::string>& cursors, std::set<std::string>* read,
+                          RoundReport* report) {
+  const TimeMs now = clock_->NowMs();
+  std::set<std::string> tickets;
+  for (const std::string& thread : engine_->OpenTicketThreads("github:"))
+    if (auto d = DiscussionOf(thread)) tickets.insert(d->Key());
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    ticket_discussions_ = tickets;
+  }
+  const bool low_budget = [&] {
+    RateBudget b = client_->Budget();
+    return b.remaining >= 0 && b.remaining < kLowBudget && b.reset_at > now;
+  }();
+  std::vector<Discussion> due;
+  for (const auto& [name, value] : cursors) {
+    auto d = DiscussionOf("github:" + name);
+    if (!d || read->count(name)) continue;
+    json c = json::parse(value, nullptr, false);
+    if (!c.is_object() || JsonBool(c, "deleted")) continue;
+    if (tickets.count(name)) {
+      due.push_back(*d);
+      continue;
+    }
+    if (low_budget) continue;
+    if (now - JsonInt(c, "last_activity") > options_.follow_window_ms) continue;
+    if (now - JsonInt(c, "last_polled") < options_.recent_poll_interval_ms) continue;
+    due.push_back(*d);
+  }
+  // A Ticket's discussion the Source has never read (e.g. the request came by webhook and was
+  // never registered) is read from the notifications cursor on.
+  for (const std::string& key : tickets) {
+    if (cursors.count(key) || read->count(key)) continue;
+    if (auto d = DiscussionOf("github:" + key)) due.push_back(*d);
+  }
+  const TimeMs fallback = CursorSince(ParseCursor(cursors, "notifications"), now - options_.overlap_ms);
+
+  SourceUpdate u;
+  u.source = kSource;
+  u.path = "discussions";
+  std::string first_error;
+  int failed = report ? report->discussions_failed : 0;
+  for (const Discussion& d : due) {
+    if (!read->insert(d.Key()).second) continue;
+    ReadOutcome out = ReadDiscussion(d, ParseCursor(cursors, d.Key()), fallback, report);
+    switch (out.kind) {
+      case ReadOutcome::Kind::kOk:
+        u.set_cursors[d.Key()] = cursors[d.Key()] = out.cursor.dump();
+        break;
+      case ReadOutcome::Kind::kGone:
+        MarkGone(engine_, d);
+        u.set_cursors[d.Key()] = cursors[d.Key()] = DeletedCursor(now).dump();
+        break;
+      case ReadOutcome::Kind::kError:
+        ++failed;
+        if (report) {
+          ++report->discussions_failed;
+          report->errors.push_back(d.Key() + ": " + out.error);
+        }
+        if (first_error.empty()) first_error = d.Key() + ": " + out.error;
+        break;
+    }
+  }
+  // This path's health covers every discussion read this round (failed items and notifications too).
+  if (report && failed > 0 && first_error.empty()) {
+    for (const std::string& e : report->errors)
+      if (e.rfind("issue:", 0) == 0 || e.rfind("pull:", 0) == 0) {
+        first_error = e;
+        break;
+      }
+  }
+  u.ok = failed == 0;
+  u.error = u.ok ? "" : first_error + (failed > 1 ? " (and " + std::to_string(failed - 1) + " more)" : "");
+  if (Status s = engine_->UpdateSource(u); !s.ok()) spdlog::error("github discussions update failed: {}", s.ToString());
+}
+
+void Source::PollRepoIssues(std::map<std::string, std::string>& cursors, RoundReport* report) {
+  const TimeMs now = clock_->NowMs();
+  json c = ParseCursor(cursors, "repo:issues");
+  const TimeMs since = CursorSince(c, now - options_.first_run_lookback_ms);
+  ApiResponse r = client_->GetAll("/repos/" + options_.repo + "/issues?state=all&sort=updated&direction=asc&since=" +
+                                      IsoSeconds(since) + "&per_page=100",
+                                  "", PollCall());
+  SourceUpdate u;
+  u.source = kSource;
+  u.path = "issues";
+  Intake intake;
+  if (!r.ok()) {
+    u.ok = false;
+    u.error = r.error;
+    if (report) report->errors.push_back(r.error);
+  } else {
+    const NormalizeContext ctx = Context();
+    if (!r.not_modified) {
+      for (const json& item : r.body) {
+        Normalized n = NormalizeIssue(item, ctx);
+        if (n.kind == Normalized::Kind::kTrigger) {
+          const bool pull = n.trigger.scope == "pulls";
+          if ((pull && !options_.read_pulls) || (!pull && !options_.read_issues)) continue;
+          // New issues only: an old issue is listed again whenever anything on it changes.
+          if (n.trigger.at < since) continue;
+          auto d = DiscussionOf(n.trigger.threads.front());
+          ReceiveNormalized(n, "poll:issues", d && Followed(*d, cursors), &intake, report);
+        } else {
+          ReceiveNormalized(n, "poll:issues", false, &intake, report);
+        }
+      }
+      if (intake.fresh > 0) c["since"] = IsoSeconds(ReadStart(r, now) - options_.overlap_ms);
+    }
+    if (!c.contains("since")) c["since"] = IsoSeconds(since);
+    u.set_cursors["repo:issues"] = cursors["repo:issues"] = c.dump();
+    if (!intake.error.empty()) {
+      u.ok = false;
+      u.error = intake.error;
+      u.set_cursors.clear();  // read again next round
+    }
+  }
+  u.skipped = intake.skipped;
+  if (Status s = engine_->UpdateSource(u); !s.ok()) spdlog::error("github issues update failed: {}", s.ToString());
+  for (const auto& [d, at] : intake.addressed) RegisterDiscussion(d, at);
+}
+
+void Source::PollRepoComments(std::map<std::string, std::string>& cursors, RoundReport* report) {
+  const TimeMs now = clock_->NowMs();
+  SourceUpdate u;
+  u.source = kSource;
+  u.path = "comments";
+  Intake intake;
+  const NormalizeContext ctx = Context();
+  struct Listing {
+    const char* cursor;
+    const char* path;
+    bool review;
+  };
+  for (const Listing& l : {Listing{"repo:comments", "/issues/comments", false},
+                           Listing{"repo:review_comments", "/pulls/comments", true}}) {
+    json c = ParseCursor(cursors, l.cursor);
+    const TimeMs since = CursorSince(c, now - options_.first_run_lookback_ms);
+    ApiResponse r = client_->GetAll("/repos/" + options_.repo + l.path + "?sort=updated&direction=asc&since=" +
+                                        IsoSeconds(since) + "&per_page=100",
+                                    "", PollCall());
+    if (!r.ok()) {
+      u.ok = false;
+      u.error = r.error;
+      if (report) report->errors.push_back(r.error);
+      continue;
+    }
+    const std::string before = intake.error;
+    const int fresh_before = intake.fresh;
+    if (!r.not_modified) {
+      for (const json& item : r.body) {
+        Normalized n = l.review ? NormalizeReviewComment(item, ctx) : NormalizeIssueComment(item, ctx);
+        std::optional<Discussion> d;
+        if (n.kind == Normalized::Kind::kTrigger) d = DiscussionOf(n.trigger.threads.back());
+        ReceiveNormalized(n, "poll:comments", d && Followed(*d, cursors), &intake, report);
+      }
+      if (intake.fresh > fresh_before) c["since"] = IsoSeconds(ReadStart(r, now) - options_.overlap_ms);
+    }
+    if (!c.contains("since")) c["since"] = IsoSeconds(since);
+    if (intake.error == before) u.set_cursors[l.cursor] = cursors[l.cursor] = c.dump();
+  }
+  if (!intake.error.empty() && u.ok) {
+    u.ok = false;
+    u.error = intake.error;
+  }
+  u.skipped = intake.skipped;
+  if (Status s = engine_->UpdateSource(u); !s.ok()) spdlog::error("github comments update failed: {}", s.ToString());
+  for (const auto& [d, at] : intake.addressed) RegisterDiscussion(d, at);
+}
+
+void Source::PollCi(std::map<std::string, std::string>& cursors, RoundReport* report) {
+  const TimeMs now = clock_->NowMs();
+  json c = ParseCursor(cursors, "repo:ci");
+  const TimeMs since = CursorSince(c, now - options_.first_run_lookback_ms);
+  SourceUpdate u;
+  u.source = kSource;
+  u.path = "ci";
+  Intake intake;
+  auto failed = [&](const ApiResponse& r) {
+    u.ok = false;
+    u.error = r.error;
+    if (report) report->errors.push_back(r.error);
+  };
+  const std::string repo = "/repos/" + options_.repo;
+  ApiResponse info = client_->Get(repo, PollCall());
+  std::string branch;
+  if (info.ok() && info.body.is_object() && info.body.contains("default_branch") &&
+      info.body["default_branch"].is_string())
+    branch = info.body["default_branch"].get<std::string>();
+  if (!info.ok()) {
+    failed(info);
+  } else if (branch.empty()) {
+    u.ok = false;
+    u.error = "GET " + repo + ": no default_branch";
+  } else {
+    const NormalizeContext ctx = Context();
+    TimeMs read_start = ReadStart(info, now);
+    ApiResponse runs = client_->Get(repo + "/actions/runs?branch=" + branch + "&status=completed&per_page=30", PollCall());
+    if (!runs.ok()) {
+      failed(runs);
+    } else if (!runs.not_modified && runs.body.is_object() && runs.body.contains("workflow_runs") &&
+               runs.body["workflow_runs"].is_array()) {
+      for (const json& run : runs.body["workflow_runs"]) {
+        TimeMs updated = 0;
+        if (run.is_object() && run.contains("updated_at") && run["updated_at"].is_string() &&
+            ParseTime(run["updated_at"].get<std::string>(), &updated) && updated < since)
+          continue;
+        ReceiveNormalized(NormalizeWorkflowRun(run, ctx, branch), "poll:ci", false, &intake, report);
+      }
+    }
+    ApiResponse checks =
+        client_->Get(repo + "/commits/" + branch + "/check-runs?status=completed&filter=latest&per_page=50", PollCall());
+    if (!checks.ok()) {
+      failed(checks);
+    } else if (!checks.not_modified && checks.body.is_object() && checks.body.contains("check_runs") &&
+               checks.body["check_runs"].is_array()) {
+      for (const json& run : checks.body["check_runs"]) {
+        TimeMs completed = 0;
+        if (run.is_object() && run.contains("completed_at") && run["completed_at"].is_string() &&
+            ParseTime(run["completed_at"].get<std::string>(), &completed) && completed < since)
+          continue;
+        ReceiveNormalized(NormalizeCheckRun(run, ctx, branch), "poll:ci", false, &intake, report);
+      }
+    }
+    if (u.ok && intake.error.empty()) {
+      c["default_branch"] = branch;
+      c["since"] = IsoSeconds(intake.fresh > 0 ? read_start - options_.overlap_ms : since);
+      u.set_cursors["repo:ci"] = cursors["repo:ci"] = c.dump();
+    } else if (!intake.error.empty()) {
+      u.ok = false;
+      u.error = intake.error;
+    }
+  }
+  u.skipped = intake.skipped;
+  if (Status s = engine_->UpdateSource(u); !s.ok()) spdlog::error("github ci update failed: {}", s.ToString());
+}
+
+RoundReport Source::RunOnce() {
+  std::lock_guard<std::mutex> round(round_mu_);
+  RoundReport report;
+  if (!EnsureIdentity(&report)) return report;  // without it, its own messages could not be told apart
+  auto cursors = engine_->SourceCursors(kSource);
+  std::set<std::string> read;
+  const TimeMs now = clock_->NowMs();
+
+  bool notifications_due = false;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    notifications_due = now >= next_notifications_at_;
+  }
+  if (notifications_due) {
+    // Failed items first, then new notifications; the failed-item set and the advanced global
+    // cursor land in the same transaction.
+    SourceUpdate u;
+    u.source = kSource;
+    u.path = "notifications";
+    PollRetries(cursors, &u, &read, &report);
+    PollNotifications(cursors, &u, &read, &report);
+    RateBudget b = client_->Budget();
+    u.set_cursors["rate"] = json{{"limit", b.limit},
+                                 {"remaining", b.remaining},
+                                 {"reset_at", b.reset_at},
+                                 {"blocked_until", b.blocked_until},
+                                 {"requests", b.requests},
+                                 {"not_modified", b.not_modified}}
+                                .dump();
+    if (Status s = engine_->UpdateSource(u); !s.ok()) {
+      spdlog::error("github notifications update failed: {}", s.ToString());
+      report.errors.push_back(s.ToString());
+    }
+  }
+  PollFollowed(cursors, &read, &report);
+
+  RateBudget b = client_->Budget();
+  const bool low_budget = b.remaining >= 0 && b.remaining < kLowBudget && b.reset_at > clock_->NowMs();
+  if (low_budget) {
+    spdlog::warn("github rate budget low remaining={} reset_at={}: repo-wide scopes wait", b.remaining,
+                 FormatTime(b.reset_at));
+    return report;
+  }
+  if (options_.read_issues || options_.read_pulls) PollRepoIssues(cursors, &report);
+  if (options_.read_comments) PollRepoComments(cursors, &report);
+  if (options_.read_ci) PollCi(cursors, &report);
+  return report;
+}
+
+}  // namespace superagent::github

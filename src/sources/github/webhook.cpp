@@ -1,0 +1,169 @@
+// The GitHub webhook receiver: the fast path. A delivery is verified against the shared secret
+// (X-Hub-Signature-256 over the raw body), normalized exactly like a polled item and received;
+// polling stays on as the safety net, because GitHub never redelivers a failed webhook.
+#include <httplib.h>
+#include <spdlog/spdlog.h>
+
+#include <array>
+#include <cstdint>
+
+#include "policy/sha256.h"
+#include "sources/github/source_internal.h"
+
+namespace superagent::github {
+
+using nlohmann::json;
+
+namespace {
+
+std::string FromHex(const std::string& hex) {
+  std::string out;
+  out.reserve(hex.size() / 2);
+  auto nibble = [](char c) -> int {
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    return 0;
+  };
+  for (std::size_t i = 0; i + 1 < hex.size(); i += 2)
+    out.push_back(static_cast<char>((nibble(hex[i]) << 4) | nibble(hex[i + 1])));
+  return out;
+}
+
+// HMAC-SHA256 (RFC 2104) over the dependency-free SHA-256 the policy fingerprint already uses.
+std::string HmacSha256Hex(const std::string& key_in, const std::string& message) {
+  constexpr std::size_t kBlock = 64;
+  std::string key = key_in.size() > kBlock ? FromHex(Sha256Hex(key_in)) : key_in;
+  key.resize(kBlock, '\0');
+  std::string inner(kBlock, '\0'), outer(kBlock, '\0');
+  for (std::size_t i = 0; i < kBlock; ++i) {
+    inner[i] = static_cast<char>(key[i] ^ 0x36);
+    outer[i] = static_cast<char>(key[i] ^ 0x5c);
+  }
+  std::string inner_digest = FromHex(Sha256Hex(inner + message));
+  return Sha256Hex(outer + inner_digest);
+}
+
+}  // namespace
+
+std::string WebhookSignature(const std::string& secret, const std::string& body) {
+  return "sha256=" + HmacSha256Hex(secret, body);
+}
+
+bool VerifyWebhookSignature(const std::string& secret, const std::string& body, const std::string& header) {
+  if (secret.empty() || header.empty()) return false;
+  const std::string expected = WebhookSignature(secret, body);
+  if (header.size() != expected.size()) return false;
+  unsigned char diff = 0;  // constant time: no early exit on the first differing byte
+  for (std::size_t i = 0; i < expected.size(); ++i)
+    diff |= static_cast<unsigned char>(header[i] ^ expected[i]);
+  return diff == 0;
+}
+
+WebhookReply Source::HandleWebhook(const WebhookRequest& req) {
+  auto health = [&](bool ok, const std::string& error, int skipped = 0) {
+    SourceUpdate u;
+    u.source = "github";
+    u.path = "webhook";
+    u.ok = ok;
+    u.error = error;
+    u.skipped = skipped;
+    if (Status s = engine_->UpdateSource(u); !s.ok()) spdlog::error("github webhook health update failed: {}", s.ToString());
+  };
+  const std::string delivery = req.delivery.empty() ? "-" : req.delivery;
+  if (options_.webhook_secret.empty()) {
+    spdlog::warn("github webhook refused delivery={} event={}: no webhook secret is configured", delivery, req.event);
+    health(false, "delivery refused: no webhook secret configured (github.webhook_secret_env)");
+    return {401, "webhook secret not configured"};
+  }
+  if (!VerifyWebhookSignature(options_.webhook_secret, req.body, req.signature)) {
+    const char* why = req.signature.empty() ? "unsigned" : "bad signature";
+    spdlog::warn("github webhook refused delivery={} event={}: {}", delivery, req.event, why);
+    health(false, std::string("delivery ") + delivery + " refused: " + why);
+    return {401, why};
+  }
+  json payload = json::parse(req.body, nullptr, false);
+  if (!payload.is_object()) {
+    health(true, "", 1);
+    return {400, "body is not a JSON object"};
+  }
+  if (req.event == "ping") return {200, "pong"};
+  std::string full_name;
+  if (payload.contains("repository") && payload["repository"].is_object())
+    full_name = payload["repository"].value("full_name", "");
+  auto lower = [](std::string s) {
+    for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return s;
+  };
+  if (lower(full_name) != lower(options_.repo)) return {202, "not the configured repository"};
+  if (!EnsureIdentity(nullptr)) return {503, "the agent's GitHub identity is not known yet"};
+
+  const std::string action = payload.value("action", "");
+  auto is = [&](std::initializer_list<const char*> actions) {
+    for (const char* a : actions)
+      if (action == a) return true;
+    return false;
+  };
+  auto obj = [&](const char* key) -> const json& {
+    static const json kNull;
+    return payload.contains(key) && payload[key].is_object() ? payload[key] : kNull;
+  };
+  const std::string default_branch = obj("repository").value("default_branch", "");
+  const NormalizeContext ctx = Context();
+  std::optional<Normalized> n;
+  if (req.event == "issue_comment" && is({"created", "edited"})) {
+    n = NormalizeIssueComment(obj("comment"), ctx, obj("issue").contains("pull_request"));
+  } else if (req.event == "pull_request_review_comment" && is({"created", "edited"})) {
+    n = NormalizeReviewComment(obj("comment"), ctx);
+  } else if (req.event == "pull_request_review" && is({"submitted", "edited"})) {
+    n = NormalizeReview(obj("review"), ctx, obj("pull_request").value("number", std::int64_t{0}));
+  } else if (req.event == "issues" && is({"opened", "edited", "reopened", "assigned"})) {
+    n = NormalizeIssue(obj("issue"), ctx, false);
+  } else if (req.event == "pull_request" &&
+             is({"opened", "edited", "reopened", "assigned", "review_requested", "ready_for_review"})) {
+    n = NormalizeIssue(obj("pull_request"), ctx, true);
+  } else if (req.event == "workflow_run" && is({"completed"})) {
+    n = NormalizeWorkflowRun(obj("workflow_run"), ctx, default_branch);
+  } else if (req.event == "check_run" && is({"completed"})) {
+    n = NormalizeCheckRun(obj("check_run"), ctx, default_branch);
+  }
+  if (!n) return {202, "event not taken: " + req.event + (action.empty() ? "" : "." + action)};
+  if (n->kind == Normalized::Kind::kMalformed) {
+    spdlog::warn("github webhook item skipped delivery={} reason=\"{}\"", delivery, n->why);
+    health(true, "", 1);
+    return {202, "skipped: " + n->why};
+  }
+  if (n->kind == Normalized::Kind::kSkip) return {202, "not taken: " + n->why};
+
+  bool followed = false;
+  auto d = DiscussionOf(n->trigger.threads.back());
+  if (d) followed = Followed(*d, engine_->SourceCursors("github"));
+  Intake intake;
+  RoundReport report;
+  ReceiveNormalized(*n, "webhook", followed, &intake, &report);
+  if (!intake.error.empty()) {
+    health(false, intake.error);
+    return {500, "could not store the event"};
+  }
+  health(true, "");
+  for (const auto& [discussion, at] : intake.addressed) RegisterDiscussion(discussion, at);
+  const char* outcome = report.stored ? "stored" : report.duplicate ? "duplicate" : "filtered";
+  spdlog::info("github webhook delivery={} event={}.{} trigger={} outcome={}", delivery, req.event, action,
+               n->trigger.id, outcome);
+  return {200, outcome};
+}
+
+void InstallWebhookRoute(httplib::Server& server, Source* source) {
+  server.Post("/hooks/github", [source](const httplib::Request& req, httplib::Response& res) {
+    WebhookRequest w;
+    w.event = req.get_header_value("X-GitHub-Event");
+    w.delivery = req.get_header_value("X-GitHub-Delivery");
+    w.signature = req.get_header_value("X-Hub-Signature-256");
+    w.body = req.body;
+    WebhookReply reply = source->HandleWebhook(w);
+    res.status = reply.status;
+    res.set_content(json{{"status", reply.status}, {"message", reply.message}}.dump(), "application/json");
+  });
+}
+
+}  // namespace superagent::github

@@ -1,0 +1,424 @@
+// The panel's read model: typed queries on a read-only connection (see views.h).
+#include "superagent/views.h"
+
+#include <filesystem>
+#include <tuple>
+
+#include "store/sqlite.h"
+
+namespace superagent {
+
+using nlohmann::json;
+using store::Stmt;
+
+namespace {
+
+// Column lists and readers mirror store.cpp's; the read model keeps its own so it stays a
+// separate, read-only path.
+#define V_TRIGGER_COLUMNS \
+  "seq, id, source, scope, actor, human, addressed, text, at, channel, meta, via, received_at, outcome, filter_reason"
+TriggerRecord ReadTrigger(Stmt& s, int c = 0) {
+  TriggerRecord r;
+  r.seq = s.Int(c + 0);
+  r.trigger.id = s.Text(c + 1);
+  r.trigger.source = s.Text(c + 2);
+  r.trigger.scope = s.Text(c + 3);
+  r.trigger.actor = s.OptText(c + 4);
+  r.trigger.human = s.Bool(c + 5);
+  r.trigger.addressed = s.Bool(c + 6);
+  r.trigger.text = s.Text(c + 7);
+  r.trigger.at = s.Int(c + 8);
+  r.trigger.channel = s.Text(c + 9);
+  r.trigger.meta = json::parse(s.Text(c + 10), nullptr, false);
+  r.via = s.Text(c + 11);
+  r.received_at = s.Int(c + 12);
+  r.outcome = s.Text(c + 13) == "filtered" ? IntakeOutcome::kFiltered : IntakeOutcome::kStored;
+  r.filter_reason = s.OptText(c + 14).value_or("");
+  return r;
+}
+
+#define V_TICKET_COLUMNS "id, thread_key, stage, scope, waiting, end_reason, decision_id, created_at, updated_at"
+Ticket ReadTicket(Stmt& s) {
+  Ticket t;
+  t.id = s.Int(0);
+  t.thread = s.Text(1);
+  ParseStage(s.Text(2), &t.stage);
+  t.scope = s.Text(3);
+  if (auto w = s.OptText(4)) {
+    json j = json::parse(*w, nullptr, false);
+    if (j.is_object()) {
+      HumanAction a;
+      a.thread = j.value("thread", "");
+      a.actor = j.value("actor", "");
+      a.question = j.value("question", "");
+      a.form = j.value("form", json::object());
+      t.waiting = a;
+    }
+  }
+  t.end_reason = s.OptText(5).value_or("");
+  t.decision_id = s.Int(6);
+  t.created_at = s.Int(7);
+  t.updated_at = s.Int(8);
+  return t;
+}
+
+#define V_DECISION_COLUMNS \
+  "id, eval_id, thread_key, outcome, would_accept, strength, reason, assessment, ticket_id, policy_version, created_at"
+Decision ReadDecision(Stmt& s) {
+  Decision d;
+  d.id = s.Int(0);
+  d.eval = s.Int(1);
+  d.thread = s.Text(2);
+  ParseDecisionOutcome(s.Text(3), &d.outcome);
+  d.would_accept = s.Bool(4);
+  ParseStrength(s.Text(5), &d.strength);
+  d.reason = s.Text(6);
+  d.assessment = s.IsNull(7) ? json(nullptr) : json::parse(s.Text(7), nullptr, false);
+  d.ticket = s.OptInt(8);
+  d.policy_version = s.Int(9);
+  d.created_at = s.Int(10);
+  return d;
+}
+
+#define V_RECEIPT_COLUMNS "id, ticket_id, thread_key, channel, kind, body, status, created_at"
+Receipt ReadReceipt(Stmt& s) {
+  Receipt r;
+  r.id = s.Text(0);
+  r.ticket = s.OptInt(1);
+  r.thread = s.Text(2);
+  r.channel = s.Text(3);
+  std::string kind = s.Text(4);
+  for (auto k : {MessageKind::kAcknowledgement, MessageKind::kAnswer, MessageKind::kResult, MessageKind::kAttention})
+    if (kind == MessageKindName(k)) r.kind = k;
+  r.body = s.Text(5);
+  r.status = s.Text(6);
+  r.created_at = s.Int(7);
+  return r;
+}
+
+CommandRecord ReadCommand(Stmt& s) {
+  return {s.Int(0), s.Int(1), s.Text(2), s.Text(3), s.OptText(4).value_or(""), s.OptText(5).value_or("")};
+}
+
+// A read transaction for the lifetime of the object: several queries, one snapshot.
+class ReadTx {
+ public:
+  explicit ReadTx(store::Db* db) : db_(db) { ok_ = db_->Exec("BEGIN").ok(); }
+  ~ReadTx() {
+    if (ok_) db_->Exec("COMMIT");
+  }
+  ReadTx(const ReadTx&) = delete;
+  ReadTx& operator=(const ReadTx&) = delete;
+
+ private:
+  store::Db* db_;
+  bool ok_ = false;
+};
+
+}  // namespace
+
+Views::Views() : db_(std::make_unique<store::Db>()) {}
+Views::~Views() = default;
+
+Result<std::unique_ptr<Views>> Views::Open(const std::string& db_path) {
+  if (!std::filesystem::exists(db_path)) return Status::NotFound("no database at " + db_path);
+  std::unique_ptr<Views> v(new Views());
+  if (Status s = v->db_->Open(db_path); !s.ok()) return s;
+  // query_only: this connection can never write, whatever a query says.
+  if (Status s = v->db_->Exec("PRAGMA query_only=ON; PRAGMA busy_timeout=5000;"); !s.ok()) return s;
+  return v;
+}
+
+std::int64_t Views::DataVersion() {
+  std::lock_guard<std::mutex> lock(mu_);
+  Stmt& s = db_->Prepare("PRAGMA data_version");
+  std::int64_t v = s.Step() ? s.Int(0) : -1;
+  s.Reset();
+  return v;
+}
+
+std::optional<MandateView> Views::MandateOf(TicketId id) {
+  Stmt& s = db_->Prepare(
+      "SELECT m.id, m.ticket_id, m.policy_version, m.scope, m.strength, m.matched_rules, m.source, m.sender, "
+      "m.admission, m.origin_trigger_seq, m.created_at, e.kind, e.reason, e.by_whom, e.at "
+      "FROM mandates m LEFT JOIN mandate_ends e ON e.mandate_id = m.id WHERE m.ticket_id = ?");
+  s.Bind(1, id);
+  if (!s.Step()) return std::nullopt;
+  MandateView v;
+  Mandate& m = v.mandate;
+  m.id = s.Int(0);
+  m.ticket = s.Int(1);
+  m.policy_version = s.Int(2);
+  m.scope = s.Text(3);
+  ParseStrength(s.Text(4), &m.strength);
+  json rules = json::parse(s.Text(5), nullptr, false);
+  if (rules.is_array())
+    for (const auto& r : rules)
+      if (r.is_string()) m.matched_rules.push_back(r.get<std::string>());
+  m.source = s.Text(6);
+  m.sender = s.OptText(7);
+  m.admission = s.Text(8);
+  m.origin_trigger_seq = s.Int(9);
+  m.created_at = s.Int(10);
+  m.ended_as = s.OptText(11).value_or("");
+  m.ended_reason = s.OptText(12).value_or("");
+  v.ended_by = s.OptText(13).value_or("");
+  v.ended_at = s.OptInt(14);
+  s.Reset();
+  return v;
+}
+
+std::optional<TriggerRecord> Views::TriggerBySeq(std::int64_t seq) {
+  Stmt& s = db_->Prepare("SELECT " V_TRIGGER_COLUMNS " FROM triggers WHERE seq = ?");
+  s.Bind(1, seq);
+  if (!s.Step()) return std::nullopt;
+  TriggerRecord r = ReadTrigger(s);
+  s.Reset();
+  Stmt& th = db_->Prepare("SELECT thread_key FROM trigger_threads WHERE trigger_seq = ? ORDER BY position");
+  th.Bind(1, seq);
+  while (th.Step()) r.trigger.threads.push_back(th.Text(0));
+  return r;
+}
+
+TicketRow Views::RowOf(const Ticket& t) {
+  TicketRow row;
+  row.ticket = t;
+  row.mandate = MandateOf(t.id);
+  Stmt& s = db_->Prepare("SELECT origin_trigger_seq FROM tickets WHERE id = ?");
+  s.Bind(1, t.id);
+  std::optional<std::int64_t> seq;
+  if (s.Step()) seq = s.Int(0);
+  s.Reset();
+  if (seq) row.origin = TriggerBySeq(*seq);
+  return row;
+}
+
+std::vector<TicketRow> Views::TicketsInStage(Stage stage, int limit) {
+  std::lock_guard<std::mutex> lock(mu_);
+  ReadTx tx(db_.get());
+  Stmt& s = db_->Prepare("SELECT " V_TICKET_COLUMNS " FROM tickets WHERE stage = ? ORDER BY updated_at, id LIMIT ?");
+  s.Bind(1, StageName(stage)).Bind(2, limit);
+  std::vector<Ticket> tickets;
+  while (s.Step()) tickets.push_back(ReadTicket(s));
+  std::vector<TicketRow> out;
+  for (const Ticket& t : tickets) out.push_back(RowOf(t));
+  return out;
+}
+
+std::vector<SystemProblem> Views::Problems(int threshold) {
+  std::lock_guard<std::mutex> lock(mu_);
+  Stmt& s = db_->Prepare(
+      "SELECT kind, message, failures, first_at, last_at FROM system_problems "
+      "WHERE cleared_at IS NULL AND failures >= ? ORDER BY first_at");
+  s.Bind(1, threshold);
+  std::vector<SystemProblem> out;
+  while (s.Step()) out.push_back({s.Text(0), s.Text(1), static_cast<int>(s.Int(2)), s.Int(3), s.Int(4)});
+  return out;
+}
+
+std::optional<PolicyVersionInfo> Views::CurrentPolicy() {
+  std::lock_guard<std::mutex> lock(mu_);
+  Stmt& s = db_->Prepare("SELECT version, origin, created_at FROM policy_versions ORDER BY version DESC LIMIT 1");
+  if (!s.Step()) return std::nullopt;
+  PolicyVersionInfo p{s.Int(0), s.Text(1), s.Int(2)};
+  s.Reset();
+  return p;
+}
+
+std::vector<SourceHealth> Views::SourcesHealth() {
+  std::lock_guard<std::mutex> lock(mu_);
+  Stmt& s = db_->Prepare(
+      "SELECT source, path, last_success_at, last_error, last_error_at, consecutive_failures, skipped_items "
+      "FROM source_health ORDER BY source, path");
+  std::vector<SourceHealth> out;
+  while (s.Step()) {
+    SourceHealth h;
+    h.source = s.Text(0);
+    h.path = s.Text(1);
+    h.last_success_at = s.OptInt(2);
+    h.last_error = s.OptText(3).value_or("");
+    h.last_error_at = s.OptInt(4);
+    h.consecutive_failures = static_cast<int>(s.Int(5));
+    h.skipped_items = s.Int(6);
+    out.push_back(std::move(h));
+  }
+  return out;
+}
+
+std::vector<CursorRecord> Views::Cursors() {
+  std::lock_guard<std::mutex> lock(mu_);
+  Stmt& s = db_->Prepare("SELECT source, name, value, updated_at FROM source_cursors ORDER BY source, name");
+  std::vector<CursorRecord> out;
+  while (s.Step()) out.push_back({s.Text(0), s.Text(1), s.Text(2), s.Int(3)});
+  return out;
+}
+
+StatusCounts Views::Counts() {
+  std::lock_guard<std::mutex> lock(mu_);
+  ReadTx tx(db_.get());
+  StatusCounts c;
+  Stmt& t = db_->Prepare("SELECT outcome, COUNT(*) FROM triggers GROUP BY outcome");
+  while (t.Step()) c.triggers[t.Text(0)] = t.Int(1);
+  Stmt& k = db_->Prepare("SELECT stage, COUNT(*) FROM tickets GROUP BY stage");
+  while (k.Step()) c.tickets[k.Text(0)] = k.Int(1);
+  Stmt& d = db_->Prepare("SELECT outcome, COUNT(*), SUM(would_accept) FROM decisions GROUP BY outcome");
+  while (d.Step()) {
+    c.decisions[d.Text(0)] = d.Int(1);
+    c.would_accept += d.Int(2);
+  }
+  auto count = [&](const char* sql) {
+    Stmt& s = db_->Prepare(sql);
+    std::int64_t n = s.Step() ? s.Int(0) : 0;
+    s.Reset();
+    return n;
+  };
+  c.eval_queue = count("SELECT COUNT(*) FROM eval_queue");
+  c.receipts_pending = count("SELECT COUNT(*) FROM receipts WHERE status = 'pending'");
+  c.receipts_failed = count("SELECT COUNT(*) FROM receipts WHERE status = 'failed'");
+  c.assignments_running = count("SELECT COUNT(*) FROM assignments WHERE state = 'running'");
+  c.assignments_pending = count("SELECT COUNT(*) FROM assignments WHERE state = 'pending'");
+  return c;
+}
+
+std::vector<TicketRow> Views::Tickets(std::optional<Stage> stage, int limit, std::optional<TicketId> before) {
+  std::lock_guard<std::mutex> lock(mu_);
+  ReadTx tx(db_.get());
+  Stmt& s = db_->Prepare("SELECT " V_TICKET_COLUMNS " FROM tickets WHERE (?1 IS NULL OR stage = ?1) "
+                         "AND (?2 IS NULL OR id < ?2) ORDER BY id DESC LIMIT ?3");
+  if (stage) s.Bind(1, StageName(*stage));
+  else s.BindNull(1);
+  s.Bind(2, before).Bind(3, limit);
+  std::vector<Ticket> tickets;
+  while (s.Step()) tickets.push_back(ReadTicket(s));
+  std::vector<TicketRow> out;
+  for (const Ticket& t : tickets) out.push_back(RowOf(t));
+  return out;
+}
+
+std::vector<JudgedTrigger> Views::BatchOf(EvalId eval) {
+  Stmt& s = db_->Prepare("SELECT g.strength, g.gate_reason, g.candidate, t.seq FROM eval_triggers g "
+                         "JOIN triggers t ON t.seq = g.trigger_seq WHERE g.eval_id = ? ORDER BY t.seq");
+  s.Bind(1, eval);
+  std::vector<std::tuple<std::string, std::string, bool, std::int64_t>> rows;
+  while (s.Step()) rows.emplace_back(s.Text(0), s.Text(1), s.Bool(2), s.Int(3));
+  std::vector<JudgedTrigger> out;
+  for (auto& [strength, reason, candidate, seq] : rows) {
+    auto rec = TriggerBySeq(seq);
+    if (!rec) continue;
+    out.push_back({*rec, strength, reason, candidate});
+  }
+  return out;
+}
+
+Result<TicketDetail> Views::Detail(TicketId id) {
+  std::lock_guard<std::mutex> lock(mu_);
+  ReadTx tx(db_.get());
+  Stmt& s = db_->Prepare("SELECT " V_TICKET_COLUMNS " FROM tickets WHERE id = ?");
+  s.Bind(1, id);
+  if (!s.Step()) return Status::NotFound("ticket " + std::to_string(id) + " does not exist");
+  Ticket t = ReadTicket(s);
+  s.Reset();
+  TicketDetail d;
+  d.row = RowOf(t);
+
+  // The accept that created it, Decisions that name it, and stops judged on its Threads later.
+  Stmt& ds = db_->Prepare(
+      "SELECT " V_DECISION_COLUMNS " FROM decisions WHERE id = ?1 OR ticket_id = ?2 OR "
+      "(outcome = 'stop' AND id > ?1 AND thread_key IN (SELECT thread_key FROM subscriptions WHERE ticket_id = ?2)) "
+      "ORDER BY id");
+  ds.Bind(1, t.decision_id).Bind(2, id);
+  std::vector<Decision> decisions;
+  while (ds.Step()) decisions.push_back(ReadDecision(ds));
+  for (Decision& dec : decisions) {
+    DecisionView v;
+    v.batch = BatchOf(dec.eval);
+    v.decision = std::move(dec);
+    d.decisions.push_back(std::move(v));
+  }
+
+  Stmt& as = db_->Prepare(
+      "SELECT id, ticket_id, executor, state, created_at, started_at, ended_at FROM assignments "
+      "WHERE ticket_id = ? ORDER BY id");
+  as.Bind(1, id);
+  while (as.Step())
+    d.assignments.push_back({as.Int(0), as.Int(1), as.Text(2), as.Text(3), as.Int(4), as.OptInt(5), as.OptInt(6)});
+
+  Stmt& rs = db_->Prepare("SELECT " V_RECEIPT_COLUMNS " FROM receipts WHERE ticket_id = ? ORDER BY created_at, rowid");
+  rs.Bind(1, id);
+  while (rs.Step()) d.receipts.push_back(ReadReceipt(rs));
+
+  Stmt& is = db_->Prepare(
+      "SELECT id, ticket_id, kind, trigger_seq, body, state, handback_kind, handback_reason, created_at "
+      "FROM ticket_inputs WHERE ticket_id = ? ORDER BY id");
+  is.Bind(1, id);
+  std::vector<TicketInput> inputs;
+  while (is.Step()) {
+    TicketInput in;
+    in.id = is.Int(0);
+    in.ticket = is.Int(1);
+    in.kind = is.Text(2);
+    in.trigger_seq = is.OptInt(3);
+    in.body = json::parse(is.Text(4), nullptr, false);
+    in.state = is.Text(5);
+    in.handback_kind = is.OptText(6).value_or("");
+    in.handback_reason = is.OptText(7).value_or("");
+    in.created_at = is.Int(8);
+    inputs.push_back(std::move(in));
+  }
+  for (TicketInput& in : inputs) {
+    InputView v;
+    if (in.trigger_seq) v.trigger = TriggerBySeq(*in.trigger_seq);
+    v.input = std::move(in);
+    d.inputs.push_back(std::move(v));
+  }
+
+  Stmt& es = db_->Prepare(
+      "SELECT id, ticket_id, at, from_stage, to_stage, cause FROM ticket_events WHERE ticket_id = ? ORDER BY id");
+  es.Bind(1, id);
+  while (es.Step()) {
+    TicketEvent e;
+    e.id = es.Int(0);
+    e.ticket = es.Int(1);
+    e.at = es.Int(2);
+    if (auto from = es.OptText(3)) {
+      Stage st;
+      if (ParseStage(*from, &st)) e.from = st;
+    }
+    ParseStage(es.Text(4), &e.to);
+    e.cause = es.Text(5);
+    d.events.push_back(std::move(e));
+  }
+
+  Stmt& cs = db_->Prepare("SELECT id, at, who, command, target, detail FROM commands WHERE target = ? ORDER BY id");
+  cs.Bind(1, "ticket:" + std::to_string(id));
+  while (cs.Step()) d.commands.push_back(ReadCommand(cs));
+  return d;
+}
+
+std::vector<DecisionView> Views::WouldAccept(int limit) {
+  std::lock_guard<std::mutex> lock(mu_);
+  ReadTx tx(db_.get());
+  Stmt& s = db_->Prepare("SELECT " V_DECISION_COLUMNS " FROM decisions WHERE would_accept = 1 ORDER BY id DESC LIMIT ?");
+  s.Bind(1, limit);
+  std::vector<Decision> decisions;
+  while (s.Step()) decisions.push_back(ReadDecision(s));
+  std::vector<DecisionView> out;
+  for (Decision& d : decisions) {
+    DecisionView v;
+    v.batch = BatchOf(d.eval);
+    v.decision = std::move(d);
+    out.push_back(std::move(v));
+  }
+  return out;
+}
+
+std::vector<CommandRecord> Views::Commands(int limit) {
+  std::lock_guard<std::mutex> lock(mu_);
+  Stmt& s = db_->Prepare("SELECT id, at, who, command, target, detail FROM commands ORDER BY id DESC LIMIT ?");
+  s.Bind(1, limit);
+  std::vector<CommandRecord> out;
+  while (s.Step()) out.push_back(ReadCommand(s));
+  return out;
+}
+
+}  // namespace superagent

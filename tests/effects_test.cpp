@@ -1,0 +1,359 @@
+// The Effects loop (SPEC §8, issue 5) against a loopback channel server: ordering, backoff,
+// system problems, cancellation, crash recovery without double posting, and volume.
+#include <gtest/gtest.h>
+
+#include <map>
+#include <set>
+#include <thread>
+
+#include <httplib.h>
+
+#include "engine_fixture.h"
+#include "superagent/effects.h"
+#include "superagent/http.h"
+
+namespace superagent::testing {
+namespace {
+
+using nlohmann::json;
+
+// A chat-like peer on loopback: POST /messages stores a message, GET /messages lists them.
+// Scripted failures: the next N POSTs answer with the given statuses.
+class FakePeer {
+ public:
+  FakePeer() {
+    server_.Post("/messages", [this](const httplib::Request& req, httplib::Response& res) {
+      std::lock_guard<std::mutex> lock(mu_);
+      ++posts_;
+      if (!script_.empty()) {
+        int status = script_.front();
+        script_.erase(script_.begin());
+        if (status == 429) res.set_header("Retry-After", "120");
+        res.status = status;
+        return;
+      }
+      json m = json::parse(req.body);
+      m["id"] = std::to_string(messages_.size() + 1);
+      messages_.push_back(m);
+      res.set_content(json{{"id", m["id"]}}.dump(), "application/json");
+    });
+    server_.Get("/messages", [this](const httplib::Request&, httplib::Response& res) {
+      std::lock_guard<std::mutex> lock(mu_);
+      ++lookups_;
+      res.set_content(json(messages_).dump(), "application/json");
+    });
+    port_ = server_.bind_to_any_port("127.0.0.1");
+    thread_ = std::thread([this] { server_.listen_after_bind(); });
+  }
+  ~FakePeer() {
+    server_.stop();
+    thread_.join();
+  }
+  std::string Url() const { return "http://127.0.0.1:" + std::to_string(port_); }
+  void FailNext(std::vector<int> statuses) {
+    std::lock_guard<std::mutex> lock(mu_);
+    script_.insert(script_.end(), statuses.begin(), statuses.end());
+  }
+  std::vector<json> Messages() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return messages_;
+  }
+  int posts() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return posts_;
+  }
+  int lookups() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return lookups_;
+  }
+
+ private:
+  httplib::Server server_;
+  std::thread thread_;
+  int port_ = 0;
+  std::mutex mu_;
+  std::vector<json> messages_;
+  std::vector<int> script_;
+  int posts_ = 0, lookups_ = 0;
+};
+
+// A Channel speaking to FakePeer over real HTTP, making retries safe with a receipt marker the
+// way the GitHub channel does.
+class PeerChannel : public Channel {
+ public:
+  explicit PeerChannel(std::string base) : base_(std::move(base)), http_(MakeCurlHttpClient()) {}
+  bool Handles(const std::string& channel) const override { return channel.rfind("github:", 0) == 0; }
+  Delivery Perform(const Effect& e, bool outcome_unknown) override {
+    std::string marker = "<!-- receipt: " + (e.receipt ? e.receipt->id : std::to_string(e.id)) + " -->";
+    if (outcome_unknown) {
+      HttpResponse list = http_->Send({"GET", base_ + "/messages", {}, "", 5000, 5000});
+      if (!list.ok()) return Delivery::Retry("lookup failed: " + std::to_string(list.status));
+      for (const auto& m : json::parse(list.body))
+        if (m["body"].get<std::string>().find(marker) != std::string::npos) return Delivery::Done(m["id"]);
+    }
+    json body = {{"kind", e.kind},
+                 {"channel", e.receipt ? e.receipt->channel : e.payload.value("channel", "")},
+                 {"body", (e.receipt ? e.receipt->body : e.payload.dump()) + "\n" + marker}};
+    HttpResponse r = http_->Send({"POST", base_ + "/messages", {{"Content-Type", "application/json"}}, body.dump(), 5000, 5000});
+    if (!r.error.empty()) return Delivery::Retry(r.error);
+    if (r.ok()) return Delivery::Done(json::parse(r.body)["id"]);
+    if (r.status == 404 || r.status == 410) return Delivery::Gone("HTTP " + std::to_string(r.status));
+    if (r.status == 429 || r.status >= 500) {
+      TimeMs after = r.Header("retry-after").empty() ? 0 : std::stoll(r.Header("retry-after")) * 1000;
+      return Delivery::Retry("HTTP " + std::to_string(r.status), after);
+    }
+    return Delivery::Failed("HTTP " + std::to_string(r.status));
+  }
+  // Performs, then "crashes": the outcome never reaches the store.
+  std::string base_;
+  std::unique_ptr<HttpClient> http_;
+};
+
+class EffectsTest : public EngineTest {
+ protected:
+  void SetUp() override {
+    EngineTest::SetUp();
+    channel_ = std::make_unique<PeerChannel>(peer_.Url());
+    MakeLoop();
+  }
+  void MakeLoop(double jitter = 0) {
+    EffectsOptions o;
+    o.jitter = jitter;
+    loop_ = std::make_unique<EffectsLoop>(engine_.get(), std::vector<Channel*>{channel_.get()}, &clock_, o, 42);
+  }
+  int Run() {
+    auto n = loop_->RunOnce();
+    EXPECT_TRUE(n.ok()) << n.status().ToString();
+    return n.ok() ? *n : -1;
+  }
+  // Runs rounds until nothing more is performed at the current time.
+  void Drain() {
+    while (Run() > 0) {
+    }
+  }
+  std::string ReceiptStatus(const std::string& id) {
+    for (const Receipt& r : engine_->Receipts(std::nullopt))
+      if (r.id == id) return r.status;
+    return "missing";
+  }
+
+  FakePeer peer_;
+  std::unique_ptr<PeerChannel> channel_;
+  std::unique_ptr<EffectsLoop> loop_;
+};
+
+TEST(Backoff, ScheduleIsExact) {
+  EffectsOptions o;
+  std::vector<TimeMs> messages, actions;
+  for (int a = 1; a <= 8; ++a) messages.push_back(BackoffDelay(true, a, o));
+  for (int a = 1; a <= 7; ++a) actions.push_back(BackoffDelay(false, a, o));
+  EXPECT_EQ(messages, (std::vector<TimeMs>{5'000, 10'000, 20'000, 40'000, 80'000, 160'000, 300'000, 300'000}));
+  EXPECT_EQ(actions, (std::vector<TimeMs>{2'000, 4'000, 8'000, 16'000, 32'000, 60'000, 60'000}));
+}
+
+TEST_F(EffectsTest, AcknowledgementGoesOutBeforeTheResultEvenWhenItFailsFirst) {
+  TicketId id = AcceptedTicket("c1");
+  ASSERT_TRUE(engine_->Send({"result:1", id, "github:issue:1", MessageKind::kResult, "Done: fixed the typo."}).ok());
+  peer_.FailNext({500});
+  EXPECT_EQ(Run(), 1);  // the ack fails; the result is held back behind it
+  EXPECT_TRUE(peer_.Messages().empty());
+  EXPECT_EQ(ReceiptStatus("result:1"), "pending");
+  clock_.Advance(5'000);
+  Drain();
+  auto msgs = peer_.Messages();
+  ASSERT_EQ(msgs.size(), 2u);
+  EXPECT_NE(msgs[0]["body"].get<std::string>().find("ack:ticket:"), std::string::npos);
+  EXPECT_NE(msgs[1]["body"].get<std::string>().find("result:1"), std::string::npos);
+  EXPECT_EQ(ReceiptStatus("result:1"), "sent");
+}
+
+TEST_F(EffectsTest, RetriesFollowTheScheduleExactly) {
+  AcceptedTicket("c1");
+  peer_.FailNext({500, 500, 500, 500});
+  EXPECT_EQ(Run(), 1);
+  for (TimeMs delay : {5'000, 10'000, 20'000, 40'000}) {
+    clock_.Advance(delay - 1);
+    EXPECT_EQ(Run(), 0) << "retried before " << delay << " ms";
+    clock_.Advance(1);
+    EXPECT_EQ(Run(), 1) << "not retried at " << delay << " ms";
+  }
+  EXPECT_EQ(peer_.Messages().size(), 1u);
+  EXPECT_EQ(peer_.posts(), 5);
+}
+
+TEST_F(EffectsTest, PeersRetryAfterIsHonoured) {
+  AcceptedTicket("c1");
+  peer_.FailNext({429});
+  EXPECT_EQ(Run(), 1);
+  clock_.Advance(119'999);
+  EXPECT_EQ(Run(), 0);
+  clock_.Advance(1);
+  EXPECT_EQ(Run(), 1);
+  EXPECT_EQ(peer_.Messages().size(), 1u);
+}
+
+TEST_F(EffectsTest, JitterStaysWithinItsBounds) {
+  MakeLoop(0.2);
+  for (int i = 0; i < 20; ++i) {
+    Receive(Comment("t" + std::to_string(i), "alice", true, "hi", 100 + i));
+    ASSERT_TRUE(engine_->Send({"m" + std::to_string(i), std::nullopt, "github:issue:" + std::to_string(100 + i),
+                               MessageKind::kAnswer, "hello"}).ok());
+  }
+  peer_.FailNext(std::vector<int>(20, 503));
+  Drain();
+  EXPECT_EQ(peer_.posts(), 20);
+  clock_.Advance(4'000 - 1);  // 0.8 × 5 s
+  EXPECT_EQ(Run(), 0);
+  clock_.Advance(2'000 + 1);  // 1.2 × 5 s
+  Drain();
+  EXPECT_EQ(peer_.Messages().size(), 20u);
+}
+
+TEST_F(EffectsTest, ThreeFailuresInARowBecomeOneSystemProblemAndSuccessClearsIt) {
+  AcceptedTicket("c1");
+  peer_.FailNext({500, 500});
+  Run();
+  clock_.Advance(5'000);
+  Run();
+  EXPECT_TRUE(engine_->SystemProblems().empty());
+  peer_.FailNext({500, 500});
+  clock_.Advance(10'000);
+  Run();
+  auto problems = engine_->SystemProblems();
+  ASSERT_EQ(problems.size(), 1u);
+  EXPECT_EQ(problems[0].kind, "effect:post_message:github");
+  clock_.Advance(20'000);
+  Run();
+  EXPECT_EQ(engine_->SystemProblems().size(), 1u) << "still one problem, not one per failure";
+  clock_.Advance(40'000);
+  EXPECT_EQ(Run(), 1);
+  EXPECT_TRUE(engine_->SystemProblems().empty());
+  EXPECT_EQ(peer_.Messages().size(), 1u);
+}
+
+TEST_F(EffectsTest, StoppedTicketsPendingMessagesAreCancelledWithAReason) {
+  TicketId id = AcceptedTicket("c1");
+  ASSERT_TRUE(engine_->Send({"result:1", id, "github:issue:1", MessageKind::kResult, "Done."}).ok());
+  ASSERT_TRUE(engine_->StopTicket(id, "panel:alice").ok());
+  EXPECT_EQ(Run(), 0);
+  EXPECT_TRUE(peer_.Messages().empty());
+  EXPECT_EQ(ReceiptStatus("ack:ticket:" + std::to_string(id)), "abandoned");
+  EXPECT_EQ(ReceiptStatus("result:1"), "abandoned");
+  EXPECT_EQ(engine_->OutboxCounts()["abandoned"], 2);
+}
+
+TEST_F(EffectsTest, CrashBetweenSendAndRecordNeverPostsTwice) {
+  AcceptedTicket("c1");
+  // Fault injection: claim and perform, then die before recording the outcome.
+  auto claimed = engine_->ClaimDueEffects(10);
+  ASSERT_TRUE(claimed.ok());
+  ASSERT_EQ(claimed->size(), 1u);
+  EXPECT_FALSE((*claimed)[0].outcome_unknown);
+  Delivery sent = channel_->Perform((*claimed)[0].effect, false);
+  ASSERT_EQ(sent.outcome, Delivery::Outcome::kDone);
+  loop_.reset();
+  Open(MakePolicy("observe"));  // the restarted daemon
+  MakeLoop();
+  EXPECT_EQ(Run(), 1);
+  EXPECT_EQ(peer_.posts(), 1) << "posted twice after a crash";
+  EXPECT_EQ(peer_.lookups(), 1) << "the channel was not told the outcome was unknown";
+  EXPECT_EQ(peer_.Messages().size(), 1u);
+  auto receipts = engine_->Receipts(std::nullopt);
+  ASSERT_EQ(receipts.size(), 1u);
+  EXPECT_EQ(receipts[0].status, "sent");
+}
+
+TEST_F(EffectsTest, GoneTargetAbandonsAndMarksTheDiscussionDeleted) {
+  TicketId id = AcceptedTicket("c1");
+  ASSERT_TRUE(engine_->Send({"result:1", id, "github:issue:1", MessageKind::kResult, "Done."}).ok());
+  peer_.FailNext({410});
+  EXPECT_EQ(Run(), 1);
+  EXPECT_EQ(Run(), 0) << "the later message to a deleted discussion is cancelled, not sent";
+  EXPECT_EQ(ReceiptStatus("result:1"), "abandoned");
+  EXPECT_EQ(peer_.posts(), 1);
+}
+
+TEST_F(EffectsTest, PermanentFailureIsNotRetried) {
+  AcceptedTicket("c1");
+  peer_.FailNext({403});
+  EXPECT_EQ(Run(), 1);
+  clock_.Advance(3'600'000);
+  EXPECT_EQ(Run(), 0);
+  EXPECT_EQ(engine_->OutboxCounts()["failed"], 1);
+}
+
+TEST_F(EffectsTest, DisabledSourceWaitsAndNothingIsLost) {
+  AcceptedTicket("c1");
+  ASSERT_TRUE(engine_->SetSourceEnabled("github", false).ok());
+  EXPECT_EQ(Run(), 0);
+  EXPECT_EQ(engine_->OutboxCounts()["pending"], 1);
+  ASSERT_TRUE(engine_->SetSourceEnabled("github", true).ok());
+  EXPECT_EQ(Run(), 1);
+  EXPECT_EQ(peer_.Messages().size(), 1u);
+}
+
+TEST_F(EffectsTest, MessagesWithoutAChannelRaiseAProblemInsteadOfVanishing) {
+  Trigger t = Comment("f1", "ou_alice", true, "hi");
+  t.source = "feishu";
+  t.scope = "chat:oc_support";
+  t.threads = {"feishu:chat:oc_support"};
+  t.channel = "feishu:chat:oc_support";
+  Receive(t);
+  ASSERT_TRUE(engine_->Send({"m1", std::nullopt, "feishu:chat:oc_support", MessageKind::kAnswer, "hello"}).ok());
+  for (TimeMs delay : {0, 5'000, 10'000}) {
+    clock_.Advance(delay);
+    Run();
+  }
+  auto problems = engine_->SystemProblems();
+  ASSERT_EQ(problems.size(), 1u);
+  EXPECT_EQ(problems[0].kind, "effect:post_message:feishu");
+  EXPECT_NE(problems[0].message.find("no channel"), std::string::npos);
+  EXPECT_EQ(engine_->OutboxCounts()["pending"], 1);
+}
+
+TEST_F(EffectsTest, ActionsAreIdempotentAndUseTheActionSchedule) {
+  json action = {{"channel", "github:pull:3"}, {"idempotency_key", "pr:ticket:1"}, {"title", "Fix typo"}};
+  ASSERT_TRUE(engine_->EnqueueAction("open_pull_request", action).ok());
+  ASSERT_TRUE(engine_->EnqueueAction("open_pull_request", action).ok());
+  EXPECT_EQ(engine_->EnqueueAction("open_pull_request", {{"channel", "github:pull:3"}}).code(),
+            Status::Code::kInvalidArgument);
+  peer_.FailNext({502});
+  EXPECT_EQ(Run(), 1);
+  clock_.Advance(1'999);
+  EXPECT_EQ(Run(), 0);
+  clock_.Advance(1);
+  EXPECT_EQ(Run(), 1);
+  EXPECT_EQ(peer_.Messages().size(), 1u);
+  EXPECT_EQ(peer_.Messages()[0]["kind"], "open_pull_request");
+}
+
+TEST_F(EffectsTest, AThousandReceiptsDrainWithNoLossAndNoDuplicate) {
+  for (int th = 0; th < 100; ++th) Receive(Comment("t" + std::to_string(th), "alice", false, "x", 1000 + th));
+  for (int i = 0; i < 1000; ++i)
+    ASSERT_TRUE(engine_->Send({"r" + std::to_string(i), std::nullopt, "github:issue:" + std::to_string(1000 + i % 100),
+                               MessageKind::kAnswer, "message " + std::to_string(i)}).ok());
+  peer_.FailNext({500, 502, 503});
+  for (int round = 0; round < 200 && engine_->OutboxCounts()["pending"] > 0; ++round) {
+    Drain();
+    clock_.Advance(5'000);
+  }
+  auto msgs = peer_.Messages();
+  ASSERT_EQ(msgs.size(), 1000u);
+  std::set<std::string> seen;
+  std::map<std::string, int> last_per_thread;
+  for (const auto& m : msgs) {
+    std::string body = m["body"];
+    std::string id = body.substr(body.find("receipt: ") + 9);
+    id = id.substr(0, id.find(' '));
+    EXPECT_TRUE(seen.insert(id).second) << "duplicate " << id;
+    // Per Thread, messages leave in the order they were enqueued.
+    int n = std::stoi(id.substr(1));
+    std::string thread = m["channel"];
+    EXPECT_LT(last_per_thread.count(thread) ? last_per_thread[thread] : -1, n);
+    last_per_thread[thread] = n;
+  }
+  EXPECT_EQ(engine_->OutboxCounts()["done"], 1000);
+}
+
+}  // namespace
+}  // namespace superagent::testing

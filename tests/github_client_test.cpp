@@ -1,0 +1,203 @@
+// The GitHub REST client against the loopback fake: recorded pagination, redirects and errors
+// from @octokit/fixtures; conditional requests; primary and secondary rate limits; retries.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "fake_github_server.h"
+#include "superagent/github.h"
+
+namespace superagent::github {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
+using superagent::testing::FakeGitHub;
+using superagent::testing::OctokitScenario;
+
+class GitHubClientTest : public ::testing::Test {
+ protected:
+  GitHubClientTest() : fake_(&clock_), http_(MakeCurlHttpClient("superagent-test")) {
+    ClientOptions o;
+    o.api_url = fake_.url();
+    o.token = "ghp_test_token_never_logged";
+    client_ = std::make_unique<Client>(http_.get(), &clock_, [this](TimeMs ms) {
+      sleeps_.push_back(ms);
+      clock_.Advance(ms);
+    }, o);
+  }
+
+  FakeClock clock_;
+  FakeGitHub fake_;
+  std::unique_ptr<HttpClient> http_;
+  std::vector<TimeMs> sleeps_;
+  std::unique_ptr<Client> client_;
+};
+
+TEST_F(GitHubClientTest, SendsAuthVersionAndUserAgent) {
+  ApiResponse r = client_->Get("/user");
+  ASSERT_TRUE(r.ok()) << r.error;
+  EXPECT_EQ(r.body["login"], "superagent-bot");
+  auto log = fake_.log();
+  ASSERT_EQ(log.size(), 1u);
+  EXPECT_EQ(log[0].request_headers["authorization"], "Bearer ghp_test_token_never_logged");
+  EXPECT_EQ(log[0].request_headers["accept"], "application/vnd.github+json");
+  EXPECT_EQ(log[0].request_headers["x-github-api-version"], "2022-11-28");
+  EXPECT_EQ(log[0].request_headers["user-agent"], "superagent");
+}
+
+TEST_F(GitHubClientTest, FollowsRecordedLinkPagination) {
+  // Recorded: 5 pages of 3, 3, 3, 3, 1 issues; the next links switch to /repositories/1000/….
+  fake_.Replay(OctokitScenario("paginate-issues"));
+  ApiResponse r = client_->GetAll("/repos/octokit-fixture-org/paginate-issues/issues?per_page=3");
+  ASSERT_TRUE(r.ok()) << r.error;
+  ASSERT_TRUE(r.body.is_array());
+  EXPECT_EQ(r.body.size(), 13u);
+  EXPECT_EQ(r.body[0]["number"], 13);
+  EXPECT_EQ(fake_.Count("GET", "/repositories/1000/issues"), 4);
+  EXPECT_EQ(r.next_url, "");
+  EXPECT_FALSE(r.not_modified);
+}
+
+TEST_F(GitHubClientTest, RecordedEtagMakesTheSecondReadA304FromTheCache) {
+  fake_.Replay(OctokitScenario("paginate-issues"));
+  ASSERT_TRUE(client_->GetAll("/repos/octokit-fixture-org/paginate-issues/issues?per_page=3").ok());
+  fake_.ClearLog();
+  ApiResponse again = client_->GetAll("/repos/octokit-fixture-org/paginate-issues/issues?per_page=3");
+  ASSERT_TRUE(again.ok()) << again.error;
+  EXPECT_TRUE(again.not_modified);
+  EXPECT_EQ(again.body.size(), 13u);  // the cached pages, Link chain included
+  auto log = fake_.log();
+  ASSERT_EQ(log.size(), 5u);
+  for (const auto& l : log) {
+    EXPECT_EQ(l.status, 304) << l.target;
+    EXPECT_EQ(l.request_headers["if-none-match"], "\"00000000000000000000000000000000\"");
+  }
+  EXPECT_EQ(client_->Budget().not_modified, 5);
+}
+
+TEST_F(GitHubClientTest, FollowsRecordedRedirectOfARenamedRepository) {
+  fake_.Replay(OctokitScenario("rename-repository"));
+  ApiResponse r = client_->Get("/repos/octokit-fixture-org/rename-repository");
+  ASSERT_TRUE(r.ok()) << r.error;
+  EXPECT_EQ(r.status, 200);
+  EXPECT_EQ(fake_.Count("GET", "/repositories/1000"), 1);
+}
+
+TEST_F(GitHubClientTest, RecordedValidationErrorIsAnErrorWithGitHubsWords) {
+  fake_.Replay(OctokitScenario("errors"));
+  ApiResponse r = client_->Send("POST", "/repos/octokit-fixture-org/errors/labels", {{"name", "foo"}, {"color", "invalid"}});
+  EXPECT_FALSE(r.ok());
+  EXPECT_EQ(r.status, 422);
+  EXPECT_THAT(r.error, HasSubstr("Validation Failed"));
+  EXPECT_THAT(r.error, HasSubstr("Label color invalid"));
+  EXPECT_THAT(r.error, Not(HasSubstr("ghp_")));
+}
+
+TEST_F(GitHubClientTest, ConditionalRequestOnTheModelCostsNoRate) {
+  ApiResponse first = client_->Get("/repos/Codertocat/Hello-World");
+  ASSERT_TRUE(first.ok());
+  const int remaining = fake_.rate_remaining;
+  ApiResponse second = client_->Get("/repos/Codertocat/Hello-World");
+  ASSERT_TRUE(second.ok());
+  EXPECT_TRUE(second.not_modified);
+  EXPECT_EQ(second.body["default_branch"], "master");
+  EXPECT_EQ(fake_.rate_remaining, remaining);
+  EXPECT_EQ(client_->Budget().remaining, remaining);
+}
+
+TEST_F(GitHubClientTest, RetryAfterIsWaitedAsToldThenTheRequestSucceeds) {
+  fake_.Script("GET", "/user", {429, {{"Retry-After", "7"}}, R"({"message":"You have exceeded a secondary rate limit."})"});
+  const TimeMs start = clock_.NowMs();
+  ApiResponse r = client_->Get("/user", CallOptions{60'000, 3});
+  ASSERT_TRUE(r.ok()) << r.error;
+  ASSERT_EQ(sleeps_.size(), 1u);
+  EXPECT_EQ(sleeps_[0], 7'000);
+  EXPECT_EQ(clock_.NowMs() - start, 7'000);
+  EXPECT_EQ(fake_.Count("GET", "/user"), 2);
+}
+
+TEST_F(GitHubClientTest, SecondaryLimitWithoutRetryAfterWaitsAMinute) {
+  fake_.Script("GET", "/user", {403, {}, R"({"message":"You have exceeded a secondary rate limit. Please wait."})"});
+  ApiResponse r = client_->Get("/user", CallOptions{60'000, 1});
+  ASSERT_TRUE(r.ok()) << r.error;
+  ASSERT_EQ(sleeps_.size(), 1u);
+  EXPECT_EQ(sleeps_[0], 60'000);
+}
+
+TEST_F(GitHubClientTest, ExhaustedPrimaryLimitBlocksUntilResetWithoutTouchingTheNetwork) {
+  const std::int64_t reset_s = clock_.NowMs() / 1000 + 600;
+  fake_.Script("GET", "/user",
+               {403,
+                {{"x-ratelimit-remaining", "0"}, {"x-ratelimit-limit", "5000"}, {"x-ratelimit-reset", std::to_string(reset_s)}},
+                R"({"message":"API rate limit exceeded for user ID 1."})"});
+  ApiResponse r = client_->Get("/user", CallOptions{60'000, 3});
+  EXPECT_FALSE(r.ok());
+  EXPECT_TRUE(r.rate_limited);
+  EXPECT_EQ(r.retry_at, reset_s * 1000 + 1000);
+  EXPECT_TRUE(sleeps_.empty());  // ten minutes is more than this call may wait
+  // Until the reset nothing leaves the house.
+  ApiResponse again = client_->Get("/repos/Codertocat/Hello-World", CallOptions{60'000, 3});
+  EXPECT_TRUE(again.rate_limited);
+  EXPECT_EQ(fake_.Count("GET", "/repos/"), 0);
+  clock_.Set(reset_s * 1000 + 1000);
+  EXPECT_TRUE(client_->Get("/repos/Codertocat/Hello-World").ok());
+}
+
+TEST_F(GitHubClientTest, ServerErrorsAreRetriedWithBackoffForReads) {
+  fake_.Script("GET", "/user", {502, {}, R"({"message":"Server Error"})"}, 2);
+  ApiResponse r = client_->Get("/user", CallOptions{0, 3});
+  ASSERT_TRUE(r.ok()) << r.error;
+  EXPECT_EQ(sleeps_, (std::vector<TimeMs>{1'000, 2'000}));
+  EXPECT_EQ(fake_.Count("GET", "/user"), 3);
+}
+
+TEST_F(GitHubClientTest, ServerErrorsAreNotRetriedForWrites) {
+  fake_.Script("POST", "/repos/Codertocat/Hello-World/issues/1/comments", {500, {}, R"({"message":"boom"})"});
+  ApiResponse r = client_->Send("POST", "/repos/Codertocat/Hello-World/issues/1/comments", {{"body", "x"}},
+                                CallOptions{0, 3});
+  EXPECT_FALSE(r.ok());
+  EXPECT_EQ(r.status, 500);
+  EXPECT_EQ(fake_.Count("POST", "/repos/"), 1);
+  EXPECT_TRUE(sleeps_.empty());
+}
+
+TEST_F(GitHubClientTest, TransportErrorsAreErrorsWithoutTheToken) {
+  ClientOptions o;
+  o.api_url = "http://127.0.0.1:1";  // nothing listens there
+  o.token = "ghp_secret_value_123";
+  Client c(http_.get(), &clock_, [this](TimeMs ms) { clock_.Advance(ms); }, o);
+  ApiResponse r = c.Get("/user", CallOptions{0, 2});
+  EXPECT_FALSE(r.ok());
+  EXPECT_EQ(r.status, 0);
+  EXPECT_THAT(r.error, HasSubstr("GET /user"));
+  EXPECT_THAT(r.error, Not(HasSubstr("ghp_secret")));
+}
+
+TEST(GitHubWireTest, LinkHeaderAndDates) {
+  EXPECT_EQ(NextLink(R"(<https://api.github.com/repositories/1000/issues?per_page=3&page=2>; rel="next", <https://api.github.com/repositories/1000/issues?per_page=3&page=5>; rel="last")"),
+            "https://api.github.com/repositories/1000/issues?per_page=3&page=2");
+  EXPECT_EQ(NextLink(R"(<https://x/?page=4>; rel="prev", <https://x/?page=1>; rel="first")"), "");
+  EXPECT_EQ(NextLink(""), "");
+  TimeMs t = 0;
+  ASSERT_TRUE(ParseHttpDate("Tue, 10 Oct 2017 16:00:00 GMT", &t));
+  EXPECT_EQ(IsoSeconds(t), "2017-10-10T16:00:00Z");
+  EXPECT_FALSE(ParseHttpDate("yesterday", &t));
+}
+
+TEST(GitHubWebhookSignatureTest, MatchesGitHubsDocumentedExample) {
+  // docs.github.com "Validating webhook deliveries": this secret and payload give this signature.
+  EXPECT_EQ(WebhookSignature("It's a Secret to Everybody", "Hello, World!"),
+            "sha256=757107ea0eb2509fc211221cce984b8a37570b6d7586c22c46f4379c8b043e17");
+  EXPECT_TRUE(VerifyWebhookSignature("It's a Secret to Everybody", "Hello, World!",
+                                     "sha256=757107ea0eb2509fc211221cce984b8a37570b6d7586c22c46f4379c8b043e17"));
+  EXPECT_FALSE(VerifyWebhookSignature("It's a Secret to Everybody", "Hello, World?",
+                                      "sha256=757107ea0eb2509fc211221cce984b8a37570b6d7586c22c46f4379c8b043e17"));
+  EXPECT_FALSE(VerifyWebhookSignature("", "Hello, World!", WebhookSignature("", "Hello, World!")));
+  EXPECT_FALSE(VerifyWebhookSignature("s", "b", ""));
+  // A key longer than the block is hashed first (RFC 4231 case 6).
+  EXPECT_EQ(WebhookSignature(std::string(131, '\xaa'), "Test Using Larger Than Block-Size Key - Hash Key First"),
+            "sha256=60e431591ee0b67f0d8a26aacbf5b77f8e0bc6213728c5140546040f0ee37f54");
+}
+
+}  // namespace
+}  // namespace superagent::github

@@ -1,0 +1,571 @@
+// The GitHub Source end to end against the loopback fake: real libcurl, real SQLite, real Engine,
+// a FakeClock and a sleeper that advances it (nothing here sleeps). Scenarios of issue 3.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <thread>
+
+#include "engine_fixture.h"
+#include "fake_github_server.h"
+#include "superagent/effects.h"
+#include "superagent/github.h"
+
+namespace superagent::github {
+namespace {
+
+using ::testing::HasSubstr;
+using nlohmann::json;
+using superagent::testing::FakeGitHub;
+using superagent::testing::ScriptedAssessor;
+using superagent::testing::WebhookExample;
+
+constexpr const char* kRepo = "Codertocat/Hello-World";
+constexpr const char* kSecret = "webhook-s3cret";
+
+class GitHubSourceTest : public superagent::testing::EngineTest {
+ protected:
+  void SetUp() override {
+    EngineTest::SetUp();
+    Open(superagent::testing::MakePolicy("observe", "people: [alice, bob]=>people: [alice, bob, Codertocat]"));
+    t0_ = clock_.NowMs();
+    fake_ = std::make_unique<FakeGitHub>(&clock_);
+    http_ = MakeCurlHttpClient("superagent-test");
+    ClientOptions co;
+    co.api_url = fake_->url();
+    co.token = "test-token";
+    client_ = std::make_unique<Client>(http_.get(), &clock_, [this](TimeMs ms) {
+      sleeps_.push_back(ms);
+      clock_.Advance(ms);
+    }, co);
+    options_.repo = kRepo;
+    options_.webhook_secret = kSecret;
+    NewSource();
+    // Issue #1 and its author, as recorded by GitHub; only the times are moved to the test's now.
+    json issue = WebhookExample("issue_comment", "created")["issue"];
+    issue["updated_at"] = fake_->Iso(t0_);
+    fake_->issues[1] = issue;
+    json issue2 = issue;
+    issue2["number"] = 2;
+    issue2["id"] = 444500042;
+    issue2["url"] = "https://api.github.com/repos/Codertocat/Hello-World/issues/2";
+    issue2["html_url"] = "https://github.com/Codertocat/Hello-World/issues/2";
+    fake_->issues[2] = issue2;
+    channel_ = std::make_unique<GitHubChannel>(client_.get(), kRepo);
+  }
+  void TearDown() override {
+    source_.reset();
+    channel_.reset();
+    client_.reset();
+    fake_.reset();
+    EngineTest::TearDown();
+  }
+
+  void NewSource() {
+    source_.reset();
+    source_ = std::make_unique<Source>(engine_.get(), client_.get(), &clock_, options_);
+  }
+
+  // A mention of the agent by Codertocat on `number`, written at t0 + `offset_ms`, with its notification.
+  json Mention(std::int64_t id, std::int64_t number, TimeMs offset_ms, const std::string& text = "") {
+    json c = fake_->MakeComment(id, number, "Codertocat",
+                                text.empty() ? "@superagent-bot please fix the typo in README" : text, t0_ + offset_ms);
+    fake_->comments.push_back(c);
+    fake_->notifications.push_back(fake_->MakeNotification(std::to_string(number), number, false, t0_ + offset_ms));
+    return c;
+  }
+  static std::string CommentId(const json& c) {
+    return "github:comment:" + std::to_string(c["id"].get<std::int64_t>()) + "@" + c["updated_at"].get<std::string>();
+  }
+  std::map<std::string, std::string> Cursors() { return engine_->SourceCursors("github"); }
+  json Cursor(const std::string& name) {
+    auto c = Cursors();
+    return c.count(name) ? json::parse(c[name]) : json();
+  }
+  std::optional<SourceHealth> Health(const std::string& path) {
+    for (const SourceHealth& h : engine_->SourcesHealth())
+      if (h.source == "github" && h.path == path) return h;
+    return std::nullopt;
+  }
+  std::vector<FakeGitHub::Logged> Requests() { return fake_->log(); }
+
+  TimeMs t0_ = 0;
+  std::unique_ptr<FakeGitHub> fake_;
+  std::unique_ptr<HttpClient> http_;
+  std::vector<TimeMs> sleeps_;
+  std::unique_ptr<Client> client_;
+  SourceOptions options_;
+  std::unique_ptr<Source> source_;
+  std::unique_ptr<GitHubChannel> channel_;
+};
+
+TEST_F(GitHubSourceTest, MentionBecomesOneTriggerOneAcknowledgementOneComment) {
+  json c = Mention(492700400, 1, 1'000);
+  clock_.Advance(10'000);
+  RoundReport r = source_->RunOnce();
+  EXPECT_TRUE(r.errors.empty()) << r.errors.front();
+  EXPECT_EQ(source_->BotLogin(), "superagent-bot");
+  EXPECT_EQ(r.stored, 1);
+  auto rec = engine_->GetTrigger(CommentId(c));
+  ASSERT_TRUE(rec.ok()) << rec.status().ToString();
+  EXPECT_EQ(rec->outcome, IntakeOutcome::kStored);
+  EXPECT_TRUE(rec->trigger.addressed);
+  EXPECT_EQ(rec->trigger.threads.front(), "github:issue:1");
+  // `superagent explain <url>` finds it by its address.
+  auto story = engine_->Explain(c["html_url"].get<std::string>());
+  ASSERT_TRUE(story.ok()) << story.status().ToString();
+
+  assessor_.answers.push_back(ScriptedAssessor::Accept());
+  ASSERT_EQ(Drain(), 1);
+  auto receipts = engine_->Receipts(std::nullopt);
+  ASSERT_EQ(receipts.size(), 1u);
+  EXPECT_EQ(receipts[0].kind, MessageKind::kAcknowledgement);
+  EXPECT_EQ(receipts[0].channel, "github:issue:1");
+
+  EffectsLoop loop(engine_.get(), {channel_.get()}, &clock_, {}, 7);
+  auto performed = loop.RunOnce();
+  ASSERT_TRUE(performed.ok()) << performed.status().ToString();
+  EXPECT_EQ(*performed, 1);
+  EXPECT_EQ(fake_->Count("POST", "/repos/Codertocat/Hello-World/issues/1/comments"), 1);
+  const json& posted = fake_->comments.back();
+  EXPECT_EQ(posted["body"].get<std::string>().rfind(std::string(kAutomatedFirstLine) + "\n", 0), 0u);
+  EXPECT_THAT(posted["body"].get<std::string>(), HasSubstr(ReceiptMarker(receipts[0].id)));
+  EXPECT_EQ(engine_->Receipts(std::nullopt)[0].status, "sent");
+
+  // The next round reads the agent's own comment: stored as filtered, never a request.
+  clock_.Advance(61'000);
+  fake_->notifications[0]["updated_at"] = fake_->Iso(clock_.NowMs() - 1'000);
+  RoundReport r2 = source_->RunOnce();
+  EXPECT_EQ(r2.stored, 0);
+  EXPECT_GE(r2.filtered, 1);
+  auto own = engine_->GetTrigger(CommentId(posted));
+  ASSERT_TRUE(own.ok());
+  EXPECT_EQ(own->outcome, IntakeOutcome::kFiltered);
+  EXPECT_EQ(own->filter_reason, "own_message");
+  EXPECT_EQ(Drain(), 0);
+  EXPECT_EQ(engine_->Receipts(std::nullopt).size(), 1u);
+}
+
+TEST_F(GitHubSourceTest, TheSameCommentByNotificationRepoPollingAndWebhookIsOneTrigger) {
+  json c = Mention(492700400, 1, 1'000);
+  clock_.Advance(10'000);
+  RoundReport r = source_->RunOnce();
+  EXPECT_EQ(r.stored, 1);
+  EXPECT_EQ(r.duplicate, 1);  // the repo-wide comments listing read it too
+  EXPECT_EQ(engine_->GetTrigger(CommentId(c))->via, "poll:discussion");
+  json payload = WebhookExample("issue_comment", "created");
+  payload["comment"] = c;
+  std::string body = payload.dump();
+  WebhookReply w = source_->HandleWebhook({"issue_comment", "d-1", WebhookSignature(kSecret, body), body});
+  EXPECT_EQ(w.status, 200);
+  EXPECT_EQ(w.message, "duplicate");
+}
+
+TEST_F(GitHubSourceTest, AnEditedCommentIsANewTrigger) {
+  json c = Mention(492700400, 1, 1'000);
+  clock_.Advance(10'000);
+  source_->RunOnce();
+  clock_.Advance(61'000);
+  fake_->comments[0]["body"] = "@superagent-bot please fix the typo in README and CONTRIBUTING";
+  fake_->comments[0]["updated_at"] = fake_->Iso(clock_.NowMs() - 2'000);
+  fake_->notifications[0]["updated_at"] = fake_->Iso(clock_.NowMs() - 2'000);
+  RoundReport r = source_->RunOnce();
+  EXPECT_EQ(r.stored, 1);
+  auto edited = engine_->GetTrigger(CommentId(fake_->comments[0]));
+  ASSERT_TRUE(edited.ok());
+  EXPECT_NE(edited->trigger.id, CommentId(c));
+  EXPECT_THAT(edited->trigger.text, HasSubstr("CONTRIBUTING"));
+  EXPECT_TRUE(engine_->GetTrigger(CommentId(c)).ok());
+}
+
+TEST_F(GitHubSourceTest, FailedDiscussionIsKeptOthersGoOnGlobalCursorAdvances) {
+  json one = Mention(101, 1, 1'000);
+  json two = Mention(102, 2, 1'000);
+  fake_->Script("GET", "/repos/Codertocat/Hello-World/issues/2", {500, {}, R"({"message":"Server Error"})"}, -1);
+  clock_.Advance(10'000);
+  const TimeMs read_start = clock_.NowMs();
+  RoundReport r = source_->RunOnce();
+  EXPECT_EQ(r.discussions_failed, 1);
+  EXPECT_TRUE(engine_->GetTrigger(CommentId(one)).ok());
+  // #1 went on; #2 is a saved failed item with its read start; the global cursor moved on.
+  json retry = Cursor("retry:issue:2");
+  ASSERT_TRUE(retry.is_object());
+  EXPECT_EQ(retry["number"], 2);
+  EXPECT_EQ(retry["since"], IsoSeconds(t0_));
+  EXPECT_EQ(retry["attempts"], 1);
+  EXPECT_THAT(retry["last_error"].get<std::string>(), HasSubstr("500"));
+  EXPECT_EQ(Cursor("notifications")["since"], IsoSeconds(read_start - 5'000));
+  EXPECT_TRUE(Cursor("issue:1").is_object());
+  EXPECT_FALSE(Cursor("issue:2").is_object());
+  EXPECT_EQ(Health("notifications")->consecutive_failures, 0);
+  EXPECT_EQ(Health("discussions")->consecutive_failures, 1);
+  EXPECT_THAT(Health("discussions")->last_error, HasSubstr("issue:2"));
+  // The repo-wide listing already took #2's comment (the failed item is about the discussion).
+  EXPECT_TRUE(engine_->GetTrigger(CommentId(two)).ok());
+
+  // Next round: the failed item first, then notifications.
+  fake_->ClearScripts();
+  fake_->ClearLog();
+  clock_.Advance(61'000);
+  RoundReport r2 = source_->RunOnce();
+  EXPECT_EQ(r2.discussions_failed, 0);
+  auto log = Requests();
+  ASSERT_FALSE(log.empty());
+  EXPECT_EQ(log[0].target, "/repos/Codertocat/Hello-World/issues/2");
+  std::size_t notifications_at = 0;
+  for (std::size_t i = 0; i < log.size(); ++i)
+    if (log[i].target.rfind("/notifications", 0) == 0) notifications_at = i;
+  EXPECT_GT(notifications_at, 0u);
+  EXPECT_FALSE(Cursor("retry:issue:2").is_object());
+  EXPECT_TRUE(Cursor("issue:2").is_object());
+  EXPECT_EQ(Health("discussions")->consecutive_failures, 0);
+}
+
+TEST_F(GitHubSourceTest, PersistentErrorsRaiseAProblemAndAreDroppedAfter24Hours) {
+  Mention(102, 2, 1'000);
+  fake_->Script("GET", "/repos/Codertocat/Hello-World/issues/2", {503, {}, R"({"message":"busy"})"}, -1);
+  clock_.Advance(10'000);
+  for (int round = 0; round < 3; ++round) {
+    source_->RunOnce();
+    clock_.Advance(61'000);
+  }
+  EXPECT_EQ(Cursor("retry:issue:2")["attempts"], 3);
+  bool raised = false;
+  for (const SystemProblem& p : engine_->SystemProblems()) raised |= p.kind == "source:github:discussions";
+  EXPECT_TRUE(raised);
+  clock_.Advance(24LL * 3600 * 1000);
+  source_->RunOnce();
+  EXPECT_FALSE(Cursor("retry:issue:2").is_object());
+}
+
+TEST_F(GitHubSourceTest, GoneMarksTheDiscussionDeletedAndDropsItsRetry) {
+  Mention(102, 2, 1'000);
+  clock_.Advance(10'000);
+  source_->RunOnce();  // the Thread github:issue:2 is known now
+  fake_->Script("GET", "/repos/Codertocat/Hello-World/issues/2", {500, {}, R"({"message":"Server Error"})"}, -1);
+  clock_.Advance(61'000);
+  fake_->notifications[0]["updated_at"] = fake_->Iso(clock_.NowMs() - 1'000);
+  source_->RunOnce();
+  ASSERT_TRUE(Cursor("retry:issue:2").is_object());
+
+  fake_->ClearScripts();
+  fake_->Script("GET", "/repos/Codertocat/Hello-World/issues/2", {410, {}, R"({"message":"This issue was deleted"})"}, -1);
+  clock_.Advance(61'000);
+  source_->RunOnce();
+  EXPECT_FALSE(Cursor("retry:issue:2").is_object());
+  EXPECT_EQ(Cursor("issue:2")["deleted"], true);
+  // The Engine knows: a message for that discussion is cancelled instead of posted.
+  ASSERT_TRUE(engine_->Send({"late-reply", std::nullopt, "github:issue:2", MessageKind::kAnswer, "hello"}).ok());
+  EffectsLoop loop(engine_.get(), {channel_.get()}, &clock_, {}, 7);
+  ASSERT_TRUE(loop.RunOnce().ok());
+  EXPECT_EQ(fake_->Count("POST", "/repos/"), 0);
+  bool abandoned = false;
+  for (const Receipt& rc : engine_->Receipts(std::nullopt)) abandoned |= rc.id == "late-reply" && rc.status == "abandoned";
+  EXPECT_TRUE(abandoned);
+  // And it is polled no more.
+  fake_->ClearLog();
+  clock_.Advance(600'000);
+  source_->RunOnce();
+  EXPECT_EQ(fake_->Count("GET", "/repos/Codertocat/Hello-World/issues/2"), 0);
+}
+
+TEST_F(GitHubSourceTest, RateLimitIsWaitedAsTold) {
+  Mention(101, 1, 1'000);
+  fake_->Script("GET", "/notifications", {429, {{"Retry-After", "30"}}, R"({"message":"secondary rate limit"})"});
+  clock_.Advance(10'000);
+  RoundReport r = source_->RunOnce();
+  EXPECT_EQ(r.stored, 1);
+  ASSERT_FALSE(sleeps_.empty());
+  EXPECT_EQ(sleeps_[0], 30'000);
+}
+
+TEST_F(GitHubSourceTest, ExhaustedRateLimitEndsTheRoundAndDelaysTheNext) {
+  Mention(101, 1, 1'000);
+  const std::int64_t reset_s = (t0_ + 10'000) / 1000 + 1800;
+  fake_->Script("GET", "/notifications",
+                {403, {{"x-ratelimit-remaining", "0"}, {"x-ratelimit-limit", "5000"}, {"x-ratelimit-reset", std::to_string(reset_s)}},
+                 R"({"message":"API rate limit exceeded"})"});
+  clock_.Advance(10'000);
+  fake_->ClearLog();
+  RoundReport r = source_->RunOnce();
+  EXPECT_EQ(r.stored, 0);
+  EXPECT_TRUE(sleeps_.empty());
+  EXPECT_EQ(Requests().size(), 2u);  // GET /user and the refused /notifications; nothing after
+  EXPECT_GE(source_->NextDelayMs(), reset_s * 1000 - clock_.NowMs());
+  EXPECT_THAT(Health("notifications")->last_error, HasSubstr("rate limited"));
+}
+
+TEST_F(GitHubSourceTest, IdleRoundsAre304sAndSpendNoRate) {
+  Mention(101, 1, 1'000);
+  fake_->repo_info["default_branch"] = "master";
+  clock_.Advance(10'000);
+  source_->RunOnce();
+  clock_.Advance(61'000);
+  source_->RunOnce();  // settles cursors that moved in the first round
+  clock_.Advance(61'000);
+  const int remaining = fake_->rate_remaining;
+  fake_->ClearLog();
+  RoundReport idle = source_->RunOnce();
+  EXPECT_EQ(idle.stored + idle.duplicate + idle.filtered, 0);
+  EXPECT_TRUE(idle.notifications_polled);
+  EXPECT_FALSE(idle.notifications_changed);
+  auto log = Requests();
+  ASSERT_FALSE(log.empty());
+  for (const auto& l : log) EXPECT_EQ(l.status, 304) << l.target;
+  EXPECT_EQ(fake_->rate_remaining, remaining);
+}
+
+TEST_F(GitHubSourceTest, NotificationsAreNeverPolledFasterThanAllowed) {
+  fake_->poll_interval = 120;
+  clock_.Advance(10'000);
+  source_->RunOnce();
+  EXPECT_EQ(fake_->Count("GET", "/notifications"), 1);
+  source_->RunOnce();
+  clock_.Advance(61'000);
+  source_->RunOnce();
+  EXPECT_EQ(fake_->Count("GET", "/notifications"), 1);  // X-Poll-Interval said 120 s
+  EXPECT_EQ(source_->NextDelayMs(), 120'000);
+  clock_.Advance(60'000);
+  source_->RunOnce();
+  EXPECT_EQ(fake_->Count("GET", "/notifications"), 2);
+}
+
+TEST_F(GitHubSourceTest, RestartCatchesUpAtOnceWithoutReplaying) {
+  json first = Mention(101, 1, 1'000);
+  clock_.Advance(10'000);
+  source_->RunOnce();
+  // Down for an hour; a second mention arrives meanwhile.
+  source_.reset();
+  clock_.Advance(3'600'000);
+  json second = fake_->MakeComment(103, 1, "Codertocat", "@superagent-bot and the other typo", clock_.NowMs() - 60'000);
+  fake_->comments.push_back(second);
+  fake_->notifications[0]["updated_at"] = second["updated_at"];
+  Open(superagent::testing::MakePolicy("observe", "people: [alice, bob]=>people: [alice, bob, Codertocat]"));
+  NewSource();
+  fake_->ClearLog();
+  RoundReport r = source_->RunOnce();
+  EXPECT_TRUE(r.notifications_polled);
+  EXPECT_EQ(r.stored, 1);
+  EXPECT_TRUE(engine_->GetTrigger(CommentId(second)).ok());
+}
+
+TEST_F(GitHubSourceTest, FollowedTicketDiscussionIsPolledEveryRound) {
+  Mention(101, 1, 1'000);
+  clock_.Advance(10'000);
+  source_->RunOnce();
+  assessor_.answers.push_back(ScriptedAssessor::Accept());
+  ASSERT_EQ(Drain(), 1);
+  // A follow-up without a notification (the account's notifications were read elsewhere, say).
+  clock_.Advance(61'000);
+  json follow = fake_->MakeComment(104, 1, "Codertocat", "Also the second paragraph, please.", clock_.NowMs() - 1'000);
+  fake_->comments.push_back(follow);
+  options_.read_comments = false;
+  NewSource();
+  RoundReport r = source_->RunOnce();
+  EXPECT_EQ(r.stored, 1);
+  auto rec = engine_->GetTrigger(CommentId(follow));
+  ASSERT_TRUE(rec.ok());
+  EXPECT_EQ(rec->outcome, IntakeOutcome::kStored);
+}
+
+TEST_F(GitHubSourceTest, ScopesAndOwnMessagesAreFilteredWithTheirReason) {
+  options_.read_comments = false;
+  NewSource();
+  json payload = WebhookExample("issue_comment", "created");
+  std::string body = payload.dump();
+  WebhookReply w = source_->HandleWebhook({"issue_comment", "d-2", WebhookSignature(kSecret, body), body});
+  EXPECT_EQ(w.status, 200);
+  EXPECT_EQ(w.message, "filtered");
+  auto rec = engine_->GetTrigger("github:comment:492700400@2019-05-15T15:20:21Z");
+  ASSERT_TRUE(rec.ok());
+  EXPECT_EQ(rec->filter_reason, "out_of_scope");
+
+  payload["comment"]["id"] = 5;
+  payload["comment"]["user"]["login"] = "superagent-bot";
+  body = payload.dump();
+  source_->HandleWebhook({"issue_comment", "d-3", WebhookSignature(kSecret, body), body});
+  EXPECT_EQ(engine_->GetTrigger("github:comment:5@2019-05-15T15:20:21Z")->filter_reason, "own_message");
+}
+
+TEST_F(GitHubSourceTest, MalformedItemsAreSkippedAndCounted) {
+  json bad = fake_->MakeComment(105, 1, "Codertocat", "hello", t0_ + 1'000);
+  bad["updated_at"] = "not a time";
+  bad["created_at"] = fake_->Iso(t0_ + 1'000);
+  fake_->comments.push_back(bad);
+  fake_->comments.push_back(fake_->MakeComment(106, 1, "Codertocat", "fine", t0_ + 1'000));
+  clock_.Advance(10'000);
+  RoundReport r = source_->RunOnce();
+  EXPECT_EQ(r.skipped, 1);
+  EXPECT_EQ(r.stored, 1);
+  EXPECT_EQ(Health("comments")->skipped_items, 1);
+}
+
+TEST_F(GitHubSourceTest, DefaultBranchCiAndNewIssuesAreRead) {
+  json run = WebhookExample("workflow_run", "completed", 1)["workflow_run"];
+  run["updated_at"] = fake_->Iso(t0_ + 1'000);
+  fake_->workflow_runs.push_back(run);
+  json opened = WebhookExample("issues", "opened")["issue"];
+  opened["number"] = 3;
+  opened["created_at"] = opened["updated_at"] = fake_->Iso(t0_ + 2'000);
+  fake_->issues[3] = opened;
+  clock_.Advance(10'000);
+  RoundReport r = source_->RunOnce();
+  EXPECT_TRUE(r.errors.empty()) << r.errors.front();
+  auto ci = engine_->GetTrigger("github:ci:run:289782451@1");
+  ASSERT_TRUE(ci.ok());
+  EXPECT_EQ(ci->trigger.scope, "ci");
+  EXPECT_EQ(ci->outcome, IntakeOutcome::kStored);
+  bool issue_seen = false;
+  auto story = engine_->Explain("https://github.com/Codertocat/Hello-World/issues/1");
+  (void)story;
+  for (const char* path : {"issues", "ci", "comments", "notifications", "discussions"}) {
+    auto h = Health(path);
+    ASSERT_TRUE(h.has_value()) << path;
+    EXPECT_EQ(h->consecutive_failures, 0) << path << ": " << h->last_error;
+  }
+  for (const auto& l : Requests()) issue_seen |= l.target.rfind("/repos/Codertocat/Hello-World/issues?", 0) == 0;
+  EXPECT_TRUE(issue_seen);
+  EXPECT_EQ(r.stored, 2);  // the CI run and the new issue #3
+}
+
+// --- webhooks over the real HTTP route ---
+
+class GitHubWebhookTest : public GitHubSourceTest {
+ protected:
+  void SetUp() override {
+    GitHubSourceTest::SetUp();
+    InstallWebhookRoute(server_, source_.get());
+    port_ = server_.bind_to_any_port("127.0.0.1");
+    thread_ = std::thread([this] { server_.listen_after_bind(); });
+  }
+  void TearDown() override {
+    server_.stop();
+    thread_.join();
+    GitHubSourceTest::TearDown();
+  }
+  HttpResponse Deliver(const std::string& event, const std::string& body, const std::string& signature) {
+    HttpRequest req;
+    req.method = "POST";
+    req.url = "http://127.0.0.1:" + std::to_string(port_) + "/hooks/github";
+    req.headers = {{"Content-Type", "application/json"}, {"X-GitHub-Event", event}, {"X-GitHub-Delivery", "72d3162e"}};
+    if (!signature.empty()) req.headers.emplace_back("X-Hub-Signature-256", signature);
+    req.body = body;
+    return http_->Send(req);
+  }
+  httplib::Server server_;
+  std::thread thread_;
+  int port_ = 0;
+};
+
+TEST_F(GitHubWebhookTest, BadOrMissingSignatureIs401AndNothingIsStored) {
+  json payload = WebhookExample("issue_comment", "created");
+  payload["comment"]["body"] = "@superagent-bot please fix the typo";
+  const std::string body = payload.dump();
+  EXPECT_EQ(Deliver("issue_comment", body, WebhookSignature("wrong secret", body)).status, 401);
+  EXPECT_EQ(Deliver("issue_comment", body, "").status, 401);
+  EXPECT_EQ(Deliver("issue_comment", body + " ", WebhookSignature(kSecret, body)).status, 401);
+  EXPECT_FALSE(engine_->GetTrigger("github:comment:492700400@2019-05-15T15:20:21Z").ok());
+  EXPECT_EQ(Health("webhook")->consecutive_failures, 3);
+  EXPECT_THAT(Health("webhook")->last_error, HasSubstr("refused"));
+}
+
+TEST_F(GitHubWebhookTest, GoodSignatureIsStoredWithinTheRequest) {
+  json payload = WebhookExample("issue_comment", "created");
+  payload["comment"]["body"] = "@superagent-bot please fix the typo";
+  const std::string body = payload.dump();
+  HttpResponse res = Deliver("issue_comment", body, WebhookSignature(kSecret, body));
+  EXPECT_EQ(res.status, 200) << res.body;
+  auto rec = engine_->GetTrigger("github:comment:492700400@2019-05-15T15:20:21Z");
+  ASSERT_TRUE(rec.ok());
+  EXPECT_EQ(rec->via, "webhook");
+  EXPECT_EQ(rec->outcome, IntakeOutcome::kStored);
+  EXPECT_TRUE(rec->trigger.addressed);
+  // The discussion is followed from now on (polling is the safety net).
+  EXPECT_TRUE(Cursor("issue:1").is_object());
+  EXPECT_EQ(Health("webhook")->consecutive_failures, 0);
+
+  EXPECT_EQ(Deliver("ping", R"({"zen":"Keep it logically awesome."})",
+                    WebhookSignature(kSecret, R"({"zen":"Keep it logically awesome."})"))
+                .status,
+            200);
+  json other = payload;
+  other["repository"]["full_name"] = "someone/else";
+  EXPECT_EQ(Deliver("issue_comment", other.dump(), WebhookSignature(kSecret, other.dump())).status, 202);
+  json star = WebhookExample("star", "created");
+  EXPECT_EQ(Deliver("star", star.dump(), WebhookSignature(kSecret, star.dump())).status, 202);
+}
+
+TEST_F(GitHubWebhookTest, EveryTakenEventKindFromRealPayloads) {
+  struct Case {
+    const char* event;
+    const char* action;
+    int nth;
+  };
+  for (Case c : {Case{"pull_request_review_comment", "created", 1}, Case{"issues", "opened", 0},
+                 Case{"pull_request", "opened", 0}, Case{"workflow_run", "completed", 1}}) {
+    json p = WebhookExample(c.event, c.action, c.nth);
+    if (std::string(c.event) == "workflow_run") p["repository"]["full_name"] = kRepo;
+    const std::string body = p.dump();
+    HttpResponse res = Deliver(c.event, body, WebhookSignature(kSecret, body));
+    EXPECT_EQ(res.status, 200) << c.event << ": " << res.body;
+  }
+}
+
+TEST_F(GitHubSourceTest, NoWebhookSecretConfiguredRefusesEverything) {
+  options_.webhook_secret = "";
+  NewSource();
+  const std::string body = WebhookExample("issue_comment", "created").dump();
+  WebhookReply w = source_->HandleWebhook({"issue_comment", "d-4", WebhookSignature("", body), body});
+  EXPECT_EQ(w.status, 401);
+  EXPECT_FALSE(engine_->GetTrigger("github:comment:492700400@2019-05-15T15:20:21Z").ok());
+  EXPECT_THAT(Health("webhook")->last_error, HasSubstr("no webhook secret"));
+}
+
+// --- the poller's own thread ---
+
+TEST_F(GitHubSourceTest, StartPollsAtOnceAndStopReturnsPromptly) {
+  Mention(101, 1, 1'000);
+  clock_.Advance(10'000);
+  source_->Start();
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (fake_->Count("GET", "/repos/Codertocat/Hello-World/commits/") == 0 && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::yield();
+  const auto stop_started = std::chrono::steady_clock::now();
+  source_->Stop();
+  EXPECT_LT(std::chrono::steady_clock::now() - stop_started, std::chrono::seconds(5));
+  EXPECT_EQ(fake_->Count("GET", "/notifications"), 1);
+  EXPECT_TRUE(engine_->GetTrigger("github:comment:101@" + fake_->Iso(t0_ + 1'000)).ok());
+}
+
+// --- no double post across a crash ---
+
+TEST_F(GitHubSourceTest, CrashBetweenPostedAndRecordedStillLeavesOneComment) {
+  Mention(101, 1, 1'000);
+  clock_.Advance(10'000);
+  source_->RunOnce();
+  assessor_.answers.push_back(ScriptedAssessor::Accept());
+  ASSERT_EQ(Drain(), 1);
+  // The Effects loop claims the acknowledgement and GitHub gets it …
+  auto claimed = engine_->ClaimDueEffects(16);
+  ASSERT_TRUE(claimed.ok());
+  ASSERT_EQ(claimed->size(), 1u);
+  Delivery d = channel_->Perform(claimed->front().effect, claimed->front().outcome_unknown);
+  ASSERT_EQ(d.outcome, Delivery::Outcome::kDone);
+  // … and the process dies before RecordDelivery. Restart:
+  source_.reset();
+  Open(superagent::testing::MakePolicy("observe", "people: [alice, bob]=>people: [alice, bob, Codertocat]"));
+  clock_.Advance(5'000);
+  GitHubChannel fresh(client_.get(), kRepo);
+  EffectsLoop loop(engine_.get(), {&fresh}, &clock_, {}, 7);
+  for (int i = 0; i < 3; ++i) {
+    ASSERT_TRUE(loop.RunOnce().ok());
+    clock_.Advance(400'000);
+  }
+  EXPECT_EQ(fake_->Count("POST", "/repos/Codertocat/Hello-World/issues/1/comments"), 1);
+  auto receipts = engine_->Receipts(std::nullopt);
+  ASSERT_EQ(receipts.size(), 1u);
+  EXPECT_EQ(receipts[0].status, "sent");
+}
+
+}  // namespace
+}  // namespace superagent::github
