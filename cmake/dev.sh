@@ -3,7 +3,8 @@
 # configures, builds, and then runs the daemon or the tests.
 #
 #   cmake/dev.sh run    [serve args...]   build and start the daemon with embedded defaults
-#   cmake/dev.sh test                     build and run the whole test suite (plain + ASan/UBSan)
+#   cmake/dev.sh test                     build and run the whole test suite
+#   cmake/dev.sh test-asan                the same suite under ASan + UBSan (build-asan/)
 #   cmake/dev.sh build                    only build (build/)
 #   cmake/dev.sh deps                     only install packages
 set -euo pipefail
@@ -57,9 +58,13 @@ case "$cmd" in
     test_npm
     build build
     (cd build && ctest --output-on-failure -j "$jobs")
+    ;;
+  test-asan)
     # The same suite under AddressSanitizer + UndefinedBehaviorSanitizer.
+    deps
+    test_npm
     build build-asan -DSUPERAGENT_SANITIZE=ON
     (cd build-asan && ASAN_OPTIONS=detect_leaks=1 ctest --output-on-failure -j "$jobs")
     ;;
-  *) sed -n '2,9p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
+  *) sed -n '2,10p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
 esac

@@ -204,7 +204,7 @@ TEST(ConfigTest, ListenPortMustBe1To65535) {
   EXPECT_EQ(OnlyProblem("panel: {listen: \"127.0.0.1:0\"}\n").line, 1);
   EXPECT_EQ(OnlyProblem("\npanel:\n  listen: 127.0.0.1:65536\n").line, 3);
   EXPECT_EQ(OnlyProblem("panel:\n  listen: \":8080\"\n").line, 2);
-  EXPECT_EQ(ParseOk("panel:\n  listen: 0.0.0.0:65535\n").panel.listen, "0.0.0.0:65535");
+  EXPECT_EQ(ParseOk("panel:\n  listen: 0.0.0.0:65535\n  token_env: PANEL_TOKEN\n").panel.listen, "0.0.0.0:65535");
   EXPECT_EQ(ParseOk("panel:\n  listen: localhost:1\n").panel.listen, "localhost:1");
 }
 
@@ -339,7 +339,7 @@ TEST(ConfigTest, UnknownKeyIsNamedAtItsPlace) {
   Problem nested = OnlyProblem("panel:\n  listen: 127.0.0.1:8080\n  port: 8080\n");
   EXPECT_EQ(nested.line, 3);
   EXPECT_EQ(nested.column, 3);
-  EXPECT_THAT(nested.message, HasSubstr("panel.port: unknown key (known keys in panel: listen)"));
+  EXPECT_THAT(nested.message, HasSubstr("panel.port: unknown key (known keys in panel: listen, token_env)"));
 }
 
 TEST(ConfigTest, UnknownSecretKeyPointsToEnvVariables) {

@@ -54,6 +54,10 @@ class FakeChatServer {
     server_.Post(".*", wrong);
     port_ = server_.bind_to_any_port("127.0.0.1");
     thread_ = std::thread([this] { server_.listen_after_bind(); });
+    // httplib 0.11's stop() does nothing until the accept loop has set is_running(); a test that
+    // never calls the server would otherwise hang in the destructor's join. The loop starts
+    // within microseconds, so this is a wait for a thread to start, not for time to pass.
+    for (int i = 0; i < 5'000 && !server_.is_running(); ++i) std::this_thread::sleep_for(std::chrono::microseconds(200));
   }
   ~FakeChatServer() {
     server_.stop();

@@ -102,6 +102,8 @@ class FakeGitHub {
     thread_ = std::thread([this] { server_.listen_after_bind(); });
   }
   ~FakeGitHub() {
+    // httplib 0.11's stop() does nothing until the listener runs: wait for it first.
+    while (!server_.is_running()) std::this_thread::yield();
     server_.stop();
     thread_.join();
   }

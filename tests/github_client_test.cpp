@@ -70,7 +70,8 @@ TEST_F(GitHubClientTest, RecordedEtagMakesTheSecondReadA304FromTheCache) {
   ASSERT_EQ(log.size(), 5u);
   for (const auto& l : log) {
     EXPECT_EQ(l.status, 304) << l.target;
-    EXPECT_EQ(l.request_headers["if-none-match"], "\"00000000000000000000000000000000\"");
+    ASSERT_TRUE(l.request_headers.count("if-none-match")) << l.target;
+    EXPECT_EQ(l.request_headers.at("if-none-match"), "\"00000000000000000000000000000000\"");
   }
   EXPECT_EQ(client_->Budget().not_modified, 5);
 }

@@ -40,6 +40,9 @@ class GitHubSourceTest : public superagent::testing::EngineTest {
     }, co);
     options_.repo = kRepo;
     options_.webhook_secret = kSecret;
+    // The first round starts a minute back, so data written just before it (at t0 + seconds) is
+    // read; in production the first start reads from now on.
+    options_.first_run_lookback_ms = 60'000;
     NewSource();
     // Issue #1 and its author, as recorded by GitHub; only the times are moved to the test's now.
     json issue = WebhookExample("issue_comment", "created")["issue"];
@@ -191,12 +194,11 @@ TEST_F(GitHubSourceTest, FailedDiscussionIsKeptOthersGoOnGlobalCursorAdvances) {
   json retry = Cursor("retry:issue:2");
   ASSERT_TRUE(retry.is_object());
   EXPECT_EQ(retry["number"], 2);
-  EXPECT_EQ(retry["since"], IsoSeconds(t0_));
+  EXPECT_EQ(retry["since"], IsoSeconds(read_start - options_.first_run_lookback_ms));  // where #2's read began
   EXPECT_EQ(retry["attempts"], 1);
   EXPECT_THAT(retry["last_error"].get<std::string>(), HasSubstr("500"));
   EXPECT_EQ(Cursor("notifications")["since"], IsoSeconds(read_start - 5'000));
   EXPECT_TRUE(Cursor("issue:1").is_object());
-  EXPECT_FALSE(Cursor("issue:2").is_object());
   EXPECT_EQ(Health("notifications")->consecutive_failures, 0);
   EXPECT_EQ(Health("discussions")->consecutive_failures, 1);
   EXPECT_THAT(Health("discussions")->last_error, HasSubstr("issue:2"));
@@ -428,6 +430,55 @@ TEST_F(GitHubSourceTest, DefaultBranchCiAndNewIssuesAreRead) {
   EXPECT_EQ(r.stored, 2);  // the CI run and the new issue #3
 }
 
+TEST_F(GitHubSourceTest, PullRequestDiscussionYieldsReviewCommentsAndReviews) {
+  json pr = WebhookExample("pull_request", "opened")["pull_request"];
+  pr["updated_at"] = fake_->Iso(t0_ + 1'000);
+  fake_->pulls[2] = pr;
+  json rc = WebhookExample("pull_request_review_comment", "created", 1)["comment"];
+  rc["body"] = "@superagent-bot could you use an emoji here?";
+  rc["created_at"] = rc["updated_at"] = fake_->Iso(t0_ + 1'000);
+  fake_->review_comments.push_back(rc);
+  json review = WebhookExample("pull_request_review", "submitted")["review"];
+  review["state"] = "CHANGES_REQUESTED";
+  review["body"] = "Please add a test.";
+  review["submitted_at"] = fake_->Iso(t0_ + 2'000);
+  fake_->reviews[2].push_back(review);
+  fake_->notifications.push_back(fake_->MakeNotification("9", 2, true, t0_ + 2'000, "review_requested"));
+  options_.read_comments = false;  // only the notification path reads it
+  NewSource();
+  clock_.Advance(10'000);
+  RoundReport r = source_->RunOnce();
+  EXPECT_TRUE(r.errors.empty()) << r.errors.front();
+  auto inline_comment = engine_->GetTrigger("github:review_comment:284312630@" + fake_->Iso(t0_ + 1'000));
+  ASSERT_TRUE(inline_comment.ok());
+  EXPECT_EQ(inline_comment->trigger.channel, "github:pull:2:review:284312630");
+  EXPECT_THAT(inline_comment->trigger.text, HasSubstr("README.md"));
+  EXPECT_TRUE(inline_comment->trigger.addressed);
+  auto rv = engine_->GetTrigger("github:review:237895671@" + fake_->Iso(t0_ + 2'000));
+  ASSERT_TRUE(rv.ok());
+  EXPECT_EQ(rv->outcome, IntakeOutcome::kStored);  // a followed discussion, though comments are off
+  EXPECT_EQ(fake_->Count("GET", "/repos/Codertocat/Hello-World/pulls/2/reviews"), 1);
+  EXPECT_TRUE(Cursor("pull:2").is_object());
+}
+
+TEST_F(GitHubSourceTest, KnownDiscussionsArePolledForFourteenDaysAfterActivity) {
+  Mention(101, 1, 1'000);
+  clock_.Advance(10'000);
+  source_->RunOnce();  // issue:1 is known now
+  const std::string issue = "/repos/Codertocat/Hello-World/issues/1/comments";
+  fake_->ClearLog();
+  clock_.Advance(61'000);
+  source_->RunOnce();
+  EXPECT_EQ(fake_->Count("GET", issue), 0);  // read a minute ago; every 5 minutes is enough
+  clock_.Advance(300'000);
+  source_->RunOnce();
+  EXPECT_EQ(fake_->Count("GET", issue), 1);
+  clock_.Advance(15LL * 24 * 3600 * 1000);
+  fake_->ClearLog();
+  source_->RunOnce();
+  EXPECT_EQ(fake_->Count("GET", issue), 0);  // quiet for more than 14 days
+}
+
 // --- webhooks over the real HTTP route ---
 
 class GitHubWebhookTest : public GitHubSourceTest {
@@ -439,6 +490,7 @@ class GitHubWebhookTest : public GitHubSourceTest {
     thread_ = std::thread([this] { server_.listen_after_bind(); });
   }
   void TearDown() override {
+    while (!server_.is_running()) std::this_thread::yield();  // stop() is a no-op before listening starts
     server_.stop();
     thread_.join();
     GitHubSourceTest::TearDown();

@@ -75,9 +75,11 @@ TEST_F(ModelEvalTest, ExplicitAcceptShapesTheTicketAndRecordsWhatTheEvalCost) {
 
   Decision d = OnlyDecision();
   EXPECT_EQ(d.outcome, DecisionOutcome::kAccept);
-  ASSERT_TRUE(d.ticket.has_value());
-  EXPECT_EQ(engine_->GetTicket(*d.ticket)->scope, "Fix the typo in the README heading");
-  auto receipts = engine_->Receipts(*d.ticket);
+  auto story = engine_->Explain("c1");
+  ASSERT_TRUE(story->contains("ticket_created")) << story->dump(2);
+  TicketId id = (*story)["ticket_created"]["id"];
+  EXPECT_EQ(engine_->GetTicket(id)->scope, "Fix the typo in the README heading");
+  auto receipts = engine_->Receipts(id);
   ASSERT_EQ(receipts.size(), 1u);
   EXPECT_EQ(receipts[0].body, "I'll fix the typo in the README heading.");
 
@@ -90,7 +92,6 @@ TEST_F(ModelEvalTest, ExplicitAcceptShapesTheTicketAndRecordsWhatTheEvalCost) {
   EXPECT_EQ(usage["cache_hit_tokens"], 1024);
   EXPECT_GT(usage["prompt_chars"].get<int>(), 1000);
   // explain shows it too.
-  auto story = engine_->Explain("c1");
   EXPECT_THAT(story->dump(), HasSubstr("\"cache_hit_tokens\":1024"));
 
   // The request as sent: one system and one user message, decide forced, rules as an enum.
@@ -227,11 +228,11 @@ TEST_F(ModelEvalTest, RateLimitThenSuccess) {
 
 TEST_F(ModelEvalTest, TimeoutIsUnavailableAndRequeued) {
   llm::ChatOptions fast;
-  fast.timeout_ms = 40;
+  fast.timeout_ms = 25;
   auto model = Model({}, fast);
   Receive(Comment("c1", "alice", true, "@agent please fix the typo"));
   ChatReply slow = server_.Decide(FakeChatServer::DecideArgs("accept", kNoRuleMatched));
-  slow.delay_ms = 150;  // under 200 ms of real time in all
+  slow.delay_ms = 100;  // under 200 ms of real time in all
   server_.Push(slow);
   ASSERT_EQ(DrainWith(*model), 1);
   Decision d = OnlyDecision();
@@ -409,7 +410,7 @@ TEST_F(DecideParseTest, EveryProblemIsNamedForTheModel) {
   args["related_ticket"] = "#4";
   auto a = Parse(args);
   ASSERT_FALSE(a.ok());
-  const std::string& m = a.status().message();
+  const std::string m = a.status().message();
   EXPECT_THAT(m, HasSubstr("decision must be accept, ignore or stop (got \"maybe\")"));
   EXPECT_THAT(m, HasSubstr("implementation_requested must be true or false"));
   EXPECT_THAT(m, HasSubstr("target_basis must be stated, existing_standard or undetermined"));

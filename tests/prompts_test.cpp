@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 
 #include "engine_fixture.h"
 #include "superagent/prompts.h"
@@ -302,6 +303,17 @@ TEST(PromptsTest, NoEnabledRulesIsSaid) {
   Prompt p = f.Build();
   EXPECT_THAT(p.system, HasSubstr("No team rules are enabled"));
   EXPECT_THAT(p.user, HasSubstr("Rules to answer: none."));
+}
+
+TEST(PromptsTest, DocShowsTheBuiltInSectionsAsBuilt) {
+  std::ifstream in(std::string(SUPERAGENT_SOURCE_DIR) + "/docs/004-prompts.md");
+  std::stringstream doc;
+  doc << in.rdbuf();
+  ASSERT_FALSE(doc.str().empty());
+  for (const PromptSection& s : Fixture().Build().sections) {
+    if (s.level > 2 || s.call_specific) continue;
+    EXPECT_THAT(doc.str(), HasSubstr(s.text)) << "docs/004-prompts.md is stale for section " << s.name;
+  }
 }
 
 }  // namespace

@@ -1,41 +1,475 @@
-// Minimal status page: the attention-first panel (SPEC §9) builds on the same /api/ routes.
-const $ = (id) => document.getElementById(id);
+// The attention-first panel (SPEC §9): what needs a person, then health, then history.
+// Plain ES modules, no build step. Every read is /api/…; the page refreshes itself when the
+// daemon's store changes (Server-Sent Events), so it can stay open all day.
+import { command, getJson, live, loadSession, currentSession } from './api.js';
+import { $, el, when, refreshTimes, stageLabel, kv } from './dom.js';
 
-function row(list, name, value) {
-  const dt = document.createElement('dt');
-  dt.textContent = name;
-  const dd = document.createElement('dd');
-  dd.textContent = value;
-  list.append(dt, dd);
+const STAGES = ['waiting_for_person', 'blocked', 'working', 'idle', 'ready', 'ended'];
+const state = {
+  stage: '',            // History filter
+  tickets: [],          // History rows shown
+  more: false,          // an older page exists
+  open: new Set(),      // Tickets whose detail is expanded
+  questionId: null,     // the question card on screen (kept while a person types)
+  status: null,
+  bootId: null,
+};
+
+// ---------------------------------------------------------------------------------------------
+// Who is acting: a name the person typed once (remembered), unless the browser authenticated.
+
+const nameKey = 'superagent.name';
+const savedName = () => localStorage.getItem(nameKey) || '';
+function rememberName(name) {
+  if (name) localStorage.setItem(nameKey, name.trim());
+}
+const usesToken = () => currentSession()?.auth === 'token';
+
+// ---------------------------------------------------------------------------------------------
+// Needs you
+
+function renderNeeds(needs) {
+  const section = $('needs');
+  const empty = needs.count === 0;
+  section.classList.toggle('calm-state', empty);
+  $('needs-empty').hidden = !empty;
+  $('needs-h').textContent = empty ? 'Needs you:' : `Needs you (${needs.count})`;
+  renderQuestion(needs.questions);
+  renderDecisions(needs.decisions);
+  renderProblems(needs.problems);
 }
 
-async function refresh() {
-  try {
-    const res = await fetch('/api/status');
-    const s = await res.json();
-    const list = $('status-list');
-    list.replaceChildren();
-    row(list, 'mode', s.mode);
-    row(list, 'policy version', s.policy_version);
-    row(list, 'triggers', Object.entries(s.triggers).map(([k, v]) => `${v} ${k}`).join(', ') || 'none yet');
-    row(list, 'waiting for an eval', s.eval_queue);
-    row(list, 'tickets', Object.entries(s.tickets).map(([k, v]) => `${v} ${k}`).join(', ') || 'none');
-    row(list, 'messages pending', s.receipts_pending);
-    $('health').textContent = 'running';
-  } catch (e) {
-    $('health').textContent = 'not reachable';
+// One question at a time: the oldest first. The card is rebuilt only when the question changes,
+// so a live update never wipes what a person is typing.
+function renderQuestion(questions) {
+  const slot = $('question-slot');
+  if (!questions.length) {
+    slot.replaceChildren();
+    state.questionId = null;
+    return;
+  }
+  const q = questions[0];
+  const moreText = questions.length > 1 ? `${questions.length - 1} more question${questions.length > 2 ? 's' : ''} waiting after this one.` : '';
+  if (state.questionId === q.id && slot.firstChild) {
+    slot.querySelector('.more').textContent = moreText;
+    return;
+  }
+  state.questionId = q.id;
+  const form = el('form', { class: 'answer-form' });
+  const fields = answerFields(q.question.form || {});
+  const nameInput = el('input', { name: 'name', value: savedName(), autocomplete: 'name', maxlength: '64', 'aria-label': 'Your name' });
+  const error = el('p', { class: 'error', role: 'alert' });
+  const submit = el('button', { type: 'submit', text: 'Send answer' });
+  form.append(
+    fields.node,
+    usesToken() ? '' : el('label', { class: 'name-field' }, el('span', {}, 'Your name ', el('span', { class: 'muted', text: '(recorded with the answer)' })), nameInput),
+    error,
+    el('div', { class: 'row' }, submit),
+  );
+  form.addEventListener('submit', async (ev) => {
+    ev.preventDefault();
+    const answer = fields.value();
+    if (answer === '' || answer === null) { error.textContent = 'Write an answer first.'; return; }
+    submit.disabled = true;
+    error.textContent = '';
+    rememberName(nameInput.value);
+    const r = await command(`/api/tickets/${q.id}/answer`, { answer, name: nameInput.value });
+    submit.disabled = false;
+    if (!r.ok) { error.textContent = r.body.error || `HTTP ${r.status}`; return; }
+    announce(`Answer sent to Ticket #${q.id}; it resumes.`);
+    state.questionId = null;
+    refresh();
+  });
+  const request = q.request;
+  slot.replaceChildren(el('article', { class: 'attention question-card', 'data-ticket': q.id, 'aria-label': `Question from Ticket ${q.id}` },
+    el('div', { class: 'meta' }, `Ticket #${q.id} asks ${q.question.actor || 'a person'} · `, when(q.updated_at)),
+    el('p', { class: 'question', text: q.question.question }),
+    request ? el('p', { class: 'meta' }, 'About: ', q.scope) : '',
+    form,
+    el('p', { class: 'more', text: moreText }),
+  ));
+}
+
+// The structured human_action form: {options:[…]} → one choice; {fields:[{name,label,options?}]}
+// → an object; anything else → free text.
+function answerFields(form) {
+  if (Array.isArray(form.options) && form.options.length) {
+    const set = el('fieldset', {}, el('legend', { class: 'sr-only', text: 'Choose one' }));
+    form.options.forEach((opt, i) => {
+      set.append(el('label', { class: 'choice' }, el('input', { type: 'radio', name: 'choice', value: String(opt), required: true, checked: i === -1 }), String(opt)));
+    });
+    return { node: set, value: () => set.querySelector('input:checked')?.value ?? '' };
+  }
+  if (Array.isArray(form.fields) && form.fields.length) {
+    const wrap = el('div', { class: 'fields' });
+    const inputs = [];
+    for (const f of form.fields) {
+      const input = Array.isArray(f.options)
+        ? el('select', { name: f.name }, f.options.map((o) => el('option', { value: String(o), text: String(o) })))
+        : el('input', { name: f.name, autocomplete: 'off' });
+      inputs.push([f.name, input]);
+      wrap.append(el('label', { class: 'name-field' }, f.label || f.name, input));
+    }
+    return {
+      node: wrap,
+      value: () => {
+        const out = {};
+        for (const [name, input] of inputs) out[name] = input.value;
+        return Object.values(out).some((v) => v.trim() !== '') ? out : '';
+      },
+    };
+  }
+  const area = el('textarea', { name: 'answer', 'aria-label': 'Your answer', placeholder: form.placeholder || 'Your answer' });
+  return { node: area, value: () => area.value.trim() };
+}
+
+function renderDecisions(blocked) {
+  $('decisions-slot').replaceChildren(...blocked.map((t) => el('article', { class: 'attention', 'data-ticket': t.id },
+    el('div', { class: 'meta' }, `Ticket #${t.id} is blocked · `, when(t.updated_at)),
+    el('p', { text: t.scope }),
+    el('div', { class: 'row' },
+      el('button', { type: 'button', class: 'secondary small', text: 'Show', onclick: () => showTicket(t.id) }),
+      t.stoppable ? el('button', { type: 'button', class: 'danger small', text: 'Stop…', onclick: () => askStop(t) }) : ''),
+  )));
+}
+
+function renderProblems(problems) {
+  $('problems-slot').replaceChildren(...problems.map((p) => el('article', { class: 'attention problem', 'data-kind': p.kind },
+    el('div', { class: 'meta' }, el('span', { class: 'problem-kind', text: p.kind }), ` · failed ${p.failures} times in a row since `, when(p.first_at)),
+    el('p', { text: p.message }),
+  )));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Status
+
+function renderStatus(s) {
+  state.status = s;
+  $('mode').textContent = s.mode;
+  const facts = $('status-list');
+  const add = (k, ...v) => facts.append(el('dt', { text: k }), el('dd', {}, ...v));
+  facts.replaceChildren();
+  const modeText = { off: 'inferred work is not considered', observe: 'inferred work is only recorded, for review', auto: 'inferred work matching a rule is done' }[s.mode] || '';
+  add('Mode', el('strong', { text: s.mode }), ` — ${modeText}; explicit requests work in every mode`);
+  const p = s.policy || {};
+  add('Policy', `version ${s.policy_version}`, p.since ? ' · since ' : '', p.since ? when(p.since) : '', p.origin ? ` · ${p.origin}` : '');
+  const slots = s.slots;
+  add('Slots', `${slots.in_use} of ${slots.configured} in use (+${slots.reserved_for_people} kept for people)`,
+    slots.execution_running ? (slots.waiting ? ` · ${slots.waiting} waiting` : '')
+      : ` · no executor runs in this build yet${slots.waiting ? `; ${slots.waiting} accepted Ticket${slots.waiting > 1 ? 's' : ''} wait` : ''}`);
+  const trig = s.triggers || {};
+  add('Messages', `${(trig.stored || 0) + (trig.filtered || 0)} received (${trig.filtered || 0} filtered)`,
+    s.eval_queue ? ` · ${s.eval_queue} waiting for an Eval` : '');
+  add('Outbox', `${s.receipts_pending} pending`, s.receipts_failed ? el('span', { class: 'bad-text', text: ` · ${s.receipts_failed} failed` }) : '');
+
+  const box = $('sources');
+  if (!s.sources.length) {
+    box.replaceChildren(el('p', { class: 'muted', text: 'No Source has reported yet.' }));
+  } else {
+    box.replaceChildren(el('div', { class: 'table-wrap' }, el('table', {},
+      el('thead', {}, el('tr', {}, [['Source · path'], ['Last success'], ['Last error'], ['Failures', 'Failures in a row'], ['Skipped', 'Malformed items skipped and counted']].map(([h, title]) => el('th', { text: h, title })))),
+      el('tbody', {}, s.sources.map((h) => el('tr', { 'data-source': `${h.source}:${h.path}` },
+        el('td', { text: `${h.source} · ${h.path}` }),
+        el('td', {}, when(h.last_success_at)),
+        el('td', {}, h.last_error ? el('span', { class: h.consecutive_failures ? 'bad-text' : 'muted' }, h.last_error, ' · ', when(h.last_error_at)) : '—'),
+        el('td', { class: h.consecutive_failures ? 'bad-text' : '', text: String(h.consecutive_failures) }),
+        el('td', { text: String(h.skipped_items) })))))));
+  }
+  if (s.cursors.length) {
+    box.append(el('details', {}, el('summary', { text: `Cursors (${s.cursors.length})` }), el('div', { class: 'table-wrap' }, el('table', {},
+      el('thead', {}, el('tr', {}, ['Source', 'Cursor', 'Value', 'Updated'].map((h) => el('th', { text: h })))),
+      el('tbody', {}, s.cursors.map((c) => el('tr', {},
+        el('td', { text: c.source }), el('td', { text: c.name }),
+        el('td', { title: c.value }, el('code', { text: c.value.length > 80 ? `${c.value.slice(0, 80)}…` : c.value })),
+        el('td', {}, when(c.updated_at)))))))));
+  }
+  renderChips(s.tickets || {});
+}
+
+async function reloadPolicy() {
+  const button = $('reload-policy');
+  const out = $('reload-result');
+  const list = $('reload-problems');
+  button.disabled = true;
+  out.textContent = 'Reloading…';
+  out.className = '';
+  list.hidden = true;
+  const r = await command('/api/policy/reload', { name: savedName() });
+  button.disabled = false;
+  const b = r.body;
+  if (r.status === 200) {
+    out.textContent = b.changed ? `New policy version ${b.version} is in force.` : `Policy unchanged (version ${b.version}).`;
+    out.className = 'ok-text';
+  } else if (b && b.valid === false) {
+    out.textContent = `The policy file has ${b.problems.length} problem${b.problems.length === 1 ? '' : 's'}; version ${b.version} stays in force.`;
+    out.className = 'bad-text';
+    list.replaceChildren(...b.problems.map((p) => el('li', { text: p })));
+    list.hidden = false;
+  } else {
+    out.textContent = (b && b.error) || `Reload failed (HTTP ${r.status}).`;
+    out.className = 'bad-text';
+  }
+  refresh();
+}
+
+// ---------------------------------------------------------------------------------------------
+// History
+
+function renderChips(counts) {
+  const total = Object.values(counts).reduce((a, b) => a + b, 0);
+  const chip = (stage, label, n) => el('button', {
+    type: 'button', class: 'chip', 'aria-pressed': String(state.stage === stage), 'data-stage': stage || 'all',
+    onclick: () => { state.stage = stage; state.open.clear(); loadTickets(); renderChips(counts); },
+  }, `${label} ${n}`);
+  if (!total) { $('stage-filter').replaceChildren(); return; }
+  const chips = [chip('', 'All', total)];
+  for (const s of STAGES) if (counts[s] || state.stage === s) chips.push(chip(s, stageLabel(s), counts[s] || 0));
+  $('stage-filter').replaceChildren(...chips);
+}
+
+async function loadTickets(older = false) {
+  // A refresh re-reads as many rows as are shown, so "Show older" pages stay open.
+  const limit = older ? 30 : Math.min(200, Math.max(30, state.tickets.length));
+  const params = new URLSearchParams({ limit: String(limit) });
+  if (state.stage) params.set('stage', state.stage);
+  if (older && state.tickets.length) params.set('before', state.tickets[state.tickets.length - 1].id);
+  const { tickets } = await getJson(`/api/tickets?${params}`);
+  state.tickets = older ? state.tickets.concat(tickets) : tickets;
+  state.more = tickets.length === limit;
+  renderTickets();
+}
+
+function renderTickets() {
+  const list = $('tickets');
+  $('tickets-empty').hidden = state.tickets.length > 0;
+  $('tickets-empty').textContent = state.stage ? `No Tickets ${stageLabel(state.stage)}.` : 'No Tickets yet.';
+  $('tickets-more').hidden = !state.more;
+  const items = state.tickets.map((t) => {
+    const existing = list.querySelector(`li[data-ticket="${t.id}"]`);
+    const detail = existing?.querySelector('.detail');
+    const open = state.open.has(t.id);
+    const head = el('button', { type: 'button', class: 'ticket-head', 'aria-expanded': String(open), onclick: () => toggle(t.id) },
+      el('span', { class: 'ticket-id', text: `#${t.id}` }),
+      el('span', { class: `stage ${t.stage}`, text: stageLabel(t.stage) }),
+      el('span', { class: 'ticket-scope', text: t.scope }),
+      el('span', { class: 'ticket-when' }, when(t.updated_at)));
+    const li = el('li', { 'data-ticket': t.id, 'data-stage': t.stage }, head);
+    if (open && detail) li.append(detail);
+    return li;
+  });
+  list.replaceChildren(...items);
+  for (const id of state.open) loadDetail(id);
+}
+
+async function toggle(id) {
+  if (state.open.has(id)) {
+    state.open.delete(id);
+    renderTickets();
+  } else {
+    state.open.add(id);
+    renderTickets();
   }
 }
 
-$('explain-form').addEventListener('submit', async (ev) => {
-  ev.preventDefault();
-  const q = $('explain-q').value.trim();
-  const res = await fetch('/api/explain?q=' + encodeURIComponent(q));
-  const body = await res.json();
-  $('explain-summary').textContent = res.ok ? body.summary : body.error;
-  $('explain-story').hidden = !res.ok;
-  $('explain-story').textContent = res.ok ? JSON.stringify(body, null, 2) : '';
-});
+async function showTicket(id) {
+  if (!state.tickets.some((t) => t.id === id)) { state.stage = ''; await loadTickets(); }
+  state.open.add(id);
+  renderTickets();
+  document.querySelector(`#tickets li[data-ticket="${id}"]`)?.scrollIntoView({ block: 'start', behavior: 'smooth' });
+}
 
-refresh();
-setInterval(refresh, 5000);
+async function loadDetail(id) {
+  let d;
+  try { d = await getJson(`/api/tickets/${id}`); } catch { return; }
+  const li = document.querySelector(`#tickets li[data-ticket="${id}"]`);
+  if (!li || !state.open.has(id)) return;
+  const node = renderDetail(d);
+  const old = li.querySelector('.detail');
+  if (old) old.replaceWith(node); else li.append(node);
+}
+
+function renderDetail(t) {
+  const m = t.mandate;
+  const r = t.request;
+  const parts = [];
+  parts.push(kv([
+    ['Request', r ? el('span', {}, `${r.actor || r.source}: `, r.text.length > 300 ? `${r.text.slice(0, 300)}…` : r.text, r.url ? ' ' : '', r.url ? el('a', { href: r.url, target: '_blank', rel: 'noopener noreferrer', text: 'open' }) : '') : undefined],
+    ['Thread', t.thread],
+    ['Mandate', m ? `${m.strength} via ${m.admission}${m.sender ? `, from ${m.sender}` : ''}, policy v${m.policy_version}${m.matched_rules.length ? `, rules: ${m.matched_rules.join(', ')}` : ''}` : '—'],
+    ['Mandate status', m ? (m.status === 'active' ? 'active' : `${m.status}${m.ended ? ` by ${m.ended.by || '?'} — ${m.ended.reason}` : ''}`) : undefined],
+    ['Ended', t.end_reason || undefined],
+  ]));
+  if (t.question) parts.push(el('p', { class: 'attention' }, `Waiting for ${t.question.actor}: ${t.question.question}`));
+  parts.push(el('h4', { text: 'Decisions' }), el('ul', { class: 'transcript' }, t.decisions.map((d) => el('li', {},
+    el('span', { class: 'who' }, when(d.at)),
+    el('span', { class: 'text' }, `${d.outcome}${d.would_accept ? ' (would accept)' : ''} · ${d.strength} · ${d.reason}`)))));
+  parts.push(el('h4', { text: 'Assignments' }), t.assignments.length
+    ? el('ul', { class: 'transcript' }, t.assignments.map((a) => el('li', {}, el('span', { class: 'who', text: a.executor }), el('span', { class: 'text', text: `${a.state} · created ${new Date(a.created_at).toLocaleString()}` }))))
+    : el('p', { class: 'muted', text: 'None.' }));
+  parts.push(el('h4', { text: 'Messages sent' }), t.messages.length
+    ? el('ul', { class: 'transcript' }, t.messages.map((msg) => el('li', {}, el('span', { class: 'who', text: `${msg.kind} · ${msg.status}` }), el('span', { class: 'text', text: msg.body }))))
+    : el('p', { class: 'muted', text: 'None.' }));
+  parts.push(el('h4', { text: 'Transcript' }), el('ul', { class: 'transcript' }, t.transcript.map((e) => el('li', { class: e.type === 'stage' ? 'stage-change' : '' },
+    el('span', { class: 'who' }, e.who || '', ' · ', when(e.at)),
+    el('span', { class: 'text', text: e.type === 'stage' ? `→ ${stageLabel(e.kind)}: ${e.text}` : `${e.type === 'sent' ? `[${e.kind}, ${e.state}] ` : e.kind !== 'trigger' ? `[${e.kind}] ` : ''}${e.text}` })))));
+  if (t.commands.length) {
+    parts.push(el('h4', { text: 'Commands' }), el('ul', { class: 'transcript' }, t.commands.map((c) => el('li', {},
+      el('span', { class: 'who' }, when(c.at)), el('span', { class: 'text', text: `${c.command} by ${c.who}` })))));
+  }
+  if (t.stoppable) {
+    parts.push(el('div', { class: 'row' }, el('button', { type: 'button', class: 'danger small stop-button', text: 'Stop…', onclick: () => askStop(t) })));
+  }
+  return el('div', { class: 'detail' }, parts);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Stop: a command, confirmed first, recorded as a human stop.
+
+let stopTarget = null;
+function askStop(t) {
+  stopTarget = t;
+  $('stop-title').textContent = `Stop Ticket #${t.id}?`;
+  $('stop-what').textContent = t.scope;
+  $('stop-name').value = savedName();
+  $('stop-name').closest('label').hidden = usesToken();
+  $('stop-error').textContent = '';
+  $('stop-dialog').showModal();
+}
+
+async function confirmStop(ev) {
+  if (ev.submitter?.value !== 'stop' || !stopTarget) return;  // Cancel closes the dialog
+  ev.preventDefault();
+  const button = $('stop-confirm');
+  button.disabled = true;
+  const name = $('stop-name').value;
+  rememberName(name);
+  const r = await command(`/api/tickets/${stopTarget.id}/stop`, { confirm: true, name });
+  button.disabled = false;
+  if (!r.ok) { $('stop-error').textContent = r.body.error || `HTTP ${r.status}`; return; }
+  announce(`Ticket #${stopTarget.id} stopped by ${r.body.by}.`);
+  $('stop-dialog').close();
+  stopTarget = null;
+  refresh();
+}
+
+// ---------------------------------------------------------------------------------------------
+// Observe review
+
+function renderObserve(o, mode) {
+  const section = $('observe');
+  // Nothing to review, nothing shown.
+  section.hidden = !o.decisions.length;
+  $('observe-intro').textContent = `Inferred requests the agent would have taken in auto mode (now: ${mode}), with the evidence and the rules they matched. Judge them before switching to auto.`;
+  $('observe-list').replaceChildren(...o.decisions.map((d) => {
+    const a = d.assessment || {};
+    const candidates = d.triggers.filter((t) => t.gate.candidate);
+    return el('li', { class: 'card', 'data-decision': d.id },
+      el('div', { class: 'meta muted' }, `Would accept · ${d.thread} · `, when(d.at), ` · policy v${d.policy_version}`),
+      candidates.map((t) => el('blockquote', {}, `${t.actor || t.source}: ${t.text}`)),
+      a.scope ? el('p', {}, el('strong', { text: 'Would do: ' }), a.scope) : '',
+      a.evidence ? el('p', {}, el('strong', { text: 'Evidence: ' }), `“${a.evidence}”`) : '',
+      el('p', {}, el('strong', { text: 'Rules matched: ' }), d.matched_rules.length ? d.matched_rules.map((r) => el('span', { class: 'rule', text: r })) : 'none'),
+      el('p', { class: 'muted', text: `Recorded as ${d.outcome}: ${d.reason}` }),
+      candidates[0] ? el('button', { type: 'button', class: 'ghost', text: 'Explain', onclick: () => explain(candidates[0].id) }) : '');
+  }));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Explain
+
+async function explain(q) {
+  $('explain-q').value = q;
+  const summary = $('explain-summary');
+  summary.className = '';
+  try {
+    const story = await getJson(`/api/explain?q=${encodeURIComponent(q)}`);
+    summary.textContent = story.summary;
+    $('explain-story').textContent = JSON.stringify(story, null, 2);
+    $('explain-details').hidden = false;
+  } catch (e) {
+    summary.textContent = e.message;
+    summary.className = 'bad-text';
+    $('explain-details').hidden = true;
+  }
+  $('explain').scrollIntoView({ block: 'start', behavior: 'smooth' });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Refreshing
+
+let running = false;
+let liveState = 'connecting';
+let again = false;
+async function refresh() {
+  if (running) { again = true; return; }
+  running = true;
+  try {
+    do {
+      again = false;
+      const [needs, status, observe] = await Promise.all([getJson('/api/needs'), getJson('/api/status'), getJson('/api/observe?limit=20')]);
+      renderNeeds(needs);
+      renderStatus(status);
+      renderObserve(observe, status.mode);
+      await loadTickets();
+      document.body.dataset.loaded = String(Date.now());
+      if (liveState === 'live' && $('live').classList.contains('off')) setLive('on', 'live');
+    } while (again);
+  } catch (e) {
+    setLive('off', `cannot reach the daemon (${e.message})`);
+  } finally {
+    running = false;
+  }
+}
+
+function setLive(kind, text) {
+  const node = $('live');
+  node.className = `live ${kind}`;
+  node.textContent = text;
+}
+
+function announce(text) {
+  const node = $('reload-result');
+  if (!node) return;
+  setLive('on', text);
+  setTimeout(() => setLive('on', 'live'), 6000);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Theme: auto (system) → light → dark.
+
+const themeKey = 'superagent.theme';
+function applyTheme(theme) {
+  if (theme === 'light' || theme === 'dark') document.documentElement.dataset.theme = theme;
+  else delete document.documentElement.dataset.theme;
+  $('theme').textContent = `Theme: ${theme || 'auto'}`;
+}
+
+function init() {
+  applyTheme(localStorage.getItem(themeKey));
+  $('theme').addEventListener('click', () => {
+    const next = { '': 'light', light: 'dark', dark: '' }[localStorage.getItem(themeKey) || ''];
+    if (next) localStorage.setItem(themeKey, next); else localStorage.removeItem(themeKey);
+    applyTheme(next);
+  });
+  $('reload-policy').addEventListener('click', reloadPolicy);
+  $('tickets-more').addEventListener('click', () => loadTickets(true));
+  $('stop-form').addEventListener('submit', confirmStop);
+  $('explain-form').addEventListener('submit', (ev) => { ev.preventDefault(); explain($('explain-q').value.trim()); });
+
+  loadSession().catch(() => {}).finally(() => {
+    refresh();
+    live({
+      onChange: refresh,
+      onHello: async (hello) => {
+        // A restarted daemon has a new CSRF token.
+        if (state.bootId && hello.boot_id !== state.bootId) await loadSession().catch(() => {});
+        state.bootId = hello.boot_id;
+      },
+      onState: (s) => (liveState = s, setLive(s === 'live' ? 'on' : 'off', { live: 'live', reconnecting: 'reconnecting…', polling: 'updates paused, retrying' }[s])),
+    });
+  });
+  setInterval(() => refreshTimes(), 30_000);
+  setInterval(refresh, 5 * 60_000);  // a safety net; live updates do the real work
+}
+
+init();

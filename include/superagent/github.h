@@ -132,6 +132,8 @@ class Client {
 std::string NextLink(const std::string& link_header);
 // HTTP-date (RFC 7231, "Tue, 10 Oct 2017 16:00:00 GMT") → ms; false when malformed.
 bool ParseHttpDate(const std::string& text, TimeMs* out);
+// Percent-encodes a query parameter value (branch names may hold '/' or '+').
+std::string QueryValue(const std::string& value);
 // ISO 8601 without fractions ("2026-01-01T00:00:00Z"), the form GitHub's `since` takes.
 std::string IsoSeconds(TimeMs t);
 

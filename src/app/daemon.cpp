@@ -8,8 +8,8 @@
 #include <spdlog/spdlog.h>
 
 #include "app/logging.h"
-#include "panel/assets.h"
 #include "superagent/eval.h"
+#include "superagent/model_assessor.h"
 
 namespace superagent::app {
 
@@ -21,11 +21,6 @@ std::filesystem::file_time_type MTime(const std::string& path) {
   std::error_code ec;
   auto t = std::filesystem::last_write_time(path, ec);
   return ec ? std::filesystem::file_time_type{} : t;
-}
-
-void SendJson(httplib::Response& res, int status, const json& body) {
-  res.status = status;
-  res.set_content(body.dump(), "application/json");
 }
 
 }  // namespace
@@ -62,15 +57,20 @@ Status Daemon::Start() {
   auto engine = Engine::Open(db_path, SystemClock(), policy, origin, options);
   if (!engine.ok()) return engine.status();
   engine_ = std::move(*engine);
-  // The model-backed assessment replaces this once an llm client is wired in.
-  assessor_ = std::make_unique<NoModelAssessor>();
+  auto views = Views::Open(db_path);
+  if (!views.ok()) return views.status();
+  views_ = std::move(*views);
+  // A ModelAssessor when the variable named by llm.api_key_env holds a key; otherwise
+  // NoModelAssessor, with one warning line saying so.
+  llm_http_ = MakeCurlHttpClient(std::string("superagent/") + SUPERAGENT_VERSION);
+  assessor_ = MakeAssessor(config_, llm_http_.get());
 
   std::string host;
   int port = 0;
   if (!SplitHostPort(config_.panel.listen, &host, &port))
     return Status::InvalidArgument("panel.listen: expected host:port, got \"" + config_.panel.listen + "\"");
   http_ = std::make_unique<httplib::Server>();
-  InstallRoutes();
+  if (Status s = InstallRoutes(); !s.ok()) return s;
   if (!http_->bind_to_port(host, port))
     return Status::IoError("cannot listen on " + config_.panel.listen + " (is another process using the port?)");
   http_thread_ = std::thread([this] { http_->listen_after_bind(); });
@@ -88,27 +88,16 @@ Status Daemon::Start() {
   return Status::Ok();
 }
 
-void Daemon::InstallRoutes() {
-  http_->Get("/healthz", [](const httplib::Request&, httplib::Response& res) { res.set_content("ok\n", "text/plain"); });
-  http_->Get("/api/status", [this](const httplib::Request&, httplib::Response& res) {
-    SendJson(res, 200, engine_->Stats());
-  });
-  http_->Get("/api/explain", [this](const httplib::Request& req, httplib::Response& res) {
-    std::string q = req.get_param_value("q");
-    if (q.empty()) return SendJson(res, 400, {{"error", "parameter q (a trigger id or message URL) is required"}});
-    auto story = engine_->Explain(q);
-    if (!story.ok()) return SendJson(res, 404, {{"error", story.status().message()}});
-    SendJson(res, 200, *story);
-  });
-  http_->Get(R"(/.*)", [](const httplib::Request& req, httplib::Response& res) {
-    const panel::Asset* a = panel::FindAsset(req.path);
-    if (!a) {
-      res.status = 404;
-      res.set_content("not found\n", "text/plain");
-      return;
-    }
-    res.set_content(reinterpret_cast<const char*>(a->data), a->size, a->content_type);
-  });
+Status Daemon::InstallRoutes() {
+  panel::PanelContext ctx;
+  ctx.engine = engine_.get();
+  ctx.views = views_.get();
+  ctx.config = config_;
+  ctx.reload_policy = [this] { return ReloadPolicy("panel"); };
+  auto installed = panel::InstallRoutes(*http_, std::move(ctx));
+  if (!installed.ok()) return installed.status();
+  panel_ = std::move(*installed);
+  return Status::Ok();
 }
 
 void Daemon::EvalLoop() {
@@ -129,27 +118,45 @@ void Daemon::EvalLoop() {
   }
 }
 
-bool Daemon::ReloadPolicy(const std::string& why) {
+bool Daemon::PolicyFileChanged() {
+  std::lock_guard<std::mutex> lock(reload_mu_);
+  return !config_.policy_file.empty() && MTime(config_.policy_file) != policy_mtime_;
+}
+
+panel::PolicyReloadResult Daemon::ReloadPolicy(const std::string& why) {
+  std::lock_guard<std::mutex> lock(reload_mu_);
+  panel::PolicyReloadResult r;
+  r.version = engine_->PolicyVersion();
   if (config_.policy_file.empty()) {
     spdlog::info("policy reload skipped {} reason=\"no policy_file configured\"", Kv("trigger", why));
-    return true;
+    r.valid = true;
+    r.origin = "embedded default";
+    return r;
   }
+  r.origin = config_.policy_file;
   policy_mtime_ = MTime(config_.policy_file);
   std::vector<Problem> problems;
   auto loaded = LoadPolicyFile(config_.policy_file, &problems);
   if (!loaded) {
     spdlog::error("policy reload failed {} {} keeping_version={}", Kv("file", config_.policy_file),
                   Kv("problems", static_cast<std::int64_t>(problems.size())), engine_->PolicyVersion());
-    for (const Problem& p : problems) spdlog::error("policy problem {}", Kv("at", p.ToString()));
-    return false;
+    for (const Problem& p : problems) {
+      spdlog::error("policy problem {}", Kv("at", p.ToString()));
+      r.problems.push_back(p.ToString());
+    }
+    return r;
   }
+  r.valid = true;
   auto change = engine_->ApplyPolicy(*loaded, config_.policy_file);
   if (!change.ok()) {
     spdlog::error("policy reload failed {}", Kv("error", change.status().ToString()));
-    return false;
+    r.error = change.status().ToString();
+    return r;
   }
+  r.changed = change->changed;
+  r.version = change->version;
   if (!change->changed) spdlog::info("policy unchanged {} {}", Kv("trigger", why), Kv("version", change->version));
-  return true;
+  return r;
 }
 
 void Daemon::Run() {
@@ -170,7 +177,7 @@ void Daemon::Run() {
       continue;
     }
     // Also pick up edits to policy.yaml without a signal.
-    if (!config_.policy_file.empty() && MTime(config_.policy_file) != policy_mtime_) ReloadPolicy("file changed");
+    if (PolicyFileChanged()) ReloadPolicy("file changed");
   }
 }
 
@@ -178,9 +185,12 @@ void Daemon::Shutdown() {
   if (stopping_.exchange(true)) return;
   wake_.notify_all();
   if (effects_) effects_->Stop();
+  if (panel_) panel_->Stop();  // live-update streams end, so the server stops at once
   if (http_) http_->stop();
   if (http_thread_.joinable()) http_thread_.join();
   if (eval_thread_.joinable()) eval_thread_.join();
+  panel_.reset();
+  views_.reset();
   engine_.reset();
   spdlog::info("stopped");
 }

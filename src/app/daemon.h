@@ -12,7 +12,10 @@
 
 #include "superagent/config.h"
 #include "superagent/effects.h"
+#include "superagent/http.h"
 #include "superagent/engine.h"
+#include "superagent/panel.h"
+#include "superagent/views.h"
 
 namespace httplib { class Server; }
 
@@ -32,23 +35,29 @@ class Daemon {
   // Stops the loops and the HTTP server and closes the store.
   void Shutdown();
   // Re-reads the policy file: a valid edit becomes a new version; an invalid one is logged with
-  // every problem and the running version stays. Returns whether the file was valid.
-  bool ReloadPolicy(const std::string& why);
+  // every problem and the running version stays. Returns what happened (the panel shows it).
+  // Thread-safe: called by Run() and by the panel's "reload policy" command.
+  panel::PolicyReloadResult ReloadPolicy(const std::string& why);
 
  private:
   void EvalLoop();
-  void InstallRoutes();
+  Status InstallRoutes();
+  bool PolicyFileChanged();
 
   Config config_;
   std::unique_ptr<Engine> engine_;
+  std::unique_ptr<HttpClient> llm_http_;  // declared before assessor_, which uses it
   std::unique_ptr<Assessor> assessor_;
   std::vector<std::unique_ptr<Channel>> channels_;  // one per configured platform
   std::unique_ptr<EffectsLoop> effects_;
+  std::unique_ptr<Views> views_;  // the panel's read-only connection
   std::unique_ptr<httplib::Server> http_;
+  std::unique_ptr<panel::Panel> panel_;
   std::thread http_thread_, eval_thread_;
   std::mutex mu_;
   std::condition_variable wake_;
   std::atomic<bool> stopping_{false};
+  std::mutex reload_mu_;  // guards policy_mtime_ and serializes reloads
   std::filesystem::file_time_type policy_mtime_{};
 };
 

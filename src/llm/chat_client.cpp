@@ -1,6 +1,7 @@
 // The OpenAI-compatible chat-completions client: wire format, retries with backoff, accounting.
 #include <algorithm>
 #include <chrono>
+#include <ctime>  // strptime, timegm (POSIX): Retry-After as an HTTP date
 #include <thread>
 
 #include <spdlog/spdlog.h>

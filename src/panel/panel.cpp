@@ -26,8 +26,10 @@ using httplib::Response;
 
 namespace {
 
-constexpr int kMaxStreams = 4;           // each stream holds one of httplib's worker threads
-constexpr int kKeepaliveMs = 15'000;     // a comment line so proxies and dead peers are noticed
+constexpr int kMaxStreams = 8;           // each stream holds one of httplib's worker threads
+// A comment line now and then: proxies keep the stream open, and a closed tab is noticed (its
+// second write fails) within a few seconds, which frees its thread.
+constexpr int kKeepaliveMs = 2'000;
 constexpr int kStreamLifetimeMs = 30 * 60'000;  // then the browser reconnects (EventSource does)
 
 void SendJson(Response& res, int status, const json& body) {
@@ -296,6 +298,8 @@ struct Panel::Impl {
   }
 
   void Install(httplib::Server& server) {
+    // Streams hold worker threads; give them their own so reads and commands never wait.
+    server.new_task_queue = [] { return new httplib::ThreadPool(CPPHTTPLIB_THREAD_POOL_COUNT + kMaxStreams); };
     server.set_pre_routing_handler([this](const Request& req, Response& res) {
       return Refuse(req, res) ? httplib::Server::HandlerResponse::Handled : httplib::Server::HandlerResponse::Unhandled;
     });

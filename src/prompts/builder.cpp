@@ -21,7 +21,8 @@ std::string Render(const PromptSection& s) {
   std::string origin = s.origin == "host" || s.origin == "built-in" || s.origin == "rule" || s.origin == "external"
                            ? ""
                            : ", " + s.origin;
-  return "## " + s.name + " (" + LevelLabel(s.level) + origin + ")\n" + s.text + "\n";
+  const char* label = s.call_specific ? "level 1: facts of this call, written by code" : LevelLabel(s.level);
+  return "## " + s.name + " (" + label + origin + ")\n" + s.text + "\n";
 }
 
 // Decodes one UTF-8 code point at s[i]; advances i. Invalid bytes come back as themselves.

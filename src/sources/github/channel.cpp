@@ -196,7 +196,8 @@ Delivery GitHubChannel::OpenPullRequest(const Effect& effect, bool outcome_unkno
   const std::string repo = "/repos/" + repo_;
   // An existing PR from the same head that carries our marker is this very action, done before.
   auto find_existing = [&](bool require_marker, std::string* error) -> std::optional<std::string> {
-    ApiResponse r = client_->GetAll(repo + "/pulls?state=all&head=" + head_ref + "&per_page=100", "", CallOptions{0, 2});
+    ApiResponse r =
+        client_->GetAll(repo + "/pulls?state=all&head=" + QueryValue(head_ref) + "&per_page=100", "", CallOptions{0, 2});
     if (!r.ok()) {
       *error = r.error;
       return std::nullopt;

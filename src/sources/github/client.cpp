@@ -104,7 +104,7 @@ bool ParseHttpDate(const std::string& text, TimeMs* out) {
   static const char* kMonths[] = {"Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"};
   char wday[4] = {}, mon[4] = {}, zone[4] = {};
   int day = 0, year = 0, h = 0, m = 0, s = 0;
-  if (std::sscanf(text.c_str(), "%3s %d %3s %d %d:%d:%d %3s", wday, &day, mon, &year, &h, &m, &s, zone) != 8)
+  if (std::sscanf(text.c_str(), "%3s, %d %3s %d %d:%d:%d %3s", wday, &day, mon, &year, &h, &m, &s, zone) != 8)
     return false;
   int month = -1;
   for (int i = 0; i < 12; ++i)
@@ -113,6 +113,21 @@ bool ParseHttpDate(const std::string& text, TimeMs* out) {
   char iso[64];
   std::snprintf(iso, sizeof iso, "%04d-%02d-%02dT%02d:%02d:%02dZ", year, month, day, h, m, s);
   return ParseTime(iso, out);
+}
+
+std::string QueryValue(const std::string& value) {
+  static const char* kHex = "0123456789ABCDEF";
+  std::string out;
+  for (unsigned char c : value) {
+    if (std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~' || c == ':') {
+      out.push_back(static_cast<char>(c));
+    } else {
+      out.push_back('%');
+      out.push_back(kHex[c >> 4]);
+      out.push_back(kHex[c & 15]);
+    }
+  }
+  return out;
 }
 
 std::string IsoSeconds(TimeMs t) {
@@ -210,6 +225,15 @@ ApiResponse Client::Perform(const std::string& method, const std::string& origin
       }
       spdlog::info("github rate limit: waiting {} ms before {} {}", blocked_until - now, method, PathOf(url));
       sleeper_(blocked_until - now);
+      // A sleep cut short (shutdown) must not become a request GitHub asked us not to send.
+      now = clock_->NowMs();
+      if (blocked_until > now) {
+        out.rate_limited = true;
+        out.retry_at = blocked_until;
+        out.retry_after_ms = blocked_until - now;
+        out.error = method + " " + PathOf(url) + ": rate limited until " + FormatTime(blocked_until);
+        return out;
+      }
     }
 
     HttpRequest req;

@@ -218,6 +218,7 @@ Source::ReadOutcome Source::ReadDiscussion(const Discussion& d, const json& curs
   auto fail = [&](const ApiResponse& r) {
     out.kind = IsGone(r) ? ReadOutcome::Kind::kGone : ReadOutcome::Kind::kError;
     out.error = r.error;
+    out.skipped = intake.skipped;
     return out;
   };
 
@@ -279,6 +280,7 @@ Source::ReadOutcome Source::ReadDiscussion(const Discussion& d, const json& curs
       }
     }
   }
+  out.skipped = intake.skipped;
   if (!intake.error.empty()) {
     out.kind = ReadOutcome::Kind::kError;
     out.error = intake.error;
@@ -293,7 +295,6 @@ Source::ReadOutcome Source::ReadDiscussion(const Discussion& d, const json& curs
                     {"body", digest},
                     {"last_activity", last_activity},
                     {"last_polled", clock_->NowMs()}};
-  if (intake.skipped > 0) out.cursor["skipped"] = JsonInt(cursor, "skipped") + intake.skipped;
   return out;
 }
 
@@ -331,6 +332,7 @@ void Source::PollRetries(std::map<std::string, std::string>& cursors, SourceUpda
     json cursor = ParseCursor(cursors, d.Key());
     if (item.contains("since")) cursor["since"] = item["since"];
     ReadOutcome r = ReadDiscussion(d, cursor, now, report);
+    update->skipped += r.skipped;
     switch (r.kind) {
       case ReadOutcome::Kind::kOk:
         update->erase_cursors.push_back(name);
@@ -426,6 +428,7 @@ void Source::PollNotifications(std::map<std::string, std::string>& cursors, Sour
     json cursor = ParseCursor(cursors, d.Key());
     if (JsonBool(cursor, "deleted")) continue;
     ReadOutcome out = ReadDiscussion(d, cursor, since, report);
+    update->skipped += out.skipped;
     switch (out.kind) {
       case ReadOutcome::Kind::kOk:
         update->set_cursors[d.Key()] = cursors[d.Key()] = out.cursor.dump();
@@ -509,6 +512,7 @@ void Source::PollFollowed(std::map<std::string, std::string>& cursors, std::set<
   for (const Discussion& d : due) {
     if (!read->insert(d.Key()).second) continue;
     ReadOutcome out = ReadDiscussion(d, ParseCursor(cursors, d.Key()), fallback, report);
+    u.skipped += out.skipped;
     switch (out.kind) {
       case ReadOutcome::Kind::kOk:
         u.set_cursors[d.Key()] = cursors[d.Key()] = out.cursor.dump();
@@ -661,7 +665,8 @@ void Source::PollCi(std::map<std::string, std::string>& cursors, RoundReport* re
   } else {
     const NormalizeContext ctx = Context();
     TimeMs read_start = ReadStart(info, now);
-    ApiResponse runs = client_->Get(repo + "/actions/runs?branch=" + branch + "&status=completed&per_page=30", PollCall());
+    ApiResponse runs =
+        client_->Get(repo + "/actions/runs?branch=" + QueryValue(branch) + "&status=completed&per_page=30", PollCall());
     if (!runs.ok()) {
       failed(runs);
     } else if (!runs.not_modified && runs.body.is_object() && runs.body.contains("workflow_runs") &&
@@ -675,7 +680,8 @@ void Source::PollCi(std::map<std::string, std::string>& cursors, RoundReport* re
       }
     }
     ApiResponse checks =
-        client_->Get(repo + "/commits/" + branch + "/check-runs?status=completed&filter=latest&per_page=50", PollCall());
+        client_->Get(repo + "/commits/" + QueryValue(branch) + "/check-runs?status=completed&filter=latest&per_page=50",
+                     PollCall());
     if (!checks.ok()) {
       failed(checks);
     } else if (!checks.not_modified && checks.body.is_object() && checks.body.contains("check_runs") &&

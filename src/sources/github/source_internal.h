@@ -14,6 +14,7 @@ struct Source::ReadOutcome {
   enum class Kind { kOk, kGone, kError } kind = Kind::kOk;
   std::string error;
   nlohmann::json cursor;  // the discussion's new cursor (kOk)
+  int skipped = 0;        // malformed items skipped, for the path's health
 };
 
 // What a path's intake produced beyond the Engine's own records.

@@ -1,0 +1,209 @@
+// The panel in a real browser: headless Debian Chromium driven by playwright-core, against a
+// real `superagent serve` that tests/panel_browser_test.cpp started on seeded state. Run by that
+// C++ test (which passes the environment below); by hand:
+//   PANEL_URL=… SUPERAGENT_BIN=… SUPERAGENT_CONFIG=… PANEL_POLICY_FILE=… PANEL_SEED='{…}' \
+//     node --test tests/browser/panel.test.mjs
+// No fixed sleeps: every wait is for a condition in the page or the API.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { chromium } from 'playwright-core';
+
+const url = process.env.PANEL_URL;
+const bin = process.env.SUPERAGENT_BIN;
+const config = process.env.SUPERAGENT_CONFIG;
+const policyFile = process.env.PANEL_POLICY_FILE;
+const seed = JSON.parse(process.env.PANEL_SEED || '{}');
+const shots = process.env.SCREENSHOT_DIR || '/tmp/superagent-panel-screenshots';
+const executablePath = process.env.CHROMIUM || '/usr/bin/chromium';
+for (const [k, v] of Object.entries({ PANEL_URL: url, EMPTY_PANEL_URL: process.env.EMPTY_PANEL_URL, SUPERAGENT_BIN: bin, SUPERAGENT_CONFIG: config, PANEL_POLICY_FILE: policyFile })) {
+  if (!v) throw new Error(`${k} is not set (tests/panel_browser_test.cpp sets it)`);
+}
+mkdirSync(shots, { recursive: true });
+
+let browser;
+let page;
+
+async function openPanel(options = {}, at = url) {
+  const context = await browser.newContext({ viewport: { width: 1280, height: 800 }, colorScheme: 'light', ...options });
+  const p = await context.newPage();
+  p.setDefaultTimeout(10_000);
+  const errors = [];
+  p.on('pageerror', (e) => errors.push(String(e)));
+  // HTTP errors the tests provoke on purpose (404 explain, 422 reload) are logged by Chromium as
+  // "Failed to load resource"; anything else is a bug in the page.
+  p.on('console', (m) => { if (m.type() === 'error' && !/Failed to load resource/.test(m.text())) errors.push(m.text()); });
+  p.errors = errors;
+  await p.goto(at);
+  await p.locator('#live.on').waitFor();             // the live-update stream said hello
+  await p.locator('body[data-loaded]').waitFor();     // and the first refresh rendered
+  return p;
+}
+
+const api = async (path) => (await page.request.get(new URL(path, url).href)).json();
+
+before(async () => {
+  browser = await chromium.launch({
+    executablePath,
+    headless: true,
+    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
+      '--disable-component-update', '--disable-sync'],
+  });
+  page = await openPanel();
+});
+
+after(async () => {
+  const errors = page?.errors ?? [];
+  await browser?.close();
+  assert.deepEqual(errors, [], 'the page logged no errors');
+});
+
+test('the page shows what needs a person first: the oldest question, then decisions, then problems', async () => {
+  const sections = await page.$$eval('main > section', (all) => all.map((s) => s.id));
+  assert.deepEqual(sections.slice(0, 3), ['needs', 'status', 'history']);
+  // Two questions, one blocked Ticket, the seeded Source problem, and whatever the daemon itself
+  // raises (without a GitHub channel its acknowledgements cannot be delivered).
+  assert.match(await page.locator('#needs-h').textContent(), /^Needs you \((\d+)\)$/);
+  const card = page.locator('#question-slot .question-card');
+  assert.equal(await card.getAttribute('data-ticket'), String(seed.question_old));
+  assert.match(await card.textContent(), /Which link should CONTRIBUTING\.md point to\?/);
+  assert.equal(await card.locator('.more').textContent(), '1 more question waiting after this one.');
+  assert.equal(await page.locator('#decisions-slot article').getAttribute('data-ticket'), String(seed.blocked));
+  const kinds = await page.locator('#problems-slot article').evaluateAll((all) => all.map((a) => a.dataset.kind));
+  assert.ok(kinds.includes('source:feishu:backfill'), kinds.join());
+  // Status says honestly that nothing executes yet.
+  assert.match(await page.locator('#status-list').textContent(), /0 of 3 in use \(\+1 kept for people\) · no executor runs in this build yet/);
+  assert.match(await page.locator('#sources').textContent(), /HTTP 503 from open\.feishu\.cn/);
+  await page.screenshot({ path: join(shots, 'needs-1280x800-light.png') });
+});
+
+test('a question is answered in place and the Ticket resumes', async () => {
+  const card = page.locator('#question-slot .question-card');
+  await card.getByLabel('docs/setup.md').check();
+  await card.getByLabel('Your name').fill('Tess');
+  await card.getByRole('button', { name: 'Send answer' }).click();
+  // The next question takes its place, one at a time.
+  await page.locator(`#question-slot .question-card[data-ticket="${seed.question_new}"]`).waitFor();
+  assert.equal(await page.locator('#question-slot .more').textContent(), '');
+  const t = await api(`/api/tickets/${seed.question_old}`);
+  assert.equal(t.stage, 'idle');
+  assert.equal(t.commands[0].command, 'answer');
+  assert.equal(t.commands[0].who, 'Tess (panel)');
+  assert.equal(t.transcript.find((e) => e.kind === 'answer').text, 'docs/setup.md');
+});
+
+test('Stop asks for confirmation, then is recorded as a human stop', async () => {
+  const blocked = page.locator(`#decisions-slot article[data-ticket="${seed.blocked}"]`);
+  await blocked.getByRole('button', { name: 'Stop…' }).click();
+  const dialog = page.locator('#stop-dialog');
+  await dialog.waitFor({ state: 'visible' });
+  assert.equal(await page.locator('#stop-title').textContent(), `Stop Ticket #${seed.blocked}?`);
+  await page.screenshot({ path: join(shots, 'stop-confirm-1280x800-light.png') });
+  await dialog.getByRole('button', { name: 'Cancel' }).click();
+  await dialog.waitFor({ state: 'hidden' });
+  let t = await api(`/api/tickets/${seed.blocked}`);
+  assert.equal(t.stage, 'blocked', 'Cancel changes nothing');
+  assert.equal(t.commands.length, 0);
+
+  await blocked.getByRole('button', { name: 'Stop…' }).click();
+  assert.equal(await page.locator('#stop-name').inputValue(), 'Tess', 'the name is remembered');
+  await dialog.getByRole('button', { name: 'Stop Ticket' }).click();
+  await dialog.waitFor({ state: 'hidden' });
+  await blocked.waitFor({ state: 'detached' });  // no longer a decision to make
+  t = await api(`/api/tickets/${seed.blocked}`);
+  assert.equal(t.stage, 'ended');
+  assert.equal(t.end_reason, 'stopped by Tess (panel)');
+  assert.equal(t.mandate.status, 'withdrawn');
+  assert.equal(t.mandate.ended.by, 'Tess (panel)');
+  // History shows it ended.
+  await page.locator(`#tickets li[data-ticket="${seed.blocked}"][data-stage="ended"]`).waitFor();
+});
+
+test('observe review shows what would have been accepted, with evidence and matched rules', async () => {
+  const section = page.locator('#observe');
+  await section.waitFor({ state: 'visible' });
+  const card = section.locator('.card').first();
+  const text = await card.textContent();
+  assert.match(text, /the README heading says 'Instalation'/);
+  assert.match(text, /Evidence: “says 'Instalation'”/);
+  assert.equal(await card.locator('.rule').allTextContents().then((r) => r.join(',')), 'wording');
+  await card.getByRole('button', { name: 'Explain' }).click();
+  await page.locator('#explain-summary', { hasText: 'decision ignore (would_accept)' }).waitFor();
+});
+
+test('explain tells a message’s whole story from its link', async () => {
+  await page.locator('#explain-q').fill('https://github.com/o/r/issues/11#gh:comment:1001');
+  await page.locator('#explain-form button').click();
+  await page.locator('#explain-summary', { hasText: 'It created Ticket' }).waitFor();
+  await page.locator('#explain-q').fill('https://github.com/o/r/issues/404#nothing');
+  await page.locator('#explain-form button').click();
+  await page.locator('#explain-summary', { hasText: 'was ever received' }).waitFor();
+});
+
+test('a new Trigger shows up live, without reloading the page', async () => {
+  await page.evaluate(() => { window.__sameDocument = true; });
+  const trigger = {
+    id: 'gh:comment:2001', source: 'github', scope: 'comments', actor: 'alice', human: true, addressed: true,
+    text: '@agent please add a CHANGELOG entry for the panel', at: new Date().toISOString(),
+    threads: ['github:issue:31'], channel: 'github:issue:31',
+    meta: { html_url: 'https://github.com/o/r/issues/31#issuecomment-2001' },
+  };
+  const r = spawnSync(bin, ['receive', '--config', config, '--trigger', '-'], { input: JSON.stringify(trigger), encoding: 'utf8' });
+  assert.equal(r.status, 0, r.stderr);
+  assert.equal(JSON.parse(r.stdout).outcome, 'stored');
+  // The daemon's Eval accepts it; the store changes; the stream says so; the page refreshes.
+  const row = page.locator('#tickets li', { hasText: 'add a CHANGELOG entry for the panel' });
+  await row.waitFor();
+  assert.equal(await page.evaluate(() => window.__sameDocument), true);
+  await row.locator('.ticket-head').click();
+  await row.locator('.detail', { hasText: 'explicit via allow_listed_addressed, from alice' }).waitFor();
+  await page.screenshot({ path: join(shots, 'history-1280x800-light.png'), fullPage: true });
+});
+
+test('reload policy shows the validation result', async () => {
+  const original = readFileSync(policyFile, 'utf8');
+  try {
+    writeFileSync(policyFile, 'mode: sometimes\n');
+    await page.getByRole('button', { name: 'Reload policy' }).click();
+    await page.locator('#reload-result', { hasText: 'stays in force' }).waitFor();
+    assert.match(await page.locator('#reload-problems').textContent(), /policy\.yaml:1:\d+: mode: must be one of off, observe, auto/);
+  } finally {
+    writeFileSync(policyFile, original);
+  }
+  await page.getByRole('button', { name: 'Reload policy' }).click();
+  await page.locator('#reload-result', { hasText: 'Policy unchanged (version 1).' }).waitFor();
+  assert.equal(await page.locator('#reload-problems').isVisible(), false);
+});
+
+test('on a calm day "Needs you" is one line and the rest stays quiet', async () => {
+  const p = await openPanel({}, process.env.EMPTY_PANEL_URL);
+  assert.equal((await p.locator('#needs').innerText()).replace(/\s+/g, ' ').trim(), 'Needs you: Nothing needs you.');
+  const box = await p.locator('#needs').boundingBox();
+  assert.ok(box.height < 60, `one line (${box.height}px)`);
+  assert.equal(await p.locator('#observe').isVisible(), false, 'nothing to review, nothing shown');
+  assert.equal(await p.locator('#tickets-empty').textContent(), 'No Tickets yet.');
+  await p.screenshot({ path: join(shots, 'calm-1280x800-light.png') });
+  assert.deepEqual(p.errors, []);
+  await p.context().close();
+});
+
+test('readable at 1280×800 and at phone width, in light and dark', async () => {
+  // One page, re-laid out and re-themed in place: what a person gets when they rotate a phone or
+  // the system switches to dark mode at sunset.
+  for (const [width, height] of [[1280, 800], [390, 844]]) {
+    for (const colorScheme of ['light', 'dark']) {
+      await page.setViewportSize({ width, height });
+      await page.emulateMedia({ colorScheme });
+      await page.evaluate(() => new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done))));
+      await page.evaluate(() => window.scrollTo(0, 0));
+      const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+      assert.ok(overflow <= 0, `no sideways scrolling at ${width}px (overflow ${overflow}px)`);
+      const bg = await page.evaluate(() => getComputedStyle(document.body).backgroundColor);
+      assert.equal(bg === 'rgb(19, 21, 25)', colorScheme === 'dark', `background ${bg} fits the ${colorScheme} theme`);
+      await page.screenshot({ path: join(shots, `panel-${width}x${height}-${colorScheme}.png`) });
+    }
+  }
+  await page.screenshot({ path: join(shots, 'panel-390x844-dark-full.png'), fullPage: true });
+});

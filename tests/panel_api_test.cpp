@@ -1,0 +1,531 @@
+// The panel's HTTP API on a real httplib server on loopback, over a real store: reads, commands,
+// every refusal (precise, and changing nothing), live updates, and no secret in any response.
+#include <stdlib.h>
+
+#include <condition_variable>
+#include <mutex>
+#include <thread>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <httplib.h>
+
+#include "panel/guard.h"
+#include "panel_fixture.h"
+#include "superagent/panel.h"
+#include "superagent/views.h"
+
+namespace superagent::testing {
+namespace {
+
+using nlohmann::json;
+using ::testing::HasSubstr;
+
+class PanelApiTest : public PanelSeedTest {
+ protected:
+  void SetUp() override {
+    PanelSeedTest::SetUp();
+    StartClockAnHourAgo();
+    seed_ = Seed();
+  }
+  void TearDown() override {
+    StopServer();
+    PanelSeedTest::TearDown();
+  }
+
+  // Starts the panel with `config` (listen is replaced by the bound port's address).
+  Status StartServer(Config config = Config{}) {
+    auto views = Views::Open((dir_ / "superagent.db").string());
+    if (!views.ok()) return views.status();
+    views_ = std::move(*views);
+    server_ = std::make_unique<httplib::Server>();
+    panel::PanelContext ctx;
+    ctx.engine = engine_.get();
+    ctx.views = views_.get();
+    ctx.config = config;
+    ctx.poll_ms = 50;
+    ctx.reload_policy = [this] {
+      ++reloads_;
+      return reload_result_;
+    };
+    auto panel = panel::InstallRoutes(*server_, ctx);
+    if (!panel.ok()) return panel.status();
+    panel_ = std::move(*panel);
+    port_ = server_->bind_to_any_port("127.0.0.1");
+    thread_ = std::thread([this] { server_->listen_after_bind(); });
+    client_ = std::make_unique<httplib::Client>("127.0.0.1", port_);
+    client_->set_read_timeout(5, 0);
+    return Status::Ok();
+  }
+  void StopServer() {
+    if (panel_) panel_->Stop();
+    if (server_) server_->stop();
+    if (thread_.joinable()) thread_.join();
+    panel_.reset();
+    server_.reset();
+    views_.reset();
+  }
+
+  json GetJson(const std::string& path, int expect = 200) {
+    auto r = client_->Get(path.c_str());
+    EXPECT_TRUE(r) << path;
+    if (!r) return json();
+    EXPECT_EQ(r->status, expect) << path << ": " << r->body;
+    return json::parse(r->body, nullptr, false);
+  }
+
+  std::string Csrf() { return GetJson("/api/session")["csrf_token"].get<std::string>(); }
+
+  // A command as the page sends it; `edit` changes the headers to try a refusal.
+  httplib::Result Post(const std::string& path, const json& body, httplib::Headers headers = {}, bool with_csrf = true,
+                       const std::string& content_type = "application/json") {
+    if (with_csrf) headers.emplace("X-CSRF-Token", Csrf());
+    headers.emplace("Origin", "http://127.0.0.1:" + std::to_string(port_));
+    return client_->Post(path.c_str(), headers, body.dump(), content_type.c_str());
+  }
+
+  std::size_t CommandCount() { return GetJson("/api/commands")["commands"].size(); }
+
+  PanelSeed seed_;
+  std::unique_ptr<Views> views_;
+  std::unique_ptr<httplib::Server> server_;
+  std::unique_ptr<panel::Panel> panel_;
+  std::unique_ptr<httplib::Client> client_;
+  std::thread thread_;
+  int port_ = 0;
+  int reloads_ = 0;
+  panel::PolicyReloadResult reload_result_;
+};
+
+// ---------------------------------------------------------------------------------------------
+// Reads
+
+TEST_F(PanelApiTest, NeedsYouListsQuestionsOldestFirstThenDecisionsThenProblems) {
+  ASSERT_TRUE(StartServer().ok());
+  json needs = GetJson("/api/needs");
+  ASSERT_EQ(needs["questions"].size(), 2u);
+  EXPECT_EQ(needs["questions"][0]["id"], seed_.question_old);
+  EXPECT_EQ(needs["questions"][0]["question"]["question"], "Which link should CONTRIBUTING.md point to?");
+  EXPECT_EQ(needs["questions"][0]["question"]["form"]["options"][1], "the wiki page");
+  EXPECT_EQ(needs["questions"][1]["id"], seed_.question_new);
+  ASSERT_EQ(needs["decisions"].size(), 1u);
+  EXPECT_EQ(needs["decisions"][0]["id"], seed_.blocked);
+  EXPECT_EQ(needs["decisions"][0]["stoppable"], true);
+  ASSERT_EQ(needs["problems"].size(), 1u);
+  EXPECT_EQ(needs["problems"][0]["kind"], "source:feishu:backfill");
+  EXPECT_EQ(needs["count"], 4);
+}
+
+TEST_F(PanelApiTest, StatusSaysModePolicySlotsSourcesAndCursors) {
+  Config config;
+  config.execution.slots = 5;
+  ASSERT_TRUE(StartServer(config).ok());
+  json s = GetJson("/api/status");
+  EXPECT_EQ(s["mode"], "observe");
+  EXPECT_EQ(s["policy_version"], 1);
+  EXPECT_EQ(s["policy"]["origin"], "test-policy.yaml");
+  EXPECT_TRUE(s["policy"]["since"].is_string());
+  EXPECT_EQ(s["slots"]["configured"], 5);
+  EXPECT_EQ(s["slots"]["reserved_for_people"], 1);
+  EXPECT_EQ(s["slots"]["in_use"], 0);
+  EXPECT_EQ(s["slots"]["execution_running"], false);
+  EXPECT_EQ(s["tickets"]["waiting_for_person"], 2);
+  EXPECT_EQ(s["would_accept"], 1);
+  ASSERT_EQ(s["sources"].size(), 2u);
+  EXPECT_EQ(s["sources"][0]["source"], "feishu");
+  EXPECT_EQ(s["sources"][0]["consecutive_failures"], 3);
+  EXPECT_EQ(s["sources"][0]["last_error"], "HTTP 503 from open.feishu.cn");
+  EXPECT_EQ(s["sources"][1]["skipped_items"], 2);
+  EXPECT_TRUE(s["sources"][1]["last_success_at"].is_string());
+  ASSERT_EQ(s["cursors"].size(), 2u);
+  EXPECT_EQ(s["cursors"][1]["name"], "notifications");
+}
+
+TEST_F(PanelApiTest, HistoryFiltersByStageAndShowsATicketsWholeStory) {
+  ASSERT_TRUE(StartServer().ok());
+  json all = GetJson("/api/tickets");
+  ASSERT_EQ(all["tickets"].size(), 4u);
+  EXPECT_EQ(all["tickets"][0]["id"], seed_.ended);  // newest first
+  json ended = GetJson("/api/tickets?stage=ended");
+  ASSERT_EQ(ended["tickets"].size(), 1u);
+  EXPECT_EQ(ended["tickets"][0]["end_reason"], "result delivered");
+  EXPECT_EQ(GetJson("/api/tickets?stage=sleeping", 400)["error"],
+            "stage must be one of working, idle, waiting_for_person, ready, blocked, ended");
+  json page = GetJson("/api/tickets?limit=2&before=" + std::to_string(seed_.blocked));
+  ASSERT_EQ(page["tickets"].size(), 2u);
+  EXPECT_EQ(page["tickets"][0]["id"], seed_.question_new);
+
+  json d = GetJson("/api/tickets/" + std::to_string(seed_.question_old));
+  EXPECT_EQ(d["stage"], "waiting_for_person");
+  EXPECT_EQ(d["mandate"]["strength"], "explicit");
+  EXPECT_EQ(d["mandate"]["sender"], "alice");
+  EXPECT_EQ(d["mandate"]["status"], "active");
+  EXPECT_EQ(d["request"]["text"], "@agent please fix the broken link in CONTRIBUTING.md");
+  EXPECT_EQ(d["request"]["url"], "https://github.com/o/r/issues/11#gh:comment:1001");
+  ASSERT_EQ(d["decisions"].size(), 1u);
+  EXPECT_EQ(d["decisions"][0]["outcome"], "accept");
+  EXPECT_EQ(d["decisions"][0]["triggers"][0]["gate"]["reason"], "allow_listed_addressed");
+  ASSERT_EQ(d["assignments"].size(), 1u);
+  ASSERT_EQ(d["messages"].size(), 2u);  // the acknowledgement, then the question
+  EXPECT_EQ(d["messages"][0]["kind"], "acknowledgement");
+  EXPECT_EQ(d["messages"][1]["kind"], "attention");
+  // Transcript in time order: accepted, the request, the ack, the question, the stage change.
+  std::vector<std::string> types;
+  for (const json& e : d["transcript"]) types.push_back(e["type"].get<std::string>() + ":" + e["kind"].get<std::string>());
+  EXPECT_EQ(types, (std::vector<std::string>{"input:trigger", "sent:acknowledgement", "stage:idle", "sent:attention",
+                                             "stage:waiting_for_person"}));
+  EXPECT_EQ(GetJson("/api/tickets/999", 404)["error"], "ticket 999 does not exist");
+}
+
+TEST_F(PanelApiTest, ObserveReviewShowsEvidenceAndMatchedRules) {
+  ASSERT_TRUE(StartServer().ok());
+  json o = GetJson("/api/observe");
+  EXPECT_EQ(o["mode"], "observe");
+  ASSERT_EQ(o["decisions"].size(), 1u);
+  const json& d = o["decisions"][0];
+  EXPECT_EQ(d["would_accept"], true);
+  EXPECT_EQ(d["outcome"], "ignore");
+  EXPECT_EQ(d["matched_rules"], json::array({"wording"}));
+  EXPECT_EQ(d["assessment"]["evidence"], "says 'Instalation'");
+  ASSERT_EQ(d["triggers"].size(), 1u);
+  EXPECT_EQ(d["triggers"][0]["id"], seed_.would_accept_trigger);
+  EXPECT_EQ(d["triggers"][0]["gate"]["strength"], "inferred");
+}
+
+TEST_F(PanelApiTest, ExplainAndTheRestOfTheReadRoutes) {
+  ASSERT_TRUE(StartServer().ok());
+  json story = GetJson("/api/explain?q=https://github.com/o/r/issues/11%23gh:comment:1001");
+  EXPECT_THAT(story["summary"].get<std::string>(), HasSubstr("created Ticket"));
+  EXPECT_THAT(GetJson("/api/explain?q=nope", 404)["error"].get<std::string>(), HasSubstr("was ever received"));
+  EXPECT_EQ(GetJson("/api/explain", 400)["error"], "parameter q (a trigger id or message URL) is required");
+  EXPECT_EQ(GetJson("/api/nothing-here", 404)["error"], "no such API route: /api/nothing-here");
+  auto page = client_->Get("/");
+  ASSERT_TRUE(page);
+  EXPECT_EQ(page->status, 200);
+  EXPECT_THAT(page->body, HasSubstr("<title>superagent</title>"));
+  EXPECT_EQ(page->get_header_value("X-Frame-Options"), "DENY");
+  EXPECT_THAT(page->get_header_value("Content-Security-Policy"), HasSubstr("frame-ancestors 'none'"));
+  EXPECT_EQ(client_->Get("/panel.js")->get_header_value("Content-Type"), "text/javascript; charset=utf-8");
+  EXPECT_EQ(client_->Get("/healthz")->body, "ok\n");
+  json session = GetJson("/api/session");
+  EXPECT_EQ(session["auth"], "none");
+  EXPECT_EQ(session["csrf_token"].get<std::string>().size(), 64u);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Commands
+
+TEST_F(PanelApiTest, StopIsAConfirmedCommandRecordedAsAHumanStop) {
+  ASSERT_TRUE(StartServer().ok());
+  const std::string path = "/api/tickets/" + std::to_string(seed_.blocked) + "/stop";
+  auto unconfirmed = Post(path, {{"name", "Tess"}});
+  ASSERT_TRUE(unconfirmed);
+  EXPECT_EQ(unconfirmed->status, 400);
+  EXPECT_EQ(GetJson("/api/tickets/" + std::to_string(seed_.blocked))["stage"], "blocked");
+
+  auto r = Post(path, {{"confirm", true}, {"name", "Tess"}});
+  ASSERT_TRUE(r);
+  ASSERT_EQ(r->status, 200) << r->body;
+  EXPECT_EQ(json::parse(r->body)["by"], "Tess (panel)");
+  json d = GetJson("/api/tickets/" + std::to_string(seed_.blocked));
+  EXPECT_EQ(d["stage"], "ended");
+  EXPECT_EQ(d["end_reason"], "stopped by Tess (panel)");
+  EXPECT_EQ(d["mandate"]["status"], "withdrawn");
+  EXPECT_EQ(d["mandate"]["ended"]["by"], "Tess (panel)");
+  EXPECT_EQ(d["stoppable"], false);
+  ASSERT_EQ(d["commands"].size(), 1u);
+  EXPECT_EQ(d["commands"][0]["command"], "stop");
+  EXPECT_EQ(d["commands"][0]["who"], "Tess (panel)");
+  EXPECT_TRUE(d["commands"][0]["at"].is_string());
+
+  auto again = Post(path, {{"confirm", true}});
+  EXPECT_EQ(again->status, 409);
+  EXPECT_THAT(again->body, HasSubstr("already stopped"));
+  EXPECT_EQ(Post("/api/tickets/999/stop", {{"confirm", true}})->status, 404);
+  EXPECT_EQ(CommandCount(), 1u);
+}
+
+TEST_F(PanelApiTest, AnsweringResumesTheWaitingTicket) {
+  ASSERT_TRUE(StartServer().ok());
+  const std::string path = "/api/tickets/" + std::to_string(seed_.question_old) + "/answer";
+  EXPECT_EQ(Post(path, {{"answer", "   "}})->status, 400);
+  auto r = Post(path, {{"answer", "docs/setup.md"}});
+  ASSERT_TRUE(r);
+  ASSERT_EQ(r->status, 200) << r->body;
+  EXPECT_EQ(json::parse(r->body)["by"], "panel user at 127.0.0.1");
+  json d = GetJson("/api/tickets/" + std::to_string(seed_.question_old));
+  EXPECT_EQ(d["stage"], "idle");
+  EXPECT_EQ(d["assignments"].size(), 2u);  // a new Assignment to resume
+  const json& last_input = d["transcript"][d["transcript"].size() - 2];
+  EXPECT_EQ(last_input["kind"], "answer");
+  EXPECT_EQ(last_input["text"], "docs/setup.md");
+  // The next question is now first in line.
+  json needs = GetJson("/api/needs");
+  ASSERT_EQ(needs["questions"].size(), 1u);
+  EXPECT_EQ(needs["questions"][0]["id"], seed_.question_new);
+
+  auto twice = Post(path, {{"answer", "again"}});
+  EXPECT_EQ(twice->status, 409);
+  EXPECT_THAT(twice->body, HasSubstr("is not waiting for an answer"));
+  EXPECT_EQ(CommandCount(), 1u);
+}
+
+TEST_F(PanelApiTest, ReloadPolicyShowsTheValidationResultAndIsRecorded) {
+  ASSERT_TRUE(StartServer().ok());
+  reload_result_.valid = false;
+  reload_result_.version = 1;
+  reload_result_.origin = "/etc/superagent/policy.yaml";
+  reload_result_.problems = {"/etc/superagent/policy.yaml:1:7: mode: must be one of off, observe, auto (got \"fast\")"};
+  auto bad = Post("/api/policy/reload", {{"name", "Tess"}});
+  ASSERT_TRUE(bad);
+  EXPECT_EQ(bad->status, 422);
+  json b = json::parse(bad->body);
+  EXPECT_EQ(b["valid"], false);
+  EXPECT_EQ(b["problems"][0], reload_result_.problems[0]);
+  reload_result_ = {};
+  reload_result_.valid = true;
+  reload_result_.changed = true;
+  reload_result_.version = 2;
+  auto good = Post("/api/policy/reload", json::object());
+  EXPECT_EQ(good->status, 200);
+  EXPECT_EQ(json::parse(good->body)["version"], 2);
+  EXPECT_EQ(reloads_, 2);
+  json commands = GetJson("/api/commands")["commands"];
+  ASSERT_EQ(commands.size(), 2u);
+  EXPECT_EQ(commands[1]["command"], "reload_policy");
+  EXPECT_EQ(commands[1]["who"], "Tess (panel)");
+  EXPECT_EQ(commands[1]["detail"]["valid"], false);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Refusals: each precise, each changing nothing.
+
+TEST_F(PanelApiTest, CommandsWithoutTheCsrfTokenOrFromAnotherOriginAreRefused) {
+  ASSERT_TRUE(StartServer().ok());
+  const std::string path = "/api/tickets/" + std::to_string(seed_.blocked) + "/stop";
+  const json body = {{"confirm", true}};
+
+  auto no_token = Post(path, body, {}, /*with_csrf=*/false);
+  EXPECT_EQ(no_token->status, 403);
+  EXPECT_THAT(no_token->body, HasSubstr("missing or stale CSRF token"));
+
+  auto wrong_token = Post(path, body, {{"X-CSRF-Token", std::string(64, 'a')}}, false);
+  EXPECT_EQ(wrong_token->status, 403);
+
+  httplib::Headers evil{{"X-CSRF-Token", Csrf()}, {"Origin", "http://evil.example"}};
+  auto cross = client_->Post(path.c_str(), evil, body.dump(), "application/json");
+  EXPECT_EQ(cross->status, 403);
+  EXPECT_THAT(cross->body, HasSubstr("Origin http://evil.example is not http://127.0.0.1:"));
+
+  auto site = Post(path, body, {{"Sec-Fetch-Site", "cross-site"}});
+  EXPECT_EQ(site->status, 403);
+  EXPECT_THAT(site->body, HasSubstr("Sec-Fetch-Site: cross-site"));
+
+  auto form = Post(path, body, {}, true, "application/x-www-form-urlencoded");
+  EXPECT_EQ(form->status, 415);
+
+  auto not_object = client_->Post(path.c_str(), {{"X-CSRF-Token", Csrf()}}, "[1]", "application/json");
+  EXPECT_EQ(not_object->status, 400);
+
+  EXPECT_EQ(GetJson("/api/tickets/" + std::to_string(seed_.blocked))["stage"], "blocked");
+  EXPECT_EQ(GetJson("/api/tickets/" + std::to_string(seed_.blocked))["mandate"]["status"], "active");
+  EXPECT_EQ(CommandCount(), 0u);
+  EXPECT_EQ(reloads_, 0);
+}
+
+TEST_F(PanelApiTest, WithoutAPasswordOnlyLoopbackHostNamesAreAnswered) {
+  ASSERT_TRUE(StartServer().ok());
+  // A page whose DNS name was rebound to 127.0.0.1 sends its own name as Host.
+  httplib::Headers rebound{{"Host", "evil.example:" + std::to_string(port_)}};
+  auto read = client_->Get("/api/status", rebound);
+  ASSERT_TRUE(read);
+  EXPECT_EQ(read->status, 403);
+  EXPECT_THAT(read->body, HasSubstr("answers only requests to 127.0.0.1 or localhost"));
+  httplib::Headers command = rebound;
+  command.emplace("X-CSRF-Token", Csrf());
+  command.emplace("Origin", "http://evil.example:" + std::to_string(port_));
+  auto stop = client_->Post(("/api/tickets/" + std::to_string(seed_.blocked) + "/stop").c_str(), command,
+                            json{{"confirm", true}}.dump(), "application/json");
+  EXPECT_EQ(stop->status, 403);
+  EXPECT_EQ(GetJson("/api/tickets/" + std::to_string(seed_.blocked))["stage"], "blocked");
+  EXPECT_EQ(client_->Get("/api/status", {{"Host", "localhost:" + std::to_string(port_)}})->status, 200);
+}
+
+TEST_F(PanelApiTest, WithATokenEveryRequestNeedsItAndTheUserNameIsWhoActed) {
+  ASSERT_EQ(setenv("SUPERAGENT_TEST_PANEL_TOKEN", "correct-horse-battery-staple", 1), 0);
+  Config config;
+  config.panel.token_env = "SUPERAGENT_TEST_PANEL_TOKEN";
+  ASSERT_TRUE(StartServer(config).ok());
+  unsetenv("SUPERAGENT_TEST_PANEL_TOKEN");
+
+  auto anonymous = client_->Get("/api/status");
+  EXPECT_EQ(anonymous->status, 401);
+  EXPECT_THAT(anonymous->get_header_value("WWW-Authenticate"), HasSubstr("Basic realm="));
+  EXPECT_EQ(client_->Get("/")->status, 401);
+  EXPECT_EQ(client_->Get("/healthz")->status, 200);  // for probes; says nothing
+  client_->set_basic_auth("tess", "wrong");
+  EXPECT_EQ(client_->Get("/api/status")->status, 401);
+  httplib::Client bearer("127.0.0.1", port_);
+  bearer.set_bearer_token_auth("correct-horse-battery-staple");
+  EXPECT_EQ(bearer.Get("/api/status")->status, 200);
+
+  client_ = std::make_unique<httplib::Client>("127.0.0.1", port_);
+  client_->set_basic_auth("tess", "correct-horse-battery-staple");
+  json session = GetJson("/api/session");
+  EXPECT_EQ(session["auth"], "token");
+  // With a password, any Host is answered (a reverse proxy may use its own name).
+  EXPECT_EQ(client_->Get("/api/status", {{"Host", "agent.example.com"}})->status, 200);
+  auto r = Post("/api/tickets/" + std::to_string(seed_.blocked) + "/stop", {{"confirm", true}, {"name", "mallory"}});
+  ASSERT_EQ(r->status, 200) << r->body;
+  EXPECT_EQ(json::parse(r->body)["by"], "tess (panel)");  // the authenticated name wins
+}
+
+TEST_F(PanelApiTest, ANonLoopbackPanelWithoutAPasswordDoesNotStart) {
+  Config config;
+  config.panel.listen = "0.0.0.0:8080";
+  Status s = StartServer(config);
+  EXPECT_EQ(s.code(), Status::Code::kInvalidArgument);
+  EXPECT_THAT(s.message(), HasSubstr("is not a loopback address: set panel.token_env"));
+  config.panel.token_env = "SUPERAGENT_TEST_UNSET_VARIABLE";
+  unsetenv("SUPERAGENT_TEST_UNSET_VARIABLE");
+  s = StartServer(config);
+  EXPECT_EQ(s.code(), Status::Code::kInvalidArgument);
+  EXPECT_THAT(s.message(), HasSubstr("SUPERAGENT_TEST_UNSET_VARIABLE, which is unset or empty"));
+}
+
+TEST_F(PanelApiTest, NoSecretInAnyResponse) {
+  const std::string secrets[] = {"ghp_PANELTESTSECRET0123456789abcdef", "sk-paneltestsecret0123456789", "hunter2-panel-pass"};
+  ASSERT_EQ(setenv("SUPERAGENT_TEST_GH", secrets[0].c_str(), 1), 0);
+  ASSERT_EQ(setenv("SUPERAGENT_TEST_LLM", secrets[1].c_str(), 1), 0);
+  ASSERT_EQ(setenv("SUPERAGENT_TEST_PANEL", secrets[2].c_str(), 1), 0);
+  Config config;
+  config.github.token_env = "SUPERAGENT_TEST_GH";
+  config.llm.api_key_env = "SUPERAGENT_TEST_LLM";
+  config.panel.token_env = "SUPERAGENT_TEST_PANEL";
+  ASSERT_TRUE(StartServer(config).ok());
+  client_->set_basic_auth("tess", secrets[2]);
+  std::string everything;
+  for (std::string path : {"/api/session", "/api/status", "/api/needs", "/api/tickets", "/api/observe", "/api/commands",
+                           "/api/explain?q=gh:comment:1001", "/", "/panel.js", "/api/nothing"}) {
+    auto r = client_->Get(path.c_str());
+    ASSERT_TRUE(r) << path;
+    everything += r->body;
+    for (const auto& [k, v] : r->headers) everything += k + ": " + v + "\n";
+  }
+  for (TicketId id : {seed_.question_old, seed_.blocked, seed_.ended})
+    everything += client_->Get(("/api/tickets/" + std::to_string(id)).c_str())->body;
+  everything += Post("/api/tickets/" + std::to_string(seed_.blocked) + "/stop", {{"confirm", true}})->body;
+  for (const std::string& secret : secrets) EXPECT_EQ(everything.find(secret), std::string::npos) << secret;
+  unsetenv("SUPERAGENT_TEST_GH");
+  unsetenv("SUPERAGENT_TEST_LLM");
+  unsetenv("SUPERAGENT_TEST_PANEL");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Live updates
+
+TEST_F(PanelApiTest, EventsStreamSaysHelloThenChangeWhenTheStoreChangesAndEndsOnStop) {
+  ASSERT_TRUE(StartServer().ok());
+  std::mutex mu;
+  std::condition_variable cv;
+  std::string received;
+  bool ended = false;
+  std::thread reader([&] {
+    httplib::Client c("127.0.0.1", port_);
+    c.set_read_timeout(10, 0);
+    c.Get("/api/events", [&](const char* data, size_t len) {
+      std::lock_guard<std::mutex> lock(mu);
+      received.append(data, len);
+      cv.notify_all();
+      return true;
+    });
+    std::lock_guard<std::mutex> lock(mu);
+    ended = true;
+    cv.notify_all();
+  });
+  auto wait_for = [&](const std::string& what) {
+    std::unique_lock<std::mutex> lock(mu);
+    return cv.wait_for(lock, std::chrono::seconds(10), [&] { return received.find(what) != std::string::npos; });
+  };
+  ASSERT_TRUE(wait_for("event: hello")) << received;
+  EXPECT_EQ(received.find("event: change"), std::string::npos);
+  Receive(Comment("gh:comment:live", "alice", true, "@agent one more thing", 21));  // another connection commits
+  ASSERT_TRUE(wait_for("event: change")) << received;
+
+  const auto before = std::chrono::steady_clock::now();
+  StopServer();  // Panel::Stop ends the stream, so the server stops at once
+  {
+    std::unique_lock<std::mutex> lock(mu);
+    EXPECT_TRUE(cv.wait_for(lock, std::chrono::seconds(5), [&] { return ended; }));
+  }
+  reader.join();
+  EXPECT_LT(std::chrono::steady_clock::now() - before, std::chrono::seconds(2));
+}
+
+TEST_F(PanelApiTest, TooManyStreamsAreRefusedSoPagesFallBackToPolling) {
+  ASSERT_TRUE(StartServer().ok());
+  std::vector<std::thread> readers;
+  std::mutex mu;
+  std::condition_variable cv;
+  int hellos = 0;
+  for (int i = 0; i < 8; ++i) {
+    readers.emplace_back([&] {
+      httplib::Client c("127.0.0.1", port_);
+      c.Get("/api/events", [&](const char* data, size_t len) {
+        if (std::string(data, len).find("hello") != std::string::npos) {
+          std::lock_guard<std::mutex> lock(mu);
+          ++hellos;
+          cv.notify_all();
+        }
+        return true;
+      });
+    });
+  }
+  {
+    std::unique_lock<std::mutex> lock(mu);
+    ASSERT_TRUE(cv.wait_for(lock, std::chrono::seconds(10), [&] { return hellos == 8; }));
+  }
+  auto fifth = httplib::Client("127.0.0.1", port_).Get("/api/events");
+  ASSERT_TRUE(fifth);
+  EXPECT_EQ(fifth->status, 503);
+  EXPECT_EQ(client_->Get("/api/status")->status, 200);  // reads still have threads
+  StopServer();
+  for (auto& t : readers) t.join();
+}
+
+// ---------------------------------------------------------------------------------------------
+// The checks themselves
+
+TEST(PanelGuardTest, HostNamesAndOrigins) {
+  EXPECT_EQ(panel::HostName("127.0.0.1:8080"), "127.0.0.1");
+  EXPECT_EQ(panel::HostName("[::1]:8080"), "::1");
+  EXPECT_EQ(panel::HostName("LocalHost"), "localhost");
+  EXPECT_EQ(panel::CheckHost("localhost:1", false), "");
+  EXPECT_EQ(panel::CheckHost("[::1]:1", false), "");
+  EXPECT_NE(panel::CheckHost("127.0.0.1.evil.example:1", false), "");
+  EXPECT_EQ(panel::CheckHost("anything", true), "");
+  EXPECT_EQ(panel::CheckSameOrigin("http://127.0.0.1:8080", "same-origin", "127.0.0.1:8080"), "");
+  EXPECT_EQ(panel::CheckSameOrigin("https://agent.example", "", "agent.example"), "");
+  EXPECT_NE(panel::CheckSameOrigin("http://127.0.0.1:8081", "", "127.0.0.1:8080"), "");
+  EXPECT_NE(panel::CheckSameOrigin("null", "", "127.0.0.1:8080"), "");
+  EXPECT_EQ(panel::CheckSameOrigin("", "", "127.0.0.1:8080"), "");  // not a browser: the CSRF token decides
+}
+
+TEST(PanelGuardTest, TokensAndNames) {
+  std::string user;
+  EXPECT_TRUE(panel::CheckToken("", "", &user));
+  EXPECT_FALSE(panel::CheckToken("", "s3cret", &user));
+  EXPECT_TRUE(panel::CheckToken("Bearer s3cret", "s3cret", &user));
+  EXPECT_FALSE(panel::CheckToken("Bearer s3cre", "s3cret", &user));
+  EXPECT_TRUE(panel::CheckToken("Basic dGVzczpzM2NyZXQ=", "s3cret", &user));  // tess:s3cret
+  EXPECT_EQ(user, "tess");
+  EXPECT_FALSE(panel::CheckToken("Basic dGVzczpub3Bl", "s3cret", &user));  // tess:nope
+  EXPECT_FALSE(panel::CheckToken("Basic !!!", "s3cret", &user));
+  EXPECT_EQ(panel::Base64Decode("aGVsbG8="), "hello");
+  EXPECT_EQ(panel::CleanName("  Tess\n "), "Tess");
+  EXPECT_EQ(panel::CleanName(std::string(100, 'x')).size(), 64u);
+  EXPECT_NE(panel::RandomToken(), panel::RandomToken());
+}
+
+}  // namespace
+}  // namespace superagent::testing

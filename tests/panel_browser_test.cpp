@@ -1,0 +1,110 @@
+// The panel as a person uses it: the real daemon on a free loopback port, over a store seeded by
+// the real Engine, driven in headless Debian Chromium by tests/browser/panel.test.mjs
+// (playwright-core from tests/node_modules, installed by `cmake/dev.sh test`). Screenshots go to
+// $SUPERAGENT_SCREENSHOT_DIR (default /tmp/superagent-panel-screenshots).
+#include <signal.h>
+#include <stdlib.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include <gtest/gtest.h>
+
+#include "daemon_process.h"
+#include "panel_fixture.h"
+#include "run_binary.h"
+
+namespace superagent::testing {
+namespace {
+
+namespace fs = std::filesystem;
+
+// `name` on PATH, or "".
+std::string FindOnPath(const std::string& name) {
+  const char* path = std::getenv("PATH");
+  std::string dirs = path ? path : "/usr/local/bin:/usr/bin:/bin";
+  size_t start = 0;
+  while (start <= dirs.size()) {
+    size_t end = dirs.find(':', start);
+    if (end == std::string::npos) end = dirs.size();
+    fs::path candidate = fs::path(dirs.substr(start, end - start)) / name;
+    if (!candidate.empty() && ::access(candidate.c_str(), X_OK) == 0) return candidate.string();
+    start = end + 1;
+  }
+  return "";
+}
+
+class PanelBrowserTest : public PanelSeedTest {};
+
+TEST_F(PanelBrowserTest, APersonUsesThePanelInChromium) {
+  const std::string node = FindOnPath("node");
+  const fs::path tests_dir = fs::path(SUPERAGENT_SOURCE_DIR) / "tests";
+  const char* chromium_env = std::getenv("CHROMIUM");
+  const std::string chromium = chromium_env ? chromium_env : "/usr/bin/chromium";
+  ASSERT_FALSE(node.empty()) << "node is not installed: `cmake/dev.sh test` installs nodejs and npm";
+  ASSERT_TRUE(fs::exists(tests_dir / "node_modules" / "playwright-core"))
+      << "playwright-core is missing: run `npm ci` in tests/ (`cmake/dev.sh test` does)";
+  ASSERT_TRUE(fs::exists(chromium)) << chromium << " is missing: `cmake/dev.sh deps` installs Debian's chromium";
+
+  StartClockAnHourAgo();
+  PanelSeed seed = Seed();
+  engine_.reset();  // the daemon owns the store from here on
+
+  const int port = FreeLoopbackPort();
+  const fs::path policy = dir_ / "policy.yaml";
+  const fs::path config = dir_ / "superagent.yaml";
+  std::ofstream(policy) << PanelPolicyYaml();
+  std::ofstream(config) << "data_dir: .\npolicy_file: policy.yaml\npanel:\n  listen: 127.0.0.1:" << port << "\n";
+
+  DaemonProcess daemon(SUPERAGENT_BINARY, {"serve", "--config", config.string()},
+                       {{"GITHUB_TOKEN", "ghp_BROWSERTESTSECRET0123456789"}});
+  ASSERT_TRUE(daemon.started());
+  ASSERT_TRUE(daemon.WaitForLine("ready")) << daemon.log();
+  EXPECT_NE(daemon.log().find("policy_version=1"), std::string::npos) << "the seeded store's version is kept";
+
+  // A second daemon on an empty store: what a calm day looks like.
+  const int empty_port = FreeLoopbackPort();
+  fs::create_directories(dir_ / "empty");
+  const fs::path empty_config = dir_ / "empty" / "superagent.yaml";
+  std::ofstream(empty_config) << "data_dir: .\npanel:\n  listen: 127.0.0.1:" << empty_port << "\n";
+  DaemonProcess empty(SUPERAGENT_BINARY, {"serve", "--config", empty_config.string()});
+  ASSERT_TRUE(empty.WaitForLine("ready")) << empty.log();
+
+  const char* shots_env = std::getenv("SUPERAGENT_SCREENSHOT_DIR");
+  RunOptions options;
+  options.timeout_ms = 55'000;  // within ctest's 60 s for the whole test
+  options.cwd = tests_dir.string();
+  options.env_set = {
+      {"PANEL_URL", "http://127.0.0.1:" + std::to_string(port) + "/"},
+      {"EMPTY_PANEL_URL", "http://127.0.0.1:" + std::to_string(empty_port) + "/"},
+      {"SUPERAGENT_BIN", SUPERAGENT_BINARY},
+      {"SUPERAGENT_CONFIG", config.string()},
+      {"PANEL_POLICY_FILE", policy.string()},
+      {"PANEL_SEED", nlohmann::json{{"question_old", seed.question_old},
+                                    {"question_new", seed.question_new},
+                                    {"blocked", seed.blocked},
+                                    {"ended", seed.ended}}
+                         .dump()},
+      {"SCREENSHOT_DIR", shots_env ? shots_env : "/tmp/superagent-panel-screenshots"},
+      {"CHROMIUM", chromium},
+  };
+  RunResult r = RunProgram(node, {"--test", "--test-reporter=spec", "browser/panel.test.mjs"}, options);
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err << "\n--- daemon log ---\n" << daemon.log();
+
+  daemon.Signal(SIGTERM);
+  empty.Signal(SIGTERM);
+  EXPECT_EQ(daemon.Wait(), 0) << daemon.log();
+  EXPECT_EQ(empty.Wait(), 0) << empty.log();
+  // Every command is logged with who and from where.
+  EXPECT_NE(daemon.log().find("panel command=answer target=ticket:" + std::to_string(seed.question_old) +
+                              " by=\"Tess (panel)\" remote=127.0.0.1 result=ok"),
+            std::string::npos)
+      << daemon.log();
+  EXPECT_NE(daemon.log().find("panel command=stop target=ticket:" + std::to_string(seed.blocked) + " by=\"Tess (panel)\""),
+            std::string::npos);
+  EXPECT_NE(daemon.log().find("panel command=reload_policy"), std::string::npos);
+  EXPECT_EQ(daemon.log().find("ghp_BROWSERTESTSECRET"), std::string::npos) << "a secret reached the log";
+}
+
+}  // namespace
+}  // namespace superagent::testing

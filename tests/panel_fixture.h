@@ -1,0 +1,102 @@
+// Seeded state for the panel's tests: a real store with questions waiting, a blocked Ticket, an
+// ended one, an observe-mode would_accept Decision, a system problem and Source health — made
+// through the real Engine, the way the daemon's loops would make them.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "engine_fixture.h"
+
+namespace superagent::testing {
+
+struct PanelSeed {
+  TicketId question_old = 0;   // waiting, asked first: a choice question
+  TicketId question_new = 0;   // waiting, asked later: free text
+  TicketId blocked = 0;
+  TicketId ended = 0;
+  std::string would_accept_trigger = "gh:comment:typo-heading";
+};
+
+// The policy the seeded store was made under (also written as the daemon's policy.yaml).
+inline std::string PanelPolicyYaml() {
+  std::string yaml = kBasePolicy;
+  yaml.replace(yaml.find("MODE"), 4, "observe");
+  return yaml;
+}
+
+class PanelSeedTest : public EngineTest {
+ protected:
+  // Time in the seeded rows: an hour before now, so "ago" texts look like a real day.
+  void StartClockAnHourAgo() {
+    clock_.Set(SystemClock()->NowMs() - 3'600'000);
+  }
+
+  TicketId Accept(const std::string& id, int issue, const std::string& text) {
+    Receive(Comment(id, "alice", true, text, issue));
+    Assessment a = ScriptedAssessor::Accept();
+    a.scope = text.substr(text.find(' ') + 1);
+    a.acknowledgement = "On it: " + a.scope;
+    assessor_.answers.push_back(a);
+    EXPECT_EQ(Drain(), 1);
+    auto story = engine_->Explain(id);
+    if (!story.ok() || !story->contains("ticket_created")) {
+      ADD_FAILURE() << "no ticket for " << id;
+      return 0;
+    }
+    return (*story)["ticket_created"]["id"].get<TicketId>();
+  }
+
+  PanelSeed Seed() {
+    PanelSeed s;
+    s.question_old = Accept("gh:comment:1001", 11, "@agent please fix the broken link in CONTRIBUTING.md");
+    clock_.Advance(60'000);
+    s.question_new = Accept("gh:comment:1002", 12, "@agent please tidy the release notes for 0.3");
+    clock_.Advance(60'000);
+    s.blocked = Accept("gh:comment:1003", 13, "@agent please update the CI badge in README");
+    clock_.Advance(60'000);
+    s.ended = Accept("gh:comment:1004", 14, "@agent please fix the typo in docs/intro.md");
+    clock_.Advance(60'000);
+
+    HumanAction choice;
+    choice.thread = "github:issue:11";
+    choice.actor = "alice";
+    choice.question = "Which link should CONTRIBUTING.md point to?";
+    choice.form = {{"options", {"docs/setup.md", "the wiki page"}}};
+    EXPECT_TRUE(engine_->AskPerson(s.question_old, choice, "ask:11").ok());
+    clock_.Advance(60'000);
+    HumanAction text;
+    text.thread = "github:issue:12";
+    text.actor = "alice";
+    text.question = "Should the release notes mention the dropped Python 3.8 support?";
+    EXPECT_TRUE(engine_->AskPerson(s.question_new, text, "ask:12").ok());
+    clock_.Advance(60'000);
+    EXPECT_TRUE(engine_->SetStage(s.blocked, Stage::kBlocked, "the CI badge URL needs a token nobody gave").ok());
+    EXPECT_TRUE(engine_->EndTicket(s.ended, "result delivered").ok());
+    clock_.Advance(60'000);
+
+    // Observe mode: an inferred message the assessment would accept is only recorded.
+    Receive(Comment(s.would_accept_trigger, "alice", false, "the README heading says 'Instalation'", 15));
+    Assessment wa = ScriptedAssessor::Accept(true, "says 'Instalation'");
+    wa.scope = "Fix the spelling of 'Installation' in the README heading";
+    assessor_.answers.push_back(wa);
+    EXPECT_EQ(Drain(), 1);
+
+    // Health: one path fine with skipped items and a cursor, one failing for good.
+    SourceUpdate ok;
+    ok.source = "github";
+    ok.path = "notifications";
+    ok.set_cursors = {{"notifications", "2026-12-02T10:00:00Z"}, {"issue:11", "{\"since\":\"2026-12-02T09:59:55Z\"}"}};
+    ok.skipped = 2;
+    EXPECT_TRUE(engine_->UpdateSource(ok).ok());
+    SourceUpdate bad;
+    bad.source = "feishu";
+    bad.path = "backfill";
+    bad.ok = false;
+    bad.error = "HTTP 503 from open.feishu.cn";
+    for (int i = 0; i < 3; ++i) EXPECT_TRUE(engine_->UpdateSource(bad).ok());
+    return s;
+  }
+};
+
+}  // namespace superagent::testing
