@@ -9,12 +9,14 @@
 #include <nlohmann/json.hpp>
 
 #include "daemon_process.h"
+#include "fake_github_server.h"
 #include "run_binary.h"
 
 namespace superagent::testing {
 namespace {
 
 namespace fs = std::filesystem;
+using nlohmann::json;
 
 const char kPolicy[] = R"(mode: observe
 sources:
@@ -131,6 +133,55 @@ TEST_F(ServeTest, ExplainAndReceiveWithoutADatabaseSayWhatToDo) {
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_NE(r.err.find("no database at"), std::string::npos) << r.err;
   EXPECT_FALSE(fs::exists(dir_ / "data" / "superagent.db"));
+}
+
+// The GitHub Source and Channel as the daemon runs them: a signed webhook for a mention becomes
+// exactly one acknowledgement on the issue, and a restart that sees the same delivery again (as
+// GitHub's "redeliver" button sends it) answers nothing twice.
+TEST_F(ServeTest, GitHubMentionByWebhookIsAcknowledgedOnceAcrossARestart) {
+  FakeGitHub github(SystemClock());
+  json issue = WebhookExample("issue_comment", "created")["issue"];
+  github.issues[1] = issue;
+  Write("policy.yaml", "mode: observe\nsources:\n  github:\n    people: [Codertocat]\n");
+  Write("superagent.yaml", "data_dir: data\npolicy_file: policy.yaml\npanel:\n  listen: 127.0.0.1:" +
+                               std::to_string(port_) + "\ngithub:\n  api_url: " + github.url() + "\n  repo: " +
+                               github.repo + "\n");
+  const std::vector<std::pair<std::string, std::string>> env = {
+      {"GITHUB_TOKEN", "ghp_THISISASECRETVALUE0123456789"}, {"GITHUB_WEBHOOK_SECRET", "hook-secret"}};
+  json payload = WebhookExample("issue_comment", "created");
+  payload["comment"] = github.MakeComment(492700400, 1, "Codertocat", "@superagent-bot please fix the typo in README",
+                                          SystemClock()->NowMs());
+  const std::string body = payload.dump();
+  auto deliver = [&](const std::string& signature) {
+    httplib::Client http("127.0.0.1", port_);
+    httplib::Headers headers = {{"X-GitHub-Event", "issue_comment"}, {"X-GitHub-Delivery", "72d3162e"},
+                                {"X-Hub-Signature-256", signature}};
+    auto res = http.Post("/hooks/github", headers, body, "application/json");
+    return res ? res->status : 0;
+  };
+  const std::string comments = github.repo_path() + "/issues/1/comments";
+  {
+    DaemonProcess d(SUPERAGENT_BINARY, {"serve", "--config", Config()}, env);
+    ASSERT_TRUE(d.WaitForLine("ready")) << d.log();
+    EXPECT_EQ(deliver("sha256=0000"), 401);
+    EXPECT_EQ(deliver(github::WebhookSignature("hook-secret", body)), 200);
+    ASSERT_TRUE(d.WaitForLine("github message posted")) << d.log();
+    d.Signal(SIGTERM);
+    EXPECT_EQ(d.Wait(), 0) << d.log();
+    EXPECT_NE(d.log().find("github identity login=superagent-bot"), std::string::npos) << d.log();
+    EXPECT_EQ(d.log().find("ghp_THISISASECRETVALUE"), std::string::npos) << "a secret reached the log";
+    EXPECT_EQ(d.log().find("hook-secret"), std::string::npos) << "a secret reached the log";
+  }
+  EXPECT_EQ(github.Count("POST", comments), 1);
+  {
+    DaemonProcess d(SUPERAGENT_BINARY, {"serve", "--config", Config()}, env);
+    ASSERT_TRUE(d.WaitForLine("ready")) << d.log();
+    EXPECT_EQ(deliver(github::WebhookSignature("hook-secret", body)), 200);
+    ASSERT_TRUE(d.WaitForLine("outcome=duplicate")) << d.log();
+    d.Signal(SIGTERM);
+    EXPECT_EQ(d.Wait(), 0) << d.log();
+  }
+  EXPECT_EQ(github.Count("POST", comments), 1);
 }
 
 }  // namespace

@@ -318,6 +318,13 @@ TEST(ConfigTest, RequiredStringsMustNotBeEmpty) {
   EXPECT_THAT(OnlyProblem("llm:\n  assessment_model:\n").message, HasSubstr("llm.assessment_model: must not be empty"));
 }
 
+TEST(ConfigTest, GitHubMessageCapBounds) {
+  EXPECT_EQ(DefaultConfig().github.message_max_chars, 65000);
+  EXPECT_EQ(OnlyProblem("github:\n  message_max_chars: 999\n").line, 2);
+  EXPECT_EQ(OnlyProblem("github:\n  message_max_chars: 65001\n").line, 2);
+  EXPECT_EQ(ParseOk("github:\n  message_max_chars: 20000\n").github.message_max_chars, 20000);
+}
+
 TEST(ConfigTest, EvalBounds) {
   EXPECT_EQ(OnlyProblem("eval:\n  timeout_seconds: 0\n").line, 2);
   EXPECT_EQ(OnlyProblem("eval:\n  max_attempts: 0\n").line, 2);

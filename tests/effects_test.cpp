@@ -311,6 +311,21 @@ TEST_F(EffectsTest, MessagesWithoutAChannelRaiseAProblemInsteadOfVanishing) {
   EXPECT_EQ(engine_->OutboxCounts()["pending"], 1);
 }
 
+TEST_F(EffectsTest, GitHubMessagesOverTheCharacterCapAreRefusedAndNothingIsQueued) {
+  options_.github_char_limit = 1000;
+  Open(MakePolicy("observe"));
+  Receive(Comment("c1", "alice", true, "hi"));
+  const std::int64_t before = engine_->OutboxCounts()["pending"];
+  // 1000 characters of three UTF-8 bytes each fit: the cap counts characters, not bytes.
+  std::string fits;
+  for (int i = 0; i < 1000; ++i) fits += "\u5b57";
+  ASSERT_TRUE(engine_->Send({"fits", std::nullopt, "github:issue:1", MessageKind::kAnswer, fits}).ok());
+  Status refused = engine_->Send({"long", std::nullopt, "github:issue:1", MessageKind::kAnswer, fits + "x"});
+  EXPECT_EQ(refused.code(), Status::Code::kInvalidArgument);
+  EXPECT_NE(refused.message().find("at most 1000 characters; this one has 1001"), std::string::npos) << refused.ToString();
+  EXPECT_EQ(engine_->OutboxCounts()["pending"], before + 1);
+}
+
 TEST_F(EffectsTest, ActionsAreIdempotentAndUseTheActionSchedule) {
   json action = {{"channel", "github:pull:3"}, {"idempotency_key", "pr:ticket:1"}, {"title", "Fix typo"}};
   ASSERT_TRUE(engine_->EnqueueAction("open_pull_request", action).ok());

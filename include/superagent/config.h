@@ -47,6 +47,9 @@ struct Config {
     std::string webhook_secret_env = "GITHUB_WEBHOOK_SECRET";
     std::string bot_login;                 // the agent's login; empty: asked from GitHub (GET /user)
     int poll_interval_seconds = 60;        // 60..3600; GitHub's X-Poll-Interval may stretch it
+    // Longest comment the agent posts, 1000..65000 (GitHub refuses bodies over 65 536); a longer
+    // message is refused when it is enqueued, with the reason, never cut silently.
+    int message_max_chars = 65'000;
     // Repo-wide read scopes (SPEC §3.3). Mentions, assignments and followed discussions are read
     // through notifications whatever these say.
     struct Read {

@@ -415,6 +415,10 @@ std::optional<Config> ParseConfig(std::string_view yaml, const std::string& file
                                     [&](Y k2, Y v2, S p2) {
                                       r.Int(k2, v2, p2, 60, 3600, &cfg.github.poll_interval_seconds);
                                     }},
+                                   {"message_max_chars",
+                                    [&](Y k2, Y v2, S p2) {
+                                      r.Int(k2, v2, p2, 1000, 65000, &cfg.github.message_max_chars);
+                                    }},
                                    {"read",
                                     [&](Y k2, Y v2, S p2) {
                                       auto& rd = cfg.github.read;
@@ -533,6 +537,7 @@ nlohmann::json ConfigToJson(const Config& c) {
         {"webhook_secret_env", c.github.webhook_secret_env},
         {"bot_login", c.github.bot_login},
         {"poll_interval_seconds", c.github.poll_interval_seconds},
+        {"message_max_chars", c.github.message_max_chars},
         {"read",
          {{"issues", c.github.read.issues},
           {"pulls", c.github.read.pulls},

@@ -53,6 +53,7 @@ Status Daemon::Start() {
   EngineOptions options;
   options.eval_timeout_ms = config_.eval.timeout_seconds * 1000LL;
   options.eval_max_attempts = config_.eval.max_attempts;
+  options.github_char_limit = static_cast<std::size_t>(config_.github.message_max_chars);
   const std::string db_path = (std::filesystem::path(config_.data_dir) / "superagent.db").string();
   auto engine = Engine::Open(db_path, SystemClock(), policy, origin, options);
   if (!engine.ok()) return engine.status();
@@ -64,6 +65,11 @@ Status Daemon::Start() {
   // NoModelAssessor, with one warning line saying so.
   llm_http_ = MakeCurlHttpClient(std::string("superagent/") + SUPERAGENT_VERSION);
   assessor_ = MakeAssessor(config_, llm_http_.get());
+  if (!config_.github.repo.empty()) {
+    auto gh = github::Integration::Create(config_, engine_.get(), SystemClock());
+    if (!gh.ok()) return gh.status();
+    github_ = std::move(*gh);
+  }
 
   std::string host;
   int port = 0;
@@ -71,6 +77,7 @@ Status Daemon::Start() {
     return Status::InvalidArgument("panel.listen: expected host:port, got \"" + config_.panel.listen + "\"");
   http_ = std::make_unique<httplib::Server>();
   if (Status s = InstallRoutes(); !s.ok()) return s;
+  if (github_) github_->InstallWebhookRoute(*http_);
   if (!http_->bind_to_port(host, port))
     return Status::IoError("cannot listen on " + config_.panel.listen + " (is another process using the port?)");
   http_thread_ = std::thread([this] { http_->listen_after_bind(); });
@@ -79,8 +86,10 @@ Status Daemon::Start() {
   // messages pending and raises a system problem instead of dropping them.
   std::vector<Channel*> channels;
   for (auto& c : channels_) channels.push_back(c.get());
+  if (github_) channels.push_back(github_->channel());
   effects_ = std::make_unique<EffectsLoop>(engine_.get(), channels, SystemClock());
   effects_->Start();
+  if (github_) github_->Start();
 
   spdlog::info("ready {} {} {} {} {}", Kv("listen", config_.panel.listen), Kv("data_dir", config_.data_dir),
                Kv("policy", origin), Kv("policy_version", engine_->PolicyVersion()),
@@ -184,12 +193,14 @@ void Daemon::Run() {
 void Daemon::Shutdown() {
   if (stopping_.exchange(true)) return;
   wake_.notify_all();
+  if (github_) github_->Stop();
   if (effects_) effects_->Stop();
   if (panel_) panel_->Stop();  // live-update streams end, so the server stops at once
   if (http_) http_->stop();
   if (http_thread_.joinable()) http_thread_.join();
   if (eval_thread_.joinable()) eval_thread_.join();
   panel_.reset();
+  github_.reset();
   views_.reset();
   engine_.reset();
   spdlog::info("stopped");

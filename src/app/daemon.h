@@ -14,6 +14,7 @@
 #include "superagent/effects.h"
 #include "superagent/http.h"
 #include "superagent/engine.h"
+#include "superagent/github.h"
 #include "superagent/panel.h"
 #include "superagent/views.h"
 
@@ -49,6 +50,7 @@ class Daemon {
   std::unique_ptr<HttpClient> llm_http_;  // declared before assessor_, which uses it
   std::unique_ptr<Assessor> assessor_;
   std::vector<std::unique_ptr<Channel>> channels_;  // one per configured platform
+  std::unique_ptr<github::Integration> github_;  // null when github.repo is empty
   std::unique_ptr<EffectsLoop> effects_;
   std::unique_ptr<Views> views_;  // the panel's read-only connection
   std::unique_ptr<httplib::Server> http_;

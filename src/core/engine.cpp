@@ -22,6 +22,13 @@ namespace {
     if (!_s.ok()) return _s;             \
   } while (0)
 
+// GitHub counts characters, not bytes: a Chinese comment may be three times longer in UTF-8.
+std::size_t CountCharacters(const std::string& text) {
+  std::size_t n = 0;
+  for (unsigned char c : text) n += (c & 0xC0) != 0x80;  // count every byte that starts a code point
+  return n;
+}
+
 std::size_t CountWords(const std::string& text) {
   std::size_t words = 0;
   bool in_word = false;
@@ -574,8 +581,9 @@ Status Engine::Send(const MessageSpec& message) {
   if (channel->rfind("feishu", 0) == 0 && CountWords(message.body) > options_.chat_word_limit)
     return Status::InvalidArgument("chat messages may have at most " + std::to_string(options_.chat_word_limit) +
                                    " words; this one has " + std::to_string(CountWords(message.body)));
-  if (channel->rfind("github", 0) == 0 && message.body.size() > options_.github_char_limit)
-    return Status::InvalidArgument("GitHub messages may have at most " + std::to_string(options_.github_char_limit) + " characters");
+  if (channel->rfind("github", 0) == 0 && CountCharacters(message.body) > options_.github_char_limit)
+    return Status::InvalidArgument("GitHub messages may have at most " + std::to_string(options_.github_char_limit) +
+                                   " characters; this one has " + std::to_string(CountCharacters(message.body)));
   Receipt r;
   r.id = message.id;
   r.ticket = message.ticket;
