@@ -86,22 +86,11 @@ int CmdExplain(int argc, char** argv) {
     std::fprintf(stderr, "explain: TRIGGER is required\n\n%s", kUsage);
     return 2;
   }
-  Config config = DefaultConfig();
-  if (!config_path.empty()) {
-    std::vector<Problem> problems;
-    auto loaded = LoadConfigFile(config_path, &problems);
-    if (!loaded) {
-      for (const Problem& p : problems) std::fprintf(stderr, "%s\n", p.ToString().c_str());
-      return 2;
-    }
-    config = *loaded;
-  }
-  auto engine = Engine::OpenExisting((std::filesystem::path(config.data_dir) / "superagent.db").string(), SystemClock());
-  if (!engine.ok()) {
-    std::fprintf(stderr, "explain: %s\n", engine.status().message().c_str());
-    return 1;
-  }
-  auto story = (*engine)->Explain(query);
+  auto config = LoadConfigOrReport(config_path);
+  if (!config) return 2;
+  auto engine = OpenExistingOrReport(*config, "explain");
+  if (!engine) return 1;
+  auto story = engine->Explain(query);
   if (!story.ok()) {
     std::fprintf(stderr, "explain: %s\n", story.status().message().c_str());
     return 1;

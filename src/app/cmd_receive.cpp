@@ -68,22 +68,11 @@ int CmdReceive(int argc, char** argv) {
     std::fprintf(stderr, "receive: %s: %s\n", trigger_path.c_str(), trigger.status().message().c_str());
     return 2;
   }
-  Config config = DefaultConfig();
-  if (!config_path.empty()) {
-    std::vector<Problem> problems;
-    auto loaded = LoadConfigFile(config_path, &problems);
-    if (!loaded) {
-      for (const Problem& p : problems) std::fprintf(stderr, "%s\n", p.ToString().c_str());
-      return 2;
-    }
-    config = *loaded;
-  }
-  auto engine = Engine::OpenExisting((std::filesystem::path(config.data_dir) / "superagent.db").string(), SystemClock());
-  if (!engine.ok()) {
-    std::fprintf(stderr, "receive: %s\n", engine.status().message().c_str());
-    return 1;
-  }
-  auto r = (*engine)->Receive(*trigger, via);
+  auto config = LoadConfigOrReport(config_path);
+  if (!config) return 2;
+  auto engine = OpenExistingOrReport(*config, "receive");
+  if (!engine) return 1;
+  auto r = engine->Receive(*trigger, via);
   if (!r.ok()) {
     std::fprintf(stderr, "receive: %s\n", r.status().ToString().c_str());
     return 1;

@@ -43,17 +43,12 @@ int CmdServe(int argc, char** argv) {
     }
   }
 
-  Config config = DefaultConfig();
-  if (!config_path.empty()) {
-    std::vector<Problem> problems;
-    auto loaded = LoadConfigFile(config_path, &problems);
-    if (!loaded) {
-      for (const Problem& p : problems) std::fprintf(stderr, "%s\n", p.ToString().c_str());
-      std::fprintf(stderr, "serve: config has %zu problem(s); nothing started\n", problems.size());
-      return 2;
-    }
-    config = *loaded;
+  auto loaded = LoadConfigOrReport(config_path);
+  if (!loaded) {
+    std::fprintf(stderr, "serve: the config has problems; nothing started\n");
+    return 2;
   }
+  Config config = *loaded;
   SetupLogging(config.log.level);
 
   // Signals are taken synchronously by Daemon::Run; every thread started later inherits the mask.

@@ -3,6 +3,13 @@
 // 0 success, 1 a problem found (check/doctor) or runtime failure, 2 bad usage or bad input.
 #pragma once
 
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "superagent/config.h"
+#include "superagent/engine.h"
+
 namespace superagent::app {
 
 int CmdServe(int argc, char** argv);    // serve --config FILE
@@ -11,5 +18,13 @@ int CmdGate(int argc, char** argv);     // gate --policy FILE --trigger FILE [--
 int CmdExplain(int argc, char** argv);  // explain TRIGGER --config FILE
 int CmdVersion(int argc, char** argv);  // version
 int CmdReceive(int argc, char** argv);  // receive --trigger FILE [--config FILE] [--via NAME]
+
+
+// Shared by the subcommands. The config at `path` (empty: the defaults); on problems each is
+// printed to stderr, one per line with file:line, and the result is empty (exit 2).
+std::optional<Config> LoadConfigOrReport(const std::string& path);
+// The Engine over the database an earlier `serve` created under config.data_dir; never creates
+// one. On failure prints "<command>: why" to stderr and returns null (exit 1).
+std::unique_ptr<Engine> OpenExistingOrReport(const Config& config, const char* command);
 
 }  // namespace superagent::app

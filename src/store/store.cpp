@@ -2,105 +2,13 @@
 
 #include <algorithm>
 
+#include "store/rows.h"
 #include "store/schema.h"
 
 namespace superagent::store {
 namespace {
 
 using nlohmann::json;
-
-TriggerRecord ReadTrigger(Stmt& s) {
-  // Column order: see kTriggerColumns.
-  TriggerRecord r;
-  r.seq = s.Int(0);
-  r.trigger.id = s.Text(1);
-  r.trigger.source = s.Text(2);
-  r.trigger.scope = s.Text(3);
-  r.trigger.actor = s.OptText(4);
-  r.trigger.human = s.Bool(5);
-  r.trigger.addressed = s.Bool(6);
-  r.trigger.text = s.Text(7);
-  r.trigger.at = s.Int(8);
-  r.trigger.channel = s.Text(9);
-  r.trigger.meta = json::parse(s.Text(10), nullptr, false);
-  r.via = s.Text(11);
-  r.received_at = s.Int(12);
-  r.outcome = s.Text(13) == "filtered" ? IntakeOutcome::kFiltered : IntakeOutcome::kStored;
-  r.filter_reason = s.OptText(14).value_or("");
-  return r;
-}
-#define TRIGGER_COLUMNS "seq, id, source, scope, actor, human, addressed, text, at, channel, meta, via, received_at, outcome, filter_reason"
-
-Ticket ReadTicket(Stmt& s) {
-  Ticket t;
-  t.id = s.Int(0);
-  t.thread = s.Text(1);
-  ParseStage(s.Text(2), &t.stage);
-  t.scope = s.Text(3);
-  if (auto w = s.OptText(4)) {
-    json j = json::parse(*w, nullptr, false);
-    HumanAction a;
-    a.thread = j.value("thread", "");
-    a.actor = j.value("actor", "");
-    a.question = j.value("question", "");
-    a.form = j.value("form", json::object());
-    t.waiting = a;
-  }
-  t.end_reason = s.OptText(5).value_or("");
-  t.decision_id = s.Int(6);
-  t.created_at = s.Int(7);
-  t.updated_at = s.Int(8);
-  return t;
-}
-#define TICKET_COLUMNS "id, thread_key, stage, scope, waiting, end_reason, decision_id, created_at, updated_at"
-
-Decision ReadDecision(Stmt& s) {
-  Decision d;
-  d.id = s.Int(0);
-  d.eval = s.Int(1);
-  d.thread = s.Text(2);
-  ParseDecisionOutcome(s.Text(3), &d.outcome);
-  d.would_accept = s.Bool(4);
-  ParseStrength(s.Text(5), &d.strength);
-  d.reason = s.Text(6);
-  d.assessment = s.IsNull(7) ? json(nullptr) : json::parse(s.Text(7), nullptr, false);
-  d.ticket = s.OptInt(8);
-  d.policy_version = s.Int(9);
-  d.created_at = s.Int(10);
-  return d;
-}
-#define DECISION_COLUMNS "id, eval_id, thread_key, outcome, would_accept, strength, reason, assessment, ticket_id, policy_version, created_at"
-
-TicketInput ReadInput(Stmt& s) {
-  TicketInput in;
-  in.id = s.Int(0);
-  in.ticket = s.Int(1);
-  in.kind = s.Text(2);
-  in.trigger_seq = s.OptInt(3);
-  in.body = json::parse(s.Text(4), nullptr, false);
-  in.state = s.Text(5);
-  in.handback_kind = s.OptText(6).value_or("");
-  in.handback_reason = s.OptText(7).value_or("");
-  in.created_at = s.Int(8);
-  return in;
-}
-#define INPUT_COLUMNS "id, ticket_id, kind, trigger_seq, body, state, handback_kind, handback_reason, created_at"
-
-Receipt ReadReceipt(Stmt& s) {
-  Receipt r;
-  r.id = s.Text(0);
-  r.ticket = s.OptInt(1);
-  r.thread = s.Text(2);
-  r.channel = s.Text(3);
-  std::string kind = s.Text(4);
-  for (auto k : {MessageKind::kAcknowledgement, MessageKind::kAnswer, MessageKind::kResult, MessageKind::kAttention})
-    if (kind == MessageKindName(k)) r.kind = k;
-  r.body = s.Text(5);
-  r.status = s.Text(6);
-  r.created_at = s.Int(7);
-  return r;
-}
-#define RECEIPT_COLUMNS "id, ticket_id, thread_key, channel, kind, body, status, created_at"
 
 EvalRow ReadEval(Stmt& s) {
   EvalRow e;

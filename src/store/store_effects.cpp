@@ -1,6 +1,8 @@
 // Typed queries for the outbox's delivery side.
 #include "store/store.h"
 
+#include "store/rows.h"
+
 namespace superagent::store {
 
 namespace {
@@ -39,21 +41,10 @@ std::optional<Store::EffectRow> Store::GetEffect(std::int64_t id) {
 }
 
 std::optional<Receipt> Store::GetReceipt(const std::string& id) {
-  Stmt& s = db_.Prepare(
-      "SELECT id, ticket_id, thread_key, channel, kind, body, status, created_at FROM receipts WHERE id = ?");
+  Stmt& s = db_.Prepare("SELECT " RECEIPT_COLUMNS " FROM receipts WHERE id = ?");
   s.Bind(1, id);
   if (!s.Step()) return std::nullopt;
-  Receipt r;
-  r.id = s.Text(0);
-  r.ticket = s.OptInt(1);
-  r.thread = s.Text(2);
-  r.channel = s.Text(3);
-  std::string kind = s.Text(4);
-  for (auto k : {MessageKind::kAcknowledgement, MessageKind::kAnswer, MessageKind::kResult, MessageKind::kAttention})
-    if (kind == MessageKindName(k)) r.kind = k;
-  r.body = s.Text(5);
-  r.status = s.Text(6);
-  r.created_at = s.Int(7);
+  Receipt r = ReadReceipt(s);
   s.Reset();
   return r;
 }

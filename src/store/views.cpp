@@ -4,97 +4,19 @@
 #include <filesystem>
 #include <tuple>
 
+#include "store/rows.h"
 #include "store/sqlite.h"
 
 namespace superagent {
 
 using nlohmann::json;
 using store::Stmt;
+using store::ReadDecision;
+using store::ReadReceipt;
+using store::ReadTicket;
+using store::ReadTrigger;
 
 namespace {
-
-// Column lists and readers mirror store.cpp's; the read model keeps its own so it stays a
-// separate, read-only path.
-#define V_TRIGGER_COLUMNS \
-  "seq, id, source, scope, actor, human, addressed, text, at, channel, meta, via, received_at, outcome, filter_reason"
-TriggerRecord ReadTrigger(Stmt& s, int c = 0) {
-  TriggerRecord r;
-  r.seq = s.Int(c + 0);
-  r.trigger.id = s.Text(c + 1);
-  r.trigger.source = s.Text(c + 2);
-  r.trigger.scope = s.Text(c + 3);
-  r.trigger.actor = s.OptText(c + 4);
-  r.trigger.human = s.Bool(c + 5);
-  r.trigger.addressed = s.Bool(c + 6);
-  r.trigger.text = s.Text(c + 7);
-  r.trigger.at = s.Int(c + 8);
-  r.trigger.channel = s.Text(c + 9);
-  r.trigger.meta = json::parse(s.Text(c + 10), nullptr, false);
-  r.via = s.Text(c + 11);
-  r.received_at = s.Int(c + 12);
-  r.outcome = s.Text(c + 13) == "filtered" ? IntakeOutcome::kFiltered : IntakeOutcome::kStored;
-  r.filter_reason = s.OptText(c + 14).value_or("");
-  return r;
-}
-
-#define V_TICKET_COLUMNS "id, thread_key, stage, scope, waiting, end_reason, decision_id, created_at, updated_at"
-Ticket ReadTicket(Stmt& s) {
-  Ticket t;
-  t.id = s.Int(0);
-  t.thread = s.Text(1);
-  ParseStage(s.Text(2), &t.stage);
-  t.scope = s.Text(3);
-  if (auto w = s.OptText(4)) {
-    json j = json::parse(*w, nullptr, false);
-    if (j.is_object()) {
-      HumanAction a;
-      a.thread = j.value("thread", "");
-      a.actor = j.value("actor", "");
-      a.question = j.value("question", "");
-      a.form = j.value("form", json::object());
-      t.waiting = a;
-    }
-  }
-  t.end_reason = s.OptText(5).value_or("");
-  t.decision_id = s.Int(6);
-  t.created_at = s.Int(7);
-  t.updated_at = s.Int(8);
-  return t;
-}
-
-#define V_DECISION_COLUMNS \
-  "id, eval_id, thread_key, outcome, would_accept, strength, reason, assessment, ticket_id, policy_version, created_at"
-Decision ReadDecision(Stmt& s) {
-  Decision d;
-  d.id = s.Int(0);
-  d.eval = s.Int(1);
-  d.thread = s.Text(2);
-  ParseDecisionOutcome(s.Text(3), &d.outcome);
-  d.would_accept = s.Bool(4);
-  ParseStrength(s.Text(5), &d.strength);
-  d.reason = s.Text(6);
-  d.assessment = s.IsNull(7) ? json(nullptr) : json::parse(s.Text(7), nullptr, false);
-  d.ticket = s.OptInt(8);
-  d.policy_version = s.Int(9);
-  d.created_at = s.Int(10);
-  return d;
-}
-
-#define V_RECEIPT_COLUMNS "id, ticket_id, thread_key, channel, kind, body, status, created_at"
-Receipt ReadReceipt(Stmt& s) {
-  Receipt r;
-  r.id = s.Text(0);
-  r.ticket = s.OptInt(1);
-  r.thread = s.Text(2);
-  r.channel = s.Text(3);
-  std::string kind = s.Text(4);
-  for (auto k : {MessageKind::kAcknowledgement, MessageKind::kAnswer, MessageKind::kResult, MessageKind::kAttention})
-    if (kind == MessageKindName(k)) r.kind = k;
-  r.body = s.Text(5);
-  r.status = s.Text(6);
-  r.created_at = s.Int(7);
-  return r;
-}
 
 CommandRecord ReadCommand(Stmt& s) {
   return {s.Int(0), s.Int(1), s.Text(2), s.Text(3), s.OptText(4).value_or(""), s.OptText(5).value_or("")};
@@ -169,7 +91,7 @@ std::optional<MandateView> Views::MandateOf(TicketId id) {
 }
 
 std::optional<TriggerRecord> Views::TriggerBySeq(std::int64_t seq) {
-  Stmt& s = db_->Prepare("SELECT " V_TRIGGER_COLUMNS " FROM triggers WHERE seq = ?");
+  Stmt& s = db_->Prepare("SELECT " TRIGGER_COLUMNS " FROM triggers WHERE seq = ?");
   s.Bind(1, seq);
   if (!s.Step()) return std::nullopt;
   TriggerRecord r = ReadTrigger(s);
@@ -196,7 +118,7 @@ TicketRow Views::RowOf(const Ticket& t) {
 std::vector<TicketRow> Views::TicketsInStage(Stage stage, int limit) {
   std::lock_guard<std::mutex> lock(mu_);
   ReadTx tx(db_.get());
-  Stmt& s = db_->Prepare("SELECT " V_TICKET_COLUMNS " FROM tickets WHERE stage = ? ORDER BY updated_at, id LIMIT ?");
+  Stmt& s = db_->Prepare("SELECT " TICKET_COLUMNS " FROM tickets WHERE stage = ? ORDER BY updated_at, id LIMIT ?");
   s.Bind(1, StageName(stage)).Bind(2, limit);
   std::vector<Ticket> tickets;
   while (s.Step()) tickets.push_back(ReadTicket(s));
@@ -283,7 +205,7 @@ StatusCounts Views::Counts() {
 std::vector<TicketRow> Views::Tickets(std::optional<Stage> stage, int limit, std::optional<TicketId> before) {
   std::lock_guard<std::mutex> lock(mu_);
   ReadTx tx(db_.get());
-  Stmt& s = db_->Prepare("SELECT " V_TICKET_COLUMNS " FROM tickets WHERE (?1 IS NULL OR stage = ?1) "
+  Stmt& s = db_->Prepare("SELECT " TICKET_COLUMNS " FROM tickets WHERE (?1 IS NULL OR stage = ?1) "
                          "AND (?2 IS NULL OR id < ?2) ORDER BY id DESC LIMIT ?3");
   if (stage) s.Bind(1, StageName(*stage));
   else s.BindNull(1);
@@ -313,7 +235,7 @@ std::vector<JudgedTrigger> Views::BatchOf(EvalId eval) {
 Result<TicketDetail> Views::Detail(TicketId id) {
   std::lock_guard<std::mutex> lock(mu_);
   ReadTx tx(db_.get());
-  Stmt& s = db_->Prepare("SELECT " V_TICKET_COLUMNS " FROM tickets WHERE id = ?");
+  Stmt& s = db_->Prepare("SELECT " TICKET_COLUMNS " FROM tickets WHERE id = ?");
   s.Bind(1, id);
   if (!s.Step()) return Status::NotFound("ticket " + std::to_string(id) + " does not exist");
   Ticket t = ReadTicket(s);
@@ -323,7 +245,7 @@ Result<TicketDetail> Views::Detail(TicketId id) {
 
   // The accept that created it, Decisions that name it, and stops judged on its Threads later.
   Stmt& ds = db_->Prepare(
-      "SELECT " V_DECISION_COLUMNS " FROM decisions WHERE id = ?1 OR ticket_id = ?2 OR "
+      "SELECT " DECISION_COLUMNS " FROM decisions WHERE id = ?1 OR ticket_id = ?2 OR "
       "(outcome = 'stop' AND id > ?1 AND thread_key IN (SELECT thread_key FROM subscriptions WHERE ticket_id = ?2)) "
       "ORDER BY id");
   ds.Bind(1, t.decision_id).Bind(2, id);
@@ -343,7 +265,7 @@ Result<TicketDetail> Views::Detail(TicketId id) {
   while (as.Step())
     d.assignments.push_back({as.Int(0), as.Int(1), as.Text(2), as.Text(3), as.Int(4), as.OptInt(5), as.OptInt(6)});
 
-  Stmt& rs = db_->Prepare("SELECT " V_RECEIPT_COLUMNS " FROM receipts WHERE ticket_id = ? ORDER BY created_at, rowid");
+  Stmt& rs = db_->Prepare("SELECT " RECEIPT_COLUMNS " FROM receipts WHERE ticket_id = ? ORDER BY created_at, rowid");
   rs.Bind(1, id);
   while (rs.Step()) d.receipts.push_back(ReadReceipt(rs));
 
@@ -398,7 +320,7 @@ Result<TicketDetail> Views::Detail(TicketId id) {
 std::vector<DecisionView> Views::WouldAccept(int limit) {
   std::lock_guard<std::mutex> lock(mu_);
   ReadTx tx(db_.get());
-  Stmt& s = db_->Prepare("SELECT " V_DECISION_COLUMNS " FROM decisions WHERE would_accept = 1 ORDER BY id DESC LIMIT ?");
+  Stmt& s = db_->Prepare("SELECT " DECISION_COLUMNS " FROM decisions WHERE would_accept = 1 ORDER BY id DESC LIMIT ?");
   s.Bind(1, limit);
   std::vector<Decision> decisions;
   while (s.Step()) decisions.push_back(ReadDecision(s));

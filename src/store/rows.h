@@ -1,0 +1,30 @@
+// Row readers for the domain tables, shared by the Engine's store and the panel's read-only
+// views so both read a row the same way. Each reader expects the columns of its *_COLUMNS list,
+// in that order, starting at column 0 (ReadTrigger: at column `c`, for joins).
+#pragma once
+
+#include "store/sqlite.h"
+#include "superagent/domain.h"
+
+namespace superagent::store {
+
+#define TRIGGER_COLUMNS \
+  "seq, id, source, scope, actor, human, addressed, text, at, channel, meta, via, received_at, outcome, filter_reason"
+#define TICKET_COLUMNS "id, thread_key, stage, scope, waiting, end_reason, decision_id, created_at, updated_at"
+#define DECISION_COLUMNS \
+  "id, eval_id, thread_key, outcome, would_accept, strength, reason, assessment, ticket_id, policy_version, created_at"
+#define INPUT_COLUMNS "id, ticket_id, kind, trigger_seq, body, state, handback_kind, handback_reason, created_at"
+#define RECEIPT_COLUMNS "id, ticket_id, thread_key, channel, kind, body, status, created_at"
+
+// The current row of `s` as a stored Trigger with its intake record.
+TriggerRecord ReadTrigger(Stmt& s, int c = 0);
+// The current row as a Ticket; a damaged `waiting` column reads as an empty question.
+Ticket ReadTicket(Stmt& s);
+// The current row as a Decision; `assessment` is null when none was recorded.
+Decision ReadDecision(Stmt& s);
+// The current row as a Ticket input (follow-up, handback, policy change …).
+TicketInput ReadInput(Stmt& s);
+// The current row as a Receipt (a message the agent has decided to say).
+Receipt ReadReceipt(Stmt& s);
+
+}  // namespace superagent::store
