@@ -16,6 +16,7 @@
 #include "superagent/channel.h"
 #include "superagent/clock.h"
 #include "superagent/domain.h"
+#include "superagent/intercom.h"
 #include "superagent/policy.h"
 #include "superagent/status.h"
 
@@ -238,6 +239,33 @@ class Engine {
   Result<nlohmann::json> Explain(const std::string& id_or_url);
   // Counts for status lines: triggers by outcome, queued evals, tickets by stage.
   nlohmann::json Stats();
+
+  // --- Intercom (SPEC §10): the durable mailbox, wake budgets and groups ---
+  // Stores `m` after the checks that need stored state, in one transaction: at most
+  // limits.per_target_per_minute messages to the target and per_pair_per_minute from this sender
+  // to it in the last 60 s (Conflict, nothing stored, when over). Fills m.applied: a person's
+  // message resets the target's wake budget and wakes it when idle; a session's wake or steer
+  // spends one wake from the budget (steer interjects when the target is working, wakes it when
+  // idle); with no budget left the message is queued. A reply marks what it answers "answered".
+  // Sender and target join the automatic group.
+  Result<IntercomMessage> PostIntercom(IntercomMessage m, bool target_idle, const IntercomLimits& limits);
+  // The session's queued messages, oldest first, marked delivered in the same transaction.
+  Result<std::vector<IntercomMessage>> TakeIntercomInbox(const std::string& session);
+  std::optional<IntercomMessage> GetIntercomMessage(const std::string& id);
+  // Messages `from` sent to `to` that answer `to`'s messages to `from` (reply_to links), oldest
+  // first; the queued ones are marked delivered in the same transaction, so the inbox will not
+  // deliver them a second time.
+  Result<std::vector<IntercomMessage>> TakeIntercomReplies(const std::string& from, const std::string& to);
+  // Wakes `session` has spent since a person last wrote to it.
+  int IntercomWakesSpent(const std::string& session);
+  // Messages to or from `session` newer than `since`, the newest `limit`, oldest first.
+  std::vector<IntercomMessage> IntercomMessagesOf(const std::string& session, TimeMs since, int limit);
+  // Groups: ids of explicit groups are "group-N"; "auto" cannot be created or deleted.
+  Result<IntercomGroup> CreateIntercomGroup(const std::string& name, const std::vector<std::string>& members);
+  Status AddIntercomMember(const std::string& group, const std::string& session);
+  Status RemoveIntercomMember(const std::string& group, const std::string& session);
+  Status DeleteIntercomGroup(const std::string& group);
+  std::vector<IntercomGroup> IntercomGroups();
 
  private:
   Engine(std::unique_ptr<store::Store> store, Clock* clock, EngineOptions options);

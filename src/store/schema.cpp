@@ -275,6 +275,44 @@ CREATE TABLE system_problems (
   cleared_at  INTEGER                  -- NULL while the problem stands
 );
 )SQL"},
+      {6, "intercom: durable messages, groups, wake budgets", R"SQL(
+-- Messages between sessions (SPEC §10). Durable: a queued message survives a restart.
+CREATE TABLE intercom_messages (
+  id           TEXT PRIMARY KEY,
+  from_session TEXT NOT NULL DEFAULT '',  -- '' when a person sent it
+  from_person  TEXT NOT NULL DEFAULT '',
+  to_session   TEXT NOT NULL,
+  text         TEXT NOT NULL,
+  delivery     TEXT NOT NULL CHECK (delivery IN ('wake', 'steer')),
+  applied      TEXT NOT NULL CHECK (applied IN ('wake', 'steer', 'queue')),
+  state        TEXT NOT NULL CHECK (state IN ('queued', 'delivered', 'answered')),
+  reply_to     TEXT NOT NULL DEFAULT '',
+  group_id     TEXT NOT NULL DEFAULT '',
+  created_at   INTEGER NOT NULL,
+  delivered_at INTEGER
+);
+CREATE INDEX intercom_inbox ON intercom_messages (to_session, state, created_at);
+CREATE INDEX intercom_sent ON intercom_messages (from_session, to_session, created_at);
+CREATE INDEX intercom_replies ON intercom_messages (reply_to) WHERE reply_to <> '';
+-- Wakes spent per target since a person last wrote to it.
+CREATE TABLE intercom_wake_budget (
+  session_id TEXT PRIMARY KEY,
+  spent      INTEGER NOT NULL
+);
+CREATE TABLE intercom_groups (
+  id         TEXT PRIMARY KEY,
+  name       TEXT NOT NULL,
+  automatic  INTEGER NOT NULL DEFAULT 0,
+  created_at INTEGER NOT NULL
+);
+CREATE TABLE intercom_group_members (
+  group_id   TEXT NOT NULL REFERENCES intercom_groups (id) ON DELETE CASCADE,
+  session_id TEXT NOT NULL,
+  joined_at  INTEGER NOT NULL,
+  PRIMARY KEY (group_id, session_id)
+);
+INSERT INTO intercom_groups (id, name, automatic, created_at) VALUES ('auto', 'sessions that have talked', 1, 0);
+)SQL"},
   };
   return kMigrations;
 }

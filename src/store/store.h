@@ -11,6 +11,7 @@
 #include "store/sqlite.h"
 #include "superagent/domain.h"
 #include "superagent/engine.h"
+#include "superagent/intercom.h"
 
 namespace superagent::store {
 
@@ -172,6 +173,26 @@ class Store {
   Status InsertCommand(TimeMs at, const std::string& who, const std::string& command, const std::string& target,
                        const std::string& detail);
   nlohmann::json Stats();
+
+  // Intercom (store_intercom.cpp).
+  Status InsertIntercomMessage(const IntercomMessage& m);
+  std::optional<IntercomMessage> GetIntercomMessage(const std::string& id);
+  std::int64_t IntercomMessageCount();
+  // Messages to `to` from anyone (and, when `from` is set, only from it) since `since`.
+  int CountIntercomSince(const std::string& to, const std::optional<std::string>& from, TimeMs since);
+  std::vector<IntercomMessage> QueuedIntercomFor(const std::string& session);
+  Status MarkIntercomDelivered(const std::string& id, TimeMs at);
+  Status MarkIntercomAnswered(const std::string& id);
+  // Messages from `from` to `to` that answer one of `to`'s messages to `from`, oldest first.
+  std::vector<IntercomMessage> IntercomRepliesBetween(const std::string& from, const std::string& to);
+  std::vector<IntercomMessage> IntercomMessagesOf(const std::string& session, TimeMs since, int limit);
+  int WakesSpent(const std::string& session);
+  Status SetWakesSpent(const std::string& session, int spent);
+  Status InsertIntercomGroup(const IntercomGroup& g, TimeMs at);
+  Status DeleteIntercomGroup(const std::string& id);
+  Status AddIntercomMember(const std::string& group, const std::string& session, TimeMs at);
+  Status RemoveIntercomMember(const std::string& group, const std::string& session);
+  std::vector<IntercomGroup> IntercomGroups();
 
  private:
   Status Configure();

@@ -1,0 +1,182 @@
+// Intercom (SPEC §10): top-level sessions the daemon runs find, message, wake and read each other,
+// and form groups. What the model asks for is data; what may happen is decided here, in code:
+//   - the sender is the calling session, given by the runtime, never taken from arguments;
+//   - validation order and limits follow the original (research/intercom-spec.md §2), minus its
+//     bugs: unknown workspaces fail closed, a text over 8 000 characters is refused (not cut),
+//     steer spends the wake budget too, rate limits count per target *and* per sender→target pair;
+//   - a relayed message is level-5 data, wrapped with an unforgeable delimiter, and can never wake
+//     a session whose Ticket ended or whose Mandate was withdrawn (only a person can, SPEC §4.5);
+//   - messages are durable (queued → delivered → answered) with a reply_to link, so `ask` and
+//     `check_replies` follow links instead of guessing by time, and nothing queued is lost on restart.
+#pragma once
+
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "superagent/clock.h"
+#include "superagent/domain.h"
+#include "superagent/status.h"
+
+namespace superagent {
+
+class Engine;
+
+enum class SessionStatus { kWorking, kIdle, kWaitingForPerson, kDormant };
+const char* SessionStatusName(SessionStatus s);  // "working" | "idle" | "waiting_for_person" | "dormant"
+
+// A session as the intercom sees it. Dormant = its Ticket ended; its transcript stays readable.
+struct SessionInfo {
+  std::string id;
+  std::string title;
+  SessionStatus status = SessionStatus::kIdle;
+  std::optional<TicketId> ticket;
+  std::string workspace;   // the repository it works on; "" = unknown, and unknown fails closed
+  TimeMs last_activity = 0;
+  bool top_level = true;   // sub-agents are never intercom parties
+};
+
+// One entry of a session's surface transcript: what was said, not tool calls.
+struct SurfaceEntry {
+  std::string role;  // "user" | "assistant"
+  std::string text;
+  TimeMs at = 0;
+};
+
+// The sessions the daemon runs. Implemented by the executor (one worker session per Ticket, and
+// panel-opened sessions); tests implement it directly.
+class SessionHost {
+ public:
+  virtual ~SessionHost() = default;
+  // Every session, live and dormant.
+  virtual std::vector<SessionInfo> Sessions() = 0;
+  // One session; nullopt when the id is unknown.
+  virtual std::optional<SessionInfo> Find(const std::string& id) = 0;
+  // The session's surface transcript, oldest first.
+  virtual std::vector<SurfaceEntry> Surface(const std::string& id) = 0;
+  // Intercom messages wait in `id`'s inbox (Intercom::TakeInbox). `start_turn`: the session is
+  // idle and was woken, so start a turn now; otherwise pick them up at the next step.
+  virtual void InboxChanged(const std::string& id, bool start_turn) = 0;
+};
+
+// A stored intercom message.
+struct IntercomMessage {
+  std::string id;
+  std::string from_session;  // "" when a person sent it from the panel
+  std::string from_person;   // the panel operator, when a person sent it
+  std::string to_session;
+  std::string text;          // as written (unwrapped)
+  std::string delivery;      // "wake" | "steer"
+  std::string applied;       // "wake" (turn started) | "steer" | "queue"
+  std::string state;         // "queued" | "delivered" | "answered"
+  std::string reply_to;      // the message this one answers, or ""
+  std::string group;         // the group it was broadcast to, or ""
+  TimeMs created_at = 0;
+  std::optional<TimeMs> delivered_at;
+};
+
+struct IntercomGroup {
+  std::string id;     // "auto" for the automatic group of sessions that have talked
+  std::string name;
+  bool automatic = false;
+  std::vector<std::string> members;  // session ids, in the order they joined
+};
+
+// Rules of the road (SPEC §10), fixed by code; the panel shows them.
+struct IntercomLimits {
+  std::size_t max_text = 8'000;         // characters in; longer is refused with a message
+  std::size_t max_output = 16'000;     // characters out of a read tool; the newest are kept
+  std::size_t max_last_text = 4'000;   // collect: a session's last conclusion
+  int per_target_per_minute = 10;
+  int per_pair_per_minute = 10;
+  int wake_budget = 3;                  // per target, reset only by a person's message
+  int default_read_events = 80;
+  int max_read_events = 500;
+  TimeMs max_ask_wait_ms = 30'000;
+  std::size_t max_group_name = 60;
+  std::size_t max_collect = 20;
+};
+
+// What a send did. `ok` false: `error` says exactly what was refused and why; nothing was stored.
+struct SendOutcome {
+  bool ok = false;
+  std::string error;
+  std::string message_id;
+  std::string applied;        // "wake" | "steer" | "queue"
+  std::string target_status;  // as read after delivery
+  nlohmann::json ToJson() const;
+};
+
+class Intercom {
+ public:
+  // `engine` stores messages and groups; `host` knows the sessions. Both must outlive this.
+  Intercom(Engine* engine, SessionHost* host, Clock* clock, IntercomLimits limits = {});
+
+  // A session sends to another. `caller` comes from the runtime. `reply_to` links an answer.
+  SendOutcome Send(const std::string& caller, const std::string& target, const std::string& text,
+                   const std::string& delivery, const std::string& reply_to = "");
+  // A person types in the panel: marked as the person's, resets the target's wake budget and
+  // always wakes an idle target. A dormant target is refused (a person reopens a Ticket by writing
+  // in its discussion, where the SPEC §4.5 revalidation runs).
+  SendOutcome SendAsPerson(const std::string& person, const std::string& target, const std::string& text,
+                           const std::string& delivery);
+  // Send, then wait up to `wait_ms` (≤ 30 s) for a message from the target whose reply_to is
+  // the sent message. Event-driven: returns as soon as the reply is stored.
+  nlohmann::json Ask(const std::string& caller, const std::string& target, const std::string& text, TimeMs wait_ms);
+  // Replies from `target` linked to the caller's messages to it that the caller has not yet seen.
+  nlohmann::json CheckReplies(const std::string& caller, const std::string& target);
+
+  // Queued messages for `session`, wrapped for its prompt, now marked delivered (one
+  // transaction). Called by the session at its next step or when its turn starts.
+  std::vector<std::string> TakeInbox(const std::string& session);
+  // The wrapped text a session's model sees for `m` (level-5 data with an unforgeable delimiter).
+  std::string Wrap(const IntercomMessage& m, const std::string& sender_title) const;
+
+  // Reading. Allowed for dormant sessions too; never wakes anyone.
+  nlohmann::json List(const std::string& caller);
+  nlohmann::json ListDormant(const std::string& caller);
+  nlohmann::json Read(const std::string& caller, const std::string& target, int max_events);
+  nlohmann::json Collect(const std::string& caller, const std::vector<std::string>& targets);
+
+  // Groups. Explicit groups plus "auto" (sessions that have talked; dormant members pruned).
+  nlohmann::json CreateGroup(const std::string& caller, const std::string& name, const std::vector<std::string>& members);
+  nlohmann::json AddMember(const std::string& caller, const std::string& group, const std::string& member);
+  nlohmann::json RemoveMember(const std::string& caller, const std::string& group, const std::string& member);
+  nlohmann::json DeleteGroup(const std::string& caller, const std::string& group);
+  nlohmann::json Groups(const std::string& caller);
+  nlohmann::json Broadcast(const std::string& caller, const std::string& group, const std::string& text,
+                           const std::string& delivery);
+  nlohmann::json ReadGroup(const std::string& caller, const std::string& group, TimeMs since);
+
+  // The model tools (OpenAI "tools" array entries) and their dispatcher. Arguments are checked
+  // against the schema's types; a bad call answers {"ok":false,"error":...}.
+  static nlohmann::json ToolSpecs();
+  nlohmann::json CallTool(const std::string& caller, const std::string& name, const nlohmann::json& args);
+
+  const IntercomLimits& limits() const { return limits_; }
+
+ private:
+  // Checks shared by every send path; empty string when the pair may talk.
+  std::string CheckParties(const std::optional<SessionInfo>& from, const std::optional<SessionInfo>& to,
+                           const std::string& target_id);
+  SendOutcome Deliver(const std::string& from_session, const std::string& person, const SessionInfo& target,
+                      const std::string& text, const std::string& delivery, const std::string& reply_to,
+                      const std::string& group);
+  std::vector<IntercomGroup> PrunedGroups();
+  std::string TitleOf(const std::string& session);
+
+  Engine* engine_;
+  SessionHost* host_;
+  Clock* clock_;
+  IntercomLimits limits_;
+  std::mutex mu_;  // with replies_: Ask waits for a reply
+  std::condition_variable replies_;
+  std::uint64_t reply_generation_ = 0;
+};
+
+}  // namespace superagent

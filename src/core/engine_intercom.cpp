@@ -1,0 +1,183 @@
+// Engine: the intercom's durable mailbox, wake budgets and groups (SPEC §10). The rules that
+// need stored state live here, inside the transaction that stores the message, so two sends at
+// once cannot both pass a limit.
+#include <algorithm>
+
+#include "store/store.h"
+#include "superagent/engine.h"
+
+namespace superagent {
+
+#define RETURN_IF_ERROR(expr)         \
+  do {                                \
+    ::superagent::Status _s = (expr); \
+    if (!_s.ok()) return _s;          \
+  } while (0)
+
+namespace {
+constexpr TimeMs kMinute = 60'000;
+constexpr const char* kAutoGroup = "auto";
+}  // namespace
+
+Result<IntercomMessage> Engine::PostIntercom(IntercomMessage m, bool target_idle, const IntercomLimits& limits) {
+  std::lock_guard<std::mutex> lock(mu_);
+  const TimeMs now = clock_->NowMs();
+  auto tx = store_->Begin();
+  RETURN_IF_ERROR(tx->begin_status());
+  const bool person = !m.from_person.empty();
+  if (store_->CountIntercomSince(m.to_session, std::nullopt, now - kMinute) >= limits.per_target_per_minute)
+    return Status::Conflict("rate limit: " + m.to_session + " has received " +
+                            std::to_string(limits.per_target_per_minute) + " messages in the last minute; try later");
+  if (!person && store_->CountIntercomSince(m.to_session, m.from_session, now - kMinute) >= limits.per_pair_per_minute)
+    return Status::Conflict("rate limit: you have sent " + std::to_string(limits.per_pair_per_minute) + " messages to " +
+                            m.to_session + " in the last minute; try later");
+  if (!m.reply_to.empty()) {
+    auto asked = store_->GetIntercomMessage(m.reply_to);
+    if (!asked || asked->to_session != m.from_session || asked->from_session != m.to_session)
+      return Status::InvalidArgument("reply_to " + m.reply_to + " is not a message " + m.to_session + " sent you");
+  }
+  int spent = store_->WakesSpent(m.to_session);
+  if (person) {
+    // Only a person's message refills the budget (SPEC §10), and a person is always heard.
+    RETURN_IF_ERROR(store_->SetWakesSpent(m.to_session, 0));
+    m.applied = target_idle ? "wake" : (m.delivery == "steer" ? "steer" : "queue");
+  } else if (spent >= limits.wake_budget) {
+    m.applied = "queue";  // no wakes left: it waits for the target's next step
+  } else if (m.delivery == "steer") {
+    RETURN_IF_ERROR(store_->SetWakesSpent(m.to_session, spent + 1));
+    m.applied = target_idle ? "wake" : "steer";
+  } else if (target_idle) {
+    RETURN_IF_ERROR(store_->SetWakesSpent(m.to_session, spent + 1));
+    m.applied = "wake";
+  } else {
+    m.applied = "queue";  // a working target reads it at its next step; no wake spent
+  }
+  m.id = "icm-" + std::to_string(store_->IntercomMessageCount() + 1);
+  m.state = "queued";
+  m.created_at = now;
+  m.delivered_at.reset();
+  RETURN_IF_ERROR(store_->InsertIntercomMessage(m));
+  if (!m.reply_to.empty()) RETURN_IF_ERROR(store_->MarkIntercomAnswered(m.reply_to));
+  if (!m.from_session.empty()) {
+    RETURN_IF_ERROR(store_->AddIntercomMember(kAutoGroup, m.from_session, now));
+    RETURN_IF_ERROR(store_->AddIntercomMember(kAutoGroup, m.to_session, now));
+  }
+  RETURN_IF_ERROR(tx->Commit());
+  return m;
+}
+
+Result<std::vector<IntercomMessage>> Engine::TakeIntercomInbox(const std::string& session) {
+  std::lock_guard<std::mutex> lock(mu_);
+  const TimeMs now = clock_->NowMs();
+  auto tx = store_->Begin();
+  RETURN_IF_ERROR(tx->begin_status());
+  std::vector<IntercomMessage> out = store_->QueuedIntercomFor(session);
+  for (IntercomMessage& m : out) {
+    RETURN_IF_ERROR(store_->MarkIntercomDelivered(m.id, now));
+    m.state = "delivered";
+    m.delivered_at = now;
+  }
+  RETURN_IF_ERROR(tx->Commit());
+  return out;
+}
+
+std::optional<IntercomMessage> Engine::GetIntercomMessage(const std::string& id) {
+  std::lock_guard<std::mutex> lock(mu_);
+  return store_->GetIntercomMessage(id);
+}
+
+Result<std::vector<IntercomMessage>> Engine::TakeIntercomReplies(const std::string& from, const std::string& to) {
+  std::lock_guard<std::mutex> lock(mu_);
+  const TimeMs now = clock_->NowMs();
+  auto tx = store_->Begin();
+  RETURN_IF_ERROR(tx->begin_status());
+  std::vector<IntercomMessage> out = store_->IntercomRepliesBetween(from, to);
+  for (IntercomMessage& m : out) {
+    if (m.state != "queued") continue;
+    RETURN_IF_ERROR(store_->MarkIntercomDelivered(m.id, now));
+  }
+  RETURN_IF_ERROR(tx->Commit());
+  return out;
+}
+
+int Engine::IntercomWakesSpent(const std::string& session) {
+  std::lock_guard<std::mutex> lock(mu_);
+  return store_->WakesSpent(session);
+}
+
+std::vector<IntercomMessage> Engine::IntercomMessagesOf(const std::string& session, TimeMs since, int limit) {
+  std::lock_guard<std::mutex> lock(mu_);
+  return store_->IntercomMessagesOf(session, since, limit);
+}
+
+Result<IntercomGroup> Engine::CreateIntercomGroup(const std::string& name, const std::vector<std::string>& members) {
+  std::lock_guard<std::mutex> lock(mu_);
+  const TimeMs now = clock_->NowMs();
+  auto tx = store_->Begin();
+  RETURN_IF_ERROR(tx->begin_status());
+  IntercomGroup g;
+  std::size_t n = 0;
+  for (const IntercomGroup& existing : store_->IntercomGroups()) {
+    if (existing.name == name) return Status::Conflict("a group named \"" + name + "\" exists: " + existing.id);
+    if (existing.id.rfind("group-", 0) == 0) n = std::max<std::size_t>(n, std::stoul(existing.id.substr(6)));
+  }
+  g.id = "group-" + std::to_string(n + 1);
+  g.name = name;
+  RETURN_IF_ERROR(store_->InsertIntercomGroup(g, now));
+  for (const std::string& m : members) {
+    RETURN_IF_ERROR(store_->AddIntercomMember(g.id, m, now));
+    if (std::find(g.members.begin(), g.members.end(), m) == g.members.end()) g.members.push_back(m);
+  }
+  RETURN_IF_ERROR(tx->Commit());
+  return g;
+}
+
+namespace {
+const IntercomGroup* FindGroup(const std::vector<IntercomGroup>& all, const std::string& id) {
+  for (const IntercomGroup& g : all)
+    if (g.id == id) return &g;
+  return nullptr;
+}
+}  // namespace
+
+Status Engine::AddIntercomMember(const std::string& group, const std::string& session) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto tx = store_->Begin();
+  RETURN_IF_ERROR(tx->begin_status());
+  auto all = store_->IntercomGroups();
+  if (!FindGroup(all, group)) return Status::NotFound("no group " + group);
+  RETURN_IF_ERROR(store_->AddIntercomMember(group, session, clock_->NowMs()));
+  return tx->Commit();
+}
+
+Status Engine::RemoveIntercomMember(const std::string& group, const std::string& session) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto tx = store_->Begin();
+  RETURN_IF_ERROR(tx->begin_status());
+  auto all = store_->IntercomGroups();
+  const IntercomGroup* g = FindGroup(all, group);
+  if (!g) return Status::NotFound("no group " + group);
+  if (std::find(g->members.begin(), g->members.end(), session) == g->members.end())
+    return Status::NotFound(session + " is not a member of " + group);
+  RETURN_IF_ERROR(store_->RemoveIntercomMember(group, session));
+  return tx->Commit();
+}
+
+Status Engine::DeleteIntercomGroup(const std::string& group) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto tx = store_->Begin();
+  RETURN_IF_ERROR(tx->begin_status());
+  auto all = store_->IntercomGroups();
+  const IntercomGroup* g = FindGroup(all, group);
+  if (!g) return Status::NotFound("no group " + group);
+  if (g->automatic) return Status::InvalidArgument("the automatic group cannot be deleted");
+  RETURN_IF_ERROR(store_->DeleteIntercomGroup(group));
+  return tx->Commit();
+}
+
+std::vector<IntercomGroup> Engine::IntercomGroups() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return store_->IntercomGroups();
+}
+
+}  // namespace superagent
