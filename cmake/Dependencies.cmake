@@ -17,3 +17,6 @@ get_target_property(_httplib_inc PkgConfig::CPP_HTTPLIB INTERFACE_INCLUDE_DIRECT
 if(_httplib_inc)
   target_include_directories(superagent::httplib SYSTEM INTERFACE ${_httplib_inc})
 endif()
+
+# sd_notify for the Type=notify systemd unit (readiness and watchdog keep-alives).
+pkg_check_modules(LIBSYSTEMD REQUIRED IMPORTED_TARGET libsystemd)

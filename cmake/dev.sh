@@ -6,6 +6,7 @@
 #   cmake/dev.sh test                     build and run the whole test suite
 #   cmake/dev.sh test-asan                the same suite under ASan + UBSan (build-asan/)
 #   cmake/dev.sh build                    only build (build/)
+#   cmake/dev.sh package                  build the .deb (build-package/superagent_*.deb) and check it
 #   cmake/dev.sh deps                     only install packages
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -17,6 +18,7 @@ packages=(build-essential cmake pkg-config git ca-certificates
           libsqlite3-dev nlohmann-json3-dev libcurl4-openssl-dev libssl-dev
           libcpp-httplib-dev libspdlog-dev libyaml-cpp-dev
           libgtest-dev libgmock-dev
+          libsystemd-dev   # sd_notify: readiness and watchdog under systemd
           chromium)   # the panel's browser tests drive Debian's Chromium
 
 # npm packages for tests only (recorded GitHub payloads, the browser driver): tests/package.json.
@@ -66,5 +68,11 @@ case "$cmd" in
     build build-asan -DSUPERAGENT_SANITIZE=ON
     (cd build-asan && ASAN_OPTIONS=detect_leaks=1 ctest --output-on-failure -j "$jobs")
     ;;
-  *) sed -n '2,10p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
+  package)
+    # Its own build directory without tests: the package holds only the daemon.
+    deps
+    build build-package -DSUPERAGENT_TESTS=OFF
+    cmake/check-package.sh build-package
+    ;;
+  *) sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
 esac

@@ -44,6 +44,19 @@ class FakeChatServer {
       : api_key_(std::move(api_key)), prefix_(std::move(prefix)), model_(std::move(model)) {
     server_.Post(prefix_ + "/chat/completions",
                  [this](const httplib::Request& req, httplib::Response& res) { Handle(req, res); });
+    // The model list (GET /models), as `superagent doctor` reads it; 401 on a wrong key.
+    server_.Get(prefix_ + "/models", [this](const httplib::Request& req, httplib::Response& res) {
+      if (req.get_header_value("Authorization") != "Bearer " + api_key_) {
+        res.status = 401;
+        res.set_content(R"({"error":{"message":"Authentication Fails, Your api key is invalid","type":"authentication_error"}})",
+                        "application/json");
+        return;
+      }
+      json list = {{"object", "list"}, {"data", json::array()}};
+      for (const std::string& m : {model_, std::string("deepseek-reasoner")})
+        list["data"].push_back({{"id", m}, {"object", "model"}, {"owned_by", "deepseek"}});
+      res.set_content(list.dump(), "application/json");
+    });
     // Anything else is a client bug: record it.
     auto wrong = [this](const httplib::Request& req, httplib::Response& res) {
       Problem("unexpected " + req.method + " " + req.path);

@@ -529,3 +529,38 @@ TEST(PanelGuardTest, TokensAndNames) {
 
 }  // namespace
 }  // namespace superagent::testing
+
+namespace superagent::testing {
+namespace {
+
+// /metrics reads the seeded store and sits behind the same checks as the API.
+TEST_F(PanelApiTest, MetricsShowTheStoreAndNeedThePanelPassword) {
+  ASSERT_TRUE(StartServer().ok());
+  auto r = client_->Get("/metrics");
+  ASSERT_TRUE(r);
+  ASSERT_EQ(r->status, 200);
+  EXPECT_THAT(r->get_header_value("Content-Type"), HasSubstr("text/plain; version=0.0.4"));
+  EXPECT_THAT(r->body, HasSubstr("superagent_triggers_total{source=\"github\",outcome=\"stored\"} 5\n"));
+  EXPECT_THAT(r->body, HasSubstr("superagent_tickets{stage=\"blocked\"} 1\n"));
+  EXPECT_THAT(r->body, HasSubstr("superagent_tickets{stage=\"waiting_for_person\"} 2\n"));
+  EXPECT_THAT(r->body, HasSubstr("superagent_decisions_total{outcome=\"accept\"} 4\n"));
+  EXPECT_THAT(r->body, HasSubstr("superagent_decisions_would_accept_total 1\n"));
+  EXPECT_THAT(r->body, HasSubstr("superagent_source_consecutive_failures{source=\"feishu\",path=\"backfill\"} 3\n"));
+  EXPECT_THAT(r->body, HasSubstr("superagent_system_problems 1\n"));
+  // DNS rebinding is refused here as on the API.
+  EXPECT_EQ(client_->Get("/metrics", {{"Host", "evil.example.com"}})->status, 403);
+  StopServer();
+
+  ASSERT_EQ(setenv("SUPERAGENT_TEST_PANEL_TOKEN", "metrics-scrape-password", 1), 0);
+  Config config;
+  config.panel.token_env = "SUPERAGENT_TEST_PANEL_TOKEN";
+  ASSERT_TRUE(StartServer(config).ok());
+  unsetenv("SUPERAGENT_TEST_PANEL_TOKEN");
+  EXPECT_EQ(client_->Get("/metrics")->status, 401);
+  httplib::Client scraper("127.0.0.1", port_);
+  scraper.set_bearer_token_auth("metrics-scrape-password");  // Prometheus' authorization: credentials
+  EXPECT_EQ(scraper.Get("/metrics")->status, 200);
+}
+
+}  // namespace
+}  // namespace superagent::testing

@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "superagent/assessment.h"
 #include "superagent/domain.h"
 #include "superagent/engine.h"
 
@@ -81,6 +82,13 @@ struct DecisionView {
   std::vector<JudgedTrigger> batch;  // the Triggers the Eval judged (the evidence)
 };
 
+// A recorded Decision as `policy simulate` replays it.
+struct RecordedDecision {
+  DecisionView view;
+  bool thread_had_ticket = false;  // a Ticket was subscribed to the Thread before the Decision
+  std::vector<TicketView> tickets;  // those Tickets, with their stage as it is now
+};
+
 struct TicketDetail {
   TicketRow row;
   std::vector<DecisionView> decisions;  // the accept that created it and later Decisions on its Thread
@@ -124,6 +132,8 @@ class Views {
   std::vector<SourceHealth> SourcesHealth();
   std::vector<CursorRecord> Cursors();
   StatusCounts Counts();
+  // Triggers by (source, intake outcome), for /metrics.
+  std::map<std::pair<std::string, std::string>, std::int64_t> TriggersBySource();
 
   // --- History ---
   // Newest first; `stage` filters; `before` pages (ids below it).
@@ -132,6 +142,8 @@ class Views {
   // Observe review: `would_accept` Decisions, newest first, with the Triggers they judged.
   std::vector<DecisionView> WouldAccept(int limit);
   std::vector<CommandRecord> Commands(int limit);
+  // Decisions made at or after `since`, oldest first, with their batches (policy simulate).
+  std::vector<RecordedDecision> DecisionsSince(TimeMs since);
 
  private:
   Views();

@@ -21,7 +21,8 @@ const char kUsage[] =
     "serves the panel on panel.listen and judges incoming messages. Without --config it uses\n"
     "the embedded defaults: ./superagent-data, 127.0.0.1:8080, policy in observe mode.\n"
     "\n"
-    "signals: SIGHUP re-reads the policy file; SIGINT/SIGTERM shut down.\n"
+    "signals: SIGHUP re-reads the policy file; SIGINT/SIGTERM shut down gracefully, a second\n"
+    "one exits at once. Under systemd (Type=notify) it reports readiness and feeds the watchdog.\n"
     "logs go to stderr, one line per event, key=value fields.\n";
 
 }  // namespace

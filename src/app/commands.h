@@ -18,6 +18,8 @@ int CmdGate(int argc, char** argv);     // gate --policy FILE --trigger FILE [--
 int CmdExplain(int argc, char** argv);  // explain TRIGGER --config FILE
 int CmdVersion(int argc, char** argv);  // version
 int CmdReceive(int argc, char** argv);  // receive --trigger FILE [--config FILE] [--via NAME]
+int CmdPolicy(int argc, char** argv);   // policy simulate --config FILE --policy FILE [--since 7d]
+int CmdDoctor(int argc, char** argv);   // doctor --config FILE
 
 
 // Shared by the subcommands. The config at `path` (empty: the defaults); on problems each is

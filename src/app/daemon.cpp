@@ -2,12 +2,15 @@
 
 #include <signal.h>
 
+#include <algorithm>
 #include <chrono>
+#include <cstdlib>
 
 #include <httplib.h>
 #include <spdlog/spdlog.h>
 
 #include "app/logging.h"
+#include "app/systemd.h"
 #include "superagent/eval.h"
 #include "superagent/model_assessor.h"
 
@@ -94,6 +97,9 @@ Status Daemon::Start() {
   spdlog::info("ready {} {} {} {} {}", Kv("listen", config_.panel.listen), Kv("data_dir", config_.data_dir),
                Kv("policy", origin), Kv("policy_version", engine_->PolicyVersion()),
                Kv("mode", ModeName(engine_->CurrentPolicy().mode)));
+  // Store open, sources started, panel listening: what Type=notify waits for.
+  NotifyServiceManager("READY=1\nSTATUS=serving on " + config_.panel.listen + ", policy version " +
+                       std::to_string(engine_->PolicyVersion()));
   return Status::Ok();
 }
 
@@ -168,25 +174,70 @@ panel::PolicyReloadResult Daemon::ReloadPolicy(const std::string& why) {
   return r;
 }
 
+bool Daemon::HandleSignal(int sig) {
+  if (sig == SIGINT || sig == SIGTERM) {
+    spdlog::info("shutting down {}", Kv("signal", sig == SIGINT ? "SIGINT" : "SIGTERM"));
+    NotifyServiceManager("STOPPING=1");
+    return false;
+  }
+  if (sig == SIGHUP) {
+    NotifyServiceManager("RELOADING=1");
+    ReloadPolicy("SIGHUP");
+    NotifyServiceManager("READY=1\nSTATUS=policy version " + std::to_string(engine_->PolicyVersion()));
+  }
+  return true;
+}
+
 void Daemon::Run() {
   sigset_t set;
   sigemptyset(&set);
   sigaddset(&set, SIGINT);
   sigaddset(&set, SIGTERM);
   sigaddset(&set, SIGHUP);
+  using std::chrono::steady_clock;
+  const auto keepalive = WatchdogKeepAliveInterval();
+  auto wait = std::chrono::milliseconds(1000);
+  if (keepalive.count() > 0) wait = std::min(wait, keepalive);
+  auto next_keepalive = steady_clock::now();
   while (true) {
-    timespec timeout{1, 0};
-    int sig = sigtimedwait(&set, nullptr, &timeout);
-    if (sig == SIGINT || sig == SIGTERM) {
-      spdlog::info("shutting down {}", Kv("signal", sig == SIGINT ? "SIGINT" : "SIGTERM"));
-      return;
+    // A keep-alive only while the Engine answers: a deadlocked store or engine stops them, and
+    // systemd restarts the process after WatchdogSec.
+    if (keepalive.count() > 0 && steady_clock::now() >= next_keepalive) {
+      (void)engine_->PolicyVersion();
+      NotifyServiceManager("WATCHDOG=1");
+      next_keepalive = steady_clock::now() + keepalive;
     }
-    if (sig == SIGHUP) {
-      ReloadPolicy("SIGHUP");
-      continue;
+    timespec timeout{static_cast<time_t>(wait.count() / 1000), static_cast<long>(wait.count() % 1000) * 1'000'000L};
+    int sig = sigtimedwait(&set, nullptr, &timeout);
+    if (sig > 0) {
+      if (HandleSignal(sig)) continue;
+      stop_watch_ = std::thread([this] { WatchSecondSignal(); });
+      return;
     }
     // Also pick up edits to policy.yaml without a signal.
     if (PolicyFileChanged()) ReloadPolicy("file changed");
+  }
+}
+
+void Daemon::WatchSecondSignal() {
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGINT);
+  sigaddset(&set, SIGTERM);
+  const auto deadline = std::chrono::steady_clock::now() + kShutdownBudget;
+  while (!shut_down_) {
+    timespec timeout{0, 100'000'000L};
+    int sig = sigtimedwait(&set, nullptr, &timeout);
+    if (sig == SIGINT || sig == SIGTERM) {
+      spdlog::warn("second stop signal: exiting at once {}", Kv("signal", sig == SIGINT ? "SIGINT" : "SIGTERM"));
+      spdlog::default_logger()->flush();
+      std::_Exit(1);
+    }
+    if (std::chrono::steady_clock::now() > deadline) {
+      spdlog::error("shutdown took longer than {} s: exiting at once", kShutdownBudget.count());
+      spdlog::default_logger()->flush();
+      std::_Exit(1);
+    }
   }
 }
 
@@ -204,6 +255,8 @@ void Daemon::Shutdown() {
   views_.reset();
   engine_.reset();
   spdlog::info("stopped");
+  shut_down_ = true;
+  if (stop_watch_.joinable()) stop_watch_.join();
 }
 
 }  // namespace superagent::app

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <filesystem>
 #include <memory>
@@ -32,9 +33,17 @@ class Daemon {
   Status Start();
   // Blocks, handling SIGHUP (reload policy) and SIGINT/SIGTERM (return), and re-reading the
   // policy file when it changes on disk. The three signals must be blocked in every thread.
+  // Under systemd it sends WATCHDOG=1 while the Engine answers. After SIGINT/SIGTERM a second
+  // one, or a shutdown longer than kShutdownBudget, ends the process at once (exit 1).
   void Run();
   // Stops the loops and the HTTP server and closes the store.
   void Shutdown();
+  // What Run() does with one signal: SIGHUP reloads and returns true (keep running);
+  // SIGINT/SIGTERM return false (stop). Anything else is ignored (true).
+  bool HandleSignal(int sig);
+  // Upper bound on Shutdown() once a stop signal came: workers get 10 s (SPEC §6), the rest
+  // is closing the store and the server.
+  static constexpr std::chrono::seconds kShutdownBudget{25};
   // Re-reads the policy file: a valid edit becomes a new version; an invalid one is logged with
   // every problem and the running version stays. Returns what happened (the panel shows it).
   // Thread-safe: called by Run() and by the panel's "reload policy" command.
@@ -42,6 +51,7 @@ class Daemon {
 
  private:
   void EvalLoop();
+  void WatchSecondSignal();
   Status InstallRoutes();
   bool PolicyFileChanged();
 
@@ -56,6 +66,8 @@ class Daemon {
   std::unique_ptr<httplib::Server> http_;
   std::unique_ptr<panel::Panel> panel_;
   std::thread http_thread_, eval_thread_;
+  std::thread stop_watch_;  // started by the first stop signal; see Run()
+  std::atomic<bool> shut_down_{false};
   std::mutex mu_;
   std::condition_variable wake_;
   std::atomic<bool> stopping_{false};

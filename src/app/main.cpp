@@ -11,6 +11,8 @@
 namespace {
 
 using superagent::app::CmdCheck;
+using superagent::app::CmdDoctor;
+using superagent::app::CmdPolicy;
 using superagent::app::CmdExplain;
 using superagent::app::CmdGate;
 using superagent::app::CmdReceive;
@@ -28,6 +30,8 @@ constexpr Subcommand kSubcommands[] = {
     {"check", CmdCheck, "validate a config and the policy it names; print every problem as file:line:col"},
     {"gate", CmdGate, "show the Gate's admission decision for one trigger under a policy"},
     {"receive", CmdReceive, "hand one normalized trigger (JSON) to the store's intake, as a Source would"},
+    {"doctor", CmdDoctor, "check a deployment: config, policy, data dir, tokens, endpoints, git; says how to fix each"},
+    {"policy", CmdPolicy, "policy simulate: replay recorded Decisions under a candidate policy and show what changes"},
     {"explain", CmdExplain, "tell the whole story of one message: intake, eval, decision, ticket"},
     {"version", CmdVersion, "print the version of superagent and of its SQLite library"},
 };

@@ -6,6 +6,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "superagent/metrics.h"
 #include "superagent/llm.h"
 
 namespace superagent::llm {
@@ -241,6 +242,8 @@ Result<ChatResponse> OpenAiChatClient::Complete(const ChatRequest& req) {
       out.usage.model = answered_by;
       out.usage.http_attempts = attempts;
       out.usage.latency_ms = clock_->NowMs() - started;
+      metrics::ProcessRuntime().AddModelUsage(req.purpose, out.usage.prompt_tokens, out.usage.completion_tokens,
+                                              out.usage.cache_hit_tokens.value_or(0));
       spdlog::info("llm call purpose={} model={} attempts={} prompt_tokens={} completion_tokens={} cache_hit_tokens={} latency_ms={}",
                    req.purpose, answered_by, attempts, out.usage.prompt_tokens, out.usage.completion_tokens,
                    out.usage.cache_hit_tokens ? std::to_string(*out.usage.cache_hit_tokens) : "-", out.usage.latency_ms);

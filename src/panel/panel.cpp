@@ -14,6 +14,7 @@
 
 #include "panel/assets.h"
 #include "panel/guard.h"
+#include "panel/metrics_gather.h"
 #include "panel/panel_json.h"
 #include "superagent/engine.h"
 #include "superagent/views.h"
@@ -352,6 +353,12 @@ struct Panel::Impl {
       auto story = ctx.engine->Explain(q);
       if (!story.ok()) return SendError(res, HttpStatusOf(story.status()), story.status().message());
       SendJson(res, 200, *story);
+    });
+    // Prometheus scrapes: behind the same Host and password checks as the API (pre-routing).
+    server.Get("/metrics", [this](const Request&, Response& res) {
+      res.set_header("Cache-Control", "no-store");
+      res.set_content(metrics::RenderPrometheus(GatherMetrics(*ctx.engine, *ctx.views, ctx.config, ctx.problem_threshold)),
+                      metrics::kContentType);
     });
     server.Get("/api/events", [this](const Request& req, Response& res) { Stream(req, res); });
     server.Post(R"(/api/tickets/(\d{1,18})/stop)", [this](const Request& req, Response& res) { Stop(req, res); });

@@ -202,6 +202,14 @@ StatusCounts Views::Counts() {
   return c;
 }
 
+std::map<std::pair<std::string, std::string>, std::int64_t> Views::TriggersBySource() {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::map<std::pair<std::string, std::string>, std::int64_t> out;
+  Stmt& s = db_->Prepare("SELECT source, outcome, COUNT(*) FROM triggers GROUP BY source, outcome");
+  while (s.Step()) out[{s.Text(0), s.Text(1)}] = s.Int(2);
+  return out;
+}
+
 std::vector<TicketRow> Views::Tickets(std::optional<Stage> stage, int limit, std::optional<TicketId> before) {
   std::lock_guard<std::mutex> lock(mu_);
   ReadTx tx(db_.get());
@@ -315,6 +323,37 @@ Result<TicketDetail> Views::Detail(TicketId id) {
   cs.Bind(1, "ticket:" + std::to_string(id));
   while (cs.Step()) d.commands.push_back(ReadCommand(cs));
   return d;
+}
+
+std::vector<RecordedDecision> Views::DecisionsSince(TimeMs since) {
+  std::lock_guard<std::mutex> lock(mu_);
+  ReadTx tx(db_.get());
+  Stmt& s = db_->Prepare("SELECT " V_DECISION_COLUMNS " FROM decisions WHERE created_at >= ? ORDER BY id");
+  s.Bind(1, since);
+  std::vector<Decision> decisions;
+  while (s.Step()) decisions.push_back(ReadDecision(s));
+  std::vector<RecordedDecision> out;
+  for (Decision& d : decisions) {
+    RecordedDecision r;
+    Stmt& t = db_->Prepare(
+        "SELECT t.id, t.stage, COALESCE(m.scope, ''), m.id IS NOT NULL AND e.mandate_id IS NULL FROM subscriptions s "
+        "JOIN tickets t ON t.id = s.ticket_id LEFT JOIN mandates m ON m.ticket_id = t.id "
+        "LEFT JOIN mandate_ends e ON e.mandate_id = m.id WHERE s.thread_key = ? AND s.created_at < ? ORDER BY t.id");
+    t.Bind(1, d.thread).Bind(2, d.created_at);
+    while (t.Step()) {
+      TicketView v;
+      v.id = t.Int(0);
+      ParseStage(t.Text(1), &v.stage);
+      v.scope = t.Text(2);
+      v.mandate_active = t.Bool(3);
+      r.tickets.push_back(v);
+    }
+    r.thread_had_ticket = !r.tickets.empty();
+    r.view.batch = BatchOf(d.eval);
+    r.view.decision = std::move(d);
+    out.push_back(std::move(r));
+  }
+  return out;
 }
 
 std::vector<DecisionView> Views::WouldAccept(int limit) {

@@ -9,6 +9,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include "superagent/metrics.h"
+
 #include "sources/github/source_internal.h"
 
 namespace superagent::github {
@@ -87,7 +89,9 @@ void Source::Start() {
   thread_ = std::thread([this] {
     spdlog::info("github source started repo={} interval_s={}", options_.repo, options_.poll_interval_ms / 1000);
     while (!stopping_) {
-      RunOnce();
+      const TimeMs started = clock_->NowMs();
+      RoundReport report = RunOnce();
+      metrics::ProcessRuntime().ObserveSourceRound(kSource, clock_->NowMs() - started, report.errors.empty());
       InterruptibleSleep(NextDelayMs());
     }
   });

@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Builds the .deb from an existing build directory and checks what a deployment relies on: the
+# files, the conffiles (an upgrade keeps the team's config), the maintainer scripts, and a
+# packaged config that validates. Separate from the test suite because it packs the whole binary.
+#
+#   cmake/check-package.sh [BUILD_DIR]     (default: build; run `cmake/dev.sh build` first)
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+build="${1:-$root/build}"
+cmake --build "$build" --target package >/dev/null
+deb="$build/superagent_$(grep -m1 '^CMAKE_PROJECT_VERSION:' "$build/CMakeCache.txt" | cut -d= -f2)_$(dpkg --print-architecture).deb"
+echo "package: $deb"
+fail=0
+contents="$(dpkg-deb -c "$deb")"
+for f in ./usr/bin/superagent ./lib/systemd/system/superagent.service ./etc/superagent/superagent.yaml \
+         ./etc/superagent/policy.yaml ./usr/share/doc/superagent/007-operations.md \
+         ./usr/share/doc/superagent/superagent.example.yaml; do
+  grep -q " $f\$" <<<"$contents" || { echo "missing: $f"; fail=1; }
+done
+tmp="$(mktemp -d)"
+trap 'rm -rf "$tmp"' EXIT
+dpkg-deb -e "$deb" "$tmp/control"
+diff <(sort "$tmp/control/conffiles") <(printf '/etc/superagent/policy.yaml\n/etc/superagent/superagent.yaml\n') \
+  || { echo "conffiles differ"; fail=1; }
+for s in postinst prerm postrm; do
+  [ -x "$tmp/control/$s" ] || { echo "missing or not executable: $s"; fail=1; }
+done
+grep -q 'adduser --system' "$tmp/control/postinst" || { echo "postinst does not create the user"; fail=1; }
+grep -q '^Depends:.*adduser' "$tmp/control/control" || { echo "Depends lacks adduser"; fail=1; }
+# The packaged config must be valid as installed (paths relative to /etc/superagent).
+dpkg-deb -x "$deb" "$tmp/root"
+cfg="$tmp/root/etc/superagent/superagent.yaml"
+grep -q '^data_dir: /var/lib/superagent$' "$cfg" || { echo "packaged data_dir is not /var/lib/superagent"; fail=1; }
+"$tmp/root/usr/bin/superagent" check --config "$cfg" >/dev/null || { echo "packaged config does not validate"; fail=1; }
+if [ "$fail" -ne 0 ]; then
+  echo "package check FAILED"
+  exit 1
+fi
+echo "package ok"

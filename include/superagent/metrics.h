@@ -1,0 +1,84 @@
+// Metrics: the figures an operator graphs and alerts on, as Prometheus text (GET /metrics on the
+// panel's server, behind the panel's auth). Most figures are read from the store at scrape time,
+// so they survive restarts; a few exist only in the process (model tokens, poll latency) and
+// are counted by the clients that see them, in the process-wide Runtime.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "superagent/clock.h"
+#include "superagent/engine.h"  // SourceHealth
+
+namespace superagent::metrics {
+
+// Model tokens of one purpose ("assessment", "worker", ...) since the process started.
+struct ModelTokens {
+  std::int64_t calls = 0, prompt = 0, completion = 0, cache_hit = 0;
+};
+
+// Polling rounds of one Source since the process started.
+struct SourceRounds {
+  std::int64_t rounds = 0, failed = 0;
+  double seconds_sum = 0, last_seconds = 0;
+};
+
+// Counters only the process sees. Thread-safe; cheap enough to call on every model call and
+// every polling round.
+class Runtime {
+ public:
+  void AddModelUsage(const std::string& purpose, std::int64_t prompt, std::int64_t completion, std::int64_t cache_hit);
+  // One whole polling round of `source`: how long it took and whether every path succeeded.
+  void ObserveSourceRound(const std::string& source, TimeMs duration_ms, bool ok);
+  std::map<std::string, ModelTokens> ModelUsage() const;
+  std::map<std::string, SourceRounds> Rounds() const;
+
+ private:
+  mutable std::mutex mu_;
+  std::map<std::string, ModelTokens> model_;
+  std::map<std::string, SourceRounds> rounds_;
+};
+
+// The one Runtime of this process.
+Runtime& ProcessRuntime();
+
+// GitHub's primary rate limit as the Source last saw it (its "rate" cursor).
+struct RateLimit {
+  std::int64_t limit = -1, remaining = -1;  // -1: not known yet
+  TimeMs reset_at = 0;
+};
+
+// Everything /metrics shows, gathered at scrape time. Absent optionals are left out of the text
+// rather than shown as a misleading zero.
+struct Snapshot {
+  std::string version;
+  std::int64_t policy_version = 0;
+  std::string mode;
+  std::map<std::pair<std::string, std::string>, std::int64_t> triggers;  // (source, intake outcome) → count
+  std::map<std::string, std::int64_t> decisions;                         // by outcome
+  std::int64_t would_accept = 0;
+  std::map<std::string, std::int64_t> tickets;  // by stage; missing stages are shown as 0
+  std::int64_t eval_queue = 0;
+  int slots_configured = 0;
+  std::int64_t slots_busy = 0;  // running Assignments
+  std::int64_t effects_pending = 0, effects_in_flight = 0, effects_failed = 0;
+  std::int64_t system_problems = 0;
+  std::vector<SourceHealth> sources;
+  std::map<std::string, SourceRounds> rounds;
+  std::optional<RateLimit> github_rate;
+  std::map<std::string, ModelTokens> model_tokens;
+};
+
+// Prometheus text exposition format 0.0.4: HELP and TYPE for every family, label values escaped,
+// families in a stable order.
+std::string RenderPrometheus(const Snapshot& s);
+
+// The content type /metrics answers with.
+inline constexpr const char* kContentType = "text/plain; version=0.0.4; charset=utf-8";
+
+}  // namespace superagent::metrics

@@ -1,0 +1,64 @@
+// superagent doctor [--config FILE]
+#include <cstdio>
+#include <cstring>
+#include <string>
+
+#include "app/commands.h"
+#include "app/doctor.h"
+
+namespace superagent::app {
+namespace {
+
+const char kUsage[] =
+    "usage: superagent doctor [--config FILE]\n"
+    "\n"
+    "Checks what a first deployment gets wrong and says how to fix each: config and policy valid,\n"
+    "data_dir writable, SQLite version, the GitHub token (present, accepted, able to read\n"
+    "notifications), the repository readable, the bot login, the webhook secret, the model\n"
+    "endpoint and its models, git. Checks that do not apply are reported as skipped.\n"
+    "Run it as the service user with the service's environment, e.g.\n"
+    "  sudo -u superagent env $(cat /etc/superagent/secrets.env) superagent doctor --config /etc/superagent/superagent.yaml\n"
+    "exit: 0 nothing failed, 1 something failed, 2 bad usage or invalid config.\n";
+
+}  // namespace
+
+int CmdDoctor(int argc, char** argv) {
+  std::string config_path;
+  for (int i = 1; i < argc; ++i) {
+    if (!std::strcmp(argv[i], "--help") || !std::strcmp(argv[i], "-h")) {
+      std::fputs(kUsage, stdout);
+      return 0;
+    }
+    if (!std::strcmp(argv[i], "--config") && i + 1 < argc) config_path = argv[++i];
+    else {
+      std::fprintf(stderr, "doctor: unexpected argument '%s'\n\n%s", argv[i], kUsage);
+      return 2;
+    }
+  }
+  Config config = DefaultConfig();
+  if (!config_path.empty()) {
+    std::vector<Problem> problems;
+    auto loaded = LoadConfigFile(config_path, &problems);
+    if (!loaded) {
+      std::printf("%-22s FAILED  %zu problem(s) in %s\n", "config", problems.size(), config_path.c_str());
+      for (const Problem& p : problems) std::printf("    %s\n", p.ToString().c_str());
+      std::printf("    fix: correct these lines; nothing else was checked\n");
+      return 2;
+    }
+    config = *loaded;
+    std::printf("%-22s ok      %s\n", "config", config_path.c_str());
+  } else {
+    std::printf("%-22s ok      embedded defaults (no --config)\n", "config");
+  }
+  auto http = MakeCurlHttpClient("superagent-doctor/" SUPERAGENT_VERSION);
+  int failed = 0;
+  for (const DoctorCheck& c : RunDoctor(config, *http)) {
+    std::printf("%-22s %-7s %s\n", c.name.c_str(), DoctorResultName(c.result), c.detail.c_str());
+    if (!c.fix.empty() && c.result != DoctorCheck::Result::kOk) std::printf("    fix: %s\n", c.fix.c_str());
+    if (c.result == DoctorCheck::Result::kFailed) ++failed;
+  }
+  std::printf("\n%s\n", failed ? (std::to_string(failed) + " check(s) failed").c_str() : "no problems found");
+  return failed ? 1 : 0;
+}
+
+}  // namespace superagent::app

@@ -1,0 +1,330 @@
+#include "app/doctor.h"
+
+#include <fcntl.h>
+#include <sqlite3.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+
+#include <nlohmann/json.hpp>
+
+extern char** environ;
+
+namespace superagent::app {
+
+using nlohmann::json;
+using R = DoctorCheck::Result;
+
+namespace {
+
+constexpr int kMinSqlite = 3'035'000;  // RETURNING, STRICT-era JSON functions, WAL improvements
+
+class Doctor {
+ public:
+  Doctor(const Config& config, HttpClient& http) : config_(config), http_(http) {}
+
+  std::vector<DoctorCheck> Run() {
+    Policy();
+    DataDir();
+    Sqlite();
+    GitHub();
+    Feishu();
+    Model();
+    Git();
+    return std::move(checks_);
+  }
+
+ private:
+  void Add(std::string name, R r, std::string detail, std::string fix = "") {
+    checks_.push_back({std::move(name), r, std::move(detail), std::move(fix)});
+  }
+
+  HttpResponse Get(const std::string& url, const std::vector<std::pair<std::string, std::string>>& headers) {
+    HttpRequest req;
+    req.url = url;
+    req.headers = headers;
+    req.timeout_ms = 15'000;
+    req.connect_timeout_ms = 5'000;
+    return http_.Send(req);
+  }
+
+  static std::string Answer(const HttpResponse& r) {
+    if (!r.error.empty()) return "no answer: " + r.error;
+    std::string msg;
+    json j = json::parse(r.body, nullptr, false);
+    if (j.is_object() && j.contains("message") && j["message"].is_string()) msg = j["message"];
+    else if (j.is_object() && j.contains("error") && j["error"].is_object()) msg = j["error"].value("message", "");
+    return "HTTP " + std::to_string(r.status) + (msg.empty() ? "" : ": " + msg.substr(0, 200));
+  }
+
+  void Policy() {
+    if (config_.policy_file.empty()) {
+      Add("policy", R::kOk, "embedded default policy (observe mode)");
+      return;
+    }
+    std::vector<Problem> problems;
+    auto p = LoadPolicyFile(config_.policy_file, &problems);
+    if (p) {
+      Add("policy", R::kOk, config_.policy_file + ": valid, mode " + ModeName(p->mode));
+      return;
+    }
+    std::string first = problems.empty() ? "" : problems.front().ToString();
+    Add("policy", R::kFailed, std::to_string(problems.size()) + " problem(s), first: " + first,
+        "run `superagent check --config " + config_.source_file + "` for every problem and fix them");
+  }
+
+  void DataDir() {
+    namespace fs = std::filesystem;
+    fs::path dir = config_.data_dir;
+    std::error_code ec;
+    fs::path probe_dir = dir;
+    // serve creates data_dir; then its nearest existing parent must be writable.
+    while (!probe_dir.empty() && !fs::exists(probe_dir, ec)) probe_dir = probe_dir.parent_path();
+    if (probe_dir.empty()) probe_dir = ".";
+    if (!fs::is_directory(probe_dir, ec)) {
+      Add("data_dir", R::kFailed, probe_dir.string() + " exists and is not a directory",
+          "point data_dir at a directory (under systemd: /var/lib/superagent)");
+      return;
+    }
+    if (::access(probe_dir.c_str(), W_OK | X_OK) != 0) {
+      Add("data_dir", R::kFailed, probe_dir.string() + " is not writable by this user (uid " + std::to_string(::getuid()) + ")",
+          "run doctor as the service user (sudo -u superagent superagent doctor ...) or chown the directory; under "
+          "systemd use StateDirectory= and data_dir: /var/lib/superagent");
+      return;
+    }
+    const bool exists = probe_dir == dir;
+    Add("data_dir", R::kOk, dir.string() + (exists ? " is writable" : " will be created (" + probe_dir.string() + " is writable)"));
+  }
+
+  void Sqlite() {
+    const int v = sqlite3_libversion_number();
+    if (v < kMinSqlite) {
+      Add("sqlite", R::kFailed, std::string("SQLite ") + sqlite3_libversion() + " is too old (needs 3.35 or newer)",
+          "install a newer libsqlite3 (Debian 12 ships 3.40)");
+      return;
+    }
+    Add("sqlite", R::kOk, std::string("SQLite ") + sqlite3_libversion());
+  }
+
+  void GitHub() {
+    const auto& g = config_.github;
+    if (g.repo.empty()) {
+      for (const char* n : {"github.token", "github.notifications", "github.repo", "github.webhook_secret"})
+        Add(n, R::kSkipped, "github.repo is empty: the GitHub Source is disabled");
+      return;
+    }
+    const std::string token = ResolveSecret(g.token_env);
+    if (token.empty()) {
+      Add("github.token", R::kFailed, "environment variable " + g.token_env + " (github.token_env) is not set",
+          "put " + g.token_env + "=<classic token with repo and notifications scopes> in the service's "
+          "EnvironmentFile (/etc/superagent/secrets.env)");
+      Add("github.notifications", R::kSkipped, "needs the token");
+      Add("github.repo", R::kSkipped, "needs the token");
+    } else {
+      const std::vector<std::pair<std::string, std::string>> auth = {
+          {"Authorization", "Bearer " + token}, {"Accept", "application/vnd.github+json"},
+          {"X-GitHub-Api-Version", "2022-11-28"}};
+      HttpResponse user = Get(g.api_url + "/user", auth);
+      std::string login;
+      if (user.ok()) {
+        json j = json::parse(user.body, nullptr, false);
+        if (j.is_object() && j.contains("login") && j["login"].is_string()) login = j["login"];
+      }
+      if (login.empty()) {
+        Add("github.token", R::kFailed, "GET /user: " + Answer(user),
+            user.status == 401 ? "the token in " + g.token_env + " is wrong or expired: create a new classic token"
+                               : "check github.api_url (" + g.api_url + ") and the network");
+        Add("github.notifications", R::kSkipped, "needs an accepted token");
+        Add("github.repo", R::kSkipped, "needs an accepted token");
+      } else {
+        std::string detail = "accepted; the agent acts as " + login;
+        if (!g.bot_login.empty() && g.bot_login != login) {
+          Add("github.token", R::kFailed, detail + ", but github.bot_login is " + g.bot_login,
+              "set github.bot_login to " + login + " (or leave it empty to ask GitHub), or use " + g.bot_login + "'s token");
+        } else {
+          std::string scopes = user.Header("x-oauth-scopes");
+          Add("github.token", R::kOk, detail + (scopes.empty() ? "" : " (scopes: " + scopes + ")"));
+        }
+        HttpResponse n = Get(g.api_url + "/notifications?per_page=1", auth);
+        if (n.ok()) Add("github.notifications", R::kOk, "notifications readable");
+        else
+          Add("github.notifications", R::kFailed, "GET /notifications: " + Answer(n),
+              "mentions are read through notifications, which fine-grained tokens cannot read: use a classic token "
+              "with the notifications (and repo) scope");
+        HttpResponse r = Get(g.api_url + "/repos/" + g.repo, auth);
+        if (r.ok()) {
+          Add("github.repo", R::kOk, g.repo + " readable");
+          json repo = json::parse(r.body, nullptr, false);
+          if (repo.is_object() && repo.contains("clone_url") && repo["clone_url"].is_string()) clone_url_ = repo["clone_url"];
+          token_ = token;
+        } else
+          Add("github.repo", R::kFailed, "GET /repos/" + g.repo + ": " + Answer(r),
+              r.status == 404 ? "check github.repo (owner/name) and that " + login + " can see the repository"
+                              : "check the token's repo scope");
+      }
+    }
+    if (ResolveSecret(g.webhook_secret_env).empty())
+      Add("github.webhook_secret", R::kSkipped,
+          g.webhook_secret_env + " is not set: webhooks are refused (401) and the agent relies on polling",
+          "to receive webhooks, set " + g.webhook_secret_env + " to the secret entered in the repository's webhook settings");
+    else
+      Add("github.webhook_secret", R::kOk, g.webhook_secret_env + " is set: signed webhooks at /hooks/github are accepted");
+  }
+
+  void Feishu() { Add("feishu", R::kSkipped, "no Feishu configured"); }
+
+  void Model() {
+    const auto& l = config_.llm;
+    const std::string key = ResolveSecret(l.api_key_env);
+    if (key.empty()) {
+      Add("model", R::kSkipped, l.api_key_env + " (llm.api_key_env) is not set: explicit requests are accepted "
+                                "without a model; inferred work is never assessed",
+          "to enable assessments, put " + l.api_key_env + "=<key> in the service's EnvironmentFile");
+      return;
+    }
+    std::string base = l.base_url;
+    while (!base.empty() && base.back() == '/') base.pop_back();
+    HttpResponse r = Get(base + "/models", {{"Authorization", "Bearer " + key}});
+    json j = r.ok() ? json::parse(r.body, nullptr, false) : json();
+    if (!j.is_object() || !j.contains("data") || !j["data"].is_array()) {
+      Add("model", R::kFailed, "GET " + base + "/models: " + (r.ok() ? "not an OpenAI-style model list" : Answer(r)),
+          r.status == 401 ? "the key in " + l.api_key_env + " is refused: check it"
+                          : "check llm.base_url (an OpenAI-compatible endpoint, e.g. https://api.deepseek.com)");
+      return;
+    }
+    std::vector<std::string> ids;
+    for (const json& m : j["data"])
+      if (m.is_object() && m.contains("id") && m["id"].is_string()) ids.push_back(m["id"]);
+    auto has = [&](const std::string& id) { return std::find(ids.begin(), ids.end(), id) != ids.end(); };
+    std::string missing;
+    for (const std::string& m : {l.assessment_model, l.EffectiveExecutionModel()})
+      if (!has(m) && missing.find(m) == std::string::npos) missing += (missing.empty() ? "" : ", ") + m;
+    if (!missing.empty()) {
+      std::string available;
+      for (const std::string& id : ids) available += (available.empty() ? "" : ", ") + id;
+      Add("model", R::kFailed, "the endpoint does not offer " + missing + " (it offers: " + available + ")",
+          "set llm.assessment_model / llm.execution_model to a model the endpoint lists");
+      return;
+    }
+    Add("model", R::kOk, base + " answers; " + l.assessment_model + " is available");
+  }
+
+  void Git() {
+    std::string out;
+    if (RunCommand({"git", "--version"}, {}, &out) != 0) {
+      Add("git", R::kFailed, "git is not runnable: " + (out.empty() ? std::string("not found") : out),
+          "install git (apt-get install git): workers run it in their worktrees");
+      Add("git.remote", R::kSkipped, "needs git");
+      return;
+    }
+    Add("git", R::kOk, out);
+    if (clone_url_.empty()) {
+      Add("git.remote", R::kSkipped, config_.github.repo.empty() ? "github.repo is empty" : "needs a readable repository");
+      return;
+    }
+    // The token goes in through git's environment config, never on a command line (ps shows those).
+    std::vector<std::string> env = {"GIT_TERMINAL_PROMPT=0"};
+    if (clone_url_.rfind("https://", 0) == 0) {
+      env.push_back("GIT_CONFIG_COUNT=1");
+      env.push_back("GIT_CONFIG_KEY_0=http.extraHeader");
+      env.push_back("GIT_CONFIG_VALUE_0=Authorization: Basic " + Base64("x-access-token:" + token_));
+    }
+    if (RunCommand({"timeout", "60", "git", "ls-remote", "--heads", clone_url_}, env, &out) != 0) {
+      Add("git.remote", R::kFailed, "git ls-remote " + clone_url_ + " failed: " + Scrub(out),
+          "the API answers but git cannot reach the repository: check outgoing HTTPS (proxy, firewall) and the "
+          "token's repo scope");
+      return;
+    }
+    Add("git.remote", R::kOk, clone_url_ + " reachable with git");
+  }
+
+  // Runs `argv` (no shell) with `env` added to this process's environment; stdout and stderr
+  // together in *out, trailing newlines removed. Returns the exit status, or -1.
+  static int RunCommand(const std::vector<std::string>& argv, const std::vector<std::string>& env, std::string* out) {
+    out->clear();
+    int fds[2];
+    if (::pipe2(fds, O_CLOEXEC) != 0) return -1;
+    std::vector<std::string> env_s;
+    for (char** e = environ; *e; ++e) env_s.emplace_back(*e);
+    env_s.insert(env_s.end(), env.begin(), env.end());
+    std::vector<char*> envp, args;
+    for (auto& e : env_s) envp.push_back(e.data());
+    envp.push_back(nullptr);
+    std::vector<std::string> argv_s = argv;
+    for (auto& a : argv_s) args.push_back(a.data());
+    args.push_back(nullptr);
+    const pid_t pid = ::fork();
+    if (pid < 0) return -1;
+    if (pid == 0) {
+      ::dup2(fds[1], STDOUT_FILENO);
+      ::dup2(fds[1], STDERR_FILENO);
+      int devnull = ::open("/dev/null", O_RDONLY);
+      ::dup2(devnull, STDIN_FILENO);
+      ::execvpe(args[0], args.data(), envp.data());
+      _exit(127);
+    }
+    ::close(fds[1]);
+    char buf[4096];
+    ssize_t n;
+    while ((n = ::read(fds[0], buf, sizeof buf)) > 0 || (n < 0 && errno == EINTR))
+      if (n > 0 && out->size() < 16'384) out->append(buf, static_cast<size_t>(n));
+    ::close(fds[0]);
+    int status = 0;
+    while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
+    while (!out->empty() && (out->back() == '\n' || out->back() == '\r')) out->pop_back();
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  }
+
+  static std::string Base64(const std::string& in) {
+    static const char* k = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    std::string out;
+    std::size_t i = 0;
+    for (; i + 2 < in.size(); i += 3) {
+      const unsigned v = (static_cast<unsigned char>(in[i]) << 16) | (static_cast<unsigned char>(in[i + 1]) << 8) |
+                         static_cast<unsigned char>(in[i + 2]);
+      out += {k[v >> 18], k[(v >> 12) & 63], k[(v >> 6) & 63], k[v & 63]};
+    }
+    if (i + 1 == in.size()) {
+      const unsigned v = static_cast<unsigned char>(in[i]) << 16;
+      out += {k[v >> 18], k[(v >> 12) & 63], '=', '='};
+    } else if (i + 2 == in.size()) {
+      const unsigned v = (static_cast<unsigned char>(in[i]) << 16) | (static_cast<unsigned char>(in[i + 1]) << 8);
+      out += {k[v >> 18], k[(v >> 12) & 63], k[(v >> 6) & 63], '='};
+    }
+    return out;
+  }
+
+  // git's error text, without the token should a server echo the header back.
+  std::string Scrub(std::string text) const {
+    if (!token_.empty())
+      for (std::size_t p; (p = text.find(token_)) != std::string::npos;) text.replace(p, token_.size(), "***");
+    return text.substr(0, 300);
+  }
+
+  const Config& config_;
+  HttpClient& http_;
+  std::vector<DoctorCheck> checks_;
+  std::string clone_url_, token_;  // set once the repository answered
+};
+
+}  // namespace
+
+std::vector<DoctorCheck> RunDoctor(const Config& config, HttpClient& http) { return Doctor(config, http).Run(); }
+
+const char* DoctorResultName(DoctorCheck::Result r) {
+  switch (r) {
+    case R::kOk: return "ok";
+    case R::kFailed: return "FAILED";
+    case R::kSkipped: return "skipped";
+  }
+  return "?";
+}
+
+}  // namespace superagent::app

@@ -1,0 +1,29 @@
+// `superagent doctor`: the checks a first deployment gets wrong, each with how to fix it. Every
+// network check goes through the injected HttpClient, so tests run them against loopback fakes.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "superagent/config.h"
+#include "superagent/http.h"
+
+namespace superagent::app {
+
+struct DoctorCheck {
+  enum class Result { kOk, kFailed, kSkipped };
+  std::string name;    // stable, e.g. "github.token"
+  Result result = Result::kOk;
+  std::string detail;  // what was found; never a secret
+  std::string fix;     // when failed (or skipped for a reason worth acting on): what to do
+};
+
+// Runs every check for a config that already parsed. Checks that cannot apply (no GitHub repo,
+// no Feishu, no model key) are kSkipped with the reason; a check whose prerequisite failed is
+// skipped too, so one mistake is reported once.
+std::vector<DoctorCheck> RunDoctor(const Config& config, HttpClient& http);
+
+// "ok" | "FAILED" | "skipped"
+const char* DoctorResultName(DoctorCheck::Result r);
+
+}  // namespace superagent::app

@@ -1,0 +1,183 @@
+#include "superagent/metrics.h"
+
+#include <cinttypes>
+#include <cstdio>
+
+#include "superagent/domain.h"
+
+namespace superagent::metrics {
+
+void Runtime::AddModelUsage(const std::string& purpose, std::int64_t prompt, std::int64_t completion,
+                            std::int64_t cache_hit) {
+  std::lock_guard<std::mutex> lock(mu_);
+  ModelTokens& m = model_[purpose.empty() ? "unknown" : purpose];
+  ++m.calls;
+  m.prompt += prompt;
+  m.completion += completion;
+  m.cache_hit += cache_hit;
+}
+
+void Runtime::ObserveSourceRound(const std::string& source, TimeMs duration_ms, bool ok) {
+  std::lock_guard<std::mutex> lock(mu_);
+  SourceRounds& r = rounds_[source];
+  ++r.rounds;
+  if (!ok) ++r.failed;
+  r.last_seconds = static_cast<double>(duration_ms) / 1000.0;
+  r.seconds_sum += r.last_seconds;
+}
+
+std::map<std::string, ModelTokens> Runtime::ModelUsage() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return model_;
+}
+
+std::map<std::string, SourceRounds> Runtime::Rounds() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return rounds_;
+}
+
+Runtime& ProcessRuntime() {
+  static Runtime runtime;
+  return runtime;
+}
+
+namespace {
+
+std::string Escape(const std::string& v) {
+  std::string out;
+  for (char c : v) {
+    if (c == '\\') out += "\\\\";
+    else if (c == '"') out += "\\\"";
+    else if (c == '\n') out += "\\n";
+    else out.push_back(c);
+  }
+  return out;
+}
+
+class Writer {
+ public:
+  void Family(const char* name, const char* type, const char* help) {
+    out_ += "# HELP ";
+    out_ += name;
+    out_ += ' ';
+    out_ += help;
+    out_ += "\n# TYPE ";
+    out_ += name;
+    out_ += ' ';
+    out_ += type;
+    out_ += '\n';
+  }
+  void Sample(const std::string& name, const std::vector<std::pair<std::string, std::string>>& labels,
+              std::int64_t value) {
+    Line(name, labels, std::to_string(value));
+  }
+  void Sample(const std::string& name, const std::vector<std::pair<std::string, std::string>>& labels, double value) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%.6g", value);
+    Line(name, labels, buf);
+  }
+  std::string Take() { return std::move(out_); }
+
+ private:
+  void Line(const std::string& name, const std::vector<std::pair<std::string, std::string>>& labels,
+            const std::string& value) {
+    out_ += name;
+    if (!labels.empty()) {
+      out_ += '{';
+      for (std::size_t i = 0; i < labels.size(); ++i) {
+        if (i) out_ += ',';
+        out_ += labels[i].first + "=\"" + Escape(labels[i].second) + "\"";
+      }
+      out_ += '}';
+    }
+    out_ += ' ' + value + '\n';
+  }
+  std::string out_;
+};
+
+}  // namespace
+
+std::string RenderPrometheus(const Snapshot& s) {
+  Writer w;
+  using L = std::vector<std::pair<std::string, std::string>>;
+  w.Family("superagent_info", "gauge", "Build and policy in force (always 1).");
+  w.Sample("superagent_info", L{{"version", s.version}, {"mode", s.mode}}, std::int64_t{1});
+  w.Family("superagent_policy_version", "gauge", "Version of the policy in force.");
+  w.Sample("superagent_policy_version", L{}, s.policy_version);
+
+  w.Family("superagent_triggers_total", "counter", "Triggers received, by Source and intake outcome.");
+  for (const auto& [key, n] : s.triggers)
+    w.Sample("superagent_triggers_total", L{{"source", key.first}, {"outcome", key.second}}, n);
+  w.Family("superagent_decisions_total", "counter", "Decisions recorded, by outcome.");
+  for (const char* o : {"accept", "ignore", "stop", "unavailable"}) {
+    auto it = s.decisions.find(o);
+    w.Sample("superagent_decisions_total", L{{"outcome", o}}, it == s.decisions.end() ? 0 : it->second);
+  }
+  w.Family("superagent_decisions_would_accept_total", "counter",
+           "Ignore decisions that would have accepted in auto mode (observe review).");
+  w.Sample("superagent_decisions_would_accept_total", L{}, s.would_accept);
+  w.Family("superagent_eval_queue", "gauge", "Triggers waiting for an Eval.");
+  w.Sample("superagent_eval_queue", L{}, s.eval_queue);
+
+  w.Family("superagent_tickets", "gauge", "Tickets by stage.");
+  for (Stage st : {Stage::kWorking, Stage::kIdle, Stage::kWaitingForPerson, Stage::kReady, Stage::kBlocked,
+                   Stage::kEnded}) {
+    auto it = s.tickets.find(StageName(st));
+    w.Sample("superagent_tickets", L{{"stage", StageName(st)}}, it == s.tickets.end() ? 0 : it->second);
+  }
+  w.Family("superagent_slots_configured", "gauge", "Worker slots configured (one more is reserved for people).");
+  w.Sample("superagent_slots_configured", L{}, std::int64_t{s.slots_configured});
+  w.Family("superagent_slots_busy", "gauge", "Worker slots in use (running Assignments).");
+  w.Sample("superagent_slots_busy", L{}, s.slots_busy);
+
+  w.Family("superagent_effects", "gauge", "Outbox effects not yet done, by state.");
+  w.Sample("superagent_effects", L{{"state", "pending"}}, s.effects_pending);
+  w.Sample("superagent_effects", L{{"state", "in_flight"}}, s.effects_in_flight);
+  w.Sample("superagent_effects", L{{"state", "failed"}}, s.effects_failed);
+  w.Family("superagent_system_problems", "gauge", "System problems currently raised (panel: what needs me).");
+  w.Sample("superagent_system_problems", L{}, s.system_problems);
+
+  w.Family("superagent_source_consecutive_failures", "gauge", "Consecutive failures of a Source's read path.");
+  for (const SourceHealth& h : s.sources)
+    w.Sample("superagent_source_consecutive_failures", L{{"source", h.source}, {"path", h.path}},
+             std::int64_t{h.consecutive_failures});
+  w.Family("superagent_source_last_success_timestamp_seconds", "gauge", "When a Source's read path last succeeded.");
+  for (const SourceHealth& h : s.sources)
+    if (h.last_success_at)
+      w.Sample("superagent_source_last_success_timestamp_seconds", L{{"source", h.source}, {"path", h.path}},
+               static_cast<double>(*h.last_success_at) / 1000.0);
+  w.Family("superagent_source_skipped_items_total", "counter", "Malformed items a Source skipped.");
+  for (const SourceHealth& h : s.sources)
+    w.Sample("superagent_source_skipped_items_total", L{{"source", h.source}, {"path", h.path}}, h.skipped_items);
+
+  w.Family("superagent_source_poll_seconds", "summary", "Duration of whole polling rounds since the process started.");
+  for (const auto& [source, r] : s.rounds) {
+    w.Sample("superagent_source_poll_seconds_sum", L{{"source", source}}, r.seconds_sum);
+    w.Sample("superagent_source_poll_seconds_count", L{{"source", source}}, r.rounds);
+  }
+  w.Family("superagent_source_poll_last_seconds", "gauge", "Duration of the last polling round.");
+  for (const auto& [source, r] : s.rounds) w.Sample("superagent_source_poll_last_seconds", L{{"source", source}}, r.last_seconds);
+  w.Family("superagent_source_poll_failures_total", "counter", "Polling rounds with at least one failed path.");
+  for (const auto& [source, r] : s.rounds) w.Sample("superagent_source_poll_failures_total", L{{"source", source}}, r.failed);
+
+  if (s.github_rate && s.github_rate->remaining >= 0) {
+    w.Family("superagent_github_rate_limit_remaining", "gauge", "GitHub primary rate limit: requests left in this window.");
+    w.Sample("superagent_github_rate_limit_remaining", L{}, s.github_rate->remaining);
+    w.Family("superagent_github_rate_limit_limit", "gauge", "GitHub primary rate limit: requests per window.");
+    w.Sample("superagent_github_rate_limit_limit", L{}, s.github_rate->limit);
+    w.Family("superagent_github_rate_limit_reset_timestamp_seconds", "gauge", "When the GitHub rate-limit window resets.");
+    w.Sample("superagent_github_rate_limit_reset_timestamp_seconds", L{}, static_cast<double>(s.github_rate->reset_at) / 1000.0);
+  }
+
+  w.Family("superagent_model_calls_total", "counter", "Successful model calls since the process started, by purpose.");
+  for (const auto& [purpose, t] : s.model_tokens) w.Sample("superagent_model_calls_total", L{{"purpose", purpose}}, t.calls);
+  w.Family("superagent_model_tokens_total", "counter", "Model tokens since the process started, by purpose and kind.");
+  for (const auto& [purpose, t] : s.model_tokens) {
+    w.Sample("superagent_model_tokens_total", L{{"purpose", purpose}, {"kind", "prompt"}}, t.prompt);
+    w.Sample("superagent_model_tokens_total", L{{"purpose", purpose}, {"kind", "completion"}}, t.completion);
+    w.Sample("superagent_model_tokens_total", L{{"purpose", purpose}, {"kind", "cache_hit"}}, t.cache_hit);
+  }
+  return w.Take();
+}
+
+}  // namespace superagent::metrics

@@ -1,0 +1,17 @@
+// Gathers /metrics' Snapshot at scrape time: the store through Views (no Engine mutex for the
+// big counts), the outbox through the Engine, and the process-wide Runtime.
+#pragma once
+
+#include "superagent/config.h"
+#include "superagent/metrics.h"
+
+namespace superagent {
+class Engine;
+class Views;
+}  // namespace superagent
+
+namespace superagent::panel {
+
+metrics::Snapshot GatherMetrics(Engine& engine, Views& views, const Config& config, int problem_threshold);
+
+}  // namespace superagent::panel

@@ -1,0 +1,337 @@
+// Operating the daemon as a team box does: systemd's notify socket (readiness, watchdog, reload,
+// stop), /metrics on the running panel, `policy simulate` and `doctor` as real processes against
+// real files and loopback fakes.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <sys/un.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include <httplib.h>
+
+#include "app/doctor.h"
+#include "daemon_process.h"
+#include "fake_chat_server.h"
+#include "fake_github_server.h"
+#include "run_binary.h"
+#include "superagent/engine.h"
+#include "superagent/eval.h"
+#include "superagent/http.h"
+
+namespace superagent::testing {
+namespace {
+
+namespace fs = std::filesystem;
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+// The service manager's end of NOTIFY_SOCKET: an AF_UNIX datagram socket.
+class NotifySocket {
+ public:
+  explicit NotifySocket(const fs::path& path) : path_(path.string()) {
+    fd_ = ::socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    sockaddr_un addr{};
+    addr.sun_family = AF_UNIX;
+    std::snprintf(addr.sun_path, sizeof addr.sun_path, "%s", path_.c_str());
+    ::unlink(path_.c_str());
+    bound_ = ::bind(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0;
+  }
+  ~NotifySocket() {
+    ::close(fd_);
+    ::unlink(path_.c_str());
+  }
+  bool bound() const { return bound_; }
+  // Reads datagrams until one contains `needle` (true) or `timeout_ms` passes (false).
+  bool WaitFor(const std::string& needle, int timeout_ms = 20'000) {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+    while (true) {
+      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+      if (left.count() <= 0) return false;
+      pollfd p{fd_, POLLIN, 0};
+      if (::poll(&p, 1, static_cast<int>(left.count())) <= 0) continue;
+      char buf[4096];
+      ssize_t n = ::recv(fd_, buf, sizeof buf, 0);
+      if (n <= 0) continue;
+      std::string msg(buf, static_cast<size_t>(n));
+      received_ += msg + "\n--\n";
+      if (msg.find(needle) != std::string::npos) return true;
+    }
+  }
+  const std::string& received() const { return received_; }
+
+ private:
+  std::string path_, received_;
+  int fd_ = -1;
+  bool bound_ = false;
+};
+
+class OpsTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("superagent-ops-" + std::to_string(::getpid()) + "-" +
+                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+    port_ = FreeLoopbackPort();
+    Write("policy.yaml", "mode: observe\nsources:\n  github:\n    people: [alice]\n");
+    WriteConfig("");
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  void Write(const std::string& name, const std::string& text) { std::ofstream(dir_ / name) << text; }
+  void WriteConfig(const std::string& extra) {
+    Write("superagent.yaml", "data_dir: data\npolicy_file: policy.yaml\npanel:\n  listen: 127.0.0.1:" +
+                                 std::to_string(port_) + "\nllm:\n  api_key_env: SUPERAGENT_OPS_TEST_MODEL_KEY\n" + extra);
+  }
+  std::string Config() const { return (dir_ / "superagent.yaml").string(); }
+
+  fs::path dir_;
+  int port_ = 0;
+};
+
+TEST_F(OpsTest, TellsSystemdWhenReadyKeepsTheWatchdogFedAndSaysWhenReloadingAndStopping) {
+  // sun_path holds 108 bytes: a short name, not one under the (long) test directory.
+  const fs::path socket_path = fs::temp_directory_path() / ("sa-notify-" + std::to_string(::getpid()) + ".sock");
+  NotifySocket notify(socket_path);
+  ASSERT_TRUE(notify.bound());
+  DaemonProcess d(SUPERAGENT_BINARY, {"serve", "--config", Config()},
+                  {{"NOTIFY_SOCKET", socket_path.string()},
+                   {"WATCHDOG_USEC", "200000"},
+                   {"GITHUB_TOKEN", "ghp_THISISASECRETVALUE0123456789"}});
+  ASSERT_TRUE(d.started());
+  // On failure, what the daemon logged says why (read only then: the test needs no log line).
+  ASSERT_TRUE(notify.WaitFor("READY=1")) << notify.received() << d.WaitForLine("\x01", 1000) << d.log();
+  EXPECT_THAT(notify.received(), HasSubstr("STATUS=serving on 127.0.0.1:"));
+  // Readiness means the panel answers.
+  httplib::Client http("127.0.0.1", port_);
+  auto health = http.Get("/healthz");
+  ASSERT_TRUE(health);
+  EXPECT_EQ(health->status, 200);
+  ASSERT_TRUE(notify.WaitFor("WATCHDOG=1")) << notify.received();
+  ASSERT_TRUE(notify.WaitFor("WATCHDOG=1")) << "keep-alives must repeat" << notify.received();
+
+  auto metrics = http.Get("/metrics");
+  ASSERT_TRUE(metrics);
+  EXPECT_EQ(metrics->status, 200);
+  EXPECT_THAT(metrics->body, HasSubstr("superagent_policy_version 1\n"));
+  EXPECT_THAT(metrics->body, HasSubstr("superagent_info{version=\"" SUPERAGENT_VERSION "\",mode=\"observe\"} 1\n"));
+
+  Write("policy.yaml", "mode: auto\nsources:\n  github:\n    people: [alice]\n");
+  d.Signal(SIGHUP);
+  ASSERT_TRUE(notify.WaitFor("RELOADING=1")) << notify.received();
+  ASSERT_TRUE(notify.WaitFor("READY=1")) << notify.received();
+  EXPECT_THAT(notify.received(), HasSubstr("STATUS=policy version 2"));
+  d.Signal(SIGTERM);
+  ASSERT_TRUE(notify.WaitFor("STOPPING=1")) << notify.received();
+  EXPECT_EQ(d.Wait(), 0) << d.log();
+  EXPECT_THAT(d.log(), HasSubstr("shutting down signal=SIGTERM"));
+  EXPECT_THAT(d.log(), Not(HasSubstr("ghp_THISISASECRETVALUE"))) << "a secret reached the log";
+}
+
+TEST_F(OpsTest, WithoutSystemdNothingIsSentAndServeRunsTheSame) {
+  DaemonProcess d(SUPERAGENT_BINARY, {"serve", "--config", Config()}, {{"WATCHDOG_USEC", "200000"}});
+  ASSERT_TRUE(d.WaitForLine("ready")) << d.log();
+  d.Signal(SIGINT);
+  EXPECT_EQ(d.Wait(), 0) << d.log();
+  EXPECT_THAT(d.log(), HasSubstr("stopped"));
+}
+
+// A store with one recorded accept (alice asked, explicitly), made by the real Engine.
+void RecordAnAccept(const fs::path& data_dir) {
+  fs::create_directories(data_dir);
+  std::vector<Problem> problems;
+  auto policy = ParsePolicy("mode: observe\nsources:\n  github:\n    people: [alice]\n", "policy.yaml", &problems);
+  ASSERT_TRUE(policy);
+  auto engine = Engine::Open((data_dir / "superagent.db").string(), SystemClock(), *policy, "policy.yaml");
+  ASSERT_TRUE(engine.ok()) << engine.status().ToString();
+  Trigger t;
+  t.id = "github:comment:77@2026-12-02T10:00:00Z";
+  t.source = "github";
+  t.scope = "comments";
+  t.actor = "alice";
+  t.human = true;
+  t.addressed = true;
+  t.text = "@agent please fix the typo in README";
+  t.at = SystemClock()->NowMs();
+  t.threads = {"github:issue:7"};
+  t.channel = "github:issue:7";
+  t.meta = {{"html_url", "https://github.com/o/r/issues/7#issuecomment-77"}};
+  ASSERT_TRUE((*engine)->Receive(t, "test").ok());
+  NoModelAssessor assessor;
+  auto ran = RunOneEval(**engine, assessor);
+  ASSERT_TRUE(ran.ok() && *ran);
+}
+
+TEST_F(OpsTest, PolicySimulateShowsWhatACandidateWouldChange) {
+  RecordAnAccept(dir_ / "data");
+  Write("candidate.yaml", "mode: observe\nsources:\n  github:\n    people: [bob]\n");
+  RunResult r = RunProgram(SUPERAGENT_BINARY, {"policy", "simulate", "--config", Config(), "--policy",
+                                               (dir_ / "candidate.yaml").string(), "--since", "1d"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("1 decision(s) since"));
+  EXPECT_THAT(r.out, HasSubstr("same: 0  changed: 1  needs a model assessment: 0"));
+  EXPECT_THAT(r.out, HasSubstr("github:comment:77@2026-12-02T10:00:00Z accept -> ignore"));
+  EXPECT_THAT(r.out, HasSubstr("url   https://github.com/o/r/issues/7#issuecomment-77"));
+
+  RunResult same = RunProgram(SUPERAGENT_BINARY, {"policy", "simulate", "--config", Config(), "--policy",
+                                                  (dir_ / "policy.yaml").string(), "--json"});
+  ASSERT_EQ(same.exit_code, 0) << same.err;
+  auto j = nlohmann::json::parse(same.out);
+  EXPECT_EQ(j["decisions"], 1);
+  EXPECT_EQ(j["same"], 1);
+  EXPECT_TRUE(j["differences"].empty());
+}
+
+TEST_F(OpsTest, PolicySimulateRefusesBadInputPrecisely) {
+  Write("candidate.yaml", "mode: sometimes\n");
+  RunResult bad_policy = RunProgram(SUPERAGENT_BINARY, {"policy", "simulate", "--config", Config(), "--policy",
+                                                        (dir_ / "candidate.yaml").string()});
+  EXPECT_EQ(bad_policy.exit_code, 2);
+  EXPECT_THAT(bad_policy.err, HasSubstr("candidate.yaml:1:"));
+  RunResult bad_since = RunProgram(SUPERAGENT_BINARY, {"policy", "simulate", "--config", Config(), "--policy",
+                                                       (dir_ / "policy.yaml").string(), "--since", "a week"});
+  EXPECT_EQ(bad_since.exit_code, 2);
+  EXPECT_THAT(bad_since.err, HasSubstr("--since must be a number and a unit"));
+  RunResult no_db = RunProgram(SUPERAGENT_BINARY, {"policy", "simulate", "--config", Config(), "--policy",
+                                                   (dir_ / "policy.yaml").string()});
+  EXPECT_EQ(no_db.exit_code, 1);
+  EXPECT_THAT(no_db.err, HasSubstr("no database at"));
+  EXPECT_FALSE(fs::exists(dir_ / "data" / "superagent.db")) << "a simulation creates nothing";
+  RunResult usage = RunProgram(SUPERAGENT_BINARY, {"policy", "edit"});
+  EXPECT_EQ(usage.exit_code, 2);
+}
+
+// --- doctor ---
+
+class DoctorTest : public OpsTest {
+ protected:
+  void SetUp() override {
+    OpsTest::SetUp();
+    setenv("SUPERAGENT_DOCTOR_GH", "ghp_DOCTORSECRET0123456789abcdef", 1);
+    setenv("SUPERAGENT_DOCTOR_HOOK", "hook-secret", 1);
+    setenv("SUPERAGENT_DOCTOR_MODEL", chat_.api_key().c_str(), 1);
+  }
+  void TearDown() override {
+    unsetenv("SUPERAGENT_DOCTOR_GH");
+    unsetenv("SUPERAGENT_DOCTOR_HOOK");
+    unsetenv("SUPERAGENT_DOCTOR_MODEL");
+    OpsTest::TearDown();
+  }
+  superagent::Config Healthy() {
+    superagent::Config c;
+    c.data_dir = (dir_ / "data").string();
+    c.github.api_url = github_.url();
+    c.github.repo = github_.repo;
+    c.github.token_env = "SUPERAGENT_DOCTOR_GH";
+    c.github.webhook_secret_env = "SUPERAGENT_DOCTOR_HOOK";
+    c.llm.base_url = chat_.base_url();
+    c.llm.api_key_env = "SUPERAGENT_DOCTOR_MODEL";
+    return c;
+  }
+  std::map<std::string, app::DoctorCheck> Run(const superagent::Config& c) {
+    std::map<std::string, app::DoctorCheck> out;
+    for (auto& check : app::RunDoctor(c, *http_)) out[check.name] = check;
+    return out;
+  }
+
+  FakeGitHub github_{SystemClock()};
+  FakeChatServer chat_;
+  std::unique_ptr<HttpClient> http_ = MakeCurlHttpClient("superagent-test");
+};
+
+using R = app::DoctorCheck::Result;
+
+TEST_F(DoctorTest, AHealthyDeploymentPassesEveryCheck) {
+  // The repository's clone URL names a real bare repository, which git reaches without a network.
+  RunResult init = RunProgram("/usr/bin/git", {"init", "--quiet", "--bare", (dir_ / "remote.git").string()});
+  ASSERT_EQ(init.exit_code, 0) << init.err;
+  github_.repo_info["clone_url"] = "file://" + (dir_ / "remote.git").string();
+  auto checks = Run(Healthy());
+  for (const char* name : {"policy", "data_dir", "sqlite", "github.token", "github.notifications", "github.repo",
+                           "github.webhook_secret", "model", "git", "git.remote"})
+    EXPECT_EQ(checks[name].result, R::kOk) << name << ": " << checks[name].detail;
+  EXPECT_THAT(checks["github.token"].detail, HasSubstr("acts as superagent-bot"));
+  EXPECT_EQ(checks["feishu"].result, R::kSkipped);
+  EXPECT_EQ(checks["feishu"].detail, "no Feishu configured");
+  EXPECT_TRUE(chat_.problems().empty());
+}
+
+TEST_F(DoctorTest, EachCommonMistakeFailsWithAFix) {
+  github_.Script("GET", "/user", {401, {}, R"({"message":"Bad credentials"})"});
+  auto checks = Run(Healthy());
+  EXPECT_EQ(checks["github.token"].result, R::kFailed);
+  EXPECT_THAT(checks["github.token"].detail, HasSubstr("HTTP 401: Bad credentials"));
+  EXPECT_THAT(checks["github.token"].fix, HasSubstr("wrong or expired"));
+  EXPECT_EQ(checks["github.repo"].result, R::kSkipped) << "reported once, not three times";
+
+  // A fine-grained token: accepted, but notifications are forbidden.
+  github_.Script("GET", "/notifications", {403, {}, R"({"message":"Resource not accessible by personal access token"})"});
+  checks = Run(Healthy());
+  EXPECT_EQ(checks["github.token"].result, R::kOk);
+  EXPECT_EQ(checks["github.notifications"].result, R::kFailed);
+  EXPECT_THAT(checks["github.notifications"].fix, HasSubstr("classic token"));
+
+  superagent::Config c = Healthy();
+  c.github.bot_login = "someone-else";
+  c.github.repo = "Codertocat/Nope";
+  c.llm.assessment_model = "gpt-9";
+  Write("not-a-dir", "");
+  c.data_dir = (dir_ / "not-a-dir" / "data").string();
+  unsetenv("SUPERAGENT_DOCTOR_HOOK");
+  checks = Run(c);
+  EXPECT_EQ(checks["github.token"].result, R::kFailed);
+  EXPECT_THAT(checks["github.token"].fix, HasSubstr("set github.bot_login to superagent-bot"));
+  EXPECT_EQ(checks["github.repo"].result, R::kFailed);
+  EXPECT_EQ(checks["model"].result, R::kFailed);
+  EXPECT_THAT(checks["model"].detail, HasSubstr("does not offer gpt-9 (it offers: deepseek-chat, deepseek-reasoner)"));
+  EXPECT_EQ(checks["data_dir"].result, R::kFailed);
+  EXPECT_EQ(checks["github.webhook_secret"].result, R::kSkipped);
+  EXPECT_EQ(checks["git.remote"].result, R::kSkipped) << "the repository did not answer";
+
+  github_.repo_info["clone_url"] = "file://" + (dir_ / "no-such-remote.git").string();
+  checks = Run(Healthy());
+  EXPECT_EQ(checks["git.remote"].result, R::kFailed);
+  EXPECT_THAT(checks["git.remote"].detail, HasSubstr("no-such-remote.git"));
+  EXPECT_THAT(checks["git.remote"].fix, HasSubstr("git cannot reach the repository"));
+
+  setenv("SUPERAGENT_DOCTOR_MODEL", "sk-wrong", 1);
+  checks = Run(Healthy());
+  EXPECT_EQ(checks["model"].result, R::kFailed);
+  EXPECT_THAT(checks["model"].fix, HasSubstr("is refused"));
+}
+
+TEST_F(DoctorTest, ChecksThatCannotApplyAreSkippedNotFailed) {
+  superagent::Config c;
+  c.data_dir = (dir_ / "data").string();
+  c.llm.api_key_env = "SUPERAGENT_DOCTOR_UNSET";
+  auto checks = Run(c);
+  for (const char* name : {"github.token", "github.notifications", "github.repo", "github.webhook_secret", "feishu", "model"})
+    EXPECT_EQ(checks[name].result, R::kSkipped) << name;
+  EXPECT_TRUE(github_.log().empty()) << "nothing to ask GitHub without a repository";
+}
+
+TEST_F(DoctorTest, TheCommandPrintsEveryCheckAndExitsNonZeroOnAFailure) {
+  WriteConfig("github:\n  api_url: " + github_.url() + "\n  repo: " + github_.repo +
+              "\n  token_env: SUPERAGENT_DOCTOR_GH\n  webhook_secret_env: SUPERAGENT_DOCTOR_HOOK\n");
+  RunResult ok = RunProgram(SUPERAGENT_BINARY, {"doctor", "--config", Config()});
+  EXPECT_EQ(ok.exit_code, 0) << ok.out << ok.err;
+  EXPECT_THAT(ok.out, HasSubstr("github.token           ok      accepted; the agent acts as superagent-bot"));
+  EXPECT_THAT(ok.out, HasSubstr("feishu                 skipped no Feishu configured"));
+  EXPECT_THAT(ok.out, HasSubstr("no problems found"));
+  EXPECT_THAT(ok.out + ok.err, Not(HasSubstr("ghp_DOCTORSECRET"))) << "a secret was printed";
+
+  github_.Script("GET", "/repos/" + github_.repo, {404, {}, R"({"message":"Not Found"})"});
+  RunResult bad = RunProgram(SUPERAGENT_BINARY, {"doctor", "--config", Config()});
+  EXPECT_EQ(bad.exit_code, 1) << bad.out;
+  EXPECT_THAT(bad.out, HasSubstr("github.repo            FAILED  GET /repos/Codertocat/Hello-World: HTTP 404: Not Found"));
+  EXPECT_THAT(bad.out, HasSubstr("    fix: check github.repo (owner/name)"));
+  EXPECT_THAT(bad.out, HasSubstr("1 check(s) failed"));
+
+  Write("superagent.yaml", "panel:\n  listen: nowhere\n");
+  RunResult invalid = RunProgram(SUPERAGENT_BINARY, {"doctor", "--config", Config()});
+  EXPECT_EQ(invalid.exit_code, 2);
+  EXPECT_THAT(invalid.out, HasSubstr("superagent.yaml:2:"));
+}
+
+}  // namespace
+}  // namespace superagent::testing
