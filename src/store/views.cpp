@@ -328,7 +328,7 @@ Result<TicketDetail> Views::Detail(TicketId id) {
 std::vector<RecordedDecision> Views::DecisionsSince(TimeMs since) {
   std::lock_guard<std::mutex> lock(mu_);
   ReadTx tx(db_.get());
-  Stmt& s = db_->Prepare("SELECT " V_DECISION_COLUMNS " FROM decisions WHERE created_at >= ? ORDER BY id");
+  Stmt& s = db_->Prepare("SELECT " DECISION_COLUMNS " FROM decisions WHERE created_at >= ? ORDER BY id");
   s.Bind(1, since);
   std::vector<Decision> decisions;
   while (s.Step()) decisions.push_back(ReadDecision(s));
