@@ -60,6 +60,21 @@ struct Config {
     } read;
   } github;
 
+  // Feishu/Lark Source and Channel (SPEC §3.4). Which chats are read is the policy's business
+  // (sources.feishu.scopes "chat:<id>" rows); this says how to reach the platform.
+  struct Feishu {
+    bool enabled = false;                          // off: no Feishu Source, Channel or /hooks/feishu
+    std::string api_url = "https://open.feishu.cn";  // Lark: https://open.larksuite.com
+    std::string app_id_env = "FEISHU_APP_ID";        // NAME of the variable holding the app id (cli_…)
+    std::string app_secret_env = "FEISHU_APP_SECRET";
+    // NAMEs of the callback's Encrypt Key and Verification Token; callbacks are refused (401)
+    // while the encrypt key is unset.
+    std::string encrypt_key_env = "FEISHU_ENCRYPT_KEY";
+    std::string verification_token_env = "FEISHU_VERIFICATION_TOKEN";
+    std::string realtime = "long_connection";      // long_connection | callback
+    int poll_interval_seconds = 60;                // 10..3600: backfill and thread polling rounds
+  } feishu;
+
   struct Llm {
     std::string base_url = "https://api.deepseek.com";  // OpenAI-compatible endpoint
     std::string api_key_env = "DEEPSEEK_API_KEY";        // NAME of the variable holding the key

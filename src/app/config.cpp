@@ -433,6 +433,35 @@ std::optional<Config> ParseConfig(std::string_view yaml, const std::string& file
                                     }},
                                });
                    }},
+                  {"feishu",
+                   [&](Y k, Y v, S p) {
+                     auto& f = cfg.feishu;
+                     r.Mapping(k, v, p,
+                               {
+                                   {"enabled", [&](Y k2, Y v2, S p2) { r.Bool(k2, v2, p2, &f.enabled); }},
+                                   {"api_url", [&](Y k2, Y v2, S p2) { r.Url(k2, v2, p2, &f.api_url); }},
+                                   {"app_id_env", [&](Y k2, Y v2, S p2) { r.EnvName(k2, v2, p2, &f.app_id_env); }},
+                                   {"app_secret_env",
+                                    [&](Y k2, Y v2, S p2) { r.EnvName(k2, v2, p2, &f.app_secret_env); }},
+                                   {"encrypt_key_env",
+                                    [&](Y k2, Y v2, S p2) { r.EnvName(k2, v2, p2, &f.encrypt_key_env); }},
+                                   {"verification_token_env",
+                                    [&](Y k2, Y v2, S p2) { r.EnvName(k2, v2, p2, &f.verification_token_env); }},
+                                   {"realtime",
+                                    [&](Y k2, Y v2, S p2) {
+                                      std::string s;
+                                      if (!r.String(k2, v2, p2, &s)) return;
+                                      if (s != "long_connection" && s != "callback") {
+                                        r.Add(Reader::Where(k2, v2),
+                                              p2 + ": must be one of long_connection, callback (got " + Quote(s) + ")");
+                                        return;
+                                      }
+                                      f.realtime = s;
+                                    }},
+                                   {"poll_interval_seconds",
+                                    [&](Y k2, Y v2, S p2) { r.Int(k2, v2, p2, 10, 3600, &f.poll_interval_seconds); }},
+                               });
+                   }},
                   {"llm",
                    [&](Y k, Y v, S p) {
                      r.Mapping(
@@ -530,6 +559,15 @@ nlohmann::json ConfigToJson(const Config& c) {
       {"policy_file", c.policy_file},
       {"panel", {{"listen", c.panel.listen}, {"token_env", c.panel.token_env}}},
       {"log", {{"level", c.log.level}}},
+      {"feishu",
+       {{"enabled", c.feishu.enabled},
+        {"api_url", c.feishu.api_url},
+        {"app_id_env", c.feishu.app_id_env},
+        {"app_secret_env", c.feishu.app_secret_env},
+        {"encrypt_key_env", c.feishu.encrypt_key_env},
+        {"verification_token_env", c.feishu.verification_token_env},
+        {"realtime", c.feishu.realtime},
+        {"poll_interval_seconds", c.feishu.poll_interval_seconds}}},
       {"github",
        {{"api_url", c.github.api_url},
         {"repo", c.github.repo},

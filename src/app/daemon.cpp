@@ -73,6 +73,11 @@ Status Daemon::Start() {
     if (!gh.ok()) return gh.status();
     github_ = std::move(*gh);
   }
+  if (config_.feishu.enabled) {
+    auto fs = feishu::Integration::Create(config_, engine_.get(), SystemClock());
+    if (!fs.ok()) return fs.status();
+    feishu_ = std::move(*fs);
+  }
 
   std::string host;
   int port = 0;
@@ -81,6 +86,7 @@ Status Daemon::Start() {
   http_ = std::make_unique<httplib::Server>();
   if (Status s = InstallRoutes(); !s.ok()) return s;
   if (github_) github_->InstallWebhookRoute(*http_);
+  if (feishu_) feishu_->InstallCallbackRoute(*http_);
   if (!http_->bind_to_port(host, port))
     return Status::IoError("cannot listen on " + config_.panel.listen + " (is another process using the port?)");
   http_thread_ = std::thread([this] { http_->listen_after_bind(); });
@@ -90,9 +96,11 @@ Status Daemon::Start() {
   std::vector<Channel*> channels;
   for (auto& c : channels_) channels.push_back(c.get());
   if (github_) channels.push_back(github_->channel());
+  if (feishu_) channels.push_back(feishu_->channel());
   effects_ = std::make_unique<EffectsLoop>(engine_.get(), channels, SystemClock());
   effects_->Start();
   if (github_) github_->Start();
+  if (feishu_) feishu_->Start();
 
   spdlog::info("ready {} {} {} {} {}", Kv("listen", config_.panel.listen), Kv("data_dir", config_.data_dir),
                Kv("policy", origin), Kv("policy_version", engine_->PolicyVersion()),
@@ -245,6 +253,7 @@ void Daemon::Shutdown() {
   if (stopping_.exchange(true)) return;
   wake_.notify_all();
   if (github_) github_->Stop();
+  if (feishu_) feishu_->Stop();
   if (effects_) effects_->Stop();
   if (panel_) panel_->Stop();  // live-update streams end, so the server stops at once
   if (http_) http_->stop();
@@ -252,6 +261,7 @@ void Daemon::Shutdown() {
   if (eval_thread_.joinable()) eval_thread_.join();
   panel_.reset();
   github_.reset();
+  feishu_.reset();
   views_.reset();
   engine_.reset();
   spdlog::info("stopped");

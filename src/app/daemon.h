@@ -15,6 +15,7 @@
 #include "superagent/effects.h"
 #include "superagent/http.h"
 #include "superagent/engine.h"
+#include "superagent/feishu.h"
 #include "superagent/github.h"
 #include "superagent/panel.h"
 #include "superagent/views.h"
@@ -61,6 +62,7 @@ class Daemon {
   std::unique_ptr<Assessor> assessor_;
   std::vector<std::unique_ptr<Channel>> channels_;  // one per configured platform
   std::unique_ptr<github::Integration> github_;  // null when github.repo is empty
+  std::unique_ptr<feishu::Integration> feishu_;  // null unless feishu.enabled
   std::unique_ptr<EffectsLoop> effects_;
   std::unique_ptr<Views> views_;  // the panel's read-only connection
   std::unique_ptr<httplib::Server> http_;

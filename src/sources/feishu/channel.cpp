@@ -1,0 +1,110 @@
+// FeishuChannel: the only code that writes to Feishu, called by the Effects loop (SPEC §8). The
+// receipt id is the request's `uuid`; Feishu sends at most one message per uuid within an hour,
+// so a delivery whose outcome is unknown is simply sent again with the same uuid.
+#include <spdlog/spdlog.h>
+
+#include "policy/sha256.h"
+#include "superagent/feishu.h"
+
+namespace superagent::feishu {
+
+using nlohmann::json;
+
+namespace {
+
+struct Target {
+  std::string chat_id, message_id;
+  bool in_thread = false;
+  bool ok = false;
+};
+
+// "feishu:chat:<chat>[:reply:<message>[:thread]]"
+Target ParseTarget(const std::string& channel) {
+  Target t;
+  const std::string prefix = "feishu:chat:";
+  if (channel.rfind(prefix, 0) != 0) return t;
+  std::string rest = channel.substr(prefix.size());
+  auto reply = rest.find(":reply:");
+  t.chat_id = rest.substr(0, reply);
+  if (reply != std::string::npos) {
+    std::string msg = rest.substr(reply + 7);
+    if (msg.size() > 7 && msg.compare(msg.size() - 7, 7, ":thread") == 0) {
+      t.in_thread = true;
+      msg.resize(msg.size() - 7);
+    }
+    t.message_id = msg;
+    if (msg.empty() || msg.find(':') != std::string::npos) return t;
+  }
+  t.ok = !t.chat_id.empty() && t.chat_id.find(':') == std::string::npos;
+  return t;
+}
+
+std::size_t Words(const std::string& text) {
+  std::size_t words = 0;
+  bool in_word = false;
+  for (unsigned char c : text) {
+    const bool space = c == ' ' || c == '\n' || c == '\t' || c == '\r';
+    if (!space && !in_word) ++words;
+    in_word = !space;
+  }
+  return words;
+}
+
+}  // namespace
+
+std::string RequestUuid(const std::string& receipt_id) {
+  if (receipt_id.size() <= 50) return receipt_id;
+  return "sa-" + Sha256Hex(receipt_id).substr(0, 40);
+}
+
+FeishuChannel::FeishuChannel(Client* client, Clock* clock, std::size_t word_limit, int chat_qps)
+    : client_(client), clock_(clock), word_limit_(word_limit), chat_qps_(chat_qps) {}
+
+bool FeishuChannel::Handles(const std::string& channel) const { return channel.rfind("feishu:", 0) == 0; }
+
+Delivery FeishuChannel::Perform(const Effect& effect, bool outcome_unknown) {
+  if (effect.kind != "post_message" || !effect.receipt)
+    return Delivery::Failed("feishu channel cannot perform " + effect.kind);
+  const Receipt& r = *effect.receipt;
+  const Target target = ParseTarget(r.channel);
+  if (!target.ok) return Delivery::Failed("not a feishu channel: " + r.channel);
+  if (Words(r.body) > word_limit_)
+    return Delivery::Failed("chat messages may have at most " + std::to_string(word_limit_) + " words");
+  {
+    // Feishu allows 5 messages per second per chat, shared by every bot in it: wait our turn
+    // instead of spending a request on a 429.
+    std::lock_guard<std::mutex> lock(mu_);
+    const TimeMs now = clock_->NowMs();
+    auto& times = sent_[target.chat_id];
+    while (!times.empty() && now - times.front() >= 1000) times.pop_front();
+    if (static_cast<int>(times.size()) >= chat_qps_)
+      return Delivery::Retry("chat send rate reached", times.front() + 1000 - now);
+    times.push_back(now);
+  }
+  const std::string uuid = RequestUuid(r.id);
+  const std::string content = json{{"text", r.body}}.dump();
+  ApiResult res;
+  if (!target.message_id.empty()) {
+    res = client_->Call("POST", "/open-apis/im/v1/messages/" + QueryValue(target.message_id) + "/reply",
+                        json{{"content", content}, {"msg_type", "text"}, {"reply_in_thread", target.in_thread},
+                             {"uuid", uuid}});
+  } else {
+    res = client_->Call("POST", "/open-apis/im/v1/messages?receive_id_type=chat_id",
+                        json{{"receive_id", target.chat_id}, {"content", content}, {"msg_type", "text"}, {"uuid", uuid}});
+  }
+  if (res.ok()) {
+    const std::string id = res.Data().value("message_id", "");
+    spdlog::info("feishu message sent receipt={} chat={} message={} retried_unknown={}", r.id, target.chat_id, id,
+                 outcome_unknown);
+    return Delivery::Done(id);
+  }
+  if (res.rate_limited) return Delivery::Retry(res.error, res.retry_after_ms);
+  if (res.http_status == 0 || res.http_status >= 500) return Delivery::Retry(res.error);
+  // 2300xx codes: the chat or message is gone or the bot was removed (semantics UNCONFIRMED;
+  // the node SDK reads 230017/230020 so). 404 likewise.
+  if (res.http_status == 404 || res.code == 230017 || res.code == 230020 || res.code == 230002)
+    return Delivery::Gone(res.error);
+  return Delivery::Failed(res.error);
+}
+
+}  // namespace superagent::feishu

@@ -1,0 +1,257 @@
+// Feishu message → Trigger. The realtime event and a history item carry the same message in two
+// shapes (content as `content` vs `body.content`, sender_id{open_id} vs sender{id,id_type},
+// mention ids as objects vs strings); both are read into one Message first, so the Trigger built
+// from it is identical whichever path saw the message first.
+#include <algorithm>
+#include <cstdlib>
+
+#include "superagent/feishu.h"
+
+namespace superagent::feishu {
+
+using nlohmann::json;
+
+namespace {
+
+struct Mention {
+  std::string key, open_id, name;
+};
+
+struct Message {
+  std::string message_id, chat_id, thread_id, root_id, parent_id, msg_type, content;
+  TimeMs create_ms = 0, update_ms = 0;
+  bool edited = false, direct = false;
+  std::string sender_id, sender_id_type, sender_type;
+  std::vector<Mention> mentions;
+};
+
+std::string Str(const json& j, const char* key) {
+  return j.is_object() && j.contains(key) && j[key].is_string() ? j[key].get<std::string>() : "";
+}
+
+// Feishu times are millisecond strings; a value that can only be seconds is scaled, so a shape
+// that carries seconds still orders and dedupes with the others.
+bool ParseStamp(const json& j, const char* key, TimeMs* out) {
+  if (!j.is_object() || !j.contains(key)) return false;
+  std::int64_t v = 0;
+  if (j[key].is_number_integer()) {
+    v = j[key].get<std::int64_t>();
+  } else if (j[key].is_string()) {
+    const std::string s = j[key].get<std::string>();
+    if (s.empty() || s.size() > 18 || s.find_first_not_of("0123456789") != std::string::npos) return false;
+    v = std::stoll(s);
+  } else {
+    return false;
+  }
+  if (v < 100'000'000'000LL) v *= 1000;
+  *out = v;
+  return true;
+}
+
+Normalized Malformed(std::string why) {
+  Normalized n;
+  n.kind = Normalized::Kind::kMalformed;
+  n.why = std::move(why);
+  return n;
+}
+
+void ReplaceAll(std::string& s, const std::string& from, const std::string& to) {
+  if (from.empty()) return;
+  for (std::size_t p = s.find(from); p != std::string::npos; p = s.find(from, p + to.size())) s.replace(p, from.size(), to);
+}
+
+void RenderPostElement(const json& el, const std::map<std::string, std::string>& names, std::string* out) {
+  const std::string tag = Str(el, "tag");
+  if (tag == "text" || tag == "md" || tag == "code_block") {
+    *out += Str(el, "text");
+  } else if (tag == "a") {
+    const std::string text = Str(el, "text"), href = Str(el, "href");
+    *out += text.empty() ? href : (href.empty() || href == text ? text : text + " (" + href + ")");
+  } else if (tag == "at") {
+    std::string name = Str(el, "user_name");
+    const std::string id = Str(el, "user_id");
+    if (name.empty()) {
+      auto it = names.find(id);
+      name = it != names.end() ? it->second.substr(1) : (id == "all" || id == "@_all" ? "all" : id);
+    }
+    *out += "@" + name;
+  } else if (tag == "img") {
+    *out += "[image]";
+  } else if (tag == "media") {
+    *out += "[video]";
+  } else if (tag == "emotion") {
+    *out += ":" + Str(el, "emoji_type") + ":";
+  } else if (tag == "hr") {
+    *out += "---";
+  }
+}
+
+Normalized Build(const Message& m, const NormalizeContext& ctx) {
+  if (m.message_id.empty()) return Malformed("message_id is missing");
+  if (m.chat_id.empty()) return Malformed("chat_id is missing (" + m.message_id + ")");
+  if (m.msg_type.empty()) return Malformed("message type is missing (" + m.message_id + ")");
+  if (m.create_ms <= 0) return Malformed("create_time is missing or not a number (" + m.message_id + ")");
+  std::map<std::string, std::string> names;
+  bool mentions_bot = false;
+  for (const Mention& x : m.mentions) {
+    if (!x.key.empty()) names[x.key] = "@" + (x.name.empty() ? x.open_id : x.name);
+    if (!ctx.bot_open_id.empty() && x.open_id == ctx.bot_open_id) mentions_bot = true;
+  }
+  json content = json::parse(m.content, nullptr, false);
+  if (content.is_discarded()) return Malformed("content is not JSON (" + m.message_id + ")");
+  auto text = RenderContent(m.msg_type, content, names);
+  if (!text) {
+    Normalized n;
+    n.kind = Normalized::Kind::kUnsupported;
+    n.why = "message type " + m.msg_type + " has no text form (" + m.message_id + ")";
+    return n;
+  }
+  const bool own = (!ctx.bot_open_id.empty() && m.sender_id == ctx.bot_open_id) ||
+                   (!ctx.app_id.empty() && m.sender_id == ctx.app_id);
+  Normalized n;
+  n.kind = Normalized::Kind::kTrigger;
+  Trigger& t = n.trigger;
+  t.id = TriggerId(m.message_id, m.update_ms, m.edited);
+  t.source = "feishu";
+  t.scope = m.direct ? "direct" : "chat:" + m.chat_id;
+  if (!m.sender_id.empty()) t.actor = m.sender_id;
+  t.human = m.sender_type == "user" && !own;
+  t.addressed = !own && (m.direct || mentions_bot);
+  t.text = *text;
+  t.at = m.create_ms;
+  if (!m.thread_id.empty()) t.threads.push_back(TopicThread(m.thread_id));
+  t.threads.push_back(ChatThread(m.chat_id));
+  t.channel = "feishu:chat:" + m.chat_id;
+  if (!m.direct) t.channel += ":reply:" + m.message_id + (m.thread_id.empty() ? "" : ":thread");
+  t.meta = json{{"chat_id", m.chat_id},
+                {"message_id", m.message_id},
+                {"chat_type", m.direct ? "p2p" : "group"},
+                {"msg_type", m.msg_type},
+                {"own", own}};
+  if (!m.thread_id.empty()) t.meta["thread_id"] = m.thread_id;
+  if (!m.root_id.empty()) t.meta["root_id"] = m.root_id;
+  if (!m.parent_id.empty()) t.meta["parent_id"] = m.parent_id;
+  if (m.edited) t.meta["update_time"] = m.update_ms;
+  return n;
+}
+
+}  // namespace
+
+std::string TriggerId(const std::string& message_id, TimeMs update_time, bool edited) {
+  return "feishu:" + message_id + (edited ? "@" + std::to_string(update_time) : "");
+}
+
+std::optional<std::string> RenderContent(const std::string& msg_type, const json& content,
+                                         const std::map<std::string, std::string>& mention_names) {
+  if (!content.is_object()) return std::nullopt;
+  if (msg_type == "text") {
+    if (!content.contains("text") || !content["text"].is_string()) return std::nullopt;
+    std::string text = content["text"].get<std::string>();
+    // Longest keys first, so "@_user_1" never eats the start of "@_user_10".
+    std::vector<std::pair<std::string, std::string>> keys(mention_names.begin(), mention_names.end());
+    std::sort(keys.begin(), keys.end(), [](const auto& a, const auto& b) { return a.first.size() > b.first.size(); });
+    for (const auto& [key, name] : keys) ReplaceAll(text, key, name);
+    ReplaceAll(text, "@_all", "@all");
+    return text;
+  }
+  if (msg_type == "post") {
+    // Received posts hold {title, content}; sent ones are wrapped in a locale ({"zh_cn": {…}}).
+    const json* post = &content;
+    if (!content.contains("content")) {
+      for (const auto& [locale, body] : content.items())
+        if (body.is_object() && body.contains("content")) {
+          post = &body;
+          break;
+        }
+    }
+    if (!post->contains("content") || !(*post)["content"].is_array()) return std::nullopt;
+    std::string out = Str(*post, "title");
+    for (const json& para : (*post)["content"]) {
+      if (!para.is_array()) continue;
+      std::string line;
+      for (const json& el : para)
+        if (el.is_object()) RenderPostElement(el, mention_names, &line);
+      if (!out.empty()) out += "\n";
+      out += line;
+    }
+    return out;
+  }
+  return std::nullopt;
+}
+
+Normalized NormalizeEvent(const json& event, const NormalizeContext& ctx) {
+  if (!event.is_object()) return Malformed("event is not an object");
+  if (!event.contains("message") || !event["message"].is_object()) return Malformed("event.message is missing");
+  const json& msg = event["message"];
+  const json& sender = event.contains("sender") && event["sender"].is_object() ? event["sender"] : json::object();
+  Message m;
+  m.message_id = Str(msg, "message_id");
+  m.chat_id = Str(msg, "chat_id");
+  m.thread_id = Str(msg, "thread_id");
+  m.root_id = Str(msg, "root_id");
+  m.parent_id = Str(msg, "parent_id");
+  m.msg_type = Str(msg, "message_type");
+  if (!msg.contains("content") || !msg["content"].is_string()) return Malformed("event.message.content is missing");
+  m.content = msg["content"].get<std::string>();
+  if (!ParseStamp(msg, "create_time", &m.create_ms)) m.create_ms = 0;
+  if (ParseStamp(msg, "update_time", &m.update_ms)) m.edited = m.update_ms > m.create_ms;
+  m.direct = Str(msg, "chat_type") == "p2p";
+  if (sender.contains("sender_id") && sender["sender_id"].is_object()) {
+    m.sender_id = Str(sender["sender_id"], "open_id");
+    m.sender_id_type = "open_id";
+  }
+  m.sender_type = Str(sender, "sender_type");
+  if (msg.contains("mentions") && msg["mentions"].is_array()) {
+    for (const json& x : msg["mentions"]) {
+      if (!x.is_object()) continue;
+      Mention mention{Str(x, "key"), "", Str(x, "name")};
+      if (x.contains("id") && x["id"].is_object()) mention.open_id = Str(x["id"], "open_id");
+      m.mentions.push_back(mention);
+    }
+  }
+  return Build(m, ctx);
+}
+
+Normalized NormalizeHistoryItem(const json& item, const NormalizeContext& ctx, bool direct) {
+  if (!item.is_object()) return Malformed("history item is not an object");
+  if (item.contains("deleted") && item["deleted"].is_boolean() && item["deleted"].get<bool>()) {
+    Normalized n;
+    n.why = "recalled";
+    return n;
+  }
+  Message m;
+  m.message_id = Str(item, "message_id");
+  m.chat_id = Str(item, "chat_id");
+  m.thread_id = Str(item, "thread_id");
+  m.root_id = Str(item, "root_id");
+  m.parent_id = Str(item, "parent_id");
+  m.msg_type = Str(item, "msg_type");
+  if (!item.contains("body") || !item["body"].is_object() || !item["body"].contains("content") ||
+      !item["body"]["content"].is_string())
+    return Malformed("body.content is missing (" + m.message_id + ")");
+  m.content = item["body"]["content"].get<std::string>();
+  if (!ParseStamp(item, "create_time", &m.create_ms)) m.create_ms = 0;
+  ParseStamp(item, "update_time", &m.update_ms);
+  m.edited = item.contains("updated") && item["updated"].is_boolean() ? item["updated"].get<bool>()
+                                                                      : m.update_ms > m.create_ms;
+  m.direct = direct;
+  if (item.contains("sender") && item["sender"].is_object()) {
+    m.sender_id = Str(item["sender"], "id");
+    m.sender_id_type = Str(item["sender"], "id_type");
+    m.sender_type = Str(item["sender"], "sender_type");
+  }
+  if (item.contains("mentions") && item["mentions"].is_array()) {
+    for (const json& x : item["mentions"]) {
+      if (!x.is_object()) continue;
+      Mention mention{Str(x, "key"), "", Str(x, "name")};
+      if (x.contains("id") && x["id"].is_string() && Str(x, "id_type") != "user_id" && Str(x, "id_type") != "union_id")
+        mention.open_id = x["id"].get<std::string>();
+      else if (x.contains("id") && x["id"].is_object())
+        mention.open_id = Str(x["id"], "open_id");
+      m.mentions.push_back(mention);
+    }
+  }
+  return Build(m, ctx);
+}
+
+}  // namespace superagent::feishu

@@ -1,0 +1,372 @@
+// The Feishu Source (SPEC §3.4, §3.5): three read paths feeding Engine::Receive.
+//   realtime  — events from the long connection or the HTTP callback (HandleEvent);
+//   backfill  — every configured group chat and every known, allowed direct chat, each from its
+//               own cursor (a chat seen first records now); topic replies through the thread
+//               container, since the chat container shows only topic roots;
+//   threads   — topic threads the system follows: with a live Ticket always, others for 14 days
+//               after their last activity, each with its own pollError.
+// Cursors live in the Engine's source cursor store under "chat:<id>" and "thread:<id>".
+#include <algorithm>
+#include <chrono>
+
+#include <spdlog/spdlog.h>
+
+#include "superagent/feishu.h"
+
+namespace superagent::feishu {
+
+using nlohmann::json;
+
+namespace {
+
+constexpr const char* kSource = "feishu";
+
+json ParseCursor(const std::map<std::string, std::string>& cursors, const std::string& name) {
+  auto it = cursors.find(name);
+  if (it == cursors.end()) return json();
+  json j = json::parse(it->second, nullptr, false);
+  return j.is_object() ? j : json::object();
+}
+
+TimeMs Int(const json& c, const char* key, TimeMs fallback = 0) {
+  return c.is_object() && c.contains(key) && c[key].is_number_integer() ? c[key].get<TimeMs>() : fallback;
+}
+
+bool Bool(const json& c, const char* key) {
+  return c.is_object() && c.contains(key) && c[key].is_boolean() && c[key].get<bool>();
+}
+
+std::string ChatOf(const Trigger& t) { return t.meta.value("chat_id", ""); }
+
+}  // namespace
+
+// What a read produced beyond the Engine's own records.
+struct Source::Intake {
+  int skipped = 0;
+  TimeMs last_activity = 0;
+  std::string error;  // an Engine failure, if any
+  std::set<std::string> threads_seen;
+};
+
+Source::Source(Engine* engine, Client* client, Clock* clock, SourceOptions options)
+    : engine_(engine), client_(client), clock_(clock), options_(std::move(options)) {}
+
+Source::~Source() { Stop(); }
+
+std::string Source::BotOpenId() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return bot_open_id_;
+}
+
+NormalizeContext Source::Context() const { return NormalizeContext{BotOpenId(), client_->options().app_id}; }
+
+bool Source::EnsureIdentity(RoundReport* report) {
+  if (!BotOpenId().empty()) return true;
+  auto id = client_->BotOpenId();
+  SourceUpdate u;
+  u.source = kSource;
+  u.path = "identity";
+  u.ok = id.ok();
+  if (!id.ok()) u.error = id.status().message();
+  else u.set_cursors["identity"] = json{{"open_id", *id}}.dump();
+  if (Status s = engine_->UpdateSource(u); !s.ok()) spdlog::error("feishu identity update failed: {}", s.ToString());
+  if (!id.ok()) {
+    if (report) report->errors.push_back(id.status().message());
+    spdlog::warn("feishu identity unknown error=\"{}\"", id.status().message());
+    return false;
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  if (bot_open_id_.empty()) {
+    bot_open_id_ = *id;
+    spdlog::info("feishu identity open_id={}", *id);
+  }
+  return true;
+}
+
+std::string Source::FilterReason(const Trigger& t) const {
+  if (t.meta.value("own", false)) return "own_message";
+  if (t.scope.rfind("chat:", 0) == 0 && !t.addressed) {
+    // A group the policy does not configure reaches the system only when it @-mentions the agent.
+    Policy policy = engine_->CurrentPolicy();
+    auto src = policy.sources.find(kSource);
+    if (src == policy.sources.end() || !src->second.scopes.count(t.scope)) return "chat_not_allowed";
+  }
+  return "";
+}
+
+void Source::Receive(const Normalized& n, const std::string& via, Intake* intake, RoundReport* report) {
+  if (n.kind == Normalized::Kind::kMalformed || n.kind == Normalized::Kind::kUnsupported) {
+    ++intake->skipped;
+    if (report) ++report->skipped;
+    spdlog::warn("feishu item skipped via={} reason=\"{}\"", via, n.why);
+    return;
+  }
+  if (n.kind != Normalized::Kind::kTrigger) return;
+  const Trigger& t = n.trigger;
+  intake->last_activity = std::max(intake->last_activity, t.at);
+  const std::string reason = FilterReason(t);
+  auto r = engine_->Receive(t, via, reason);
+  if (!r.ok()) {
+    intake->error = "receive " + t.id + ": " + r.status().ToString();
+    if (report) report->errors.push_back(intake->error);
+    return;
+  }
+  if (report) {
+    switch (r->outcome) {
+      case IntakeOutcome::kStored: ++report->stored; break;
+      case IntakeOutcome::kDuplicate: ++report->duplicate; break;
+      case IntakeOutcome::kFiltered: ++report->filtered; break;
+    }
+  }
+  if (r->outcome == IntakeOutcome::kFiltered)
+    spdlog::info("feishu message filtered trigger={} via={} reason={}", t.id, via, r->filter_reason);
+  if (reason.empty()) NoteChat(t);
+}
+
+// Remembers what later rounds must read: an allowed direct chat (backfilled from now on) and a
+// topic thread where the agent was addressed (polled for replies).
+void Source::NoteChat(const Trigger& t) {
+  const std::string chat = ChatOf(t);
+  const std::string thread_id = t.meta.value("thread_id", "");
+  const bool follow_thread = !thread_id.empty() && t.addressed;
+  bool note_direct = false;
+  if (t.scope == "direct" && !chat.empty()) {
+    Policy policy = engine_->CurrentPolicy();
+    auto src = policy.sources.find(kSource);
+    if (src != policy.sources.end()) {
+      const std::string actor = t.actor.value_or("");
+      auto row = src->second.scopes.find("direct");
+      note_direct = src->second.IsPerson(actor) || src->second.IsBot(actor) ||
+                    (row != src->second.scopes.end() && row->second.others_addressed != Strength::kNone);
+    }
+  }
+  if (!note_direct && !follow_thread) return;
+  auto cursors = engine_->SourceCursors(kSource);
+  SourceUpdate u;
+  u.source = kSource;
+  if (note_direct && !cursors.count("chat:" + chat)) {
+    u.set_cursors["chat:" + chat] = json{{"since", clock_->NowMs()}, {"direct", true}}.dump();
+    spdlog::info("feishu direct chat known chat={}", chat);
+  }
+  if (follow_thread) {
+    json c = ParseCursor(cursors, "thread:" + thread_id);
+    if (c.is_null()) {
+      c = json{{"since", t.at - options_.overlap_ms}, {"chat_id", chat}};
+      spdlog::info("feishu following thread={}", thread_id);
+    }
+    if (t.at <= Int(c, "last_activity")) c = json();  // nothing new to remember
+    else c["last_activity"] = t.at;
+    if (!c.is_null()) u.set_cursors["thread:" + thread_id] = c.dump();
+  }
+  if (u.set_cursors.empty()) return;
+  if (Status s = engine_->UpdateSource(u); !s.ok()) spdlog::error("feishu cursor update failed: {}", s.ToString());
+}
+
+Status Source::ReadThread(const std::string& thread_id, TimeMs since, bool direct, Intake* intake,
+                          RoundReport* report) {
+  // The thread container takes no start_time: the whole thread is read and older items skipped.
+  auto items = client_->ListMessages("thread", thread_id, std::nullopt, options_.max_pages);
+  if (!items.ok()) return items.status();
+  const NormalizeContext ctx = Context();
+  for (const json& item : *items) {
+    Normalized n = NormalizeHistoryItem(item, ctx, direct);
+    if (n.kind == Normalized::Kind::kTrigger && n.trigger.at < since) continue;
+    Receive(n, "poll:thread", intake, report);
+    if (!intake->error.empty()) return Status::Internal(intake->error);
+  }
+  return Status::Ok();
+}
+
+void Source::Backfill(RoundReport* report) {
+  auto cursors = engine_->SourceCursors(kSource);
+  const TimeMs now = clock_->NowMs();
+  std::map<std::string, bool> chats;  // chat id → direct
+  Policy policy = engine_->CurrentPolicy();
+  if (auto src = policy.sources.find(kSource); src != policy.sources.end())
+    for (const auto& [scope, row] : src->second.scopes)
+      if (scope.rfind("chat:", 0) == 0 && scope.size() > 5) chats[scope.substr(5)] = false;
+  for (const auto& [name, value] : cursors) {
+    if (name.rfind("chat:", 0) != 0) continue;
+    json c = ParseCursor(cursors, name);
+    if (Bool(c, "direct")) chats[name.substr(5)] = true;
+  }
+  SourceUpdate u;
+  u.source = kSource;
+  u.path = "backfill";
+  std::vector<std::string> failures;
+  for (const auto& [chat, direct] : chats) {
+    const std::string key = "chat:" + chat;
+    json c = ParseCursor(cursors, key);
+    if (c.is_null() || !c.contains("since")) {
+      // First sight: nothing before now is read (SPEC §3.4).
+      u.set_cursors[key] = json{{"since", now}, {"direct", direct}}.dump();
+      spdlog::info("feishu chat cursor started chat={}", chat);
+      continue;
+    }
+    const TimeMs since = Int(c, "since", now);
+    const TimeMs read_start = clock_->NowMs();
+    Intake intake;
+    Status status = Status::Ok();
+    auto items = client_->ListMessages("chat", chat, since / 1000, options_.max_pages);
+    if (!items.ok()) status = items.status();
+    const NormalizeContext ctx = Context();
+    if (status.ok()) {
+      for (const json& item : *items) {
+        Normalized n = NormalizeHistoryItem(item, ctx, direct);
+        Receive(n, "backfill", &intake, report);
+        if (!intake.error.empty()) break;
+        // A topic root stands for its replies, which only the thread container returns.
+        if (n.kind == Normalized::Kind::kTrigger) {
+          const std::string tid = n.trigger.meta.value("thread_id", "");
+          if (!tid.empty() && intake.threads_seen.insert(tid).second) {
+            status = ReadThread(tid, since, direct, &intake, report);
+            if (!status.ok()) break;
+          }
+        }
+      }
+      if (status.ok() && !intake.error.empty()) status = Status::Internal(intake.error);
+    }
+    u.skipped += intake.skipped;
+    if (status.ok()) {
+      if (report) ++report->chats_read;
+      u.set_cursors[key] = json{{"since", read_start - options_.overlap_ms}, {"direct", direct}}.dump();
+    } else {
+      // The chat keeps its cursor; the error is its own, and the next round tries again.
+      if (report) {
+        ++report->chats_failed;
+        report->errors.push_back(chat + ": " + status.message());
+      }
+      c["error"] = status.message();
+      c["error_at"] = now;
+      u.set_cursors[key] = c.dump();
+      failures.push_back(chat + ": " + status.message());
+      spdlog::warn("feishu backfill failed chat={} error=\"{}\"", chat, status.message());
+    }
+  }
+  u.ok = failures.empty();
+  for (const std::string& f : failures) u.error += (u.error.empty() ? "" : "; ") + f;
+  if (Status s = engine_->UpdateSource(u); !s.ok()) spdlog::error("feishu backfill update failed: {}", s.ToString());
+}
+
+void Source::PollThreads(RoundReport* report) {
+  auto cursors = engine_->SourceCursors(kSource);
+  const TimeMs now = clock_->NowMs();
+  std::set<std::string> threads;
+  for (const std::string& key : engine_->OpenTicketThreads("feishu:thread:")) threads.insert(key.substr(14));
+  for (const auto& [name, value] : cursors) {
+    if (name.rfind("thread:", 0) != 0) continue;
+    json c = ParseCursor(cursors, name);
+    // Activity, not polling, keeps a thread followed: `since` moves with every read.
+    if (now - Int(c, "last_activity") <= options_.follow_window_ms) threads.insert(name.substr(7));
+  }
+  if (threads.empty()) return;
+  SourceUpdate u;
+  u.source = kSource;
+  u.path = "threads";
+  int failed = 0;
+  std::string first_error;
+  for (const std::string& tid : threads) {
+    json c = ParseCursor(cursors, "thread:" + tid);
+    if (c.is_null()) c = json::object();
+    const TimeMs since = Int(c, "since", 0);
+    const TimeMs read_start = clock_->NowMs();
+    Intake intake;
+    Status s = ReadThread(tid, since, false, &intake, report);
+    u.skipped += intake.skipped;
+    if (s.ok()) {
+      if (report) ++report->threads_read;
+      c["since"] = read_start - options_.overlap_ms;
+      c["last_activity"] = std::max(Int(c, "last_activity"), intake.last_activity);
+      c.erase("pollError");
+    } else {
+      if (report) {
+        ++report->threads_failed;
+        report->errors.push_back(tid + ": " + s.message());
+      }
+      ++failed;
+      if (first_error.empty()) first_error = tid + ": " + s.message();
+      c["pollError"] = json{{"message", s.message()}, {"at", now}};
+      spdlog::warn("feishu thread poll failed thread={} error=\"{}\"", tid, s.message());
+    }
+    c["last_polled"] = now;
+    u.set_cursors["thread:" + tid] = c.dump();
+  }
+  u.ok = failed == 0;
+  if (failed) u.error = std::to_string(failed) + " thread(s) failed, first " + first_error;
+  if (Status s = engine_->UpdateSource(u); !s.ok()) spdlog::error("feishu threads update failed: {}", s.ToString());
+}
+
+RoundReport Source::RunOnce() {
+  std::lock_guard<std::mutex> round(round_mu_);
+  RoundReport report;
+  if (!EnsureIdentity(&report)) return report;
+  Backfill(&report);
+  PollThreads(&report);
+  spdlog::debug("feishu round stored={} duplicate={} filtered={} skipped={} chats_failed={} threads_failed={}",
+                report.stored, report.duplicate, report.filtered, report.skipped, report.chats_failed,
+                report.threads_failed);
+  return report;
+}
+
+Result<std::string> Source::HandleEvent(const json& envelope, const std::string& via) {
+  if (!envelope.is_object() || envelope.value("schema", "") != "2.0" || !envelope.contains("header") ||
+      !envelope["header"].is_object())
+    return std::string("skipped");  // v1 events and other shapes are not what this app subscribes to
+  const std::string type = envelope["header"].value("event_type", "");
+  if (type != "im.message.receive_v1") return std::string("skipped");
+  if (!EnsureIdentity(nullptr)) return Status::Unavailable("bot identity unknown; the event is refused for a retry");
+  Normalized n = NormalizeEvent(envelope.contains("event") ? envelope["event"] : json(), Context());
+  Intake intake;
+  RoundReport report;
+  Receive(n, via, &intake, &report);
+  SourceUpdate u;
+  u.source = kSource;
+  u.path = "realtime";
+  u.skipped = intake.skipped;
+  u.ok = intake.error.empty();
+  u.error = intake.error;
+  if (Status s = engine_->UpdateSource(u); !s.ok()) spdlog::error("feishu realtime update failed: {}", s.ToString());
+  if (!intake.error.empty()) return Status::Internal(intake.error);
+  if (intake.skipped) return std::string("skipped");
+  const char* outcome = report.stored ? "stored" : report.duplicate ? "duplicate" : report.filtered ? "filtered" : "skipped";
+  spdlog::info("feishu event via={} event_id={} trigger={} outcome={}", via, envelope["header"].value("event_id", ""),
+               n.kind == Normalized::Kind::kTrigger ? n.trigger.id : "", outcome);
+  return std::string(outcome);
+}
+
+void Source::Start() {
+  if (thread_.joinable()) return;
+  stopping_ = false;
+  thread_ = std::thread([this] {
+    spdlog::info("feishu source started interval_s={}", options_.poll_interval_ms / 1000);
+    while (!stopping_) {
+      RunOnce();
+      InterruptibleSleep(options_.poll_interval_ms);
+    }
+  });
+}
+
+void Source::Stop() {
+  {
+    std::lock_guard<std::mutex> lock(wait_mu_);
+    stopping_ = true;
+  }
+  wait_cv_.notify_all();
+  if (thread_.joinable()) thread_.join();
+}
+
+void Source::RequestRound() {
+  {
+    std::lock_guard<std::mutex> lock(wait_mu_);
+    round_requested_ = true;
+  }
+  wait_cv_.notify_all();
+}
+
+void Source::InterruptibleSleep(TimeMs ms) {
+  std::unique_lock<std::mutex> lock(wait_mu_);
+  wait_cv_.wait_for(lock, std::chrono::milliseconds(ms), [this] { return stopping_.load() || round_requested_; });
+  round_requested_ = false;
+}
+
+}  // namespace superagent::feishu

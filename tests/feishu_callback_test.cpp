@@ -1,0 +1,195 @@
+// The HTTP callback (POST /hooks/feishu): challenge, AES-256-CBC bodies, the signature over the
+// raw body, timestamp freshness — and our crypto checked against the official Node SDK.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include <filesystem>
+
+#include <httplib.h>
+
+#include "engine_fixture.h"
+#include "fake_feishu_server.h"
+#include "run_binary.h"
+#include "superagent/feishu.h"
+
+namespace superagent::feishu {
+namespace {
+
+using ::testing::HasSubstr;
+using nlohmann::json;
+using superagent::testing::FakeFeishu;
+
+constexpr const char* kKey = "encrypt-k3y";
+constexpr const char* kIv = "0123456789abcdef";
+
+class FeishuCallbackTest : public superagent::testing::EngineTest {
+ protected:
+  void SetUp() override {
+    EngineTest::SetUp();
+    fake_ = std::make_unique<FakeFeishu>(&clock_);
+    http_ = MakeCurlHttpClient("superagent-test");
+    ClientOptions co;
+    co.api_url = fake_->url();
+    co.app_id = fake_->app_id;
+    co.app_secret = fake_->app_secret;
+    client_ = std::make_unique<Client>(http_.get(), &clock_, co);
+    options_.encrypt_key = kKey;
+    options_.verification_token = "v-token";
+    source_ = std::make_unique<Source>(engine_.get(), client_.get(), &clock_, options_);
+  }
+  void TearDown() override {
+    source_.reset();
+    client_.reset();
+    fake_.reset();
+    EngineTest::TearDown();
+  }
+  // A callback as Feishu sends it: encrypted body, signed with timestamp and nonce.
+  CallbackRequest Signed(const json& plaintext, TimeMs at) {
+    CallbackRequest r;
+    r.body = json{{"encrypt", Encrypt(kKey, plaintext.dump(), kIv)}}.dump();
+    r.timestamp = std::to_string(at / 1000);
+    r.nonce = "n0nce";
+    r.signature = CallbackSignature(r.timestamp, r.nonce, kKey, r.body);
+    return r;
+  }
+  json Event(const std::string& mid) {
+    json item = FakeFeishu::Item(mid, "oc_support", "ou_alice", "@_user_1 fix the typo", clock_.NowMs(), "", "",
+                                 json::array({FakeFeishu::HistoryMention("@_user_1", fake_->bot_open_id, "Agent")}));
+    return FakeFeishu::EventFor(item, "group", "ev-" + mid);
+  }
+
+  SourceOptions options_;
+  std::unique_ptr<FakeFeishu> fake_;
+  std::unique_ptr<HttpClient> http_;
+  std::unique_ptr<Client> client_;
+  std::unique_ptr<Source> source_;
+};
+
+TEST(FeishuCrypto, DecryptInvertsEncryptAndRefusesGarbage) {
+  const std::string enc = Encrypt(kKey, "{\"a\":1}", kIv);
+  auto plain = Decrypt(kKey, enc);
+  ASSERT_TRUE(plain.ok());
+  EXPECT_EQ(*plain, "{\"a\":1}");
+  EXPECT_FALSE(Decrypt("other-key", enc).ok());
+  EXPECT_FALSE(Decrypt(kKey, "not base64!").ok());
+  EXPECT_FALSE(Decrypt(kKey, "AAAA").ok());
+}
+
+TEST_F(FeishuCallbackTest, TheUrlVerificationChallengeIsAnswered) {
+  CallbackRequest r = Signed(json{{"challenge", "ajls384kdjx98XX"}, {"token", "v-token"}, {"type", "url_verification"}},
+                             clock_.NowMs());
+  r.signature.clear();  // Feishu does not sign the challenge
+  CallbackReply reply = source_->HandleCallback(r);
+  EXPECT_EQ(reply.status, 200);
+  EXPECT_EQ(json::parse(reply.body), (json{{"challenge", "ajls384kdjx98XX"}}));
+  CallbackRequest wrong = Signed(json{{"challenge", "x"}, {"token", "forged"}, {"type", "url_verification"}}, clock_.NowMs());
+  EXPECT_EQ(source_->HandleCallback(wrong).status, 401);
+}
+
+TEST_F(FeishuCallbackTest, ASignedEncryptedEventIsStored) {
+  CallbackReply reply = source_->HandleCallback(Signed(Event("om_cb1"), clock_.NowMs()));
+  EXPECT_EQ(reply.status, 200) << reply.body;
+  auto rec = engine_->GetTrigger("feishu:om_cb1");
+  ASSERT_TRUE(rec.ok());
+  EXPECT_EQ(rec->via, "realtime:callback");
+  EXPECT_TRUE(rec->trigger.addressed);
+}
+
+TEST_F(FeishuCallbackTest, BadSignatureStaleTimeOrMissingKeyIs401AndNothingStored) {
+  CallbackRequest bad = Signed(Event("om_cb2"), clock_.NowMs());
+  bad.signature[0] = bad.signature[0] == 'a' ? 'b' : 'a';
+  EXPECT_EQ(source_->HandleCallback(bad).status, 401);
+  CallbackRequest tampered = Signed(Event("om_cb2"), clock_.NowMs());
+  tampered.body.insert(1, " ");  // same JSON, different bytes: the signature covers the raw body
+  EXPECT_EQ(source_->HandleCallback(tampered).status, 401);
+  CallbackRequest stale = Signed(Event("om_cb2"), clock_.NowMs() - 3'600'000);
+  EXPECT_EQ(source_->HandleCallback(stale).status, 401);
+  CallbackRequest unsigned_event = Signed(Event("om_cb2"), clock_.NowMs());
+  unsigned_event.signature.clear();
+  EXPECT_EQ(source_->HandleCallback(unsigned_event).status, 401);
+  EXPECT_FALSE(engine_->GetTrigger("feishu:om_cb2").ok());
+
+  SourceOptions no_key;
+  Source keyless(engine_.get(), client_.get(), &clock_, no_key);
+  EXPECT_EQ(keyless.HandleCallback(Signed(Event("om_cb2"), clock_.NowMs())).status, 401);
+  EXPECT_FALSE(engine_->GetTrigger("feishu:om_cb2").ok());
+}
+
+TEST_F(FeishuCallbackTest, TheRouteAnswersOverHttp) {
+  httplib::Server server;
+  InstallCallbackRoute(server, source_.get());
+  const int port = server.bind_to_any_port("127.0.0.1");
+  std::thread t([&] { server.listen_after_bind(); });
+  CallbackRequest ok = Signed(Event("om_cb3"), clock_.NowMs());
+  HttpRequest req;
+  req.method = "POST";
+  req.url = "http://127.0.0.1:" + std::to_string(port) + "/hooks/feishu";
+  req.headers = {{"Content-Type", "application/json"},
+                 {"X-Lark-Request-Timestamp", ok.timestamp},
+                 {"X-Lark-Request-Nonce", ok.nonce},
+                 {"X-Lark-Signature", ok.signature}};
+  req.body = ok.body;
+  HttpResponse good = http_->Send(req);
+  req.headers.back().second = std::string(64, '0');
+  req.body = Signed(Event("om_cb4"), clock_.NowMs()).body;
+  HttpResponse bad = http_->Send(req);
+  while (!server.is_running()) std::this_thread::yield();
+  server.stop();
+  t.join();
+  EXPECT_EQ(good.status, 200) << good.body;
+  EXPECT_EQ(bad.status, 401);
+  EXPECT_TRUE(engine_->GetTrigger("feishu:om_cb3").ok());
+  EXPECT_FALSE(engine_->GetTrigger("feishu:om_cb4").ok());
+}
+
+std::string FindOnPath(const std::string& name) {
+  const char* path = std::getenv("PATH");
+  std::string dirs = path ? path : "/usr/local/bin:/usr/bin:/bin";
+  std::size_t start = 0;
+  while (start <= dirs.size()) {
+    std::size_t end = dirs.find(':', start);
+    if (end == std::string::npos) end = dirs.size();
+    std::filesystem::path candidate = std::filesystem::path(dirs.substr(start, end - start)) / name;
+    if (::access(candidate.c_str(), X_OK) == 0) return candidate.string();
+    start = end + 1;
+  }
+  return "";
+}
+
+TEST_F(FeishuCallbackTest, CryptoAgreesWithTheOfficialNodeSdk) {
+  const std::string node = FindOnPath("node");
+  ASSERT_FALSE(node.empty()) << "node is not installed: `cmake/dev.sh test` installs nodejs and npm";
+  const std::filesystem::path tests_dir = std::filesystem::path(SUPERAGENT_SOURCE_DIR) / "tests";
+  ASSERT_TRUE(std::filesystem::exists(tests_dir / "node_modules" / "@larksuiteoapi" / "node-sdk"))
+      << "run `npm ci` in tests/ (cmake/dev.sh test does)";
+  const json event = Event("om_sdk1");
+  CallbackRequest ours = Signed(event, clock_.NowMs());
+  const json second = Event("om_sdk2");
+  json input = {{"key", kKey},          {"encrypt", json::parse(ours.body)["encrypt"]},
+                {"body", ours.body},    {"timestamp", ours.timestamp},
+                {"nonce", ours.nonce},  {"signature", ours.signature},
+                {"plaintext2", second.dump()}};
+  superagent::testing::RunOptions opts;
+  opts.stdin_text = input.dump();
+  opts.cwd = tests_dir.string();
+  opts.timeout_ms = 30'000;
+  auto r = superagent::testing::RunProgram(node, {"feishu/crypto_check.mjs"}, opts);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  json out = json::parse(r.out, nullptr, false);
+  ASSERT_TRUE(out.is_object()) << r.out;
+  EXPECT_EQ(out["decrypted"], event.dump()) << "the SDK reads what we encrypt";
+  EXPECT_TRUE(out["valid"].get<bool>()) << "the SDK accepts our signature";
+  auto plain = Decrypt(kKey, out["encrypt2"].get<std::string>());
+  ASSERT_TRUE(plain.ok()) << plain.status().ToString();
+  EXPECT_EQ(*plain, second.dump()) << "we read what the SDK-style encryption produced";
+  EXPECT_EQ(CallbackSignature(ours.timestamp, ours.nonce, kKey, out["body2"].get<std::string>()), out["signature2"]);
+  // And the whole callback path takes the SDK-made body.
+  CallbackRequest theirs{ours.timestamp, ours.nonce, out["signature2"].get<std::string>(), out["body2"].get<std::string>()};
+  EXPECT_EQ(source_->HandleCallback(theirs).status, 200);
+  EXPECT_TRUE(engine_->GetTrigger("feishu:om_sdk2").ok());
+}
+
+}  // namespace
+}  // namespace superagent::feishu

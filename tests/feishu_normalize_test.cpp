@@ -1,0 +1,115 @@
+// Feishu normalization: the realtime event and the history item of one message give the same
+// Trigger; text and post render to plain text with names; odd items are skipped with a reason.
+#include <gtest/gtest.h>
+
+#include "fake_feishu_server.h"
+#include "superagent/feishu.h"
+
+namespace superagent::feishu {
+namespace {
+
+using nlohmann::json;
+using superagent::testing::FakeFeishu;
+
+const NormalizeContext kCtx{"ou_bot", "cli_a1b2c3d4e5f60718"};
+
+json MentionOfBot() { return json::array({FakeFeishu::HistoryMention("@_user_1", "ou_bot", "Agent")}); }
+
+TEST(FeishuNormalize, RealtimeAndHistoryShapesGiveTheIdenticalTrigger) {
+  json item = FakeFeishu::Item("om_1", "oc_a", "ou_alice", "@_user_1 please fix the typo", 1'700'000'000'123, "omt_9",
+                               "", MentionOfBot());
+  json event = FakeFeishu::EventFor(item, "group", "ev1");
+  Normalized h = NormalizeHistoryItem(item, kCtx, false);
+  Normalized r = NormalizeEvent(event["event"], kCtx);
+  ASSERT_EQ(h.kind, Normalized::Kind::kTrigger) << h.why;
+  ASSERT_EQ(r.kind, Normalized::Kind::kTrigger) << r.why;
+  EXPECT_EQ(TriggerToJson(h.trigger), TriggerToJson(r.trigger));
+  const Trigger& t = r.trigger;
+  EXPECT_EQ(t.id, "feishu:om_1");
+  EXPECT_EQ(t.scope, "chat:oc_a");
+  EXPECT_EQ(t.actor, "ou_alice");
+  EXPECT_TRUE(t.human);
+  EXPECT_TRUE(t.addressed);
+  EXPECT_EQ(t.text, "@Agent please fix the typo");
+  EXPECT_EQ(t.at, 1'700'000'000'123);
+  EXPECT_EQ(t.threads, (std::vector<std::string>{"feishu:thread:omt_9", "feishu:chat:oc_a"}));
+  EXPECT_EQ(t.channel, "feishu:chat:oc_a:reply:om_1:thread");
+  EXPECT_TRUE(TriggerFromJson(TriggerToJson(t)).ok());
+}
+
+TEST(FeishuNormalize, SecondTimestampsAreScaledToMilliseconds) {
+  json item = FakeFeishu::Item("om_1", "oc_a", "ou_alice", "hi", 1'700'000'000'000);
+  json seconds = item;
+  seconds["create_time"] = "1700000000";
+  seconds["update_time"] = "1700000000";
+  EXPECT_EQ(NormalizeHistoryItem(seconds, kCtx, false).trigger.at, NormalizeHistoryItem(item, kCtx, false).trigger.at);
+}
+
+TEST(FeishuNormalize, AddressedOnlyByTheBotsOpenIdOrADirectChat) {
+  json other = FakeFeishu::Item("om_2", "oc_a", "ou_alice", "@_user_1 hi", 1000'000'000'000, "", "",
+                                json::array({FakeFeishu::HistoryMention("@_user_1", "ou_bob", "Agent")}));
+  Normalized n = NormalizeHistoryItem(other, kCtx, false);
+  EXPECT_FALSE(n.trigger.addressed) << "a person whose display name is the bot's is not the bot";
+  EXPECT_EQ(n.trigger.text, "@Agent hi");
+  json plain = FakeFeishu::Item("om_3", "oc_d", "ou_alice", "fix it", 1000'000'000'000);
+  Normalized d = NormalizeEvent(FakeFeishu::EventFor(plain, "p2p", "e")["event"], kCtx);
+  EXPECT_TRUE(d.trigger.addressed);
+  EXPECT_EQ(d.trigger.scope, "direct");
+  EXPECT_EQ(d.trigger.channel, "feishu:chat:oc_d");
+}
+
+TEST(FeishuNormalize, OwnMessagesAreMarkedByOpenIdOrAppId) {
+  json item = FakeFeishu::Item("om_4", "oc_a", "cli_a1b2c3d4e5f60718", "done", 1000'000'000'000);
+  item["sender"] = {{"id", "cli_a1b2c3d4e5f60718"}, {"id_type", "app_id"}, {"sender_type", "app"}};
+  Normalized n = NormalizeHistoryItem(item, kCtx, false);
+  EXPECT_TRUE(n.trigger.meta["own"].get<bool>());
+  EXPECT_FALSE(n.trigger.human);
+  json ev = FakeFeishu::EventFor(FakeFeishu::Item("om_5", "oc_a", "ou_bot", "done", 1000'000'000'000), "group", "e");
+  EXPECT_TRUE(NormalizeEvent(ev["event"], kCtx).trigger.meta["own"].get<bool>());
+}
+
+TEST(FeishuNormalize, EditedMessagesGetANewIdentity) {
+  json item = FakeFeishu::Item("om_6", "oc_a", "ou_alice", "v2", 1000'000'000'000);
+  item["updated"] = true;
+  item["update_time"] = "1000000060000";
+  EXPECT_EQ(NormalizeHistoryItem(item, kCtx, false).trigger.id, "feishu:om_6@1000000060000");
+  json ev = FakeFeishu::EventFor(item, "group", "e");
+  EXPECT_EQ(NormalizeEvent(ev["event"], kCtx).trigger.id, "feishu:om_6@1000000060000");
+}
+
+TEST(FeishuNormalize, PostRendersAsPlainTextWithNames) {
+  json content = {{"title", "Bug"},
+                  {"content", json::array({json::array({{{"tag", "at"}, {"user_id", "@_user_1"}, {"user_name", "Agent"}},
+                                                        {{"tag", "text"}, {"text", " see "}},
+                                                        {{"tag", "a"}, {"text", "log"}, {"href", "https://x/log"}}}),
+                                           json::array({{{"tag", "text"}, {"text", "second line"}}, {{"tag", "img"}}})})}};
+  auto text = RenderContent("post", content, {{"@_user_1", "@Agent"}});
+  ASSERT_TRUE(text);
+  EXPECT_EQ(*text, "Bug\n@Agent see log (https://x/log)\nsecond line[image]");
+  json localized = {{"zh_cn", content}};
+  EXPECT_EQ(RenderContent("post", localized, {}), text);
+  EXPECT_EQ(*RenderContent("text", json{{"text", "@_user_10 and @_user_1 and @_all"}},
+                           {{"@_user_1", "@A"}, {"@_user_10", "@B"}}),
+            "@B and @A and @all");
+}
+
+TEST(FeishuNormalize, UnknownTypesAndMalformedItemsAreSkippedWithAReason) {
+  json image = FakeFeishu::Item("om_7", "oc_a", "ou_alice", "", 1000'000'000'000);
+  image["msg_type"] = "image";
+  image["body"]["content"] = R"({"image_key":"img_1"})";
+  Normalized n = NormalizeHistoryItem(image, kCtx, false);
+  EXPECT_EQ(n.kind, Normalized::Kind::kUnsupported);
+  EXPECT_NE(n.why.find("image"), std::string::npos);
+  json broken = FakeFeishu::Item("om_8", "oc_a", "ou_alice", "x", 1000'000'000'000);
+  broken["body"]["content"] = "{not json";
+  EXPECT_EQ(NormalizeHistoryItem(broken, kCtx, false).kind, Normalized::Kind::kMalformed);
+  json no_time = FakeFeishu::Item("om_9", "oc_a", "ou_alice", "x", 1000'000'000'000);
+  no_time.erase("create_time");
+  EXPECT_EQ(NormalizeHistoryItem(no_time, kCtx, false).kind, Normalized::Kind::kMalformed);
+  json recalled = FakeFeishu::Item("om_10", "oc_a", "ou_alice", "x", 1000'000'000'000);
+  recalled["deleted"] = true;
+  EXPECT_EQ(NormalizeHistoryItem(recalled, kCtx, false).kind, Normalized::Kind::kSkip);
+}
+
+}  // namespace
+}  // namespace superagent::feishu

@@ -1,0 +1,280 @@
+// The Feishu Source end to end against the loopback fake: real libcurl, real SQLite, real
+// Engine, a FakeClock. Scenarios of seed 000 / issue 8: per-chat cursors, duplicates across
+// paths, chat_not_allowed, topic replies via the thread container, subscribed-thread polling.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "engine_fixture.h"
+#include "fake_feishu_server.h"
+#include "superagent/feishu.h"
+
+namespace superagent::feishu {
+namespace {
+
+using ::testing::HasSubstr;
+using nlohmann::json;
+using superagent::testing::FakeFeishu;
+
+constexpr const char* kThreeChats =
+    R"("chat:oc_support": { receive_all: false, others_addressed: explicit }=>"chat:oc_a": { receive_all: true }
+      "chat:oc_b": { receive_all: true }
+      "chat:oc_c": { receive_all: true })";
+
+class FeishuSourceTest : public superagent::testing::EngineTest {
+ protected:
+  void SetUp() override {
+    EngineTest::SetUp();
+    Open(superagent::testing::MakePolicy("observe", kThreeChats));
+    t0_ = clock_.NowMs();
+    fake_ = std::make_unique<FakeFeishu>(&clock_);
+    http_ = MakeCurlHttpClient("superagent-test");
+    ClientOptions co;
+    co.api_url = fake_->url();
+    co.app_id = fake_->app_id;
+    co.app_secret = fake_->app_secret;
+    client_ = std::make_unique<Client>(http_.get(), &clock_, co);
+    source_ = std::make_unique<Source>(engine_.get(), client_.get(), &clock_, options_);
+  }
+  void TearDown() override {
+    source_.reset();
+    client_.reset();
+    fake_.reset();
+    EngineTest::TearDown();
+  }
+
+  json Cursor(const std::string& name) {
+    auto c = engine_->SourceCursors("feishu");
+    return c.count(name) ? json::parse(c[name]) : json();
+  }
+  std::optional<SourceHealth> Health(const std::string& path) {
+    for (const auto& h : engine_->SourcesHealth())
+      if (h.source == "feishu" && h.path == path) return h;
+    return std::nullopt;
+  }
+  void Add(const json& item) {
+    auto lock = fake_->Lock();
+    fake_->messages.push_back(item);
+  }
+  json BotMention() { return json::array({FakeFeishu::HistoryMention("@_user_1", fake_->bot_open_id, "Agent")}); }
+
+  TimeMs t0_ = 0;
+  SourceOptions options_;
+  std::unique_ptr<FakeFeishu> fake_;
+  std::unique_ptr<HttpClient> http_;
+  std::unique_ptr<Client> client_;
+  std::unique_ptr<Source> source_;
+};
+
+TEST_F(FeishuSourceTest, FirstSightRecordsNowThenEachChatAdvancesOnItsOwn) {
+  Add(FakeFeishu::Item("om_old", "oc_a", "ou_alice", "said before the agent came", t0_ - 60'000));
+  RoundReport first = source_->RunOnce();
+  EXPECT_EQ(first.stored, 0) << "a chat seen first is not backfilled before now";
+  EXPECT_EQ(Cursor("chat:oc_a")["since"], t0_);
+  EXPECT_EQ(fake_->Count("GET", "/open-apis/im/v1/messages"), 0);
+
+  Add(FakeFeishu::Item("om_a1", "oc_a", "ou_alice", "in A", t0_ + 10'000));
+  Add(FakeFeishu::Item("om_b1", "oc_b", "ou_alice", "in B", t0_ + 10'000));
+  Add(FakeFeishu::Item("om_c1", "oc_c", "ou_alice", "in C", t0_ + 10'000));
+  Add(FakeFeishu::Item("om_c2", "oc_c", "ou_alice", "more C", t0_ + 11'000));
+  Add(FakeFeishu::Item("om_c3", "oc_c", "ou_alice", "paged C", t0_ + 12'000));
+  {
+    auto lock = fake_->Lock();
+    fake_->fail_container["oc_b"] = 500;
+  }
+  clock_.Advance(20'000);
+  RoundReport second = source_->RunOnce();
+  EXPECT_EQ(second.stored, 4) << "A and C are read although B fails";
+  EXPECT_EQ(second.chats_failed, 1);
+  EXPECT_EQ(Cursor("chat:oc_a")["since"], t0_ + 20'000 - 5'000) << "next cursor = read start - 5 s";
+  EXPECT_EQ(Cursor("chat:oc_c")["since"], t0_ + 20'000 - 5'000);
+  EXPECT_EQ(Cursor("chat:oc_b")["since"], t0_) << "B keeps its cursor";
+  EXPECT_THAT(Cursor("chat:oc_b")["error"].get<std::string>(), HasSubstr("500"));
+  auto health = Health("backfill");
+  ASSERT_TRUE(health);
+  EXPECT_EQ(health->consecutive_failures, 1);
+  EXPECT_THAT(health->last_error, HasSubstr("oc_b"));
+  EXPECT_TRUE(engine_->GetTrigger("feishu:om_c3").ok()) << "the second page of C was read";
+  EXPECT_FALSE(engine_->GetTrigger("feishu:om_b1").ok());
+
+  {
+    auto lock = fake_->Lock();
+    fake_->fail_container.clear();
+  }
+  clock_.Advance(60'000);
+  RoundReport third = source_->RunOnce();
+  EXPECT_EQ(third.stored, 1);
+  EXPECT_EQ(third.chats_failed, 0);
+  EXPECT_TRUE(engine_->GetTrigger("feishu:om_b1").ok()) << "B caught up from its own cursor";
+  EXPECT_EQ(Health("backfill")->consecutive_failures, 0);
+  EXPECT_FALSE(Cursor("chat:oc_b").contains("error"));
+  // Start times are seconds on the wire.
+  bool seconds = false;
+  for (const auto& l : fake_->log())
+    if (l.params.count("start_time")) seconds |= l.params.at("start_time") == std::to_string((t0_ - 5'000 + 20'000) / 1000);
+  EXPECT_TRUE(seconds);
+}
+
+TEST_F(FeishuSourceTest, AMessageSeenByRealtimeAndByBackfillIsADuplicate) {
+  source_->RunOnce();  // cursors start at t0
+  json item = FakeFeishu::Item("om_rt", "oc_a", "ou_alice", "@_user_1 please fix the typo", t0_ + 1'000, "", "",
+                               BotMention());
+  auto outcome = source_->HandleEvent(FakeFeishu::EventFor(item, "group", "ev-1"), "realtime:ws");
+  ASSERT_TRUE(outcome.ok()) << outcome.status().ToString();
+  EXPECT_EQ(*outcome, "stored");
+  Add(item);
+  clock_.Advance(10'000);
+  RoundReport r = source_->RunOnce();
+  EXPECT_EQ(r.stored, 0);
+  EXPECT_EQ(r.duplicate, 1);
+  auto rec = engine_->GetTrigger("feishu:om_rt");
+  ASSERT_TRUE(rec.ok());
+  EXPECT_EQ(rec->via, "realtime:ws");
+  EXPECT_TRUE(rec->trigger.addressed);
+  EXPECT_EQ(*source_->HandleEvent(FakeFeishu::EventFor(item, "group", "ev-1"), "realtime:ws"), "duplicate")
+      << "a re-pushed event changes nothing";
+  EXPECT_EQ(Health("realtime")->consecutive_failures, 0);
+}
+
+TEST_F(FeishuSourceTest, AChatNotConfiguredIsFilteredWithTheReasonVisibleInExplain) {
+  json item = FakeFeishu::Item("om_x", "oc_elsewhere", "ou_alice", "talking among ourselves", t0_);
+  auto outcome = source_->HandleEvent(FakeFeishu::EventFor(item, "group", "ev-x"), "realtime:ws");
+  ASSERT_TRUE(outcome.ok());
+  EXPECT_EQ(*outcome, "filtered");
+  auto rec = engine_->GetTrigger("feishu:om_x");
+  ASSERT_TRUE(rec.ok());
+  EXPECT_EQ(rec->outcome, IntakeOutcome::kFiltered);
+  EXPECT_EQ(rec->filter_reason, "chat_not_allowed");
+  auto story = engine_->Explain("feishu:om_x");
+  ASSERT_TRUE(story.ok());
+  EXPECT_THAT(story->dump(), HasSubstr("chat_not_allowed"));
+  // The same chat @-mentioning the agent is not filtered by the Source (other_mentions decides).
+  json mention = FakeFeishu::Item("om_y", "oc_elsewhere", "ou_alice", "@_user_1 help", t0_, "", "", BotMention());
+  EXPECT_EQ(*source_->HandleEvent(FakeFeishu::EventFor(mention, "group", "ev-y"), "realtime:ws"), "stored");
+}
+
+TEST_F(FeishuSourceTest, ATopicReplyOnlyTheThreadContainerReturnsIsFound) {
+  source_->RunOnce();
+  Add(FakeFeishu::Item("om_root", "oc_a", "ou_alice", "topic: flaky test", t0_ + 1'000, "omt_1"));
+  Add(FakeFeishu::Item("om_reply", "oc_a", "ou_bob", "@_user_1 can you look?", t0_ + 2'000, "omt_1", "om_root",
+                       BotMention()));
+  clock_.Advance(10'000);
+  RoundReport r = source_->RunOnce();
+  EXPECT_EQ(r.stored, 2);
+  auto rec = engine_->GetTrigger("feishu:om_reply");
+  ASSERT_TRUE(rec.ok()) << "the reply is only reachable through the thread container";
+  EXPECT_EQ(rec->trigger.threads.front(), "feishu:thread:omt_1");
+  EXPECT_EQ(rec->trigger.channel, "feishu:chat:oc_a:reply:om_reply:thread");
+  bool thread_read = false;
+  for (const auto& l : fake_->log())
+    thread_read |= l.params.count("container_id_type") && l.params.at("container_id_type") == "thread" &&
+                   l.params.at("container_id") == "omt_1" && !l.params.count("start_time");
+  EXPECT_TRUE(thread_read);
+  EXPECT_FALSE(Cursor("thread:omt_1").is_null()) << "an addressed topic is followed from now on";
+}
+
+TEST_F(FeishuSourceTest, FollowedThreadsArePolledEachWithItsOwnPollError) {
+  source_->RunOnce();
+  // Two topics whose roots predate the chat cursor: backfill never sees their replies.
+  Add(FakeFeishu::Item("om_r2", "oc_a", "ou_alice", "old topic", t0_ - 3'600'000, "omt_2"));
+  Add(FakeFeishu::Item("om_r3", "oc_a", "ou_alice", "another", t0_ - 3'600'000, "omt_3"));
+  for (const auto& [mid, tid] : {std::pair{"om_m2", "omt_2"}, std::pair{"om_m3", "omt_3"}}) {
+    json mention = FakeFeishu::Item(mid, "oc_a", "ou_alice", "@_user_1 please check", t0_ + 1'000, tid,
+                                    tid == std::string("omt_2") ? "om_r2" : "om_r3", BotMention());
+    ASSERT_EQ(*source_->HandleEvent(FakeFeishu::EventFor(mention, "group", mid), "realtime:ws"), "stored");
+    Add(mention);
+  }
+  Add(FakeFeishu::Item("om_late", "oc_a", "ou_alice", "missed while offline", t0_ + 5'000, "omt_2", "om_r2"));
+  {
+    auto lock = fake_->Lock();
+    fake_->fail_container["omt_3"] = 503;
+  }
+  clock_.Advance(10'000);
+  RoundReport r = source_->RunOnce();
+  EXPECT_EQ(r.threads_read, 1);
+  EXPECT_EQ(r.threads_failed, 1);
+  auto late = engine_->GetTrigger("feishu:om_late");
+  ASSERT_TRUE(late.ok());
+  EXPECT_EQ(late->via, "poll:thread");
+  EXPECT_FALSE(Cursor("thread:omt_2").contains("pollError"));
+  ASSERT_TRUE(Cursor("thread:omt_3").contains("pollError"));
+  EXPECT_THAT(Cursor("thread:omt_3")["pollError"]["message"].get<std::string>(), HasSubstr("503"));
+  EXPECT_EQ(Health("threads")->consecutive_failures, 1);
+
+  // Polling alone does not keep a thread followed: after daily polls for fifteen quiet days
+  // neither is polled any more (no live Ticket holds them).
+  {
+    auto lock = fake_->Lock();
+    fake_->fail_container.clear();
+  }
+  for (int day = 0; day < 14; ++day) {
+    clock_.Advance(24LL * 3600 * 1000);
+    source_->RunOnce();
+  }
+  clock_.Advance(24LL * 3600 * 1000);
+  const int before = fake_->Count("GET", "/open-apis/im/v1/messages");
+  RoundReport quiet = source_->RunOnce();
+  EXPECT_EQ(quiet.threads_read, 0);
+  EXPECT_EQ(fake_->Count("GET", "/open-apis/im/v1/messages") - before, 3) << "only the three chats";
+}
+
+TEST_F(FeishuSourceTest, AnAllowedDirectChatBecomesKnownAndIsBackfilled) {
+  source_->RunOnce();
+  json hello = FakeFeishu::Item("om_d1", "oc_dm", "ou_alice", "hi", t0_ + 1'000);
+  EXPECT_EQ(*source_->HandleEvent(FakeFeishu::EventFor(hello, "p2p", "ev-d1"), "realtime:ws"), "stored");
+  ASSERT_FALSE(Cursor("chat:oc_dm").is_null());
+  EXPECT_TRUE(Cursor("chat:oc_dm")["direct"].get<bool>());
+  // A stranger's direct chat is not remembered for backfill.
+  json stranger = FakeFeishu::Item("om_s1", "oc_dm2", "ou_stranger", "hi", t0_ + 1'000);
+  source_->HandleEvent(FakeFeishu::EventFor(stranger, "p2p", "ev-s1"), "realtime:ws");
+  EXPECT_TRUE(Cursor("chat:oc_dm2").is_null());
+
+  Add(FakeFeishu::Item("om_d2", "oc_dm", "ou_alice", "please fix the README typo", t0_ + 3'000));
+  clock_.Advance(10'000);
+  source_->RunOnce();
+  auto rec = engine_->GetTrigger("feishu:om_d2");
+  ASSERT_TRUE(rec.ok());
+  EXPECT_EQ(rec->trigger.scope, "direct");
+  EXPECT_TRUE(rec->trigger.addressed);
+  EXPECT_EQ(rec->trigger.channel, "feishu:chat:oc_dm");
+}
+
+TEST_F(FeishuSourceTest, OwnMessagesAreFilteredAndMalformedItemsCounted) {
+  source_->RunOnce();
+  json own = FakeFeishu::Item("om_own", "oc_a", fake_->app_id, "I'll fix it.", t0_ + 1'000);
+  own["sender"] = {{"id", fake_->app_id}, {"id_type", "app_id"}, {"sender_type", "app"}};
+  Add(own);
+  json broken = FakeFeishu::Item("om_bad", "oc_a", "ou_alice", "x", t0_ + 2'000);
+  broken["body"]["content"] = "not json";
+  Add(broken);
+  json sticker = FakeFeishu::Item("om_stk", "oc_a", "ou_alice", "x", t0_ + 3'000);
+  sticker["msg_type"] = "sticker";
+  sticker["body"]["content"] = R"({"file_key":"f"})";
+  Add(sticker);
+  clock_.Advance(10'000);
+  RoundReport r = source_->RunOnce();
+  EXPECT_EQ(r.filtered, 1);
+  EXPECT_EQ(r.skipped, 2);
+  EXPECT_EQ(engine_->GetTrigger("feishu:om_own")->filter_reason, "own_message");
+  EXPECT_EQ(Health("backfill")->skipped_items, 2);
+  EXPECT_EQ(Health("backfill")->consecutive_failures, 0) << "skipping items is not a failed read";
+}
+
+TEST_F(FeishuSourceTest, ARejectedTokenIsMintedAgainOnce) {
+  source_->RunOnce();
+  EXPECT_EQ(fake_->token_mints, 1);
+  {
+    auto lock = fake_->Lock();
+    fake_->token = "t-fake-2";  // the platform revoked the old one
+  }
+  clock_.Advance(10'000);
+  RoundReport r = source_->RunOnce();
+  EXPECT_EQ(r.chats_failed, 0);
+  EXPECT_EQ(fake_->token_mints, 2);
+  // Near expiry it is renewed before use.
+  clock_.Advance(7200'000 - 120'000);
+  source_->RunOnce();
+  EXPECT_EQ(fake_->token_mints, 3);
+}
+
+}  // namespace
+}  // namespace superagent::feishu

@@ -1,0 +1,180 @@
+// The long connection: protobuf frames byte-compatible with the official SDK, fragment
+// reassembly, acknowledgements, pongs retuning the config, and — seed 000 — a message said
+// while the connection was down arriving by backfill after the reconnect.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <thread>
+
+#include "engine_fixture.h"
+#include "fake_feishu_server.h"
+#include "fake_feishu_ws.h"
+#include "superagent/feishu.h"
+
+namespace superagent::feishu {
+namespace {
+
+using nlohmann::json;
+using superagent::testing::FakeFeishu;
+using superagent::testing::FakeFeishuWs;
+
+std::string Hex(const std::string& bytes) {
+  static const char* d = "0123456789abcdef";
+  std::string out;
+  for (unsigned char c : bytes) {
+    if (!out.empty()) out += ' ';
+    out += d[c >> 4];
+    out += d[c & 15];
+  }
+  return out;
+}
+
+TEST(FeishuFrames, APingIsByteForByteTheSdksPing) {
+  WsFrame ping;
+  ping.service = 12345;
+  ping.method = 0;
+  ping.headers = {{"type", "ping"}};
+  // The node SDK's encoding of exactly this frame (research/integration-facts.md B3.2).
+  EXPECT_EQ(Hex(EncodeFrame(ping)), "08 00 10 00 18 b9 60 20 00 2a 0c 0a 04 74 79 70 65 12 04 70 69 6e 67");
+  auto back = DecodeFrame(EncodeFrame(ping));
+  ASSERT_TRUE(back.ok());
+  EXPECT_EQ(back->service, 12345);
+  EXPECT_EQ(back->Header("type"), "ping");
+  EXPECT_FALSE(back->payload);
+}
+
+TEST(FeishuFrames, FramesMissingRequiredFieldsAreRefused) {
+  // Only SeqID and LogID: service and method are missing.
+  EXPECT_FALSE(DecodeFrame(std::string("\x08\x00\x10\x00", 4)).ok());
+  EXPECT_FALSE(DecodeFrame("garbage").ok());
+}
+
+TEST(FeishuFrames, FragmentsReassembleInAnyOrder) {
+  FragmentBuffer buf(10'000);
+  auto part = [](const std::string& id, int sum, int seq, const std::string& payload) {
+    WsFrame f;
+    f.method = 1;
+    f.headers = {{"type", "event"}, {"message_id", id}, {"sum", std::to_string(sum)}, {"seq", std::to_string(seq)}};
+    f.payload = payload;
+    return f;
+  };
+  EXPECT_FALSE(buf.Add(part("a", 3, 2, "C"), 0));
+  EXPECT_FALSE(buf.Add(part("a", 3, 0, "A"), 1));
+  EXPECT_FALSE(buf.Add(part("b", 2, 0, "x"), 1));
+  EXPECT_EQ(buf.Add(part("a", 3, 1, "B"), 2), "ABC");
+  EXPECT_EQ(buf.Add(part("c", 1, 0, "whole"), 2), "whole");
+  bool invalid = false;
+  EXPECT_FALSE(buf.Add(part("d", 2, 2, "?"), 2, &invalid));
+  EXPECT_TRUE(invalid) << "seq must be below sum";
+  // An incomplete group expires: its late half alone completes nothing.
+  EXPECT_FALSE(buf.Add(part("b", 2, 1, "y"), 20'000));
+}
+
+class FeishuWsTest : public superagent::testing::EngineTest {
+ protected:
+  void SetUp() override {
+    EngineTest::SetUp();
+    Open(superagent::testing::MakePolicy(
+        "observe", R"("chat:oc_support": { receive_all: false, others_addressed: explicit }=>"chat:oc_a": { receive_all: true })"));
+    t0_ = clock_.NowMs();
+    fake_ = std::make_unique<FakeFeishu>(&clock_);
+    ws_ = std::make_unique<FakeFeishuWs>();
+    fake_->ws_endpoint_fn = [this] { return ws_->EndpointAnswer(); };
+    http_ = MakeCurlHttpClient("superagent-test");
+    ClientOptions co;
+    co.api_url = fake_->url();
+    co.app_id = fake_->app_id;
+    co.app_secret = fake_->app_secret;
+    client_ = std::make_unique<Client>(http_.get(), &clock_, co);
+    SourceOptions so;
+    so.poll_interval_ms = 3'600'000;  // rounds come only when asked (RequestRound)
+    source_ = std::make_unique<Source>(engine_.get(), client_.get(), &clock_, so);
+    source_->RunOnce();  // cursors start now
+  }
+  void TearDown() override {
+    if (lc_) lc_->Stop();
+    source_->Stop();
+    lc_.reset();
+    source_.reset();
+    ws_.reset();
+    client_.reset();
+    fake_.reset();
+    EngineTest::TearDown();
+  }
+  // Waits (bounded) for a Trigger another thread stores.
+  bool StoredSoon(const std::string& id) {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (std::chrono::steady_clock::now() < deadline) {
+      if (engine_->GetTrigger(id).ok()) return true;
+      std::this_thread::yield();
+    }
+    return false;
+  }
+
+  TimeMs t0_ = 0;
+  std::unique_ptr<FakeFeishu> fake_;
+  std::unique_ptr<FakeFeishuWs> ws_;
+  std::unique_ptr<HttpClient> http_;
+  std::unique_ptr<Client> client_;
+  std::unique_ptr<Source> source_;
+  std::unique_ptr<LongConnection> lc_;
+};
+
+TEST_F(FeishuWsTest, FragmentedEventsAreTakenAndAcknowledgedAndPongsRetuneTheConfig) {
+  {
+    auto lock = ws_->Lock();
+    ws_->pong_config["PingInterval"] = 7;
+  }
+  lc_ = std::make_unique<LongConnection>(client_.get(), source_.get(), 1);
+  lc_->Start();
+  ASSERT_TRUE(ws_->WaitFor([&] { return ws_->connections == 1 && ws_->pings >= 1; }));
+  {
+    auto lock = ws_->Lock();
+    EXPECT_THAT(ws_->resources[0], ::testing::HasSubstr("service_id=12345"));
+  }
+  json item = FakeFeishu::Item("om_ws1", "oc_a", "ou_alice", "@_user_1 fix the typo", t0_ + 1'000, "", "",
+                               json::array({FakeFeishu::HistoryMention("@_user_1", fake_->bot_open_id, "Agent")}));
+  ws_->SendEvent(FakeFeishu::EventFor(item, "group", "ev-ws1"), 3, /*reverse=*/true);
+  ASSERT_TRUE(ws_->WaitFor([&] { return ws_->acks.size() == 1; }));
+  WsFrame ack;
+  {
+    auto lock = ws_->Lock();
+    ack = ws_->acks[0];
+  }
+  EXPECT_EQ(ack.seq_id, 7u);
+  EXPECT_EQ(ack.log_id, 99u);
+  EXPECT_EQ(ack.service, FakeFeishuWs::kService);
+  EXPECT_EQ(ack.method, 1);
+  EXPECT_FALSE(ack.Header("biz_rt").empty());
+  EXPECT_EQ(ack.Header("message_id"), "m1");
+  EXPECT_EQ(json::parse(*ack.payload), (json{{"code", 200}}));
+  auto rec = engine_->GetTrigger("feishu:om_ws1");
+  ASSERT_TRUE(rec.ok()) << "acknowledged only after the Trigger was stored";
+  EXPECT_EQ(rec->via, "realtime:ws");
+  EXPECT_TRUE(rec->trigger.addressed);
+  EXPECT_EQ(lc_->Config().ping_interval_s, 7) << "the pong's ClientConfig replaces the current one";
+  EXPECT_EQ(lc_->Stats().events, 1);
+}
+
+TEST_F(FeishuWsTest, AMessageSaidWhileDisconnectedArrivesByBackfillAfterReconnect) {
+  source_->Start();
+  lc_ = std::make_unique<LongConnection>(client_.get(), source_.get(), 1);
+  lc_->Start();
+  ASSERT_TRUE(ws_->WaitFor([&] { return ws_->connections == 1 && ws_->open_count() == 1; }));
+  json during = FakeFeishu::Item("om_gap", "oc_a", "ou_alice", "said while the agent was away", t0_ + 2'000);
+  ws_->Disconnect();
+  {
+    auto lock = fake_->Lock();
+    fake_->messages.push_back(during);  // no event for it: the connection is down
+  }
+  ASSERT_TRUE(ws_->WaitFor([&] { return ws_->connections == 2; })) << "the client reconnects";
+  ASSERT_TRUE(StoredSoon("feishu:om_gap"));
+  EXPECT_EQ(engine_->GetTrigger("feishu:om_gap")->via, "backfill");
+  EXPECT_GE(fake_->Count("POST", "/callback/ws/endpoint"), 2) << "a fresh endpoint for every connect";
+  auto lock = ws_->Lock();
+  ASSERT_GE(ws_->resources.size(), 2u);
+  EXPECT_NE(ws_->resources[0], ws_->resources[1]) << "each connect uses its own ticket";
+}
+
+}  // namespace
+}  // namespace superagent::feishu
