@@ -17,7 +17,8 @@ packages=(build-essential cmake pkg-config git ca-certificates
           libsqlite3-dev nlohmann-json3-dev libcurl4-openssl-dev libssl-dev
           libcpp-httplib-dev libspdlog-dev libyaml-cpp-dev
           libgtest-dev libgmock-dev
-          chromium)   # the panel's browser tests drive Debian's Chromium
+          chromium    # the panel's browser tests drive Debian's Chromium
+          python3)    # execution tests start a grandchild listening on a port
 
 # npm packages for tests only (recorded GitHub payloads, the browser driver): tests/package.json.
 test_npm() {

@@ -90,6 +90,10 @@ Status Daemon::Start() {
   effects_ = std::make_unique<EffectsLoop>(engine_.get(), channels, SystemClock());
   effects_->Start();
   if (github_) github_->Start();
+  auto execution = exec::Execution::Create(config_, engine_.get(), llm_http_.get());
+  if (!execution.ok()) return execution.status();
+  execution_ = std::move(*execution);
+  if (Status s = execution_->Start(); !s.ok()) return s;
 
   spdlog::info("ready {} {} {} {} {}", Kv("listen", config_.panel.listen), Kv("data_dir", config_.data_dir),
                Kv("policy", origin), Kv("policy_version", engine_->PolicyVersion()),
@@ -193,6 +197,7 @@ void Daemon::Run() {
 void Daemon::Shutdown() {
   if (stopping_.exchange(true)) return;
   wake_.notify_all();
+  if (execution_) execution_->Stop();  // before the effects loop: a last report still gets enqueued
   if (github_) github_->Stop();
   if (effects_) effects_->Stop();
   if (panel_) panel_->Stop();  // live-update streams end, so the server stops at once
@@ -200,6 +205,7 @@ void Daemon::Shutdown() {
   if (http_thread_.joinable()) http_thread_.join();
   if (eval_thread_.joinable()) eval_thread_.join();
   panel_.reset();
+  execution_.reset();
   github_.reset();
   views_.reset();
   engine_.reset();
