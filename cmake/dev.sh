@@ -20,7 +20,8 @@ packages=(build-essential cmake pkg-config git ca-certificates
           libprotobuf-dev protobuf-compiler libwebsocketpp-dev libasio-dev   # Feishu long connection
           libgtest-dev libgmock-dev
           libsystemd-dev   # sd_notify: readiness and watchdog under systemd
-          chromium)   # the panel's browser tests drive Debian's Chromium
+          chromium    # the panel's browser tests drive Debian's Chromium
+          python3)    # execution tests start a grandchild listening on a port
 
 # npm packages for tests only (recorded GitHub payloads, the browser driver): tests/package.json.
 test_npm() {

@@ -135,17 +135,32 @@ TEST_F(ServeTest, ExplainAndReceiveWithoutADatabaseSayWhatToDo) {
   EXPECT_FALSE(fs::exists(dir_ / "data" / "superagent.db"));
 }
 
-// The GitHub Source and Channel as the daemon runs them: a signed webhook for a mention becomes
-// exactly one acknowledgement on the issue, and a restart that sees the same delivery again (as
-// GitHub's "redeliver" button sends it) answers nothing twice.
-TEST_F(ServeTest, GitHubMentionByWebhookIsAcknowledgedOnceAcrossARestart) {
+// The whole path as the daemon runs it: a signed webhook for a mention becomes exactly one
+// acknowledgement; the Ticket gets a workspace from the git remote, the team's command executor
+// fixes the file, the daemon pushes the branch and opens the PR, and the result is posted after
+// the acknowledgement. A restart that sees the same delivery again (GitHub's "redeliver" button)
+// answers nothing twice and opens no second PR.
+TEST_F(ServeTest, GitHubMentionByWebhookIsWorkedOnAndAnsweredOnceAcrossARestart) {
   FakeGitHub github(SystemClock());
   json issue = WebhookExample("issue_comment", "created")["issue"];
   github.issues[1] = issue;
+  const fs::path origin = dir_ / "origin.git";
+  const std::string seed = (dir_ / "seed").string();
+  ASSERT_EQ(std::system(("git init -q -b master " + seed + " && cd " + seed +
+                         " && printf 'There is teh typo.\\n' > README.md && git add -A"
+                         " && git -c user.name=t -c user.email=t@t commit -q -m init && git clone -q --bare . " +
+                         origin.string())
+                            .c_str()),
+            0);
+  Write("fix.sh",
+        "cat > task.json\nsed -i 's/teh typo/the typo/' README.md\n"
+        "echo '{\"stage\":\"ready\",\"summary\":\"Fixed the typo in README.\",\"question\":null,"
+        "\"pr\":{\"title\":\"Fix the typo\",\"body\":\"Fixes #1.\"}}'\n");
   Write("policy.yaml", "mode: observe\nsources:\n  github:\n    people: [Codertocat]\n");
   Write("superagent.yaml", "data_dir: data\npolicy_file: policy.yaml\npanel:\n  listen: 127.0.0.1:" +
                                std::to_string(port_) + "\ngithub:\n  api_url: " + github.url() + "\n  repo: " +
-                               github.repo + "\n");
+                               github.repo + "\nexecution:\n  executor: command\n  command: sh " +
+                               (dir_ / "fix.sh").string() + "\n  git_remote: " + origin.string() + "\n");
   const std::vector<std::pair<std::string, std::string>> env = {
       {"GITHUB_TOKEN", "ghp_THISISASECRETVALUE0123456789"}, {"GITHUB_WEBHOOK_SECRET", "hook-secret"}};
   json payload = WebhookExample("issue_comment", "created");
@@ -159,20 +174,41 @@ TEST_F(ServeTest, GitHubMentionByWebhookIsAcknowledgedOnceAcrossARestart) {
     auto res = http.Post("/hooks/github", headers, body, "application/json");
     return res ? res->status : 0;
   };
+  auto bodies = [&] {
+    std::vector<std::string> out;
+    auto lock = github.Lock();
+    for (const json& c : github.comments) out.push_back(c["body"]);
+    return out;
+  };
   const std::string comments = github.repo_path() + "/issues/1/comments";
   {
     DaemonProcess d(SUPERAGENT_BINARY, {"serve", "--config", Config()}, env);
     ASSERT_TRUE(d.WaitForLine("ready")) << d.log();
     EXPECT_EQ(deliver("sha256=0000"), 401);
     EXPECT_EQ(deliver(github::WebhookSignature("hook-secret", body)), 200);
-    ASSERT_TRUE(d.WaitForLine("github message posted")) << d.log();
+    ASSERT_TRUE(d.WaitForLine("worker turn ended")) << d.log();
+    ASSERT_TRUE(d.WaitForLine("pull request opened")) << d.log();
+    ASSERT_TRUE(d.WaitForCount("github message posted", 2)) << d.log();
     d.Signal(SIGTERM);
     EXPECT_EQ(d.Wait(), 0) << d.log();
     EXPECT_NE(d.log().find("github identity login=superagent-bot"), std::string::npos) << d.log();
     EXPECT_EQ(d.log().find("ghp_THISISASECRETVALUE"), std::string::npos) << "a secret reached the log";
     EXPECT_EQ(d.log().find("hook-secret"), std::string::npos) << "a secret reached the log";
   }
-  EXPECT_EQ(github.Count("POST", comments), 1);
+  ASSERT_EQ(github.Count("POST", comments), 2);
+  auto said = bodies();
+  EXPECT_NE(said[0].find("fix the typo"), std::string::npos) << said[0];  // the acknowledgement first
+  EXPECT_NE(said[1].find("Fixed the typo in README."), std::string::npos) << said[1];
+  ASSERT_EQ(github.pulls.size(), 1u);
+  EXPECT_EQ(github.pulls.begin()->second["head"]["ref"], "superagent/ticket-1");
+  std::string pushed;
+  {
+    FILE* p = ::popen(("git -C " + origin.string() + " show superagent/ticket-1:README.md").c_str(), "r");
+    char buf[256];
+    while (p != nullptr && std::fgets(buf, sizeof buf, p) != nullptr) pushed += buf;
+    if (p != nullptr) ::pclose(p);
+  }
+  EXPECT_EQ(pushed, "There is the typo.\n");
   {
     DaemonProcess d(SUPERAGENT_BINARY, {"serve", "--config", Config()}, env);
     ASSERT_TRUE(d.WaitForLine("ready")) << d.log();
@@ -180,8 +216,10 @@ TEST_F(ServeTest, GitHubMentionByWebhookIsAcknowledgedOnceAcrossARestart) {
     ASSERT_TRUE(d.WaitForLine("outcome=duplicate")) << d.log();
     d.Signal(SIGTERM);
     EXPECT_EQ(d.Wait(), 0) << d.log();
+    EXPECT_EQ(d.log().find("worker turn"), std::string::npos) << "a finished Ticket ran again:\n" << d.log();
   }
-  EXPECT_EQ(github.Count("POST", comments), 1);
+  EXPECT_EQ(github.Count("POST", comments), 2);
+  EXPECT_EQ(github.pulls.size(), 1u);
 }
 
 }  // namespace

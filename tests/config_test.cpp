@@ -218,6 +218,23 @@ TEST(ConfigTest, SlotsMustBe1To64) {
   EXPECT_EQ(ParseOk("execution:\n  slots: 1\n").execution.slots, 1);
 }
 
+TEST(ConfigTest, ExecutorIsBuiltinOrACommandThatIsGiven) {
+  Problem bad = OnlyProblem("execution:\n  executor: claude\n");
+  EXPECT_EQ(bad.line, 2);
+  EXPECT_EQ(bad.column, 13);
+  EXPECT_THAT(bad.message, HasSubstr("execution.executor: must be builtin or command (got \"claude\")"));
+  Problem missing = OnlyProblem("execution:\n  slots: 2\n  executor: command\n");
+  EXPECT_EQ(missing.line, 3);
+  EXPECT_THAT(missing.message, HasSubstr("execution.executor: command needs execution.command"));
+  Config c = ParseOk("execution:\n  executor: command\n  command: my-cli --json\n  git_remote: /srv/repo.git\n"
+                     "  prepare: make-worktree {dir}\n");
+  EXPECT_EQ(c.execution.executor, "command");
+  EXPECT_EQ(c.execution.command, "my-cli --json");
+  EXPECT_EQ(c.execution.git_remote, "/srv/repo.git");
+  EXPECT_EQ(c.execution.prepare, "make-worktree {dir}");
+  EXPECT_EQ(DefaultConfig().execution.executor, "builtin");
+}
+
 TEST(ConfigTest, WrongTypesAreProblems) {
   Problem slots = OnlyProblem("execution:\n  slots: three\n");
   EXPECT_EQ(slots.line, 2);

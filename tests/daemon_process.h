@@ -11,6 +11,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <string>
 #include <utility>
@@ -79,6 +80,20 @@ class DaemonProcess {
       } else {
         log_.append(buf, static_cast<size_t>(n));
       }
+    }
+  }
+
+  // Reads stderr until `needle` has appeared `count` times in the whole log, in any order with
+  // other lines (false on exit or timeout).
+  bool WaitForCount(const std::string& needle, int count, int timeout_ms = 20'000) {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+    while (true) {
+      int n = 0;
+      for (auto at = log_.find(needle); at != std::string::npos; at = log_.find(needle, at + needle.size())) ++n;
+      if (n >= count) return true;
+      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+      if (fd_ < 0 || left.count() <= 0) return false;
+      WaitForLine("\x01more\x01", static_cast<int>(std::min<long>(left.count(), 50)));
     }
   }
 

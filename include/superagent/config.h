@@ -98,6 +98,10 @@ struct Config {
 
   struct Execution {
     int slots = 3;  // concurrent worker sessions; one more slot is always reserved for people
+    std::string executor = "builtin";  // "builtin" (agent loop) | "command" (execution.command)
+    std::string command;     // the team's coding CLI, run with /bin/sh -c; required for "command"
+    std::string git_remote;  // where code comes from and branches go; empty: the GitHub repo's clone URL
+    std::string prepare;     // workspace command template ({repo} {remote} {branch} {dir} {base}); empty: git worktree
   } execution;
 
   struct Eval {

@@ -122,6 +122,9 @@ struct Assignment {
   std::string state;  // "pending" | "running" | "ended"
   TimeMs created_at = 0;
   std::optional<TimeMs> started_at, ended_at;
+  // Why it exists: "accepted" (new work), "restart"; or a person's input to an existing Ticket:
+  // "answer", "resume", "follow_up". Only the latter may take the reserved slot (SPEC §6).
+  std::string cause;
 };
 
 // An outgoing message (outbox row, SPEC §8).

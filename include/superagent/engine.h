@@ -18,6 +18,7 @@
 #include "superagent/domain.h"
 #include "superagent/intercom.h"
 #include "superagent/policy.h"
+#include "superagent/session.h"
 #include "superagent/status.h"
 
 namespace superagent {
@@ -226,6 +227,52 @@ class Engine {
   // Thread keys subscribed by open Tickets that start with `prefix` (e.g. "github:"): the
   // discussions a Source keeps polling while work is in progress (SPEC §3.5).
   std::vector<std::string> OpenTicketThreads(const std::string& prefix);
+
+  // --- Execution (SPEC §6; src/core/engine_exec.cpp) ---
+  // Gives every open Ticket that holds pending inputs but has no pending or running Assignment a
+  // new one (cause "follow_up"): an input to an idle session starts a turn; an input to a busy
+  // one waits for the next. Tickets waiting for a person are skipped (their answer does this).
+  // Returns how many were created.
+  Result<int> AssignFollowUps();
+  // Assignments in `state` ("pending" | "running" | "ended"), oldest first.
+  std::vector<Assignment> AssignmentsInState(const std::string& state);
+  // pending → running, naming the executor; the Ticket becomes `working`. Conflict when the
+  // Assignment is not pending or its Ticket has ended.
+  Status StartAssignment(std::int64_t assignment, const std::string& executor);
+  // running (or pending) → ended. Ok when already ended.
+  Status FinishAssignment(std::int64_t assignment);
+  // The Ticket's pending inputs, oldest first, now marked taken.
+  Result<std::vector<TicketInput>> TakeInputs(TicketId ticket);
+  // After a restart: every running Assignment ends; its open Ticket gets a "restart" input and a
+  // new pending Assignment (cause "restart"). Returns those Tickets.
+  Result<std::vector<TicketId>> RecoverInterruptedWork();
+  // Adds a line to the Ticket's history without changing its stage (e.g. killed background jobs).
+  Status NoteTicket(TicketId ticket, const std::string& cause);
+  // The Trigger with arrival number `seq`.
+  Result<TriggerRecord> GetTriggerBySeq(std::int64_t seq);
+  // The Ticket's worker session, created idle on first use.
+  Result<Session> OpenSession(TicketId ticket, const std::string& title, const std::string& executor);
+  std::optional<Session> SessionForTicket(TicketId ticket);
+  Result<Session> GetSession(SessionId id);
+  std::vector<Session> Sessions();
+  // "idle" | "running" | "ended"; InvalidArgument for anything else.
+  Status SetSessionStatus(SessionId session, const std::string& status);
+  // Appends one transcript event; returns its id.
+  Result<std::int64_t> AppendSessionEvent(SessionId session, std::int64_t assignment, const std::string& kind,
+                                          const nlohmann::json& body);
+  // Transcript events after `after_id`, oldest first.
+  std::vector<SessionEvent> SessionEvents(SessionId session, std::int64_t after_id = 0);
+  // Records one model call's usage (llm::Usage::ToJson()) against the Ticket.
+  Status RecordTokenUsage(TicketId ticket, std::optional<SessionId> session, const nlohmann::json& usage);
+  // Totals for the Ticket: calls, prompt/completion/total/cache_hit tokens.
+  nlohmann::json TokenUsage(TicketId ticket);
+  // Workspaces: recorded once prepared; removed when the Ticket has ended for good.
+  Status RecordWorkspace(const WorkspaceRecord& workspace);
+  std::optional<WorkspaceRecord> WorkspaceFor(TicketId ticket);
+  // Live workspaces whose Ticket has ended and whose Mandate has ended too (stopped or revoked):
+  // nothing can resume them, so their directory and branch can go.
+  std::vector<WorkspaceRecord> WorkspacesToRemove();
+  Status MarkWorkspaceRemoved(TicketId ticket);
 
   // --- Reading ---
   Result<Ticket> GetTicket(TicketId id);

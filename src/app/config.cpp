@@ -347,6 +347,7 @@ std::optional<Config> ParseConfig(std::string_view yaml, const std::string& file
   using Y = const YAML::Node&;
   using S = const std::string&;
   YAML::Mark listen_mark = YAML::Mark::null_mark();  // where panel.listen was set, for the check below
+  YAML::Mark executor_mark = YAML::Mark::null_mark();  // where execution.executor was set
   try {
     r.Mapping(YAML::Node(), root, "",
               {
@@ -488,7 +489,22 @@ std::optional<Config> ParseConfig(std::string_view yaml, const std::string& file
                   {"execution",
                    [&](Y k, Y v, S p) {
                      r.Mapping(k, v, p,
-                               {{"slots", [&](Y k2, Y v2, S p2) { r.Int(k2, v2, p2, 1, 64, &cfg.execution.slots); }}});
+                               {{"slots", [&](Y k2, Y v2, S p2) { r.Int(k2, v2, p2, 1, 64, &cfg.execution.slots); }},
+                                {"executor",
+                                 [&](Y k2, Y v2, S p2) {
+                                   std::string s;
+                                   if (!r.String(k2, v2, p2, &s)) return;
+                                   executor_mark = Reader::Where(k2, v2);
+                                   if (s != "builtin" && s != "command") {
+                                     r.Add(executor_mark, p2 + ": must be builtin or command (got " + Quote(s) + ")");
+                                     return;
+                                   }
+                                   cfg.execution.executor = s;
+                                 }},
+                                {"command", [&](Y k2, Y v2, S p2) { r.String(k2, v2, p2, &cfg.execution.command); }},
+                                {"git_remote",
+                                 [&](Y k2, Y v2, S p2) { r.String(k2, v2, p2, &cfg.execution.git_remote); }},
+                                {"prepare", [&](Y k2, Y v2, S p2) { r.String(k2, v2, p2, &cfg.execution.prepare); }}});
                    }},
                   {"eval",
                    [&](Y k, Y v, S p) {
@@ -515,6 +531,8 @@ std::optional<Config> ParseConfig(std::string_view yaml, const std::string& file
                            " is not a loopback address, so the panel needs a password: set panel.token_env to the "
                            "NAME of an environment variable holding it (or listen on 127.0.0.1 behind a proxy)");
   }
+  if (!r.failed() && cfg.execution.executor == "command" && cfg.execution.command.empty())
+    r.Add(executor_mark, "execution.executor: command needs execution.command (the command line to run)");
   if (r.failed()) return std::nullopt;
   cfg.data_dir = ResolveAgainst(file, cfg.data_dir);
   cfg.policy_file = ResolveAgainst(file, cfg.policy_file);
@@ -590,7 +608,12 @@ nlohmann::json ConfigToJson(const Config& c) {
         {"max_retries", c.llm.max_retries},
         {"max_retry_wait_seconds", c.llm.max_retry_wait_seconds}}},
       {"prompts", {{"team_dir", c.prompts.team_dir}}},
-      {"execution", {{"slots", c.execution.slots}}},
+      {"execution",
+       {{"slots", c.execution.slots},
+        {"executor", c.execution.executor},
+        {"command", c.execution.command},
+        {"git_remote", c.execution.git_remote},
+        {"prepare", c.execution.prepare}}},
       {"eval", {{"timeout_seconds", c.eval.timeout_seconds}, {"max_attempts", c.eval.max_attempts}}},
   };
 }

@@ -100,6 +100,10 @@ Status Daemon::Start() {
   effects_ = std::make_unique<EffectsLoop>(engine_.get(), channels, SystemClock());
   effects_->Start();
   if (github_) github_->Start();
+  auto execution = exec::Execution::Create(config_, engine_.get(), llm_http_.get());
+  if (!execution.ok()) return execution.status();
+  execution_ = std::move(*execution);
+  if (Status s = execution_->Start(); !s.ok()) return s;
   if (feishu_) feishu_->Start();
 
   spdlog::info("ready {} {} {} {} {}", Kv("listen", config_.panel.listen), Kv("data_dir", config_.data_dir),
@@ -252,6 +256,7 @@ void Daemon::WatchSecondSignal() {
 void Daemon::Shutdown() {
   if (stopping_.exchange(true)) return;
   wake_.notify_all();
+  if (execution_) execution_->Stop();  // before the effects loop: a last report still gets enqueued
   if (github_) github_->Stop();
   if (feishu_) feishu_->Stop();
   if (effects_) effects_->Stop();
@@ -260,6 +265,7 @@ void Daemon::Shutdown() {
   if (http_thread_.joinable()) http_thread_.join();
   if (eval_thread_.joinable()) eval_thread_.join();
   panel_.reset();
+  execution_.reset();
   github_.reset();
   feishu_.reset();
   views_.reset();

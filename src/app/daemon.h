@@ -16,6 +16,7 @@
 #include "superagent/http.h"
 #include "superagent/engine.h"
 #include "superagent/feishu.h"
+#include "superagent/exec.h"
 #include "superagent/github.h"
 #include "superagent/panel.h"
 #include "superagent/views.h"
@@ -64,6 +65,7 @@ class Daemon {
   std::unique_ptr<github::Integration> github_;  // null when github.repo is empty
   std::unique_ptr<feishu::Integration> feishu_;  // null unless feishu.enabled
   std::unique_ptr<EffectsLoop> effects_;
+  std::unique_ptr<exec::Execution> execution_;  // worker slots (SPEC §6)
   std::unique_ptr<Views> views_;  // the panel's read-only connection
   std::unique_ptr<httplib::Server> http_;
   std::unique_ptr<panel::Panel> panel_;

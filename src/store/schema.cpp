@@ -313,6 +313,53 @@ CREATE TABLE intercom_group_members (
 );
 INSERT INTO intercom_groups (id, name, automatic, created_at) VALUES ('auto', 'sessions that have talked', 1, 0);
 )SQL"},
+      {7, "execution: worker sessions, transcripts, token usage, workspaces", R"SQL(
+-- A session is one agent conversation; a Ticket's worker session lives as long as the Ticket.
+CREATE TABLE sessions (
+  id         INTEGER PRIMARY KEY,
+  ticket_id  INTEGER REFERENCES tickets (id),   -- NULL for sessions that serve no Ticket
+  title      TEXT NOT NULL,
+  executor   TEXT NOT NULL,
+  status     TEXT NOT NULL CHECK (status IN ('idle', 'running', 'ended')),
+  created_at INTEGER NOT NULL,
+  updated_at INTEGER NOT NULL
+);
+CREATE UNIQUE INDEX sessions_one_per_ticket ON sessions (ticket_id) WHERE ticket_id IS NOT NULL;
+-- The transcript: the panel shows it and a restarted daemon resumes from it.
+CREATE TABLE session_events (
+  id            INTEGER PRIMARY KEY,
+  session_id    INTEGER NOT NULL REFERENCES sessions (id),
+  assignment_id INTEGER,
+  kind          TEXT NOT NULL,
+  body          TEXT NOT NULL,
+  at            INTEGER NOT NULL
+);
+CREATE INDEX session_events_by_session ON session_events (session_id, id);
+CREATE TABLE token_usage (
+  id                INTEGER PRIMARY KEY,
+  ticket_id         INTEGER NOT NULL REFERENCES tickets (id),
+  session_id        INTEGER REFERENCES sessions (id),
+  model             TEXT NOT NULL,
+  purpose           TEXT NOT NULL,
+  calls             INTEGER NOT NULL,
+  prompt_tokens     INTEGER NOT NULL,
+  completion_tokens INTEGER NOT NULL,
+  total_tokens      INTEGER NOT NULL,
+  cache_hit_tokens  INTEGER,
+  at                INTEGER NOT NULL
+);
+CREATE INDEX token_usage_by_ticket ON token_usage (ticket_id);
+-- One Ticket = one directory = one branch.
+CREATE TABLE workspaces (
+  ticket_id  INTEGER PRIMARY KEY REFERENCES tickets (id),
+  dir        TEXT NOT NULL,
+  branch     TEXT NOT NULL,
+  base       TEXT NOT NULL,
+  created_at INTEGER NOT NULL,
+  removed_at INTEGER
+);
+CREATE INDEX assignments_by_state ON assignments (state, id);
+)SQL"},
   };
   return kMigrations;
 }

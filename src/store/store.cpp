@@ -494,11 +494,12 @@ Result<std::int64_t> Store::InsertAssignment(TicketId ticket, const std::string&
 
 std::vector<Assignment> Store::AssignmentsFor(TicketId ticket) {
   Stmt& s = db_.Prepare(
-      "SELECT id, ticket_id, executor, state, created_at, started_at, ended_at FROM assignments "
+      "SELECT id, ticket_id, executor, state, created_at, started_at, ended_at, cause FROM assignments "
       "WHERE ticket_id = ? ORDER BY id");
   s.Bind(1, ticket);
   std::vector<Assignment> out;
-  while (s.Step()) out.push_back({s.Int(0), s.Int(1), s.Text(2), s.Text(3), s.Int(4), s.OptInt(5), s.OptInt(6)});
+  while (s.Step())
+    out.push_back({s.Int(0), s.Int(1), s.Text(2), s.Text(3), s.Int(4), s.OptInt(5), s.OptInt(6), s.Text(7)});
   return out;
 }
 

@@ -12,6 +12,7 @@
 #include "superagent/domain.h"
 #include "superagent/engine.h"
 #include "superagent/intercom.h"
+#include "superagent/session.h"
 
 namespace superagent::store {
 
@@ -118,6 +119,25 @@ class Store {
   Result<std::int64_t> InsertAssignment(TicketId ticket, const std::string& executor, const std::string& cause, TimeMs at);
   std::vector<Assignment> AssignmentsFor(TicketId ticket);
   Status EndAssignments(TicketId ticket, TimeMs at);
+
+  // Execution (store_exec.cpp): Assignments by state, sessions, transcripts, usage, workspaces.
+  std::vector<Assignment> AssignmentsInState(const std::string& state);
+  std::optional<Assignment> GetAssignment(std::int64_t id);
+  Status SetAssignmentState(std::int64_t id, const std::string& state, const std::string& executor, TimeMs at);
+  Status MarkInputsTaken(TicketId ticket);
+  Result<SessionId> InsertSession(const Session& s);
+  std::optional<Session> GetSession(SessionId id);
+  std::optional<Session> SessionForTicket(TicketId ticket);
+  std::vector<Session> AllSessions();
+  Status SetSessionStatus(SessionId id, const std::string& status, TimeMs at);
+  Result<std::int64_t> InsertSessionEvent(const SessionEvent& e);
+  std::vector<SessionEvent> SessionEvents(SessionId id, std::int64_t after_id);
+  Status InsertTokenUsage(TicketId ticket, std::optional<SessionId> session, const nlohmann::json& usage, TimeMs at);
+  nlohmann::json TokenTotals(TicketId ticket);
+  Status UpsertWorkspace(const WorkspaceRecord& w);
+  std::optional<WorkspaceRecord> GetWorkspace(TicketId ticket);
+  std::vector<WorkspaceRecord> LiveWorkspaces();
+  Status MarkWorkspaceRemoved(TicketId ticket, TimeMs at);
 
   // Outbox.
   // Inserts the receipt; false (no error) when its id exists already.

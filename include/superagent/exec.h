@@ -1,0 +1,37 @@
+// Execution as the daemon runs it (SPEC §6): the process runner, workspaces, the configured
+// executor and the slots scheduler, built from the config in one place.
+#pragma once
+
+#include <memory>
+
+#include "superagent/config.h"
+#include "superagent/engine.h"
+#include "superagent/http.h"
+#include "superagent/scheduler.h"
+
+namespace superagent::exec {
+
+class Execution {
+ public:
+  // Builds everything from `config` (execution.*, llm.*, github.repo, data_dir). With no git
+  // remote (neither execution.git_remote nor github.repo) execution is disabled: scheduler() is
+  // null and Tickets wait. `engine` and `llm_http` must outlive it.
+  static Result<std::unique_ptr<Execution>> Create(const Config& config, Engine* engine, HttpClient* llm_http);
+  ~Execution();
+  // Resumes interrupted work and starts the scheduler's loop.
+  Status Start();
+  // Stops the loop, waits at most 10 s per worker, kills every shell.
+  void Stop();
+  Scheduler* scheduler() { return scheduler_.get(); }
+
+ private:
+  Execution() = default;
+  std::unique_ptr<ProcessRunner> runner_;
+  std::unique_ptr<Workspaces> workspaces_;
+  std::unique_ptr<WorkerServices> services_;
+  std::unique_ptr<llm::ChatClient> chat_;
+  std::unique_ptr<Executor> executor_;
+  std::unique_ptr<Scheduler> scheduler_;
+};
+
+}  // namespace superagent::exec

@@ -1,0 +1,70 @@
+// Jobs: a worker session's shell commands (SPEC §6). A command runs in the foreground for at most
+// a few seconds (5 by default); if it is still running then, it becomes a background job the
+// session can list, read and kill, and the session takes its next step meanwhile.
+#pragma once
+
+#include <atomic>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "superagent/process.h"
+
+namespace superagent::exec {
+
+struct JobInfo {
+  int id = 0;
+  std::string command;
+  bool running = false;
+  std::optional<int> exit_code;
+  TimeMs started_at = 0;
+};
+
+struct ShellResult {
+  bool background = false;  // still running: it is job `job` now
+  int job = 0;
+  int exit_code = -1;
+  std::string out, err;
+};
+
+class Jobs {
+ public:
+  // `runner`, `clock` must outlive this. Every job is killed when it is destroyed.
+  Jobs(ProcessRunner* runner, Clock* clock, Sleeper sleeper, std::string output_dir);
+  ~Jobs();
+
+  // Runs `command` with /bin/sh -c in `cwd`. Returns when it exits or after `foreground_ms`
+  // (then it continues as a background job), or when *cancel becomes true (then it is killed).
+  Result<ShellResult> Run(const std::string& command, const std::string& cwd, const std::string& stdin_text,
+                          TimeMs foreground_ms, const std::atomic<bool>* cancel = nullptr);
+  // Every background job, oldest first, with its current state.
+  std::vector<JobInfo> List();
+  // Output so far (stdout then stderr). NotFound for an unknown job.
+  Result<std::string> Output(int job);
+  // Kills the job's whole process group. NotFound for an unknown job.
+  Status Kill(int job);
+  // Kills every job still running; returns what was killed.
+  std::vector<JobInfo> KillAll();
+  // How many background jobs are still running.
+  int RunningCount();
+
+ private:
+  struct Job {
+    JobInfo info;
+    std::unique_ptr<Process> process;
+  };
+  void Refresh(Job& job);
+
+  ProcessRunner* runner_;
+  Clock* clock_;
+  Sleeper sleeper_;
+  std::string output_dir_;
+  std::mutex mu_;
+  std::map<int, Job> jobs_;
+  int next_id_ = 0;
+};
+
+}  // namespace superagent::exec

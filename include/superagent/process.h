@@ -1,0 +1,77 @@
+// Process: the seam for running commands (SPEC §6 containment). Every process starts as the
+// leader of its own process group, so stopping it kills the whole tree it spawned — no orphan
+// left listening on a port. Output goes to files, never pipes, so a grandchild that keeps the
+// descriptors open can never block anyone, and output can be read while the process runs.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "superagent/clock.h"
+#include "superagent/status.h"
+
+namespace superagent::exec {
+
+// Waits `ms` milliseconds of the caller's time. Production sleeps; tests advance a FakeClock,
+// so limits of seconds or minutes are exercised in microseconds.
+using Sleeper = std::function<void(TimeMs ms)>;
+
+struct ProcessSpec {
+  std::vector<std::string> argv;  // argv[0] is looked up in PATH
+  std::string cwd;                // "" = the daemon's working directory
+  std::string stdin_text;         // given on standard input (then end of file)
+  std::vector<std::pair<std::string, std::string>> env;  // added to (or replacing in) the daemon's environment
+  std::string output_dir;         // where stdout/stderr files go; "" = the system temp directory
+};
+
+class Process {
+ public:
+  virtual ~Process() = default;
+  // The leader's pid, which is also the process group id.
+  virtual int pid() const = 0;
+  // The exit code once the leader has exited (128 + signal when killed by one); nullopt while
+  // it runs. Never blocks.
+  virtual std::optional<int> Poll() = 0;
+  // Sends SIGKILL to the whole process group and reaps the leader. Safe to call repeatedly.
+  virtual void KillGroup() = 0;
+  // Everything written to stdout / stderr so far.
+  virtual std::string Stdout() const = 0;
+  virtual std::string Stderr() const = 0;
+};
+
+class ProcessRunner {
+ public:
+  virtual ~ProcessRunner() = default;
+  // Starts the process in its own group. IoError when it cannot be started (no such program,
+  // unreadable directory). Destroying the returned Process kills its group if still running.
+  virtual Result<std::unique_ptr<Process>> Spawn(const ProcessSpec& spec) = 0;
+};
+
+// The POSIX implementation (posix_spawn with its own process group).
+std::unique_ptr<ProcessRunner> MakePosixProcessRunner();
+
+// A Sleeper that really sleeps.
+Sleeper RealSleeper();
+
+struct RunResult {
+  int exit_code = -1;
+  bool timed_out = false;
+  std::string out, err;
+};
+
+// Runs to completion, polling every `poll_ms` through `sleeper`; past `limit_ms` on `clock` the
+// whole group is killed and timed_out set. Non-ok only when the process could not start.
+Result<RunResult> RunToCompletion(ProcessRunner& runner, const ProcessSpec& spec, Clock* clock, const Sleeper& sleeper,
+                                  TimeMs limit_ms, TimeMs poll_ms = 20);
+
+// The last `max_lines` lines of `text`, at most `max_chars` characters (for error reports).
+std::string Tail(const std::string& text, std::size_t max_lines = 20, std::size_t max_chars = 2000);
+
+// Quotes `s` for /bin/sh as one word.
+std::string ShellQuote(const std::string& s);
+
+}  // namespace superagent::exec

@@ -1,0 +1,118 @@
+// Worker sessions (SPEC §6): what one turn of work on a Ticket is given, what it ends with, and
+// the executors that run it — the built-in agent loop on the model, or a team's own coding CLI.
+// Executors never change domain state themselves: the daemon-side actions (commit, push, open
+// the PR, report) go through WorkerServices, which asks the Engine.
+#pragma once
+
+#include <atomic>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "superagent/domain.h"
+#include "superagent/engine.h"
+#include "superagent/jobs.h"
+#include "superagent/llm.h"
+#include "superagent/session.h"
+#include "superagent/workspace.h"
+
+namespace superagent::exec {
+
+struct PullRequestSpec {
+  std::string title, body;
+};
+
+// How a turn ends (the structured `report`). stage is kReady, kBlocked or kWaitingForPerson.
+struct WorkerReport {
+  Stage stage = Stage::kBlocked;
+  std::string summary;
+  std::optional<std::string> question;  // waiting_for_person: the one concrete question
+  std::optional<PullRequestSpec> pr;    // open (or keep) the Ticket's PR from its branch
+};
+
+// Parses {"stage","summary","question","pr"} (the external command's last line; the report tool's
+// arguments). InvalidArgument names the field that is wrong.
+Result<WorkerReport> ParseReport(const nlohmann::json& j);
+
+struct WorkerTask {
+  TicketId ticket = 0;
+  std::int64_t assignment = 0;
+  SessionId session = 0;
+  std::string thread;        // the Ticket's Thread (where it answers)
+  std::string scope;
+  std::string request_text;  // the original request, not a paraphrase
+  Mandate mandate;
+  std::vector<std::pair<std::string, std::string>> rules;  // matched rules: name, instructions
+  std::vector<nlohmann::json> inputs;  // new this turn: {"kind","text","from","message_id",...}
+  WorkspaceRecord workspace;
+  std::string agents_md;   // the repository's AGENTS.md, "" when absent
+  bool first_turn = true;  // the session has no transcript yet
+  Jobs* jobs = nullptr;    // the session's shells (outlive the turn)
+  const std::atomic<bool>* cancel = nullptr;  // set when the Ticket is stopped or the daemon stops
+};
+
+struct TurnResult {
+  std::optional<WorkerReport> report;  // none: the turn ended without one (the Ticket goes idle)
+};
+
+class Executor {
+ public:
+  virtual ~Executor() = default;
+  // "builtin" | "command": recorded on the Assignment.
+  virtual std::string name() const = 0;
+  // Runs one turn. Non-ok when the turn could not run (the Ticket becomes blocked with why).
+  virtual Result<TurnResult> RunTurn(const WorkerTask& task) = 0;
+};
+
+// The daemon-side actions of a worker: they touch git and the Engine (the outbox), never GitHub
+// directly — the PR is an outbox action the Effects loop performs.
+class WorkerServices {
+ public:
+  WorkerServices(Engine* engine, Workspaces* workspaces) : engine_(engine), workspaces_(workspaces) {}
+  // Commits pending changes (if any) with `message` and pushes the branch. Returns the number of
+  // commits the branch has over its base.
+  Result<int> CommitAndPush(const WorkerTask& task, const std::string& message);
+  // Commits, pushes and enqueues `open_pull_request` once per Ticket (idempotency key
+  // "pr:ticket:<id>"); a later call pushes new commits to the same PR. Conflict when
+  // the branch has no commits over its base.
+  Status OpenPullRequest(const WorkerTask& task, const PullRequestSpec& pr);
+  // Applies a report: ready/blocked → a result message on the Ticket's Thread and the stage;
+  // waiting_for_person → one structured question to the person who asked. A PR in a ready
+  // report is opened first; if that fails the Ticket is blocked with the reason instead.
+  Status ApplyReport(const WorkerTask& task, const WorkerReport& report);
+  Engine* engine() { return engine_; }
+  Workspaces* workspaces() { return workspaces_; }
+
+ private:
+  Engine* engine_;
+  Workspaces* workspaces_;
+};
+
+struct CommandExecutorOptions {
+  std::string command;  // execution.command: run with /bin/sh -c in the Ticket's directory
+};
+
+// execution.executor: command — docs/003-execution.md has the contract.
+std::unique_ptr<Executor> MakeCommandExecutor(CommandExecutorOptions options, Engine* engine);
+
+struct BuiltinExecutorOptions {
+  std::string model;
+  int max_steps = 60;                // model calls per turn before it is reported blocked
+  TimeMs foreground_ms = 5'000;      // SPEC §6: a shell command moves to the background after 5 s
+  std::size_t tool_output_chars = 16'000;
+};
+
+// execution.executor: builtin — the agent loop on the OpenAI-compatible client.
+std::unique_ptr<Executor> MakeBuiltinExecutor(BuiltinExecutorOptions options, Engine* engine, llm::ChatClient* chat,
+                                              WorkerServices* services);
+
+// The first input of a worker session: the original request, the Mandate with its rules'
+// instructions, AGENTS.md and the communication rules of SPEC §1.
+std::string FirstInputText(const WorkerTask& task);
+// Later inputs (follow-ups, answers, policy-changed, restart) as one user message.
+std::string InputsText(const std::vector<nlohmann::json>& inputs);
+
+}  // namespace superagent::exec

@@ -1,0 +1,62 @@
+// Workspaces (SPEC §6): one Ticket = one directory = one branch. By default a `git worktree` of a
+// new branch, made from the default branch of a local clone under data_dir that is kept up to
+// date from the configured remote (any git URL or local path); branches are pushed back there.
+// A team may replace the preparation with its own command template.
+#pragma once
+
+#include <string>
+
+#include "superagent/clock.h"
+#include "superagent/domain.h"
+#include "superagent/process.h"
+#include "superagent/session.h"
+#include "superagent/status.h"
+
+namespace superagent::exec {
+
+struct WorkspaceOptions {
+  std::string root;    // directory for the local clone and the worktrees (under data_dir)
+  std::string remote;  // where the code comes from and branches go: git URL or local path
+  // Shell command template run once per Ticket instead of the built-in worktree; placeholders
+  // {repo} (the local clone), {remote}, {branch}, {dir}, {base} are replaced, shell-quoted.
+  std::string prepare;
+  TimeMs prepare_limit_ms = 10 * 60'000;  // SPEC §6: prepare is limited to 10 minutes
+  TimeMs git_limit_ms = 5 * 60'000;       // one git command (fetch, push, commit)
+  std::string author_name = "superagent";
+  std::string author_email = "superagent@localhost";
+};
+
+class Workspaces {
+ public:
+  // `runner` and `clock` must outlive this.
+  Workspaces(WorkspaceOptions options, ProcessRunner* runner, Clock* clock, Sleeper sleeper);
+
+  // Makes the Ticket's directory and branch ("superagent/ticket-<id>"). An existing directory
+  // is reused as it is (after a restart). Unavailable when the remote cannot be read or the
+  // command fails or times out, with git's own words.
+  Result<WorkspaceRecord> Prepare(TicketId ticket);
+  // Removes the worktree and deletes the local branch (the pushed one stays on the remote).
+  Status Remove(const WorkspaceRecord& workspace);
+  // Commits every change in the directory; false when there was nothing to commit.
+  Result<bool> CommitAll(const WorkspaceRecord& workspace, const std::string& message);
+  // Commits on the branch that `base` does not have.
+  Result<int> CommitsAhead(const WorkspaceRecord& workspace);
+  // Pushes the branch to the remote (forced: the branch belongs to this Ticket alone).
+  Status Push(const WorkspaceRecord& workspace);
+  // The default branch's name on the remote, e.g. "main" (known after the first Prepare).
+  Result<std::string> DefaultBranch();
+
+  const WorkspaceOptions& options() const { return options_; }
+
+ private:
+  Result<RunResult> Git(const std::string& cwd, std::vector<std::string> args, TimeMs limit_ms = 0);
+  Status SyncClone();
+  std::string ClonePath() const;
+
+  WorkspaceOptions options_;
+  ProcessRunner* runner_;
+  Clock* clock_;
+  Sleeper sleeper_;
+};
+
+}  // namespace superagent::exec

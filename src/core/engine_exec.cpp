@@ -1,0 +1,265 @@
+// Engine: execution bookkeeping (SPEC §6). The scheduler and worker sessions change domain state
+// only through these methods, each one transaction.
+#include <spdlog/spdlog.h>
+
+#include "store/store.h"
+#include "superagent/engine.h"
+
+#define RETURN_IF_ERROR(expr)         \
+  do {                                \
+    ::superagent::Status _s = (expr); \
+    if (!_s.ok()) return _s;          \
+  } while (0)
+
+namespace superagent {
+
+using nlohmann::json;
+
+namespace {
+std::string Num(std::int64_t v) { return std::to_string(v); }
+}  // namespace
+
+Result<int> Engine::AssignFollowUps() {
+  std::lock_guard<std::mutex> lock(mu_);
+  const TimeMs now = clock_->NowMs();
+  auto tx = store_->Begin();
+  RETURN_IF_ERROR(tx->begin_status());
+  int created = 0;
+  for (TicketId id : store_->OpenTickets()) {
+    auto tk = store_->GetTicket(id);
+    if (!tk || tk->stage == Stage::kWaitingForPerson) continue;
+    bool pending_input = false;
+    for (const TicketInput& in : store_->InputsForTicket(id)) pending_input |= in.state == "pending";
+    if (!pending_input) continue;
+    bool active = false;
+    for (const Assignment& a : store_->AssignmentsFor(id)) active |= a.state != "ended";
+    if (active) continue;
+    auto a = store_->InsertAssignment(id, "worker", "follow_up", now);
+    if (!a.ok()) return a.status();
+    ++created;
+  }
+  RETURN_IF_ERROR(tx->Commit());
+  return created;
+}
+
+std::vector<Assignment> Engine::AssignmentsInState(const std::string& state) {
+  std::lock_guard<std::mutex> lock(mu_);
+  return store_->AssignmentsInState(state);
+}
+
+Status Engine::StartAssignment(std::int64_t assignment, const std::string& executor) {
+  std::lock_guard<std::mutex> lock(mu_);
+  const TimeMs now = clock_->NowMs();
+  auto tx = store_->Begin();
+  RETURN_IF_ERROR(tx->begin_status());
+  auto a = store_->GetAssignment(assignment);
+  if (!a) return Status::NotFound("assignment " + Num(assignment) + " does not exist");
+  if (a->state != "pending") return Status::Conflict("assignment " + Num(assignment) + " is " + a->state);
+  auto tk = store_->GetTicket(a->ticket);
+  if (!tk || !tk->open()) return Status::Conflict("ticket " + Num(a->ticket) + " has ended");
+  if (tk->stage == Stage::kWaitingForPerson)
+    return Status::Conflict("ticket " + Num(a->ticket) + " is waiting for a person");
+  RETURN_IF_ERROR(store_->SetAssignmentState(assignment, "running", executor, now));
+  if (tk->stage != Stage::kWorking) {
+    Stage from = tk->stage;
+    tk->stage = Stage::kWorking;
+    tk->waiting.reset();
+    tk->updated_at = now;
+    RETURN_IF_ERROR(store_->UpdateTicket(*tk));
+    RETURN_IF_ERROR(store_->InsertTicketEvent(tk->id, now, from, Stage::kWorking, "assignment " + Num(assignment) + " started"));
+  }
+  RETURN_IF_ERROR(tx->Commit());
+  spdlog::info("assignment started id={} ticket={} executor={} cause={}", assignment, a->ticket, executor, a->cause);
+  return Status::Ok();
+}
+
+Status Engine::FinishAssignment(std::int64_t assignment) {
+  std::lock_guard<std::mutex> lock(mu_);
+  const TimeMs now = clock_->NowMs();
+  auto tx = store_->Begin();
+  RETURN_IF_ERROR(tx->begin_status());
+  auto a = store_->GetAssignment(assignment);
+  if (!a) return Status::NotFound("assignment " + Num(assignment) + " does not exist");
+  if (a->state == "ended") return Status::Ok();
+  RETURN_IF_ERROR(store_->SetAssignmentState(assignment, "ended", "", now));
+  return tx->Commit();
+}
+
+Result<std::vector<TicketInput>> Engine::TakeInputs(TicketId ticket) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto tx = store_->Begin();
+  RETURN_IF_ERROR(tx->begin_status());
+  std::vector<TicketInput> out;
+  for (TicketInput& in : store_->InputsForTicket(ticket))
+    if (in.state == "pending") out.push_back(std::move(in));
+  RETURN_IF_ERROR(store_->MarkInputsTaken(ticket));
+  RETURN_IF_ERROR(tx->Commit());
+  for (TicketInput& in : out) in.state = "taken";
+  return out;
+}
+
+Result<std::vector<TicketId>> Engine::RecoverInterruptedWork() {
+  std::lock_guard<std::mutex> lock(mu_);
+  const TimeMs now = clock_->NowMs();
+  auto tx = store_->Begin();
+  RETURN_IF_ERROR(tx->begin_status());
+  std::vector<TicketId> out;
+  for (const Assignment& a : store_->AssignmentsInState("running")) {
+    RETURN_IF_ERROR(store_->SetAssignmentState(a.id, "ended", "", now));
+    auto tk = store_->GetTicket(a.ticket);
+    if (!tk || !tk->open()) continue;
+    TicketInput in;
+    in.ticket = a.ticket;
+    in.kind = "restart";
+    in.body = json{{"interrupted_assignment", a.id}};
+    in.state = "pending";
+    in.created_at = now;
+    auto iid = store_->InsertInput(in);
+    if (!iid.ok()) return iid.status();
+    auto nid = store_->InsertAssignment(a.ticket, "worker", "restart", now);
+    if (!nid.ok()) return nid.status();
+    RETURN_IF_ERROR(store_->InsertTicketEvent(a.ticket, now, tk->stage, tk->stage, "restarted after a daemon restart"));
+    out.push_back(a.ticket);
+  }
+  RETURN_IF_ERROR(tx->Commit());
+  for (TicketId id : out) spdlog::info("work resumed after restart ticket={}", id);
+  return out;
+}
+
+Status Engine::NoteTicket(TicketId ticket, const std::string& cause) {
+  std::lock_guard<std::mutex> lock(mu_);
+  const TimeMs now = clock_->NowMs();
+  auto tx = store_->Begin();
+  RETURN_IF_ERROR(tx->begin_status());
+  auto tk = store_->GetTicket(ticket);
+  if (!tk) return Status::NotFound("ticket " + Num(ticket) + " does not exist");
+  RETURN_IF_ERROR(store_->InsertTicketEvent(ticket, now, tk->stage, tk->stage, cause));
+  return tx->Commit();
+}
+
+Result<TriggerRecord> Engine::GetTriggerBySeq(std::int64_t seq) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto r = store_->FindTriggerBySeq(seq);
+  if (!r) return Status::NotFound("trigger #" + Num(seq) + " does not exist");
+  return *r;
+}
+
+Result<Session> Engine::OpenSession(TicketId ticket, const std::string& title, const std::string& executor) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (auto s = store_->SessionForTicket(ticket)) return *s;
+  const TimeMs now = clock_->NowMs();
+  auto tx = store_->Begin();
+  RETURN_IF_ERROR(tx->begin_status());
+  if (!store_->GetTicket(ticket)) return Status::NotFound("ticket " + Num(ticket) + " does not exist");
+  Session s;
+  s.ticket = ticket;
+  s.title = title;
+  s.executor = executor;
+  s.status = "idle";
+  s.created_at = s.updated_at = now;
+  auto id = store_->InsertSession(s);
+  if (!id.ok()) return id.status();
+  RETURN_IF_ERROR(tx->Commit());
+  s.id = *id;
+  return s;
+}
+
+std::optional<Session> Engine::SessionForTicket(TicketId ticket) {
+  std::lock_guard<std::mutex> lock(mu_);
+  return store_->SessionForTicket(ticket);
+}
+
+Result<Session> Engine::GetSession(SessionId id) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto s = store_->GetSession(id);
+  if (!s) return Status::NotFound("session " + Num(id) + " does not exist");
+  return *s;
+}
+
+std::vector<Session> Engine::Sessions() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return store_->AllSessions();
+}
+
+Status Engine::SetSessionStatus(SessionId session, const std::string& status) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (status != "idle" && status != "running" && status != "ended")
+    return Status::InvalidArgument("session status must be idle, running or ended, not \"" + status + "\"");
+  auto tx = store_->Begin();
+  RETURN_IF_ERROR(tx->begin_status());
+  if (!store_->GetSession(session)) return Status::NotFound("session " + Num(session) + " does not exist");
+  RETURN_IF_ERROR(store_->SetSessionStatus(session, status, clock_->NowMs()));
+  return tx->Commit();
+}
+
+Result<std::int64_t> Engine::AppendSessionEvent(SessionId session, std::int64_t assignment, const std::string& kind,
+                                                const json& body) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (kind.empty()) return Status::InvalidArgument("a session event needs a kind");
+  auto tx = store_->Begin();
+  RETURN_IF_ERROR(tx->begin_status());
+  SessionEvent e;
+  e.session = session;
+  e.assignment = assignment;
+  e.kind = kind;
+  e.body = body;
+  e.at = clock_->NowMs();
+  auto id = store_->InsertSessionEvent(e);
+  if (!id.ok()) return id.status();
+  RETURN_IF_ERROR(tx->Commit());
+  return *id;
+}
+
+std::vector<SessionEvent> Engine::SessionEvents(SessionId session, std::int64_t after_id) {
+  std::lock_guard<std::mutex> lock(mu_);
+  return store_->SessionEvents(session, after_id);
+}
+
+Status Engine::RecordTokenUsage(TicketId ticket, std::optional<SessionId> session, const json& usage) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto tx = store_->Begin();
+  RETURN_IF_ERROR(tx->begin_status());
+  RETURN_IF_ERROR(store_->InsertTokenUsage(ticket, session, usage, clock_->NowMs()));
+  return tx->Commit();
+}
+
+json Engine::TokenUsage(TicketId ticket) {
+  std::lock_guard<std::mutex> lock(mu_);
+  return store_->TokenTotals(ticket);
+}
+
+Status Engine::RecordWorkspace(const WorkspaceRecord& workspace) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto tx = store_->Begin();
+  RETURN_IF_ERROR(tx->begin_status());
+  WorkspaceRecord w = workspace;
+  w.created_at = clock_->NowMs();
+  RETURN_IF_ERROR(store_->UpsertWorkspace(w));
+  return tx->Commit();
+}
+
+std::optional<WorkspaceRecord> Engine::WorkspaceFor(TicketId ticket) {
+  std::lock_guard<std::mutex> lock(mu_);
+  return store_->GetWorkspace(ticket);
+}
+
+std::vector<WorkspaceRecord> Engine::WorkspacesToRemove() {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<WorkspaceRecord> out;
+  for (WorkspaceRecord& w : store_->LiveWorkspaces()) {
+    auto tk = store_->GetTicket(w.ticket);
+    auto m = store_->MandateForTicket(w.ticket);
+    if (tk && !tk->open() && m && !m->ended_as.empty()) out.push_back(std::move(w));
+  }
+  return out;
+}
+
+Status Engine::MarkWorkspaceRemoved(TicketId ticket) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto tx = store_->Begin();
+  RETURN_IF_ERROR(tx->begin_status());
+  RETURN_IF_ERROR(store_->MarkWorkspaceRemoved(ticket, clock_->NowMs()));
+  return tx->Commit();
+}
+
+}  // namespace superagent

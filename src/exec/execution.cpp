@@ -1,0 +1,58 @@
+// Wiring of execution from the config, so the daemon only starts and stops it.
+#include "superagent/exec.h"
+
+#include <spdlog/spdlog.h>
+
+#include <filesystem>
+
+namespace superagent::exec {
+
+Result<std::unique_ptr<Execution>> Execution::Create(const Config& config, Engine* engine, HttpClient* llm_http) {
+  std::unique_ptr<Execution> e(new Execution());
+  const std::filesystem::path root = std::filesystem::path(config.data_dir) / "work";
+  WorkspaceOptions wo;
+  wo.root = root.string();
+  wo.remote = config.execution.git_remote;
+  if (wo.remote.empty() && !config.github.repo.empty()) wo.remote = "https://github.com/" + config.github.repo + ".git";
+  wo.prepare = config.execution.prepare;
+  if (wo.remote.empty()) {
+    // Without a repository there is nothing to work in: Tickets wait (their Assignments stay
+    // pending) instead of all being reported blocked.
+    spdlog::warn("execution disabled: no git remote; set execution.git_remote or github.repo");
+    return e;
+  }
+  e->runner_ = MakePosixProcessRunner();
+  e->workspaces_ = std::make_unique<Workspaces>(wo, e->runner_.get(), SystemClock(), RealSleeper());
+  e->services_ = std::make_unique<WorkerServices>(engine, e->workspaces_.get());
+  if (config.execution.executor == "command") {
+    e->executor_ = MakeCommandExecutor({config.execution.command}, engine);
+  } else {
+    llm::ChatOptions chat = llm::ChatOptionsFromConfig(config);
+    if (chat.api_key.empty())
+      spdlog::warn("worker model disabled: environment variable {} is unset; Tickets will be blocked",
+                   config.llm.api_key_env);
+    e->chat_ = std::make_unique<llm::OpenAiChatClient>(std::move(chat), llm_http, SystemClock(), llm::RealSleeper());
+    BuiltinExecutorOptions bo;
+    bo.model = config.llm.EffectiveExecutionModel();
+    e->executor_ = MakeBuiltinExecutor(bo, engine, e->chat_.get(), e->services_.get());
+  }
+  SchedulerOptions so;
+  so.slots = config.execution.slots;
+  so.jobs_dir = (root / "jobs").string();
+  std::error_code ec;
+  std::filesystem::create_directories(so.jobs_dir, ec);
+  if (ec) return Status::IoError("cannot create " + so.jobs_dir + ": " + ec.message());
+  e->scheduler_ = std::make_unique<Scheduler>(engine, e->workspaces_.get(), e->executor_.get(), e->services_.get(),
+                                              e->runner_.get(), SystemClock(), RealSleeper(), so);
+  return e;
+}
+
+Execution::~Execution() { Stop(); }
+
+Status Execution::Start() { return scheduler_ ? scheduler_->Start() : Status::Ok(); }
+
+void Execution::Stop() {
+  if (scheduler_) scheduler_->Stop();
+}
+
+}  // namespace superagent::exec

@@ -1,0 +1,206 @@
+// POSIX processes: posix_spawn with POSIX_SPAWN_SETPGROUP so each command leads its own group;
+// stdin/stdout/stderr are files so nothing blocks on a pipe a grandchild keeps open.
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <mutex>
+#include <sstream>
+#include <thread>
+
+#include "superagent/process.h"
+
+extern char** environ;
+
+namespace superagent::exec {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string ReadAll(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+int DecodeStatus(int status) {
+  if (WIFEXITED(status)) return WEXITSTATUS(status);
+  if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
+  return -1;
+}
+
+class PosixProcess : public Process {
+ public:
+  PosixProcess(pid_t pid, std::string dir) : pid_(pid), dir_(std::move(dir)) {}
+  ~PosixProcess() override {
+    KillGroup();
+    std::error_code ec;
+    fs::remove_all(dir_, ec);
+  }
+  int pid() const override { return pid_; }
+
+  std::optional<int> Poll() override {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (exit_code_) return exit_code_;
+    int status = 0;
+    pid_t r = waitpid(pid_, &status, WNOHANG);
+    if (r == pid_) exit_code_ = DecodeStatus(status);
+    else if (r < 0) exit_code_ = -1;  // already reaped elsewhere: treat as gone
+    return exit_code_;
+  }
+
+  void KillGroup() override {
+    std::lock_guard<std::mutex> lock(mu_);
+    // The group outlives its leader: children may still run after the leader exited.
+    ::kill(-pid_, SIGKILL);
+    if (!exit_code_) {
+      int status = 0;
+      if (waitpid(pid_, &status, 0) == pid_) exit_code_ = DecodeStatus(status);
+      else exit_code_ = -1;
+    }
+  }
+
+  std::string Stdout() const override { return ReadAll(dir_ + "/stdout"); }
+  std::string Stderr() const override { return ReadAll(dir_ + "/stderr"); }
+
+ private:
+  pid_t pid_;
+  std::string dir_;
+  std::mutex mu_;
+  std::optional<int> exit_code_;
+};
+
+class PosixRunner : public ProcessRunner {
+ public:
+  Result<std::unique_ptr<Process>> Spawn(const ProcessSpec& spec) override {
+    if (spec.argv.empty()) return Status::InvalidArgument("no command given");
+    static std::atomic<std::uint64_t> counter{0};
+    fs::path base = spec.output_dir.empty() ? fs::temp_directory_path() : fs::path(spec.output_dir);
+    fs::path dir = base / ("superagent-proc-" + std::to_string(::getpid()) + "-" + std::to_string(++counter));
+    std::error_code ec;
+    fs::create_directories(dir, ec);
+    if (ec) return Status::IoError("cannot create " + dir.string() + ": " + ec.message());
+    {
+      std::ofstream in(dir / "stdin", std::ios::binary);
+      in << spec.stdin_text;
+      if (!in) return Status::IoError("cannot write " + (dir / "stdin").string());
+    }
+    if (!spec.cwd.empty() && !fs::is_directory(spec.cwd, ec))
+      return Status::IoError("working directory " + spec.cwd + " does not exist");
+
+    std::map<std::string, std::string> env;
+    for (char** e = environ; *e != nullptr; ++e) {
+      std::string kv = *e;
+      auto eq = kv.find('=');
+      if (eq != std::string::npos) env[kv.substr(0, eq)] = kv.substr(eq + 1);
+    }
+    for (const auto& [k, v] : spec.env) env[k] = v;
+    std::vector<std::string> env_strings;
+    for (const auto& [k, v] : env) env_strings.push_back(k + "=" + v);
+    std::vector<char*> envp, argv;
+    for (auto& s : env_strings) envp.push_back(s.data());
+    envp.push_back(nullptr);
+    std::vector<std::string> args = spec.argv;
+    for (auto& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+
+    posix_spawn_file_actions_t fa;
+    posix_spawnattr_t attr;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawnattr_init(&attr);
+    const std::string in_path = (dir / "stdin").string(), out_path = (dir / "stdout").string(),
+                      err_path = (dir / "stderr").string();
+    posix_spawn_file_actions_addopen(&fa, 0, in_path.c_str(), O_RDONLY, 0);
+    posix_spawn_file_actions_addopen(&fa, 1, out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    posix_spawn_file_actions_addopen(&fa, 2, err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    // Nothing of the daemon's (database, listening sockets) may leak into a worker's commands.
+    posix_spawn_file_actions_addclosefrom_np(&fa, 3);
+    if (!spec.cwd.empty()) posix_spawn_file_actions_addchdir_np(&fa, spec.cwd.c_str());
+    posix_spawnattr_setpgroup(&attr, 0);
+    sigset_t none, all;
+    sigemptyset(&none);
+    sigfillset(&all);
+    // The daemon blocks signals in its threads; a child must start with none blocked and the
+    // default handlers, or it could not be stopped with SIGTERM/SIGINT.
+    posix_spawnattr_setsigmask(&attr, &none);
+    posix_spawnattr_setsigdefault(&attr, &all);
+    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+    pid_t pid = 0;
+    int rc = posix_spawnp(&pid, argv[0], &fa, &attr, argv.data(), envp.data());
+    posix_spawn_file_actions_destroy(&fa);
+    posix_spawnattr_destroy(&attr);
+    if (rc != 0) {
+      fs::remove_all(dir, ec);
+      return Status::IoError("cannot start " + spec.argv[0] + ": " + std::strerror(rc));
+    }
+    return std::unique_ptr<Process>(new PosixProcess(pid, dir.string()));
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<ProcessRunner> MakePosixProcessRunner() { return std::make_unique<PosixRunner>(); }
+
+Sleeper RealSleeper() {
+  return [](TimeMs ms) { std::this_thread::sleep_for(std::chrono::milliseconds(ms)); };
+}
+
+Result<RunResult> RunToCompletion(ProcessRunner& runner, const ProcessSpec& spec, Clock* clock, const Sleeper& sleeper,
+                                  TimeMs limit_ms, TimeMs poll_ms) {
+  auto p = runner.Spawn(spec);
+  if (!p.ok()) return p.status();
+  Process& proc = **p;
+  const TimeMs start = clock->NowMs();
+  RunResult r;
+  while (true) {
+    if (auto code = proc.Poll()) {
+      r.exit_code = *code;
+      break;
+    }
+    if (clock->NowMs() - start >= limit_ms) {
+      proc.KillGroup();
+      r.timed_out = true;
+      r.exit_code = proc.Poll().value_or(-1);
+      break;
+    }
+    sleeper(poll_ms);
+  }
+  // Children that outlived the leader belong to this run: none may linger.
+  proc.KillGroup();
+  r.out = proc.Stdout();
+  r.err = proc.Stderr();
+  return r;
+}
+
+std::string Tail(const std::string& text, std::size_t max_lines, std::size_t max_chars) {
+  std::vector<std::string> lines;
+  std::stringstream ss(text);
+  for (std::string line; std::getline(ss, line);) lines.push_back(line);
+  while (!lines.empty() && lines.back().empty()) lines.pop_back();
+  std::string out;
+  for (std::size_t i = lines.size() > max_lines ? lines.size() - max_lines : 0; i < lines.size(); ++i)
+    out += (out.empty() ? "" : "\n") + lines[i];
+  if (out.size() > max_chars) out = out.substr(out.size() - max_chars);
+  return out;
+}
+
+std::string ShellQuote(const std::string& s) {
+  std::string out = "'";
+  for (char c : s) {
+    if (c == '\'') out += "'\\''";
+    else out += c;
+  }
+  return out + "'";
+}
+
+}  // namespace superagent::exec

@@ -1,0 +1,194 @@
+// The built-in worker's tools. Paths are resolved inside the Ticket's directory; a path that
+// leaves it (.., absolute, symlink) is refused.
+#include "exec/worker_tools.h"
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+namespace superagent::exec {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+json Obj(json props, std::vector<std::string> required) {
+  return {{"type", "object"}, {"properties", std::move(props)}, {"required", std::move(required)}};
+}
+json Str(const std::string& d) { return {{"type", "string"}, {"description", d}}; }
+
+}  // namespace
+
+std::vector<llm::ToolSpec> WorkerToolSpecs() {
+  json report_pr = {{"type", "object"},
+                    {"description", "open (or keep updating) the Ticket's pull request from its branch"},
+                    {"properties", {{"title", Str("PR title")}, {"body", Str("PR description")}}},
+                    {"required", {"title"}}};
+  return {
+      {"shell", "Run a shell command in the Ticket's directory. After 5 s it continues as a background job.",
+       Obj({{"command", Str("the command line (/bin/sh -c)")}}, {"command"})},
+      {"jobs", "List background jobs with their state.", Obj(json::object(), {})},
+      {"job_output", "Read a background job's output so far.",
+       Obj({{"job", {{"type", "integer"}, {"description", "job id"}}}}, {"job"})},
+      {"job_kill", "Kill a background job and everything it started.",
+       Obj({{"job", {{"type", "integer"}, {"description", "job id"}}}}, {"job"})},
+      {"read_file", "Read a file in the Ticket's directory.", Obj({{"path", Str("relative path")}}, {"path"})},
+      {"write_file", "Create or replace a file in the Ticket's directory.",
+       Obj({{"path", Str("relative path")}, {"content", Str("the whole new content")}}, {"path", "content"})},
+      {"edit_file", "Replace one exact, unique occurrence of old_text with new_text in a file.",
+       Obj({{"path", Str("relative path")}, {"old_text", Str("exact text to replace")}, {"new_text", Str("replacement")}},
+           {"path", "old_text", "new_text"})},
+      {"commit_and_push", "Commit every change with a message and push the Ticket's branch.",
+       Obj({{"message", Str("commit message")}}, {"message"})},
+      {"open_pull_request", "Open the Ticket's pull request from its pushed branch (or push new commits to it).",
+       Obj({{"title", Str("PR title")}, {"body", Str("PR description")}}, {"title"})},
+      {"report", "End the turn with the structured result people read.",
+       Obj({{"stage", {{"type", "string"}, {"enum", {"ready", "blocked", "waiting_for_person"}}}},
+            {"summary", Str("one short summary (chat: at most 100 words)")},
+            {"question", Str("the one question, when waiting_for_person")},
+            {"pr", report_pr}},
+           {"stage", "summary"})},
+      {"human_action", "Ask the person who asked one concrete, structured question; ends the turn.",
+       Obj({{"question", Str("one concrete question")}, {"form", {{"type", "object"}, {"description", "optional fields"}}}},
+           {"question"})},
+      {"handback", "Return a message that is outside this Ticket's Mandate to the router.",
+       Obj({{"message_id", Str("the message id from the input")},
+            {"reason", Str("why it is not this Ticket's")},
+            {"kind", {{"type", "string"}, {"enum", {"out_of_scope", "other_ticket", "unrelated_thread"}}}}},
+           {"message_id", "reason"})},
+  };
+}
+
+std::string WorkerTools::Cut(std::string text) const {
+  if (text.size() > options_.tool_output_chars)
+    text = "[… " + std::to_string(text.size() - options_.tool_output_chars) + " characters cut …]\n" +
+           text.substr(text.size() - options_.tool_output_chars);
+  return text;
+}
+
+Result<std::string> WorkerTools::Confine(const std::string& path) {
+  if (path.empty()) return Status::InvalidArgument("path is empty");
+  std::error_code ec;
+  fs::path root = fs::canonical(task_.workspace.dir, ec);
+  if (ec) return Status::IoError("the Ticket's directory is missing");
+  fs::path p = fs::weakly_canonical(root / path, ec);
+  if (ec) return Status::InvalidArgument("cannot resolve " + path);
+  const std::string r = root.string() + "/", s = p.string();
+  if (s.rfind(r, 0) != 0) return Status::InvalidArgument(path + " is outside the Ticket's directory");
+  return s;
+}
+
+ToolOutcome WorkerTools::Shell(const json& a) {
+  if (!a.contains("command") || !a["command"].is_string()) return {"error: command must be a string", {}};
+  auto r = task_.jobs->Run(a["command"], task_.workspace.dir, "", options_.foreground_ms, task_.cancel);
+  if (!r.ok()) return {"error: " + r.status().message(), {}};
+  if (r->background)
+    return {Cut("still running after " + std::to_string(options_.foreground_ms / 1000) + " s: it is background job " +
+                std::to_string(r->job) + " now (see jobs, job_output, job_kill).\noutput so far:\n" + r->out + r->err),
+            {}};
+  return {Cut("exit code " + std::to_string(r->exit_code) + "\nstdout:\n" + r->out + "\nstderr:\n" + r->err), {}};
+}
+
+ToolOutcome WorkerTools::ReadFile(const json& a) {
+  auto p = Confine(a.value("path", ""));
+  if (!p.ok()) return {"error: " + p.status().message(), {}};
+  std::ifstream in(*p, std::ios::binary);
+  if (!in) return {"error: cannot read " + a.value("path", ""), {}};
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return {Cut(ss.str()), {}};
+}
+
+ToolOutcome WorkerTools::WriteFile(const json& a) {
+  auto p = Confine(a.value("path", ""));
+  if (!p.ok()) return {"error: " + p.status().message(), {}};
+  if (!a.contains("content") || !a["content"].is_string()) return {"error: content must be a string", {}};
+  std::error_code ec;
+  fs::create_directories(fs::path(*p).parent_path(), ec);
+  std::ofstream out(*p, std::ios::binary | std::ios::trunc);
+  out << a["content"].get<std::string>();
+  if (!out) return {"error: cannot write " + a.value("path", ""), {}};
+  return {"wrote " + a.value("path", ""), {}};
+}
+
+ToolOutcome WorkerTools::EditFile(const json& a) {
+  auto p = Confine(a.value("path", ""));
+  if (!p.ok()) return {"error: " + p.status().message(), {}};
+  const std::string old_text = a.value("old_text", ""), new_text = a.value("new_text", "");
+  if (old_text.empty()) return {"error: old_text must not be empty", {}};
+  std::ifstream in(*p, std::ios::binary);
+  if (!in) return {"error: cannot read " + a.value("path", ""), {}};
+  std::stringstream ss;
+  ss << in.rdbuf();
+  std::string text = ss.str();
+  auto first = text.find(old_text);
+  if (first == std::string::npos) return {"error: old_text not found in " + a.value("path", ""), {}};
+  if (text.find(old_text, first + 1) != std::string::npos)
+    return {"error: old_text occurs more than once; give more context", {}};
+  text.replace(first, old_text.size(), new_text);
+  std::ofstream out(*p, std::ios::binary | std::ios::trunc);
+  out << text;
+  if (!out) return {"error: cannot write " + a.value("path", ""), {}};
+  return {"edited " + a.value("path", ""), {}};
+}
+
+ToolOutcome WorkerTools::Call(const llm::ToolCall& call) {
+  json a = json::parse(call.arguments.empty() ? "{}" : call.arguments, nullptr, false);
+  if (!a.is_object()) return {"error: arguments must be a JSON object", {}};
+  const std::string& n = call.name;
+  if (n == "shell") return Shell(a);
+  if (n == "read_file") return ReadFile(a);
+  if (n == "write_file") return WriteFile(a);
+  if (n == "edit_file") return EditFile(a);
+  if (n == "jobs") {
+    json list = json::array();
+    for (const JobInfo& j : task_.jobs->List())
+      list.push_back({{"job", j.id}, {"command", j.command}, {"running", j.running},
+                      {"exit_code", j.exit_code ? json(*j.exit_code) : json()}});
+    return {list.dump(), {}};
+  }
+  if (n == "job_output" || n == "job_kill") {
+    if (!a.contains("job") || !a["job"].is_number_integer()) return {"error: job must be an integer", {}};
+    const int job = a["job"];
+    if (n == "job_kill") {
+      Status s = task_.jobs->Kill(job);
+      return {s.ok() ? "killed job " + std::to_string(job) : "error: " + s.message(), {}};
+    }
+    auto out = task_.jobs->Output(job);
+    return {out.ok() ? Cut(*out) : "error: " + out.status().message(), {}};
+  }
+  if (n == "commit_and_push") {
+    auto ahead = services_->CommitAndPush(task_, a.value("message", ""));
+    if (!ahead.ok()) return {"error: " + ahead.status().message(), {}};
+    return {"pushed " + task_.workspace.branch + " (" + std::to_string(*ahead) + " commits over " + task_.workspace.base + ")", {}};
+  }
+  if (n == "open_pull_request") {
+    Status s = services_->OpenPullRequest(task_, {a.value("title", ""), a.value("body", "")});
+    return {s.ok() ? "pull request requested for " + task_.workspace.branch : "error: " + s.message(), {}};
+  }
+  if (n == "report") {
+    auto r = ParseReport(a);
+    if (!r.ok()) return {"error: " + r.status().message(), {}};
+    return {"reported " + std::string(StageName(r->stage)), *r};
+  }
+  if (n == "human_action") {
+    if (!a.contains("question") || !a["question"].is_string() || a["question"].get<std::string>().empty())
+      return {"error: question must be a non-empty string", {}};
+    WorkerReport r;
+    r.stage = Stage::kWaitingForPerson;
+    r.question = a["question"].get<std::string>();
+    r.summary = *r.question;
+    return {"question sent", r};
+  }
+  if (n == "handback") {
+    HandbackKind kind = HandbackKind::kOutOfScope;
+    if (a.contains("kind") && (!a["kind"].is_string() || !ParseHandbackKind(a["kind"], &kind)))
+      return {"error: kind must be out_of_scope, other_ticket or unrelated_thread", {}};
+    Status s = engine_->Handback(task_.ticket, a.value("message_id", ""), kind, a.value("reason", ""));
+    return {s.ok() ? "handed back" : "error: " + s.message(), {}};
+  }
+  return {"error: there is no tool \"" + n + "\"", {}};
+}
+
+}  // namespace superagent::exec

@@ -1,0 +1,44 @@
+// The built-in worker's tools (SPEC §6): shell with background jobs, files confined to the
+// Ticket's directory, commit/push, the PR, report, human_action, handback. Nothing that asks a
+// person interactively or changes configuration.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "superagent/llm.h"
+#include "superagent/worker.h"
+
+namespace superagent::exec {
+
+// What calling a tool did: text for the model, and, for report/human_action, how the turn ends.
+struct ToolOutcome {
+  std::string text;
+  std::optional<WorkerReport> report;
+};
+
+std::vector<llm::ToolSpec> WorkerToolSpecs();
+
+class WorkerTools {
+ public:
+  WorkerTools(const WorkerTask& task, Engine* engine, WorkerServices* services, const BuiltinExecutorOptions& options)
+      : task_(task), engine_(engine), services_(services), options_(options) {}
+  // Runs one call. Bad arguments come back as text for the model (it may correct itself).
+  ToolOutcome Call(const llm::ToolCall& call);
+
+ private:
+  Result<std::string> Confine(const std::string& path);
+  ToolOutcome Shell(const nlohmann::json& a);
+  ToolOutcome ReadFile(const nlohmann::json& a);
+  ToolOutcome WriteFile(const nlohmann::json& a);
+  ToolOutcome EditFile(const nlohmann::json& a);
+  std::string Cut(std::string text) const;
+
+  const WorkerTask& task_;
+  Engine* engine_;
+  WorkerServices* services_;
+  const BuiltinExecutorOptions& options_;
+};
+
+}  // namespace superagent::exec

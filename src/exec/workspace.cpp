@@ -1,0 +1,154 @@
+// Workspaces as git worktrees of a local bare clone. Every git command goes through the
+// ProcessRunner (own process group, time limit) so a hung remote cannot hold a slot forever.
+#include "superagent/workspace.h"
+
+#include <spdlog/spdlog.h>
+
+#include <filesystem>
+
+#define RETURN_IF_ERROR(expr)         \
+  do {                                \
+    ::superagent::Status _s = (expr); \
+    if (!_s.ok()) return _s;          \
+  } while (0)
+
+namespace superagent::exec {
+
+namespace fs = std::filesystem;
+
+namespace {
+std::string Trim(std::string s) {
+  while (!s.empty() && (s.back() == '\n' || s.back() == '\r' || s.back() == ' ')) s.pop_back();
+  return s;
+}
+std::string Replace(std::string s, const std::string& from, const std::string& to) {
+  for (auto p = s.find(from); p != std::string::npos; p = s.find(from, p + to.size())) s.replace(p, from.size(), to);
+  return s;
+}
+}  // namespace
+
+Workspaces::Workspaces(WorkspaceOptions options, ProcessRunner* runner, Clock* clock, Sleeper sleeper)
+    : options_(std::move(options)), runner_(runner), clock_(clock), sleeper_(std::move(sleeper)) {}
+
+std::string Workspaces::ClonePath() const { return (fs::path(options_.root) / "repo.git").string(); }
+
+Result<RunResult> Workspaces::Git(const std::string& cwd, std::vector<std::string> args, TimeMs limit_ms) {
+  ProcessSpec spec;
+  spec.argv = {"git", "-c", "user.name=" + options_.author_name, "-c", "user.email=" + options_.author_email};
+  for (auto& a : args) spec.argv.push_back(std::move(a));
+  spec.cwd = cwd;
+  spec.env = {{"GIT_TERMINAL_PROMPT", "0"}, {"LC_ALL", "C"}};
+  return RunToCompletion(*runner_, spec, clock_, sleeper_, limit_ms > 0 ? limit_ms : options_.git_limit_ms);
+}
+
+namespace {
+Status Failed(const std::string& what, const Result<RunResult>& r) {
+  if (!r.ok()) return Status::Unavailable(what + ": " + r.status().message());
+  if (r->timed_out) return Status::Unavailable(what + ": timed out");
+  if (r->exit_code != 0) return Status::Unavailable(what + ": " + Tail(r->err, 5, 500));
+  return Status::Ok();
+}
+}  // namespace
+
+Status Workspaces::SyncClone() {
+  if (options_.remote.empty()) return Status::InvalidArgument("execution.git_remote is not set and there is no GitHub repository");
+  std::error_code ec;
+  fs::create_directories(options_.root, ec);
+  if (ec) return Status::IoError("cannot create " + options_.root + ": " + ec.message());
+  const std::string clone = ClonePath();
+  if (!fs::exists(fs::path(clone) / "HEAD")) {
+    auto r = Git(options_.root, {"clone", "--bare", options_.remote, clone});
+    RETURN_IF_ERROR(Failed("cannot clone " + options_.remote, r));
+    // A bare clone keeps branches as local heads; track the remote's under origin/ instead so
+    // fetching never collides with the Tickets' own branches.
+    r = Git(clone, {"config", "remote.origin.fetch", "+refs/heads/*:refs/remotes/origin/*"});
+    RETURN_IF_ERROR(Failed("cannot configure the clone", r));
+  }
+  auto r = Git(clone, {"fetch", "--prune", "origin"});
+  return Failed("cannot fetch from " + options_.remote, r);
+}
+
+Result<std::string> Workspaces::DefaultBranch() {
+  auto r = Git(ClonePath(), {"symbolic-ref", "--short", "HEAD"});
+  RETURN_IF_ERROR(Failed("cannot read the default branch", r));
+  return Trim(r->out);
+}
+
+Result<WorkspaceRecord> Workspaces::Prepare(TicketId ticket) {
+  WorkspaceRecord w;
+  w.ticket = ticket;
+  w.branch = "superagent/ticket-" + std::to_string(ticket);
+  w.dir = (fs::path(options_.root) / "tickets" / ("ticket-" + std::to_string(ticket))).string();
+  RETURN_IF_ERROR(SyncClone());
+  auto def = DefaultBranch();
+  if (!def.ok()) return def.status();
+  w.base = "origin/" + *def;
+  if (fs::exists(w.dir)) return w;  // prepared before a restart: keep the work in it
+  if (!options_.prepare.empty()) {
+    std::string cmd = options_.prepare;
+    cmd = Replace(cmd, "{repo}", ShellQuote(ClonePath()));
+    cmd = Replace(cmd, "{remote}", ShellQuote(options_.remote));
+    cmd = Replace(cmd, "{branch}", ShellQuote(w.branch));
+    cmd = Replace(cmd, "{dir}", ShellQuote(w.dir));
+    cmd = Replace(cmd, "{base}", ShellQuote(w.base));
+    ProcessSpec spec;
+    spec.argv = {"/bin/sh", "-c", cmd};
+    spec.cwd = options_.root;
+    spec.env = {{"GIT_TERMINAL_PROMPT", "0"}};
+    auto r = RunToCompletion(*runner_, spec, clock_, sleeper_, options_.prepare_limit_ms);
+    RETURN_IF_ERROR(Failed("prepare command failed", r));
+    if (!fs::is_directory(w.dir)) return Status::Unavailable("prepare command did not create " + w.dir);
+  } else {
+    std::error_code ec;
+    fs::create_directories(fs::path(w.dir).parent_path(), ec);
+    auto r = Git(ClonePath(), {"worktree", "add", "-B", w.branch, w.dir, w.base}, options_.prepare_limit_ms);
+    RETURN_IF_ERROR(Failed("cannot add the worktree", r));
+  }
+  spdlog::info("workspace prepared ticket={} dir={} branch={} base={}", ticket, w.dir, w.branch, w.base);
+  return w;
+}
+
+Status Workspaces::Remove(const WorkspaceRecord& w) {
+  if (fs::exists(w.dir)) {
+    auto r = Git(ClonePath(), {"worktree", "remove", "--force", w.dir});
+    if (!r.ok() || r->exit_code != 0) {
+      std::error_code ec;
+      fs::remove_all(w.dir, ec);
+      Git(ClonePath(), {"worktree", "prune"});
+    }
+  }
+  auto r = Git(ClonePath(), {"branch", "-D", w.branch});
+  (void)r;  // the branch may never have been created by a custom prepare command
+  spdlog::info("workspace removed ticket={} dir={} branch={}", w.ticket, w.dir, w.branch);
+  return Status::Ok();
+}
+
+Result<bool> Workspaces::CommitAll(const WorkspaceRecord& w, const std::string& message) {
+  auto r = Git(w.dir, {"add", "-A"});
+  RETURN_IF_ERROR(Failed("git add failed", r));
+  r = Git(w.dir, {"status", "--porcelain"});
+  RETURN_IF_ERROR(Failed("git status failed", r));
+  if (Trim(r->out).empty()) return false;
+  r = Git(w.dir, {"commit", "-q", "-m", message});
+  RETURN_IF_ERROR(Failed("git commit failed", r));
+  return true;
+}
+
+Result<int> Workspaces::CommitsAhead(const WorkspaceRecord& w) {
+  auto r = Git(w.dir, {"rev-list", "--count", w.base + "..HEAD"});
+  RETURN_IF_ERROR(Failed("cannot count commits", r));
+  try {
+    return std::stoi(Trim(r->out));
+  } catch (...) {
+    return Status::Internal("git rev-list printed \"" + Trim(r->out) + "\"");
+  }
+}
+
+Status Workspaces::Push(const WorkspaceRecord& w) {
+  auto r = Git(w.dir, {"push", "--force", "origin", "HEAD:refs/heads/" + w.branch});
+  RETURN_IF_ERROR(Failed("cannot push " + w.branch, r));
+  spdlog::info("branch pushed ticket={} branch={}", w.ticket, w.branch);
+  return Status::Ok();
+}
+
+}  // namespace superagent::exec

@@ -1,0 +1,137 @@
+// Processes and shell jobs: own process groups (no orphan left listening), the 5-second move to
+// the background, and time limits on the injected clock.
+#include <gtest/gtest.h>
+
+#include "exec_fixture.h"
+
+namespace superagent::testing {
+namespace {
+
+using exec::Jobs;
+
+class ExecProcessTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() / ("superagent-proc-test-" + std::to_string(::getpid()));
+    std::filesystem::create_directories(dir_);
+    runner_ = exec::MakePosixProcessRunner();
+    sleeper_ = [this](TimeMs ms) {
+      clock_.Advance(ms);
+      std::this_thread::sleep_for(std::chrono::microseconds(500));
+    };
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+
+  std::filesystem::path dir_;
+  SteppingClock clock_;
+  std::unique_ptr<exec::ProcessRunner> runner_;
+  exec::Sleeper sleeper_;
+};
+
+TEST_F(ExecProcessTest, RunToCompletionGivesExitCodeOutputAndStdin) {
+  exec::ProcessSpec spec;
+  spec.argv = {"/bin/sh", "-c", "cat; echo oops >&2; pwd; exit 7"};
+  spec.cwd = dir_.string();
+  spec.stdin_text = "from stdin\n";
+  auto r = exec::RunToCompletion(*runner_, spec, &clock_, sleeper_, 60'000);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->exit_code, 7);
+  EXPECT_FALSE(r->timed_out);
+  EXPECT_EQ(r->out, "from stdin\n" + std::filesystem::canonical(dir_).string() + "\n");
+  EXPECT_EQ(r->err, "oops\n");
+}
+
+TEST_F(ExecProcessTest, AMissingProgramOrDirectoryIsAnErrorNotACrash) {
+  exec::ProcessSpec spec;
+  spec.argv = {"no-such-program-superagent"};
+  EXPECT_EQ(runner_->Spawn(spec).status().code(), Status::Code::kIoError);
+  spec.argv = {"/bin/true"};
+  spec.cwd = (dir_ / "missing").string();
+  auto r = runner_->Spawn(spec);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("does not exist"), std::string::npos);
+}
+
+TEST_F(ExecProcessTest, ATimeLimitOnTheInjectedClockKillsTheWholeTree) {
+  const int port = FreePort();
+  exec::ProcessSpec spec;
+  spec.argv = {"/bin/sh", "-c", ListenerCommand(port)};
+  auto started = std::chrono::steady_clock::now();
+  // Time passes only once the grandchild listens, so the kill is shown to reach it.
+  bool listened = false;
+  exec::Sleeper wait_then_step = [&](TimeMs ms) {
+    if (!listened) listened = Eventually([&] { return Listening(port); });
+    clock_.Advance(ms);
+  };
+  auto r = exec::RunToCompletion(*runner_, spec, &clock_, wait_then_step, 60'000);
+  ASSERT_TRUE(r.ok());
+  EXPECT_TRUE(listened);
+  EXPECT_TRUE(r->timed_out);
+  EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::seconds(10));
+  EXPECT_TRUE(Eventually([&] { return !Listening(port); }));
+}
+
+TEST_F(ExecProcessTest, ASixSecondCommandReturnsAfterFiveSecondsAsAListedJob) {
+  Jobs jobs(runner_.get(), &clock_, sleeper_, dir_.string());
+  const TimeMs before = clock_.NowMs();
+  auto started = std::chrono::steady_clock::now();
+  auto r = jobs.Run("echo begun; sleep 6; echo done", dir_.string(), "", 5'000);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_TRUE(r->background);
+  EXPECT_EQ(r->job, 1);
+  EXPECT_GE(clock_.NowMs() - before, 5'000);
+  EXPECT_LT(clock_.NowMs() - before, 6'000);
+  EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::seconds(3));  // not really waited
+  auto list = jobs.List();
+  ASSERT_EQ(list.size(), 1u);
+  EXPECT_EQ(list[0].command, "echo begun; sleep 6; echo done");
+  EXPECT_TRUE(list[0].running);
+  EXPECT_EQ(jobs.RunningCount(), 1);
+  EXPECT_TRUE(Eventually([&] { auto o = jobs.Output(1); return o.ok() && *o == "begun\n"; }));
+  EXPECT_TRUE(jobs.Kill(1).ok());
+  EXPECT_FALSE(jobs.List()[0].running);
+  EXPECT_EQ(jobs.Output(2).status().code(), Status::Code::kNotFound);
+  EXPECT_EQ(jobs.Kill(2).code(), Status::Code::kNotFound);
+}
+
+TEST_F(ExecProcessTest, AQuickCommandStaysInTheForeground) {
+  Jobs jobs(runner_.get(), &clock_, sleeper_, dir_.string());
+  auto r = jobs.Run("echo hi; exit 3", dir_.string(), "", 5'000);
+  ASSERT_TRUE(r.ok());
+  EXPECT_FALSE(r->background);
+  EXPECT_EQ(r->exit_code, 3);
+  EXPECT_EQ(r->out, "hi\n");
+  EXPECT_TRUE(jobs.List().empty());
+}
+
+TEST_F(ExecProcessTest, KillingAJobKillsItsGrandchildListeningOnAPort) {
+  const int port = FreePort();
+  Jobs jobs(runner_.get(), &clock_, sleeper_, dir_.string());
+  auto r = jobs.Run(ListenerCommand(port), dir_.string(), "", 5'000);
+  ASSERT_TRUE(r.ok());
+  ASSERT_TRUE(r->background);
+  ASSERT_TRUE(Eventually([&] { return Listening(port); })) << "the grandchild never listened";
+  ASSERT_TRUE(jobs.Kill(r->job).ok());
+  EXPECT_TRUE(Eventually([&] { return !Listening(port); })) << "an orphan still listens on " << port;
+}
+
+TEST_F(ExecProcessTest, DestroyingTheJobsKillsEveryTree) {
+  const int port = FreePort();
+  {
+    Jobs jobs(runner_.get(), &clock_, sleeper_, dir_.string());
+    auto r = jobs.Run(ListenerCommand(port), dir_.string(), "", 5'000);
+    ASSERT_TRUE(r.ok() && r->background);
+    ASSERT_TRUE(Eventually([&] { return Listening(port); }));
+  }
+  EXPECT_TRUE(Eventually([&] { return !Listening(port); }));
+}
+
+TEST_F(ExecProcessTest, TailKeepsTheLastLines) {
+  EXPECT_EQ(exec::Tail("a\nb\nc\nd\n", 2), "c\nd");
+  EXPECT_EQ(exec::Tail("", 2), "");
+  EXPECT_EQ(exec::Tail("abcdef", 5, 3), "def");
+  EXPECT_EQ(exec::ShellQuote("it's"), "'it'\\''s'");
+}
+
+}  // namespace
+}  // namespace superagent::testing

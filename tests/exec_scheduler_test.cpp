@@ -1,0 +1,282 @@
+// The slots scheduler: N worker slots + 1 reserved for people, order of queued work, background
+// work limits, stop and shutdown killing whole process trees, restart recovery, workspace cleanup.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <condition_variable>
+#include <functional>
+#include <mutex>
+#include <set>
+
+#include "exec_fixture.h"
+#include "superagent/views.h"
+#include "superagent/worker.h"
+
+namespace superagent::testing {
+namespace {
+
+using ::testing::HasSubstr;
+using nlohmann::json;
+
+// An executor whose turns are scripted per test; it can hold a Ticket's turn until released.
+class ScriptedExecutor : public exec::Executor {
+ public:
+  std::string name() const override { return "scripted"; }
+  Result<exec::TurnResult> RunTurn(const exec::WorkerTask& t) override {
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      turns.push_back(t.ticket);
+      inputs[t.ticket] = t.inputs;
+      cv_.notify_all();
+      cv_.wait(lock, [&] { return !held.count(t.ticket) || (t.cancel != nullptr && t.cancel->load()); });
+    }
+    if (on_turn) return on_turn(t);
+    exec::TurnResult r;
+    r.report = exec::WorkerReport{Stage::kReady, "Done with " + std::to_string(t.ticket) + ".", std::nullopt, std::nullopt};
+    return r;
+  }
+  void Hold(TicketId id) {
+    std::lock_guard<std::mutex> lock(mu_);
+    held.insert(id);
+  }
+  void Release(TicketId id) {
+    std::lock_guard<std::mutex> lock(mu_);
+    held.erase(id);
+    cv_.notify_all();
+  }
+  // Waits until `n` turns have started (turn threads are real threads).
+  void WaitTurns(std::size_t n) {
+    std::unique_lock<std::mutex> lock(mu_);
+    cv_.wait(lock, [&] { return turns.size() >= n; });
+  }
+  void Wake() { cv_.notify_all(); }
+  std::vector<TicketId> Turns() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return turns;
+  }
+
+  std::function<Result<exec::TurnResult>(const exec::WorkerTask&)> on_turn;
+  std::map<TicketId, std::vector<json>> inputs;
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::set<TicketId> held;
+  std::vector<TicketId> turns;
+};
+
+class ExecSchedulerTest : public ExecTest {};
+
+TEST_F(ExecSchedulerTest, WithOneSlotAPersonsFollowUpUsesTheReservedSlotWhileNewWorkWaits) {
+  ScriptedExecutor executor;
+  auto scheduler = MakeScheduler(&executor, /*slots=*/1);
+  const TicketId b = AcceptedTicket("b1", 2);
+  ASSERT_EQ(*scheduler->Tick(), 1);
+  scheduler->WaitForTurns();
+  ASSERT_TRUE(scheduler->Tick().ok());
+  ASSERT_EQ(engine_->GetTicket(b)->stage, Stage::kReady);
+
+  const TicketId a = AcceptedTicket("a1", 1);
+  executor.Hold(a);
+  ASSERT_EQ(*scheduler->Tick(), 1);  // the long Ticket takes the only worker slot
+  executor.WaitTurns(2);
+  EXPECT_EQ(engine_->GetTicket(a)->stage, Stage::kWorking);
+
+  Receive(Comment("b2", "alice", false, "and the other typo too", 2));  // a person's follow-up to b
+  const TicketId c = AcceptedTicket("c1", 3);                          // new work
+  ASSERT_EQ(*scheduler->Tick(), 1);
+  executor.WaitTurns(3);
+  EXPECT_EQ(executor.Turns()[2], b);
+  auto slots = scheduler->Slots();
+  EXPECT_EQ(slots.worker_used, 1);
+  EXPECT_TRUE(slots.reserved_used);
+  EXPECT_EQ(slots.queued, 1);
+  ASSERT_EQ(executor.inputs[b].size(), 1u);
+  EXPECT_EQ(executor.inputs[b][0]["text"], "and the other typo too");
+  scheduler->WaitForTurns(b);  // b's follow-up finishes (a is still held)
+  ASSERT_TRUE(scheduler->Tick().ok());
+  EXPECT_EQ(engine_->Assignments(c)[0].state, "pending");  // new work still waits for a's slot
+  EXPECT_EQ(engine_->GetTicket(c)->stage, Stage::kIdle);
+
+  executor.Release(a);
+  scheduler->WaitForTurns();
+  ASSERT_TRUE(scheduler->Tick().ok());  // a's slot is free: c starts
+  executor.WaitTurns(4);
+  EXPECT_EQ(executor.Turns()[3], c);
+  scheduler->WaitForTurns();
+  ASSERT_TRUE(scheduler->Tick().ok());
+  EXPECT_EQ(engine_->GetTicket(c)->stage, Stage::kReady);
+}
+
+TEST_F(ExecSchedulerTest, QueuedTicketsStartInOrder) {
+  ScriptedExecutor executor;
+  auto scheduler = MakeScheduler(&executor, /*slots=*/1);
+  const TicketId first = AcceptedTicket("t1", 1), second = AcceptedTicket("t2", 2), third = AcceptedTicket("t3", 3);
+  for (int i = 0; i < 3; ++i) {
+    ASSERT_EQ(*scheduler->Tick(), 1);
+    scheduler->WaitForTurns();
+  }
+  ASSERT_TRUE(scheduler->Tick().ok());
+  EXPECT_EQ(executor.Turns(), (std::vector<TicketId>{first, second, third}));
+}
+
+TEST_F(ExecSchedulerTest, BackgroundWorkKeepsTheSlotAndIsKilledAfterThirtyMinutesAndReported) {
+  const int port = FreePort();
+  ScriptedExecutor executor;
+  executor.on_turn = [&](const exec::WorkerTask& t) -> Result<exec::TurnResult> {
+    auto r = t.jobs->Run(ListenerCommand(port), t.workspace.dir, "", 5'000);
+    if (!r.ok()) return r.status();
+    EXPECT_TRUE(r->background);
+    return exec::TurnResult{};  // the turn ends; the server keeps running in the background
+  };
+  auto scheduler = MakeScheduler(&executor, /*slots=*/1);
+  const TicketId id = AcceptedTicket("t1");
+  ASSERT_EQ(*scheduler->Tick(), 1);
+  scheduler->WaitForTurns();
+  ASSERT_TRUE(Eventually([&] { return Listening(port); }));
+  ASSERT_TRUE(scheduler->Tick().ok());
+  EXPECT_EQ(scheduler->Slots().worker_used, 1);  // background work holds the slot
+  exec_clock_.Advance(29 * 60'000);
+  ASSERT_TRUE(scheduler->Tick().ok());
+  EXPECT_TRUE(Listening(port));
+  exec_clock_.Advance(2 * 60'000);
+  ASSERT_TRUE(scheduler->Tick().ok());
+  EXPECT_TRUE(Eventually([&] { return !Listening(port); })) << "an orphan still listens";
+  EXPECT_EQ(scheduler->Slots().worker_used, 0);
+  auto views = Views::Open((dir_ / "superagent.db").string());
+  ASSERT_TRUE(views.ok());
+  auto detail = (*views)->Detail(id);
+  ASSERT_TRUE(detail.ok());
+  EXPECT_THAT(detail->events.back().cause, HasSubstr("background jobs killed after 30 min: " + ListenerCommand(port)));
+  auto events = engine_->SessionEvents(engine_->SessionForTicket(id)->id);
+  EXPECT_EQ(events.back().kind, "jobs_killed");
+}
+
+TEST_F(ExecSchedulerTest, StoppingATicketKillsItsWholeProcessTree) {
+  const int port = FreePort();
+  ScriptedExecutor executor;
+  executor.on_turn = [&](const exec::WorkerTask& t) -> Result<exec::TurnResult> {
+    auto r = t.jobs->Run(ListenerCommand(port), t.workspace.dir, "", 365LL * 24 * 3600 * 1000, t.cancel);
+    if (!r.ok()) return r.status();
+    return exec::TurnResult{};
+  };
+  auto scheduler = MakeScheduler(&executor);
+  const TicketId id = AcceptedTicket("t1");
+  ASSERT_EQ(*scheduler->Tick(), 1);
+  ASSERT_TRUE(Eventually([&] { return Listening(port); }));
+  ASSERT_TRUE(engine_->StopTicket(id, "alice").ok());
+  ASSERT_TRUE(scheduler->Tick().ok());  // sees the stop: cancels the turn and kills its tree
+  scheduler->WaitForTurns();
+  EXPECT_TRUE(Eventually([&] { return !Listening(port); }));
+  ASSERT_TRUE(scheduler->Tick().ok());
+  EXPECT_EQ(scheduler->Slots().worker_used, 0);
+  EXPECT_EQ(engine_->GetTicket(id)->stage, Stage::kEnded);
+  EXPECT_EQ(engine_->Receipts(id).size(), 1u);  // only the acknowledgement: a stopped Ticket says nothing more
+  // Ended for good (Mandate withdrawn): the worktree and its local branch are gone.
+  auto ws = engine_->WorkspaceFor(id);
+  ASSERT_TRUE(ws.has_value());
+  EXPECT_TRUE(ws->removed_at.has_value());
+  EXPECT_FALSE(std::filesystem::exists(ws->dir));
+  EXPECT_EQ(Sh("git -C " + (dir_ / "work" / "repo.git").string() + " branch --list 'superagent/*'"), "");
+}
+
+TEST_F(ExecSchedulerTest, ShutdownKillsRunningTreesAndARestartResumesWithACheckFirstInput) {
+  const int port = FreePort();
+  ScriptedExecutor executor;
+  executor.on_turn = [&](const exec::WorkerTask& t) -> Result<exec::TurnResult> {
+    auto r = t.jobs->Run(ListenerCommand(port), t.workspace.dir, "", 365LL * 24 * 3600 * 1000, t.cancel);
+    if (!r.ok()) return r.status();
+    return exec::TurnResult{};
+  };
+  const TicketId id = AcceptedTicket("t1");
+  {
+    auto scheduler = MakeScheduler(&executor);
+    ASSERT_EQ(*scheduler->Tick(), 1);
+    ASSERT_TRUE(Eventually([&] { return Listening(port); }));
+    scheduler->Stop();
+  }
+  EXPECT_TRUE(Eventually([&] { return !Listening(port); }));
+  auto before = engine_->Assignments(id);
+  ASSERT_EQ(before.size(), 1u);
+  EXPECT_EQ(before[0].state, "running");  // interrupted, not finished
+
+  ScriptedExecutor after;
+  auto scheduler = MakeScheduler(&after);
+  auto recovered = engine_->RecoverInterruptedWork();
+  ASSERT_TRUE(recovered.ok());
+  EXPECT_EQ(*recovered, std::vector<TicketId>{id});
+  ASSERT_EQ(*scheduler->Tick(), 1);
+  scheduler->WaitForTurns();
+  auto assignments = engine_->Assignments(id);
+  ASSERT_EQ(assignments.size(), 2u);
+  EXPECT_EQ(assignments[0].state, "ended");
+  EXPECT_EQ(assignments[1].cause, "restart");
+  ASSERT_EQ(after.inputs[id].size(), 1u);
+  EXPECT_EQ(after.inputs[id][0]["kind"], "restart");
+  EXPECT_THAT(exec::InputsText(after.inputs[id]), HasSubstr("check the directory, the git history"));
+}
+
+TEST_F(ExecSchedulerTest, APrepareFailureBlocksTheTicketWithGitsWords) {
+  exec::WorkspaceOptions wo = workspaces_->options();
+  wo.remote = (dir_ / "no-such-origin.git").string();
+  workspaces_ = std::make_unique<exec::Workspaces>(wo, runner_.get(), &exec_clock_, sleeper_);
+  services_ = std::make_unique<exec::WorkerServices>(engine_.get(), workspaces_.get());
+  ScriptedExecutor executor;
+  auto scheduler = MakeScheduler(&executor);
+  const TicketId id = AcceptedTicket("t1");
+  ASSERT_EQ(*scheduler->Tick(), 1);
+  scheduler->WaitForTurns();
+  EXPECT_TRUE(executor.Turns().empty());
+  EXPECT_EQ(engine_->GetTicket(id)->stage, Stage::kBlocked);
+  auto receipts = engine_->Receipts(id);
+  ASSERT_EQ(receipts.size(), 2u);
+  EXPECT_THAT(receipts[1].body, HasSubstr("cannot clone"));
+  EXPECT_THAT(receipts[1].body, HasSubstr("does not exist"));
+}
+
+TEST_F(ExecSchedulerTest, APrepareTemplateReplacesTheBuiltinWorktree) {
+  exec::WorkspaceOptions wo = workspaces_->options();
+  wo.prepare = "git -C {repo} worktree add -b {branch} {dir} {base} && echo prepared > {dir}/PREPARED";
+  workspaces_ = std::make_unique<exec::Workspaces>(wo, runner_.get(), &exec_clock_, sleeper_);
+  auto w = workspaces_->Prepare(7);
+  ASSERT_TRUE(w.ok()) << w.status().ToString();
+  EXPECT_EQ(w->branch, "superagent/ticket-7");
+  EXPECT_EQ(ReadText(std::filesystem::path(w->dir) / "PREPARED"), "prepared\n");
+  EXPECT_EQ(ReadText(std::filesystem::path(w->dir) / "README.md"), "Hello\nThere is teh typo.\n");
+  // Prepared again (after a restart): the directory is reused as it is.
+  auto again = workspaces_->Prepare(7);
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(again->dir, w->dir);
+}
+
+TEST_F(ExecSchedulerTest, EngineRefusesToStartAnAssignmentTwiceOrForAnEndedTicket) {
+  const TicketId id = AcceptedTicket("t1");
+  auto pending = engine_->AssignmentsInState("pending");
+  ASSERT_EQ(pending.size(), 1u);
+  EXPECT_EQ(pending[0].cause, "accepted");
+  ASSERT_TRUE(engine_->StartAssignment(pending[0].id, "command").ok());
+  EXPECT_EQ(engine_->StartAssignment(pending[0].id, "command").code(), Status::Code::kConflict);
+  EXPECT_EQ(engine_->GetTicket(id)->stage, Stage::kWorking);
+  EXPECT_EQ(engine_->SetSessionStatus(1, "sleeping").code(), Status::Code::kInvalidArgument);
+  ASSERT_TRUE(engine_->EndTicket(id, "done").ok());
+  EXPECT_TRUE(engine_->AssignmentsInState("running").empty());
+}
+
+TEST_F(ExecSchedulerTest, ATicketWaitingForAPersonDoesNotStartBeforeTheAnswer) {
+  ScriptedExecutor executor;
+  auto scheduler = MakeScheduler(&executor);
+  const TicketId id = AcceptedTicket("t1");
+  ASSERT_TRUE(engine_->AskPerson(id, {"github:issue:1", "alice", "Which file?", json::object()}, "ask:1").ok());
+  const auto pending = engine_->AssignmentsInState("pending");
+  ASSERT_EQ(pending.size(), 1u);
+  EXPECT_EQ(engine_->StartAssignment(pending[0].id, "scripted").code(), Status::Code::kConflict);
+  EXPECT_EQ(*scheduler->Tick(), 0);
+  EXPECT_EQ(engine_->GetTicket(id)->stage, Stage::kWaitingForPerson);
+  Receive(Comment("t2", "alice", false, "README.md"));
+  EXPECT_EQ(*scheduler->Tick(), 1);  // the answer resumes it
+  scheduler->WaitForTurns();
+  EXPECT_EQ(executor.Turns(), std::vector<TicketId>{id});
+}
+
+}  // namespace
+}  // namespace superagent::testing

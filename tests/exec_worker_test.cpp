@@ -1,0 +1,300 @@
+// Worker turns end to end: a Ticket gets a workspace (git worktree of a real origin), the
+// executor edits, verifies and reports, the daemon pushes the branch and the PR and the result
+// leave through the outbox to a loopback GitHub — after the acknowledgement.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "exec_fixture.h"
+#include "fake_chat_server.h"
+#include "fake_github_server.h"
+#include "superagent/effects.h"
+#include "superagent/github.h"
+#include "superagent/worker.h"
+
+namespace superagent::testing {
+namespace {
+
+using ::testing::HasSubstr;
+using nlohmann::json;
+
+class ExecWorkerTest : public ExecTest {
+ protected:
+  void SetUp() override {
+    ExecTest::SetUp();
+    github_ = std::make_unique<FakeGitHub>(&clock_);
+    github_->issues[1] = WebhookExample("issue_comment", "created")["issue"];
+    github_->repo_info["default_branch"] = "main";
+    http_ = MakeCurlHttpClient("superagent-test");
+    github::ClientOptions o;
+    o.api_url = github_->url();
+    o.token = "t";
+    client_ = std::make_unique<github::Client>(http_.get(), &clock_, [this](TimeMs ms) { clock_.Advance(ms); }, o);
+    channel_ = std::make_unique<github::GitHubChannel>(client_.get(), "Codertocat/Hello-World");
+    effects_ = std::make_unique<EffectsLoop>(engine_.get(), std::vector<Channel*>{channel_.get()}, &clock_);
+  }
+
+  // Delivers every due message and action.
+  void Deliver() {
+    for (int i = 0; i < 10; ++i) {
+      auto n = effects_->RunOnce();
+      ASSERT_TRUE(n.ok()) << n.status().ToString();
+      if (*n == 0) return;
+    }
+  }
+
+  // Runs the Ticket's queued turn to its end.
+  void RunTurns(exec::Scheduler& s) {
+    auto started = s.Tick();
+    ASSERT_TRUE(started.ok()) << started.status().ToString();
+    s.WaitForTurns();
+    ASSERT_TRUE(s.Tick().ok());
+  }
+
+  std::vector<std::string> CommentBodies() {
+    std::vector<std::string> out;
+    auto lock = github_->Lock();
+    for (const json& c : github_->comments) out.push_back(c["body"]);
+    return out;
+  }
+
+  std::unique_ptr<FakeGitHub> github_;
+  std::unique_ptr<HttpClient> http_;
+  std::unique_ptr<github::Client> client_;
+  std::unique_ptr<github::GitHubChannel> channel_;
+  std::unique_ptr<EffectsLoop> effects_;
+};
+
+TEST_F(ExecWorkerTest, TheCommandExecutorFixesPushesAndOpensThePullRequestAfterTheAcknowledgement) {
+  const TicketId id = AcceptedTicket("c1");
+  const std::string task_file = (dir_ / "task.json").string();
+  auto executor = exec::MakeCommandExecutor(
+      {"cat > " + task_file + " && sed -i 's/teh typo/the typo/' README.md && ./test.sh && echo working... && "
+       "echo '{\"stage\":\"ready\",\"summary\":\"Fixed the typo in README.\",\"question\":null,"
+       "\"pr\":{\"title\":\"Fix the typo in README\",\"body\":\"Fixes #1.\"}}'"},
+      engine_.get());
+  auto scheduler = MakeScheduler(executor.get());
+  RunTurns(*scheduler);
+
+  // The task on stdin.
+  json task = json::parse(ReadText(task_file));
+  EXPECT_EQ(task["ticket"], id);
+  EXPECT_EQ(task["request"], "@agent please fix the typo in README");
+  EXPECT_EQ(task["branch"], "superagent/ticket-" + std::to_string(id));
+  EXPECT_EQ(task["base"], "origin/main");
+  EXPECT_EQ(task["mandate"]["scope"], "Fix the typo in README");
+  EXPECT_EQ(task["mandate"]["sender"], "alice");
+  EXPECT_EQ(task["mandate"]["strength"], "explicit");
+  EXPECT_EQ(task["mandate"]["matched_rules"], json::array());  // an explicit request matches no rule
+  EXPECT_EQ(task["first_run"], true);
+  EXPECT_TRUE(std::filesystem::exists(task["directory"].get<std::string>() + "/README.md"));
+
+  // The daemon committed and pushed the branch.
+  EXPECT_EQ(OnOrigin("superagent/ticket-" + std::to_string(id), "README.md"), "Hello\nThere is the typo.\n");
+  EXPECT_EQ(OnOrigin("main", "README.md"), "Hello\nThere is teh typo.\n");
+  EXPECT_EQ(engine_->GetTicket(id)->stage, Stage::kReady);
+  auto assignments = engine_->Assignments(id);
+  ASSERT_EQ(assignments.size(), 1u);
+  EXPECT_EQ(assignments[0].executor, "command");
+  EXPECT_EQ(assignments[0].state, "ended");
+  EXPECT_TRUE(assignments[0].started_at.has_value());
+
+  Deliver();
+  ASSERT_EQ(github_->pulls.size(), 1u);
+  const json pr = github_->pulls.begin()->second;
+  EXPECT_EQ(pr["head"]["ref"], "superagent/ticket-" + std::to_string(id));
+  EXPECT_EQ(pr["base"]["ref"], "main");
+  EXPECT_EQ(pr["title"], "Fix the typo in README");
+  auto bodies = CommentBodies();
+  ASSERT_EQ(bodies.size(), 2u);
+  EXPECT_THAT(bodies[0], HasSubstr("I'll fix the typo in README."));  // the acknowledgement first
+  EXPECT_THAT(bodies[1], HasSubstr("Fixed the typo in README."));
+
+  // The run is in the transcript.
+  auto session = engine_->SessionForTicket(id);
+  ASSERT_TRUE(session.has_value());
+  EXPECT_EQ(session->status, "idle");
+  auto events = engine_->SessionEvents(session->id);
+  ASSERT_GE(events.size(), 3u);
+  EXPECT_EQ(events[0].kind, "input");
+  EXPECT_EQ(events[1].kind, "command");
+  EXPECT_EQ(events[1].body["exit_code"], 0);
+  EXPECT_EQ(events[2].kind, "report");
+}
+
+TEST_F(ExecWorkerTest, ACommandExitingNonZeroBlocksTheTicketWithTheStderrTail) {
+  const TicketId id = AcceptedTicket("c1");
+  auto executor = exec::MakeCommandExecutor({"echo 'step 1 ok' >&2; echo 'boom: tests failed' >&2; exit 3"}, engine_.get());
+  auto scheduler = MakeScheduler(executor.get());
+  RunTurns(*scheduler);
+  EXPECT_EQ(engine_->GetTicket(id)->stage, Stage::kBlocked);
+  auto receipts = engine_->Receipts(id);
+  ASSERT_EQ(receipts.size(), 2u);
+  EXPECT_EQ(receipts[1].kind, MessageKind::kResult);
+  EXPECT_THAT(receipts[1].body, HasSubstr("exited with code 3"));
+  EXPECT_THAT(receipts[1].body, HasSubstr("step 1 ok\nboom: tests failed"));
+  EXPECT_EQ(engine_->OutboxCounts()["pending"], 2);  // no PR action
+}
+
+TEST_F(ExecWorkerTest, ACommandWhoseLastLineIsNoResultBlocksTheTicketSayingWhy) {
+  const TicketId id = AcceptedTicket("c1");
+  auto executor = exec::MakeCommandExecutor({"echo '{\"stage\":\"done\",\"summary\":\"x\"}'"}, engine_.get());
+  auto scheduler = MakeScheduler(executor.get());
+  RunTurns(*scheduler);
+  EXPECT_EQ(engine_->GetTicket(id)->stage, Stage::kBlocked);
+  auto receipts = engine_->Receipts(id);
+  ASSERT_EQ(receipts.size(), 2u);
+  EXPECT_THAT(receipts[1].body, HasSubstr("report.stage must be ready, blocked or waiting_for_person"));
+}
+
+TEST_F(ExecWorkerTest, AQuestionFromTheCommandGoesToThePersonWhoAskedAndTheirAnswerRerunsIt) {
+  const TicketId id = AcceptedTicket("c1");
+  const std::string log = (dir_ / "runs.log").string();
+  auto executor = exec::MakeCommandExecutor(
+      {"cat >> " + log + " && echo '{\"stage\":\"waiting_for_person\",\"summary\":\"Need a choice.\","
+       "\"question\":\"British or American spelling?\",\"pr\":null}'"},
+      engine_.get());
+  auto scheduler = MakeScheduler(executor.get());
+  RunTurns(*scheduler);
+  auto t = engine_->GetTicket(id);
+  ASSERT_EQ(t->stage, Stage::kWaitingForPerson);
+  EXPECT_EQ(t->waiting->actor, "alice");
+  EXPECT_EQ(t->waiting->question, "British or American spelling?");
+  EXPECT_EQ(scheduler->Slots().worker_used, 0);  // handing over releases the slot at once
+
+  Receive(Comment("c2", "alice", false, "American, please"));
+  RunTurns(*scheduler);
+  std::string runs = ReadText(log);
+  auto second = json::parse(runs.substr(runs.find('\n') + 1));
+  EXPECT_EQ(second["first_run"], false);
+  ASSERT_EQ(second["follow_ups"].size(), 1u);
+  EXPECT_EQ(second["follow_ups"][0]["kind"], "answer");
+  EXPECT_EQ(second["follow_ups"][0]["text"], "American, please");
+  EXPECT_EQ(second["follow_ups"][0]["from"], "alice");
+}
+
+TEST_F(ExecWorkerTest, TheBuiltinWorkerEditsTestsCommitsAndReportsReadyDrivenByTheModel) {
+  const TicketId id = AcceptedTicket("c1");
+  FakeChatServer model;
+  model.Push(model.ToolCalls({{"read_file", R"({"path":"README.md"})"}}));
+  model.Push(model.ToolCalls({{"edit_file", R"({"path":"README.md","old_text":"teh typo","new_text":"the typo"})"}}));
+  model.Push(model.ToolCalls({{"shell", R"({"command":"./test.sh && echo tests passed"})"}}));
+  model.Push(model.ToolCalls({{"write_file", R"({"path":"../escape.txt","content":"no"})"}}));
+  model.Push(model.ToolCalls({{"commit_and_push", R"({"message":"Fix the typo in README"})"}}));
+  model.Push(model.ToolCalls({{"report", R"({"stage":"ready","summary":"Fixed the typo in README; tests pass.",)"
+                                         R"("pr":{"title":"Fix the typo in README","body":"Fixes #1."}})"}}));
+  llm::ChatOptions co;
+  co.base_url = model.base_url();
+  co.api_key = model.api_key();
+  auto chat_http = MakeCurlHttpClient("superagent-test");
+  llm::OpenAiChatClient chat(co, chat_http.get(), &exec_clock_, [](TimeMs) {});
+  exec::BuiltinExecutorOptions bo;
+  bo.model = "deepseek-chat";
+  auto executor = exec::MakeBuiltinExecutor(bo, engine_.get(), &chat, services_.get());
+  auto scheduler = MakeScheduler(executor.get());
+  RunTurns(*scheduler);
+
+  EXPECT_TRUE(model.problems().empty()) << model.problems()[0];
+  EXPECT_EQ(model.pending_replies(), 0u);
+  auto requests = model.requests();
+  ASSERT_EQ(requests.size(), 6u);
+  // The first input: the original request, the Mandate's rules, AGENTS.md, the communication rules.
+  const std::string first = requests[0]["messages"][1]["content"];
+  EXPECT_THAT(first, HasSubstr("@agent please fix the typo in README"));
+  EXPECT_THAT(first, HasSubstr("- scope: Fix the typo in README\n- strength: explicit"));
+  EXPECT_THAT(first, HasSubstr("Run ./test.sh"));
+  EXPECT_THAT(first, HasSubstr("Communication rules"));
+  // Tool results the model saw.
+  auto tool_text = [&](std::size_t request) { return requests[request]["messages"].back()["content"].get<std::string>(); };
+  EXPECT_THAT(tool_text(1), HasSubstr("There is teh typo."));
+  EXPECT_EQ(tool_text(2), "edited README.md");
+  EXPECT_THAT(tool_text(3), HasSubstr("exit code 0\nstdout:\ntests passed"));
+  EXPECT_THAT(tool_text(4), HasSubstr("outside the Ticket's directory"));
+  EXPECT_FALSE(std::filesystem::exists(dir_ / "work" / "tickets" / "escape.txt"));
+  EXPECT_THAT(tool_text(5), HasSubstr("pushed superagent/ticket-" + std::to_string(id) + " (1 commits"));
+
+  EXPECT_EQ(OnOrigin("superagent/ticket-" + std::to_string(id), "README.md"), "Hello\nThere is the typo.\n");
+  EXPECT_EQ(engine_->GetTicket(id)->stage, Stage::kReady);
+  Deliver();
+  ASSERT_EQ(github_->pulls.size(), 1u);
+  EXPECT_EQ(github_->pulls.begin()->second["head"]["ref"], "superagent/ticket-" + std::to_string(id));
+  auto bodies = CommentBodies();
+  ASSERT_EQ(bodies.size(), 2u);
+  EXPECT_THAT(bodies[0], HasSubstr("I'll fix the typo in README."));
+  EXPECT_THAT(bodies[1], HasSubstr("Fixed the typo in README; tests pass."));
+
+  // Transcript and token usage.
+  auto session = engine_->SessionForTicket(id);
+  ASSERT_TRUE(session.has_value());
+  auto events = engine_->SessionEvents(session->id);
+  int inputs = 0, assistant = 0, results = 0;
+  for (const auto& e : events) {
+    inputs += e.kind == "input";
+    assistant += e.kind == "assistant";
+    results += e.kind == "tool_result";
+  }
+  EXPECT_EQ(inputs, 1);
+  EXPECT_EQ(assistant, 6);
+  EXPECT_EQ(results, 6);
+  auto usage = engine_->TokenUsage(id);
+  EXPECT_EQ(usage["calls"], 6);
+  EXPECT_EQ(usage["prompt_tokens"], 6 * 1200);
+  EXPECT_EQ(usage["completion_tokens"], 6 * 80);
+}
+
+TEST_F(ExecWorkerTest, AFollowUpResumesTheBuiltinSessionFromItsTranscript) {
+  const TicketId id = AcceptedTicket("c1");
+  FakeChatServer model;
+  model.Push(model.Text("Looking."));  // the first turn ends without a report: the Ticket idles
+  model.Push(model.ToolCalls({{"report", R"({"stage":"blocked","summary":"Which file do you mean?"})"}}));
+  llm::ChatOptions co;
+  co.base_url = model.base_url();
+  co.api_key = model.api_key();
+  auto chat_http = MakeCurlHttpClient("superagent-test");
+  llm::OpenAiChatClient chat(co, chat_http.get(), &exec_clock_, [](TimeMs) {});
+  auto executor = exec::MakeBuiltinExecutor({"deepseek-chat"}, engine_.get(), &chat, services_.get());
+  auto scheduler = MakeScheduler(executor.get());
+  RunTurns(*scheduler);
+  EXPECT_EQ(engine_->GetTicket(id)->stage, Stage::kIdle);
+
+  Receive(Comment("c2", "alice", false, "also the one in docs/"));
+  RunTurns(*scheduler);
+  auto requests = model.requests();
+  ASSERT_EQ(requests.size(), 2u);
+  const json& msgs = requests[1]["messages"];
+  ASSERT_EQ(msgs.size(), 4u);  // system, first input, "Looking.", the follow-up
+  EXPECT_EQ(msgs[2]["content"], "Looking.");
+  EXPECT_THAT(msgs[3]["content"].get<std::string>(), HasSubstr("also the one in docs/"));
+  EXPECT_EQ(engine_->GetTicket(id)->stage, Stage::kBlocked);
+  EXPECT_TRUE(model.problems().empty());
+}
+
+TEST(ExecWorkerInputTest, TheFirstInputCarriesTheRulesInstructionsAndLaterInputsTheirKind) {
+  exec::WorkerTask t;
+  t.ticket = 4;
+  t.scope = "Fix spacing";
+  t.request_text = "spacing is off";
+  t.mandate.strength = Strength::kInferred;
+  t.mandate.scope = "Fix spacing";
+  t.rules = {{"visual", "Restore spacing to the existing standard."}};
+  t.inputs = {{{"kind", "trigger"}, {"request", true}, {"text", "spacing is off"}},
+              {{"kind", "policy_changed"}, {"policy_version", 5}, {"reasons", {"rule visual disabled"}}}};
+  const std::string first = exec::FirstInputText(t);
+  EXPECT_THAT(first, HasSubstr("<<<\nspacing is off\n>>>"));
+  EXPECT_THAT(first, HasSubstr("- strength: inferred"));
+  EXPECT_THAT(first, HasSubstr("- rule `visual`: Restore spacing to the existing standard."));
+  EXPECT_THAT(first, HasSubstr("## policy-changed\nThe team's policy changed (version 5): [\"rule visual disabled\"]"));
+  EXPECT_EQ(first.find("New message (trigger"), std::string::npos);  // the request is not repeated
+}
+
+TEST(ExecWorkerInputTest, ReportsAreValidatedFieldByField) {
+  EXPECT_TRUE(exec::ParseReport(json{{"stage", "ready"}, {"summary", "ok"}, {"question", nullptr}, {"pr", nullptr}}).ok());
+  EXPECT_THAT(exec::ParseReport(json{{"stage", "ready"}}).status().message(), HasSubstr("report.summary"));
+  EXPECT_THAT(exec::ParseReport(json{{"stage", "waiting_for_person"}, {"summary", "?"}}).status().message(),
+              HasSubstr("report.question is required"));
+  EXPECT_THAT(exec::ParseReport(json{{"stage", "ready"}, {"summary", "ok"}, {"pr", {{"body", "x"}}}}).status().message(),
+              HasSubstr("report.pr must be null or"));
+  EXPECT_EQ(exec::ParseReport(json::array()).status().code(), Status::Code::kInvalidArgument);
+}
+
+}  // namespace
+}  // namespace superagent::testing
