@@ -54,6 +54,8 @@ Status Daemon::Start() {
   options.eval_timeout_ms = config_.eval.timeout_seconds * 1000LL;
   options.eval_max_attempts = config_.eval.max_attempts;
   options.github_char_limit = static_cast<std::size_t>(config_.github.message_max_chars);
+  // A Trigger that arrives (webhook, poll, panel) is judged now, not at the loop's next poll.
+  options.on_eval_queued = [this] { WakeEvalLoop(); };
   const std::string db_path = (std::filesystem::path(config_.data_dir) / "superagent.db").string();
   auto engine = Engine::Open(db_path, SystemClock(), policy, origin, options);
   if (!engine.ok()) return engine.status();
@@ -81,7 +83,6 @@ Status Daemon::Start() {
   if (!http_->bind_to_port(host, port))
     return Status::IoError("cannot listen on " + config_.panel.listen + " (is another process using the port?)");
   http_thread_ = std::thread([this] { http_->listen_after_bind(); });
-  eval_thread_ = std::thread([this] { EvalLoop(); });
   // Everything the agent says leaves through the outbox. A platform without a Channel keeps its
   // messages pending and raises a system problem instead of dropping them.
   std::vector<Channel*> channels;
@@ -89,6 +90,7 @@ Status Daemon::Start() {
   if (github_) channels.push_back(github_->channel());
   effects_ = std::make_unique<EffectsLoop>(engine_.get(), channels, SystemClock());
   effects_->Start();
+  eval_thread_ = std::thread([this] { EvalLoop(); });  // after effects_: it wakes the loop
   if (github_) github_->Start();
 
   spdlog::info("ready {} {} {} {} {}", Kv("listen", config_.panel.listen), Kv("data_dir", config_.data_dir),
@@ -120,11 +122,22 @@ void Daemon::EvalLoop() {
         break;
       }
       if (!*ran) break;
+      effects_->Wake();  // an acknowledgement may be waiting in the outbox
     }
     std::unique_lock<std::mutex> lock(mu_);
-    // Triggers become due on their own schedule (backoff); a short wait bounds the delay.
-    wake_.wait_for(lock, std::chrono::milliseconds(500), [this] { return stopping_.load(); });
+    // New Triggers wake the loop (WakeEvalLoop); requeued ones become due on their own schedule
+    // (backoff), and a short wait bounds that delay.
+    wake_.wait_for(lock, std::chrono::milliseconds(500), [this] { return stopping_.load() || eval_woken_; });
+    eval_woken_ = false;
   }
+}
+
+void Daemon::WakeEvalLoop() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    eval_woken_ = true;
+  }
+  wake_.notify_all();
 }
 
 bool Daemon::PolicyFileChanged() {
