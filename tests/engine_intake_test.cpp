@@ -39,6 +39,28 @@ TEST_F(EngineTest, IntakeFilteredIsStoredWithReasonAndGoesNoFurther) {
   EXPECT_EQ(Receive(Comment("c1", "alice", true, "x")).outcome, IntakeOutcome::kDuplicate);
 }
 
+// The daemon's Eval loop sleeps until told (issue 10: webhook → acknowledgement in milliseconds,
+// not at the loop's next poll): exactly the commits that make an Eval due say so.
+TEST_F(EngineTest, EvalLoopIsToldOnlyWhenATriggerIsQueuedForEval) {
+  int told = 0;
+  options_.on_eval_queued = [&told] { ++told; };
+  Open(MakePolicy("observe"));
+
+  TicketId ticket = AcceptedTicket("r1", 1);
+  EXPECT_EQ(told, 1);
+  EXPECT_TRUE(Receive(Comment("c1", "alice", true, "@agent fix the typo", 7)).queued_for_eval);
+  EXPECT_EQ(told, 2);
+  EXPECT_EQ(Receive(Comment("c1", "alice", true, "@agent fix the typo", 7)).outcome, IntakeOutcome::kDuplicate);
+  ASSERT_TRUE(engine_->Receive(Comment("c2", "agent-bot", false, "mine", 7, false), "poll", "own_message").ok());
+  EXPECT_EQ(told, 2) << "a duplicate or a filtered Trigger queues nothing";
+
+  IntakeResult held = Receive(Comment("f1", "alice", false, "also the other heading", 1));
+  EXPECT_FALSE(held.queued_for_eval);
+  EXPECT_EQ(told, 2) << "a message its Ticket holds needs no Eval";
+  ASSERT_TRUE(engine_->Handback(ticket, "f1", HandbackKind::kOutOfScope, "not this Ticket's work").ok());
+  EXPECT_EQ(told, 3) << "a handed-back message goes to Eval at once";
+}
+
 TEST_F(EngineTest, IntakeRejectsTriggerWithoutThreadAndWritesNothing) {
   Trigger t = Comment("c1", "alice", true, "x");
   t.threads.clear();

@@ -7,6 +7,7 @@
 #include <functional>
 #include <mutex>
 #include <set>
+#include <thread>
 
 #include "exec_fixture.h"
 #include "superagent/views.h"
@@ -247,6 +248,30 @@ TEST_F(ExecSchedulerTest, APrepareTemplateReplacesTheBuiltinWorktree) {
   auto again = workspaces_->Prepare(7);
   ASSERT_TRUE(again.ok());
   EXPECT_EQ(again->dir, w->dir);
+}
+
+// Turns of different Tickets prepare at the same moment, all against the one shared clone (the
+// first of them also makes it); git takes no lock for that, so the Workspaces must.
+TEST_F(ExecSchedulerTest, TicketsPreparedAtOnceAllGetTheirWorkspace) {
+  constexpr int kTickets = 6;
+  std::vector<std::thread> threads;
+  std::vector<Result<WorkspaceRecord>> prepared(kTickets, Status::Internal("not run"));
+  for (int i = 0; i < kTickets; ++i)
+    threads.emplace_back([&, i] { prepared[i] = workspaces_->Prepare(100 + i); });
+  for (auto& t : threads) t.join();
+  for (int i = 0; i < kTickets; ++i) {
+    ASSERT_TRUE(prepared[i].ok()) << "ticket " << 100 + i << ": " << prepared[i].status().ToString();
+    EXPECT_EQ(ReadText(std::filesystem::path(prepared[i]->dir) / "README.md"), "Hello\nThere is teh typo.\n");
+  }
+  threads.clear();
+  std::vector<Status> removed(kTickets, Status::Internal("not run"));
+  for (int i = 0; i < kTickets; ++i) threads.emplace_back([&, i] { removed[i] = workspaces_->Remove(*prepared[i]); });
+  for (auto& t : threads) t.join();
+  for (int i = 0; i < kTickets; ++i) {
+    EXPECT_TRUE(removed[i].ok()) << removed[i].ToString();
+    EXPECT_FALSE(std::filesystem::exists(prepared[i]->dir));
+  }
+  EXPECT_EQ(Sh("git -C " + (dir_ / "work" / "repo.git").string() + " branch --list 'superagent/*'"), "");
 }
 
 TEST_F(ExecSchedulerTest, EngineRefusesToStartAnAssignmentTwiceOrForAnEndedTicket) {

@@ -125,6 +125,8 @@ class FakeGitHub {
   std::vector<nlohmann::json> workflow_runs, check_runs, commit_comments;
   int poll_interval = 60;
   int rate_limit = 5000, rate_remaining = 5000;
+  // Called for every answered request, under the server's lock (benchmarks time arrivals by it).
+  std::function<void(const Logged&)> on_request;
   std::int64_t next_id = 900'000'000;
 
   // Answers the next `times` requests for (method, path without query) with `r` (-1: always).
@@ -299,6 +301,7 @@ class FakeGitHub {
     }
     Route(method, req, res);
     entry.status = res.status;
+    if (on_request) on_request(entry);
     log_.push_back(entry);
   }
 

@@ -3,6 +3,7 @@
 // Thread-safe: calls are serialized by an internal mutex.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -34,6 +35,10 @@ struct EngineOptions {
   std::size_t chat_word_limit = 100;    // SPEC §1: chat messages ≤ 100 words (level-1 host fact)
   std::size_t github_char_limit = 65'000;
   int problem_threshold = 3;            // SPEC §6: the same kind failing 3 times in a row
+  // Called after a commit that queued a Trigger for an Eval due now (Receive, Handback), with
+  // the Engine's lock held, so the daemon wakes its Eval loop instead of waiting for its next
+  // poll. Must not block or call the Engine. Empty: nobody is told.
+  std::function<void()> on_eval_queued;
 };
 
 struct IntakeResult {

@@ -4,6 +4,7 @@
 // A team may replace the preparation with its own command template.
 #pragma once
 
+#include <mutex>
 #include <string>
 
 #include "superagent/clock.h"
@@ -26,6 +27,8 @@ struct WorkspaceOptions {
   std::string author_email = "superagent@localhost";
 };
 
+// Thread-safe: turns of different Tickets prepare, push and remove at once, and every one of
+// those touches the shared clone (fetch, worktree list, refs), which git does not lock for us.
 class Workspaces {
  public:
   // `runner` and `clock` must outlive this.
@@ -57,6 +60,7 @@ class Workspaces {
   ProcessRunner* runner_;
   Clock* clock_;
   Sleeper sleeper_;
+  std::mutex clone_mu_;  // held by every operation that writes the shared clone
 };
 
 }  // namespace superagent::exec

@@ -57,6 +57,8 @@ Status Daemon::Start() {
   options.eval_timeout_ms = config_.eval.timeout_seconds * 1000LL;
   options.eval_max_attempts = config_.eval.max_attempts;
   options.github_char_limit = static_cast<std::size_t>(config_.github.message_max_chars);
+  // A Trigger that arrives (webhook, poll, panel) is judged now, not at the loop's next poll.
+  options.on_eval_queued = [this] { WakeEvalLoop(); };
   const std::string db_path = (std::filesystem::path(config_.data_dir) / "superagent.db").string();
   auto engine = Engine::Open(db_path, SystemClock(), policy, origin, options);
   if (!engine.ok()) return engine.status();
@@ -90,7 +92,6 @@ Status Daemon::Start() {
   if (!http_->bind_to_port(host, port))
     return Status::IoError("cannot listen on " + config_.panel.listen + " (is another process using the port?)");
   http_thread_ = std::thread([this] { http_->listen_after_bind(); });
-  eval_thread_ = std::thread([this] { EvalLoop(); });
   // Everything the agent says leaves through the outbox. A platform without a Channel keeps its
   // messages pending and raises a system problem instead of dropping them.
   std::vector<Channel*> channels;
@@ -99,11 +100,12 @@ Status Daemon::Start() {
   if (feishu_) channels.push_back(feishu_->channel());
   effects_ = std::make_unique<EffectsLoop>(engine_.get(), channels, SystemClock());
   effects_->Start();
-  if (github_) github_->Start();
   auto execution = exec::Execution::Create(config_, engine_.get(), llm_http_.get());
   if (!execution.ok()) return execution.status();
   execution_ = std::move(*execution);
   if (Status s = execution_->Start(); !s.ok()) return s;
+  eval_thread_ = std::thread([this] { EvalLoop(); });  // after effects_ and execution_: it wakes both
+  if (github_) github_->Start();
   if (feishu_) feishu_->Start();
 
   spdlog::info("ready {} {} {} {} {}", Kv("listen", config_.panel.listen), Kv("data_dir", config_.data_dir),
@@ -138,11 +140,23 @@ void Daemon::EvalLoop() {
         break;
       }
       if (!*ran) break;
+      effects_->Wake();     // an acknowledgement may be waiting in the outbox
+      execution_->Wake();  // and an accepted Ticket's first Assignment
     }
     std::unique_lock<std::mutex> lock(mu_);
-    // Triggers become due on their own schedule (backoff); a short wait bounds the delay.
-    wake_.wait_for(lock, std::chrono::milliseconds(500), [this] { return stopping_.load(); });
+    // New Triggers wake the loop (WakeEvalLoop); requeued ones become due on their own schedule
+    // (backoff), and a short wait bounds that delay.
+    wake_.wait_for(lock, std::chrono::milliseconds(500), [this] { return stopping_.load() || eval_woken_; });
+    eval_woken_ = false;
   }
+}
+
+void Daemon::WakeEvalLoop() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    eval_woken_ = true;
+  }
+  wake_.notify_all();
 }
 
 bool Daemon::PolicyFileChanged() {

@@ -54,6 +54,7 @@ class Daemon {
  private:
   void EvalLoop();
   void WatchSecondSignal();
+  void WakeEvalLoop();  // called by the Engine when a Trigger is queued for an Eval
   Status InstallRoutes();
   bool PolicyFileChanged();
 
@@ -74,6 +75,7 @@ class Daemon {
   std::atomic<bool> shut_down_{false};
   std::mutex mu_;
   std::condition_variable wake_;
+  bool eval_woken_ = false;  // guarded by mu_
   std::atomic<bool> stopping_{false};
   std::mutex reload_mu_;  // guards policy_mtime_ and serializes reloads
   std::filesystem::file_time_type policy_mtime_{};

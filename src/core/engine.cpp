@@ -206,6 +206,7 @@ Result<IntakeResult> Engine::Receive(const Trigger& t, const std::string& via, c
     result.queued_for_eval = true;
   }
   RETURN_IF_ERROR(tx->Commit());
+  if (result.queued_for_eval && options_.on_eval_queued) options_.on_eval_queued();
   spdlog::info("trigger stored id={} source={} actor={} delivered={} eval={}", t.id, t.source,
                t.actor.value_or("-"), result.delivered_to.size(), result.queued_for_eval ? "queued" : "no");
   return result;
@@ -460,6 +461,7 @@ Status Engine::Handback(TicketId ticket, const std::string& trigger_id, Handback
     queued = true;
   }
   RETURN_IF_ERROR(tx->Commit());
+  if (queued && options_.on_eval_queued) options_.on_eval_queued();
   spdlog::info("handback ticket={} trigger={} kind={} to_eval={}", ticket, trigger_id, HandbackKindName(kind), queued);
   return Status::Ok();
 }

@@ -51,6 +51,10 @@ Execution::~Execution() { Stop(); }
 
 Status Execution::Start() { return scheduler_ ? scheduler_->Start() : Status::Ok(); }
 
+void Execution::Wake() {
+  if (scheduler_) scheduler_->Wake();
+}
+
 void Execution::Stop() {
   if (scheduler_) scheduler_->Stop();
 }

@@ -79,6 +79,7 @@ Result<WorkspaceRecord> Workspaces::Prepare(TicketId ticket) {
   w.ticket = ticket;
   w.branch = "superagent/ticket-" + std::to_string(ticket);
   w.dir = (fs::path(options_.root) / "tickets" / ("ticket-" + std::to_string(ticket))).string();
+  std::lock_guard<std::mutex> lock(clone_mu_);
   RETURN_IF_ERROR(SyncClone());
   auto def = DefaultBranch();
   if (!def.ok()) return def.status();
@@ -109,6 +110,7 @@ Result<WorkspaceRecord> Workspaces::Prepare(TicketId ticket) {
 }
 
 Status Workspaces::Remove(const WorkspaceRecord& w) {
+  std::lock_guard<std::mutex> lock(clone_mu_);
   if (fs::exists(w.dir)) {
     auto r = Git(ClonePath(), {"worktree", "remove", "--force", w.dir});
     if (!r.ok() || r->exit_code != 0) {
@@ -145,6 +147,7 @@ Result<int> Workspaces::CommitsAhead(const WorkspaceRecord& w) {
 }
 
 Status Workspaces::Push(const WorkspaceRecord& w) {
+  std::lock_guard<std::mutex> lock(clone_mu_);  // updates the clone's origin/* refs
   auto r = Git(w.dir, {"push", "--force", "origin", "HEAD:refs/heads/" + w.branch});
   RETURN_IF_ERROR(Failed("cannot push " + w.branch, r));
   spdlog::info("branch pushed ticket={} branch={}", w.ticket, w.branch);
