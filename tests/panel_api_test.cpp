@@ -34,7 +34,7 @@ class PanelApiTest : public PanelSeedTest {
   }
 
   // Starts the panel with `config` (listen is replaced by the bound port's address).
-  Status StartServer(Config config = Config{}) {
+  Status StartServer(Config config = Config{}, std::function<std::optional<SlotsView>()> slots = nullptr) {
     auto views = Views::Open((dir_ / "superagent.db").string());
     if (!views.ok()) return views.status();
     views_ = std::move(*views);
@@ -44,6 +44,7 @@ class PanelApiTest : public PanelSeedTest {
     ctx.views = views_.get();
     ctx.config = config;
     ctx.poll_ms = 50;
+    ctx.slots = std::move(slots);
     ctx.reload_policy = [this] {
       ++reloads_;
       return reload_result_;
@@ -139,6 +140,24 @@ TEST_F(PanelApiTest, StatusSaysModePolicySlotsSourcesAndCursors) {
   EXPECT_TRUE(s["sources"][1]["last_success_at"].is_string());
   ASSERT_EQ(s["cursors"].size(), 2u);
   EXPECT_EQ(s["cursors"][1]["name"], "notifications");
+}
+
+// With execution running, the slots are the scheduler's live view: a Ticket whose background
+// jobs hold a slot counts, and the reserved slot shows when a person's message is using it.
+TEST_F(PanelApiTest, StatusShowsTheSchedulersLiveSlots) {
+  Config config;
+  config.execution.slots = 2;
+  ASSERT_TRUE(StartServer(config, [] {
+                SlotsView v;
+                v.worker_slots = 2;
+                v.worker_used = 2;
+                v.reserved_used = true;
+                return std::optional<SlotsView>(v);
+              }).ok());
+  json s = GetJson("/api/status");
+  EXPECT_EQ(s["slots"]["execution_running"], true);
+  EXPECT_EQ(s["slots"]["in_use"], 2);
+  EXPECT_EQ(s["slots"]["reserved_in_use"], true);
 }
 
 TEST_F(PanelApiTest, HistoryFiltersByStageAndShowsATicketsWholeStory) {

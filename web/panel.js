@@ -154,9 +154,9 @@ function renderStatus(s) {
   const p = s.policy || {};
   add('Policy', `version ${s.policy_version}`, p.since ? ' · since ' : '', p.since ? when(p.since) : '', p.origin ? ` · ${p.origin}` : '');
   const slots = s.slots;
-  add('Slots', `${slots.in_use} of ${slots.configured} in use (+${slots.reserved_for_people} kept for people)`,
+  add('Slots', `${slots.in_use} of ${slots.configured} in use (+${slots.reserved_for_people} kept for people${slots.reserved_in_use ? ', in use now' : ''})`,
     slots.execution_running ? (slots.waiting ? ` · ${slots.waiting} waiting` : '')
-      : ` · no executor runs in this build yet${slots.waiting ? `; ${slots.waiting} accepted Ticket${slots.waiting > 1 ? 's' : ''} wait` : ''}`);
+      : ` · execution is off: no git remote (set execution.git_remote or github.repo)${slots.waiting ? `; ${slots.waiting} accepted Ticket${slots.waiting > 1 ? 's' : ''} wait` : ''}`);
   const trig = s.triggers || {};
   add('Messages', `${(trig.stored || 0) + (trig.filtered || 0)} received (${trig.filtered || 0} filtered)`,
     s.eval_queue ? ` · ${s.eval_queue} waiting for an Eval` : '');

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "superagent/config.h"
+#include "superagent/session.h"
 #include "superagent/status.h"
 
 namespace httplib { class Server; }
@@ -41,8 +42,9 @@ struct PanelContext {
   Config config;             // listen, token_env, execution.slots
   // Re-reads the policy file and applies it (the daemon's reload); the panel records the command.
   std::function<PolicyReloadResult()> reload_policy;
-  // Whether an executor takes Assignments yet; until then the panel says slots are idle by design.
-  bool execution_running = false;
+  // The live worker slots; empty function or nullopt when execution is disabled (no git remote),
+  // and the panel says so. Called on request threads.
+  std::function<std::optional<SlotsView>()> slots;
   int problem_threshold = 3;  // EngineOptions::problem_threshold
   int poll_ms = 500;          // how often a live-update stream checks for changes
 };

@@ -26,12 +26,6 @@ struct SchedulerOptions {
   std::string jobs_dir;                       // where shell output files go ("" = temp dir)
 };
 
-struct SlotsView {
-  int worker_slots = 0, worker_used = 0;
-  bool reserved_used = false;
-  int queued = 0;  // pending Assignments
-};
-
 class Scheduler {
  public:
   // Everything given must outlive the Scheduler.

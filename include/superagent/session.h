@@ -48,4 +48,11 @@ struct WorkspaceRecord {
   std::optional<TimeMs> removed_at;
 };
 
+// The worker slots as the scheduler holds them now (SPEC §6), for the panel and /metrics.
+struct SlotsView {
+  int worker_slots = 0, worker_used = 0;
+  bool reserved_used = false;
+  int queued = 0;  // pending Assignments
+};
+
 }  // namespace superagent

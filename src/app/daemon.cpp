@@ -85,6 +85,10 @@ Status Daemon::Start() {
   int port = 0;
   if (!SplitHostPort(config_.panel.listen, &host, &port))
     return Status::InvalidArgument("panel.listen: expected host:port, got \"" + config_.panel.listen + "\"");
+  // Built before the routes (the panel reads its slots), started after the outbox.
+  auto execution = exec::Execution::Create(config_, engine_.get(), llm_http_.get());
+  if (!execution.ok()) return execution.status();
+  execution_ = std::move(*execution);
   http_ = std::make_unique<httplib::Server>();
   if (Status s = InstallRoutes(); !s.ok()) return s;
   if (github_) github_->InstallWebhookRoute(*http_);
@@ -100,9 +104,6 @@ Status Daemon::Start() {
   if (feishu_) channels.push_back(feishu_->channel());
   effects_ = std::make_unique<EffectsLoop>(engine_.get(), channels, SystemClock());
   effects_->Start();
-  auto execution = exec::Execution::Create(config_, engine_.get(), llm_http_.get());
-  if (!execution.ok()) return execution.status();
-  execution_ = std::move(*execution);
   if (Status s = execution_->Start(); !s.ok()) return s;
   eval_thread_ = std::thread([this] { EvalLoop(); });  // after effects_ and execution_: it wakes both
   if (github_) github_->Start();
@@ -123,6 +124,10 @@ Status Daemon::InstallRoutes() {
   ctx.views = views_.get();
   ctx.config = config_;
   ctx.reload_policy = [this] { return ReloadPolicy("panel"); };
+  ctx.slots = [this]() -> std::optional<SlotsView> {
+    if (!execution_ || !execution_->scheduler()) return std::nullopt;
+    return execution_->scheduler()->Slots();
+  };
   auto installed = panel::InstallRoutes(*http_, std::move(ctx));
   if (!installed.ok()) return installed.status();
   panel_ = std::move(*installed);

@@ -165,11 +165,13 @@ struct Panel::Impl {
     j["eval_queue"] = c.eval_queue;
     j["receipts_pending"] = c.receipts_pending;
     j["receipts_failed"] = c.receipts_failed;
+    std::optional<SlotsView> live = ctx.slots ? ctx.slots() : std::nullopt;
     j["slots"] = {{"configured", ctx.config.execution.slots},
                   {"reserved_for_people", 1},
-                  {"in_use", c.assignments_running},
+                  {"in_use", live ? live->worker_used : c.assignments_running},
+                  {"reserved_in_use", live && live->reserved_used},
                   {"waiting", c.assignments_pending},
-                  {"execution_running", ctx.execution_running}};
+                  {"execution_running", live.has_value()}};
     json sources = json::array();
     for (const SourceHealth& h : ctx.views->SourcesHealth()) sources.push_back(HealthJson(h));
     j["sources"] = sources;
