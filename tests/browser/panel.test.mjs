@@ -74,7 +74,7 @@ test('the page shows what needs a person first: the oldest question, then decisi
   const kinds = await page.locator('#problems-slot article').evaluateAll((all) => all.map((a) => a.dataset.kind));
   assert.ok(kinds.includes('source:feishu:backfill'), kinds.join());
   // Status says honestly that nothing executes yet.
-  assert.match(await page.locator('#status-list').textContent(), /0 of 3 in use \(\+1 kept for people\) · no executor runs in this build yet/);
+  assert.match(await page.locator('#status-list').textContent(), /0 of 3 in use \(\+1 kept for people\) · execution is off: no git remote/);
   assert.match(await page.locator('#sources').textContent(), /HTTP 503 from open\.feishu\.cn/);
   await page.screenshot({ path: join(shots, 'needs-1280x800-light.png') });
 });
