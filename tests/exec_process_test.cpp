@@ -126,6 +126,75 @@ TEST_F(ExecProcessTest, DestroyingTheJobsKillsEveryTree) {
   EXPECT_TRUE(Eventually([&] { return !Listening(port); }));
 }
 
+// A grandchild that starts a session of its own (setsid) leaves the process group; only a
+// cgroup still holds it. Writes its pid to `pid_file` so a test can clean up what escaped.
+std::string EscapingListenerCommand(int port, const std::string& pid_file) {
+  return "setsid /usr/bin/python3 -c 'import os,socket,time\nopen(\"" + pid_file +
+         "\",\"w\").write(str(os.getpid()))\ns=socket.socket()\ns.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)\n"
+         "s.bind((\"127.0.0.1\"," + std::to_string(port) + "))\ns.listen()\ntime.sleep(600)' & wait";
+}
+
+TEST_F(ExecProcessTest, ATreeThatLeftItsProcessGroupIsStillKilledThroughItsCgroup) {
+  const exec::Containment c = runner_->containment();
+  if (!c.cgroups) GTEST_SKIP() << "this host gives no cgroup v2 to the tests: " << c.detail;
+  const int port = FreePort();
+  exec::ProcessSpec spec;
+  spec.argv = {"/bin/sh", "-c", EscapingListenerCommand(port, (dir_ / "pid").string())};
+  spec.output_dir = dir_.string();
+  auto p = runner_->Spawn(spec);
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  ASSERT_TRUE(Eventually([&] { return Listening(port); })) << "the grandchild never listened";
+  const std::string pid = ReadText(dir_ / "pid");
+  EXPECT_NE(Sh("ps -o sid= -p " + pid), Sh("ps -o sid= -p " + std::to_string((*p)->pid()))) << "it did not leave";
+  (*p)->KillGroup();
+  EXPECT_TRUE(Eventually([&] { return !Listening(port); })) << "an orphan that left its group still listens";
+  // The tree's cgroup goes once it is empty, and the runner's own when the runner goes.
+  runner_.reset();
+  EXPECT_FALSE(std::filesystem::exists(c.detail)) << c.detail;
+}
+
+// What the cgroup is for: with process groups only, a process that called setsid() survives.
+TEST_F(ExecProcessTest, WithCgroupsOffAProcessThatLeftItsGroupSurvivesTheKill) {
+  auto runner = exec::MakePosixProcessRunner({"off"});
+  EXPECT_FALSE(runner->containment().cgroups);
+  EXPECT_EQ(runner->containment().detail, "cgroups off by configuration");
+  const int port = FreePort();
+  exec::ProcessSpec spec;
+  spec.argv = {"/bin/sh", "-c", EscapingListenerCommand(port, (dir_ / "pid").string())};
+  spec.output_dir = dir_.string();
+  auto p = runner->Spawn(spec);
+  ASSERT_TRUE(p.ok());
+  ASSERT_TRUE(Eventually([&] { return Listening(port); }));
+  (*p)->KillGroup();
+  EXPECT_TRUE(Listening(port));
+  const std::string pid = ReadText(dir_ / "pid");
+  ASSERT_FALSE(pid.empty());
+  ::kill(std::stoi(pid), SIGKILL);  // clean up what escaped
+  EXPECT_TRUE(Eventually([&] { return !Listening(port); }));
+}
+
+// A daemon that crashed left cgroups with processes in them; the next one ends them.
+TEST_F(ExecProcessTest, CgroupsLeftByADaemonThatIsGoneAreKilledAndRemoved) {
+  const std::string own = exec::MakePosixProcessRunner()->containment().detail;
+  if (!exec::MakePosixProcessRunner()->containment().cgroups) GTEST_SKIP() << "no cgroup v2 here: " << own;
+  const std::filesystem::path parent = std::filesystem::path(own).parent_path() /
+                                       ("superagent-test-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(parent);
+  const std::filesystem::path left = parent / "superagent-4194305" / "job-1";  // above pid_max
+  std::filesystem::create_directories(left);
+  const int port = FreePort();
+  Sh("{ echo 0 > " + (left / "cgroup.procs").string() + " && exec " + ListenerCommand(port) +
+     "; } >/dev/null 2>&1 &");
+  ASSERT_TRUE(Eventually([&] { return Listening(port); }));
+  {
+    auto runner = exec::MakePosixProcessRunner({parent.string()});
+    EXPECT_TRUE(runner->containment().cgroups) << runner->containment().detail;
+    EXPECT_TRUE(Eventually([&] { return !Listening(port); })) << "the crashed daemon's process still listens";
+    EXPECT_TRUE(Eventually([&] { return !std::filesystem::exists(parent / "superagent-4194305"); }));
+  }
+  EXPECT_EQ(::rmdir(parent.c_str()), 0) << std::strerror(errno);
+}
+
 TEST_F(ExecProcessTest, TailKeepsTheLastLines) {
   EXPECT_EQ(exec::Tail("a\nb\nc\nd\n", 2), "c\nd");
   EXPECT_EQ(exec::Tail("", 2), "");

@@ -241,6 +241,37 @@ TEST_F(ExecWorkerTest, TheBuiltinWorkerEditsTestsCommitsAndReportsReadyDrivenByT
   EXPECT_EQ(usage["completion_tokens"], 6 * 80);
 }
 
+// A Stop must not wait for a slow model: the call in flight is abandoned, the turn returns and
+// the slot is free while the model has still not answered.
+TEST_F(ExecWorkerTest, StoppingATicketAbandonsTheModelCallInFlight) {
+  const TicketId id = AcceptedTicket("c1");
+  FakeChatServer model;
+  ChatReply held = model.ToolCalls({{"read_file", R"({"path":"README.md"})"}});
+  held.hold = true;
+  model.Push(held);
+  llm::ChatOptions co;
+  co.base_url = model.base_url();
+  co.api_key = model.api_key();
+  co.timeout_ms = 60'000;
+  auto chat_http = MakeCurlHttpClient("superagent-test");
+  llm::OpenAiChatClient chat(co, chat_http.get(), &exec_clock_, [](TimeMs) {});
+  auto executor = exec::MakeBuiltinExecutor({"deepseek-chat"}, engine_.get(), &chat, services_.get());
+  auto scheduler = MakeScheduler(executor.get());
+  ASSERT_EQ(*scheduler->Tick(), 1);
+  ASSERT_TRUE(model.WaitUntilHolding());
+  ASSERT_TRUE(engine_->StopTicket(id, "alice").ok());
+  ASSERT_TRUE(scheduler->Tick().ok());  // sees the ended Ticket and cancels its turn
+  scheduler->WaitForTurns();
+  EXPECT_TRUE(model.Holding()) << "the turn ended only because the model answered";
+  ASSERT_TRUE(scheduler->Tick().ok());
+  EXPECT_EQ(scheduler->Slots().worker_used, 0);
+  // Nothing was made of the abandoned call: no assistant message, no tool run.
+  auto session = engine_->SessionForTicket(id);
+  ASSERT_TRUE(session.has_value());
+  for (const SessionEvent& e : engine_->SessionEvents(session->id)) EXPECT_NE(e.kind, "assistant");
+  model.Release();
+}
+
 TEST_F(ExecWorkerTest, AFollowUpResumesTheBuiltinSessionFromItsTranscript) {
   const TicketId id = AcceptedTicket("c1");
   FakeChatServer model;

@@ -5,6 +5,7 @@
 // real format. Replies are scripted per test, in order.
 #pragma once
 
+#include <condition_variable>
 #include <chrono>
 #include <deque>
 #include <mutex>
@@ -24,6 +25,7 @@ struct ChatReply {
   std::string body;
   std::vector<std::pair<std::string, std::string>> headers;
   int delay_ms = 0;  // held before answering (timeouts); keep tiny: tests must stay fast
+  bool hold = false;  // held until Release() (or the server stops): a model call still in flight
 };
 
 class FakeChatServer {
@@ -73,8 +75,26 @@ class FakeChatServer {
     for (int i = 0; i < 5'000 && !server_.is_running(); ++i) std::this_thread::sleep_for(std::chrono::microseconds(200));
   }
   ~FakeChatServer() {
+    Release();
     server_.stop();
     thread_.join();
+  }
+
+  // Blocks until a `hold` reply is being held (a request is in flight); false after 10 s.
+  bool WaitUntilHolding() {
+    std::unique_lock<std::mutex> lock(hold_mu_);
+    return hold_cv_.wait_for(lock, std::chrono::seconds(10), [&] { return holding_ > 0; });
+  }
+  // Lets every held reply go.
+  void Release() {
+    std::lock_guard<std::mutex> lock(hold_mu_);
+    released_ = true;
+    hold_cv_.notify_all();
+  }
+  // Whether a held request is still waiting (its client has not been answered).
+  bool Holding() {
+    std::lock_guard<std::mutex> lock(hold_mu_);
+    return holding_ > 0;
   }
 
   std::string base_url() const { return "http://127.0.0.1:" + std::to_string(port_) + prefix_; }
@@ -290,12 +310,23 @@ class FakeChatServer {
       }
     }
     if (reply.delay_ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(reply.delay_ms));
+    if (reply.hold) {
+      std::unique_lock<std::mutex> lock(hold_mu_);
+      ++holding_;
+      hold_cv_.notify_all();
+      hold_cv_.wait(lock, [&] { return released_; });
+      --holding_;
+    }
     res.status = reply.status;
     for (const auto& [k, v] : reply.headers) res.set_header(k.c_str(), v);
     res.set_content(reply.body, "application/json");
   }
 
   std::string api_key_, prefix_, model_;
+  std::mutex hold_mu_;
+  std::condition_variable hold_cv_;
+  int holding_ = 0;
+  bool released_ = false;
   httplib::Server server_;
   std::thread thread_;
   int port_ = 0;

@@ -1,6 +1,9 @@
 // The libcurl client against a real loopback server: methods, headers, bodies, errors, timeouts.
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <condition_variable>
+#include <mutex>
 #include <thread>
 
 #include <httplib.h>
@@ -20,11 +23,24 @@ class HttpClientTest : public ::testing::Test {
       res.set_content(req.body, "application/json");
     });
     server_.Get("/missing", [](const httplib::Request&, httplib::Response& res) { res.status = 404; });
+    // Answers only when the test lets it: a slow peer whose request is still in flight.
+    server_.Get("/slow", [this](const httplib::Request&, httplib::Response& res) {
+      std::unique_lock<std::mutex> lock(mu_);
+      arrived_ = true;
+      cv_.notify_all();
+      cv_.wait(lock, [&] { return released_; });
+      res.set_content("late", "text/plain");
+    });
     port_ = server_.bind_to_any_port("127.0.0.1");
     // Bound already: connections wait in the backlog until the thread accepts them.
     thread_ = std::thread([this] { server_.listen_after_bind(); });
   }
   void TearDown() override {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      released_ = true;
+      cv_.notify_all();
+    }
     server_.stop();
     thread_.join();
   }
@@ -33,7 +49,29 @@ class HttpClientTest : public ::testing::Test {
   httplib::Server server_;
   std::thread thread_;
   int port_ = 0;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool arrived_ = false, released_ = false;
 };
+
+TEST_F(HttpClientTest, ACancelledRequestIsAbandonedWhileThePeerStillHoldsIt) {
+  auto client = MakeCurlHttpClient();
+  std::atomic<bool> cancel{false};
+  HttpRequest req{"GET", Url("/slow"), {}, "", 60'000, 5'000};
+  req.cancel = &cancel;
+  std::thread canceller([&] {
+    std::unique_lock<std::mutex> lock(mu_);
+    cv_.wait(lock, [&] { return arrived_; });
+    cancel = true;
+  });
+  HttpResponse r = client->Send(req);
+  canceller.join();
+  EXPECT_TRUE(r.cancelled);
+  EXPECT_EQ(r.error, "cancelled");
+  EXPECT_EQ(r.status, 0);
+  std::lock_guard<std::mutex> lock(mu_);
+  EXPECT_FALSE(released_) << "Send returned only because the peer answered";
+}
 
 TEST_F(HttpClientTest, SendsMethodHeadersAndBodyAndReadsTheAnswer) {
   auto client = MakeCurlHttpClient("superagent-test");

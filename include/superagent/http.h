@@ -2,6 +2,7 @@
 // servers that speak the real wire format (GitHub, Feishu, chat completions).
 #pragma once
 
+#include <atomic>
 #include <map>
 #include <memory>
 #include <string>
@@ -16,6 +17,9 @@ struct HttpRequest {
   std::string body;
   long timeout_ms = 30'000;          // whole request
   long connect_timeout_ms = 10'000;
+  // When set and it becomes true, the request is abandoned within about a second (a Ticket was
+  // stopped or the daemon is shutting down) and comes back with `cancelled`. Must outlive Send.
+  const std::atomic<bool>* cancel = nullptr;
 };
 
 struct HttpResponse {
@@ -24,6 +28,7 @@ struct HttpResponse {
   std::string body;
   std::string error;                             // transport error (DNS, connect, timeout), else ""
   bool timed_out = false;
+  bool cancelled = false;                        // abandoned because HttpRequest::cancel became true
 
   // The header's value, or "" ("name" in any case).
   std::string Header(const std::string& name) const;

@@ -6,6 +6,7 @@
 // through the HttpClient seam so tests talk to a loopback server speaking the real format.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -63,6 +64,9 @@ struct ChatRequest {
   // Absolute time (Clock) after which no attempt starts and no wait is begun; 0: none. Lets a
   // caller keep several calls inside one overall budget (e.g. the Eval's deadline).
   TimeMs deadline_ms = 0;
+  // When it becomes true the call is abandoned — the HTTP request in flight too — and Complete
+  // returns Unavailable("cancelled"). A worker's Stop must not wait for a slow model.
+  const std::atomic<bool>* cancel = nullptr;
 };
 
 // Token accounting of one or more calls, as the API reported it.

@@ -43,16 +43,34 @@ class Process {
   virtual std::string Stderr() const = 0;
 };
 
+// How process trees are contained. Process groups always; a cgroup v2 per process tree when the
+// host lets the daemon create cgroups below its own (root, or systemd's Delegate=yes), which also
+// catches a process that left its group with setsid().
+struct Containment {
+  bool cgroups = false;
+  std::string detail;  // where the cgroups are made, or why there are none
+};
+
 class ProcessRunner {
  public:
   virtual ~ProcessRunner() = default;
+  // What this runner contains trees with (for the start-up log line and `doctor`).
+  virtual Containment containment() const { return {}; }
   // Starts the process in its own group. IoError when it cannot be started (no such program,
   // unreadable directory). Destroying the returned Process kills its group if still running.
   virtual Result<std::unique_ptr<Process>> Spawn(const ProcessSpec& spec) = 0;
 };
 
-// The POSIX implementation (posix_spawn with its own process group).
-std::unique_ptr<ProcessRunner> MakePosixProcessRunner();
+struct PosixRunnerOptions {
+  // Where per-process cgroups go: "" = under the daemon's own cgroup v2 (found from
+  // /proc/self/cgroup and the cgroup2 mount), "off" = process groups only, else a cgroup v2
+  // directory (tests). When that directory cannot be used, the runner falls back to process
+  // groups and says why in containment().
+  std::string cgroup_parent;
+};
+
+// The POSIX implementation (posix_spawn with its own process group, and a cgroup when allowed).
+std::unique_ptr<ProcessRunner> MakePosixProcessRunner(PosixRunnerOptions options = {});
 
 // A Sleeper that really sleeps.
 Sleeper RealSleeper();

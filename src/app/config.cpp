@@ -504,7 +504,17 @@ std::optional<Config> ParseConfig(std::string_view yaml, const std::string& file
                                 {"command", [&](Y k2, Y v2, S p2) { r.String(k2, v2, p2, &cfg.execution.command); }},
                                 {"git_remote",
                                  [&](Y k2, Y v2, S p2) { r.String(k2, v2, p2, &cfg.execution.git_remote); }},
-                                {"prepare", [&](Y k2, Y v2, S p2) { r.String(k2, v2, p2, &cfg.execution.prepare); }}});
+                                {"prepare", [&](Y k2, Y v2, S p2) { r.String(k2, v2, p2, &cfg.execution.prepare); }},
+                                {"cgroups",
+                                 [&](Y k2, Y v2, S p2) {
+                                   std::string s;
+                                   if (!r.String(k2, v2, p2, &s)) return;
+                                   if (s != "auto" && s != "off") {
+                                     r.Add(Reader::Where(k2, v2), p2 + ": must be auto or off (got " + Quote(s) + ")");
+                                     return;
+                                   }
+                                   cfg.execution.cgroups = s;
+                                 }}});
                    }},
                   {"eval",
                    [&](Y k, Y v, S p) {
@@ -613,7 +623,8 @@ nlohmann::json ConfigToJson(const Config& c) {
         {"executor", c.execution.executor},
         {"command", c.execution.command},
         {"git_remote", c.execution.git_remote},
-        {"prepare", c.execution.prepare}}},
+        {"prepare", c.execution.prepare},
+        {"cgroups", c.execution.cgroups}}},
       {"eval", {{"timeout_seconds", c.eval.timeout_seconds}, {"max_attempts", c.eval.max_attempts}}},
   };
 }

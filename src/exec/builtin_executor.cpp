@@ -69,7 +69,9 @@ class BuiltinExecutor : public Executor {
       req.messages = messages;
       req.tools = specs;
       req.purpose = "worker";
+      req.cancel = t.cancel;  // a Stop or shutdown abandons the call in flight
       auto resp = chat_->Complete(req);
+      if (t.cancel != nullptr && t.cancel->load()) return out;  // the scheduler knows why
       if (!resp.ok()) return Status::Unavailable("the model did not answer: " + resp.status().message());
       engine_->RecordTokenUsage(t.ticket, t.session, resp->usage.ToJson());
       llm::Message reply{"assistant", resp->content, resp->tool_calls, ""};

@@ -21,7 +21,11 @@ Result<std::unique_ptr<Execution>> Execution::Create(const Config& config, Engin
     spdlog::warn("execution disabled: no git remote; set execution.git_remote or github.repo");
     return e;
   }
-  e->runner_ = MakePosixProcessRunner();
+  PosixRunnerOptions ro;
+  if (config.execution.cgroups == "off") ro.cgroup_parent = "off";
+  e->runner_ = MakePosixProcessRunner(ro);
+  const Containment c = e->runner_->containment();
+  spdlog::info("process containment groups=yes cgroups={} detail=\"{}\"", c.cgroups ? "yes" : "no", c.detail);
   e->workspaces_ = std::make_unique<Workspaces>(wo, e->runner_.get(), SystemClock(), RealSleeper());
   e->services_ = std::make_unique<WorkerServices>(engine, e->workspaces_.get());
   if (config.execution.executor == "command") {

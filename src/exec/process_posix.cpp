@@ -1,4 +1,5 @@
-// POSIX processes: posix_spawn with POSIX_SPAWN_SETPGROUP so each command leads its own group;
+// POSIX processes: posix_spawn with POSIX_SPAWN_SETPGROUP so each command leads its own group,
+// and, where the host allows, a cgroup v2 of its own that it joins before it execs the command;
 // stdin/stdout/stderr are files so nothing blocks on a pipe a grandchild keeps open.
 #include <fcntl.h>
 #include <signal.h>
@@ -16,6 +17,7 @@
 #include <sstream>
 #include <thread>
 
+#include "exec/cgroup.h"
 #include "superagent/process.h"
 
 extern char** environ;
@@ -39,9 +41,24 @@ int DecodeStatus(int status) {
   return -1;
 }
 
+// argv[0] as posix_spawnp would find it, so a missing program is an error before anything runs
+// (with a cgroup the real spawn starts /bin/sh, which would only exit 127).
+bool FindProgram(const std::string& name, const std::string& path_var) {
+  auto runnable = [](const std::string& p) {
+    std::error_code ec;
+    return ::access(p.c_str(), X_OK) == 0 && !fs::is_directory(p, ec);
+  };
+  if (name.find('/') != std::string::npos) return runnable(name);
+  std::stringstream dirs(path_var.empty() ? "/usr/local/bin:/usr/bin:/bin" : path_var);
+  for (std::string d; std::getline(dirs, d, ':');)
+    if (runnable((d.empty() ? "." : d) + "/" + name)) return true;
+  return false;
+}
+
 class PosixProcess : public Process {
  public:
-  PosixProcess(pid_t pid, std::string dir) : pid_(pid), dir_(std::move(dir)) {}
+  PosixProcess(pid_t pid, std::string dir, CgroupTree* cgroups, std::string group)
+      : pid_(pid), dir_(std::move(dir)), cgroups_(cgroups), group_(std::move(group)) {}
   ~PosixProcess() override {
     KillGroup();
     std::error_code ec;
@@ -63,6 +80,11 @@ class PosixProcess : public Process {
     std::lock_guard<std::mutex> lock(mu_);
     // The group outlives its leader: children may still run after the leader exited.
     ::kill(-pid_, SIGKILL);
+    // The cgroup also holds what left the group (setsid) and what was forked meanwhile.
+    if (cgroups_ != nullptr && !group_.empty()) {
+      cgroups_->KillAndRemove(group_);
+      group_.clear();
+    }
     if (!exit_code_) {
       int status = 0;
       if (waitpid(pid_, &status, 0) == pid_) exit_code_ = DecodeStatus(status);
@@ -76,12 +98,26 @@ class PosixProcess : public Process {
  private:
   pid_t pid_;
   std::string dir_;
+  CgroupTree* cgroups_;  // null: process groups only
+  std::string group_;    // this tree's cgroup, until killed
   std::mutex mu_;
   std::optional<int> exit_code_;
 };
 
 class PosixRunner : public ProcessRunner {
  public:
+  explicit PosixRunner(const PosixRunnerOptions& options) {
+    if (options.cgroup_parent == "off") {
+      containment_.detail = "cgroups off by configuration";
+      return;
+    }
+    cgroups_ = std::make_unique<CgroupTree>(options.cgroup_parent);
+    containment_.cgroups = cgroups_->enabled();
+    containment_.detail = cgroups_->detail();
+    if (!cgroups_->enabled()) cgroups_.reset();
+  }
+  Containment containment() const override { return containment_; }
+
   Result<std::unique_ptr<Process>> Spawn(const ProcessSpec& spec) override {
     if (spec.argv.empty()) return Status::InvalidArgument("no command given");
     static std::atomic<std::uint64_t> counter{0};
@@ -110,7 +146,18 @@ class PosixRunner : public ProcessRunner {
     std::vector<char*> envp, argv;
     for (auto& s : env_strings) envp.push_back(s.data());
     envp.push_back(nullptr);
+    if (!FindProgram(spec.argv[0], env.count("PATH") ? env["PATH"] : "")) {
+      fs::remove_all(dir, ec);
+      return Status::IoError("cannot start " + spec.argv[0] + ": " + std::strerror(ENOENT));
+    }
     std::vector<std::string> args = spec.argv;
+    std::string group;
+    if (cgroups_) {
+      if (auto g = cgroups_->NewGroup()) {
+        group = *g;
+        args = CgroupTree::JoinThenExec(group + "/cgroup.procs", spec.argv);
+      }
+    }
     for (auto& a : args) argv.push_back(a.data());
     argv.push_back(nullptr);
 
@@ -141,15 +188,22 @@ class PosixRunner : public ProcessRunner {
     posix_spawnattr_destroy(&attr);
     if (rc != 0) {
       fs::remove_all(dir, ec);
+      if (!group.empty()) cgroups_->KillAndRemove(group);
       return Status::IoError("cannot start " + spec.argv[0] + ": " + std::strerror(rc));
     }
-    return std::unique_ptr<Process>(new PosixProcess(pid, dir.string()));
+    return std::unique_ptr<Process>(new PosixProcess(pid, dir.string(), cgroups_.get(), group));
   }
+
+ private:
+  Containment containment_;
+  std::unique_ptr<CgroupTree> cgroups_;  // null: process groups only
 };
 
 }  // namespace
 
-std::unique_ptr<ProcessRunner> MakePosixProcessRunner() { return std::make_unique<PosixRunner>(); }
+std::unique_ptr<ProcessRunner> MakePosixProcessRunner(PosixRunnerOptions options) {
+  return std::make_unique<PosixRunner>(options);
+}
 
 Sleeper RealSleeper() {
   return [](TimeMs ms) { std::this_thread::sleep_for(std::chrono::milliseconds(ms)); };

@@ -195,6 +195,8 @@ std::optional<TimeMs> RetryAfterMs(const HttpResponse& r, TimeMs now) {
   return std::max<TimeMs>(0, at - now);
 }
 
+constexpr TimeMs kCancelCheckMs = 200;
+
 OpenAiChatClient::OpenAiChatClient(ChatOptions options, HttpClient* http, Clock* clock, Sleeper sleeper)
     : options_(std::move(options)), http_(http), clock_(clock), sleeper_(std::move(sleeper)) {}
 
@@ -220,7 +222,9 @@ Result<ChatResponse> OpenAiChatClient::Complete(const ChatRequest& req) {
     return s;
   };
 
+  auto cancelled = [&] { return req.cancel != nullptr && req.cancel->load(); };
   for (int attempt = 0;; ++attempt) {
+    if (cancelled()) return fail(Status::Unavailable("cancelled"));
     const TimeMs now = clock_->NowMs();
     long timeout = options_.timeout_ms;
     if (req.deadline_ms > 0) {
@@ -229,8 +233,10 @@ Result<ChatResponse> OpenAiChatClient::Complete(const ChatRequest& req) {
     }
     http.timeout_ms = timeout;
     http.connect_timeout_ms = std::min(options_.connect_timeout_ms, timeout);
+    http.cancel = req.cancel;
     HttpResponse resp = http_->Send(http);
     ++usage.http_attempts;
+    if (resp.cancelled) return fail(Status::Unavailable("cancelled"));
 
     if (resp.ok()) {
       auto parsed = ParseChatResponse(resp.body);
@@ -276,7 +282,13 @@ Result<ChatResponse> OpenAiChatClient::Complete(const ChatRequest& req) {
     if (req.deadline_ms > 0 && clock_->NowMs() + wait >= req.deadline_ms)
       return fail(Status::Unavailable(what + " (no time left to retry)"));
     spdlog::warn("llm call retry purpose={} attempt={} wait_ms={} error=\"{}\"", req.purpose, attempt + 1, wait, what);
-    sleeper_(wait);
+    if (req.cancel == nullptr) {
+      sleeper_(wait);
+    } else {
+      // In steps, so a cancel is seen during a long Retry-After too.
+      for (TimeMs waited = 0; waited < wait && !cancelled(); waited += kCancelCheckMs)
+        sleeper_(std::min(kCancelCheckMs, wait - waited));
+    }
   }
 }
 

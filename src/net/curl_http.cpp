@@ -41,6 +41,11 @@ size_t WriteHeader(char* data, size_t size, size_t n, void* user) {
   return size * n;
 }
 
+// libcurl calls this at least once a second while a transfer runs, waiting or not.
+int AbortWhenCancelled(void* cancel, curl_off_t, curl_off_t, curl_off_t, curl_off_t) {
+  return static_cast<const std::atomic<bool>*>(cancel)->load() ? 1 : 0;
+}
+
 class CurlHttpClient : public HttpClient {
  public:
   explicit CurlHttpClient(std::string user_agent) : user_agent_(std::move(user_agent)) {
@@ -76,9 +81,15 @@ class CurlHttpClient : public HttpClient {
     curl_easy_setopt(curl, CURLOPT_WRITEDATA, &resp.body);
     curl_easy_setopt(curl, CURLOPT_HEADERFUNCTION, WriteHeader);
     curl_easy_setopt(curl, CURLOPT_HEADERDATA, &resp);
+    if (req.cancel != nullptr) {
+      curl_easy_setopt(curl, CURLOPT_XFERINFOFUNCTION, AbortWhenCancelled);
+      curl_easy_setopt(curl, CURLOPT_XFERINFODATA, const_cast<std::atomic<bool>*>(req.cancel));
+      curl_easy_setopt(curl, CURLOPT_NOPROGRESS, 0L);
+    }
     CURLcode rc = curl_easy_perform(curl);
     if (rc != CURLE_OK) {
-      resp.error = curl_easy_strerror(rc);
+      resp.cancelled = rc == CURLE_ABORTED_BY_CALLBACK;
+      resp.error = resp.cancelled ? "cancelled" : curl_easy_strerror(rc);
       resp.timed_out = rc == CURLE_OPERATION_TIMEDOUT;
     } else {
       long code = 0;
