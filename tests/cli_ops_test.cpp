@@ -13,6 +13,7 @@
 #include "app/doctor.h"
 #include "daemon_process.h"
 #include "fake_chat_server.h"
+#include "fake_feishu_server.h"
 #include "fake_github_server.h"
 #include "run_binary.h"
 #include "superagent/engine.h"
@@ -331,6 +332,142 @@ TEST_F(DoctorTest, TheCommandPrintsEveryCheckAndExitsNonZeroOnAFailure) {
   RunResult invalid = RunProgram(SUPERAGENT_BINARY, {"doctor", "--config", Config()});
   EXPECT_EQ(invalid.exit_code, 2);
   EXPECT_THAT(invalid.out, HasSubstr("superagent.yaml:2:"));
+}
+
+// --- doctor: Feishu ---
+
+class FeishuDoctorTest : public DoctorTest {
+ protected:
+  void SetUp() override {
+    DoctorTest::SetUp();
+    setenv("SUPERAGENT_DOCTOR_FS_ID", feishu_.app_id.c_str(), 1);
+    setenv("SUPERAGENT_DOCTOR_FS_SECRET", feishu_.app_secret.c_str(), 1);
+    setenv("SUPERAGENT_DOCTOR_FS_KEY", "encrypt-key-value", 1);
+    Write("feishu-policy.yaml", "mode: observe\nsources:\n  feishu:\n    people: [ou_alice]\n    scopes:\n"
+                                "      \"chat:oc_a\": { receive_all: true }\n      \"chat:oc_b\": { receive_all: false }\n");
+    feishu_.ws_endpoint = {{"code", 0},
+                           {"msg", "ok"},
+                           {"data",
+                            {{"URL", "wss://127.0.0.1:1/ws?device_id=d&service_id=1&ticket=SECRET-TICKET"},
+                             {"ClientConfig", {{"PingInterval", 120}}}}}};
+  }
+  void TearDown() override {
+    for (const char* n : {"SUPERAGENT_DOCTOR_FS_ID", "SUPERAGENT_DOCTOR_FS_SECRET", "SUPERAGENT_DOCTOR_FS_KEY"}) unsetenv(n);
+    DoctorTest::TearDown();
+  }
+  superagent::Config WithFeishu() {
+    superagent::Config c = Healthy();
+    c.policy_file = (dir_ / "feishu-policy.yaml").string();
+    c.feishu.enabled = true;
+    c.feishu.api_url = feishu_.url();
+    c.feishu.app_id_env = "SUPERAGENT_DOCTOR_FS_ID";
+    c.feishu.app_secret_env = "SUPERAGENT_DOCTOR_FS_SECRET";
+    c.feishu.encrypt_key_env = "SUPERAGENT_DOCTOR_FS_KEY";
+    return c;
+  }
+  // Nothing doctor prints may hold a secret or the endpoint's ticket.
+  void ExpectNoSecret(const std::map<std::string, app::DoctorCheck>& checks) {
+    for (const auto& [name, c] : checks)
+      for (const std::string& text : {c.detail, c.fix}) {
+        EXPECT_THAT(text, Not(HasSubstr(feishu_.app_secret))) << name;
+        EXPECT_THAT(text, Not(HasSubstr(feishu_.token))) << name;
+        EXPECT_THAT(text, Not(HasSubstr("SECRET-TICKET"))) << name;
+      }
+  }
+
+  FakeFeishu feishu_{SystemClock()};
+};
+
+TEST_F(FeishuDoctorTest, AWorkingFeishuAppPassesAndNamesItsBot) {
+  auto checks = Run(WithFeishu());
+  for (const char* name : {"policy", "feishu.token", "feishu.bot", "feishu.chat:oc_a", "feishu.chat:oc_b", "feishu.realtime"})
+    EXPECT_EQ(checks[name].result, R::kOk) << name << ": " << checks[name].detail << " / " << checks[name].fix;
+  EXPECT_EQ(checks.count("feishu"), 0u) << "the placeholder is gone once Feishu is enabled";
+  EXPECT_THAT(checks["feishu.token"].detail, HasSubstr("tenant access token obtained for app " + feishu_.app_id));
+  EXPECT_THAT(checks["feishu.bot"].detail, HasSubstr("superagent (open_id " + feishu_.bot_open_id + ")"));
+  EXPECT_EQ(checks["feishu.realtime"].detail, "long connection endpoint answers");
+  ExpectNoSecret(checks);
+  // The history read is the cheap one: one page of one item from now, for each configured chat.
+  int reads = 0;
+  for (const auto& l : feishu_.log())
+    if (l.path == "/open-apis/im/v1/messages") {
+      ++reads;
+      EXPECT_EQ(l.params.at("container_id_type"), "chat");
+      EXPECT_EQ(l.params.at("page_size"), "1");
+      EXPECT_TRUE(l.params.count("start_time"));
+    }
+  EXPECT_EQ(reads, 2);
+
+  superagent::Config callback = WithFeishu();
+  callback.feishu.realtime = "callback";
+  checks = Run(callback);
+  EXPECT_EQ(checks["feishu.realtime"].result, R::kOk);
+  EXPECT_THAT(checks["feishu.realtime"].detail, HasSubstr("verified with SUPERAGENT_DOCTOR_FS_KEY"));
+
+  // The command line shows the same, aligned like every other check.
+  Write("superagent.yaml", "data_dir: data\npolicy_file: feishu-policy.yaml\nllm:\n  api_key_env: SUPERAGENT_OPS_UNSET\n"
+                           "feishu:\n  enabled: true\n  api_url: " + feishu_.url() +
+                           "\n  app_id_env: SUPERAGENT_DOCTOR_FS_ID\n  app_secret_env: SUPERAGENT_DOCTOR_FS_SECRET\n");
+  RunResult out = RunProgram(SUPERAGENT_BINARY, {"doctor", "--config", Config()});
+  EXPECT_EQ(out.exit_code, 0) << out.out << out.err;
+  EXPECT_THAT(out.out, HasSubstr("feishu.bot             ok      superagent (open_id " + feishu_.bot_open_id));
+  EXPECT_THAT(out.out, HasSubstr("feishu.chat:oc_a       ok      history readable"));
+  EXPECT_THAT(out.out + out.err, Not(HasSubstr(feishu_.app_secret))) << "a secret was printed";
+}
+
+TEST_F(FeishuDoctorTest, EachFeishuMistakeFailsWithAFix) {
+  unsetenv("SUPERAGENT_DOCTOR_FS_SECRET");
+  auto checks = Run(WithFeishu());
+  EXPECT_EQ(checks["feishu.token"].result, R::kFailed);
+  EXPECT_THAT(checks["feishu.token"].detail, HasSubstr("environment variable SUPERAGENT_DOCTOR_FS_SECRET (feishu.app_secret_env) is not set"));
+  EXPECT_THAT(checks["feishu.token"].fix, HasSubstr("EnvironmentFile"));
+  for (const char* name : {"feishu.bot", "feishu.chats", "feishu.realtime"})
+    EXPECT_EQ(checks[name].result, R::kSkipped) << name << ": reported once, not four times";
+  EXPECT_TRUE(feishu_.log().empty()) << "nothing to ask Feishu without credentials";
+
+  setenv("SUPERAGENT_DOCTOR_FS_SECRET", "not-the-secret", 1);
+  checks = Run(WithFeishu());
+  EXPECT_EQ(checks["feishu.token"].result, R::kFailed);
+  EXPECT_THAT(checks["feishu.token"].detail, HasSubstr("code 10014"));
+  EXPECT_THAT(checks["feishu.token"].fix, HasSubstr("Credentials & Basic Info"));
+  EXPECT_THAT(checks["feishu.token"].detail + checks["feishu.token"].fix, Not(HasSubstr("not-the-secret")));
+  EXPECT_EQ(checks["feishu.bot"].result, R::kSkipped);
+
+  setenv("SUPERAGENT_DOCTOR_FS_SECRET", feishu_.app_secret.c_str(), 1);
+  {
+    auto lock = feishu_.Lock();
+    feishu_.bot_activate_status = 0;
+    feishu_.fail_container["oc_b"] = 400;  // the bot is not in chat B
+    feishu_.ws_endpoint = {{"code", 1000040350}, {"msg", "exceed connection limit"}};
+  }
+  checks = Run(WithFeishu());
+  EXPECT_EQ(checks["feishu.token"].result, R::kOk);
+  EXPECT_EQ(checks["feishu.bot"].result, R::kFailed);
+  EXPECT_THAT(checks["feishu.bot"].detail, HasSubstr("not activated (activate_status 0)"));
+  EXPECT_THAT(checks["feishu.bot"].fix, HasSubstr("Bot capability"));
+  EXPECT_EQ(checks["feishu.chat:oc_a"].result, R::kOk) << "one chat failing leaves the others checked";
+  EXPECT_EQ(checks["feishu.chat:oc_b"].result, R::kFailed);
+  EXPECT_THAT(checks["feishu.chat:oc_b"].detail, HasSubstr("HTTP 400 code 230001"));
+  EXPECT_THAT(checks["feishu.chat:oc_b"].fix, HasSubstr("add the bot to chat oc_b"));
+  EXPECT_EQ(checks["feishu.realtime"].result, R::kFailed);
+  EXPECT_THAT(checks["feishu.realtime"].fix, HasSubstr("50 long connections per app"));
+  ExpectNoSecret(checks);
+
+  superagent::Config c = WithFeishu();
+  c.feishu.realtime = "callback";
+  c.feishu.encrypt_key_env = "SUPERAGENT_DOCTOR_FS_UNSET";
+  c.policy_file = (dir_ / "policy.yaml").string();  // no chat rows
+  checks = Run(c);
+  EXPECT_EQ(checks["feishu.realtime"].result, R::kFailed);
+  EXPECT_THAT(checks["feishu.realtime"].detail, HasSubstr("every callback at /hooks/feishu is refused (401)"));
+  EXPECT_THAT(checks["feishu.realtime"].fix, HasSubstr("Encrypt Key"));
+  EXPECT_EQ(checks["feishu.chats"].result, R::kSkipped);
+  EXPECT_THAT(checks["feishu.chats"].fix, HasSubstr("chat:<chat_id>"));
+
+  c.feishu.api_url = "http://127.0.0.1:1";  // nothing listens there
+  checks = Run(c);
+  EXPECT_EQ(checks["feishu.token"].result, R::kFailed);
+  EXPECT_THAT(checks["feishu.token"].fix, HasSubstr("feishu.api_url (http://127.0.0.1:1)"));
 }
 
 }  // namespace

@@ -35,7 +35,7 @@ class FakeFeishu {
     server_.Post("/open-apis/auth/v3/tenant_access_token/internal",
                  [this](const httplib::Request& req, httplib::Response& res) { Token(req, res); });
     server_.Get("/open-apis/bot/v3/info", [this](const httplib::Request& req, httplib::Response& res) {
-      Guarded(req, res, [&] { return nlohmann::json{{"code", 0}, {"msg", "ok"}, {"bot", {{"activate_status", 2}, {"app_name", "superagent"}, {"open_id", bot_open_id}}}}; });
+      Guarded(req, res, [&] { return nlohmann::json{{"code", 0}, {"msg", "ok"}, {"bot", {{"activate_status", bot_activate_status}, {"app_name", "superagent"}, {"open_id", bot_open_id}}}}; });
     });
     server_.Get("/open-apis/im/v1/messages", [this](const httplib::Request& req, httplib::Response& res) { List(req, res); });
     server_.Post("/open-apis/im/v1/messages", [this](const httplib::Request& req, httplib::Response& res) {
@@ -70,6 +70,7 @@ class FakeFeishu {
   // --- state ---
   std::string app_id = "cli_a1b2c3d4e5f60718", app_secret = "app-s3cret";
   std::string bot_open_id = "ou_bot0000000000000000000000000000";
+  int bot_activate_status = 2;  // 2 = enabled
   std::string token = "t-fake-1";
   int token_expire_s = 7200;
   int token_mints = 0;

@@ -1,6 +1,7 @@
 // A loopback Feishu long-connection server for tests: a real WebSocket server (websocketpp, the
 // library the client uses) speaking the pbbp2 protobuf frame protocol — pongs carrying a
-// ClientConfig, events split into fragments, acknowledgements recorded, forced disconnects.
+// ClientConfig, events split into fragments, acknowledgements recorded, forced disconnects,
+// refused handshakes and a server that goes silent (stops answering pings).
 #pragma once
 
 #include <gtest/gtest.h>
@@ -15,7 +16,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "sources/feishu/ws_transport.h"
+#include "ws/ws_server.h"
 #include "superagent/feishu.h"
 
 namespace superagent::testing {
@@ -25,7 +26,13 @@ class FakeFeishuWs {
   static constexpr std::int32_t kService = 12345;
 
   FakeFeishuWs()
-      : server_(superagent::feishu::wsio::Server::Handlers{
+      : server_(WsServer::Handlers{
+            [this](const std::string&) {
+              std::lock_guard<std::mutex> lock(mu_);
+              if (refuse_status != 0) ++refused;
+              cv_.notify_all();
+              return refuse_status;
+            },
             [this](int conn, const std::string& resource) {
               std::lock_guard<std::mutex> lock(mu_);
               resources.push_back(resource);
@@ -90,11 +97,15 @@ class FakeFeishuWs {
   std::unique_lock<std::mutex> Lock() { return std::unique_lock<std::mutex>(mu_); }
 
   // --- observed (read under Lock or inside WaitFor) ---
-  int connections = 0, pings = 0;
+  int connections = 0, pings = 0, refused = 0;
   std::vector<superagent::feishu::WsFrame> acks;
   std::vector<std::string> resources;
   nlohmann::json pong_config = {{"PingInterval", 120}, {"ReconnectCount", -1}, {"ReconnectInterval", 0}, {"ReconnectNonce", 0}};
   std::size_t open_count() const { return open_.size(); }
+
+  // --- behaviour (set under Lock) ---
+  int refuse_status = 0;      // non-zero: every handshake is refused with this HTTP status
+  bool answer_pings = true;   // false: pings are counted but never answered (a silent server)
 
  private:
   void OnMessage(int conn, const std::string& bytes) {
@@ -107,6 +118,8 @@ class FakeFeishuWs {
     if (frame->method == 0 && frame->Header("type") == "ping") {
       EXPECT_EQ(frame->service, kService);
       ++pings;
+      cv_.notify_all();
+      if (!answer_pings) return;
       superagent::feishu::WsFrame pong;
       pong.service = kService;
       pong.method = 0;
@@ -123,7 +136,7 @@ class FakeFeishuWs {
   std::condition_variable cv_;
   std::set<int> open_;
   mutable int tickets_ = 0;
-  superagent::feishu::wsio::Server server_;  // last: destroyed first, while the state above lives
+  WsServer server_;  // last: destroyed first, while the state above lives
 };
 
 }  // namespace superagent::testing

@@ -3,9 +3,12 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <filesystem>
+#include <fstream>
 
 #include "superagent/config.h"
 #include "superagent/feishu.h"
+#include "run_binary.h"
 
 namespace superagent {
 namespace {
@@ -70,6 +73,53 @@ TEST(FeishuConfigTest, IntegrationNeedsToBeEnabledAndCredentials) {
   EXPECT_TRUE((*ok)->channel()->Handles("feishu:chat:oc_1"));
   unsetenv("SUPERAGENT_TEST_FEISHU_ID");
   unsetenv("SUPERAGENT_TEST_FEISHU_SECRET");
+}
+
+// `superagent check` names every Feishu variable the config needs and is not set, with what
+// serve does without it; the callback's secrets only matter in callback mode.
+TEST(FeishuConfigTest, CheckNamesEachMissingFeishuVariable) {
+  std::string tmpl = (std::filesystem::temp_directory_path() / "superagent-feishu-check-XXXXXX").string();
+  ASSERT_NE(mkdtemp(tmpl.data()), nullptr);
+  const std::filesystem::path dir = tmpl;
+  const std::string file = (dir / "superagent.yaml").string();
+  auto write = [&](const std::string& realtime) {
+    std::ofstream(file) << "feishu:\n  enabled: true\n  app_id_env: SA_CHECK_FEISHU_ID\n"
+                           "  app_secret_env: SA_CHECK_FEISHU_SECRET\n  encrypt_key_env: SA_CHECK_FEISHU_KEY\n"
+                           "  verification_token_env: SA_CHECK_FEISHU_VTOKEN\n  realtime: "
+                        << realtime << "\n";
+  };
+  const std::vector<std::string> all = {"SA_CHECK_FEISHU_ID", "SA_CHECK_FEISHU_SECRET", "SA_CHECK_FEISHU_KEY",
+                                        "SA_CHECK_FEISHU_VTOKEN"};
+  testing::RunOptions none;
+  none.env_unset = all;
+
+  write("long_connection");
+  testing::RunResult r = testing::RunBinary({"check", "--config", file}, none);
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;  // the service's environment may differ from this one
+  EXPECT_THAT(r.out, HasSubstr("note: environment variable SA_CHECK_FEISHU_ID (feishu.app_id_env) is not set here; "
+                               "serve will not start without it\n"));
+  EXPECT_THAT(r.out, HasSubstr("note: environment variable SA_CHECK_FEISHU_SECRET (feishu.app_secret_env) is not set"));
+  EXPECT_THAT(r.out, ::testing::Not(HasSubstr("SA_CHECK_FEISHU_KEY"))) << "the long connection needs no callback secret";
+  EXPECT_THAT(r.out, ::testing::Not(HasSubstr("SA_CHECK_FEISHU_VTOKEN")));
+
+  write("callback");
+  testing::RunOptions some;
+  some.env_unset = {"SA_CHECK_FEISHU_KEY", "SA_CHECK_FEISHU_VTOKEN"};
+  some.env_set = {{"SA_CHECK_FEISHU_ID", "cli_a1b2c3d4e5f60718"}, {"SA_CHECK_FEISHU_SECRET", "s3cret-value"}};
+  r = testing::RunBinary({"check", "--config", file}, some);
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_THAT(r.out, ::testing::Not(HasSubstr("SA_CHECK_FEISHU_ID"))) << "a set variable is not mentioned";
+  EXPECT_THAT(r.out, HasSubstr("note: environment variable SA_CHECK_FEISHU_KEY (feishu.encrypt_key_env) is not set "
+                               "here; serve will refuse every callback at /hooks/feishu (401) without it\n"));
+  EXPECT_THAT(r.out, HasSubstr("note: environment variable SA_CHECK_FEISHU_VTOKEN (feishu.verification_token_env) is "
+                               "not set here; callbacks will be accepted without a verification token check\n"));
+  EXPECT_THAT(r.out, ::testing::Not(HasSubstr("s3cret-value")));
+
+  std::ofstream(file) << "feishu:\n  enabled: false\n  app_id_env: SA_CHECK_FEISHU_ID\n";
+  r = testing::RunBinary({"check", "--config", file}, none);
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_THAT(r.out, ::testing::Not(HasSubstr("feishu."))) << "a disabled Source needs nothing";
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace

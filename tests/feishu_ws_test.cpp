@@ -1,9 +1,12 @@
 // The long connection: protobuf frames byte-compatible with the official SDK, fragment
-// reassembly, acknowledgements, pongs retuning the config, and — seed 000 — a message said
-// while the connection was down arriving by backfill after the reconnect.
+// reassembly, acknowledgements, pongs retuning the config, — seed 000 — a message said while
+// the connection was down arriving by backfill after the reconnect, the silence watchdog, and
+// the `realtime` health path the connection's failures feed.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <optional>
 #include <thread>
 
 #include "engine_fixture.h"
@@ -17,6 +20,33 @@ namespace {
 using nlohmann::json;
 using superagent::testing::FakeFeishu;
 using superagent::testing::FakeFeishuWs;
+
+// The long connection reads time on its own session thread while the test moves it.
+class SharedClock : public Clock {
+ public:
+  TimeMs NowMs() const override { return now_.load(); }
+  void Advance(TimeMs ms) { now_ += ms; }
+
+ private:
+  std::atomic<TimeMs> now_{1'767'225'600'000};
+};
+
+// Waits (bounded) for a condition another thread makes true; false when it never did.
+template <typename P>
+bool Soon(P pred) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (pred()) return true;
+    std::this_thread::yield();
+  }
+  return pred();
+}
+
+LongConnectionOptions Seeded() {
+  LongConnectionOptions o;
+  o.seed = 1;
+  return o;
+}
 
 std::string Hex(const std::string& bytes) {
   static const char* d = "0123456789abcdef";
@@ -103,12 +133,21 @@ class FeishuWsTest : public superagent::testing::EngineTest {
   }
   // Waits (bounded) for a Trigger another thread stores.
   bool StoredSoon(const std::string& id) {
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-    while (std::chrono::steady_clock::now() < deadline) {
-      if (engine_->GetTrigger(id).ok()) return true;
-      std::this_thread::yield();
-    }
+    return Soon([&] { return engine_->GetTrigger(id).ok(); });
+  }
+  std::optional<SourceHealth> Realtime() {
+    for (const auto& h : engine_->SourcesHealth())
+      if (h.source == "feishu" && h.path == "realtime") return h;
+    return std::nullopt;
+  }
+  bool RealtimeProblemRaised() {
+    for (const auto& p : engine_->SystemProblems())
+      if (p.kind == "source:feishu:realtime") return true;
     return false;
+  }
+  int WsPings() {
+    auto lock = ws_->Lock();
+    return ws_->pings;
   }
 
   TimeMs t0_ = 0;
@@ -125,7 +164,7 @@ TEST_F(FeishuWsTest, FragmentedEventsAreTakenAndAcknowledgedAndPongsRetuneTheCon
     auto lock = ws_->Lock();
     ws_->pong_config["PingInterval"] = 7;
   }
-  lc_ = std::make_unique<LongConnection>(client_.get(), source_.get(), 1);
+  lc_ = std::make_unique<LongConnection>(client_.get(), source_.get(), Seeded());
   lc_->Start();
   ASSERT_TRUE(ws_->WaitFor([&] { return ws_->connections == 1 && ws_->pings >= 1; }));
   {
@@ -158,7 +197,7 @@ TEST_F(FeishuWsTest, FragmentedEventsAreTakenAndAcknowledgedAndPongsRetuneTheCon
 
 TEST_F(FeishuWsTest, AMessageSaidWhileDisconnectedArrivesByBackfillAfterReconnect) {
   source_->Start();
-  lc_ = std::make_unique<LongConnection>(client_.get(), source_.get(), 1);
+  lc_ = std::make_unique<LongConnection>(client_.get(), source_.get(), Seeded());
   lc_->Start();
   ASSERT_TRUE(ws_->WaitFor([&] { return ws_->connections == 1 && ws_->open_count() == 1; }));
   json during = FakeFeishu::Item("om_gap", "oc_a", "ou_alice", "said while the agent was away", t0_ + 2'000);
@@ -174,6 +213,101 @@ TEST_F(FeishuWsTest, AMessageSaidWhileDisconnectedArrivesByBackfillAfterReconnec
   auto lock = ws_->Lock();
   ASSERT_GE(ws_->resources.size(), 2u);
   EXPECT_NE(ws_->resources[0], ws_->resources[1]) << "each connect uses its own ticket";
+}
+
+// A half-open connection (the server or a NAT went away without a close) is found by silence:
+// nothing for 3 × PingInterval drops it and a fresh endpoint is dialled. Time is the test's.
+TEST_F(FeishuWsTest, ASilentConnectionIsDroppedAfterThreePingIntervalsAndRedialled) {
+  SharedClock clock;
+  LongConnectionOptions o = Seeded();
+  o.clock = &clock;
+  o.tick_ms = 5;
+  lc_ = std::make_unique<LongConnection>(client_.get(), source_.get(), o);
+  lc_->Start();
+  ASSERT_TRUE(ws_->WaitFor([&] { return ws_->pings == 1; })) << "the first ping goes out on connect";
+  ASSERT_TRUE(Soon([&] { return lc_->Stats().pongs == 1; }));
+  // Pongs keep it alive however long it runs: 4 intervals, more than the silence bound.
+  for (int i = 2; i <= 5; ++i) {
+    clock.Advance(120'000);
+    ASSERT_TRUE(ws_->WaitFor([&] { return ws_->pings == i; })) << "a ping every PingInterval (120 s)";
+    ASSERT_TRUE(Soon([&] { return lc_->Stats().pongs == i; }));
+  }
+  {
+    auto lock = ws_->Lock();
+    EXPECT_EQ(ws_->connections, 1);
+    ws_->answer_pings = false;  // the server goes silent
+  }
+  // 120 s and 240 s of silence: still the same connection (each ping follows the tick's check).
+  for (int i = 6; i <= 7; ++i) {
+    clock.Advance(120'000);
+    ASSERT_TRUE(ws_->WaitFor([&] { return ws_->pings == i; }));
+    auto lock = ws_->Lock();
+    EXPECT_EQ(ws_->connections, 1) << "dropped before 3 x PingInterval of silence";
+  }
+  clock.Advance(120'000);  // 360 s = 3 x PingInterval without a frame
+  ASSERT_TRUE(ws_->WaitFor([&] { return ws_->connections == 2 && ws_->pings == 8; }))
+      << "dropped and redialled; the new connection pings at once";
+  EXPECT_EQ(lc_->Stats().silent_drops, 1);
+  EXPECT_EQ(fake_->Count("POST", "/callback/ws/endpoint"), 2) << "a fresh endpoint for the new connection";
+  {
+    auto lock = ws_->Lock();
+    EXPECT_NE(ws_->resources[0], ws_->resources[1]);
+  }
+  auto health = Realtime();
+  ASSERT_TRUE(health);
+  EXPECT_THAT(health->last_error, ::testing::HasSubstr("long connection silent for 360 s"));
+  EXPECT_EQ(health->consecutive_failures, 0) << "the new connection is a success";
+}
+
+// Endpoint refusals and refused handshakes are failures of the realtime path: three in a row are
+// a system problem; the first connection that opens clears it.
+TEST_F(FeishuWsTest, ConnectionFailuresAreRealtimeHealthAndAConnectionClearsThem) {
+  {
+    auto lock = ws_->Lock();
+    ws_->refuse_status = 403;  // the endpoint answers, the WebSocket handshake is refused
+  }
+  LongConnectionOptions o = Seeded();
+  o.initial.reconnect_interval_s = 0;  // no real waiting between attempts in a test
+  o.initial.reconnect_nonce_s = 0;
+  lc_ = std::make_unique<LongConnection>(client_.get(), source_.get(), o);
+  lc_->Start();
+  // The 4th handshake comes after the 3rd failure was recorded.
+  ASSERT_TRUE(ws_->WaitFor([&] { return ws_->refused >= 4; }));
+  auto health = Realtime();
+  ASSERT_TRUE(health);
+  EXPECT_GE(health->consecutive_failures, 3);
+  EXPECT_THAT(health->last_error, ::testing::HasSubstr("long connection: "));
+  EXPECT_THAT(health->last_error, ::testing::HasSubstr("403"));
+  EXPECT_TRUE(RealtimeProblemRaised());
+  EXPECT_FALSE(lc_->Connected());
+
+  {
+    auto lock = fake_->Lock();
+    fake_->ws_endpoint_fn = nullptr;  // now the endpoint itself refuses (code 1000040343)
+  }
+  ASSERT_TRUE(Soon([&] {
+    auto h = Realtime();
+    return h && h->last_error.find("long connection endpoint: ") != std::string::npos;
+  }));
+  EXPECT_THAT(Realtime()->last_error, ::testing::HasSubstr("1000040343"));
+  EXPECT_TRUE(RealtimeProblemRaised());
+
+  {
+    auto lock = ws_->Lock();
+    ws_->refuse_status = 0;
+  }
+  {
+    auto lock = fake_->Lock();
+    fake_->ws_endpoint_fn = [this] { return ws_->EndpointAnswer(); };
+  }
+  // The first ping follows the health record of the open connection.
+  ASSERT_TRUE(ws_->WaitFor([&] { return ws_->connections == 1 && ws_->pings >= 1; }));
+  health = Realtime();
+  EXPECT_EQ(health->consecutive_failures, 0);
+  EXPECT_TRUE(health->last_success_at.has_value());
+  EXPECT_FALSE(RealtimeProblemRaised()) << "an opened connection clears the problem";
+  EXPECT_GE(lc_->Stats().failures, 4);
+  EXPECT_TRUE(lc_->Connected());
 }
 
 }  // namespace

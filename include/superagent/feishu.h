@@ -204,6 +204,10 @@ class Source {
   // timestamp freshness, verification token. Bad signature → 401 and nothing stored.
   CallbackReply HandleCallback(const CallbackRequest& request);
 
+  // Records the `realtime` path's health for the event channel itself (the long connection):
+  // ok clears its consecutive failures and the system problem; 3 failures in a row raise one.
+  void RecordRealtime(bool ok, const std::string& error = "");
+
   std::string BotOpenId() const;
   const SourceOptions& options() const { return options_; }
 
@@ -276,15 +280,33 @@ class FragmentBuffer {
 
 struct LongConnectionStats {
   int connects = 0, events = 0, acks = 0, pings = 0, pongs = 0;
+  int failures = 0;        // endpoint or dial attempts that did not open a connection
+  int silent_drops = 0;    // connections the watchdog dropped for silence
+};
+
+struct LongConnectionOptions {
+  unsigned seed = 0;       // reconnect jitter; 0 = random (tests pass one to reproduce it)
+  // Time for the ping schedule, the silence watchdog and fragment expiry. nullptr = a monotonic
+  // clock (not the wall clock: a clock step must not drop a live connection).
+  Clock* clock = nullptr;
+  TimeMs tick_ms = 1'000;  // how often a session looks at that clock to ping or drop
+  // A connection on which nothing (no pong, no event, no frame at all) arrived for this many
+  // PingIntervals is dead: dropped and redialled with a fresh endpoint. 3 lets two pongs go
+  // missing before a healthy but slow connection is given up.
+  int silence_pings = 3;
+  WsClientConfig initial;  // the SDK's defaults, until an endpoint answer or a pong retunes it
 };
 
 class LongConnection {
  public:
-  // `client` and `source` must outlive it. `seed` makes reconnect jitter reproducible in tests.
-  LongConnection(Client* client, Source* source, unsigned seed = 0);
+  // `client` and `source` must outlive it (and `options.clock` when set).
+  LongConnection(Client* client, Source* source, LongConnectionOptions options = {});
   ~LongConnection();
   // Connects in the background and keeps reconnecting per the server's ClientConfig; each
-  // reconnect fetches a fresh endpoint and asks the Source for a backfill round.
+  // reconnect fetches a fresh endpoint and asks the Source for a backfill round. Every attempt
+  // that fails (endpoint refused, dial or handshake failed) and every connection dropped for
+  // silence is a failure of the Source's `realtime` health path; an opened connection is a
+  // success and clears it.
   void Start();
   void Stop();
   LongConnectionStats Stats() const;

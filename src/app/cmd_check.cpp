@@ -36,11 +36,24 @@ void PrintProblems(const std::vector<Problem>& problems) {
 }
 
 // The environment `check` runs in is often not the service's (systemd EnvironmentFile=), so
-// an unset variable is a note, not a problem.
-void NoteUnsetVariable(const std::string& name, const char* key) {
+// an unset variable is a note, not a problem. `without` says what serve does without it.
+void NoteUnsetVariable(const std::string& name, const char* key, const char* without = "serve will need it") {
   if (ResolveSecret(name).empty()) {
-    std::printf("note: environment variable %s (%s) is not set here; serve will need it\n", name.c_str(), key);
+    std::printf("note: environment variable %s (%s) is not set here; %s\n", name.c_str(), key, without);
   }
+}
+
+// The variables an enabled Feishu Source reads: the app credentials always, the callback's
+// secrets only when Feishu POSTs events to /hooks/feishu.
+void NoteFeishuVariables(const Config::Feishu& f) {
+  if (!f.enabled) return;
+  NoteUnsetVariable(f.app_id_env, "feishu.app_id_env", "serve will not start without it");
+  NoteUnsetVariable(f.app_secret_env, "feishu.app_secret_env", "serve will not start without it");
+  if (f.realtime != "callback") return;
+  NoteUnsetVariable(f.encrypt_key_env, "feishu.encrypt_key_env",
+                    "serve will refuse every callback at /hooks/feishu (401) without it");
+  NoteUnsetVariable(f.verification_token_env, "feishu.verification_token_env",
+                    "callbacks will be accepted without a verification token check");
 }
 
 }  // namespace
@@ -93,6 +106,7 @@ int CmdCheck(int argc, char** argv) {
   }
 
   if (!config->github.repo.empty()) NoteUnsetVariable(config->github.token_env, "github.token_env");
+  NoteFeishuVariables(config->feishu);
   NoteUnsetVariable(config->llm.api_key_env, "llm.api_key_env");
   std::printf("ok: config %s, policy %s (mode %s, %zu rules)\n", config_path.c_str(), policy_label.c_str(),
               ModeName(policy->mode), policy->rules.size());

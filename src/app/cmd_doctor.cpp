@@ -14,8 +14,9 @@ const char kUsage[] =
     "\n"
     "Checks what a first deployment gets wrong and says how to fix each: config and policy valid,\n"
     "data_dir writable, SQLite version, the GitHub token (present, accepted, able to read\n"
-    "notifications), the repository readable, the bot login, the webhook secret, the model\n"
-    "endpoint and its models, git. Checks that do not apply are reported as skipped.\n"
+    "notifications), the repository readable, the bot login, the webhook secret, the Feishu app\n"
+    "(tenant token, bot, each configured chat, realtime path), the model endpoint and its models,\n"
+    "git. Checks that do not apply are reported as skipped.\n"
     "Run it as the service user with the service's environment, e.g.\n"
     "  sudo -u superagent env $(cat /etc/superagent/secrets.env) superagent doctor --config /etc/superagent/superagent.yaml\n"
     "exit: 0 nothing failed, 1 something failed, 2 bad usage or invalid config.\n";

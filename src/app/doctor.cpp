@@ -14,6 +14,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "superagent/feishu.h"
+
 extern char** environ;
 
 namespace superagent::app {
@@ -177,7 +179,139 @@ class Doctor {
       Add("github.webhook_secret", R::kOk, g.webhook_secret_env + " is set: signed webhooks at /hooks/github are accepted");
   }
 
-  void Feishu() { Add("feishu", R::kSkipped, "no Feishu configured"); }
+  // The Feishu app as the daemon will use it: credentials present and accepted (a tenant token),
+  // the bot's identity, every configured chat's history readable, and the realtime path.
+  void Feishu() {
+    const auto& f = config_.feishu;
+    if (!f.enabled) {
+      Add("feishu", R::kSkipped, "no Feishu configured");
+      return;
+    }
+    const std::string env_file = " in the service's EnvironmentFile (/etc/superagent/secrets.env)";
+    feishu::ClientOptions co;
+    co.api_url = f.api_url;
+    co.app_id = ResolveSecret(f.app_id_env);
+    co.app_secret = ResolveSecret(f.app_secret_env);
+    std::string unset;
+    if (co.app_id.empty()) unset = f.app_id_env + " (feishu.app_id_env)";
+    if (co.app_secret.empty()) unset += (unset.empty() ? "" : " and ") + f.app_secret_env + " (feishu.app_secret_env)";
+    if (!unset.empty()) {
+      const bool both = co.app_id.empty() && co.app_secret.empty();
+      Add("feishu.token", R::kFailed,
+          std::string(both ? "environment variables " : "environment variable ") + unset + (both ? " are" : " is") +
+              " not set",
+          "put " + f.app_id_env + "=cli_… and " + f.app_secret_env +
+              "=<App Secret> (the app's Credentials & Basic Info page)" + env_file);
+      FeishuSkipAfterToken("needs the app credentials");
+      return;
+    }
+    feishu::Client client(&http_, SystemClock(), co);
+    auto token = client.TenantToken();
+    if (!token.ok()) {
+      Add("feishu.token", R::kFailed, token.status().message(),
+          "check that " + f.app_id_env + " and " + f.app_secret_env +
+              " hold the app id and App Secret of the app's Credentials & Basic Info page, and that feishu.api_url (" +
+              f.api_url + ") is the app's platform (Feishu https://open.feishu.cn, Lark https://open.larksuite.com)");
+      FeishuSkipAfterToken("needs a tenant token");
+      return;
+    }
+    Add("feishu.token", R::kOk, "tenant access token obtained for app " + co.app_id);
+    FeishuBot(client);
+    FeishuChats(client);
+    FeishuRealtime(client);
+  }
+
+  void FeishuSkipAfterToken(const std::string& why) {
+    for (const char* n : {"feishu.bot", "feishu.chats", "feishu.realtime"}) Add(n, R::kSkipped, why);
+  }
+
+  void FeishuBot(feishu::Client& client) {
+    const std::string fix = "enable the app's Bot capability (Features > Bot) and publish a version of the app";
+    feishu::ApiResult r = client.Call("GET", "/open-apis/bot/v3/info");
+    // bot/v3/info answers with `bot` at the top level, not under data.
+    const json bot = r.body.is_object() && r.body.contains("bot") && r.body["bot"].is_object() ? r.body["bot"] : json();
+    const std::string open_id = bot.is_object() ? bot.value("open_id", "") : "";
+    if (!r.ok() || open_id.empty()) {
+      Add("feishu.bot", R::kFailed, r.ok() ? "GET /open-apis/bot/v3/info: answer has no bot.open_id" : r.error, fix);
+      return;
+    }
+    const std::string name = bot.value("app_name", "");
+    const std::string who = (name.empty() ? "the bot" : name) + " (open_id " + open_id + ")";
+    // activate_status 2 = enabled; other values mean the bot cannot be reached in chats.
+    if (bot.contains("activate_status") && bot["activate_status"].is_number_integer() && bot["activate_status"] != 2) {
+      Add("feishu.bot", R::kFailed,
+          who + " is not activated (activate_status " + std::to_string(bot["activate_status"].get<int>()) + ")", fix);
+      return;
+    }
+    Add("feishu.bot", R::kOk, who + "; mentions are recognised by this open_id");
+  }
+
+  // Each `chat:<id>` row of the policy: one cheap history read (page_size 1, from now), which
+  // needs what backfill needs — the bot in the chat and the history scopes.
+  void FeishuChats(feishu::Client& client) {
+    std::vector<std::string> chats;
+    if (!config_.policy_file.empty()) {
+      std::vector<Problem> problems;
+      auto p = LoadPolicyFile(config_.policy_file, &problems);
+      if (!p) {
+        Add("feishu.chats", R::kSkipped, "needs a valid policy (see the policy check)");
+        return;
+      }
+      if (auto src = p->sources.find("feishu"); src != p->sources.end())
+        for (const auto& [scope, row] : src->second.scopes)
+          if (scope.rfind("chat:", 0) == 0 && scope.size() > 5) chats.push_back(scope.substr(5));
+    }
+    if (chats.empty()) {
+      Add("feishu.chats", R::kSkipped,
+          "the policy configures no chat:<chat_id> rows: no group is backfilled; group messages reach the agent "
+          "only when they @-mention it",
+          "to read a group, add \"chat:<chat_id>\" under sources.feishu.scopes in the policy");
+      return;
+    }
+    const std::string now_s = std::to_string(SystemClock()->NowMs() / 1000);
+    for (const std::string& chat : chats) {
+      feishu::ApiResult r = client.Call("GET", "/open-apis/im/v1/messages?container_id_type=chat&container_id=" +
+                                                   feishu::QueryValue(chat) + "&start_time=" + now_s + "&page_size=1");
+      if (r.ok()) Add("feishu.chat:" + chat, R::kOk, "history readable");
+      else
+        Add("feishu.chat:" + chat, R::kFailed, r.error,
+            "add the bot to chat " + chat +
+                " and give the app the message history scope (im:message.history:readonly) and \"read all group "
+                "messages\", then publish a version of the app; or check the chat id in the policy");
+    }
+  }
+
+  void FeishuRealtime(feishu::Client& client) {
+    const auto& f = config_.feishu;
+    if (f.realtime == "callback") {
+      if (ResolveSecret(f.encrypt_key_env).empty())
+        Add("feishu.realtime", R::kFailed,
+            f.encrypt_key_env + " (feishu.encrypt_key_env) is not set: every callback at /hooks/feishu is refused (401)",
+            "set " + f.encrypt_key_env + " to the Encrypt Key of the app's Event Subscriptions page, or use "
+            "feishu.realtime: long_connection (needs no public URL)");
+      else
+        Add("feishu.realtime", R::kOk,
+            "callbacks at /hooks/feishu are decrypted and verified with " + f.encrypt_key_env);
+      return;
+    }
+    // Asking for an endpoint opens nothing; the URL it returns (a ticket) is not printed.
+    feishu::ApiResult r = client.WsEndpoint();
+    const json& data = r.Data();
+    if (r.ok() && data.contains("URL") && data["URL"].is_string() && !data["URL"].get<std::string>().empty()) {
+      Add("feishu.realtime", R::kOk, "long connection endpoint answers");
+      return;
+    }
+    std::string fix;
+    switch (r.code) {
+      case 514: fix = "Feishu refused the app credentials for the long connection: check the app id and secret"; break;
+      case 403: fix = "the long connection is for self-built apps: check the app type, or use feishu.realtime: callback"; break;
+      case 1000040350: fix = "Feishu allows 50 long connections per app: stop other clients of this app"; break;
+      default:
+        fix = r.http_status == 0 ? "check feishu.api_url (" + f.api_url + ") and outgoing HTTPS"
+                                 : "Feishu answered with an error; try again, and check the app's event settings";
+    }
+    Add("feishu.realtime", R::kFailed, r.ok() ? "POST /callback/ws/endpoint: answer has no URL" : r.error, fix);
+  }
 
   void Model() {
     const auto& l = config_.llm;

@@ -4,6 +4,13 @@
 // split events, hand each to the Source and acknowledge it on the same frame. After every
 // connect the Source is asked for a backfill round, which picks up what was said while the
 // connection was down. The WebSocket itself is websocketpp behind wsio (ws_transport.h).
+//
+// Liveness: a half-open TCP connection (a NAT that forgot us, a server that hung) looks open
+// forever, so a session drops itself when nothing at all has arrived for silence_pings ×
+// PingInterval (3 × 120 s by default) and the loop dials a fresh endpoint. Pings and that check
+// run on one timer that looks at the injected clock every tick_ms, so tests move time by hand.
+// Attempts that fail and silent drops are failures of the Source's `realtime` health path; an
+// opened connection is its success.
 #include <spdlog/spdlog.h>
 
 #include <chrono>
@@ -55,9 +62,18 @@ void ApplyConfig(const json& j, WsClientConfig* cfg) {
 
 }  // namespace
 
+// Monotonic milliseconds: the default clock of the watchdog and ping schedule.
+class SteadyClock : public Clock {
+ public:
+  TimeMs NowMs() const override { return SteadyMs(); }
+};
+
 struct LongConnection::Impl {
   Client* client;
   Source* source;
+  LongConnectionOptions options;
+  SteadyClock steady;
+  Clock* clock = nullptr;
   std::mt19937 rng;
   std::thread thread;
   std::atomic<bool> stopping{false};
@@ -74,42 +90,69 @@ struct LongConnection::Impl {
 
   wsio::ClientSession* current = nullptr;  // the running session, for Stop()
 
-  // One connection, from dial to close. Handlers run on the session's thread.
-  void Session(const std::string& url, std::int32_t service) {
+  struct SessionEnd {
+    bool opened = false;     // the handshake completed
+    std::string failure;     // why it never opened
+    TimeMs silent_ms = 0;    // > 0: dropped by the watchdog after this long without a frame
+  };
+
+  // One connection, from dial to close. Handlers and the tick run on the session's thread.
+  SessionEnd Session(const std::string& url, std::int32_t service) {
+    SessionEnd end;
     wsio::ClientSession ws;
     FragmentBuffer fragments;
     {
       std::lock_guard<std::mutex> lock(mu);
-      if (stopping) return;
+      if (stopping) return end;
       current = &ws;
     }
     auto send = [&](const WsFrame& f) { ws.Send(EncodeFrame(f)); };
-    std::function<void()> ping = [&] {
-      WsFrame f;
-      f.service = service;
-      f.method = 0;
-      f.headers = {{"type", "ping"}};
-      send(f);
-      int interval = 0;
+    TimeMs last_heard = 0;  // when the last frame of any kind arrived
+    TimeMs next_ping = 0;
+    std::function<void()> tick = [&] {
+      const TimeMs now = clock->NowMs();
+      int interval_s = 0;
       {
         std::lock_guard<std::mutex> lock(mu);
-        ++stats.pings;
-        interval = cfg.ping_interval_s;
+        interval_s = cfg.ping_interval_s;
       }
-      ws.After(static_cast<long>(interval) * 1000, ping);
+      const TimeMs silence_bound = static_cast<TimeMs>(options.silence_pings) * interval_s * 1000;
+      if (now - last_heard >= silence_bound) {
+        end.silent_ms = now - last_heard;
+        spdlog::warn("feishu long connection silent for {} s ({} x PingInterval {} s); dropping it", end.silent_ms / 1000,
+                     options.silence_pings, interval_s);
+        ws.Stop();
+        return;
+      }
+      if (now >= next_ping) {
+        WsFrame f;
+        f.service = service;
+        f.method = 0;
+        f.headers = {{"type", "ping"}};
+        send(f);
+        next_ping = now + static_cast<TimeMs>(interval_s) * 1000;
+        std::lock_guard<std::mutex> lock(mu);
+        ++stats.pings;
+      }
+      ws.After(static_cast<long>(options.tick_ms), tick);
     };
     wsio::ClientHandlers h;
     h.on_open = [&] {
+      end.opened = true;
       {
         std::lock_guard<std::mutex> lock(mu);
         connected = true;
         ++stats.connects;
       }
       spdlog::info("feishu long connection open service={}", service);
+      source->RecordRealtime(true);
       source->RequestRound();  // catch up on whatever was said while we were not connected
-      ping();
+      last_heard = clock->NowMs();
+      next_ping = last_heard;  // the first ping goes out at once
+      tick();
     };
     h.on_message = [&](const std::string& bytes) {
+      last_heard = clock->NowMs();  // any frame proves the connection alive
       auto frame = DecodeFrame(bytes);
       if (!frame.ok()) {
         spdlog::warn("feishu ws frame dropped: {}", frame.status().message());
@@ -126,7 +169,7 @@ struct LongConnection::Impl {
       }
       if (type != "event") return;  // cards and others are not subscribed to
       bool invalid = false;
-      auto whole = fragments.Add(*frame, SteadyMs(), &invalid);
+      auto whole = fragments.Add(*frame, clock->NowMs(), &invalid);
       if (invalid) spdlog::warn("feishu ws fragment with invalid sum/seq dropped");
       if (!whole) return;
       const TimeMs started = SteadyMs();
@@ -139,15 +182,24 @@ struct LongConnection::Impl {
       ++stats.events;
       ++stats.acks;
     };
-    const std::string failure = ws.Run(url, h);
-    if (!failure.empty()) spdlog::warn("feishu long connection failed error=\"{}\"", failure);
+    end.failure = ws.Run(url, h);
     std::lock_guard<std::mutex> lock(mu);
     current = nullptr;
     connected = false;
+    if (!end.opened) ++stats.failures;
+    if (end.silent_ms > 0) ++stats.silent_drops;
+    return end;
+  }
+
+  // True when ReconnectCount (≥ 0) attempts have failed in a row.
+  bool GiveUp(const WsClientConfig& c, int failures) {
+    if (c.reconnect_count < 0 || failures <= c.reconnect_count) return false;
+    spdlog::error("feishu long connection gave up after {} attempts; backfill continues", failures);
+    return true;
   }
 
   void Run() {
-    int failures = 0;
+    int failures = 0;  // attempts in a row that opened nothing
     bool first = true;
     while (!stopping) {
       WsClientConfig now_cfg;
@@ -167,12 +219,14 @@ struct LongConnection::Impl {
       const std::string url = data.value("URL", "");
       if (!ep.ok() || url.empty()) {
         ++failures;
-        spdlog::warn("feishu long connection endpoint failed code={} error=\"{}\"", ep.code,
-                     ep.ok() ? "answer has no URL" : ep.error);
-        if (now_cfg.reconnect_count >= 0 && failures > now_cfg.reconnect_count) {
-          spdlog::error("feishu long connection gave up after {} attempts; backfill continues", failures);
-          break;
+        {
+          std::lock_guard<std::mutex> lock(mu);
+          ++stats.failures;
         }
+        const std::string why = ep.ok() ? "answer has no URL" : ep.error;
+        spdlog::warn("feishu long connection endpoint failed code={} error=\"{}\"", ep.code, why);
+        source->RecordRealtime(false, "long connection endpoint: " + why);
+        if (GiveUp(now_cfg, failures)) break;
         if (!Wait(static_cast<TimeMs>(now_cfg.reconnect_interval_s) * 1000)) break;
         continue;
       }
@@ -185,16 +239,25 @@ struct LongConnection::Impl {
         service = static_cast<std::int32_t>(std::stol(QueryParam(url, "service_id")));
       } catch (...) {
       }
-      const TimeMs opened_before = Stats().connects;
-      Session(url, service);
-      if (Stats().connects > opened_before) failures = 0;
-      else ++failures;
+      const SessionEnd end = Session(url, service);
       if (stopping) break;
-      spdlog::warn("feishu long connection closed; reconnecting");
-      if (now_cfg.reconnect_count >= 0 && failures > now_cfg.reconnect_count) {
-        spdlog::error("feishu long connection gave up after {} attempts; backfill continues", failures);
-        break;
+      if (!end.opened) {
+        ++failures;
+        // The URL is not logged: it carries the connection's ticket.
+        spdlog::warn("feishu long connection failed error=\"{}\"", end.failure);
+        source->RecordRealtime(false, "long connection: " + end.failure);
+      } else {
+        failures = 0;
+        if (end.silent_ms > 0)
+          source->RecordRealtime(false, "long connection silent for " + std::to_string(end.silent_ms / 1000) +
+                                            " s (no pong or event); reconnecting");
+        spdlog::warn("feishu long connection closed; reconnecting");
       }
+      {
+        std::lock_guard<std::mutex> lock(mu);
+        now_cfg = cfg;  // a pong may have retuned the reconnect settings
+      }
+      if (GiveUp(now_cfg, failures)) break;
       if (failures > 0 && !Wait(static_cast<TimeMs>(now_cfg.reconnect_interval_s) * 1000)) break;
     }
   }
@@ -205,10 +268,16 @@ struct LongConnection::Impl {
   }
 };
 
-LongConnection::LongConnection(Client* client, Source* source, unsigned seed) : impl_(std::make_unique<Impl>()) {
+LongConnection::LongConnection(Client* client, Source* source, LongConnectionOptions options)
+    : impl_(std::make_unique<Impl>()) {
   impl_->client = client;
   impl_->source = source;
-  impl_->rng.seed(seed != 0 ? seed : std::random_device{}());
+  if (options.tick_ms < 1) options.tick_ms = 1;
+  if (options.silence_pings < 1) options.silence_pings = 1;
+  impl_->options = options;
+  impl_->clock = options.clock ? options.clock : &impl_->steady;
+  impl_->cfg = options.initial;
+  impl_->rng.seed(options.seed != 0 ? options.seed : std::random_device{}());
 }
 
 LongConnection::~LongConnection() { Stop(); }

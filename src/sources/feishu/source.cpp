@@ -334,6 +334,15 @@ Result<std::string> Source::HandleEvent(const json& envelope, const std::string&
   return std::string(outcome);
 }
 
+void Source::RecordRealtime(bool ok, const std::string& error) {
+  SourceUpdate u;
+  u.source = kSource;
+  u.path = "realtime";
+  u.ok = ok;
+  u.error = error;
+  if (Status s = engine_->UpdateSource(u); !s.ok()) spdlog::error("feishu realtime update failed: {}", s.ToString());
+}
+
 void Source::Start() {
   if (thread_.joinable()) return;
   stopping_ = false;

@@ -1,9 +1,9 @@
-// A WebSocket client session (and, for tests, a server) over websocketpp. websocketpp 0.8 does
-// not compile as C++20 (template-ids on destructors), so its code lives in C++17 translation
-// units behind this std-only interface; the rest of the project stays C++20.
+// A WebSocket client session over websocketpp. websocketpp 0.8 does not compile as C++20
+// (template-ids on destructors), so its code lives in a C++17 translation unit behind this
+// std-only interface; the rest of the project stays C++20. The tests' loopback server is not
+// here: it lives in tests/ws/ (a test-only target), so the daemon binary carries only a client.
 #pragma once
 
-#include <cstdint>
 #include <functional>
 #include <memory>
 #include <string>
@@ -30,25 +30,6 @@ class ClientSession {
   void After(long ms, std::function<void()> fn);
   // Ends Run from any thread.
   void Stop();
-
- private:
-  struct Impl;
-  std::unique_ptr<Impl> impl_;
-};
-
-// A loopback WebSocket server (tests' fake Feishu). Callbacks run on the server thread.
-class Server {
- public:
-  struct Handlers {
-    std::function<void(int conn, const std::string& resource)> on_open;
-    std::function<void(int conn, const std::string& bytes)> on_message;
-    std::function<void(int conn)> on_close;
-  };
-  explicit Server(Handlers handlers);  // listens on 127.0.0.1, an ephemeral port
-  ~Server();
-  std::uint16_t Port() const;
-  void Send(int conn, const std::string& bytes);  // binary
-  void CloseAll();                                // every open connection, "going away"
 
  private:
   struct Impl;
