@@ -7,6 +7,8 @@
 
 #include <filesystem>
 #include <fstream>
+#include <sstream>
+#include <thread>
 
 #include <httplib.h>
 
@@ -19,6 +21,7 @@
 #include "superagent/engine.h"
 #include "superagent/eval.h"
 #include "superagent/http.h"
+#include "superagent/process.h"
 
 namespace superagent::testing {
 namespace {
@@ -135,6 +138,71 @@ TEST_F(OpsTest, WithoutSystemdNothingIsSentAndServeRunsTheSame) {
   d.Signal(SIGINT);
   EXPECT_EQ(d.Wait(), 0) << d.log();
   EXPECT_THAT(d.log(), HasSubstr("stopped"));
+}
+
+// A shutdown can wait on something slow (here a GitHub request that hangs); a second stop signal
+// ends the daemon at once, saying so, as systemd's stop timeout or a person's second Ctrl-C
+// expect.
+TEST_F(OpsTest, ASecondStopSignalExitsAtOnceWhileTheShutdownWaits) {
+  FakeGitHub github(SystemClock());
+  github.Hold("GET", "/notifications");
+  WriteConfig("github:\n  api_url: " + github.url() + "\n  repo: " + github.repo +
+              "\nexecution:\n  git_remote: " + (dir_ / "no-origin.git").string() + "\n");
+  DaemonProcess d(SUPERAGENT_BINARY, {"serve", "--config", Config()}, {{"GITHUB_TOKEN", "ghp_OPSTEST0123456789"}});
+  ASSERT_TRUE(d.WaitForLine("ready")) << d.log();
+  ASSERT_TRUE(github.WaitUntilHolding()) << d.log();
+  d.Signal(SIGTERM);
+  ASSERT_TRUE(d.WaitForLine("shutting down signal=SIGTERM")) << d.log();
+  d.Signal(SIGTERM);
+  EXPECT_EQ(d.Wait(), 1) << d.log();
+  EXPECT_THAT(d.log(), HasSubstr("second stop signal: exiting at once signal=SIGTERM"));
+  EXPECT_THAT(d.log(), Not(HasSubstr(" info stopped"))) << "the graceful shutdown did not wait";
+  github.Release();
+}
+
+// Processes of process group `pgid` that are not zombies, from /proc/<pid>/stat.
+int LiveMembers(int pgid) {
+  int n = 0;
+  for (const auto& e : fs::directory_iterator("/proc")) {
+    const std::string name = e.path().filename().string();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::ifstream in(e.path() / "stat");
+    std::string stat;
+    std::getline(in, stat);
+    auto close = stat.rfind(')');
+    if (close == std::string::npos) continue;
+    std::istringstream rest(stat.substr(close + 2));
+    char state = 0;
+    int ppid = 0, pgrp = 0;
+    rest >> state >> ppid >> pgrp;
+    if (pgrp == pgid && state != 'Z') ++n;
+  }
+  return n;
+}
+
+// The last resort of a daemon that exits at once: every tree its workers started is killed.
+TEST(ProcessRunnerTest, KillAllEndsEveryTreeStillRunning) {
+  auto runner = exec::MakePosixProcessRunner();
+  std::vector<std::unique_ptr<exec::Process>> trees;
+  for (int i = 0; i < 3; ++i) {
+    exec::ProcessSpec spec;
+    spec.argv = {"/bin/sh", "-c", "sleep 600 & sleep 600 & wait"};
+    auto p = runner->Spawn(spec);
+    ASSERT_TRUE(p.ok()) << p.status().ToString();
+    trees.push_back(std::move(*p));
+  }
+  runner->KillAll();
+  for (auto& t : trees) {
+    std::optional<int> code;
+    for (int i = 0; i < 2000 && !(code = t->Poll()); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    ASSERT_TRUE(code.has_value()) << "a tree survived KillAll";
+    EXPECT_EQ(*code, 128 + SIGKILL);
+    // Its children were killed too (a zombie waiting for init to reap it is dead).
+    bool gone = false;
+    for (int i = 0; i < 2000 && !(gone = LiveMembers(t->pid()) == 0); ++i)
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    EXPECT_TRUE(gone) << "a child of the tree survived";
+  }
 }
 
 // A store with one recorded accept (alice asked, explicitly), made by the real Engine.

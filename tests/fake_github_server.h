@@ -8,6 +8,8 @@
 // (cmake/dev.sh runs `npm ci` in tests/). Tests only change what a scenario needs (a body, a time).
 #pragma once
 
+#include <set>
+#include <condition_variable>
 #include <gtest/gtest.h>
 
 #include <deque>
@@ -102,6 +104,7 @@ class FakeGitHub {
     thread_ = std::thread([this] { server_.listen_after_bind(); });
   }
   ~FakeGitHub() {
+    Release();
     // httplib 0.11's stop() does nothing until the listener runs: wait for it first.
     while (!server_.is_running()) std::this_thread::yield();
     server_.stop();
@@ -142,6 +145,22 @@ class FakeGitHub {
   void Replay(const nlohmann::json& scenario) {
     auto lock = Lock();
     for (const auto& r : scenario) replay_.push_back({r, false});
+  }
+
+  // Requests for (method, path without query) are held unanswered until Release(): a GitHub
+  // that hangs. WaitUntilHolding blocks until one is held (false after 10 s).
+  void Hold(const std::string& method, const std::string& path) {
+    std::lock_guard<std::mutex> lock(hold_mu_);
+    held_.insert(method + " " + path);
+  }
+  bool WaitUntilHolding() {
+    std::unique_lock<std::mutex> lock(hold_mu_);
+    return hold_cv_.wait_for(lock, std::chrono::seconds(10), [&] { return holding_ > 0; });
+  }
+  void Release() {
+    std::lock_guard<std::mutex> lock(hold_mu_);
+    released_ = true;
+    hold_cv_.notify_all();
   }
 
   std::vector<Logged> log() {
@@ -292,6 +311,15 @@ class FakeGitHub {
   static std::int64_t Tail(const std::string& url) { return std::atoll(url.substr(url.find_last_of('/') + 1).c_str()); }
 
   void Dispatch(const std::string& method, const httplib::Request& req, httplib::Response& res) {
+    {
+      std::unique_lock<std::mutex> hold(hold_mu_);
+      if (held_.count(method + " " + req.path)) {
+        ++holding_;
+        hold_cv_.notify_all();
+        hold_cv_.wait(hold, [&] { return released_; });
+        --holding_;
+      }
+    }
     std::lock_guard<std::mutex> lock(mu_);
     Logged entry{method, req.target, 0, {}, req.body};
     for (const auto& [k, v] : req.headers) {
@@ -528,6 +556,11 @@ class FakeGitHub {
   int port_ = 0;
   std::mutex mu_;
   std::map<std::string, std::deque<Script_>> scripts_;
+  std::mutex hold_mu_;
+  std::condition_variable hold_cv_;
+  std::set<std::string> held_;
+  int holding_ = 0;
+  bool released_ = false;
   std::vector<ReplayEntry> replay_;
   std::vector<Logged> log_;
 };

@@ -22,6 +22,8 @@ class Execution {
   Status Start();
   // Stops the loop, waits at most 10 s per worker, kills every shell.
   void Stop();
+  // SIGKILLs every command a worker started (a daemon exiting at once). Any thread.
+  void KillAllProcesses();
   // Asks the scheduler for a pass now (an Assignment was queued) instead of at its next tick.
   void Wake();
   Scheduler* scheduler() { return scheduler_.get(); }

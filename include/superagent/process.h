@@ -56,6 +56,9 @@ class ProcessRunner {
   virtual ~ProcessRunner() = default;
   // What this runner contains trees with (for the start-up log line and `doctor`).
   virtual Containment containment() const { return {}; }
+  // SIGKILLs every tree this runner started that may still run. The last resort of a daemon
+  // that exits at once (a second stop signal), so no worker's command outlives it. Any thread.
+  virtual void KillAll() {}
   // Starts the process in its own group. IoError when it cannot be started (no such program,
   // unreadable directory). Destroying the returned Process kills its group if still running.
   virtual Result<std::unique_ptr<Process>> Spawn(const ProcessSpec& spec) = 0;

@@ -96,6 +96,11 @@ Status Daemon::Start() {
   if (!http_->bind_to_port(host, port))
     return Status::IoError("cannot listen on " + config_.panel.listen + " (is another process using the port?)");
   http_thread_ = std::thread([this] { http_->listen_after_bind(); });
+  // "Ready" means the panel answers; and httplib 0.11's stop() is lost if it comes before the
+  // accept loop runs, so a stop signal right after start would hang the shutdown. The loop is
+  // up within microseconds; this waits for a thread to start, bounded at 5 s.
+  for (int i = 0; i < 25'000 && !http_->is_running(); ++i) std::this_thread::sleep_for(std::chrono::microseconds(200));
+  if (!http_->is_running()) return Status::Internal("the panel's HTTP server did not start");
   // Everything the agent says leaves through the outbox. A platform without a Channel keeps its
   // messages pending and raises a system problem instead of dropping them.
   std::vector<Channel*> channels;
@@ -261,15 +266,22 @@ void Daemon::WatchSecondSignal() {
     int sig = sigtimedwait(&set, nullptr, &timeout);
     if (sig == SIGINT || sig == SIGTERM) {
       spdlog::warn("second stop signal: exiting at once {}", Kv("signal", sig == SIGINT ? "SIGINT" : "SIGTERM"));
+      KillWorkerProcesses();
       spdlog::default_logger()->flush();
       std::_Exit(1);
     }
     if (std::chrono::steady_clock::now() > deadline) {
       spdlog::error("shutdown took longer than {} s: exiting at once", kShutdownBudget.count());
+      KillWorkerProcesses();
       spdlog::default_logger()->flush();
       std::_Exit(1);
     }
   }
+}
+
+void Daemon::KillWorkerProcesses() {
+  std::lock_guard<std::mutex> lock(execution_mu_);
+  if (execution_) execution_->KillAllProcesses();
 }
 
 void Daemon::Shutdown() {
@@ -284,7 +296,10 @@ void Daemon::Shutdown() {
   if (http_thread_.joinable()) http_thread_.join();
   if (eval_thread_.joinable()) eval_thread_.join();
   panel_.reset();
-  execution_.reset();
+  {
+    std::lock_guard<std::mutex> lock(execution_mu_);
+    execution_.reset();
+  }
   github_.reset();
   feishu_.reset();
   views_.reset();

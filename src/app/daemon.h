@@ -54,6 +54,9 @@ class Daemon {
  private:
   void EvalLoop();
   void WatchSecondSignal();
+  // Exiting at once must not leave a worker's commands running (there may be no systemd to
+  // kill the rest of the cgroup).
+  void KillWorkerProcesses();
   void WakeEvalLoop();  // called by the Engine when a Trigger is queued for an Eval
   Status InstallRoutes();
   bool PolicyFileChanged();
@@ -67,6 +70,7 @@ class Daemon {
   std::unique_ptr<feishu::Integration> feishu_;  // null unless feishu.enabled
   std::unique_ptr<EffectsLoop> effects_;
   std::unique_ptr<exec::Execution> execution_;  // worker slots (SPEC §6)
+  std::mutex execution_mu_;  // guards execution_'s reset against KillWorkerProcesses
   std::unique_ptr<Views> views_;  // the panel's read-only connection
   std::unique_ptr<httplib::Server> http_;
   std::unique_ptr<panel::Panel> panel_;

@@ -149,6 +149,12 @@ void CgroupTree::KillAndRemove(const std::string& group) {
   RemoveEmpty();
 }
 
+void CgroupTree::KillEverything() {
+  std::error_code ec;
+  for (const auto& job : fs::directory_iterator(root_, ec))
+    if (job.is_directory()) KillMembers(job.path().string());
+}
+
 void CgroupTree::RemoveEmpty() {
   // A killed member stays until its parent reaps it, so a directory may stay busy a moment.
   std::vector<std::string> busy;

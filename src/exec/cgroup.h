@@ -28,6 +28,8 @@ class CgroupTree {
   void KillAndRemove(const std::string& group);
   // The command line that makes a process join `procs` before it becomes `argv` (so nothing it
   // starts can run outside the cgroup, not even for a moment).
+  // SIGKILLs the members of every cgroup of this tree (leaves the directories for later).
+  void KillEverything();
   static std::vector<std::string> JoinThenExec(const std::string& procs, const std::vector<std::string>& argv);
 
  private:

@@ -55,6 +55,10 @@ Execution::~Execution() { Stop(); }
 
 Status Execution::Start() { return scheduler_ ? scheduler_->Start() : Status::Ok(); }
 
+void Execution::KillAllProcesses() {
+  if (runner_) runner_->KillAll();
+}
+
 void Execution::Wake() {
   if (scheduler_) scheduler_->Wake();
 }

@@ -14,6 +14,7 @@
 #include <fstream>
 #include <map>
 #include <mutex>
+#include <set>
 #include <sstream>
 #include <thread>
 
@@ -55,10 +56,20 @@ bool FindProgram(const std::string& name, const std::string& path_var) {
   return false;
 }
 
+// The process groups a runner started and has not killed yet, for KillAll. Shared with the
+// processes, which may outlive nothing but are destroyed on other threads.
+struct LiveGroups {
+  std::mutex mu;
+  std::set<pid_t> pgids;
+};
+
 class PosixProcess : public Process {
  public:
-  PosixProcess(pid_t pid, std::string dir, CgroupTree* cgroups, std::string group)
-      : pid_(pid), dir_(std::move(dir)), cgroups_(cgroups), group_(std::move(group)) {}
+  PosixProcess(pid_t pid, std::string dir, CgroupTree* cgroups, std::string group, std::shared_ptr<LiveGroups> live)
+      : pid_(pid), dir_(std::move(dir)), cgroups_(cgroups), group_(std::move(group)), live_(std::move(live)) {
+    std::lock_guard<std::mutex> lock(live_->mu);
+    live_->pgids.insert(pid_);
+  }
   ~PosixProcess() override {
     KillGroup();
     std::error_code ec;
@@ -85,6 +96,10 @@ class PosixProcess : public Process {
       cgroups_->KillAndRemove(group_);
       group_.clear();
     }
+    {
+      std::lock_guard<std::mutex> live_lock(live_->mu);
+      live_->pgids.erase(pid_);
+    }
     if (!exit_code_) {
       int status = 0;
       if (waitpid(pid_, &status, 0) == pid_) exit_code_ = DecodeStatus(status);
@@ -100,6 +115,7 @@ class PosixProcess : public Process {
   std::string dir_;
   CgroupTree* cgroups_;  // null: process groups only
   std::string group_;    // this tree's cgroup, until killed
+  std::shared_ptr<LiveGroups> live_;
   std::mutex mu_;
   std::optional<int> exit_code_;
 };
@@ -117,6 +133,14 @@ class PosixRunner : public ProcessRunner {
     if (!cgroups_->enabled()) cgroups_.reset();
   }
   Containment containment() const override { return containment_; }
+
+  void KillAll() override {
+    {
+      std::lock_guard<std::mutex> lock(live_->mu);
+      for (pid_t pgid : live_->pgids) ::kill(-pgid, SIGKILL);
+    }
+    if (cgroups_) cgroups_->KillEverything();
+  }
 
   Result<std::unique_ptr<Process>> Spawn(const ProcessSpec& spec) override {
     if (spec.argv.empty()) return Status::InvalidArgument("no command given");
@@ -191,12 +215,13 @@ class PosixRunner : public ProcessRunner {
       if (!group.empty()) cgroups_->KillAndRemove(group);
       return Status::IoError("cannot start " + spec.argv[0] + ": " + std::strerror(rc));
     }
-    return std::unique_ptr<Process>(new PosixProcess(pid, dir.string(), cgroups_.get(), group));
+    return std::unique_ptr<Process>(new PosixProcess(pid, dir.string(), cgroups_.get(), group, live_));
   }
 
  private:
   Containment containment_;
   std::unique_ptr<CgroupTree> cgroups_;  // null: process groups only
+  std::shared_ptr<LiveGroups> live_ = std::make_shared<LiveGroups>();
 };
 
 }  // namespace
