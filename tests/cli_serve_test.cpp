@@ -186,8 +186,8 @@ TEST_F(ServeTest, GitHubMentionByWebhookIsWorkedOnAndAnsweredOnceAcrossARestart)
     ASSERT_TRUE(d.WaitForLine("ready")) << d.log();
     EXPECT_EQ(deliver("sha256=0000"), 401);
     EXPECT_EQ(deliver(github::WebhookSignature("hook-secret", body)), 200);
-    ASSERT_TRUE(d.WaitForLine("worker turn ended")) << d.log();
-    ASSERT_TRUE(d.WaitForLine("pull request opened")) << d.log();
+    ASSERT_TRUE(d.WaitForCount("worker turn ended", 1)) << d.log();
+    ASSERT_TRUE(d.WaitForCount("pull request opened", 1)) << d.log();
     ASSERT_TRUE(d.WaitForCount("github message posted", 2)) << d.log();
     d.Signal(SIGTERM);
     EXPECT_EQ(d.Wait(), 0) << d.log();
