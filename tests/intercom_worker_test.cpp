@@ -286,6 +286,11 @@ TEST_F(IntercomWorkerTest, AQueuedMessageSurvivesARestartAndReachesTheSessionWhe
 TEST_F(IntercomWorkerTest, AnEndedTicketsSessionIsDormantReadableAndOnlyAPersonCanResumeItAfterRevalidation) {
   auto [a, b] = TwoIdleSessions();
   const std::string sa = SessionOf(a), sb = SessionOf(b);
+  // Nine messages this minute: a resume must be charged once, as the tenth (the original's
+  // wake-send charged the rate limit twice, resumed, and then refused the message).
+  for (int i = 0; i < 9; ++i) ASSERT_TRUE(intercom_->SendAsPerson("Tess (panel)", sb, "note " + std::to_string(i), "wake").ok);
+  model_.PushFor(Needle(b), model_.Text("Noted."));
+  RunTurns();
   ASSERT_TRUE(engine_->EndTicket(b, "result delivered").ok());
   EXPECT_EQ(host_->Find(sb)->status, SessionStatus::kDormant);
 
@@ -294,12 +299,12 @@ TEST_F(IntercomWorkerTest, AnEndedTicketsSessionIsDormantReadableAndOnlyAPersonC
   EXPECT_FALSE(o.ok);
   EXPECT_THAT(o.error, HasSubstr("dormant"));
   EXPECT_THAT(o.error, HasSubstr("only a person's message can reopen"));
-  EXPECT_TRUE(engine_->IntercomMessagesOf(sb, -1, 100).empty());
+  EXPECT_EQ(engine_->IntercomMessagesOf(sb, -1, 100).size(), 9u);
   // Its transcript stays readable.
   json read = intercom_->Read(sa, sb, 80);
   EXPECT_EQ(read["ok"], true);
   EXPECT_EQ(read["status"], "dormant");
-  EXPECT_THAT(read["text"].get<std::string>(), HasSubstr("[assistant] Ready."));
+  EXPECT_THAT(read["text"].get<std::string>(), HasSubstr("[assistant] Noted."));
 
   // A person's message resumes it in place: alice is still allow-listed, the Source still there.
   SendOutcome p = intercom_->SendAsPerson("Tess (panel)", sb, "One more thing: update the changelog.", "wake");
@@ -310,8 +315,9 @@ TEST_F(IntercomWorkerTest, AnEndedTicketsSessionIsDormantReadableAndOnlyAPersonC
   model_.PushFor(Needle(b), model_.Text("On it."));
   RunTurns();
   std::vector<json> rb = RequestsOf(b);
-  ASSERT_EQ(rb.size(), 2u);
-  EXPECT_THAT(rb[1]["messages"].back()["content"].get<std::string>(), HasSubstr("One more thing: update the changelog."));
+  ASSERT_EQ(rb.size(), 3u);
+  EXPECT_THAT(rb[2]["messages"].back()["content"].get<std::string>(), HasSubstr("One more thing: update the changelog."));
+  EXPECT_EQ(engine_->IntercomMessagesOf(sb, -1, 100).size(), 10u);
 
   // Once alice is no longer allow-listed, revalidation fails: exactly why, and nothing stored.
   ASSERT_TRUE(engine_->EndTicket(b, "done again").ok());
