@@ -2,6 +2,8 @@
 // stands in for the executor. Each test names the rule, or the original's bug it must not have.
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <chrono>
 #include <set>
 #include <thread>
 
@@ -247,6 +249,30 @@ TEST_F(IntercomTest, AskWaitsForTheLinkedReplyAndNeverReturnsItsOwnQuestion) {
   // With no wait and no answer, it returns at once without a reply.
   json none = intercom_->Ask("s-a", "s-c", "anyone?", 0);
   EXPECT_FALSE(none["reply_found"].get<bool>());
+}
+
+// A worker blocked in intercom_ask must not hold a stopped Ticket's turn, or the daemon's
+// shutdown (workers get 10 s), for the whole 30 s.
+TEST_F(IntercomTest, AWaitingAskEndsWhenItsTurnIsCancelledOrTheDaemonStops) {
+  std::atomic<bool> cancel{false};
+  json cancelled;
+  std::thread asker([&] { cancelled = intercom_->Ask("s-a", "s-b", "are you there?", 30'000, &cancel); });
+  while (engine_->IntercomMessagesOf("s-b", -1, 10).empty()) std::this_thread::yield();  // the question is out
+  const auto t0 = std::chrono::steady_clock::now();
+  cancel = true;
+  asker.join();
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(5));
+  EXPECT_TRUE(cancelled["ok"].get<bool>());
+  EXPECT_FALSE(cancelled["reply_found"].get<bool>());
+
+  json stopped;
+  std::thread waiting([&] { stopped = intercom_->Ask("s-a", "s-c", "still there?", 30'000); });
+  while (engine_->IntercomMessagesOf("s-c", -1, 10).empty()) std::this_thread::yield();
+  const auto t1 = std::chrono::steady_clock::now();
+  intercom_->Shutdown();
+  waiting.join();
+  EXPECT_LT(std::chrono::steady_clock::now() - t1, std::chrono::seconds(1));
+  EXPECT_FALSE(stopped["reply_found"].get<bool>());
 }
 
 TEST_F(IntercomTest, CheckRepliesFollowsLinksAndMarksWhatWasSeen) {
