@@ -65,6 +65,8 @@ function renderSide() {
   const live = sessions().filter((s) => s.status !== 'dormant');
   const dormant = sessions().filter((s) => s.status === 'dormant');
   $('ic-live').replaceChildren(...live.map(sessionItem));
+  $('ic-live').hidden = live.length === 0;
+  $('ic-dormant').hidden = dormant.length === 0;
   $('ic-live-empty').hidden = live.length > 0;
   $('ic-live-count').textContent = live.length ? `(${live.length})` : '';
   $('ic-dormant').replaceChildren(...dormant.map(sessionItem));
