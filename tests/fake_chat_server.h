@@ -8,6 +8,7 @@
 #include <condition_variable>
 #include <chrono>
 #include <deque>
+#include <functional>
 #include <mutex>
 #include <set>
 #include <string>
@@ -104,6 +105,18 @@ class FakeChatServer {
     std::lock_guard<std::mutex> lock(mu_);
     replies_.push_back(std::move(r));
   }
+  // A reply for the next request whose body contains `needle` (e.g. "# Ticket 2:"), before the
+  // in-order replies: several worker sessions calling at once each get their own script.
+  void PushFor(const std::string& needle, ChatReply r) {
+    std::lock_guard<std::mutex> lock(mu_);
+    keyed_.emplace_back(needle, std::move(r));
+  }
+  // Called with each well-formed request's body before it is answered (on the server's thread):
+  // lets a test act while a worker is known to be mid-turn.
+  void OnRequest(std::function<void(const json&)> hook) {
+    std::lock_guard<std::mutex> lock(mu_);
+    on_request_ = std::move(hook);
+  }
 
   std::vector<json> requests() const {
     std::lock_guard<std::mutex> lock(mu_);
@@ -115,7 +128,7 @@ class FakeChatServer {
   }
   std::size_t pending_replies() const {
     std::lock_guard<std::mutex> lock(mu_);
-    return replies_.size();
+    return replies_.size() + keyed_.size();
   }
 
   // ---- replies, shaped like DeepSeek's ----
@@ -294,13 +307,26 @@ class FakeChatServer {
   void Handle(const httplib::Request& req, httplib::Response& res) {
     json body = json::parse(req.body, nullptr, false);
     std::vector<std::string> found = body.is_discarded() ? std::vector<std::string>{"body is not JSON"} : Check(req, body);
+    std::function<void(const json&)> hook;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      hook = on_request_;
+    }
+    if (hook && found.empty()) hook(body);
     ChatReply reply;
     {
       std::lock_guard<std::mutex> lock(mu_);
       requests_.push_back(body.is_discarded() ? json(req.body) : body);
       for (const std::string& f : found) problems_.push_back(f);
+      const std::string text = found.empty() && !keyed_.empty() ? body.dump() : "";
+      auto keyed = keyed_.end();
+      for (auto it = keyed_.begin(); it != keyed_.end() && keyed == keyed_.end(); ++it)
+        if (text.find(it->first) != std::string::npos) keyed = it;
       if (!found.empty()) {
         reply = Error(400, "wire format: " + found.front());
+      } else if (keyed != keyed_.end()) {
+        reply = keyed->second;
+        keyed_.erase(keyed);
       } else if (replies_.empty()) {
         problems_.push_back("request with no scripted reply left");
         reply = Error(500, "no scripted reply");
@@ -333,6 +359,8 @@ class FakeChatServer {
   int next_call_ = 0;
   mutable std::mutex mu_;
   std::deque<ChatReply> replies_;
+  std::deque<std::pair<std::string, ChatReply>> keyed_;
+  std::function<void(const json&)> on_request_;
   std::vector<json> requests_;
   std::vector<std::string> problems_;
 };

@@ -2,10 +2,13 @@
 // stands in for the executor. Each test names the rule, or the original's bug it must not have.
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <chrono>
 #include <set>
 #include <thread>
 
 #include "engine_fixture.h"
+#include "store/sqlite.h"
 #include "superagent/intercom.h"
 
 namespace superagent {
@@ -248,6 +251,30 @@ TEST_F(IntercomTest, AskWaitsForTheLinkedReplyAndNeverReturnsItsOwnQuestion) {
   EXPECT_FALSE(none["reply_found"].get<bool>());
 }
 
+// A worker blocked in intercom_ask must not hold a stopped Ticket's turn, or the daemon's
+// shutdown (workers get 10 s), for the whole 30 s.
+TEST_F(IntercomTest, AWaitingAskEndsWhenItsTurnIsCancelledOrTheDaemonStops) {
+  std::atomic<bool> cancel{false};
+  json cancelled;
+  std::thread asker([&] { cancelled = intercom_->Ask("s-a", "s-b", "are you there?", 30'000, &cancel); });
+  while (engine_->IntercomMessagesOf("s-b", -1, 10).empty()) std::this_thread::yield();  // the question is out
+  const auto t0 = std::chrono::steady_clock::now();
+  cancel = true;
+  asker.join();
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(5));
+  EXPECT_TRUE(cancelled["ok"].get<bool>());
+  EXPECT_FALSE(cancelled["reply_found"].get<bool>());
+
+  json stopped;
+  std::thread waiting([&] { stopped = intercom_->Ask("s-a", "s-c", "still there?", 30'000); });
+  while (engine_->IntercomMessagesOf("s-c", -1, 10).empty()) std::this_thread::yield();
+  const auto t1 = std::chrono::steady_clock::now();
+  intercom_->Shutdown();
+  waiting.join();
+  EXPECT_LT(std::chrono::steady_clock::now() - t1, std::chrono::seconds(1));
+  EXPECT_FALSE(stopped["reply_found"].get<bool>());
+}
+
 TEST_F(IntercomTest, CheckRepliesFollowsLinksAndMarksWhatWasSeen) {
   SendOutcome q = intercom_->Send("s-a", "s-b", "status?", "wake");
   ASSERT_TRUE(intercom_->Send("s-b", "s-a", "half done", "wake", q.message_id).ok);
@@ -352,6 +379,68 @@ TEST_F(IntercomTest, ToolsCheckTheirArgumentsAndTheSenderComesFromTheRuntime) {
   EXPECT_EQ(engine_->GetIntercomMessage(sent["message_id"])->from_session, "s-a");
   json listed = intercom_->CallTool("s-a", "intercom_list", json::object());
   EXPECT_EQ(listed["sessions"].size(), 3u);
+}
+
+}  // namespace
+}  // namespace superagent
+
+namespace superagent {
+namespace {
+
+// Migration 8 rebuilds ticket_inputs to allow the "intercom" kind. A database written by the
+// previous release (the table with the old CHECK, schema version 7) keeps every row and index.
+TEST_F(IntercomTest, MigrationEightKeepsEveryTicketInputAndAllowsTheIntercomKind) {
+  const TicketId t = AcceptedTicket("c1");
+  Receive(Comment("c2", "alice", false, "also the docs", 1));
+  const std::vector<TicketInput> before = engine_->TicketInputs(t);
+  ASSERT_EQ(before.size(), 2u);
+  engine_.reset();
+  {
+    // Put the database back as release 7 left it.
+    store::Db db;
+    ASSERT_TRUE(db.Open((dir_ / "superagent.db").string()).ok());
+    ASSERT_TRUE(db.Exec(R"SQL(
+      BEGIN;
+      CREATE TABLE old_inputs (
+        id INTEGER PRIMARY KEY, ticket_id INTEGER NOT NULL REFERENCES tickets (id),
+        kind TEXT NOT NULL CHECK (kind IN ('trigger', 'answer', 'resume', 'policy_changed', 'restart')),
+        trigger_seq INTEGER REFERENCES triggers (seq), body TEXT NOT NULL,
+        state TEXT NOT NULL CHECK (state IN ('pending', 'taken', 'handed_back')),
+        handback_kind TEXT, handback_reason TEXT, created_at INTEGER NOT NULL);
+      INSERT INTO old_inputs SELECT * FROM ticket_inputs;
+      DROP TABLE ticket_inputs;
+      ALTER TABLE old_inputs RENAME TO ticket_inputs;
+      CREATE UNIQUE INDEX ticket_inputs_once ON ticket_inputs (ticket_id, trigger_seq) WHERE trigger_seq IS NOT NULL;
+      CREATE INDEX ticket_inputs_by_trigger ON ticket_inputs (trigger_seq);
+      DELETE FROM schema_migrations WHERE version = 8;
+      COMMIT;)SQL")
+                    .ok());
+    EXPECT_FALSE(db.Exec("INSERT INTO ticket_inputs (ticket_id, kind, body, state, created_at) "
+                         "VALUES (1, 'intercom', '{}', 'pending', 0)")
+                     .ok())
+        << "release 7's table refuses the new kind";
+  }
+  Open(testing::MakePolicy("observe"));
+  const std::vector<TicketInput> after = engine_->TicketInputs(t);
+  ASSERT_EQ(after.size(), before.size());
+  for (std::size_t i = 0; i < after.size(); ++i) {
+    EXPECT_EQ(after[i].id, before[i].id);
+    EXPECT_EQ(after[i].kind, before[i].kind);
+    EXPECT_EQ(after[i].trigger_seq, before[i].trigger_seq);
+    EXPECT_EQ(after[i].body, before[i].body);
+    EXPECT_EQ(after[i].state, before[i].state);
+  }
+  ASSERT_TRUE(engine_->WakeForIntercom(t, false).ok());
+  EXPECT_EQ(engine_->TicketInputs(t).back().kind, "intercom");
+  // The unique index came back: the same message cannot reach the Ticket twice.
+  Receive(Comment("c2", "alice", false, "also the docs", 1));
+  EXPECT_EQ(engine_->TicketInputs(t).size(), before.size() + 1);
+  store::Db check;
+  ASSERT_TRUE(check.Open((dir_ / "superagent.db").string()).ok());
+  store::Stmt& s = check.Prepare("SELECT COUNT(*) FROM sqlite_master WHERE type = 'index' AND tbl_name = 'ticket_inputs'");
+  ASSERT_TRUE(s.Step());
+  EXPECT_EQ(s.Int(0), 2);
+  s.Reset();
 }
 
 }  // namespace

@@ -106,5 +106,66 @@ TEST_F(PanelBrowserTest, APersonUsesThePanelInChromium) {
   EXPECT_EQ(daemon.log().find("ghp_BROWSERTESTSECRET"), std::string::npos) << "a secret reached the log";
 }
 
+// The communication center in Chromium: a daemon that really executes (a local git origin and
+// the command executor, so nothing reaches github.com or a model), sessions opened from the panel,
+// messages to them, a group broadcast, and a refused send that keeps the text.
+TEST_F(PanelBrowserTest, APersonUsesTheCommunicationCenterInChromium) {
+  const std::string node = FindOnPath("node");
+  const fs::path tests_dir = fs::path(SUPERAGENT_SOURCE_DIR) / "tests";
+  const char* chromium_env = std::getenv("CHROMIUM");
+  const std::string chromium = chromium_env ? chromium_env : "/usr/bin/chromium";
+  ASSERT_FALSE(node.empty()) << "node is not installed: `cmake/dev.sh test` installs nodejs and npm";
+  ASSERT_TRUE(fs::exists(tests_dir / "node_modules" / "playwright-core")) << "run `npm ci` in tests/";
+  ASSERT_TRUE(fs::exists(chromium)) << chromium << " is missing";
+  engine_.reset();
+
+  const fs::path origin = dir_ / "origin.git";
+  const std::string seed = (dir_ / "seed").string();
+  ASSERT_EQ(std::system(("git init -q -b main " + seed + " && cd " + seed +
+                         " && printf 'Hello\\n' > README.md && git add -A && git -c user.name=t -c user.email=t@t commit -q -m init"
+                         " && git clone -q --bare . " + origin.string() + " >/dev/null 2>&1")
+                            .c_str()),
+            0);
+  // The team's "coding CLI": answers the person's intercom message, or says it is ready.
+  const fs::path worker = dir_ / "worker.py";
+  std::ofstream(worker) << R"PY(import json, sys
+t = json.load(sys.stdin)
+said = [f for f in t.get("follow_ups", []) if f.get("kind") == "intercom"]
+if said:
+    lines = said[-1]["text"].split("\n")
+    start = next(i for i, l in enumerate(lines) if l.startswith("<<<intercom-"))
+    end = next(i for i, l in enumerate(lines) if l.startswith(">>>intercom-"))
+    summary = "Heard you: " + " ".join(lines[start + 1:end])
+else:
+    summary = "Ready to work on: " + t["request"]
+print(json.dumps({"stage": "ready", "summary": summary, "question": None, "pr": None}))
+)PY";
+  const int port = FreeLoopbackPort();
+  const fs::path config = dir_ / "superagent.yaml";
+  std::ofstream(config) << "data_dir: .\npanel:\n  listen: 127.0.0.1:" << port << "\nexecution:\n  executor: command\n"
+                        << "  command: python3 " << worker.string() << "\n  git_remote: " << origin.string() << "\n";
+  DaemonProcess daemon(SUPERAGENT_BINARY, {"serve", "--config", config.string()});
+  ASSERT_TRUE(daemon.started());
+  ASSERT_TRUE(daemon.WaitForLine("ready")) << daemon.log();
+
+  const char* shots_env = std::getenv("SUPERAGENT_SCREENSHOT_DIR");
+  RunOptions options;
+  options.timeout_ms = 55'000;
+  options.cwd = tests_dir.string();
+  options.env_set = {
+      {"PANEL_URL", "http://127.0.0.1:" + std::to_string(port) + "/"},
+      {"SCREENSHOT_DIR", shots_env ? shots_env : "/tmp/superagent-panel-screenshots"},
+      {"CHROMIUM", chromium},
+  };
+  RunResult r = RunProgram(node, {"--test", "--test-reporter=spec", "browser/intercom.test.mjs"}, options);
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err << "\n--- daemon log ---\n" << daemon.log();
+  daemon.Signal(SIGTERM);
+  EXPECT_EQ(daemon.Wait(), 0) << daemon.log();
+  // The person's messages are logged as theirs.
+  EXPECT_NE(daemon.log().find("panel command=intercom_send target=session:session-1 by=\"Tess (panel)\""), std::string::npos)
+      << daemon.log();
+  EXPECT_NE(daemon.log().find("panel command=new_session target=panel by=\"Tess (panel)\""), std::string::npos);
+}
+
 }  // namespace
 }  // namespace superagent::testing

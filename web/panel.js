@@ -3,6 +3,7 @@
 // daemon's store changes (Server-Sent Events), so it can stay open all day.
 import { command, getJson, live, loadSession, currentSession } from './api.js';
 import { $, el, when, refreshTimes, stageLabel, kv } from './dom.js';
+import { initIntercom, refreshIntercom } from './intercom.js';
 
 const STAGES = ['waiting_for_person', 'blocked', 'working', 'idle', 'ready', 'ended'];
 const state = {
@@ -411,6 +412,7 @@ async function refresh() {
       renderStatus(status);
       renderObserve(observe, status.mode);
       await loadTickets();
+      await refreshIntercom();
       document.body.dataset.loaded = String(Date.now());
       if (liveState === 'live' && $('live').classList.contains('off')) setLive('on', 'live');
     } while (again);
@@ -455,6 +457,7 @@ function init() {
   $('tickets-more').addEventListener('click', () => loadTickets(true));
   $('stop-form').addEventListener('submit', confirmStop);
   $('explain-form').addEventListener('submit', (ev) => { ev.preventDefault(); explain($('explain-q').value.trim()); });
+  initIntercom({ savedName, rememberName, usesToken, announce, onChanged: refresh });
 
   loadSession().catch(() => {}).finally(() => {
     refresh();

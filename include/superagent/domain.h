@@ -107,7 +107,7 @@ struct Decision {
 struct TicketInput {
   std::int64_t id = 0;
   TicketId ticket = 0;
-  std::string kind;  // "trigger" | "answer" | "resume" | "policy_changed" | "restart"
+  std::string kind;  // "trigger" | "answer" | "resume" | "policy_changed" | "restart" | "intercom"
   std::optional<std::int64_t> trigger_seq;
   nlohmann::json body;
   std::string state;  // "pending" | "taken" | "handed_back"

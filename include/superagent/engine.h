@@ -318,9 +318,27 @@ class Engine {
   Status RemoveIntercomMember(const std::string& group, const std::string& session);
   Status DeleteIntercomGroup(const std::string& group);
   std::vector<IntercomGroup> IntercomGroups();
+  // Rings the doorbell of an idle Ticket's worker session (SPEC §10 wake): a pending input of
+  // kind "intercom" and, when the Ticket has no pending or running Assignment, a new one — cause
+  // "follow_up" for a person's message (it may take the slot kept for people), "intercom" for a
+  // session's (it never does). The messages themselves stay in the inbox until the turn takes
+  // them. Conflict when the Ticket has ended; a Ticket waiting for a person gets nothing (its
+  // answer resumes it, and the inbox is read then).
+  Status WakeForIntercom(TicketId ticket, bool from_person);
+  // A person's panel message to a session whose Ticket ended (SPEC §4.5): in one transaction the
+  // Mandate is revalidated as for a person's message on the Ticket's Thread; when it passes the
+  // Ticket resumes in place (stage idle, "resume" Assignment, an "intercom" input) and `m` is
+  // stored as PostIntercom would. When it fails nothing is stored and the Status says exactly
+  // why: the Mandate was withdrawn or revoked, or which revalidation rule fails now.
+  Result<IntercomMessage> ResumeForPersonsMessage(TicketId ticket, IntercomMessage m, const IntercomLimits& limits);
+  // Messages waiting in `session`'s inbox (read only; TakeIntercomInbox delivers them).
+  std::vector<IntercomMessage> QueuedIntercom(const std::string& session);
 
  private:
   Engine(std::unique_ptr<store::Store> store, Clock* clock, EngineOptions options);
+  // PostIntercom's work inside a transaction the caller holds (mu_ held too).
+  Result<IntercomMessage> PostIntercomLocked(IntercomMessage m, bool target_idle, const IntercomLimits& limits,
+                                             TimeMs now);
 
   mutable std::mutex mu_;
   std::unique_ptr<store::Store> store_;

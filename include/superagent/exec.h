@@ -26,6 +26,9 @@ class Execution {
   void KillAllProcesses();
   // Asks the scheduler for a pass now (an Assignment was queued) instead of at its next tick.
   void Wake();
+  // Offers the intercom to every later turn (see Scheduler::AttachIntercom); no-op when
+  // execution is disabled.
+  void AttachIntercom(Intercom* intercom);
   Scheduler* scheduler() { return scheduler_.get(); }
 
  private:

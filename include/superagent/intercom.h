@@ -10,6 +10,7 @@
 //     `check_replies` follow links instead of guessing by time, and nothing queued is lost on restart.
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
 #include <memory>
 #include <mutex>
@@ -109,6 +110,7 @@ struct SendOutcome {
   std::string message_id;
   std::string applied;        // "wake" | "steer" | "queue"
   std::string target_status;  // as read after delivery
+  bool resumed = false;       // a person's message reopened the target's ended Ticket (SPEC §4.5)
   nlohmann::json ToJson() const;
 };
 
@@ -121,13 +123,19 @@ class Intercom {
   SendOutcome Send(const std::string& caller, const std::string& target, const std::string& text,
                    const std::string& delivery, const std::string& reply_to = "");
   // A person types in the panel: marked as the person's, resets the target's wake budget and
-  // always wakes an idle target. A dormant target is refused (a person reopens a Ticket by writing
-  // in its discussion, where the SPEC §4.5 revalidation runs).
+  // always wakes an idle target. To a dormant target (its Ticket ended) it is what a person's
+  // message on the Ticket's Thread is: the Ticket resumes in place only if the SPEC §4.5
+  // revalidation passes (Engine::ResumeForPersonsMessage); otherwise nothing is stored and the
+  // error says exactly why.
   SendOutcome SendAsPerson(const std::string& person, const std::string& target, const std::string& text,
                            const std::string& delivery);
   // Send, then wait up to `wait_ms` (≤ 30 s) for a message from the target whose reply_to is
-  // the sent message. Event-driven: returns as soon as the reply is stored.
-  nlohmann::json Ask(const std::string& caller, const std::string& target, const std::string& text, TimeMs wait_ms);
+  // the sent message. Event-driven: returns as soon as the reply is stored, or early (without a
+  // reply) when `cancel` is set or Shutdown() is called.
+  nlohmann::json Ask(const std::string& caller, const std::string& target, const std::string& text, TimeMs wait_ms,
+                     const std::atomic<bool>* cancel = nullptr);
+  // Ends every Ask that is waiting, now and from now on (the daemon is stopping).
+  void Shutdown();
   // Replies from `target` linked to the caller's messages to it that the caller has not yet seen.
   nlohmann::json CheckReplies(const std::string& caller, const std::string& target);
 
@@ -153,10 +161,22 @@ class Intercom {
                            const std::string& delivery);
   nlohmann::json ReadGroup(const std::string& caller, const std::string& group, TimeMs since);
 
+  // --- For the panel, where the caller is a person and sees every workspace ---
+  // A person's broadcast: SendAsPerson to every member (dormant members are skipped with the
+  // reason; a broadcast never reopens a Ticket).
+  nlohmann::json BroadcastAsPerson(const std::string& person, const std::string& group, const std::string& text,
+                                   const std::string& delivery);
+  // The members' surface entries merged by time, newest `limit` kept, as
+  // [{session, title, role, text, at}], plus the group's relayed messages (broadcasts) as
+  // [{id, from, from_person, to, text, at}].
+  nlohmann::json GroupFeed(const std::string& group, TimeMs since, int limit = 200);
+
   // The model tools (OpenAI "tools" array entries) and their dispatcher. Arguments are checked
   // against the schema's types; a bad call answers {"ok":false,"error":...}.
   static nlohmann::json ToolSpecs();
-  nlohmann::json CallTool(const std::string& caller, const std::string& name, const nlohmann::json& args);
+  // `cancel` (the turn's) ends a waiting intercom_ask early.
+  nlohmann::json CallTool(const std::string& caller, const std::string& name, const nlohmann::json& args,
+                          const std::atomic<bool>* cancel = nullptr);
 
   const IntercomLimits& limits() const { return limits_; }
 
@@ -169,6 +189,9 @@ class Intercom {
                       const std::string& group);
   std::vector<IntercomGroup> PrunedGroups();
   std::string TitleOf(const std::string& session);
+  // "" when `text` may be sent with `delivery`, else why not (nothing is sent).
+  std::string CheckText(const std::string& text, const std::string& delivery) const;
+  void MessageStored();  // wakes every Ask
 
   Engine* engine_;
   SessionHost* host_;
@@ -177,6 +200,7 @@ class Intercom {
   std::mutex mu_;  // with replies_: Ask waits for a reply
   std::condition_variable replies_;
   std::uint64_t reply_generation_ = 0;
+  bool shutting_down_ = false;  // guarded by mu_
 };
 
 }  // namespace superagent

@@ -22,6 +22,7 @@ namespace httplib { class Server; }
 namespace superagent {
 
 class Engine;
+class Intercom;
 class Views;
 
 namespace panel {
@@ -45,6 +46,8 @@ struct PanelContext {
   // The live worker slots; empty function or nullopt when execution is disabled (no git remote),
   // and the panel says so. Called on request threads.
   std::function<std::optional<SlotsView>()> slots;
+  // The communication center (SPEC §10); null: its routes answer 503 and the page hides it.
+  Intercom* intercom = nullptr;
   int problem_threshold = 3;  // EngineOptions::problem_threshold
   int poll_ms = 500;          // how often a live-update stream checks for changes
 };

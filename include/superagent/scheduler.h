@@ -41,6 +41,9 @@ class Scheduler {
   // Tick() reaps them).
   void WaitForTurns(std::optional<TicketId> ticket = std::nullopt);
   SlotsView Slots();
+  // Turns started from now on are given `intercom` (WorkerTask::intercom); null detaches it.
+  // It must outlive every turn (the daemon stops the scheduler first).
+  void AttachIntercom(Intercom* intercom) { intercom_.store(intercom); }
   // The session's shells (for the panel and tests); null when it has none.
   Jobs* JobsFor(TicketId ticket);
 
@@ -82,6 +85,7 @@ class Scheduler {
   std::map<TicketId, std::unique_ptr<Run>> runs_;
   std::map<TicketId, std::shared_ptr<Jobs>> jobs_;
   std::thread loop_;
+  std::atomic<Intercom*> intercom_{nullptr};
   bool stopping_ = false;
   bool wake_ = false;
 };

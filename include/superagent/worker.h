@@ -14,6 +14,7 @@
 
 #include "superagent/domain.h"
 #include "superagent/engine.h"
+#include "superagent/intercom.h"
 #include "superagent/jobs.h"
 #include "superagent/llm.h"
 #include "superagent/session.h"
@@ -52,6 +53,9 @@ struct WorkerTask {
   bool first_turn = true;  // the session has no transcript yet
   Jobs* jobs = nullptr;    // the session's shells (outlive the turn)
   const std::atomic<bool>* cancel = nullptr;  // set when the Ticket is stopped or the daemon stops
+  // The intercom (SPEC §10), when the daemon runs one: its tools are offered, and the session's
+  // inbox is read at every model step. The caller is always this task's session.
+  Intercom* intercom = nullptr;
 };
 
 struct TurnResult {
@@ -112,7 +116,8 @@ std::unique_ptr<Executor> MakeBuiltinExecutor(BuiltinExecutorOptions options, En
 // The first input of a worker session: the original request, the Mandate with its rules'
 // instructions, AGENTS.md and the communication rules of SPEC §1.
 std::string FirstInputText(const WorkerTask& task);
-// Later inputs (follow-ups, answers, policy-changed, restart) as one user message.
+// Later inputs (follow-ups, answers, policy-changed, restart) as one user message. An "intercom"
+// input only rang the doorbell: the messages come from the inbox (IntercomInbox), not from here.
 std::string InputsText(const std::vector<nlohmann::json>& inputs);
 
 }  // namespace superagent::exec

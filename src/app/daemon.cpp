@@ -13,6 +13,7 @@
 #include "app/systemd.h"
 #include "superagent/eval.h"
 #include "superagent/model_assessor.h"
+#include "superagent/panel_source.h"
 
 namespace superagent::app {
 
@@ -89,6 +90,12 @@ Status Daemon::Start() {
   auto execution = exec::Execution::Create(config_, engine_.get(), llm_http_.get());
   if (!execution.ok()) return execution.status();
   execution_ = std::move(*execution);
+  // The intercom (SPEC §10) over the worker sessions: its tools go to every turn, the panel
+  // gets its communication center.
+  session_host_ = std::make_unique<exec::WorkerSessionHost>(engine_.get(), exec::DaemonWorkspace(config_),
+                                                            [this] { execution_->Wake(); });
+  intercom_ = std::make_unique<Intercom>(engine_.get(), session_host_.get(), SystemClock());
+  execution_->AttachIntercom(intercom_.get());
   http_ = std::make_unique<httplib::Server>();
   if (Status s = InstallRoutes(); !s.ok()) return s;
   if (github_) github_->InstallWebhookRoute(*http_);
@@ -103,6 +110,7 @@ Status Daemon::Start() {
   if (!http_->is_running()) return Status::Internal("the panel's HTTP server did not start");
   // Everything the agent says leaves through the outbox. A platform without a Channel keeps its
   // messages pending and raises a system problem instead of dropping them.
+  channels_.push_back(panel::MakePanelChannel());  // replies in sessions opened from the panel
   std::vector<Channel*> channels;
   for (auto& c : channels_) channels.push_back(c.get());
   if (github_) channels.push_back(github_->channel());
@@ -133,6 +141,7 @@ Status Daemon::InstallRoutes() {
     if (!execution_ || !execution_->scheduler()) return std::nullopt;
     return execution_->scheduler()->Slots();
   };
+  ctx.intercom = intercom_.get();
   auto installed = panel::InstallRoutes(*http_, std::move(ctx));
   if (!installed.ok()) return installed.status();
   panel_ = std::move(*installed);
@@ -287,6 +296,7 @@ void Daemon::KillWorkerProcesses() {
 void Daemon::Shutdown() {
   if (stopping_.exchange(true)) return;
   wake_.notify_all();
+  if (intercom_) intercom_->Shutdown();  // a turn waiting in intercom_ask returns at once
   if (execution_) execution_->Stop();  // before the effects loop: a last report still gets enqueued
   if (github_) github_->Stop();
   if (feishu_) feishu_->Stop();
@@ -300,6 +310,8 @@ void Daemon::Shutdown() {
     std::lock_guard<std::mutex> lock(execution_mu_);
     execution_.reset();
   }
+  intercom_.reset();
+  session_host_.reset();
   github_.reset();
   feishu_.reset();
   views_.reset();

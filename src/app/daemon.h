@@ -18,8 +18,10 @@
 #include "superagent/feishu.h"
 #include "superagent/exec.h"
 #include "superagent/github.h"
+#include "superagent/intercom.h"
 #include "superagent/panel.h"
 #include "superagent/views.h"
+#include "superagent/worker_sessions.h"
 
 namespace httplib { class Server; }
 
@@ -69,6 +71,8 @@ class Daemon {
   std::unique_ptr<github::Integration> github_;  // null when github.repo is empty
   std::unique_ptr<feishu::Integration> feishu_;  // null unless feishu.enabled
   std::unique_ptr<EffectsLoop> effects_;
+  std::unique_ptr<exec::WorkerSessionHost> session_host_;  // the worker sessions as intercom parties
+  std::unique_ptr<Intercom> intercom_;                     // SPEC §10; outlives execution_'s turns
   std::unique_ptr<exec::Execution> execution_;  // worker slots (SPEC §6)
   std::mutex execution_mu_;  // guards execution_'s reset against KillWorkerProcesses
   std::unique_ptr<Views> views_;  // the panel's read-only connection

@@ -3,10 +3,15 @@
 // once cannot both pass a limit.
 #include <algorithm>
 
+#include <spdlog/spdlog.h>
+
+#include "core/revalidate.h"
 #include "store/store.h"
 #include "superagent/engine.h"
 
 namespace superagent {
+
+using nlohmann::json;
 
 #define RETURN_IF_ERROR(expr)         \
   do {                                \
@@ -24,6 +29,14 @@ Result<IntercomMessage> Engine::PostIntercom(IntercomMessage m, bool target_idle
   const TimeMs now = clock_->NowMs();
   auto tx = store_->Begin();
   RETURN_IF_ERROR(tx->begin_status());
+  auto posted = PostIntercomLocked(std::move(m), target_idle, limits, now);
+  if (!posted.ok()) return posted.status();
+  RETURN_IF_ERROR(tx->Commit());
+  return posted;
+}
+
+Result<IntercomMessage> Engine::PostIntercomLocked(IntercomMessage m, bool target_idle, const IntercomLimits& limits,
+                                                   TimeMs now) {
   const bool person = !m.from_person.empty();
   if (store_->CountIntercomSince(m.to_session, std::nullopt, now - kMinute) >= limits.per_target_per_minute)
     return Status::Conflict("rate limit: " + m.to_session + " has received " +
@@ -62,8 +75,97 @@ Result<IntercomMessage> Engine::PostIntercom(IntercomMessage m, bool target_idle
     RETURN_IF_ERROR(store_->AddIntercomMember(kAutoGroup, m.from_session, now));
     RETURN_IF_ERROR(store_->AddIntercomMember(kAutoGroup, m.to_session, now));
   }
-  RETURN_IF_ERROR(tx->Commit());
   return m;
+}
+
+namespace {
+// Whether the Ticket already has a turn coming or running (then the inbox is read by it).
+bool HasActiveAssignment(store::Store& store, TicketId ticket) {
+  for (const Assignment& a : store.AssignmentsFor(ticket))
+    if (a.state != "ended") return true;
+  return false;
+}
+}  // namespace
+
+Status Engine::WakeForIntercom(TicketId ticket, bool from_person) {
+  std::lock_guard<std::mutex> lock(mu_);
+  const TimeMs now = clock_->NowMs();
+  auto tx = store_->Begin();
+  RETURN_IF_ERROR(tx->begin_status());
+  auto tk = store_->GetTicket(ticket);
+  if (!tk) return Status::NotFound("ticket " + std::to_string(ticket) + " does not exist");
+  if (!tk->open()) return Status::Conflict("ticket " + std::to_string(ticket) + " has ended");
+  if (tk->stage == Stage::kWaitingForPerson) return Status::Ok();
+  bool doorbell = false;
+  for (const TicketInput& in : store_->InputsForTicket(ticket)) doorbell |= in.kind == "intercom" && in.state == "pending";
+  if (!doorbell) {
+    TicketInput in;
+    in.ticket = ticket;
+    in.kind = "intercom";
+    in.body = json{{"from_person", from_person}};
+    in.state = "pending";
+    in.created_at = now;
+    auto id = store_->InsertInput(in);
+    if (!id.ok()) return id.status();
+  }
+  if (!HasActiveAssignment(*store_, ticket)) {
+    auto a = store_->InsertAssignment(ticket, "worker", from_person ? "follow_up" : "intercom", now);
+    if (!a.ok()) return a.status();
+  }
+  return tx->Commit();
+}
+
+Result<IntercomMessage> Engine::ResumeForPersonsMessage(TicketId ticket, IntercomMessage m, const IntercomLimits& limits) {
+  std::lock_guard<std::mutex> lock(mu_);
+  const TimeMs now = clock_->NowMs();
+  if (m.from_person.empty()) return Status::InvalidArgument("only a person's message can reopen an ended Ticket");
+  auto tx = store_->Begin();
+  RETURN_IF_ERROR(tx->begin_status());
+  const std::string name = "Ticket #" + std::to_string(ticket);
+  auto tk = store_->GetTicket(ticket);
+  if (!tk) return Status::NotFound(name + " does not exist");
+  auto mandate = store_->MandateForTicket(ticket);
+  if (!mandate) return Status::NotFound(name + " has no Mandate");
+  if (!mandate->ended_as.empty())
+    return Status::Conflict(name + " cannot resume: its Mandate was " + mandate->ended_as +
+                            (mandate->ended_reason.empty() ? "" : " (" + mandate->ended_reason + ")") +
+                            "; nothing was sent");
+  if (!tk->open()) {
+    auto origin = store_->FindTriggerBySeq(mandate->origin_trigger_seq);
+    std::string why_not = origin ? RevalidateMandate(*mandate, origin->trigger, policy_) : "its origin Trigger is missing";
+    if (!why_not.empty())
+      return Status::Conflict(name + " cannot resume: revalidation failed (SPEC §4.5): " + why_not + "; nothing was sent");
+    const Stage from = tk->stage;
+    tk->stage = Stage::kIdle;
+    tk->end_reason.clear();
+    tk->updated_at = now;
+    RETURN_IF_ERROR(store_->UpdateTicket(*tk));
+    RETURN_IF_ERROR(store_->InsertTicketEvent(ticket, now, from, Stage::kIdle,
+                                              "resumed by " + m.from_person + "'s message in the panel"));
+    TicketInput in;
+    in.ticket = ticket;
+    in.kind = "intercom";
+    in.body = json{{"from_person", true}, {"resumed", true}};
+    in.state = "pending";
+    in.created_at = now;
+    auto iid = store_->InsertInput(in);
+    if (!iid.ok()) return iid.status();
+    if (!HasActiveAssignment(*store_, ticket)) {
+      auto a = store_->InsertAssignment(ticket, "worker", "resume", now);
+      if (!a.ok()) return a.status();
+    }
+  }
+  // The session is idle now: a person's message wakes it.
+  auto posted = PostIntercomLocked(std::move(m), /*target_idle=*/true, limits, now);
+  if (!posted.ok()) return posted.status();
+  RETURN_IF_ERROR(tx->Commit());
+  spdlog::info("ticket resumed ticket={} by=\"{}\" via=panel", ticket, posted->from_person);
+  return posted;
+}
+
+std::vector<IntercomMessage> Engine::QueuedIntercom(const std::string& session) {
+  std::lock_guard<std::mutex> lock(mu_);
+  return store_->QueuedIntercomFor(session);
 }
 
 Result<std::vector<IntercomMessage>> Engine::TakeIntercomInbox(const std::string& session) {

@@ -48,22 +48,25 @@ class BuiltinExecutor : public Executor {
   std::string name() const override { return "builtin"; }
 
   Result<TurnResult> RunTurn(const WorkerTask& t) override {
-    std::vector<llm::Message> messages = {llm::Message::System(kSystem)};
+    std::vector<llm::Message> messages = {llm::Message::System(std::string(kSystem) + (t.intercom ? IntercomSystemNote() : ""))};
     std::set<std::string> answered;
     for (const SessionEvent& e : engine_->SessionEvents(t.session)) {
       if (e.kind != "input" && e.kind != "assistant" && e.kind != "tool_result") continue;
       messages.push_back(MessageFromJson(e.body));
     }
     CloseOpenCalls(&messages, t);
-    llm::Message input = llm::Message::User(t.first_turn ? FirstInputText(t) : InputsText(t.inputs));
+    llm::Message input = llm::Message::User((t.first_turn ? FirstInputText(t) : InputsText(t.inputs)) + IntercomInbox(t));
     if (input.content.empty()) input.content = "Continue.";
     Append(t, "input", input, &messages);
 
     WorkerTools tools(t, engine_, services_, options_);
-    const std::vector<llm::ToolSpec> specs = WorkerToolSpecs();
+    const std::vector<llm::ToolSpec> specs = WorkerToolSpecs(t.intercom != nullptr);
     TurnResult out;
     for (int step = 0; step < options_.max_steps; ++step) {
       if (t.cancel != nullptr && t.cancel->load()) return out;
+      // SPEC §10: intercom messages (a steer, or mail queued while busy) arrive between steps.
+      if (std::string mail = step > 0 ? IntercomInbox(t) : ""; !mail.empty())
+        Append(t, "input", llm::Message::User(mail), &messages);
       llm::ChatRequest req;
       req.model = options_.model;
       req.messages = messages;
@@ -76,7 +79,13 @@ class BuiltinExecutor : public Executor {
       engine_->RecordTokenUsage(t.ticket, t.session, resp->usage.ToJson());
       llm::Message reply{"assistant", resp->content, resp->tool_calls, ""};
       Append(t, "assistant", reply, &messages);
-      if (resp->tool_calls.empty()) return out;  // the model ended its turn without a report
+      if (resp->tool_calls.empty()) {
+        // Mail that arrived during the step is read before the turn ends without a report.
+        std::string mail = IntercomInbox(t);
+        if (mail.empty()) return out;
+        Append(t, "input", llm::Message::User(mail), &messages);
+        continue;
+      }
       for (const llm::ToolCall& call : resp->tool_calls) {
         ToolOutcome o = out.report ? ToolOutcome{"not run: the turn already ended", {}} : tools.Call(call);
         Append(t, "tool_result", llm::Message::Tool(call.id, o.text), &messages);

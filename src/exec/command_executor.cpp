@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "superagent/worker.h"
+#include "superagent/worker_sessions.h"
 
 namespace superagent::exec {
 
@@ -43,8 +44,18 @@ class CommandExecutor : public Executor {
     for (const auto& [rule, instructions] : t.rules)
       task["mandate"]["matched_rules"].push_back({{"name", rule}, {"instructions", instructions}});
     for (const json& in : t.inputs)
-      if (!in.value("request", false)) task["follow_ups"].push_back(in);
-    engine_->AppendSessionEvent(t.session, t.assignment, "input", {{"role", "user"}, {"content", task.dump()}});
+      if (!in.value("request", false) && in.value("kind", "") != "intercom") task["follow_ups"].push_back(in);
+    // Intercom messages (SPEC §10) as follow-ups, already wrapped as level-5 data.
+    if (t.intercom != nullptr)
+      for (const std::string& m : t.intercom->TakeInbox(IntercomSessionId(t.session)))
+        task["follow_ups"].push_back({{"kind", "intercom"}, {"text", m}});
+    // "surface": what was said, for people and the intercom's transcript reading (the task JSON
+    // itself is for the command).
+    std::string said = t.first_turn ? t.request_text : "";
+    for (const json& f : task["follow_ups"])
+      if (f.contains("text") && f["text"].is_string()) said += (said.empty() ? "" : "\n\n") + f["text"].get<std::string>();
+    engine_->AppendSessionEvent(t.session, t.assignment, "input",
+                                {{"role", "user"}, {"content", task.dump()}, {"surface", said}});
     // The command is the turn: it runs in the foreground until it exits or the Ticket stops.
     auto r = t.jobs->Run(options_.command, t.workspace.dir, task.dump() + "\n", kNoBackground, t.cancel);
     if (!r.ok()) return r.status();

@@ -63,6 +63,10 @@ void Execution::Wake() {
   if (scheduler_) scheduler_->Wake();
 }
 
+void Execution::AttachIntercom(Intercom* intercom) {
+  if (scheduler_) scheduler_->AttachIntercom(intercom);
+}
+
 void Execution::Stop() {
   if (scheduler_) scheduler_->Stop();
 }

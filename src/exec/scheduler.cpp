@@ -191,6 +191,7 @@ void Scheduler::RunTurn(Run* run, Assignment a) {
   task.assignment = a.id;
   task.jobs = jobs.get();
   task.cancel = &run->cancel;
+  task.intercom = intercom_.load();
   bool handed_over = false;
   auto finish = [&] {
     std::lock_guard<std::mutex> lock(mu_);

@@ -51,6 +51,7 @@ std::string InputsText(const std::vector<json>& inputs) {
   std::string s;
   for (const json& in : inputs) {
     const std::string kind = in.value("kind", "");
+    if (kind == "intercom") continue;  // the inbox itself is read by the turn (IntercomInbox)
     if (kind == "restart") {
       s += "## The daemon restarted during your last turn\nBefore repeating any external action, check the "
            "directory, the git history (and what is pushed) and the pull request's current state on GitHub.\n\n";

@@ -18,7 +18,14 @@ struct ToolOutcome {
   std::optional<WorkerReport> report;
 };
 
-std::vector<llm::ToolSpec> WorkerToolSpecs();
+// The worker's tools; with `intercom` also the 14 intercom tools (SPEC §10).
+std::vector<llm::ToolSpec> WorkerToolSpecs(bool intercom = false);
+// What the system prompt adds when the intercom tools are offered. Fixed text: live statuses
+// stay out of the prompt so it can be cached (the original's prompt changed with every peer).
+const char* IntercomSystemNote();
+// The session's intercom inbox, taken now (Intercom::TakeInbox): the wrapped level-5 messages
+// as one block of text for a user message; "" when empty or without an intercom.
+std::string IntercomInbox(const WorkerTask& task);
 
 class WorkerTools {
  public:

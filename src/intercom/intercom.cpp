@@ -96,6 +96,7 @@ json SendOutcome::ToJson() const {
   j["message_id"] = message_id;
   j["applied"] = applied;
   j["target_status"] = target_status;
+  if (resumed) j["resumed"] = true;
   return j;
 }
 
@@ -134,21 +135,38 @@ std::string Intercom::CheckParties(const std::optional<SessionInfo>& from, const
   return "";
 }
 
+std::string Intercom::CheckText(const std::string& text, const std::string& delivery) const {
+  if (delivery != "wake" && delivery != "steer")
+    return "delivery must be \"wake\" or \"steer\", not \"" + KeepHead(delivery, 20) + "\"";
+  if (text.find_first_not_of(" \t\r\n") == std::string::npos) return "the message is empty";
+  if (std::size_t n = CountChars(text); n > limits_.max_text)
+    return "the message has " + std::to_string(n) + " characters; the limit is " + std::to_string(limits_.max_text) +
+           ". Nothing was sent: shorten it or split it.";
+  return "";
+}
+
+void Intercom::MessageStored() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    ++reply_generation_;
+  }
+  replies_.notify_all();
+}
+
+void Intercom::Shutdown() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    shutting_down_ = true;
+  }
+  replies_.notify_all();
+}
+
 SendOutcome Intercom::Deliver(const std::string& from_session, const std::string& person, const SessionInfo& target,
                               const std::string& text, const std::string& delivery, const std::string& reply_to,
                               const std::string& group) {
   SendOutcome out;
-  if (delivery != "wake" && delivery != "steer") {
-    out.error = "delivery must be \"wake\" or \"steer\", not \"" + KeepHead(delivery, 20) + "\"";
-    return out;
-  }
-  if (text.find_first_not_of(" \t\r\n") == std::string::npos) {
-    out.error = "the message is empty";
-    return out;
-  }
-  if (std::size_t n = CountChars(text); n > limits_.max_text) {
-    out.error = "the message has " + std::to_string(n) + " characters; the limit is " +
-                std::to_string(limits_.max_text) + ". Nothing was sent: shorten it or split it.";
+  if (std::string why = CheckText(text, delivery); !why.empty()) {
+    out.error = why;
     return out;
   }
   IntercomMessage m;
@@ -164,11 +182,7 @@ SendOutcome Intercom::Deliver(const std::string& from_session, const std::string
     out.error = posted.status().message();
     return out;
   }
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    ++reply_generation_;
-  }
-  replies_.notify_all();
+  MessageStored();
   host_->InboxChanged(target.id, posted->applied == "wake");
   spdlog::info("intercom message id={} from={} to={} delivery={} applied={}", posted->id,
                person.empty() ? from_session : "person:" + person, target.id, delivery, posted->applied);
@@ -208,14 +222,53 @@ SendOutcome Intercom::SendAsPerson(const std::string& person, const std::string&
     return out;
   }
   auto to = host_->Find(target);
-  if (std::string why = CheckParties(std::nullopt, to, target); !why.empty()) {
+  bool ended = to && to->top_level && to->status == SessionStatus::kDormant;
+  if (to && to->top_level && to->ticket) {
+    auto t = engine_->GetTicket(*to->ticket);
+    ended = ended || (t.ok() && !t->open());
+  }
+  if (!ended) {
+    if (std::string why = CheckParties(std::nullopt, to, target); !why.empty()) {
+      out.error = why;
+      return out;
+    }
+    return Deliver("", person, *to, text, delivery, "", "");
+  }
+  // A person writes to a session whose Ticket ended: as their message on the Ticket's Thread
+  // would, it resumes the Ticket in place, only through the SPEC §4.5 revalidation.
+  if (!to->ticket) {
+    out.error = target + " is dormant and serves no Ticket, so there is nothing to resume";
+    return out;
+  }
+  if (std::string why = CheckText(text, delivery); !why.empty()) {
     out.error = why;
     return out;
   }
-  return Deliver("", person, *to, text, delivery, "", "");
+  IntercomMessage m;
+  m.from_person = person;
+  m.to_session = target;
+  m.text = text;
+  m.delivery = delivery;
+  auto posted = engine_->ResumeForPersonsMessage(*to->ticket, m, limits_);
+  if (!posted.ok()) {
+    out.error = posted.status().message();
+    return out;
+  }
+  MessageStored();
+  host_->InboxChanged(target, true);  // the resumed Ticket's turn is queued; let the scheduler see it now
+  spdlog::info("intercom message id={} from=person:{} to={} delivery={} applied={} resumed=ticket:{}", posted->id, person,
+               target, delivery, posted->applied, *to->ticket);
+  out.ok = true;
+  out.resumed = true;
+  out.message_id = posted->id;
+  out.applied = posted->applied;
+  auto after = host_->Find(target);
+  out.target_status = after ? SessionStatusName(after->status) : "unknown";
+  return out;
 }
 
-json Intercom::Ask(const std::string& caller, const std::string& target, const std::string& text, TimeMs wait_ms) {
+json Intercom::Ask(const std::string& caller, const std::string& target, const std::string& text, TimeMs wait_ms,
+                   const std::atomic<bool>* cancel) {
   SendOutcome sent = Send(caller, target, text, "wake");
   json j = sent.ToJson();
   if (!sent.ok) return j;
@@ -227,13 +280,18 @@ json Intercom::Ask(const std::string& caller, const std::string& target, const s
       if (r.reply_to == sent.message_id) return r;
     return std::nullopt;
   };
-  // Wait for a message linked to this one, woken by every stored message; never by polling.
+  // Wait for a message linked to this one, woken by every stored message; never by polling the
+  // store. A stopped Ticket's flag has no notifier, so it is looked at once a second.
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(wait_ms);
   std::optional<IntercomMessage> reply = find_reply();
   std::unique_lock<std::mutex> lock(mu_);
-  while (!reply) {
+  while (!reply && !shutting_down_ && !(cancel != nullptr && cancel->load())) {
     const std::uint64_t seen = reply_generation_;
-    if (!replies_.wait_until(lock, deadline, [&] { return reply_generation_ != seen; })) break;
+    const auto slice = std::min(deadline, std::chrono::steady_clock::now() + std::chrono::seconds(1));
+    if (!replies_.wait_until(lock, slice, [&] { return reply_generation_ != seen || shutting_down_; })) {
+      if (std::chrono::steady_clock::now() >= deadline) break;
+      continue;
+    }
     lock.unlock();
     reply = find_reply();
     lock.lock();
@@ -477,6 +535,66 @@ json Intercom::ReadGroup(const std::string& caller, const std::string& group, Ti
   std::string text;
   for (const Line& l : lines) text += (text.empty() ? "" : "\n") + l.text;
   return {{"ok", true}, {"group_id", group}, {"text", KeepTail(text, limits_.max_output)}};
+}
+
+json Intercom::BroadcastAsPerson(const std::string& person, const std::string& group, const std::string& text,
+                                 const std::string& delivery) {
+  if (person.empty()) return Refused("the person is unknown");
+  if (std::string why = CheckText(text, delivery); !why.empty()) return Refused(why);
+  std::vector<IntercomGroup> groups = PrunedGroups();
+  const IntercomGroup* g = nullptr;
+  for (const IntercomGroup& x : groups)
+    if (x.id == group) g = &x;
+  if (!g) return Refused("no group " + group);
+  json results = json::array();
+  int delivered = 0;
+  for (const std::string& member : g->members) {
+    auto to = host_->Find(member);
+    // A broadcast never reopens a Ticket: that takes a person's message to that one session.
+    if (std::string why = CheckParties(std::nullopt, to, member); !why.empty()) {
+      results.push_back({{"target", member}, {"ok", false}, {"skipped", true}, {"error", why}});
+      continue;
+    }
+    SendOutcome o = Deliver("", person, *to, text, delivery, "", group);
+    json r = o.ToJson();
+    r["target"] = member;
+    delivered += o.ok;
+    results.push_back(r);
+  }
+  return {{"ok", true}, {"group_id", group}, {"delivered", delivered}, {"results", results}};
+}
+
+json Intercom::GroupFeed(const std::string& group, TimeMs since, int limit) {
+  std::vector<IntercomGroup> groups = PrunedGroups();
+  const IntercomGroup* g = nullptr;
+  for (const IntercomGroup& x : groups)
+    if (x.id == group) g = &x;
+  if (!g) return Refused("no group " + group);
+  json entries = json::array();
+  struct Line {
+    TimeMs at;
+    json j;
+  };
+  std::vector<Line> lines;
+  json relays = json::array();
+  std::vector<std::string> seen;
+  for (const std::string& member : g->members) {
+    auto s = host_->Find(member);
+    if (!s) continue;
+    for (const SurfaceEntry& e : host_->Surface(member))
+      if (e.at > since)
+        lines.push_back({e.at, {{"session", member}, {"title", s->title}, {"role", e.role}, {"text", e.text}, {"at", e.at}}});
+    for (const IntercomMessage& m : engine_->IntercomMessagesOf(member, since, limit)) {
+      if (m.group != group || std::find(seen.begin(), seen.end(), m.id) != seen.end()) continue;
+      seen.push_back(m.id);
+      relays.push_back({{"id", m.id}, {"from", m.from_session}, {"from_person", m.from_person}, {"to", m.to_session},
+                        {"text", m.text}, {"at", m.created_at}});
+    }
+  }
+  std::stable_sort(lines.begin(), lines.end(), [](const Line& a, const Line& b) { return a.at < b.at; });
+  const std::size_t start = lines.size() > static_cast<std::size_t>(limit) ? lines.size() - limit : 0;
+  for (std::size_t i = start; i < lines.size(); ++i) entries.push_back(lines[i].j);
+  return {{"ok", true}, {"group_id", group}, {"name", g->name}, {"entries", entries}, {"relays", relays}};
 }
 
 }  // namespace superagent

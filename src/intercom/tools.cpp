@@ -121,7 +121,8 @@ json Intercom::ToolSpecs() {
   });
 }
 
-json Intercom::CallTool(const std::string& caller, const std::string& name, const json& args) {
+json Intercom::CallTool(const std::string& caller, const std::string& name, const json& args,
+                        const std::atomic<bool>* cancel) {
   Args a(args);
   json result;
   auto run = [&](std::initializer_list<const char*> known, const std::function<json()>& call) {
@@ -144,7 +145,7 @@ json Intercom::CallTool(const std::string& caller, const std::string& name, cons
     return run({"target_id", "message", "wait_ms"}, [&] {
       if (wait < 0 || wait > limits_.max_ask_wait_ms)
         return json{{"ok", false}, {"error", "wait_ms must be 0.." + std::to_string(limits_.max_ask_wait_ms)}};
-      return Ask(caller, target, message, wait);
+      return Ask(caller, target, message, wait, cancel);
     });
   }
   if (name == "intercom_check_replies") {

@@ -7,6 +7,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
+#include <functional>
 #include <mutex>
 
 #include <httplib.h>
@@ -14,6 +15,7 @@
 
 #include "panel/assets.h"
 #include "panel/guard.h"
+#include "panel/intercom_api.h"
 #include "panel/metrics_gather.h"
 #include "panel/panel_json.h"
 #include "superagent/engine.h"
@@ -79,6 +81,7 @@ struct Panel::Impl {
   std::string token;       // the panel password ("" = none; loopback only)
   std::string csrf;        // per-process CSRF token, handed to the page by /api/session
   std::string boot_id;     // tells the page the daemon restarted (new CSRF token, maybe new assets)
+  std::unique_ptr<IntercomApi> intercom;  // null when the daemon runs no intercom
   std::atomic<bool> stopping{false};
   std::atomic<int> streams{0};
   std::mutex mu;
@@ -302,6 +305,84 @@ struct Panel::Impl {
     SendJson(res, r.valid && r.error.empty() ? 200 : 422, result);
   }
 
+  // --- Communication center (SPEC §10) ---
+
+  void Reply(Response& res, const ApiReply& r) { SendJson(res, r.status, r.body); }
+
+  // An intercom command: the usual command checks, then `run` as the person `who`; logged with
+  // who and what. What was done is recorded in the commands table; a refusal changed nothing and
+  // is only logged, like every other refused command.
+  void IntercomCommand(const Request& req, Response& res, const char* command, const std::string& target,
+                       const std::function<ApiReply(const std::string& who, const json& body)>& run) {
+    json body;
+    if (!CommandAllowed(req, res, command, &body)) return;
+    if (!intercom) return SendError(res, 503, "the communication center is off: this daemon runs no intercom");
+    const std::string who = Who(req, body);
+    ApiReply r = run(who, body);
+    const std::string outcome = r.status == 200 ? "ok" : Q(r.body.value("error", std::string("refused")));
+    spdlog::info("panel command={} target={} by={} remote={} result={}", command, target, Q(who), req.remote_addr, outcome);
+    if (r.status == 200)
+      if (Status s = ctx.engine->RecordCommand(who, command, target, r.body.dump()); !s.ok())
+        spdlog::error("panel command not recorded error={}", Q(s.ToString()));
+    Reply(res, r);
+  }
+
+  void InstallIntercom(httplib::Server& server) {
+    auto off = [this](Response& res) {
+      if (intercom) return false;
+      SendError(res, 503, "the communication center is off: this daemon runs no intercom");
+      return true;
+    };
+    server.Get("/api/intercom", [this, off](const Request&, Response& res) {
+      if (off(res)) return;
+      json j = intercom->Overview();
+      j["enabled"] = true;
+      SendJson(res, 200, j);
+    });
+    server.Get(R"(/api/intercom/sessions/([A-Za-z0-9_-]{1,64}))", [this, off](const Request& req, Response& res) {
+      if (!off(res)) Reply(res, intercom->Session(req.matches[1].str()));
+    });
+    server.Get(R"(/api/intercom/groups/([A-Za-z0-9_-]{1,64}))", [this, off](const Request& req, Response& res) {
+      if (off(res)) return;
+      TimeMs since = 0;
+      if (req.has_param("since")) {
+        try {
+          since = std::max<TimeMs>(0, std::stoll(req.get_param_value("since")));
+        } catch (...) {
+          return SendError(res, 400, "since must be a time in epoch milliseconds");
+        }
+      }
+      Reply(res, intercom->Group(req.matches[1].str(), since));
+    });
+    server.Post(R"(/api/intercom/sessions/([A-Za-z0-9_-]{1,64})/send)", [this](const Request& req, Response& res) {
+      const std::string id = req.matches[1].str();
+      IntercomCommand(req, res, "intercom_send", "session:" + id,
+                      [&](const std::string& who, const json& body) { return intercom->Send(who, id, body); });
+    });
+    server.Post("/api/intercom/sessions", [this](const Request& req, Response& res) {
+      IntercomCommand(req, res, "new_session", "panel",
+                      [&](const std::string& who, const json& body) { return intercom->NewSession(who, body); });
+    });
+    server.Post("/api/intercom/groups", [this](const Request& req, Response& res) {
+      IntercomCommand(req, res, "intercom_group_create", "intercom_groups",
+                      [&](const std::string&, const json& body) { return intercom->CreateGroup(body); });
+    });
+    server.Post(R"(/api/intercom/groups/([A-Za-z0-9_-]{1,64})/(members|remove|delete|broadcast))",
+                [this](const Request& req, Response& res) {
+                  const std::string group = req.matches[1].str(), verb = req.matches[2].str();
+                  const std::string command = verb == "members" ? "intercom_group_add"
+                                              : verb == "remove" ? "intercom_group_remove_member"
+                                              : verb == "delete" ? "intercom_group_delete"
+                                                                 : "intercom_broadcast";
+                  IntercomCommand(req, res, command.c_str(), "group:" + group, [&](const std::string& who, const json& body) {
+                    if (verb == "members") return intercom->AddMember(group, body);
+                    if (verb == "remove") return intercom->RemoveMember(group, body);
+                    if (verb == "delete") return intercom->DeleteGroup(group);
+                    return intercom->Broadcast(who, group, body);
+                  });
+                });
+  }
+
   void Install(httplib::Server& server) {
     // Streams hold worker threads; give them their own so reads and commands never wait.
     server.new_task_queue = [] { return new httplib::ThreadPool(CPPHTTPLIB_THREAD_POOL_COUNT + kMaxStreams); };
@@ -366,6 +447,7 @@ struct Panel::Impl {
     server.Post(R"(/api/tickets/(\d{1,18})/stop)", [this](const Request& req, Response& res) { Stop(req, res); });
     server.Post(R"(/api/tickets/(\d{1,18})/answer)", [this](const Request& req, Response& res) { Answer(req, res); });
     server.Post("/api/policy/reload", [this](const Request& req, Response& res) { Reload(req, res); });
+    InstallIntercom(server);
     server.Get(R"(/api/.*)", [](const Request& req, Response& res) {
       SendError(res, 404, "no such API route: " + req.path.substr(0, 100));
     });
@@ -413,6 +495,7 @@ Result<std::unique_ptr<Panel>> InstallRoutes(httplib::Server& server, PanelConte
   impl->csrf = RandomToken();
   impl->boot_id = RandomToken().substr(0, 12);
   impl->ctx = std::move(context);
+  if (impl->ctx.intercom) impl->intercom = std::make_unique<IntercomApi>(impl->ctx.intercom, impl->ctx.engine, SystemClock());
   impl->Install(server);
   return std::make_unique<Panel>(std::move(impl));
 }

@@ -360,6 +360,27 @@ CREATE TABLE workspaces (
 );
 CREATE INDEX assignments_by_state ON assignments (state, id);
 )SQL"},
+      {8, "intercom: a ticket input of kind 'intercom' wakes a Ticket's worker session", R"SQL(
+-- SQLite cannot alter a CHECK constraint: rebuild ticket_inputs with the new kind, keeping every
+-- row (ids included, so nothing that points at an input breaks) and both indexes.
+CREATE TABLE ticket_inputs_v8 (
+  id              INTEGER PRIMARY KEY,
+  ticket_id       INTEGER NOT NULL REFERENCES tickets (id),
+  kind            TEXT NOT NULL CHECK (kind IN ('trigger', 'answer', 'resume', 'policy_changed', 'restart', 'intercom')),
+  trigger_seq     INTEGER REFERENCES triggers (seq),
+  body            TEXT NOT NULL,
+  state           TEXT NOT NULL CHECK (state IN ('pending', 'taken', 'handed_back')),
+  handback_kind   TEXT,
+  handback_reason TEXT,
+  created_at      INTEGER NOT NULL
+);
+INSERT INTO ticket_inputs_v8 (id, ticket_id, kind, trigger_seq, body, state, handback_kind, handback_reason, created_at)
+  SELECT id, ticket_id, kind, trigger_seq, body, state, handback_kind, handback_reason, created_at FROM ticket_inputs;
+DROP TABLE ticket_inputs;
+ALTER TABLE ticket_inputs_v8 RENAME TO ticket_inputs;
+CREATE UNIQUE INDEX ticket_inputs_once ON ticket_inputs (ticket_id, trigger_seq) WHERE trigger_seq IS NOT NULL;
+CREATE INDEX ticket_inputs_by_trigger ON ticket_inputs (trigger_seq);
+)SQL"},
   };
   return kMigrations;
 }

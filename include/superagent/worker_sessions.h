@@ -1,0 +1,58 @@
+// The intercom's view of the daemon's worker sessions (SPEC §10 over SPEC §6): every Ticket's
+// worker session, as the Engine stores it (sessions, session_events, tickets), is an intercom
+// party. This is the SessionHost the daemon gives the Intercom.
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "superagent/config.h"
+#include "superagent/engine.h"
+#include "superagent/intercom.h"
+#include "superagent/session.h"
+
+namespace superagent::exec {
+
+// Intercom ids of worker sessions: "session-<id>" — never a bare number, so a model cannot
+// confuse a session with a Ticket.
+std::string IntercomSessionId(SessionId id);
+// The SessionId in "session-<id>"; nullopt for anything else.
+std::optional<SessionId> ParseIntercomSessionId(const std::string& id);
+
+// The repository the daemon works on, which is every worker session's workspace:
+// execution.git_remote, else github.repo. "" when neither is set: unknown, so the intercom
+// refuses to deliver between sessions (it fails closed).
+std::string DaemonWorkspace(const Config& config);
+
+// The surface of a transcript: what was said (inputs, the model's text, its reports and
+// questions), not tool calls or their results. Oldest first.
+std::vector<SurfaceEntry> SurfaceOf(const std::vector<SessionEvent>& events);
+
+class WorkerSessionHost : public SessionHost {
+ public:
+  // `wake` asks the scheduler for a pass now (Execution::Wake); may be empty (tests tick by
+  // hand). `engine` must outlive the host.
+  WorkerSessionHost(Engine* engine, std::string workspace, std::function<void()> wake);
+
+  // Status comes from the session's Ticket: ended → dormant; stage working (or the session is
+  // mid-turn) → working; waiting_for_person → waiting_for_person; idle, ready, blocked → idle
+  // (a wake starts a turn).
+  std::vector<SessionInfo> Sessions() override;
+  std::optional<SessionInfo> Find(const std::string& id) override;
+  std::vector<SurfaceEntry> Surface(const std::string& id) override;
+  // start_turn: rings the Ticket's doorbell (Engine::WakeForIntercom — a pending "intercom"
+  // input, hence a turn at the scheduler's next pass) and wakes the scheduler. Otherwise the
+  // running turn takes the inbox at its next model step.
+  void InboxChanged(const std::string& id, bool start_turn) override;
+
+ private:
+  std::optional<SessionInfo> Describe(const Session& s);
+
+  Engine* engine_;
+  std::string workspace_;
+  std::function<void()> wake_;
+};
+
+}  // namespace superagent::exec

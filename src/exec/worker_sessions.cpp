@@ -1,0 +1,132 @@
+// Worker sessions as intercom parties: ids, status from the Ticket, the surface transcript, and
+// a wake delivered the way every input reaches a session (a pending Ticket input; docs/003).
+#include "superagent/worker_sessions.h"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+
+namespace superagent::exec {
+
+using nlohmann::json;
+
+namespace {
+constexpr const char* kPrefix = "session-";
+}  // namespace
+
+std::string IntercomSessionId(SessionId id) { return kPrefix + std::to_string(id); }
+
+std::optional<SessionId> ParseIntercomSessionId(const std::string& id) {
+  const std::string p = kPrefix;
+  if (id.size() <= p.size() || id.compare(0, p.size(), p) != 0 || id.size() > p.size() + 18) return std::nullopt;
+  SessionId n = 0;
+  for (std::size_t i = p.size(); i < id.size(); ++i) {
+    if (id[i] < '0' || id[i] > '9') return std::nullopt;
+    n = n * 10 + (id[i] - '0');
+  }
+  if (n <= 0 || id[p.size()] == '0') return std::nullopt;
+  return n;
+}
+
+std::string DaemonWorkspace(const Config& config) {
+  if (!config.execution.git_remote.empty()) return config.execution.git_remote;
+  return config.github.repo;
+}
+
+std::vector<SurfaceEntry> SurfaceOf(const std::vector<SessionEvent>& events) {
+  std::vector<SurfaceEntry> out;
+  auto add = [&](const char* role, std::string text, TimeMs at) {
+    if (text.find_first_not_of(" \t\r\n") == std::string::npos) return;
+    out.push_back({role, std::move(text), at});
+  };
+  for (const SessionEvent& e : events) {
+    if (!e.body.is_object()) continue;
+    if (e.kind == "input") {
+      // The command executor's input is its task JSON; it records what was said beside it.
+      add("user", e.body.contains("surface") ? e.body.value("surface", "") : e.body.value("content", ""), e.at);
+    } else if (e.kind == "assistant") {
+      add("assistant", e.body.value("content", ""), e.at);
+      // How a built-in turn ends is a tool call; its words are what the session concluded.
+      for (const json& c : e.body.value("tool_calls", json::array())) {
+        const std::string name = c.value("name", "");
+        if (name != "report" && name != "human_action") continue;
+        json a = json::parse(c.value("arguments", ""), nullptr, false);
+        if (!a.is_object()) continue;
+        if (name == "report")
+          add("assistant", "[report: " + a.value("stage", std::string("?")) + "] " + a.value("summary", std::string()), e.at);
+        else
+          add("assistant", "[question] " + a.value("question", std::string()), e.at);
+      }
+    } else if (e.kind == "report") {
+      add("assistant", "[report: " + e.body.value("stage", std::string("?")) + "] " + e.body.value("summary", std::string()),
+          e.at);
+    }
+  }
+  return out;
+}
+
+WorkerSessionHost::WorkerSessionHost(Engine* engine, std::string workspace, std::function<void()> wake)
+    : engine_(engine), workspace_(std::move(workspace)), wake_(std::move(wake)) {}
+
+std::optional<SessionInfo> WorkerSessionHost::Describe(const Session& s) {
+  SessionInfo info;
+  info.id = IntercomSessionId(s.id);
+  info.title = s.title;
+  info.ticket = s.ticket;
+  info.workspace = workspace_;
+  info.last_activity = s.updated_at;
+  info.top_level = true;  // worker sessions are top-level; the built-in worker has no sub-agents
+  if (!s.ticket) {
+    info.status = s.status == "running" ? SessionStatus::kWorking : SessionStatus::kIdle;
+    return info;
+  }
+  auto t = engine_->GetTicket(*s.ticket);
+  if (!t.ok()) {
+    info.status = SessionStatus::kDormant;  // a session whose Ticket cannot be read is never woken
+    return info;
+  }
+  info.last_activity = std::max(info.last_activity, t->updated_at);
+  if (!t->open()) info.status = SessionStatus::kDormant;
+  else if (t->stage == Stage::kWaitingForPerson) info.status = SessionStatus::kWaitingForPerson;
+  else if (t->stage == Stage::kWorking || s.status == "running") info.status = SessionStatus::kWorking;
+  else info.status = SessionStatus::kIdle;
+  return info;
+}
+
+std::vector<SessionInfo> WorkerSessionHost::Sessions() {
+  std::vector<SessionInfo> out;
+  for (const Session& s : engine_->Sessions())
+    if (auto d = Describe(s)) out.push_back(std::move(*d));
+  return out;
+}
+
+std::optional<SessionInfo> WorkerSessionHost::Find(const std::string& id) {
+  auto n = ParseIntercomSessionId(id);
+  if (!n) return std::nullopt;
+  auto s = engine_->GetSession(*n);
+  if (!s.ok()) return std::nullopt;
+  return Describe(*s);
+}
+
+std::vector<SurfaceEntry> WorkerSessionHost::Surface(const std::string& id) {
+  auto n = ParseIntercomSessionId(id);
+  if (!n) return {};
+  return SurfaceOf(engine_->SessionEvents(*n));
+}
+
+void WorkerSessionHost::InboxChanged(const std::string& id, bool start_turn) {
+  if (!start_turn) return;  // a running turn takes the inbox at its next model step
+  auto n = ParseIntercomSessionId(id);
+  if (!n) return;
+  auto s = engine_->GetSession(*n);
+  if (!s.ok() || !s->ticket) return;
+  bool from_person = false;
+  for (const IntercomMessage& m : engine_->QueuedIntercom(id)) from_person |= !m.from_person.empty();
+  if (Status st = engine_->WakeForIntercom(*s->ticket, from_person); !st.ok()) {
+    spdlog::warn("intercom wake not delivered session={} ticket={} error=\"{}\"", id, *s->ticket, st.message());
+    return;
+  }
+  if (wake_) wake_();
+}
+
+}  // namespace superagent::exec
