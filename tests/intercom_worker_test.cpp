@@ -330,7 +330,8 @@ TEST_F(IntercomWorkerTest, AnEndedTicketsSessionIsDormantReadableAndOnlyAPersonC
   EXPECT_THAT(refused.error, HasSubstr("requester is no longer allow-listed"));
   EXPECT_EQ(engine_->IntercomMessagesOf(sb, -1, 100).size(), before);
   EXPECT_EQ(engine_->GetTicket(b)->stage, Stage::kEnded);
-  EXPECT_EQ(engine_->GetMandate(b)->ended_as, "");  // refused, not revoked: nothing was stored
+  EXPECT_EQ(engine_->GetMandate(b)->ended_as, "revoked");  // SPEC §4.5, as in the Ticket's own discussion
+  EXPECT_EQ(engine_->GetMandate(b)->ended_reason, "requester is no longer allow-listed");
 
   // A stopped Ticket's withdrawn Mandate can never resume, not even for a person.
   ASSERT_TRUE(engine_->StopTicket(a, "Tess (panel)").ok());

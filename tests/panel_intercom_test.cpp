@@ -209,19 +209,28 @@ TEST_F(PanelIntercomTest, RefusedSendsSayWhyAndStoreNothing) {
   EXPECT_EQ(engine_->GetTicket(seed_.question_new)->stage, Stage::kWaitingForPerson);
 }
 
-TEST_F(PanelIntercomTest, APersonsMessageResumesADormantSessionOnlyWhenRevalidationPasses) {
+TEST_F(PanelIntercomTest, AFailedRevalidationRefusesThePersonsMessageAndRevokesTheMandate) {
   StartServer();
   // The policy drops alice from the allow-list: the ended Ticket's Mandate no longer holds.
   ASSERT_TRUE(engine_->ApplyPolicy(MakePolicy("observe", "people: [alice, bob]=>people: [bob]"), "test").ok());
   auto [s1, b1] = Post("/api/intercom/sessions/" + dormant_ + "/send", {{"text", "one more typo in docs/"}, {"name", "Tess"}});
   EXPECT_EQ(s1, 409);
   EXPECT_EQ(b1["error"], "Ticket #" + std::to_string(seed_.ended) +
-                             " cannot resume: revalidation failed (SPEC §4.5): requester is no longer allow-listed; nothing was sent");
+                             " cannot resume: revalidation failed (SPEC §4.5): requester is no longer allow-listed;"
+                             " its Mandate is revoked and nothing was sent");
   EXPECT_EQ(Stored(dormant_), 0u);
   EXPECT_EQ(engine_->GetTicket(seed_.ended)->stage, Stage::kEnded);
-
-  // Back on the allow-list: the same message resumes the Ticket in place.
+  EXPECT_EQ(engine_->GetMandate(seed_.ended)->ended_as, "revoked");
+  // Revoked for good: back on the allow-list, the Ticket still cannot resume (a new request can).
   ASSERT_TRUE(engine_->ApplyPolicy(MakePolicy("observe"), "test").ok());
+  auto [s3, b3] = Post("/api/intercom/sessions/" + dormant_ + "/send", {{"text", "one more typo in docs/"}, {"name", "Tess"}});
+  EXPECT_EQ(s3, 409);
+  EXPECT_THAT(b3["error"].get<std::string>(), HasSubstr("its Mandate was revoked"));
+  EXPECT_EQ(Stored(dormant_), 0u);
+}
+
+TEST_F(PanelIntercomTest, APersonsMessageResumesADormantSessionInPlace) {
+  StartServer();
   auto [s2, b2] = Post("/api/intercom/sessions/" + dormant_ + "/send", {{"text", "one more typo in docs/"}, {"name", "Tess"}});
   ASSERT_EQ(s2, 200) << b2.dump();
   EXPECT_EQ(b2["resumed"], true);

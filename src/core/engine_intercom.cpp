@@ -133,8 +133,15 @@ Result<IntercomMessage> Engine::ResumeForPersonsMessage(TicketId ticket, Interco
   if (!tk->open()) {
     auto origin = store_->FindTriggerBySeq(mandate->origin_trigger_seq);
     std::string why_not = origin ? RevalidateMandate(*mandate, origin->trigger, policy_) : "its origin Trigger is missing";
-    if (!why_not.empty())
-      return Status::Conflict(name + " cannot resume: revalidation failed (SPEC §4.5): " + why_not + "; nothing was sent");
+    if (!why_not.empty()) {
+      // SPEC §4.5: a failed revalidation revokes the Mandate, as it does for a message in the
+      // Ticket's own discussion; the message itself is not stored.
+      RETURN_IF_ERROR(store_->EndMandate(mandate->id, "revoked", why_not, "revalidation", now));
+      RETURN_IF_ERROR(tx->Commit());
+      spdlog::info("mandate revoked ticket={} reason=\"{}\" via=panel", ticket, why_not);
+      return Status::Conflict(name + " cannot resume: revalidation failed (SPEC §4.5): " + why_not +
+                              "; its Mandate is revoked and nothing was sent");
+    }
     const Stage from = tk->stage;
     tk->stage = Stage::kIdle;
     tk->end_reason.clear();
