@@ -279,6 +279,13 @@ class DoctorTest : public OpsTest {
     setenv("SUPERAGENT_DOCTOR_GH", "ghp_DOCTORSECRET0123456789abcdef", 1);
     setenv("SUPERAGENT_DOCTOR_HOOK", "hook-secret", 1);
     setenv("SUPERAGENT_DOCTOR_MODEL", chat_.api_key().c_str(), 1);
+    // The workers' git remote: a real repository with a default branch, reached without a network.
+    const std::string seed = (dir_ / "seed").string();
+    RunResult made = RunProgram("/bin/sh", {"-c", "git init -q -b main " + seed + " && cd " + seed +
+                                                      " && echo hi > README.md && git add -A && git -c user.name=t"
+                                                      " -c user.email=t@t commit -q -m init && git clone -q --bare . " +
+                                                      (dir_ / "remote.git").string()});
+    ASSERT_EQ(made.exit_code, 0) << made.err;
   }
   void TearDown() override {
     unsetenv("SUPERAGENT_DOCTOR_GH");
@@ -295,6 +302,7 @@ class DoctorTest : public OpsTest {
     c.github.webhook_secret_env = "SUPERAGENT_DOCTOR_HOOK";
     c.llm.base_url = chat_.base_url();
     c.llm.api_key_env = "SUPERAGENT_DOCTOR_MODEL";
+    c.execution.git_remote = (dir_ / "remote.git").string();
     return c;
   }
   std::map<std::string, app::DoctorCheck> Run(const superagent::Config& c) {
@@ -311,14 +319,14 @@ class DoctorTest : public OpsTest {
 using R = app::DoctorCheck::Result;
 
 TEST_F(DoctorTest, AHealthyDeploymentPassesEveryCheck) {
-  // The repository's clone URL names a real bare repository, which git reaches without a network.
-  RunResult init = RunProgram("/usr/bin/git", {"init", "--quiet", "--bare", (dir_ / "remote.git").string()});
-  ASSERT_EQ(init.exit_code, 0) << init.err;
-  github_.repo_info["clone_url"] = "file://" + (dir_ / "remote.git").string();
   auto checks = Run(Healthy());
   for (const char* name : {"policy", "data_dir", "sqlite", "github.token", "github.notifications", "github.repo",
-                           "github.webhook_secret", "model", "git", "git.remote"})
+                           "github.webhook_secret", "model", "git", "git.remote", "git.prepare"})
     EXPECT_EQ(checks[name].result, R::kOk) << name << ": " << checks[name].detail;
+  EXPECT_THAT(checks["git.prepare"].detail, HasSubstr("git worktree made a workspace of origin/main"));
+  EXPECT_NE(checks["containment"].result, R::kFailed) << "process groups always work";
+  EXPECT_FALSE(fs::exists(fs::temp_directory_path() / ("superagent-doctor-" + std::to_string(::getpid()))))
+      << "the scratch workspace is left behind";
   EXPECT_THAT(checks["github.token"].detail, HasSubstr("acts as superagent-bot"));
   EXPECT_EQ(checks["feishu"].result, R::kSkipped);
   EXPECT_EQ(checks["feishu"].detail, "no Feishu configured");
@@ -355,13 +363,30 @@ TEST_F(DoctorTest, EachCommonMistakeFailsWithAFix) {
   EXPECT_THAT(checks["model"].detail, HasSubstr("does not offer gpt-9 (it offers: deepseek-chat, deepseek-reasoner)"));
   EXPECT_EQ(checks["data_dir"].result, R::kFailed);
   EXPECT_EQ(checks["github.webhook_secret"].result, R::kSkipped);
-  EXPECT_EQ(checks["git.remote"].result, R::kSkipped) << "the repository did not answer";
 
-  github_.repo_info["clone_url"] = "file://" + (dir_ / "no-such-remote.git").string();
-  checks = Run(Healthy());
+  c = Healthy();
+  c.execution.git_remote = (dir_ / "no-such-remote.git").string();
+  checks = Run(c);
   EXPECT_EQ(checks["git.remote"].result, R::kFailed);
   EXPECT_THAT(checks["git.remote"].detail, HasSubstr("no-such-remote.git"));
-  EXPECT_THAT(checks["git.remote"].fix, HasSubstr("git cannot reach the repository"));
+  EXPECT_THAT(checks["git.remote"].fix, HasSubstr("check the URL in execution.git_remote"));
+  EXPECT_EQ(checks["git.prepare"].result, R::kSkipped) << "reported once";
+
+  // A remote with nothing in it: readable, but no workspace can be made from it.
+  ASSERT_EQ(RunProgram("/usr/bin/git", {"init", "--quiet", "--bare", (dir_ / "empty.git").string()}).exit_code, 0);
+  c.execution.git_remote = (dir_ / "empty.git").string();
+  checks = Run(c);
+  EXPECT_EQ(checks["git.remote"].result, R::kOk);
+  EXPECT_EQ(checks["git.prepare"].result, R::kFailed) << checks["git.prepare"].detail;
+  EXPECT_THAT(checks["git.prepare"].fix, HasSubstr("default branch with at least one commit"));
+
+  // The team's own prepare command, failing: its words are shown.
+  c.execution.git_remote = (dir_ / "remote.git").string();
+  c.execution.prepare = "echo 'no space left on device' >&2; exit 1";
+  checks = Run(c);
+  EXPECT_EQ(checks["git.prepare"].result, R::kFailed);
+  EXPECT_THAT(checks["git.prepare"].detail, HasSubstr("no space left on device"));
+  EXPECT_THAT(checks["git.prepare"].fix, HasSubstr("run execution.prepare by hand"));
 
   setenv("SUPERAGENT_DOCTOR_MODEL", "sk-wrong", 1);
   checks = Run(Healthy());
@@ -381,7 +406,8 @@ TEST_F(DoctorTest, ChecksThatCannotApplyAreSkippedNotFailed) {
 
 TEST_F(DoctorTest, TheCommandPrintsEveryCheckAndExitsNonZeroOnAFailure) {
   WriteConfig("github:\n  api_url: " + github_.url() + "\n  repo: " + github_.repo +
-              "\n  token_env: SUPERAGENT_DOCTOR_GH\n  webhook_secret_env: SUPERAGENT_DOCTOR_HOOK\n");
+              "\n  token_env: SUPERAGENT_DOCTOR_GH\n  webhook_secret_env: SUPERAGENT_DOCTOR_HOOK\n"
+              "execution:\n  git_remote: " + (dir_ / "remote.git").string() + "\n");
   RunResult ok = RunProgram(SUPERAGENT_BINARY, {"doctor", "--config", Config()});
   EXPECT_EQ(ok.exit_code, 0) << ok.out << ok.err;
   EXPECT_THAT(ok.out, HasSubstr("github.token           ok      accepted; the agent acts as superagent-bot"));

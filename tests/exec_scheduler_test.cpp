@@ -274,6 +274,20 @@ TEST_F(ExecSchedulerTest, TicketsPreparedAtOnceAllGetTheirWorkspace) {
   EXPECT_EQ(Sh("git -C " + (dir_ / "work" / "repo.git").string() + " branch --list 'superagent/*'"), "");
 }
 
+// Private repositories: git authenticates to github.com with the Source's token, passed as git
+// config in the environment (never on a command line, never to other hosts).
+TEST(GitAuthEnvTest, OnlyHttpsGitHubRemotesGetTheTokenAsAnExtraHeader) {
+  auto env = exec::GitAuthEnv("https://github.com/acme/widgets.git", "ghp_abc");
+  ASSERT_EQ(env.size(), 3u);
+  EXPECT_EQ(env[0], (std::pair<std::string, std::string>{"GIT_CONFIG_COUNT", "1"}));
+  EXPECT_EQ(env[1].second, "http.https://github.com/.extraHeader");
+  EXPECT_EQ(env[2].second, "Authorization: Basic eC1hY2Nlc3MtdG9rZW46Z2hwX2FiYw==");  // x-access-token:ghp_abc
+  EXPECT_TRUE(exec::GitAuthEnv("https://github.com/acme/widgets.git", "").empty());
+  EXPECT_TRUE(exec::GitAuthEnv("https://git.example.com/acme/widgets.git", "ghp_abc").empty());
+  EXPECT_TRUE(exec::GitAuthEnv("git@github.com:acme/widgets.git", "ghp_abc").empty());
+  EXPECT_TRUE(exec::GitAuthEnv("/srv/git/widgets.git", "ghp_abc").empty());
+}
+
 TEST_F(ExecSchedulerTest, EngineRefusesToStartAnAssignmentTwiceOrForAnEndedTicket) {
   const TicketId id = AcceptedTicket("t1");
   auto pending = engine_->AssignmentsInState("pending");

@@ -8,8 +8,16 @@
 #include "superagent/engine.h"
 #include "superagent/http.h"
 #include "superagent/scheduler.h"
+#include "superagent/workspace.h"
 
 namespace superagent::exec {
+
+// Where Tickets' code comes from and their branches go: execution.git_remote, else the GitHub
+// repository's https clone URL, else "" (execution disabled).
+std::string EffectiveGitRemote(const Config& config);
+// The workspace options the daemon uses for `config`, rooted at `root` (the daemon passes
+// <data_dir>/work; doctor a scratch directory), with git authenticated by the GitHub token.
+WorkspaceOptions WorkspaceOptionsFor(const Config& config, const std::string& root);
 
 class Execution {
  public:

@@ -6,6 +6,8 @@
 
 #include <mutex>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "superagent/clock.h"
 #include "superagent/domain.h"
@@ -23,12 +25,20 @@ struct WorkspaceOptions {
   std::string prepare;
   TimeMs prepare_limit_ms = 10 * 60'000;  // SPEC §6: prepare is limited to 10 minutes
   TimeMs git_limit_ms = 5 * 60'000;       // one git command (fetch, push, commit)
+  // Added to every git command's environment (GitAuthEnv: the GitHub token for an https remote
+  // on github.com, given as git config through the environment, never on a command line).
+  std::vector<std::pair<std::string, std::string>> git_env;
   std::string author_name = "superagent";
   std::string author_email = "superagent@localhost";
 };
 
 // Thread-safe: turns of different Tickets prepare, push and remove at once, and every one of
 // those touches the shared clone (fetch, worktree list, refs), which git does not lock for us.
+// The environment that lets git authenticate to `remote` with a GitHub token: for an https
+// remote on github.com, an `http.extraHeader` set through GIT_CONFIG_* variables (ps never shows
+// it, and no credential helper is needed on the team box). Empty for other remotes or no token.
+std::vector<std::pair<std::string, std::string>> GitAuthEnv(const std::string& remote, const std::string& token);
+
 class Workspaces {
  public:
   // `runner` and `clock` must outlive this.
@@ -48,6 +58,9 @@ class Workspaces {
   Status Push(const WorkspaceRecord& workspace);
   // The default branch's name on the remote, e.g. "main" (known after the first Prepare).
   Result<std::string> DefaultBranch();
+  // Whether git can read the remote (`git ls-remote`), as workers will; Unavailable with git's
+  // words otherwise. For `doctor`.
+  Status CheckRemote();
 
   const WorkspaceOptions& options() const { return options_; }
 

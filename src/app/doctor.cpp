@@ -14,7 +14,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include "superagent/exec.h"
 #include "superagent/feishu.h"
+#include "superagent/process.h"
+#include "superagent/workspace.h"
 
 extern char** environ;
 
@@ -160,12 +163,9 @@ class Doctor {
               "mentions are read through notifications, which fine-grained tokens cannot read: use a classic token "
               "with the notifications (and repo) scope");
         HttpResponse r = Get(g.api_url + "/repos/" + g.repo, auth);
-        if (r.ok()) {
+        if (r.ok())
           Add("github.repo", R::kOk, g.repo + " readable");
-          json repo = json::parse(r.body, nullptr, false);
-          if (repo.is_object() && repo.contains("clone_url") && repo["clone_url"].is_string()) clone_url_ = repo["clone_url"];
-          token_ = token;
-        } else
+        else
           Add("github.repo", R::kFailed, "GET /repos/" + g.repo + ": " + Answer(r),
               r.status == 404 ? "check github.repo (owner/name) and that " + login + " can see the repository"
                               : "check the token's repo scope");
@@ -358,24 +358,48 @@ class Doctor {
       return;
     }
     Add("git", R::kOk, out);
-    if (clone_url_.empty()) {
-      Add("git.remote", R::kSkipped, config_.github.repo.empty() ? "github.repo is empty" : "needs a readable repository");
+    // The remote and the workspace exactly as the workers will have them (same options, same
+    // token handling), prepared in a scratch directory that is removed afterwards.
+    namespace fs = std::filesystem;
+    const fs::path scratch = fs::temp_directory_path() / ("superagent-doctor-" + std::to_string(::getpid()));
+    exec::WorkspaceOptions wo = exec::WorkspaceOptionsFor(config_, scratch.string());
+    if (wo.remote.empty()) {
+      Add("git.remote", R::kSkipped, "no execution.git_remote and no github.repo: execution is off, Tickets wait",
+          "set github.repo (or execution.git_remote) so accepted Tickets are worked on");
+      Add("git.prepare", R::kSkipped, "needs a git remote");
       return;
     }
-    // The token goes in through git's environment config, never on a command line (ps shows those).
-    std::vector<std::string> env = {"GIT_TERMINAL_PROMPT=0"};
-    if (clone_url_.rfind("https://", 0) == 0) {
-      env.push_back("GIT_CONFIG_COUNT=1");
-      env.push_back("GIT_CONFIG_KEY_0=http.extraHeader");
-      env.push_back("GIT_CONFIG_VALUE_0=Authorization: Basic " + Base64("x-access-token:" + token_));
-    }
-    if (RunCommand({"timeout", "60", "git", "ls-remote", "--heads", clone_url_}, env, &out) != 0) {
-      Add("git.remote", R::kFailed, "git ls-remote " + clone_url_ + " failed: " + Scrub(out),
-          "the API answers but git cannot reach the repository: check outgoing HTTPS (proxy, firewall) and the "
-          "token's repo scope");
+    auto runner = exec::MakePosixProcessRunner();
+    exec::Workspaces workspaces(wo, runner.get(), SystemClock(), exec::RealSleeper());
+    if (Status s = workspaces.CheckRemote(); !s.ok()) {
+      Add("git.remote", R::kFailed, Scrub(s.message()),
+          wo.git_env.empty() ? "check the URL in execution.git_remote and that this user's git can read it"
+                             : "the API may answer while git cannot: check outgoing HTTPS (proxy, firewall) and the "
+                               "token's access to the repository's contents");
+      Add("git.prepare", R::kSkipped, "needs a readable remote");
       return;
     }
-    Add("git.remote", R::kOk, clone_url_ + " reachable with git");
+    Add("git.remote", R::kOk, wo.remote + " reachable with git");
+    const TimeMs started = SystemClock()->NowMs();
+    auto w = workspaces.Prepare(0);
+    if (!w.ok()) {
+      Add("git.prepare", R::kFailed, Scrub(w.status().message()),
+          wo.prepare.empty() ? "the remote needs a default branch with at least one commit"
+                             : "run execution.prepare by hand in a scratch directory and fix what it says");
+    } else {
+      Add("git.prepare", R::kOk,
+          std::string(wo.prepare.empty() ? "git worktree" : "execution.prepare") + " made a workspace of " + w->base +
+              " in " + std::to_string((SystemClock()->NowMs() - started) / 1000.0).substr(0, 4) + " s");
+      (void)workspaces.Remove(*w);
+    }
+    std::error_code ec;
+    fs::remove_all(scratch, ec);
+    const exec::Containment c = runner->containment();
+    if (config_.execution.cgroups == "off") Add("containment", R::kSkipped, "process groups only (execution.cgroups: off)");
+    else if (c.cgroups) Add("containment", R::kOk, "process groups and a cgroup v2 per command under " + c.detail);
+    else
+      Add("containment", R::kSkipped, "process groups only: " + c.detail,
+          "a process that calls setsid() escapes its group; under systemd, Delegate=yes (the shipped unit) fixes it");
   }
 
   // Runs `argv` (no shell) with `env` added to this process's environment; stdout and stderr
@@ -416,25 +440,6 @@ class Doctor {
     return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   }
 
-  static std::string Base64(const std::string& in) {
-    static const char* k = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    std::string out;
-    std::size_t i = 0;
-    for (; i + 2 < in.size(); i += 3) {
-      const unsigned v = (static_cast<unsigned char>(in[i]) << 16) | (static_cast<unsigned char>(in[i + 1]) << 8) |
-                         static_cast<unsigned char>(in[i + 2]);
-      out += {k[v >> 18], k[(v >> 12) & 63], k[(v >> 6) & 63], k[v & 63]};
-    }
-    if (i + 1 == in.size()) {
-      const unsigned v = static_cast<unsigned char>(in[i]) << 16;
-      out += {k[v >> 18], k[(v >> 12) & 63], '=', '='};
-    } else if (i + 2 == in.size()) {
-      const unsigned v = (static_cast<unsigned char>(in[i]) << 16) | (static_cast<unsigned char>(in[i + 1]) << 8);
-      out += {k[v >> 18], k[(v >> 12) & 63], k[(v >> 6) & 63], '='};
-    }
-    return out;
-  }
-
   // git's error text, without the token should a server echo the header back.
   std::string Scrub(std::string text) const {
     if (!token_.empty())
@@ -445,7 +450,7 @@ class Doctor {
   const Config& config_;
   HttpClient& http_;
   std::vector<DoctorCheck> checks_;
-  std::string clone_url_, token_;  // set once the repository answered
+  std::string token_ = ResolveSecret(config_.github.token_env);  // scrubbed from anything shown
 };
 
 }  // namespace

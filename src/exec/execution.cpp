@@ -7,14 +7,26 @@
 
 namespace superagent::exec {
 
+std::string EffectiveGitRemote(const Config& config) {
+  if (!config.execution.git_remote.empty()) return config.execution.git_remote;
+  if (!config.github.repo.empty()) return "https://github.com/" + config.github.repo + ".git";
+  return "";
+}
+
+WorkspaceOptions WorkspaceOptionsFor(const Config& config, const std::string& root) {
+  WorkspaceOptions wo;
+  wo.root = root;
+  wo.remote = EffectiveGitRemote(config);
+  wo.prepare = config.execution.prepare;
+  // Private repositories: git gets the token the GitHub Source already uses.
+  wo.git_env = GitAuthEnv(wo.remote, ResolveSecret(config.github.token_env));
+  return wo;
+}
+
 Result<std::unique_ptr<Execution>> Execution::Create(const Config& config, Engine* engine, HttpClient* llm_http) {
   std::unique_ptr<Execution> e(new Execution());
   const std::filesystem::path root = std::filesystem::path(config.data_dir) / "work";
-  WorkspaceOptions wo;
-  wo.root = root.string();
-  wo.remote = config.execution.git_remote;
-  if (wo.remote.empty() && !config.github.repo.empty()) wo.remote = "https://github.com/" + config.github.repo + ".git";
-  wo.prepare = config.execution.prepare;
+  WorkspaceOptions wo = WorkspaceOptionsFor(config, root.string());
   if (wo.remote.empty()) {
     // Without a repository there is nothing to work in: Tickets wait (their Assignments stay
     // pending) instead of all being reported blocked.

@@ -38,6 +38,7 @@ Result<RunResult> Workspaces::Git(const std::string& cwd, std::vector<std::strin
   for (auto& a : args) spec.argv.push_back(std::move(a));
   spec.cwd = cwd;
   spec.env = {{"GIT_TERMINAL_PROMPT", "0"}, {"LC_ALL", "C"}};
+  spec.env.insert(spec.env.end(), options_.git_env.begin(), options_.git_env.end());
   return RunToCompletion(*runner_, spec, clock_, sleeper_, limit_ms > 0 ? limit_ms : options_.git_limit_ms);
 }
 
@@ -66,6 +67,42 @@ Status Workspaces::SyncClone() {
   }
   auto r = Git(clone, {"fetch", "--prune", "origin"});
   return Failed("cannot fetch from " + options_.remote, r);
+}
+
+Status Workspaces::CheckRemote() {
+  if (options_.remote.empty()) return Status::InvalidArgument("no git remote");
+  std::error_code ec;
+  const std::string cwd = fs::is_directory(options_.root, ec) ? options_.root : fs::temp_directory_path().string();
+  auto r = Git(cwd, {"ls-remote", "--heads", options_.remote}, 60'000);
+  return Failed("git ls-remote " + options_.remote + " failed", r);
+}
+
+namespace {
+std::string Base64(const std::string& in) {
+  static const char* k = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  std::string out;
+  std::size_t i = 0;
+  for (; i + 2 < in.size(); i += 3) {
+    const unsigned v = (static_cast<unsigned char>(in[i]) << 16) | (static_cast<unsigned char>(in[i + 1]) << 8) |
+                       static_cast<unsigned char>(in[i + 2]);
+    out += {k[v >> 18], k[(v >> 12) & 63], k[(v >> 6) & 63], k[v & 63]};
+  }
+  if (i + 1 == in.size()) {
+    const unsigned v = static_cast<unsigned char>(in[i]) << 16;
+    out += {k[v >> 18], k[(v >> 12) & 63], '=', '='};
+  } else if (i + 2 == in.size()) {
+    const unsigned v = (static_cast<unsigned char>(in[i]) << 16) | (static_cast<unsigned char>(in[i + 1]) << 8);
+    out += {k[v >> 18], k[(v >> 12) & 63], k[(v >> 6) & 63], '='};
+  }
+  return out;
+}
+}  // namespace
+
+std::vector<std::pair<std::string, std::string>> GitAuthEnv(const std::string& remote, const std::string& token) {
+  if (token.empty() || remote.rfind("https://github.com/", 0) != 0) return {};
+  return {{"GIT_CONFIG_COUNT", "1"},
+          {"GIT_CONFIG_KEY_0", "http.https://github.com/.extraHeader"},
+          {"GIT_CONFIG_VALUE_0", "Authorization: Basic " + Base64("x-access-token:" + token)}};
 }
 
 Result<std::string> Workspaces::DefaultBranch() {
