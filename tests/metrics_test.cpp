@@ -105,6 +105,10 @@ TEST(MetricsRender, ShowsTheFiguresAnOperatorAsksFor) {
   metrics::Snapshot s = Sample();
   s.github_rate = metrics::RateLimit{5000, 4711, 1'764'673'600'000};
   EXPECT_THAT(metrics::RenderPrometheus(s), HasSubstr("superagent_github_rate_limit_remaining 4711\n"));
+  // The reserved slot exists only while execution runs; then its use is a 0/1 gauge.
+  EXPECT_THAT(text, Not(HasSubstr("superagent_reserved_slot_busy")));
+  s.reserved_slot_busy = true;
+  EXPECT_THAT(metrics::RenderPrometheus(s), HasSubstr("# TYPE superagent_reserved_slot_busy gauge\nsuperagent_reserved_slot_busy 1\n"));
 }
 
 TEST(MetricsRuntime, AccumulatesModelTokensByPurposeAndPollRounds) {

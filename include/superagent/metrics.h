@@ -65,7 +65,8 @@ struct Snapshot {
   std::map<std::string, std::int64_t> tickets;  // by stage; missing stages are shown as 0
   std::int64_t eval_queue = 0;
   int slots_configured = 0;
-  std::int64_t slots_busy = 0;  // running Assignments
+  std::int64_t slots_busy = 0;  // worker slots held (a Ticket's background jobs hold one too)
+  std::optional<bool> reserved_slot_busy;  // the slot kept for people; absent: execution is off
   std::int64_t effects_pending = 0, effects_in_flight = 0, effects_failed = 0;
   std::int64_t system_problems = 0;
   std::vector<SourceHealth> sources;

@@ -127,8 +127,12 @@ std::string RenderPrometheus(const Snapshot& s) {
   }
   w.Family("superagent_slots_configured", "gauge", "Worker slots configured (one more is reserved for people).");
   w.Sample("superagent_slots_configured", L{}, std::int64_t{s.slots_configured});
-  w.Family("superagent_slots_busy", "gauge", "Worker slots in use (running Assignments).");
+  w.Family("superagent_slots_busy", "gauge", "Worker slots in use (turns running, or background jobs holding them).");
   w.Sample("superagent_slots_busy", L{}, s.slots_busy);
+  if (s.reserved_slot_busy) {
+    w.Family("superagent_reserved_slot_busy", "gauge", "1 while a person's message uses the slot kept for people.");
+    w.Sample("superagent_reserved_slot_busy", L{}, std::int64_t{*s.reserved_slot_busy ? 1 : 0});
+  }
 
   w.Family("superagent_effects", "gauge", "Outbox effects not yet done, by state.");
   w.Sample("superagent_effects", L{{"state", "pending"}}, s.effects_pending);

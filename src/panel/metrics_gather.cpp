@@ -7,7 +7,8 @@
 
 namespace superagent::panel {
 
-metrics::Snapshot GatherMetrics(Engine& engine, Views& views, const Config& config, int problem_threshold) {
+metrics::Snapshot GatherMetrics(Engine& engine, Views& views, const Config& config, int problem_threshold,
+                                std::optional<SlotsView> slots) {
   metrics::Snapshot s;
   s.version = SUPERAGENT_VERSION;
   s.policy_version = engine.PolicyVersion();
@@ -19,7 +20,8 @@ metrics::Snapshot GatherMetrics(Engine& engine, Views& views, const Config& conf
   s.tickets = c.tickets;
   s.eval_queue = c.eval_queue;
   s.slots_configured = config.execution.slots;
-  s.slots_busy = c.assignments_running;
+  s.slots_busy = slots ? slots->worker_used : c.assignments_running;
+  if (slots) s.reserved_slot_busy = slots->reserved_used;
   nlohmann::json effects = engine.OutboxCounts();
   s.effects_pending = effects.value("pending", std::int64_t{0});
   s.effects_in_flight = effects.value("in_flight", std::int64_t{0});

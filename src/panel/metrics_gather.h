@@ -4,6 +4,7 @@
 
 #include "superagent/config.h"
 #include "superagent/metrics.h"
+#include "superagent/session.h"
 
 namespace superagent {
 class Engine;
@@ -12,6 +13,9 @@ class Views;
 
 namespace superagent::panel {
 
-metrics::Snapshot GatherMetrics(Engine& engine, Views& views, const Config& config, int problem_threshold);
+// `slots`: the scheduler's live view, or nullopt when execution is off (then the store's running
+// Assignments are counted).
+metrics::Snapshot GatherMetrics(Engine& engine, Views& views, const Config& config, int problem_threshold,
+                                std::optional<SlotsView> slots = std::nullopt);
 
 }  // namespace superagent::panel

@@ -440,7 +440,8 @@ struct Panel::Impl {
     // Prometheus scrapes: behind the same Host and password checks as the API (pre-routing).
     server.Get("/metrics", [this](const Request&, Response& res) {
       res.set_header("Cache-Control", "no-store");
-      res.set_content(metrics::RenderPrometheus(GatherMetrics(*ctx.engine, *ctx.views, ctx.config, ctx.problem_threshold)),
+      res.set_content(metrics::RenderPrometheus(GatherMetrics(*ctx.engine, *ctx.views, ctx.config, ctx.problem_threshold,
+                                                                 ctx.slots ? ctx.slots() : std::nullopt)),
                       metrics::kContentType);
     });
     server.Get("/api/events", [this](const Request& req, Response& res) { Stream(req, res); });
