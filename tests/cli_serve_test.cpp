@@ -4,6 +4,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <thread>
 
 #include <httplib.h>
 #include <nlohmann/json.hpp>
@@ -220,6 +221,43 @@ TEST_F(ServeTest, GitHubMentionByWebhookIsWorkedOnAndAnsweredOnceAcrossARestart)
   }
   EXPECT_EQ(github.Count("POST", comments), 2);
   EXPECT_EQ(github.pulls.size(), 1u);
+}
+
+// log.level debug adds the detail a person needs to see whether the daemon talks to GitHub at
+// all (each HTTP exchange, without its query or headers); info stays one line per event. Neither
+// ever shows the token.
+TEST_F(ServeTest, DebugLevelAddsEachHttpExchangeAndInfoDoesNot) {
+  FakeGitHub github(SystemClock());
+  const std::vector<std::pair<std::string, std::string>> env = {{"GITHUB_TOKEN", "ghp_THISISASECRETVALUE0123456789"}};
+  std::string logs[2];
+  const char* levels[2] = {"debug", "info"};
+  for (int i = 0; i < 2; ++i) {
+    github.ClearLog();
+    Write("superagent.yaml", std::string("data_dir: data") + std::to_string(i) +
+                                 "\npolicy_file: policy.yaml\npanel:\n  listen: 127.0.0.1:" + std::to_string(port_) +
+                                 "\nlog:\n  level: " + levels[i] + "\ngithub:\n  api_url: " + github.url() +
+                                 "\n  repo: " + github.repo + "\nexecution:\n  git_remote: " +
+                                 (dir_ / "no-origin.git").string() + "\n");
+    DaemonProcess d(SUPERAGENT_BINARY, {"serve", "--config", Config()}, env);
+    ASSERT_TRUE(d.WaitForLine("ready")) << d.log();
+    // The first polling round has read the notifications (and the daemon has logged it, if at all).
+    for (int n = 0; n < 4000 && github.Count("GET", "/notifications") == 0; ++n)
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    ASSERT_GT(github.Count("GET", "/notifications"), 0) << d.log();
+    if (i == 0) {
+      ASSERT_TRUE(d.WaitForCount("http GET " + github.url() + "/notifications status=", 1)) << d.log();
+    }
+    d.Signal(SIGTERM);
+    EXPECT_EQ(d.Wait(), 0) << d.log();
+    logs[i] = d.log();
+  }
+  EXPECT_NE(logs[0].find("debug http GET " + github.url() + "/user status=200"), std::string::npos) << logs[0];
+  EXPECT_EQ(logs[0].find("?"), std::string::npos) << "a query (which may hold a ticket) reached the log";
+  EXPECT_EQ(logs[1].find("http GET"), std::string::npos) << logs[1];
+  for (const std::string& log : logs) {
+    EXPECT_EQ(log.find("ghp_THISISASECRETVALUE"), std::string::npos) << "a secret reached the log";
+    EXPECT_EQ(log.find("Authorization"), std::string::npos);
+  }
 }
 
 }  // namespace

@@ -1,4 +1,6 @@
+#include <chrono>
 #include <curl/curl.h>
+#include <spdlog/spdlog.h>
 
 #include <algorithm>
 #include <cctype>
@@ -86,6 +88,7 @@ class CurlHttpClient : public HttpClient {
       curl_easy_setopt(curl, CURLOPT_XFERINFODATA, const_cast<std::atomic<bool>*>(req.cancel));
       curl_easy_setopt(curl, CURLOPT_NOPROGRESS, 0L);
     }
+    const auto started = std::chrono::steady_clock::now();
     CURLcode rc = curl_easy_perform(curl);
     if (rc != CURLE_OK) {
       resp.cancelled = rc == CURLE_ABORTED_BY_CALLBACK;
@@ -98,6 +101,14 @@ class CurlHttpClient : public HttpClient {
     }
     curl_slist_free_all(headers);
     curl_easy_cleanup(curl);
+    // Debug detail for "is it talking to GitHub at all?". The query is left out (it may carry a
+    // ticket or a token); headers, which carry the credentials, are never logged.
+    if (spdlog::should_log(spdlog::level::debug)) {
+      const long ms = static_cast<long>(
+          std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started).count());
+      spdlog::debug("http {} {} status={} ms={} bytes={}{}", req.method, req.url.substr(0, req.url.find('?')),
+                    resp.status, ms, resp.body.size(), resp.error.empty() ? "" : " error=\"" + resp.error + "\"");
+    }
     return resp;
   }
 
