@@ -288,6 +288,25 @@ TEST(GitAuthEnvTest, OnlyHttpsGitHubRemotesGetTheTokenAsAnExtraHeader) {
   EXPECT_TRUE(exec::GitAuthEnv("/srv/git/widgets.git", "ghp_abc").empty());
 }
 
+// A Stop (or the daemon stopping) while the workspace is still being prepared kills the
+// preparation, and leaves no half-made directory that a later attempt would take as finished.
+TEST_F(ExecSchedulerTest, CancellingAPreparationKillsItAndLeavesNoHalfMadeDirectory) {
+  const int port = FreePort();
+  exec::WorkspaceOptions wo = workspaces_->options();
+  wo.prepare = "mkdir -p {dir} && " + ListenerCommand(port);
+  workspaces_ = std::make_unique<exec::Workspaces>(wo, runner_.get(), &exec_clock_, sleeper_);
+  std::atomic<bool> cancel{false};
+  Result<WorkspaceRecord> prepared = Status::Internal("not run");
+  std::thread preparing([&] { prepared = workspaces_->Prepare(9, &cancel); });
+  ASSERT_TRUE(Eventually([&] { return Listening(port); })) << "the prepare command never started";
+  cancel = true;
+  preparing.join();
+  ASSERT_FALSE(prepared.ok());
+  EXPECT_THAT(prepared.status().message(), HasSubstr("cancelled"));
+  EXPECT_TRUE(Eventually([&] { return !Listening(port); })) << "the preparation still runs";
+  EXPECT_FALSE(std::filesystem::exists(dir_ / "work" / "tickets" / "ticket-9"));
+}
+
 TEST_F(ExecSchedulerTest, EngineRefusesToStartAnAssignmentTwiceOrForAnEndedTicket) {
   const TicketId id = AcceptedTicket("t1");
   auto pending = engine_->AssignmentsInState("pending");

@@ -4,6 +4,7 @@
 // descriptors open can never block anyone, and output can be read while the process runs.
 #pragma once
 
+#include <atomic>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -81,13 +82,15 @@ Sleeper RealSleeper();
 struct RunResult {
   int exit_code = -1;
   bool timed_out = false;
+  bool cancelled = false;
   std::string out, err;
 };
 
-// Runs to completion, polling every `poll_ms` through `sleeper`; past `limit_ms` on `clock` the
-// whole group is killed and timed_out set. Non-ok only when the process could not start.
+// Runs to completion, polling every `poll_ms` through `sleeper`; past `limit_ms` on `clock`, or
+// once *cancel is true, the whole group is killed (timed_out / cancelled set). Non-ok only when
+// the process could not start.
 Result<RunResult> RunToCompletion(ProcessRunner& runner, const ProcessSpec& spec, Clock* clock, const Sleeper& sleeper,
-                                  TimeMs limit_ms, TimeMs poll_ms = 20);
+                                  TimeMs limit_ms, TimeMs poll_ms = 20, const std::atomic<bool>* cancel = nullptr);
 
 // The last `max_lines` lines of `text`, at most `max_chars` characters (for error reports).
 std::string Tail(const std::string& text, std::size_t max_lines = 20, std::size_t max_chars = 2000);

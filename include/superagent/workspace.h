@@ -47,7 +47,9 @@ class Workspaces {
   // Makes the Ticket's directory and branch ("superagent/ticket-<id>"). An existing directory
   // is reused as it is (after a restart). Unavailable when the remote cannot be read or the
   // command fails or times out, with git's own words.
-  Result<WorkspaceRecord> Prepare(TicketId ticket);
+  // *cancel (optional) becoming true (a Stop, the daemon stopping) kills what runs and returns
+  // Unavailable("cancelled").
+  Result<WorkspaceRecord> Prepare(TicketId ticket, const std::atomic<bool>* cancel = nullptr);
   // Removes the worktree and deletes the local branch (the pushed one stays on the remote).
   Status Remove(const WorkspaceRecord& workspace);
   // Commits every change in the directory; false when there was nothing to commit.
@@ -65,8 +67,10 @@ class Workspaces {
   const WorkspaceOptions& options() const { return options_; }
 
  private:
-  Result<RunResult> Git(const std::string& cwd, std::vector<std::string> args, TimeMs limit_ms = 0);
-  Status SyncClone();
+  Result<RunResult> Git(const std::string& cwd, std::vector<std::string> args, TimeMs limit_ms = 0,
+                        const std::atomic<bool>* cancel = nullptr);
+  Status SyncClone(const std::atomic<bool>* cancel);
+  void DiscardHalfMade(const std::string& dir);
   std::string ClonePath() const;
 
   WorkspaceOptions options_;

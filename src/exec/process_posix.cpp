@@ -235,7 +235,7 @@ Sleeper RealSleeper() {
 }
 
 Result<RunResult> RunToCompletion(ProcessRunner& runner, const ProcessSpec& spec, Clock* clock, const Sleeper& sleeper,
-                                  TimeMs limit_ms, TimeMs poll_ms) {
+                                  TimeMs limit_ms, TimeMs poll_ms, const std::atomic<bool>* cancel) {
   auto p = runner.Spawn(spec);
   if (!p.ok()) return p.status();
   Process& proc = **p;
@@ -244,6 +244,12 @@ Result<RunResult> RunToCompletion(ProcessRunner& runner, const ProcessSpec& spec
   while (true) {
     if (auto code = proc.Poll()) {
       r.exit_code = *code;
+      break;
+    }
+    if (cancel != nullptr && cancel->load()) {
+      proc.KillGroup();
+      r.cancelled = true;
+      r.exit_code = proc.Poll().value_or(-1);
       break;
     }
     if (clock->NowMs() - start >= limit_ms) {

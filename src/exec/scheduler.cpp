@@ -228,7 +228,9 @@ void Scheduler::RunTurn(Run* run, Assignment a) {
   // Workspace: prepared once per Ticket (10-minute limit), reused after a restart.
   auto ws = engine_->WorkspaceFor(a.ticket);
   if (!ws || ws->removed_at || !std::filesystem::exists(ws->dir)) {
-    auto prepared = workspaces_->Prepare(a.ticket);
+    auto prepared = workspaces_->Prepare(a.ticket, &run->cancel);
+    // Stopped or shutting down while preparing: not a failure to report (as after a turn below).
+    if (run->cancel.load()) return finish();
     if (!prepared.ok()) {
       blocked("the workspace could not be prepared: " + prepared.status().message());
       engine_->FinishAssignment(a.id);

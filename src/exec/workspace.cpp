@@ -32,40 +32,42 @@ Workspaces::Workspaces(WorkspaceOptions options, ProcessRunner* runner, Clock* c
 
 std::string Workspaces::ClonePath() const { return (fs::path(options_.root) / "repo.git").string(); }
 
-Result<RunResult> Workspaces::Git(const std::string& cwd, std::vector<std::string> args, TimeMs limit_ms) {
+Result<RunResult> Workspaces::Git(const std::string& cwd, std::vector<std::string> args, TimeMs limit_ms,
+                                  const std::atomic<bool>* cancel) {
   ProcessSpec spec;
   spec.argv = {"git", "-c", "user.name=" + options_.author_name, "-c", "user.email=" + options_.author_email};
   for (auto& a : args) spec.argv.push_back(std::move(a));
   spec.cwd = cwd;
   spec.env = {{"GIT_TERMINAL_PROMPT", "0"}, {"LC_ALL", "C"}};
   spec.env.insert(spec.env.end(), options_.git_env.begin(), options_.git_env.end());
-  return RunToCompletion(*runner_, spec, clock_, sleeper_, limit_ms > 0 ? limit_ms : options_.git_limit_ms);
+  return RunToCompletion(*runner_, spec, clock_, sleeper_, limit_ms > 0 ? limit_ms : options_.git_limit_ms, 20, cancel);
 }
 
 namespace {
 Status Failed(const std::string& what, const Result<RunResult>& r) {
   if (!r.ok()) return Status::Unavailable(what + ": " + r.status().message());
+  if (r->cancelled) return Status::Unavailable(what + ": cancelled");
   if (r->timed_out) return Status::Unavailable(what + ": timed out");
   if (r->exit_code != 0) return Status::Unavailable(what + ": " + Tail(r->err, 5, 500));
   return Status::Ok();
 }
 }  // namespace
 
-Status Workspaces::SyncClone() {
+Status Workspaces::SyncClone(const std::atomic<bool>* cancel) {
   if (options_.remote.empty()) return Status::InvalidArgument("execution.git_remote is not set and there is no GitHub repository");
   std::error_code ec;
   fs::create_directories(options_.root, ec);
   if (ec) return Status::IoError("cannot create " + options_.root + ": " + ec.message());
   const std::string clone = ClonePath();
   if (!fs::exists(fs::path(clone) / "HEAD")) {
-    auto r = Git(options_.root, {"clone", "--bare", options_.remote, clone});
+    auto r = Git(options_.root, {"clone", "--bare", options_.remote, clone}, 0, cancel);
     RETURN_IF_ERROR(Failed("cannot clone " + options_.remote, r));
     // A bare clone keeps branches as local heads; track the remote's under origin/ instead so
     // fetching never collides with the Tickets' own branches.
     r = Git(clone, {"config", "remote.origin.fetch", "+refs/heads/*:refs/remotes/origin/*"});
     RETURN_IF_ERROR(Failed("cannot configure the clone", r));
   }
-  auto r = Git(clone, {"fetch", "--prune", "origin"});
+  auto r = Git(clone, {"fetch", "--prune", "origin"}, 0, cancel);
   return Failed("cannot fetch from " + options_.remote, r);
 }
 
@@ -111,13 +113,21 @@ Result<std::string> Workspaces::DefaultBranch() {
   return Trim(r->out);
 }
 
-Result<WorkspaceRecord> Workspaces::Prepare(TicketId ticket) {
+// A preparation that failed or was killed half-way must not leave a directory that the next
+// attempt would take for a finished workspace ("an existing directory is reused").
+void Workspaces::DiscardHalfMade(const std::string& dir) {
+  std::error_code ec;
+  fs::remove_all(dir, ec);
+  (void)Git(ClonePath(), {"worktree", "prune"});
+}
+
+Result<WorkspaceRecord> Workspaces::Prepare(TicketId ticket, const std::atomic<bool>* cancel) {
   WorkspaceRecord w;
   w.ticket = ticket;
   w.branch = "superagent/ticket-" + std::to_string(ticket);
   w.dir = (fs::path(options_.root) / "tickets" / ("ticket-" + std::to_string(ticket))).string();
   std::lock_guard<std::mutex> lock(clone_mu_);
-  RETURN_IF_ERROR(SyncClone());
+  RETURN_IF_ERROR(SyncClone(cancel));
   auto def = DefaultBranch();
   if (!def.ok()) return def.status();
   w.base = "origin/" + *def;
@@ -133,14 +143,20 @@ Result<WorkspaceRecord> Workspaces::Prepare(TicketId ticket) {
     spec.argv = {"/bin/sh", "-c", cmd};
     spec.cwd = options_.root;
     spec.env = {{"GIT_TERMINAL_PROMPT", "0"}};
-    auto r = RunToCompletion(*runner_, spec, clock_, sleeper_, options_.prepare_limit_ms);
-    RETURN_IF_ERROR(Failed("prepare command failed", r));
+    auto r = RunToCompletion(*runner_, spec, clock_, sleeper_, options_.prepare_limit_ms, 20, cancel);
+    if (Status s = Failed("prepare command failed", r); !s.ok()) {
+      DiscardHalfMade(w.dir);
+      return s;
+    }
     if (!fs::is_directory(w.dir)) return Status::Unavailable("prepare command did not create " + w.dir);
   } else {
     std::error_code ec;
     fs::create_directories(fs::path(w.dir).parent_path(), ec);
-    auto r = Git(ClonePath(), {"worktree", "add", "-B", w.branch, w.dir, w.base}, options_.prepare_limit_ms);
-    RETURN_IF_ERROR(Failed("cannot add the worktree", r));
+    auto r = Git(ClonePath(), {"worktree", "add", "-B", w.branch, w.dir, w.base}, options_.prepare_limit_ms, cancel);
+    if (Status s = Failed("cannot add the worktree", r); !s.ok()) {
+      DiscardHalfMade(w.dir);
+      return s;
+    }
   }
   spdlog::info("workspace prepared ticket={} dir={} branch={} base={}", ticket, w.dir, w.branch, w.base);
   return w;
