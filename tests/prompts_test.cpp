@@ -102,7 +102,7 @@ TEST(PromptsTest, LadderOrderHostFactsFirstExternalTextLastInTheUserMessage) {
   Prompt p = f.Build();
   EXPECT_THAT(Names(p), ::testing::ElementsAre("identity", "reply", "authority", "external-text", "limits",
                                                "assessment-role", "decide-fields", "acknowledgement-style",
-                                               "team-rules", "this-eval", "tickets", "thread-history", "batch"));
+                                               "team-rules", "thread-history", "tickets", "this-eval", "batch"));
   int last = 0;
   for (const PromptSection& s : p.sections) {
     int rank = s.call_specific ? 5 : s.level;
@@ -118,12 +118,38 @@ TEST(PromptsTest, LadderOrderHostFactsFirstExternalTextLastInTheUserMessage) {
   EXPECT_THAT(p.system, Not(HasSubstr("Recieve")));
   EXPECT_THAT(p.system, Not(HasSubstr(std::string(kDataOpen) + " message")));
   EXPECT_THAT(p.system, Not(HasSubstr(std::string(kDataOpen) + " ticket")));
-  EXPECT_LT(p.user.find("## this-eval"), p.user.find("## tickets"));
-  EXPECT_LT(p.user.find("## tickets"), p.user.find("## batch"));
+  // The user message: what the next Eval of this Thread repeats first, this call's facts last.
+  EXPECT_LT(p.user.find("## thread-history"), p.user.find("## tickets"));
+  EXPECT_LT(p.user.find("## tickets"), p.user.find("## this-eval"));
+  EXPECT_LT(p.user.find("## this-eval"), p.user.find("## batch"));
   EXPECT_THAT(p.user, HasSubstr("strength inferred (admitted as cell:allowed_unaddressed)"));
   EXPECT_THAT(p.user, HasSubstr("Rules to answer: wording, visual."));
   EXPECT_THAT(p.user, HasSubstr("Its acknowledgement may have at most 200 words"));
   EXPECT_TRUE(p.cuts.empty());
+}
+
+// The provider's prompt cache serves the longest prefix two calls share. The next Eval of a
+// Thread sees this Eval's batch appended to the history, so everything up to the end of the
+// old history — the system message and the Thread so far — is repeated byte for byte.
+TEST(PromptsTest, TheNextEvalOfAThreadRepeatsThisOnesPromptThroughItsHistory) {
+  Fixture first;
+  Prompt a = first.Build();
+  Fixture next("and the heading in docs/ too, please");
+  next.job.history = first.job.history;  // h1, h2, c1: c1 is history now
+  next.job.batch[0].seq = 10;
+  next.job.batch[0].trigger.id = "c2";
+  next.gated[0].seq = 10;
+  next.gated[0].trigger.id = "c2";
+  next.job.history.push_back(next.job.batch[0].trigger);
+  Prompt b = next.Build();
+  EXPECT_EQ(a.system, b.system);
+  const std::string old_history_end = a.user.substr(0, a.user.find("## tickets"));
+  // In `a` the history holds h1, h2; in `b` it holds h1, h2, c1: `a`'s history minus its last
+  // newline is a prefix of `b`'s user message.
+  const std::string shared = old_history_end.substr(0, old_history_end.rfind(">>>") + 3);
+  EXPECT_THAT(shared, HasSubstr("agreed"));
+  EXPECT_EQ(b.user.rfind(shared, 0), 0u) << "the next Eval's user message does not start with this one's history";
+  EXPECT_GT(static_cast<double>(a.system.size() + shared.size()) / static_cast<double>(a.system.size() + a.user.size()), 0.5);
 }
 
 TEST(PromptsTest, ExternalTextIsFencedAndTheBatchIsNotRepeatedInHistory) {
@@ -231,7 +257,7 @@ TEST(PromptsTest, TeamSectionsReplaceBuiltInsButNeverHostFactsOrRules) {
 
   EXPECT_THAT(Names(p), ::testing::ElementsAre("identity", "reply", "authority", "external-text", "limits",
                                                "assessment-role", "decide-fields", "team-rules", "house-style",
-                                               "this-eval", "tickets", "thread-history", "batch"));
+                                               "thread-history", "tickets", "this-eval", "batch"));
   EXPECT_THAT(p.system, HasSubstr("Always quote the whole sentence."));
   EXPECT_THAT(p.system, Not(HasSubstr("How to fill the arguments of `decide`")));
   EXPECT_THAT(p.system, HasSubstr("## decide-fields (level 2: built-in, team:sections/decide-fields.md replaces built-in)"));

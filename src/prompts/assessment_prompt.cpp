@@ -146,7 +146,6 @@ Prompt BuildAssessmentPrompt(const AssessmentPromptInput& in) {
   facts += "Messages admitted by the Gate (candidates): " + Join(candidate_ids, ", ") + ".\n";
   facts += "Rules to answer: " + (rule_names.empty() ? std::string("none") : Join(rule_names, ", ")) + ".\n";
   facts += "Tickets on this Thread: " + std::to_string(job.tickets.size()) + ".";
-  b.CallFact("this-eval", facts);
 
   // ---- level 5: external text, fenced
   // Tickets (ended ones too: SPEC §2), newest first, bounded in number.
@@ -171,7 +170,6 @@ Prompt BuildAssessmentPrompt(const AssessmentPromptInput& in) {
   }
   if (tickets.empty()) tickets = "(no Tickets on this Thread)\n";
   tickets.pop_back();
-  b.Data("tickets", tickets);
 
   // A message as the model sees it; candidates carry the Gate's verdict.
   std::map<std::int64_t, const Candidate*> by_seq;
@@ -232,7 +230,6 @@ Prompt BuildAssessmentPrompt(const AssessmentPromptInput& in) {
   for (auto it = kept.rbegin(); it != kept.rend(); ++it) history += *it + "\n";
   if (history.empty()) history = "(no earlier messages)\n";
   history.pop_back();
-  b.Data("thread-history", history);
 
   // The batch: the request always, then the newest others while the budget lasts.
   std::vector<std::string> batch_parts(job.batch.size());
@@ -260,6 +257,13 @@ Prompt BuildAssessmentPrompt(const AssessmentPromptInput& in) {
   for (const std::string& part : batch_parts)
     if (!part.empty()) batch += part + "\n";
   if (!batch.empty()) batch.pop_back();
+
+  // The user message, ordered for the provider's prefix cache: the Thread's history first (the
+  // next Eval of this Thread repeats it and only appends), then its Tickets (they change when one
+  // is accepted or ends), then the facts and the batch of this call, which change every time.
+  b.Data("thread-history", history);
+  b.Data("tickets", tickets);
+  b.CallFact("this-eval", facts);
   b.Data("batch", batch);
 
   return b.Build();

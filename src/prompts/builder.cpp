@@ -119,9 +119,10 @@ Prompt PromptBuilder::Build() const {
   std::vector<PromptSection> ordered = sections_;
   // The ladder's order is the order sent, however sections were added.
   std::stable_sort(ordered.begin(), ordered.end(), [](const PromptSection& a, const PromptSection& b) {
+    // The user message (this call's facts and the data) keeps the order the caller added its
+    // sections in: the caller puts what the next call will repeat first, for the prefix cache.
     auto rank = [](const PromptSection& s) { return s.level == 1 && s.call_specific ? 5 : s.level; };
-    if (rank(a) != rank(b)) return rank(a) < rank(b);
-    return a.level < b.level;  // this call's facts precede the data in the user message
+    return rank(a) < rank(b);
   });
   for (const PromptSection& s : ordered) {
     std::string& target = s.level == 5 || s.call_specific ? p.user : p.system;
