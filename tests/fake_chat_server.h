@@ -19,6 +19,8 @@
 #include <httplib.h>
 #include <nlohmann/json.hpp>
 
+#include "hold_gate.h"
+
 namespace superagent::testing {
 
 struct ChatReply {
@@ -81,22 +83,10 @@ class FakeChatServer {
     thread_.join();
   }
 
-  // Blocks until a `hold` reply is being held (a request is in flight); false after 10 s.
-  bool WaitUntilHolding() {
-    std::unique_lock<std::mutex> lock(hold_mu_);
-    return hold_cv_.wait_for(lock, std::chrono::seconds(10), [&] { return holding_ > 0; });
-  }
-  // Lets every held reply go.
-  void Release() {
-    std::lock_guard<std::mutex> lock(hold_mu_);
-    released_ = true;
-    hold_cv_.notify_all();
-  }
-  // Whether a held request is still waiting (its client has not been answered).
-  bool Holding() {
-    std::lock_guard<std::mutex> lock(hold_mu_);
-    return holding_ > 0;
-  }
+  // `hold` replies: a request in flight the test lets go (HoldGate).
+  bool WaitUntilHolding() { return hold_.WaitUntilHolding(); }
+  void Release() { hold_.Release(); }
+  bool Holding() { return hold_.Holding(); }
 
   std::string base_url() const { return "http://127.0.0.1:" + std::to_string(port_) + prefix_; }
   const std::string& api_key() const { return api_key_; }
@@ -336,23 +326,14 @@ class FakeChatServer {
       }
     }
     if (reply.delay_ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(reply.delay_ms));
-    if (reply.hold) {
-      std::unique_lock<std::mutex> lock(hold_mu_);
-      ++holding_;
-      hold_cv_.notify_all();
-      hold_cv_.wait(lock, [&] { return released_; });
-      --holding_;
-    }
+    if (reply.hold) hold_.Hold();
     res.status = reply.status;
     for (const auto& [k, v] : reply.headers) res.set_header(k.c_str(), v);
     res.set_content(reply.body, "application/json");
   }
 
   std::string api_key_, prefix_, model_;
-  std::mutex hold_mu_;
-  std::condition_variable hold_cv_;
-  int holding_ = 0;
-  bool released_ = false;
+  HoldGate hold_;
   httplib::Server server_;
   std::thread thread_;
   int port_ = 0;

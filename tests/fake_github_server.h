@@ -28,6 +28,8 @@
 #include "superagent/clock.h"
 #include "superagent/github.h"
 
+#include "hold_gate.h"
+
 namespace superagent::testing {
 
 inline std::string NodeModulesDir() { return std::string(SUPERAGENT_SOURCE_DIR) + "/tests/node_modules"; }
@@ -150,18 +152,11 @@ class FakeGitHub {
   // Requests for (method, path without query) are held unanswered until Release(): a GitHub
   // that hangs. WaitUntilHolding blocks until one is held (false after 10 s).
   void Hold(const std::string& method, const std::string& path) {
-    std::lock_guard<std::mutex> lock(hold_mu_);
+    auto lock = Lock();
     held_.insert(method + " " + path);
   }
-  bool WaitUntilHolding() {
-    std::unique_lock<std::mutex> lock(hold_mu_);
-    return hold_cv_.wait_for(lock, std::chrono::seconds(10), [&] { return holding_ > 0; });
-  }
-  void Release() {
-    std::lock_guard<std::mutex> lock(hold_mu_);
-    released_ = true;
-    hold_cv_.notify_all();
-  }
+  bool WaitUntilHolding() { return hold_.WaitUntilHolding(); }
+  void Release() { hold_.Release(); }
 
   std::vector<Logged> log() {
     auto lock = Lock();
@@ -311,15 +306,12 @@ class FakeGitHub {
   static std::int64_t Tail(const std::string& url) { return std::atoll(url.substr(url.find_last_of('/') + 1).c_str()); }
 
   void Dispatch(const std::string& method, const httplib::Request& req, httplib::Response& res) {
+    bool held = false;
     {
-      std::unique_lock<std::mutex> hold(hold_mu_);
-      if (held_.count(method + " " + req.path)) {
-        ++holding_;
-        hold_cv_.notify_all();
-        hold_cv_.wait(hold, [&] { return released_; });
-        --holding_;
-      }
+      std::lock_guard<std::mutex> lock(mu_);
+      held = held_.count(method + " " + req.path) > 0;
     }
+    if (held) hold_.Hold();
     std::lock_guard<std::mutex> lock(mu_);
     Logged entry{method, req.target, 0, {}, req.body};
     for (const auto& [k, v] : req.headers) {
@@ -556,11 +548,8 @@ class FakeGitHub {
   int port_ = 0;
   std::mutex mu_;
   std::map<std::string, std::deque<Script_>> scripts_;
-  std::mutex hold_mu_;
-  std::condition_variable hold_cv_;
-  std::set<std::string> held_;
-  int holding_ = 0;
-  bool released_ = false;
+  std::set<std::string> held_;  // "METHOD path" answered only after Release()
+  HoldGate hold_;
   std::vector<ReplayEntry> replay_;
   std::vector<Logged> log_;
 };

@@ -58,3 +58,11 @@ class Result {
 };
 
 }  // namespace superagent
+
+// Returns the Status of `expr` from the enclosing function (which returns Status or Result<T>)
+// when it is not ok.
+#define RETURN_IF_ERROR(expr)             \
+  do {                                    \
+    ::superagent::Status _s = (expr);     \
+    if (!_s.ok()) return _s;              \
+  } while (0)

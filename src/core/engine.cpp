@@ -16,12 +16,6 @@ using nlohmann::json;
 
 namespace {
 
-#define RETURN_IF_ERROR(expr)            \
-  do {                                   \
-    ::superagent::Status _s = (expr);    \
-    if (!_s.ok()) return _s;             \
-  } while (0)
-
 // GitHub counts characters, not bytes: a Chinese comment may be three times longer in UTF-8.
 std::size_t CountCharacters(const std::string& text) {
   std::size_t n = 0;

@@ -8,12 +8,6 @@ namespace superagent {
 
 using nlohmann::json;
 
-#define RETURN_IF_ERROR(expr)         \
-  do {                                \
-    ::superagent::Status _s = (expr); \
-    if (!_s.ok()) return _s;          \
-  } while (0)
-
 namespace {
 
 std::string PlatformOf(const std::string& channel) { return channel.substr(0, channel.find(':')); }

@@ -5,12 +5,6 @@
 #include "store/store.h"
 #include "superagent/engine.h"
 
-#define RETURN_IF_ERROR(expr)         \
-  do {                                \
-    ::superagent::Status _s = (expr); \
-    if (!_s.ok()) return _s;          \
-  } while (0)
-
 namespace superagent {
 
 using nlohmann::json;

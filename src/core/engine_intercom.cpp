@@ -13,12 +13,6 @@ namespace superagent {
 
 using nlohmann::json;
 
-#define RETURN_IF_ERROR(expr)         \
-  do {                                \
-    ::superagent::Status _s = (expr); \
-    if (!_s.ok()) return _s;          \
-  } while (0)
-
 namespace {
 constexpr TimeMs kMinute = 60'000;
 constexpr const char* kAutoGroup = "auto";

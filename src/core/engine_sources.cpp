@@ -8,12 +8,6 @@ namespace superagent {
 
 using nlohmann::json;
 
-#define RETURN_IF_ERROR(expr)         \
-  do {                                \
-    ::superagent::Status _s = (expr); \
-    if (!_s.ok()) return _s;          \
-  } while (0)
-
 namespace {
 
 std::string SourceProblemKind(const std::string& source, const std::string& path) {

@@ -4,12 +4,6 @@
 
 #include "superagent/worker.h"
 
-#define RETURN_IF_ERROR(expr)         \
-  do {                                \
-    ::superagent::Status _s = (expr); \
-    if (!_s.ok()) return _s;          \
-  } while (0)
-
 namespace superagent::exec {
 
 using nlohmann::json;

@@ -6,12 +6,6 @@
 
 #include <filesystem>
 
-#define RETURN_IF_ERROR(expr)         \
-  do {                                \
-    ::superagent::Status _s = (expr); \
-    if (!_s.ok()) return _s;          \
-  } while (0)
-
 namespace superagent::exec {
 
 namespace fs = std::filesystem;
