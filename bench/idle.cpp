@@ -33,6 +33,15 @@ long StatusKb(pid_t pid, const std::string& key) {
   return -1;
 }
 
+// A field of /proc/<pid>/smaps_rollup in kB ("Pss", "Anonymous"), -1 when unknown.
+long RollupKb(pid_t pid, const std::string& key) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/smaps_rollup");
+  std::string line;
+  while (std::getline(in, line))
+    if (line.rfind(key + ":", 0) == 0) return std::atol(line.c_str() + key.size() + 1);
+  return -1;
+}
+
 // utime + stime in seconds.
 double CpuSeconds(pid_t pid) {
   std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
@@ -88,6 +97,9 @@ int main(int argc, char** argv) {
   }
   const double wall = NowSeconds() - t0, cpu = CpuSeconds(daemon.pid()) - cpu0;
   const long rss = StatusKb(daemon.pid(), "VmRSS"), hwm = StatusKb(daemon.pid(), "VmHWM");
+  // RSS counts every shared-library page the process touched, though other processes share them;
+  // PSS divides shared pages among their users, and Anonymous is the daemon's own memory.
+  const long pss = RollupKb(daemon.pid(), "Pss"), anon = RollupKb(daemon.pid(), "Anonymous");
   int counted = 0, free_304 = 0, startup_counted = 0;
   std::map<std::string, int> by_target;
   {
@@ -109,6 +121,8 @@ int main(int argc, char** argv) {
   std::printf("idle daemon, one repository, poll interval 60 s, %.0f s window after a %.0f s settle\n", wall, settle_s);
   std::printf("  RSS %.1f MB now, %.1f MB max sampled, %.1f MB peak (VmHWM) (target <= 20 MB)\n", rss / 1024.0,
               rss_max / 1024.0, hwm / 1024.0);
+  std::printf("  of which the daemon's own (anonymous) memory %.1f MB; PSS %.1f MB; the rest is shared library pages\n",
+              anon / 1024.0, pss / 1024.0);
   std::printf("  CPU %.3f s in %.0f s = %.3f %% of one core\n", cpu, wall, cpu_pct);
   std::printf("  GitHub requests in window: %d answered 304 (free), %d rate-counted = %.2f/min (target <= 1); start-up round: %d counted\n",
               free_304, counted, per_min, startup_counted);
@@ -118,6 +132,8 @@ int main(int argc, char** argv) {
       .Add("window_s", wall)
       .Add("rss_mb", rss / 1024.0)
       .Add("rss_peak_mb", hwm / 1024.0)
+      .Add("pss_mb", pss / 1024.0)
+      .Add("anon_mb", anon / 1024.0)
       .Add("cpu_pct", cpu_pct)
       .Add("counted_per_min", per_min)
       .Add("free_304_per_min", free_304 / (wall / 60))

@@ -195,6 +195,29 @@ TEST_F(ExecProcessTest, CgroupsLeftByADaemonThatIsGoneAreKilledAndRemoved) {
   EXPECT_EQ(::rmdir(parent.c_str()), 0) << std::strerror(errno);
 }
 
+// Workers' commands run niced, and so does everything they start (nice comes before the exec).
+TEST_F(ExecProcessTest, CommandsAndTheirChildrenRunAtTheConfiguredNiceness) {
+  auto runner = exec::MakePosixProcessRunner({"", 7});
+  exec::ProcessSpec spec;
+  spec.argv = {"/bin/sh", "-c", "sleep 600 & echo $! > " + (dir_ / "child").string() + "; wait"};
+  spec.output_dir = dir_.string();
+  auto p = runner->Spawn(spec);
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  ASSERT_TRUE(Eventually([&] { return !ReadText(dir_ / "child").empty(); }));
+  auto nice_of = [](const std::string& pid) {
+    std::string out = Sh("ps -o ni= -p " + pid);
+    return std::stoi(out);
+  };
+  EXPECT_EQ(nice_of(std::to_string((*p)->pid())), 7);
+  EXPECT_EQ(nice_of(ReadText(dir_ / "child")), 7);
+  (*p)->KillGroup();
+  // A missing program is still refused before anything runs, nice or not.
+  spec.argv = {"no-such-program-here"};
+  auto missing = runner->Spawn(spec);
+  ASSERT_FALSE(missing.ok());
+  EXPECT_NE(missing.status().message().find("cannot start no-such-program-here"), std::string::npos);
+}
+
 TEST_F(ExecProcessTest, TailKeepsTheLastLines) {
   EXPECT_EQ(exec::Tail("a\nb\nc\nd\n", 2), "c\nd");
   EXPECT_EQ(exec::Tail("", 2), "");

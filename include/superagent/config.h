@@ -102,6 +102,7 @@ struct Config {
     std::string command;     // the team's coding CLI, run with /bin/sh -c; required for "command"
     std::string git_remote;  // where code comes from and branches go; empty: the GitHub repo's clone URL
     std::string prepare;     // workspace command template ({repo} {remote} {branch} {dir} {base}); empty: git worktree
+    int nice = 10;  // niceness of every command a worker runs (0..19)
     std::string cgroups = "auto";  // "auto": a cgroup v2 per process tree where the host allows; "off"
   } execution;
 

@@ -71,6 +71,9 @@ struct PosixRunnerOptions {
   // directory (tests). When that directory cannot be used, the runner falls back to process
   // groups and says why in containment().
   std::string cgroup_parent;
+  // Niceness (0..19) every command starts with, through coreutils' nice, so it holds for all the
+  // command forks: a worker's build or test run never slows the daemon's intake and answers.
+  int nice = 0;
 };
 
 // The POSIX implementation (posix_spawn with its own process group, and a cgroup when allowed).

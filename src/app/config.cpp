@@ -505,6 +505,7 @@ std::optional<Config> ParseConfig(std::string_view yaml, const std::string& file
                                 {"git_remote",
                                  [&](Y k2, Y v2, S p2) { r.String(k2, v2, p2, &cfg.execution.git_remote); }},
                                 {"prepare", [&](Y k2, Y v2, S p2) { r.String(k2, v2, p2, &cfg.execution.prepare); }},
+                                {"nice", [&](Y k2, Y v2, S p2) { r.Int(k2, v2, p2, 0, 19, &cfg.execution.nice); }},
                                 {"cgroups",
                                  [&](Y k2, Y v2, S p2) {
                                    std::string s;
@@ -624,6 +625,7 @@ nlohmann::json ConfigToJson(const Config& c) {
         {"command", c.execution.command},
         {"git_remote", c.execution.git_remote},
         {"prepare", c.execution.prepare},
+        {"nice", c.execution.nice},
         {"cgroups", c.execution.cgroups}}},
       {"eval", {{"timeout_seconds", c.eval.timeout_seconds}, {"max_attempts", c.eval.max_attempts}}},
   };

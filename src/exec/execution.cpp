@@ -35,6 +35,7 @@ Result<std::unique_ptr<Execution>> Execution::Create(const Config& config, Engin
   }
   PosixRunnerOptions ro;
   if (config.execution.cgroups == "off") ro.cgroup_parent = "off";
+  ro.nice = config.execution.nice;
   e->runner_ = MakePosixProcessRunner(ro);
   const Containment c = e->runner_->containment();
   spdlog::info("process containment groups=yes cgroups={} detail=\"{}\"", c.cgroups ? "yes" : "no", c.detail);

@@ -122,7 +122,7 @@ class PosixProcess : public Process {
 
 class PosixRunner : public ProcessRunner {
  public:
-  explicit PosixRunner(const PosixRunnerOptions& options) {
+  explicit PosixRunner(const PosixRunnerOptions& options) : nice_(options.nice) {
     if (options.cgroup_parent == "off") {
       containment_.detail = "cgroups off by configuration";
       return;
@@ -175,11 +175,12 @@ class PosixRunner : public ProcessRunner {
       return Status::IoError("cannot start " + spec.argv[0] + ": " + std::strerror(ENOENT));
     }
     std::vector<std::string> args = spec.argv;
+    if (nice_ > 0) args.insert(args.begin(), {"nice", "-n", std::to_string(nice_)});
     std::string group;
     if (cgroups_) {
       if (auto g = cgroups_->NewGroup()) {
         group = *g;
-        args = CgroupTree::JoinThenExec(group + "/cgroup.procs", spec.argv);
+        args = CgroupTree::JoinThenExec(group + "/cgroup.procs", args);
       }
     }
     for (auto& a : args) argv.push_back(a.data());
@@ -219,6 +220,7 @@ class PosixRunner : public ProcessRunner {
   }
 
  private:
+  int nice_ = 0;
   Containment containment_;
   std::unique_ptr<CgroupTree> cgroups_;  // null: process groups only
   std::shared_ptr<LiveGroups> live_ = std::make_shared<LiveGroups>();
