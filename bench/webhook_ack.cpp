@@ -126,6 +126,14 @@ int main(int argc, char** argv) {
               p50, p95, p99, max);
   std::printf("  floor on this disk: one commit (fsync) %.1f ms p50; 4 serial commits = %.1f ms\n", commit_ms,
               4 * commit_ms);
+  // By tenth of the run: whether the latency grows with the store and the Tickets behind it.
+  std::printf("  p50 by tenth of the run:");
+  for (int part = 0; part < 10; ++part) {
+    const std::size_t from = latency_ms.size() * part / 10, to = latency_ms.size() * (part + 1) / 10;
+    std::vector<double> slice(latency_ms.begin() + static_cast<long>(from), latency_ms.begin() + static_cast<long>(to));
+    if (!slice.empty()) std::printf(" %.1f", Percentile(slice, 0.5));
+  }
+  std::printf(" ms\n");
   if (!model.problems().empty()) std::printf("  fake model saw problems, first: %s\n", model.problems()[0].c_str());
   Summary("webhook_ack")
       .Add("mentions", mentions)

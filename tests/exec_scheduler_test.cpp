@@ -307,6 +307,28 @@ TEST_F(ExecSchedulerTest, CancellingAPreparationKillsItAndLeavesNoHalfMadeDirect
   EXPECT_FALSE(std::filesystem::exists(dir_ / "work" / "tickets" / "ticket-9"));
 }
 
+// Only a Ticket that can never resume loses its workspace: ended *and* its Mandate withdrawn or
+// revoked. One that ended normally keeps it, since a person's message may reopen it; open ones
+// keep theirs of course.
+TEST_F(ExecSchedulerTest, OnlyWorkspacesOfTicketsEndedForGoodAreToBeRemoved) {
+  const TicketId open = AcceptedTicket("o1", 1), ended = AcceptedTicket("e1", 2), stopped = AcceptedTicket("s1", 3);
+  for (TicketId t : {open, ended, stopped}) {
+    WorkspaceRecord w;
+    w.ticket = t;
+    w.dir = (dir_ / ("w" + std::to_string(t))).string();
+    w.branch = "superagent/ticket-" + std::to_string(t);
+    w.base = "origin/main";
+    ASSERT_TRUE(engine_->RecordWorkspace(w).ok());
+  }
+  ASSERT_TRUE(engine_->EndTicket(ended, "done").ok());
+  ASSERT_TRUE(engine_->StopTicket(stopped, "alice").ok());
+  auto remove = engine_->WorkspacesToRemove();
+  ASSERT_EQ(remove.size(), 1u);
+  EXPECT_EQ(remove[0].ticket, stopped);
+  ASSERT_TRUE(engine_->MarkWorkspaceRemoved(stopped).ok());
+  EXPECT_TRUE(engine_->WorkspacesToRemove().empty()) << "a removed workspace is not removed twice";
+}
+
 TEST_F(ExecSchedulerTest, EngineRefusesToStartAnAssignmentTwiceOrForAnEndedTicket) {
   const TicketId id = AcceptedTicket("t1");
   auto pending = engine_->AssignmentsInState("pending");

@@ -412,7 +412,7 @@ TEST_F(IntercomTest, MigrationEightKeepsEveryTicketInputAndAllowsTheIntercomKind
       ALTER TABLE old_inputs RENAME TO ticket_inputs;
       CREATE UNIQUE INDEX ticket_inputs_once ON ticket_inputs (ticket_id, trigger_seq) WHERE trigger_seq IS NOT NULL;
       CREATE INDEX ticket_inputs_by_trigger ON ticket_inputs (trigger_seq);
-      DELETE FROM schema_migrations WHERE version = 8;
+      DELETE FROM schema_migrations WHERE version >= 8;
       COMMIT;)SQL")
                     .ok());
     EXPECT_FALSE(db.Exec("INSERT INTO ticket_inputs (ticket_id, kind, body, state, created_at) "
@@ -439,7 +439,7 @@ TEST_F(IntercomTest, MigrationEightKeepsEveryTicketInputAndAllowsTheIntercomKind
   ASSERT_TRUE(check.Open((dir_ / "superagent.db").string()).ok());
   store::Stmt& s = check.Prepare("SELECT COUNT(*) FROM sqlite_master WHERE type = 'index' AND tbl_name = 'ticket_inputs'");
   ASSERT_TRUE(s.Step());
-  EXPECT_EQ(s.Int(0), 2);
+  EXPECT_EQ(s.Int(0), 3);  // once, by_trigger, and migration 9's pending
   s.Reset();
 }
 

@@ -16,18 +16,13 @@ std::string Num(std::int64_t v) { return std::to_string(v); }
 Result<int> Engine::AssignFollowUps() {
   std::lock_guard<std::mutex> lock(mu_);
   const TimeMs now = clock_->NowMs();
+  // Asked every scheduler pass: usually nothing is due, and then no write transaction is begun.
+  const std::vector<TicketId> due = store_->TicketsDueAFollowUp();
+  if (due.empty()) return 0;
   auto tx = store_->Begin();
   RETURN_IF_ERROR(tx->begin_status());
   int created = 0;
-  for (TicketId id : store_->OpenTickets()) {
-    auto tk = store_->GetTicket(id);
-    if (!tk || tk->stage == Stage::kWaitingForPerson) continue;
-    bool pending_input = false;
-    for (const TicketInput& in : store_->InputsForTicket(id)) pending_input |= in.state == "pending";
-    if (!pending_input) continue;
-    bool active = false;
-    for (const Assignment& a : store_->AssignmentsFor(id)) active |= a.state != "ended";
-    if (active) continue;
+  for (TicketId id : due) {  // the Engine's lock is held: nothing changed since the query
     auto a = store_->InsertAssignment(id, "worker", "follow_up", now);
     if (!a.ok()) return a.status();
     ++created;
@@ -239,13 +234,7 @@ std::optional<WorkspaceRecord> Engine::WorkspaceFor(TicketId ticket) {
 
 std::vector<WorkspaceRecord> Engine::WorkspacesToRemove() {
   std::lock_guard<std::mutex> lock(mu_);
-  std::vector<WorkspaceRecord> out;
-  for (WorkspaceRecord& w : store_->LiveWorkspaces()) {
-    auto tk = store_->GetTicket(w.ticket);
-    auto m = store_->MandateForTicket(w.ticket);
-    if (tk && !tk->open() && m && !m->ended_as.empty()) out.push_back(std::move(w));
-  }
-  return out;
+  return store_->WorkspacesEndedForGood();
 }
 
 Status Engine::MarkWorkspaceRemoved(TicketId ticket) {

@@ -381,6 +381,13 @@ ALTER TABLE ticket_inputs_v8 RENAME TO ticket_inputs;
 CREATE UNIQUE INDEX ticket_inputs_once ON ticket_inputs (ticket_id, trigger_seq) WHERE trigger_seq IS NOT NULL;
 CREATE INDEX ticket_inputs_by_trigger ON ticket_inputs (trigger_seq);
 )SQL"},
+      {9, "indexes for the scheduler's every-second questions", R"SQL(
+-- Which Tickets have input waiting (Engine::AssignFollowUps), and which workspaces still exist
+-- (Engine::WorkspacesToRemove): partial indexes, so the answer costs what is pending, not what
+-- was ever stored.
+CREATE INDEX IF NOT EXISTS ticket_inputs_pending ON ticket_inputs (ticket_id) WHERE state = 'pending';
+CREATE INDEX IF NOT EXISTS workspaces_live ON workspaces (ticket_id) WHERE removed_at IS NULL;
+)SQL"},
   };
   return kMigrations;
 }

@@ -137,6 +137,12 @@ class Store {
   Status UpsertWorkspace(const WorkspaceRecord& w);
   std::optional<WorkspaceRecord> GetWorkspace(TicketId ticket);
   std::vector<WorkspaceRecord> LiveWorkspaces();
+  // Live workspaces of Tickets that ended for good (ended and their Mandate withdrawn or revoked).
+  std::vector<WorkspaceRecord> WorkspacesEndedForGood();
+  // Open Tickets, not waiting for a person, that hold a pending input and have no pending or
+  // running Assignment: the ones a follow-up Assignment is due for. Indexed: the scheduler asks
+  // every second, whatever the number of Tickets.
+  std::vector<TicketId> TicketsDueAFollowUp();
   Status MarkWorkspaceRemoved(TicketId ticket, TimeMs at);
 
   // Outbox.

@@ -174,6 +174,28 @@ std::vector<WorkspaceRecord> Store::LiveWorkspaces() {
   return out;
 }
 
+std::vector<WorkspaceRecord> Store::WorkspacesEndedForGood() {
+  Stmt& s = db_.Prepare(
+      "SELECT w.ticket_id, w.dir, w.branch, w.base, w.created_at, w.removed_at FROM workspaces w "
+      "JOIN tickets t ON t.id = w.ticket_id JOIN mandates m ON m.ticket_id = w.ticket_id "
+      "JOIN mandate_ends e ON e.mandate_id = m.id "
+      "WHERE w.removed_at IS NULL AND t.stage = 'ended' ORDER BY w.ticket_id");
+  std::vector<WorkspaceRecord> out;
+  while (s.Step()) out.push_back(ReadWorkspace(s));
+  return out;
+}
+
+std::vector<TicketId> Store::TicketsDueAFollowUp() {
+  Stmt& s = db_.Prepare(
+      "SELECT DISTINCT i.ticket_id FROM ticket_inputs i JOIN tickets t ON t.id = i.ticket_id "
+      "WHERE i.state = 'pending' AND t.stage NOT IN ('ended', 'waiting_for_person') "
+      "AND NOT EXISTS (SELECT 1 FROM assignments a WHERE a.ticket_id = i.ticket_id AND a.state <> 'ended') "
+      "ORDER BY i.ticket_id");
+  std::vector<TicketId> out;
+  while (s.Step()) out.push_back(s.Int(0));
+  return out;
+}
+
 Status Store::MarkWorkspaceRemoved(TicketId ticket, TimeMs at) {
   Stmt& s = db_.Prepare("UPDATE workspaces SET removed_at = ? WHERE ticket_id = ?");
   return s.Bind(1, at).Bind(2, ticket).Run();
