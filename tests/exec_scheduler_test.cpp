@@ -233,6 +233,32 @@ TEST_F(ExecSchedulerTest, APrepareFailureBlocksTheTicketWithGitsWords) {
   ASSERT_EQ(receipts.size(), 2u);
   EXPECT_THAT(receipts[1].body, HasSubstr("cannot clone"));
   EXPECT_THAT(receipts[1].body, HasSubstr("does not exist"));
+  // Reported once: the failed turn does not start again by itself (it did, every second).
+  ASSERT_EQ(*scheduler->Tick(), 0);
+  ASSERT_EQ(*scheduler->Tick(), 0);
+  EXPECT_EQ(engine_->Receipts(id).size(), 2u);
+  // A person's next message is a new reason to try, and one more report.
+  Receive(Comment("t2", "alice", false, "the remote is back, try again", 1));
+  ASSERT_EQ(*scheduler->Tick(), 1);
+  scheduler->WaitForTurns();
+  ASSERT_EQ(*scheduler->Tick(), 0);
+  EXPECT_EQ(engine_->Receipts(id).size(), 3u);
+}
+
+// data_dir and a local git_remote may be relative (to where the daemon runs); git runs in
+// several directories, so the Workspaces make both absolute first.
+TEST_F(ExecSchedulerTest, ARelativeDataDirAndRemoteStillPrepare) {
+  const auto cwd = std::filesystem::current_path();
+  std::filesystem::current_path(dir_);
+  exec::WorkspaceOptions wo;
+  wo.root = "rel/work";
+  wo.remote = "origin.git";
+  exec::Workspaces ws(wo, runner_.get(), &exec_clock_, sleeper_);
+  auto w = ws.Prepare(5);
+  std::filesystem::current_path(cwd);
+  ASSERT_TRUE(w.ok()) << w.status().ToString();
+  EXPECT_EQ(w->dir, (dir_ / "rel" / "work" / "tickets" / "ticket-5").string());
+  EXPECT_EQ(ReadText(std::filesystem::path(w->dir) / "README.md"), "Hello\nThere is teh typo.\n");
 }
 
 TEST_F(ExecSchedulerTest, APrepareTemplateReplacesTheBuiltinWorktree) {

@@ -25,7 +25,8 @@ WorkspaceOptions WorkspaceOptionsFor(const Config& config, const std::string& ro
 
 Result<std::unique_ptr<Execution>> Execution::Create(const Config& config, Engine* engine, HttpClient* llm_http) {
   std::unique_ptr<Execution> e(new Execution());
-  const std::filesystem::path root = std::filesystem::path(config.data_dir) / "work";
+  std::error_code ec;
+  const std::filesystem::path root = std::filesystem::absolute(config.data_dir, ec) / "work";
   WorkspaceOptions wo = WorkspaceOptionsFor(config, root.string());
   if (wo.remote.empty()) {
     // Without a repository there is nothing to work in: Tickets wait (their Assignments stay
@@ -56,7 +57,6 @@ Result<std::unique_ptr<Execution>> Execution::Create(const Config& config, Engin
   SchedulerOptions so;
   so.slots = config.execution.slots;
   so.jobs_dir = (root / "jobs").string();
-  std::error_code ec;
   std::filesystem::create_directories(so.jobs_dir, ec);
   if (ec) return Status::IoError("cannot create " + so.jobs_dir + ": " + ec.message());
   e->scheduler_ = std::make_unique<Scheduler>(engine, e->workspaces_.get(), e->executor_.get(), e->services_.get(),

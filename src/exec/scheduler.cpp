@@ -202,6 +202,10 @@ void Scheduler::RunTurn(Run* run, Assignment a) {
   };
   auto blocked = [&](const std::string& why) {
     spdlog::warn("worker turn failed ticket={} assignment={} error=\"{}\"", a.ticket, a.id, why);
+    // The inputs this turn was for are answered by the report below; left pending, they would
+    // start the same failing turn again at once, and post the same report every second.
+    if (auto taken = engine_->TakeInputs(a.ticket); !taken.ok())
+      spdlog::warn("inputs not taken ticket={} error=\"{}\"", a.ticket, taken.status().message());
     WorkerReport r;
     r.stage = Stage::kBlocked;
     r.summary = "I could not work on this: " + why;

@@ -22,7 +22,16 @@ std::string Replace(std::string s, const std::string& from, const std::string& t
 }  // namespace
 
 Workspaces::Workspaces(WorkspaceOptions options, ProcessRunner* runner, Clock* clock, Sleeper sleeper)
-    : options_(std::move(options)), runner_(runner), clock_(clock), sleeper_(std::move(sleeper)) {}
+    : options_(std::move(options)), runner_(runner), clock_(clock), sleeper_(std::move(sleeper)) {
+  // git runs in several directories (the root, the clone, each worktree): a relative data_dir
+  // would name a different place from each of them.
+  std::error_code ec;
+  if (!options_.root.empty()) options_.root = fs::absolute(options_.root, ec).lexically_normal().string();
+  // A local remote given relative to the daemon's directory, likewise.
+  if (!options_.remote.empty() && options_.remote.find("://") == std::string::npos &&
+      options_.remote.find('@') == std::string::npos && fs::exists(options_.remote, ec))
+    options_.remote = fs::absolute(options_.remote, ec).lexically_normal().string();
+}
 
 std::string Workspaces::ClonePath() const { return (fs::path(options_.root) / "repo.git").string(); }
 
