@@ -25,5 +25,3 @@ if(_httplib_inc)
   target_include_directories(superagent::httplib SYSTEM INTERFACE ${_httplib_inc})
 endif()
 
-# sd_notify for the Type=notify systemd unit (readiness and watchdog keep-alives).
-pkg_check_modules(LIBSYSTEMD REQUIRED IMPORTED_TARGET libsystemd)

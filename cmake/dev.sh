@@ -19,7 +19,6 @@ packages=(build-essential cmake pkg-config git ca-certificates
           libcpp-httplib-dev libspdlog-dev libyaml-cpp-dev
           libprotobuf-dev protobuf-compiler libwebsocketpp-dev libasio-dev   # Feishu long connection
           libgtest-dev libgmock-dev
-          libsystemd-dev   # sd_notify: readiness and watchdog under systemd
           chromium    # the panel's browser tests drive Debian's Chromium
           python3)    # execution tests start a grandchild listening on a port
 

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <sys/un.h>
 
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -13,6 +14,7 @@
 #include <httplib.h>
 
 #include "app/doctor.h"
+#include "app/systemd.h"
 #include "daemon_process.h"
 #include "fake_chat_server.h"
 #include "fake_feishu_server.h"
@@ -69,6 +71,41 @@ class NotifySocket {
   int fd_ = -1;
   bool bound_ = false;
 };
+
+// The abstract-namespace address ("@name") systemd uses in containers, and the refusals.
+TEST(ServiceManagerNotifyTest, DeliversToAnAbstractSocketAndRefusesAddressesItCannotUse) {
+  const std::string name = "superagent-notify-test-" + std::to_string(::getpid());
+  int fd = ::socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  std::memcpy(addr.sun_path + 1, name.data(), name.size());
+  ASSERT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&addr),
+                   static_cast<socklen_t>(offsetof(sockaddr_un, sun_path) + 1 + name.size())),
+            0);
+  ASSERT_TRUE(app::NotifySocketAddress("@" + name, "READY=1\nSTATUS=serving"));
+  char buf[256];
+  ssize_t n = ::recv(fd, buf, sizeof buf, MSG_DONTWAIT);
+  ::close(fd);
+  ASSERT_GT(n, 0);
+  EXPECT_EQ(std::string(buf, static_cast<size_t>(n)), "READY=1\nSTATUS=serving");
+
+  EXPECT_FALSE(app::NotifySocketAddress("@" + name, "READY=1")) << "nobody listens any more";
+  EXPECT_FALSE(app::NotifySocketAddress("", "READY=1"));
+  EXPECT_FALSE(app::NotifySocketAddress("relative.sock", "READY=1"));
+  EXPECT_FALSE(app::NotifySocketAddress("/" + std::string(200, 'x'), "READY=1")) << "longer than sun_path";
+}
+
+TEST(ServiceManagerNotifyTest, TheWatchdogIsOursOnlyWhenItsIntervalAndPidSaySo) {
+  EXPECT_EQ(app::WatchdogKeepAliveIntervalFrom("20000000", nullptr, 42).count(), 10'000);
+  EXPECT_EQ(app::WatchdogKeepAliveIntervalFrom("20000000", "42", 42).count(), 10'000);
+  EXPECT_EQ(app::WatchdogKeepAliveIntervalFrom("1", nullptr, 42).count(), 1) << "never a busy loop";
+  EXPECT_EQ(app::WatchdogKeepAliveIntervalFrom("20000000", "41", 42).count(), 0) << "a parent's watchdog";
+  EXPECT_EQ(app::WatchdogKeepAliveIntervalFrom("20000000", "x", 42).count(), 0);
+  EXPECT_EQ(app::WatchdogKeepAliveIntervalFrom(nullptr, nullptr, 42).count(), 0);
+  EXPECT_EQ(app::WatchdogKeepAliveIntervalFrom("0", nullptr, 42).count(), 0);
+  EXPECT_EQ(app::WatchdogKeepAliveIntervalFrom("-5", nullptr, 42).count(), 0);
+  EXPECT_EQ(app::WatchdogKeepAliveIntervalFrom("20s", nullptr, 42).count(), 0);
+}
 
 class OpsTest : public ::testing::Test {
  protected:
