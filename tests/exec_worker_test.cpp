@@ -299,6 +299,41 @@ TEST_F(ExecWorkerTest, AFollowUpResumesTheBuiltinSessionFromItsTranscript) {
   EXPECT_TRUE(model.problems().empty());
 }
 
+// SPEC §6: a running session takes the next input between steps. A person's follow-up that
+// arrives mid-turn reaches the model at its next step, not after the turn, and starts no
+// second turn.
+TEST_F(ExecWorkerTest, AFollowUpDuringATurnReachesTheSessionAtItsNextStep) {
+  const TicketId id = AcceptedTicket("c1");
+  FakeChatServer model;
+  model.Push(model.ToolCalls({{"read_file", R"({"path":"README.md"})"}}));
+  model.Push(model.ToolCalls({{"report", R"({"stage":"ready","summary":"Fixed both typos."})"}}));
+  std::atomic<int> seen{0};
+  model.OnRequest([&](const json&) {
+    if (seen++ == 0) Receive(Comment("c2", "alice", false, "also the one in docs/"));
+  });
+  llm::ChatOptions co;
+  co.base_url = model.base_url();
+  co.api_key = model.api_key();
+  auto chat_http = MakeCurlHttpClient("superagent-test");
+  llm::OpenAiChatClient chat(co, chat_http.get(), &exec_clock_, [](TimeMs) {});
+  auto executor = exec::MakeBuiltinExecutor({"deepseek-chat"}, engine_.get(), &chat, services_.get());
+  auto scheduler = MakeScheduler(executor.get());
+  RunTurns(*scheduler);
+
+  auto requests = model.requests();
+  ASSERT_EQ(requests.size(), 2u);
+  const json& msgs = requests[1]["messages"];
+  ASSERT_EQ(msgs.size(), 5u);  // system, first input, read_file call, its result, the follow-up
+  EXPECT_EQ(msgs[3]["role"], "tool");
+  EXPECT_EQ(msgs[4]["role"], "user");
+  EXPECT_THAT(msgs[4]["content"].get<std::string>(), HasSubstr("also the one in docs/"));
+  EXPECT_EQ(engine_->GetTicket(id)->stage, Stage::kReady);
+  ASSERT_TRUE(scheduler->Tick().ok());
+  EXPECT_EQ(engine_->Assignments(id).size(), 1u) << "the follow-up was answered in the turn it arrived in";
+  EXPECT_TRUE(engine_->AssignmentsInState("pending").empty());
+  EXPECT_TRUE(model.problems().empty());
+}
+
 TEST(ExecWorkerInputTest, TheFirstInputCarriesTheRulesInstructionsAndLaterInputsTheirKind) {
   exec::WorkerTask t;
   t.ticket = 4;

@@ -67,6 +67,8 @@ class Scheduler {
     std::thread thread;
   };
   void RunTurn(Run* run, Assignment assignment);
+  // The Ticket's pending inputs, taken, with their messages' words (the Ticket's request marked).
+  std::vector<nlohmann::json> TakeInputsOf(TicketId ticket, std::int64_t origin_trigger_seq);
   std::shared_ptr<Jobs> JobsOf(TicketId ticket);
   void ReapLocked(std::vector<std::thread>* to_join);
   static bool PersonCause(const std::string& cause);

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <atomic>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -56,6 +57,11 @@ struct WorkerTask {
   // The intercom (SPEC §10), when the daemon runs one: its tools are offered, and the session's
   // inbox is read at every model step. The caller is always this task's session.
   Intercom* intercom = nullptr;
+  // Takes the Ticket's inputs that arrived since the turn began (a person's follow-up, a policy
+  // change), in the shape of `inputs`; empty when there are none. SPEC §6: a running session
+  // takes the next input between steps instead of after its turn. Unset: inputs wait for the
+  // next turn.
+  std::function<std::vector<nlohmann::json>()> take_inputs;
 };
 
 struct TurnResult {

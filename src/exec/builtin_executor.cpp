@@ -64,9 +64,10 @@ class BuiltinExecutor : public Executor {
     TurnResult out;
     for (int step = 0; step < options_.max_steps; ++step) {
       if (t.cancel != nullptr && t.cancel->load()) return out;
-      // SPEC §10: intercom messages (a steer, or mail queued while busy) arrive between steps.
-      if (std::string mail = step > 0 ? IntercomInbox(t) : ""; !mail.empty())
-        Append(t, "input", llm::Message::User(mail), &messages);
+      // SPEC §6 and §10: a person's follow-up, a policy change, and intercom mail (a steer, or
+      // mail queued while busy) arrive between steps, not after the turn.
+      if (std::string later = step > 0 ? ArrivedSinceTurnBegan(t) : ""; !later.empty())
+        Append(t, "input", llm::Message::User(later), &messages);
       llm::ChatRequest req;
       req.model = options_.model;
       req.messages = messages;
@@ -80,10 +81,10 @@ class BuiltinExecutor : public Executor {
       llm::Message reply{"assistant", resp->content, resp->tool_calls, ""};
       Append(t, "assistant", reply, &messages);
       if (resp->tool_calls.empty()) {
-        // Mail that arrived during the step is read before the turn ends without a report.
-        std::string mail = IntercomInbox(t);
-        if (mail.empty()) return out;
-        Append(t, "input", llm::Message::User(mail), &messages);
+        // What arrived during the step is read before the turn ends without a report.
+        std::string later = ArrivedSinceTurnBegan(t);
+        if (later.empty()) return out;
+        Append(t, "input", llm::Message::User(later), &messages);
         continue;
       }
       for (const llm::ToolCall& call : resp->tool_calls) {
@@ -101,6 +102,10 @@ class BuiltinExecutor : public Executor {
   }
 
  private:
+  static std::string ArrivedSinceTurnBegan(const WorkerTask& t) {
+    std::string s = t.take_inputs ? InputsText(t.take_inputs()) : "";
+    return s + IntercomInbox(t);
+  }
   void Append(const WorkerTask& t, const char* kind, const llm::Message& m, std::vector<llm::Message>* messages) {
     messages->push_back(m);
     engine_->AppendSessionEvent(t.session, t.assignment, kind, MessageToJson(m));

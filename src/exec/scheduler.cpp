@@ -180,6 +180,29 @@ Result<int> Scheduler::Tick() {
   return started;
 }
 
+std::vector<json> Scheduler::TakeInputsOf(TicketId ticket, std::int64_t origin_trigger_seq) {
+  std::vector<json> out;
+  auto inputs = engine_->TakeInputs(ticket);
+  if (!inputs.ok()) {
+    spdlog::warn("inputs not taken ticket={} error=\"{}\"", ticket, inputs.status().message());
+    return out;
+  }
+  for (const TicketInput& in : *inputs) {
+    json j = in.body.is_object() ? in.body : json::object();
+    j["kind"] = in.kind;
+    if (in.trigger_seq) {
+      if (auto tr = engine_->GetTriggerBySeq(*in.trigger_seq); tr.ok()) {
+        j["text"] = tr->trigger.text;
+        j["from"] = tr->trigger.actor.value_or("");
+        j["message_id"] = tr->trigger.id;
+        if (*in.trigger_seq == origin_trigger_seq) j["request"] = true;
+      }
+    }
+    out.push_back(std::move(j));
+  }
+  return out;
+}
+
 void Scheduler::RunTurn(Run* run, Assignment a) {
   std::shared_ptr<Jobs> jobs;
   {
@@ -257,22 +280,10 @@ void Scheduler::RunTurn(Run* run, Assignment a) {
   task.first_turn = engine_->SessionEvents(session->id).empty();
   engine_->SetSessionStatus(session->id, "running");
 
-  auto inputs = engine_->TakeInputs(a.ticket);
-  if (inputs.ok()) {
-    for (const TicketInput& in : *inputs) {
-      json j = in.body.is_object() ? in.body : json::object();
-      j["kind"] = in.kind;
-      if (in.trigger_seq) {
-        if (auto tr = engine_->GetTriggerBySeq(*in.trigger_seq); tr.ok()) {
-          j["text"] = tr->trigger.text;
-          j["from"] = tr->trigger.actor.value_or("");
-          j["message_id"] = tr->trigger.id;
-          if (*in.trigger_seq == mandate->origin_trigger_seq) j["request"] = true;
-        }
-      }
-      task.inputs.push_back(std::move(j));
-    }
-  }
+  task.inputs = TakeInputsOf(a.ticket, mandate->origin_trigger_seq);
+  task.take_inputs = [this, ticket = a.ticket, origin = mandate->origin_trigger_seq] {
+    return TakeInputsOf(ticket, origin);
+  };
 
   auto result = executor_->RunTurn(task);
   if (run->cancel.load()) {
