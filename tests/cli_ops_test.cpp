@@ -22,6 +22,7 @@
 #include "run_binary.h"
 #include "superagent/engine.h"
 #include "superagent/eval.h"
+#include "superagent/github.h"
 #include "superagent/http.h"
 #include "superagent/process.h"
 
@@ -31,6 +32,7 @@ namespace {
 namespace fs = std::filesystem;
 using ::testing::HasSubstr;
 using ::testing::Not;
+using nlohmann::json;
 
 // The service manager's end of NOTIFY_SOCKET: an AF_UNIX datagram socket.
 class NotifySocket {
@@ -180,13 +182,43 @@ TEST_F(OpsTest, WithoutSystemdNothingIsSentAndServeRunsTheSame) {
 // A shutdown can wait on something slow (here a GitHub request that hangs); a second stop signal
 // ends the daemon at once, saying so, as systemd's stop timeout or a person's second Ctrl-C
 // expect.
-TEST_F(OpsTest, ASecondStopSignalExitsAtOnceWhileTheShutdownWaits) {
+// A GitHub that hangs must not hold `systemctl stop`: the poll request in flight is abandoned
+// and the shutdown completes while GitHub still holds it.
+TEST_F(OpsTest, AStopAbandonsAPollRequestGitHubHolds) {
   FakeGitHub github(SystemClock());
   github.Hold("GET", "/notifications");
-  WriteConfig("github:\n  api_url: " + github.url() + "\n  repo: " + github.repo +
-              "\nexecution:\n  git_remote: " + (dir_ / "no-origin.git").string() + "\n");
+  WriteConfig("github:\n  api_url: " + github.url() + "\n  repo: " + github.repo + "\n");
   DaemonProcess d(SUPERAGENT_BINARY, {"serve", "--config", Config()}, {{"GITHUB_TOKEN", "ghp_OPSTEST0123456789"}});
   ASSERT_TRUE(d.WaitForLine("ready")) << d.log();
+  ASSERT_TRUE(github.WaitUntilHolding()) << d.log();
+  d.Signal(SIGTERM);
+  EXPECT_EQ(d.Wait(), 0) << d.log();
+  EXPECT_THAT(d.log(), HasSubstr(" info stopped"));
+  EXPECT_TRUE(github.Holding()) << "the daemon stopped only because GitHub answered";
+  github.Release();
+}
+
+// The acknowledgement being posted is not abandoned (the Effects loop finishes what it sends):
+// while GitHub holds it the shutdown waits, and a second SIGTERM exits at once.
+TEST_F(OpsTest, ASecondStopSignalExitsAtOnceWhileTheShutdownWaits) {
+  FakeGitHub github(SystemClock());
+  github.issues[1] = WebhookExample("issue_comment", "created")["issue"];
+  github.Hold("POST", github.repo_path() + "/issues/1/comments");
+  Write("policy.yaml", "mode: observe\nsources:\n  github:\n    people: [Codertocat]\n");
+  WriteConfig("github:\n  api_url: " + github.url() + "\n  repo: " + github.repo + "\n");
+  DaemonProcess d(SUPERAGENT_BINARY, {"serve", "--config", Config()},
+                  {{"GITHUB_TOKEN", "ghp_OPSTEST0123456789"}, {"GITHUB_WEBHOOK_SECRET", "hook-secret"}});
+  ASSERT_TRUE(d.WaitForLine("ready")) << d.log();
+  json payload = WebhookExample("issue_comment", "created");
+  payload["comment"] = github.MakeComment(492700400, 1, "Codertocat", "@superagent-bot please fix the typo",
+                                          SystemClock()->NowMs());
+  const std::string body = payload.dump();
+  httplib::Client http("127.0.0.1", port_);
+  auto res = http.Post("/hooks/github",
+                       {{"X-GitHub-Event", "issue_comment"}, {"X-GitHub-Delivery", "72d3162e"},
+                        {"X-Hub-Signature-256", github::WebhookSignature("hook-secret", body)}},
+                       body, "application/json");
+  ASSERT_TRUE(res && res->status == 200) << d.log();
   ASSERT_TRUE(github.WaitUntilHolding()) << d.log();
   d.Signal(SIGTERM);
   ASSERT_TRUE(d.WaitForLine("shutting down signal=SIGTERM")) << d.log();

@@ -55,6 +55,9 @@ struct ClientOptions {
   TimeMs secondary_wait_ms = 60'000;       // secondary rate limit without Retry-After: wait ≥ 60 s, doubling
   std::size_t cache_entries = 2'000;       // conditional-request cache (URL → validators + body)
   int max_pages = 30;                      // pagination bound per listing
+  // When it becomes true, a request in flight is abandoned and none is retried (the poller's
+  // client, at shutdown: a hanging GitHub must not hold `systemctl stop`). Must outlive the Client.
+  const std::atomic<bool>* cancel = nullptr;
 };
 
 // How one call may spend time: rate-limit waits up to `max_wait_ms` are slept through (longer
@@ -361,11 +364,17 @@ class Integration {
   Channel* channel() { return channel_.get(); }
   void InstallWebhookRoute(httplib::Server& server) { github::InstallWebhookRoute(server, source_.get()); }
   void Start() { source_->Start(); }
-  void Stop() { source_->Stop(); }
+  // Stops the poller; a poll request in flight is abandoned. The Channel's writes are not: the
+  // Effects loop stops after this and finishes (or times out) what it is sending.
+  void Stop() {
+    stopping_ = true;
+    source_->Stop();
+  }
 
  private:
   Integration() = default;
   std::unique_ptr<HttpClient> http_;
+  std::atomic<bool> stopping_{false};  // the poll client's cancel: set by Stop()
   std::unique_ptr<Client> poll_client_, write_client_;
   std::unique_ptr<Source> source_;
   std::unique_ptr<GitHubChannel> channel_;

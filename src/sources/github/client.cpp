@@ -236,10 +236,15 @@ ApiResponse Client::Perform(const std::string& method, const std::string& origin
       }
     }
 
+    if (options_.cancel != nullptr && options_.cancel->load()) {
+      out.error = method + " " + PathOf(url) + ": not sent, shutting down";
+      return out;
+    }
     HttpRequest req;
     req.method = method;
     req.url = url;
     req.timeout_ms = options_.timeout_ms;
+    req.cancel = options_.cancel;
     req.headers = {{"Accept", "application/vnd.github+json"},
                    {"X-GitHub-Api-Version", options_.api_version},
                    {"User-Agent", options_.user_agent}};
@@ -283,6 +288,10 @@ ApiResponse Client::Perform(const std::string& method, const std::string& origin
         budget_.blocked_until = std::max(budget_.blocked_until, reset * 1000 + 1000);
     }
 
+    if (resp.cancelled) {
+      out.error = method + " " + PathOf(url) + ": abandoned, shutting down";
+      return out;
+    }
     if (!resp.error.empty()) {
       out.error = method + " " + PathOf(url) + ": " + resp.error;
       if (++attempt < attempts) {

@@ -38,13 +38,14 @@ Result<std::unique_ptr<Integration>> Integration::Create(const Config& config, E
   // The poller's client sleeps through short rate-limit waits, cut short on Stop(); the writer's
   // never sleeps: it hands the wait back to the Effects loop as a retry time.
   Integration* self = g.get();
+  g->write_client_ = std::make_unique<Client>(g->http_.get(), clock, [](TimeMs) {}, co);
+  co.cancel = &g->stopping_;
   g->poll_client_ = std::make_unique<Client>(
       g->http_.get(), clock,
       [self](TimeMs ms) {
         if (self->source_) self->source_->InterruptibleSleep(ms);
       },
       co);
-  g->write_client_ = std::make_unique<Client>(g->http_.get(), clock, [](TimeMs) {}, co);
   g->source_ = std::make_unique<Source>(engine, g->poll_client_.get(), clock, so);
   g->channel_ = std::make_unique<GitHubChannel>(g->write_client_.get(), config.github.repo);
   return g;
