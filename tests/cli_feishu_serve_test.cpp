@@ -174,5 +174,19 @@ TEST_F(FeishuServeTest, AMentionIsAcknowledgedOnceInItsThreadAndWhatWasSaidWhile
   EXPECT_EQ(own["intake"]["filter_reason"], "own_message");
 }
 
+// A Feishu that hangs does not hold `systemctl stop`: the backfill's request in flight is
+// abandoned and the daemon stops at once (before, it waited for the request's own timeout).
+TEST_F(FeishuServeTest, AStopAbandonsABackfillRequestFeishuHolds) {
+  fake_.Hold("GET", "/open-apis/im/v1/messages");
+  DaemonProcess d(SUPERAGENT_BINARY, {"serve", "--config", Config()}, Env());
+  ASSERT_TRUE(d.WaitForLine("ready")) << d.log();
+  ASSERT_TRUE(fake_.WaitUntilHolding()) << d.log();
+  d.Signal(SIGTERM);
+  EXPECT_EQ(d.Wait(), 0) << d.log();
+  EXPECT_THAT(d.log(), HasSubstr(" info stopped"));
+  EXPECT_TRUE(fake_.Holding()) << "the daemon stopped only because Feishu answered";
+  fake_.Release();
+}
+
 }  // namespace
 }  // namespace superagent::testing

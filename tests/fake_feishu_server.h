@@ -18,6 +18,7 @@
 #include <httplib.h>
 #include <nlohmann/json.hpp>
 
+#include "hold_gate.h"
 #include "superagent/clock.h"
 
 namespace superagent::testing {
@@ -86,6 +87,16 @@ class FakeFeishu {
   std::map<std::string, std::string> uuids;       // uuid → message_id already sent
   std::vector<nlohmann::json> sent;               // every message actually created by send/reply
   int next_id = 1000;
+
+  // Requests for (method, path) are held unanswered until Release(): a Feishu that hangs.
+  // WaitUntilHolding blocks until one is held (false after 10 s).
+  void Hold(const std::string& method, const std::string& path) {
+    std::lock_guard<std::mutex> lock(mu_);
+    held_.insert(method + " " + path);
+  }
+  bool WaitUntilHolding() { return hold_.WaitUntilHolding(); }
+  bool Holding() { return hold_.Holding(); }
+  void Release() { hold_.Release(); }
 
   std::vector<Logged> log() {
     std::lock_guard<std::mutex> lock(mu_);
@@ -165,6 +176,12 @@ class FakeFeishu {
 
   template <typename F>
   void Guarded(const httplib::Request& req, httplib::Response& res, F&& answer) {
+    bool held = false;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      held = held_.count(req.method + " " + req.path) > 0;
+    }
+    if (held) hold_.Hold();
     std::lock_guard<std::mutex> lock(mu_);
     if (req.get_header_value("Authorization") != "Bearer " + token) {
       Log(req, 400);
@@ -277,6 +294,8 @@ class FakeFeishu {
   std::thread thread_;
   std::mutex mu_;
   std::vector<Logged> log_;
+  std::set<std::string> held_;  // "GET /open-apis/im/v1/messages"
+  HoldGate hold_;
 };
 
 }  // namespace superagent::testing

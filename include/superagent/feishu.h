@@ -47,6 +47,9 @@ struct ClientOptions {
   std::string app_secret;                          // never logged
   long timeout_ms = 15'000;
   TimeMs refresh_early_ms = 180'000;               // a token is renewed this long before it expires
+  // When it becomes true, a request in flight is abandoned and no new one is sent (the Source's
+  // client, at shutdown: a hanging Feishu must not hold `systemctl stop`). Must outlive the Client.
+  const std::atomic<bool>* cancel = nullptr;
 };
 
 struct ApiResult {
@@ -361,12 +364,16 @@ class Integration {
   Channel* channel() { return channel_.get(); }
   void InstallCallbackRoute(httplib::Server& server) { feishu::InstallCallbackRoute(server, source_.get()); }
   void Start();
+  // Stops the long connection and the poller; their requests in flight are abandoned. The
+  // Channel's sends are not: the Effects loop stops after this and finishes what it is sending.
   void Stop();
 
  private:
   Integration() = default;
   std::unique_ptr<HttpClient> http_;
-  std::unique_ptr<Client> client_;
+  std::atomic<bool> stopping_{false};  // the read client's cancel: set by Stop()
+  // Two clients (each keeps its own tenant token), so that a stop can cancel the reads alone.
+  std::unique_ptr<Client> read_client_, write_client_;
   std::unique_ptr<Source> source_;
   std::unique_ptr<FeishuChannel> channel_;
   std::unique_ptr<LongConnection> ws_;

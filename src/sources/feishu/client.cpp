@@ -57,20 +57,29 @@ Client::Client(HttpClient* http, Clock* clock, ClientOptions options)
 
 ApiResult Client::Perform(const std::string& method, const std::string& path, const json& body,
                           const std::string& token) {
+  // The path without its query: enough to say what failed, and queries may hold ids only.
+  const std::string what = method + " " + path.substr(0, path.find('?'));
+  ApiResult r;
+  if (options_.cancel != nullptr && options_.cancel->load()) {
+    r.error = what + ": not sent, shutting down";
+    return r;
+  }
   HttpRequest req;
   req.method = method;
   req.url = options_.api_url + path;
   req.timeout_ms = options_.timeout_ms;
+  req.cancel = options_.cancel;
   if (!token.empty()) req.headers.emplace_back("Authorization", "Bearer " + token);
   if (!body.is_null()) {
     req.headers.emplace_back("Content-Type", "application/json; charset=utf-8");
     req.body = body.dump();
   }
   HttpResponse resp = http_->Send(req);
-  ApiResult r;
   r.http_status = resp.status;
-  // The path without its query: enough to say what failed, and queries may hold ids only.
-  const std::string what = method + " " + path.substr(0, path.find('?'));
+  if (resp.cancelled) {
+    r.error = what + ": abandoned, shutting down";
+    return r;
+  }
   if (!resp.error.empty()) {
     r.error = what + ": " + resp.error;
     return r;

@@ -29,11 +29,13 @@ Result<std::unique_ptr<Integration>> Integration::Create(const Config& config, E
                                    " is not set");
   std::unique_ptr<Integration> f(new Integration());
   f->http_ = http ? std::move(http) : MakeCurlHttpClient("superagent/" SUPERAGENT_VERSION);
-  f->client_ = std::make_unique<Client>(f->http_.get(), clock, co);
-  f->source_ = std::make_unique<Source>(engine, f->client_.get(), clock, SourceOptionsFromConfig(config));
-  f->channel_ = std::make_unique<FeishuChannel>(f->client_.get(), clock);
+  f->write_client_ = std::make_unique<Client>(f->http_.get(), clock, co);
+  co.cancel = &f->stopping_;
+  f->read_client_ = std::make_unique<Client>(f->http_.get(), clock, co);
+  f->source_ = std::make_unique<Source>(engine, f->read_client_.get(), clock, SourceOptionsFromConfig(config));
+  f->channel_ = std::make_unique<FeishuChannel>(f->write_client_.get(), clock);
   if (config.feishu.realtime == "long_connection")
-    f->ws_ = std::make_unique<LongConnection>(f->client_.get(), f->source_.get());
+    f->ws_ = std::make_unique<LongConnection>(f->read_client_.get(), f->source_.get());
   return f;
 }
 
@@ -43,6 +45,7 @@ void Integration::Start() {
 }
 
 void Integration::Stop() {
+  stopping_ = true;
   if (ws_) ws_->Stop();
   if (source_) source_->Stop();
 }
