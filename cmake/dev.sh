@@ -6,6 +6,7 @@
 #   cmake/dev.sh test                     build and run the whole test suite
 #   cmake/dev.sh test-asan                the same suite under ASan + UBSan (build-asan/)
 #   cmake/dev.sh build                    only build (build/)
+#   cmake/dev.sh bench-smoke              build the benchmarks (bench/) and run each at a tiny size
 #   cmake/dev.sh package                  build the .deb (build-package/superagent_*.deb) and check it
 #   cmake/dev.sh deps                     only install packages
 set -euo pipefail
@@ -69,11 +70,19 @@ case "$cmd" in
     build build-asan -DSUPERAGENT_SANITIZE=ON
     (cd build-asan && ASAN_OPTIONS=detect_leaks=1 ctest --output-on-failure -j "$jobs")
     ;;
+  bench-smoke)
+    # The benchmarks are not built by default; CI builds them and runs each briefly so none rots.
+    # Their real run is `cmake --build build --target bench` (docs/008-performance.md).
+    deps
+    build build
+    cmake --build build -j "$jobs" --target bench_programs
+    bench/run.sh --smoke build/bench
+    ;;
   package)
     # Its own build directory without tests: the package holds only the daemon.
     deps
     build build-package -DSUPERAGENT_TESTS=OFF
     cmake/check-package.sh build-package
     ;;
-  *) sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
+  *) sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
 esac
