@@ -185,6 +185,9 @@ TEST_F(FeishuServeTest, AStopAbandonsABackfillRequestFeishuHolds) {
   EXPECT_EQ(d.Wait(), 0) << d.log();
   EXPECT_THAT(d.log(), HasSubstr(" info stopped"));
   EXPECT_TRUE(fake_.Holding()) << "the daemon stopped only because Feishu answered";
+  // The stop's doing is not Feishu's failure: nothing is recorded against the path.
+  EXPECT_THAT(d.log(), HasSubstr("info feishu read abandoned at shutdown path="));
+  EXPECT_THAT(d.log(), Not(HasSubstr("source read failed")));
   fake_.Release();
 }
 

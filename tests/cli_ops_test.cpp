@@ -195,6 +195,9 @@ TEST_F(OpsTest, AStopAbandonsAPollRequestGitHubHolds) {
   EXPECT_EQ(d.Wait(), 0) << d.log();
   EXPECT_THAT(d.log(), HasSubstr(" info stopped"));
   EXPECT_TRUE(github.Holding()) << "the daemon stopped only because GitHub answered";
+  // The stop's doing is not GitHub's failure: nothing is recorded against the path.
+  EXPECT_THAT(d.log(), HasSubstr("info github read abandoned at shutdown path="));
+  EXPECT_THAT(d.log(), Not(HasSubstr("source read failed")));
   github.Release();
 }
 

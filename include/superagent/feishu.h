@@ -224,6 +224,9 @@ class Source {
   Status ReadThread(const std::string& thread_id, TimeMs since, bool direct, Intake* intake, RoundReport* report);
   void NoteChat(const Trigger& t);
   NormalizeContext Context() const;
+  // Engine::UpdateSource, except that a read a stop abandoned is not a failure of its path: it
+  // is logged at info and neither recorded nor counted toward a problem.
+  Status Report(SourceUpdate u);
 
   Engine* engine_;
   Client* client_;

@@ -290,6 +290,9 @@ class Source {
   bool Followed(const Discussion& d, const std::map<std::string, std::string>& cursors) const;
   NormalizeContext Context() const;
   CallOptions PollCall() const;
+  // Engine::UpdateSource, except that a read a stop abandoned is not a failure of its path: it
+  // is logged at info and neither recorded nor counted toward a problem.
+  Status Report(SourceUpdate u);
 
   Engine* engine_;
   Client* client_;

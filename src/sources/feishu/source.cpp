@@ -60,6 +60,19 @@ std::string Source::BotOpenId() const {
 
 NormalizeContext Source::Context() const { return NormalizeContext{BotOpenId(), client_->options().app_id}; }
 
+Status Source::Report(SourceUpdate u) {
+  // The client's cancel is set before any request is abandoned and never cleared, so a failure
+  // seen with it set is the stop's doing, not Feishu's.
+  const std::atomic<bool>* cancel = client_->options().cancel;
+  if (!u.ok && cancel != nullptr && cancel->load()) {
+    spdlog::info("feishu read abandoned at shutdown path={} error=\"{}\"", u.path, u.error);
+    u.ok = true;
+    u.path.clear();
+    u.error.clear();
+  }
+  return engine_->UpdateSource(u);
+}
+
 bool Source::EnsureIdentity(RoundReport* report) {
   if (!BotOpenId().empty()) return true;
   auto id = client_->BotOpenId();
@@ -69,7 +82,7 @@ bool Source::EnsureIdentity(RoundReport* report) {
   u.ok = id.ok();
   if (!id.ok()) u.error = id.status().message();
   else u.set_cursors["identity"] = json{{"open_id", *id}}.dump();
-  if (Status s = engine_->UpdateSource(u); !s.ok()) spdlog::error("feishu identity update failed: {}", s.ToString());
+  if (Status s = Report(u); !s.ok()) spdlog::error("feishu identity update failed: {}", s.ToString());
   if (!id.ok()) {
     if (report) report->errors.push_back(id.status().message());
     spdlog::warn("feishu identity unknown error=\"{}\"", id.status().message());
@@ -159,7 +172,7 @@ void Source::NoteChat(const Trigger& t) {
     if (!c.is_null()) u.set_cursors["thread:" + thread_id] = c.dump();
   }
   if (u.set_cursors.empty()) return;
-  if (Status s = engine_->UpdateSource(u); !s.ok()) spdlog::error("feishu cursor update failed: {}", s.ToString());
+  if (Status s = Report(u); !s.ok()) spdlog::error("feishu cursor update failed: {}", s.ToString());
 }
 
 Status Source::ReadThread(const std::string& thread_id, TimeMs since, bool direct, Intake* intake,
@@ -245,7 +258,7 @@ void Source::Backfill(RoundReport* report) {
   }
   u.ok = failures.empty();
   for (const std::string& f : failures) u.error += (u.error.empty() ? "" : "; ") + f;
-  if (Status s = engine_->UpdateSource(u); !s.ok()) spdlog::error("feishu backfill update failed: {}", s.ToString());
+  if (Status s = Report(u); !s.ok()) spdlog::error("feishu backfill update failed: {}", s.ToString());
 }
 
 void Source::PollThreads(RoundReport* report) {
@@ -293,7 +306,7 @@ void Source::PollThreads(RoundReport* report) {
   }
   u.ok = failed == 0;
   if (failed) u.error = std::to_string(failed) + " thread(s) failed, first " + first_error;
-  if (Status s = engine_->UpdateSource(u); !s.ok()) spdlog::error("feishu threads update failed: {}", s.ToString());
+  if (Status s = Report(u); !s.ok()) spdlog::error("feishu threads update failed: {}", s.ToString());
 }
 
 RoundReport Source::RunOnce() {
@@ -325,7 +338,7 @@ Result<std::string> Source::HandleEvent(const json& envelope, const std::string&
   u.skipped = intake.skipped;
   u.ok = intake.error.empty();
   u.error = intake.error;
-  if (Status s = engine_->UpdateSource(u); !s.ok()) spdlog::error("feishu realtime update failed: {}", s.ToString());
+  if (Status s = Report(u); !s.ok()) spdlog::error("feishu realtime update failed: {}", s.ToString());
   if (!intake.error.empty()) return Status::Internal(intake.error);
   if (intake.skipped) return std::string("skipped");
   const char* outcome = report.stored ? "stored" : report.duplicate ? "duplicate" : report.filtered ? "filtered" : "skipped";
@@ -340,7 +353,7 @@ void Source::RecordRealtime(bool ok, const std::string& error) {
   u.path = "realtime";
   u.ok = ok;
   u.error = error;
-  if (Status s = engine_->UpdateSource(u); !s.ok()) spdlog::error("feishu realtime update failed: {}", s.ToString());
+  if (Status s = Report(u); !s.ok()) spdlog::error("feishu realtime update failed: {}", s.ToString());
 }
 
 void Source::Start() {

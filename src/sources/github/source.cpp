@@ -66,6 +66,19 @@ std::string Source::BotLogin() const {
 
 NormalizeContext Source::Context() const { return NormalizeContext{options_.repo, BotLogin()}; }
 
+Status Source::Report(SourceUpdate u) {
+  // The client's cancel is set before any request is abandoned and never cleared, so a failure
+  // seen with it set is the stop's doing, not GitHub's.
+  const std::atomic<bool>* cancel = client_->options().cancel;
+  if (!u.ok && cancel != nullptr && cancel->load()) {
+    spdlog::info("github read abandoned at shutdown path={} error=\"{}\"", u.path, u.error);
+    u.ok = true;
+    u.path.clear();
+    u.error.clear();
+  }
+  return engine_->UpdateSource(u);
+}
+
 CallOptions Source::PollCall() const { return CallOptions{options_.max_inline_wait_ms, options_.poll_attempts}; }
 
 TimeMs Source::NextDelayMs() const {
@@ -129,7 +142,7 @@ bool Source::EnsureIdentity(RoundReport* report) {
   u.ok = error.empty();
   u.error = error;
   if (!login.empty()) u.set_cursors["identity"] = json{{"login", login}}.dump();
-  if (Status s = engine_->UpdateSource(u); !s.ok()) spdlog::error("github identity update failed: {}", s.ToString());
+  if (Status s = Report(u); !s.ok()) spdlog::error("github identity update failed: {}", s.ToString());
   if (!error.empty()) {
     if (report) report->errors.push_back(error);
     return false;
@@ -201,7 +214,7 @@ void Source::RegisterDiscussion(const Discussion& d, TimeMs since) {
   u.source = kSource;
   u.set_cursors[d.Key()] =
       json{{"since", IsoSeconds(since - options_.overlap_ms)}, {"last_activity", since}, {"last_polled", 0}}.dump();
-  if (Status s = engine_->UpdateSource(u); !s.ok())
+  if (Status s = Report(u); !s.ok())
     spdlog::error("github follow discussion={} failed: {}", d.Key(), s.ToString());
   else
     spdlog::info("github following discussion={}", d.Key());
@@ -545,7 +558,7 @@ void Source::PollFollowed(std::map<std::string, std::string>& cursors, std::set<
   }
   u.ok = failed == 0;
   u.error = u.ok ? "" : first_error + (failed > 1 ? " (and " + std::to_string(failed - 1) + " more)" : "");
-  if (Status s = engine_->UpdateSource(u); !s.ok()) spdlog::error("github discussions update failed: {}", s.ToString());
+  if (Status s = Report(u); !s.ok()) spdlog::error("github discussions update failed: {}", s.ToString());
 }
 
 void Source::PollRepoIssues(std::map<std::string, std::string>& cursors, RoundReport* report) {
@@ -590,7 +603,7 @@ void Source::PollRepoIssues(std::map<std::string, std::string>& cursors, RoundRe
     }
   }
   u.skipped = intake.skipped;
-  if (Status s = engine_->UpdateSource(u); !s.ok()) spdlog::error("github issues update failed: {}", s.ToString());
+  if (Status s = Report(u); !s.ok()) spdlog::error("github issues update failed: {}", s.ToString());
   for (const auto& [d, at] : intake.addressed) RegisterDiscussion(d, at);
 }
 
@@ -638,7 +651,7 @@ void Source::PollRepoComments(std::map<std::string, std::string>& cursors, Round
     u.error = intake.error;
   }
   u.skipped = intake.skipped;
-  if (Status s = engine_->UpdateSource(u); !s.ok()) spdlog::error("github comments update failed: {}", s.ToString());
+  if (Status s = Report(u); !s.ok()) spdlog::error("github comments update failed: {}", s.ToString());
   for (const auto& [d, at] : intake.addressed) RegisterDiscussion(d, at);
 }
 
@@ -708,7 +721,7 @@ void Source::PollCi(std::map<std::string, std::string>& cursors, RoundReport* re
     }
   }
   u.skipped = intake.skipped;
-  if (Status s = engine_->UpdateSource(u); !s.ok()) spdlog::error("github ci update failed: {}", s.ToString());
+  if (Status s = Report(u); !s.ok()) spdlog::error("github ci update failed: {}", s.ToString());
 }
 
 RoundReport Source::RunOnce() {
@@ -740,7 +753,7 @@ RoundReport Source::RunOnce() {
                                  {"requests", b.requests},
                                  {"not_modified", b.not_modified}}
                                 .dump();
-    if (Status s = engine_->UpdateSource(u); !s.ok()) {
+    if (Status s = Report(u); !s.ok()) {
       spdlog::error("github notifications update failed: {}", s.ToString());
       report.errors.push_back(s.ToString());
     }
