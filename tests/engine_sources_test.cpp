@@ -53,6 +53,28 @@ TEST_F(EngineTest, ThreeConsecutiveFailuresRaiseOneProblemAndSuccessClearsIt) {
   EXPECT_TRUE(engine_->SystemProblems().empty());
 }
 
+// A read the daemon's stop cut short is not the peer's failure: its cursors are still saved, but
+// the path's health and failure count stay as they were.
+TEST_F(EngineTest, AnAbandonedReadIsNeitherRecordedNorCounted) {
+  SourceUpdate fail;
+  fail.source = "github";
+  fail.path = "notifications";
+  fail.ok = false;
+  fail.error = "HTTP 502";
+  for (int i = 0; i < 2; ++i) ASSERT_TRUE(engine_->UpdateSource(fail).ok());
+  SourceUpdate abandoned = fail;
+  abandoned.error = "GET /notifications: abandoned, shutting down";
+  abandoned.abandoned = true;
+  abandoned.set_cursors = {{"retry:issue:57", "{}"}};
+  ASSERT_TRUE(engine_->UpdateSource(abandoned).ok());
+  EXPECT_TRUE(engine_->SystemProblems().empty()) << "an abandoned read is not a third failure";
+  auto health = engine_->SourcesHealth();
+  ASSERT_EQ(health.size(), 1u);
+  EXPECT_EQ(health[0].consecutive_failures, 2);
+  EXPECT_EQ(health[0].last_error, "HTTP 502");
+  EXPECT_EQ(engine_->SourceCursors("github").count("retry:issue:57"), 1u);
+}
+
 TEST_F(EngineTest, GenericFailuresUseTheSameThreshold) {
   for (int i = 0; i < 3; ++i) ASSERT_TRUE(engine_->ReportFailure("effect:post_message:github", "HTTP 500").ok());
   ASSERT_EQ(engine_->SystemProblems().size(), 1u);

@@ -110,6 +110,9 @@ struct SourceUpdate {
   bool ok = true;                                  // the path's round succeeded
   std::string error;                               // when !ok; never contains secrets
   int skipped = 0;                                 // malformed items skipped this round
+  // !ok because the daemon's stop cut the read short: the stop's doing, not the peer's, so it is
+  // logged at info and neither recorded against the path nor counted toward a problem.
+  bool abandoned = false;
 };
 
 // A standing problem for "what needs me now" (SPEC §6: the same kind failing 3 times in a row).

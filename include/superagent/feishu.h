@@ -224,8 +224,8 @@ class Source {
   Status ReadThread(const std::string& thread_id, TimeMs since, bool direct, Intake* intake, RoundReport* report);
   void NoteChat(const Trigger& t);
   NormalizeContext Context() const;
-  // Engine::UpdateSource, except that a read a stop abandoned is not a failure of its path: it
-  // is logged at info and neither recorded nor counted toward a problem.
+  // Engine::UpdateSource for a round of reads through client_: a failure once the client's cancel
+  // is set is marked `abandoned` (the stop's doing, not a failure of the path).
   Status Report(SourceUpdate u);
 
   Engine* engine_;

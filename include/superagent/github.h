@@ -290,8 +290,8 @@ class Source {
   bool Followed(const Discussion& d, const std::map<std::string, std::string>& cursors) const;
   NormalizeContext Context() const;
   CallOptions PollCall() const;
-  // Engine::UpdateSource, except that a read a stop abandoned is not a failure of its path: it
-  // is logged at info and neither recorded nor counted toward a problem.
+  // Engine::UpdateSource for a round of reads through client_: a failure once the client's cancel
+  // is set is marked `abandoned` (the stop's doing, not a failure of the path).
   Status Report(SourceUpdate u);
 
   Engine* engine_;

@@ -25,7 +25,8 @@ Status Engine::UpdateSource(const SourceUpdate& u) {
   for (const auto& [name, value] : u.set_cursors) RETURN_IF_ERROR(store_->SetCursor(u.source, name, value, now));
   for (const auto& name : u.erase_cursors) RETURN_IF_ERROR(store_->EraseCursor(u.source, name));
   bool raised = false;
-  if (!u.path.empty()) {
+  const bool abandoned = !u.ok && u.abandoned;
+  if (!u.path.empty() && !abandoned) {
     RETURN_IF_ERROR(store_->RecordPathOutcome(u.source, u.path, u.ok, u.error, u.skipped, now));
     const std::string kind = SourceProblemKind(u.source, u.path);
     if (u.ok) {
@@ -37,7 +38,9 @@ Status Engine::UpdateSource(const SourceUpdate& u) {
     }
   }
   RETURN_IF_ERROR(tx->Commit());
-  if (!u.ok) {
+  if (abandoned) {
+    spdlog::info("{} read abandoned at shutdown path={} error=\"{}\"", u.source, u.path, u.error);
+  } else if (!u.ok) {
     if (raised)
       spdlog::error("system problem source={} path={} failures={} error=\"{}\"", u.source, u.path,
                     options_.problem_threshold, u.error);

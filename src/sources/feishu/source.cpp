@@ -61,15 +61,9 @@ std::string Source::BotOpenId() const {
 NormalizeContext Source::Context() const { return NormalizeContext{BotOpenId(), client_->options().app_id}; }
 
 Status Source::Report(SourceUpdate u) {
-  // The client's cancel is set before any request is abandoned and never cleared, so a failure
-  // seen with it set is the stop's doing, not Feishu's.
+  // The client's cancel is set before any request is abandoned and never cleared.
   const std::atomic<bool>* cancel = client_->options().cancel;
-  if (!u.ok && cancel != nullptr && cancel->load()) {
-    spdlog::info("feishu read abandoned at shutdown path={} error=\"{}\"", u.path, u.error);
-    u.ok = true;
-    u.path.clear();
-    u.error.clear();
-  }
+  u.abandoned = !u.ok && cancel != nullptr && cancel->load();
   return engine_->UpdateSource(u);
 }
 
@@ -338,7 +332,7 @@ Result<std::string> Source::HandleEvent(const json& envelope, const std::string&
   u.skipped = intake.skipped;
   u.ok = intake.error.empty();
   u.error = intake.error;
-  if (Status s = Report(u); !s.ok()) spdlog::error("feishu realtime update failed: {}", s.ToString());
+  if (Status s = engine_->UpdateSource(u); !s.ok()) spdlog::error("feishu realtime update failed: {}", s.ToString());
   if (!intake.error.empty()) return Status::Internal(intake.error);
   if (intake.skipped) return std::string("skipped");
   const char* outcome = report.stored ? "stored" : report.duplicate ? "duplicate" : report.filtered ? "filtered" : "skipped";

@@ -67,15 +67,9 @@ std::string Source::BotLogin() const {
 NormalizeContext Source::Context() const { return NormalizeContext{options_.repo, BotLogin()}; }
 
 Status Source::Report(SourceUpdate u) {
-  // The client's cancel is set before any request is abandoned and never cleared, so a failure
-  // seen with it set is the stop's doing, not GitHub's.
+  // The client's cancel is set before any request is abandoned and never cleared.
   const std::atomic<bool>* cancel = client_->options().cancel;
-  if (!u.ok && cancel != nullptr && cancel->load()) {
-    spdlog::info("github read abandoned at shutdown path={} error=\"{}\"", u.path, u.error);
-    u.ok = true;
-    u.path.clear();
-    u.error.clear();
-  }
+  u.abandoned = !u.ok && cancel != nullptr && cancel->load();
   return engine_->UpdateSource(u);
 }
 
