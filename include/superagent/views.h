@@ -6,6 +6,7 @@
 // run in one read transaction, so they see one consistent snapshot.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -121,6 +122,9 @@ class Views {
   // Changes whenever another connection commits (SQLite's PRAGMA data_version): a cheap "did
   // anything change?" for live updates.
   std::int64_t DataVersion();
+  // SQLite's quick_check of the file: true when all of it reads as sound, false when `budget`
+  // (0: none) ran out first with nothing wrong so far, an IoError naming the damage otherwise.
+  Result<bool> QuickCheck(std::chrono::milliseconds budget);
 
   // --- What needs a person ---
   // Tickets in `stage`, oldest first (questions are answered in the order they were asked).

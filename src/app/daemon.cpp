@@ -9,6 +9,7 @@
 #include <httplib.h>
 #include <spdlog/spdlog.h>
 
+#include "app/data_dir.h"
 #include "app/logging.h"
 #include "app/systemd.h"
 #include "superagent/eval.h"
@@ -25,6 +26,24 @@ std::filesystem::file_time_type MTime(const std::string& path) {
   std::error_code ec;
   auto t = std::filesystem::last_write_time(path, ec);
   return ec ? std::filesystem::file_time_type{} : t;
+}
+
+// A damaged page is noticed before anything acts on the store: start refuses, because a store
+// that misreads rows can resend a message or act on a Mandate that was ended. Bounded so a large
+// store still starts within the start-up target; `superagent doctor` checks all of it.
+Status CheckStoreAtStart(const std::string& db_path) {
+  if (!std::filesystem::exists(db_path)) return Status::Ok();
+  auto views = Views::Open(db_path);
+  if (!views.ok()) return views.status();
+  auto sound = (*views)->QuickCheck(std::chrono::milliseconds(100));
+  if (!sound.ok())
+    return Status::IoError(db_path + ": " + sound.status().message() +
+                           "; refusing to start on it. Stop here, keep a copy of the file, then restore a backup "
+                           "or recover it (sqlite3 " + db_path + " .recover > dump.sql)");
+  if (!*sound)
+    spdlog::info("store check stopped at its start-up budget with nothing wrong so far {} {}", Kv("db", db_path),
+                 Kv("full_check", "superagent doctor"));
+  return Status::Ok();
 }
 
 }  // namespace
@@ -50,9 +69,10 @@ Status Daemon::Start() {
   }
 
   // Only once the policy is known good is anything created on disk.
-  std::error_code ec;
-  std::filesystem::create_directories(config_.data_dir, ec);
-  if (ec) return Status::IoError("cannot create data_dir " + config_.data_dir + ": " + ec.message());
+  if (Status s = SecureDataDir(config_.data_dir); !s.ok()) return s;
+  auto lock = DataDirLock::Acquire(config_.data_dir);
+  if (!lock.ok()) return lock.status();
+  data_dir_lock_ = std::move(*lock);
 
   EngineOptions options;
   options.eval_timeout_ms = config_.eval.timeout_seconds * 1000LL;
@@ -61,6 +81,7 @@ Status Daemon::Start() {
   // A Trigger that arrives (webhook, poll, panel) is judged now, not at the loop's next poll.
   options.on_eval_queued = [this] { WakeEvalLoop(); };
   const std::string db_path = (std::filesystem::path(config_.data_dir) / "superagent.db").string();
+  if (Status s = CheckStoreAtStart(db_path); !s.ok()) return s;
   auto engine = Engine::Open(db_path, SystemClock(), policy, origin, options);
   if (!engine.ok()) return engine.status();
   engine_ = std::move(*engine);

@@ -11,6 +11,7 @@
 #include <string>
 #include <thread>
 
+#include "app/data_dir.h"
 #include "superagent/config.h"
 #include "superagent/effects.h"
 #include "superagent/http.h"
@@ -64,6 +65,7 @@ class Daemon {
   bool PolicyFileChanged();
 
   Config config_;
+  std::unique_ptr<DataDirLock> data_dir_lock_;  // first: released after everything else closed
   std::unique_ptr<Engine> engine_;
   std::unique_ptr<HttpClient> llm_http_;  // declared before assessor_, which uses it
   std::unique_ptr<Assessor> assessor_;

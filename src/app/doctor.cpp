@@ -17,6 +17,7 @@
 #include "superagent/exec.h"
 #include "superagent/feishu.h"
 #include "superagent/process.h"
+#include "superagent/views.h"
 #include "superagent/workspace.h"
 
 extern char** environ;
@@ -38,6 +39,7 @@ class Doctor {
     Policy();
     DataDir();
     Sqlite();
+    Database();
     GitHub();
     Feishu();
     Model();
@@ -115,6 +117,24 @@ class Doctor {
       return;
     }
     Add("sqlite", R::kOk, std::string("SQLite ") + sqlite3_libversion());
+  }
+
+  // The whole quick_check, read-only: it runs beside a serving daemon.
+  void Database() {
+    const std::string db_path = (std::filesystem::path(config_.data_dir) / "superagent.db").string();
+    if (!std::filesystem::exists(db_path)) {
+      Add("database", R::kSkipped, db_path + " does not exist yet (serve creates it)");
+      return;
+    }
+    auto views = Views::Open(db_path);
+    Result<bool> sound = views.ok() ? (*views)->QuickCheck(std::chrono::milliseconds(0)) : Result<bool>(views.status());
+    if (!sound.ok()) {
+      Add("database", R::kFailed, db_path + ": " + sound.status().message(),
+          "stop the daemon, keep a copy of the file, then restore a backup or recover it (sqlite3 " + db_path +
+              " .recover > dump.sql)");
+      return;
+    }
+    Add("database", R::kOk, db_path + ": quick_check ok");
   }
 
   void GitHub() {

@@ -8,6 +8,7 @@
 #include <spdlog/spdlog.h>
 
 #include "core/revalidate.h"
+#include "core/logged_read.h"
 #include "store/store.h"
 
 namespace superagent {
@@ -53,7 +54,8 @@ Result<std::unique_ptr<Engine>> Engine::Open(const std::string& db_path, Clock* 
   if (!store.ok()) return store.status();
   std::unique_ptr<Engine> engine(new Engine(std::move(*store), clock, options));
   // Resume from the last stored version so a restart with an unchanged file makes no new version.
-  if (auto latest = engine->store_->LatestPolicyVersion()) {
+  ASSIGN_OR_RETURN(auto latest, engine->store_->LatestPolicyVersion());
+  if (latest) {
     auto stored = PolicyFromJson(json::parse(latest->body, nullptr, false));
     if (stored.ok()) {
       engine->policy_ = *stored;
@@ -72,7 +74,7 @@ Result<std::unique_ptr<Engine>> Engine::OpenExisting(const std::string& db_path,
   auto store = store::Store::Open(db_path);
   if (!store.ok()) return store.status();
   std::unique_ptr<Engine> engine(new Engine(std::move(*store), clock, options));
-  auto latest = engine->store_->LatestPolicyVersion();
+  ASSIGN_OR_RETURN(auto latest, engine->store_->LatestPolicyVersion());
   if (!latest) return Status::NotFound("the database at " + db_path + " has no policy version yet");
   auto stored = PolicyFromJson(json::parse(latest->body, nullptr, false));
   if (!stored.ok()) return stored.status();
@@ -101,7 +103,8 @@ Result<IntakeResult> Engine::Receive(const Trigger& t, const std::string& via, c
   IntakeResult result;
   auto tx = store_->Begin();
   RETURN_IF_ERROR(tx->begin_status());
-  if (store_->FindTrigger(t.id)) {
+  ASSIGN_OR_RETURN(auto existing, store_->FindTrigger(t.id));
+  if (existing) {
     result.outcome = IntakeOutcome::kDuplicate;
     return result;  // nothing else happens; the transaction rolls back having written nothing
   }
@@ -124,10 +127,12 @@ Result<IntakeResult> Engine::Receive(const Trigger& t, const std::string& via, c
 
   // Fan-out (SPEC §4.1). Follow-up ownership first: a Ticket waiting for exactly this person on
   // this Thread owns their next message there, and nobody else receives it.
-  std::vector<TicketId> subscribed = store_->SubscribedTickets(t.threads);
+  ASSIGN_OR_RETURN(std::vector<TicketId> subscribed, store_->SubscribedTickets(t.threads));
   std::vector<Ticket> tickets;
-  for (TicketId id : subscribed)
-    if (auto tk = store_->GetTicket(id)) tickets.push_back(*tk);
+  for (TicketId id : subscribed) {
+    ASSIGN_OR_RETURN(auto tk, store_->GetTicket(id));
+    if (tk) tickets.push_back(*tk);
+  }
 
   std::vector<TicketId> owners;
   if (t.human && t.actor) {
@@ -154,7 +159,9 @@ Result<IntakeResult> Engine::Receive(const Trigger& t, const std::string& via, c
 
   if (!owners.empty()) {
     for (TicketId id : owners) {
-      Ticket tk = *store_->GetTicket(id);
+      ASSIGN_OR_RETURN(auto owner, store_->GetTicket(id));
+      if (!owner) return Status::Internal("ticket " + std::to_string(id) + " vanished during intake");
+      Ticket tk = *owner;
       RETURN_IF_ERROR(deliver(id, "answer"));
       Stage from = tk.stage;
       tk.stage = Stage::kIdle;  // resumes: the scheduler gives it a slot
@@ -167,7 +174,7 @@ Result<IntakeResult> Engine::Receive(const Trigger& t, const std::string& via, c
     }
   } else {
     for (Ticket& tk : tickets) {
-      auto mandate = store_->MandateForTicket(tk.id);
+      ASSIGN_OR_RETURN(auto mandate, store_->MandateForTicket(tk.id));
       if (!mandate || !mandate->ended_as.empty()) continue;  // stopped or revoked: receives nothing
       if (tk.open()) {
         RETURN_IF_ERROR(deliver(tk.id, "trigger"));
@@ -175,7 +182,7 @@ Result<IntakeResult> Engine::Receive(const Trigger& t, const std::string& via, c
       }
       // An ended Ticket: only a person's message resumes it in place, after revalidation.
       if (!t.human || t.scope == "ci") continue;
-      auto origin = store_->FindTriggerBySeq(mandate->origin_trigger_seq);
+      ASSIGN_OR_RETURN(auto origin, store_->FindTriggerBySeq(mandate->origin_trigger_seq));
       std::string why_not = origin ? RevalidateMandate(*mandate, origin->trigger, policy_) : "origin trigger missing";
       if (!why_not.empty()) {
         RETURN_IF_ERROR(store_->EndMandate(mandate->id, "revoked", why_not, "revalidation", now));
@@ -214,7 +221,7 @@ Result<std::optional<EvalJob>> Engine::BeginEval() {
   const TimeMs now = clock_->NowMs();
   auto tx = store_->Begin();
   RETURN_IF_ERROR(tx->begin_status());
-  auto thread = store_->NextDueThread(now);
+  ASSIGN_OR_RETURN(auto thread, store_->NextDueThread(now));
   if (!thread) return std::optional<EvalJob>();
   auto eval = store_->InsertEval(*thread, policy_version_, now, now + options_.eval_timeout_ms);
   if (!eval.ok()) return eval.status();
@@ -225,8 +232,9 @@ Result<std::optional<EvalJob>> Engine::BeginEval() {
   job.thread = *thread;
   job.policy_version = policy_version_;
   job.policy = policy_;
-  for (const store::QueueRow& row : store_->Batch(*eval)) {
-    auto rec = store_->FindTriggerBySeq(row.seq);
+  ASSIGN_OR_RETURN(auto queued, store_->Batch(*eval));
+  for (const store::QueueRow& row : queued) {
+    ASSIGN_OR_RETURN(auto rec, store_->FindTriggerBySeq(row.seq));
     if (!rec) return Status::Internal("queued trigger " + std::to_string(row.seq) + " is missing");
     Candidate c;
     c.seq = row.seq;
@@ -234,10 +242,11 @@ Result<std::optional<EvalJob>> Engine::BeginEval() {
     c.handback = row.handback.empty() ? json(nullptr) : json::parse(row.handback, nullptr, false);
     job.batch.push_back(std::move(c));
   }
-  job.history = store_->ThreadHistory(*thread, options_.history_limit);
-  for (TicketId id : store_->SubscribedTickets({*thread})) {
-    auto tk = store_->GetTicket(id);
-    auto m = store_->MandateForTicket(id);
+  ASSIGN_OR_RETURN(job.history, store_->ThreadHistory(*thread, options_.history_limit));
+  ASSIGN_OR_RETURN(auto subscribed, store_->SubscribedTickets({*thread}));
+  for (TicketId id : subscribed) {
+    ASSIGN_OR_RETURN(auto tk, store_->GetTicket(id));
+    ASSIGN_OR_RETURN(auto m, store_->MandateForTicket(id));
     if (tk) job.tickets.push_back({id, tk->stage, tk->scope, m && m->ended_as.empty()});
   }
   RETURN_IF_ERROR(tx->Commit());
@@ -250,12 +259,12 @@ Result<FinishResult> Engine::FinishEval(EvalId eval_id, const EvalOutcome& out) 
   const TimeMs now = clock_->NowMs();
   auto tx = store_->Begin();
   RETURN_IF_ERROR(tx->begin_status());
-  auto eval = store_->GetEval(eval_id);
+  ASSIGN_OR_RETURN(auto eval, store_->GetEval(eval_id));
   if (!eval) return Status::NotFound("eval " + std::to_string(eval_id) + " does not exist");
   if (eval->status != "running")
     return Status::Conflict("eval " + std::to_string(eval_id) + " is " + eval->status + "; its outcome is dropped");
 
-  std::vector<store::QueueRow> batch = store_->Batch(eval_id);
+  ASSIGN_OR_RETURN(std::vector<store::QueueRow> batch, store_->Batch(eval_id));
   for (const Candidate& c : out.gated)
     RETURN_IF_ERROR(store_->InsertGateRow({eval_id, c.seq, StrengthName(c.gate.strength), c.gate.reason, c.gate.candidate}));
 
@@ -274,16 +283,17 @@ Result<FinishResult> Engine::FinishEval(EvalId eval_id, const EvalOutcome& out) 
   // Which Ticket does this Decision concern? Computed before the Decision row is written.
   std::optional<TicketId> attach;
   if (out.outcome == DecisionOutcome::kAccept) {
-    if (auto existing = store_->TicketByOrigin(out.request_seq)) {
+    ASSIGN_OR_RETURN(auto existing, store_->TicketByOrigin(out.request_seq));
+    if (existing) {
       attach = *existing;  // the same Trigger accepted twice still yields one Ticket
     } else if (out.related_ticket) {
-      auto tk = store_->GetTicket(*out.related_ticket);
-      auto m = store_->MandateForTicket(*out.related_ticket);
+      ASSIGN_OR_RETURN(auto tk, store_->GetTicket(*out.related_ticket));
+      ASSIGN_OR_RETURN(auto m, store_->MandateForTicket(*out.related_ticket));
       if (tk && tk->open() && m && m->ended_as.empty()) attach = tk->id;
     }
   }
 
-  auto request = store_->FindTriggerBySeq(out.request_seq);
+  ASSIGN_OR_RETURN(auto request, store_->FindTriggerBySeq(out.request_seq));
   TicketId new_ticket = 0;
   if (out.outcome == DecisionOutcome::kAccept && !attach) {
     if (!request) return Status::InvalidArgument("accept names request trigger " + std::to_string(out.request_seq) + " which does not exist");
@@ -322,7 +332,8 @@ Result<FinishResult> Engine::FinishEval(EvalId eval_id, const EvalOutcome& out) 
       r.id = "ack:ticket:" + std::to_string(new_ticket);
       r.ticket = new_ticket;
       r.thread = eval->thread;
-      r.channel = store_->ThreadChannel(eval->thread).value_or(request->trigger.channel);
+      ASSIGN_OR_RETURN(auto channel, store_->ThreadChannel(eval->thread));
+      r.channel = channel.value_or(request->trigger.channel);
       r.kind = MessageKind::kAcknowledgement;
       r.body = out.acknowledgement.empty() ? "On it: " + tk.scope : out.acknowledgement;
       r.created_at = now;
@@ -341,7 +352,8 @@ Result<FinishResult> Engine::FinishEval(EvalId eval_id, const EvalOutcome& out) 
     // Subscriptions: every Thread the batch touched; the batch becomes the Ticket's input.
     result.ticket = attach;
     for (const store::QueueRow& row : batch) {
-      for (const std::string& th : store_->TriggerThreads(row.seq)) RETURN_IF_ERROR(store_->Subscribe(th, *attach, now));
+      ASSIGN_OR_RETURN(auto threads, store_->TriggerThreads(row.seq));
+      for (const std::string& th : threads) RETURN_IF_ERROR(store_->Subscribe(th, *attach, now));
       TicketInput in;
       in.ticket = *attach;
       in.kind = "trigger";
@@ -357,9 +369,11 @@ Result<FinishResult> Engine::FinishEval(EvalId eval_id, const EvalOutcome& out) 
   if (out.outcome == DecisionOutcome::kStop) {
     std::vector<TicketId> targets;
     if (out.related_ticket) targets.push_back(*out.related_ticket);
-    else targets = store_->SubscribedTickets({eval->thread});
+    else {
+      ASSIGN_OR_RETURN(targets, store_->SubscribedTickets({eval->thread}));
+    }
     for (TicketId id : targets) {
-      auto tk = store_->GetTicket(id);
+      ASSIGN_OR_RETURN(auto tk, store_->GetTicket(id));
       if (!tk || !tk->open()) continue;
       Stage from = tk->stage;
       tk->stage = Stage::kEnded;
@@ -396,10 +410,11 @@ Result<int> Engine::ExpireEvals() {
   auto tx = store_->Begin();
   RETURN_IF_ERROR(tx->begin_status());
   int expired = 0;
-  for (const store::EvalRow& e : store_->RunningEvals()) {
+  ASSIGN_OR_RETURN(auto running, store_->RunningEvals());
+  for (const store::EvalRow& e : running) {
     if (e.deadline_at > now) continue;
     ++expired;
-    std::vector<store::QueueRow> batch = store_->Batch(e.id);
+    ASSIGN_OR_RETURN(std::vector<store::QueueRow> batch, store_->Batch(e.id));
     const int attempts = batch.empty() ? 0 : batch.front().attempts + 1;
     RETURN_IF_ERROR(store_->SetEvalStatus(e.id, "timed_out", now));
     if (attempts < options_.eval_max_attempts) {
@@ -432,9 +447,9 @@ Status Engine::Handback(TicketId ticket, const std::string& trigger_id, Handback
   const TimeMs now = clock_->NowMs();
   auto tx = store_->Begin();
   RETURN_IF_ERROR(tx->begin_status());
-  auto rec = store_->FindTrigger(trigger_id);
+  ASSIGN_OR_RETURN(auto rec, store_->FindTrigger(trigger_id));
   if (!rec) return Status::NotFound("trigger " + trigger_id + " does not exist");
-  std::vector<TicketInput> inputs = store_->InputsForTrigger(rec->seq);
+  ASSIGN_OR_RETURN(std::vector<TicketInput> inputs, store_->InputsForTrigger(rec->seq));
   auto mine = std::find_if(inputs.begin(), inputs.end(), [&](const TicketInput& in) { return in.ticket == ticket; });
   if (mine == inputs.end())
     return Status::NotFound("trigger " + trigger_id + " never reached ticket " + std::to_string(ticket));
@@ -447,7 +462,8 @@ Status Engine::Handback(TicketId ticket, const std::string& trigger_id, Handback
 
   bool still_held = std::any_of(inputs.begin(), inputs.end(), [](const TicketInput& in) { return in.state != "handed_back"; });
   bool queued = false;
-  if (!still_held && !store_->QueueRowFor(rec->seq)) {
+  ASSIGN_OR_RETURN(auto queue_row, store_->QueueRowFor(rec->seq));
+  if (!still_held && !queue_row) {
     json reasons = json::array();
     for (const TicketInput& in : inputs)
       reasons.push_back({{"ticket", in.ticket}, {"kind", in.handback_kind}, {"reason", in.handback_reason}});
@@ -467,10 +483,10 @@ Status Engine::AskPerson(TicketId ticket, const HumanAction& action, const std::
   const TimeMs now = clock_->NowMs();
   auto tx = store_->Begin();
   RETURN_IF_ERROR(tx->begin_status());
-  auto tk = store_->GetTicket(ticket);
+  ASSIGN_OR_RETURN(auto tk, store_->GetTicket(ticket));
   if (!tk) return Status::NotFound("ticket " + std::to_string(ticket) + " does not exist");
   if (!tk->open()) return Status::Conflict("ticket " + std::to_string(ticket) + " has ended");
-  auto channel = store_->ThreadChannel(action.thread);
+  ASSIGN_OR_RETURN(auto channel, store_->ThreadChannel(action.thread));
   if (!channel) return Status::InvalidArgument("thread " + action.thread + " is unknown");
   Stage from = tk->stage;
   tk->stage = Stage::kWaitingForPerson;
@@ -502,7 +518,7 @@ Status Engine::SetStage(TicketId ticket, Stage stage, const std::string& cause) 
   const TimeMs now = clock_->NowMs();
   auto tx = store_->Begin();
   RETURN_IF_ERROR(tx->begin_status());
-  auto tk = store_->GetTicket(ticket);
+  ASSIGN_OR_RETURN(auto tk, store_->GetTicket(ticket));
   if (!tk) return Status::NotFound("ticket " + std::to_string(ticket) + " does not exist");
   if (!tk->open()) return Status::Conflict("ticket " + std::to_string(ticket) + " has ended");
   if (tk->stage == stage) return Status::Ok();
@@ -522,7 +538,7 @@ Status Engine::EndTicket(TicketId ticket, const std::string& reason) {
   const TimeMs now = clock_->NowMs();
   auto tx = store_->Begin();
   RETURN_IF_ERROR(tx->begin_status());
-  auto tk = store_->GetTicket(ticket);
+  ASSIGN_OR_RETURN(auto tk, store_->GetTicket(ticket));
   if (!tk) return Status::NotFound("ticket " + std::to_string(ticket) + " does not exist");
   if (!tk->open()) return Status::Ok();
   Stage from = tk->stage;
@@ -544,9 +560,9 @@ Status Engine::StopTicket(TicketId ticket, const std::string& who) {
   const TimeMs now = clock_->NowMs();
   auto tx = store_->Begin();
   RETURN_IF_ERROR(tx->begin_status());
-  auto tk = store_->GetTicket(ticket);
+  ASSIGN_OR_RETURN(auto tk, store_->GetTicket(ticket));
   if (!tk) return Status::NotFound("ticket " + std::to_string(ticket) + " does not exist");
-  auto m = store_->MandateForTicket(ticket);
+  ASSIGN_OR_RETURN(auto m, store_->MandateForTicket(ticket));
   if (!m) return Status::Internal("ticket " + std::to_string(ticket) + " has no mandate");
   if (tk->open()) {
     Stage from = tk->stage;
@@ -572,7 +588,7 @@ Status Engine::Send(const MessageSpec& message) {
   const TimeMs now = clock_->NowMs();
   auto tx = store_->Begin();
   RETURN_IF_ERROR(tx->begin_status());
-  auto channel = store_->ThreadChannel(message.thread);
+  ASSIGN_OR_RETURN(auto channel, store_->ThreadChannel(message.thread));
   if (!channel) return Status::InvalidArgument("thread " + message.thread + " is unknown");
   if (channel->rfind("feishu", 0) == 0 && CountWords(message.body) > options_.chat_word_limit)
     return Status::InvalidArgument("chat messages may have at most " + std::to_string(options_.chat_word_limit) +
@@ -615,16 +631,18 @@ Result<PolicyChange> Engine::ApplyPolicy(const Policy& policy, const std::string
 
   if (policy_version_ != 0) {
     // Running Evals judged under the old policy: discard, requeue their Triggers (no attempt used).
-    for (const store::EvalRow& e : store_->RunningEvals()) {
+    ASSIGN_OR_RETURN(auto running, store_->RunningEvals());
+    for (const store::EvalRow& e : running) {
       RETURN_IF_ERROR(store_->SetEvalStatus(e.id, "discarded", now));
       RETURN_IF_ERROR(store_->ReleaseBatch(e.id, now, 0));
       ++change.discarded_evals;
     }
     // Live Tickets whose Mandate the change touches get one notice; Mandates are not revoked here.
-    for (TicketId id : store_->OpenTickets()) {
-      auto m = store_->MandateForTicket(id);
+    ASSIGN_OR_RETURN(auto open, store_->OpenTickets());
+    for (TicketId id : open) {
+      ASSIGN_OR_RETURN(auto m, store_->MandateForTicket(id));
       if (!m || !m->ended_as.empty()) continue;
-      auto origin_rec = store_->FindTriggerBySeq(m->origin_trigger_seq);
+      ASSIGN_OR_RETURN(auto origin_rec, store_->FindTriggerBySeq(m->origin_trigger_seq));
       if (!origin_rec) continue;
       std::vector<std::string> reasons = PolicyChangeReasons(*m, origin_rec->trigger, policy_, policy);
       if (reasons.empty()) continue;
@@ -652,48 +670,48 @@ Result<PolicyChange> Engine::ApplyPolicy(const Policy& policy, const std::string
 
 Result<Ticket> Engine::GetTicket(TicketId id) {
   std::lock_guard<std::mutex> lock(mu_);
-  auto t = store_->GetTicket(id);
+  ASSIGN_OR_RETURN(auto t, store_->GetTicket(id));
   if (!t) return Status::NotFound("ticket " + std::to_string(id) + " does not exist");
   return *t;
 }
 
 Result<Mandate> Engine::GetMandate(TicketId ticket) {
   std::lock_guard<std::mutex> lock(mu_);
-  auto m = store_->MandateForTicket(ticket);
+  ASSIGN_OR_RETURN(auto m, store_->MandateForTicket(ticket));
   if (!m) return Status::NotFound("ticket " + std::to_string(ticket) + " has no mandate");
   return *m;
 }
 
 std::vector<TicketInput> Engine::TicketInputs(TicketId ticket) {
   std::lock_guard<std::mutex> lock(mu_);
-  return store_->InputsForTicket(ticket);
+  return LoggedRead(store_->InputsForTicket(ticket), "ticket inputs");
 }
 
 std::vector<Assignment> Engine::Assignments(TicketId ticket) {
   std::lock_guard<std::mutex> lock(mu_);
-  return store_->AssignmentsFor(ticket);
+  return LoggedRead(store_->AssignmentsFor(ticket), "assignments");
 }
 
 std::vector<Receipt> Engine::Receipts(std::optional<TicketId> ticket) {
   std::lock_guard<std::mutex> lock(mu_);
-  return store_->ReceiptsFor(ticket);
+  return LoggedRead(store_->ReceiptsFor(ticket), "receipts");
 }
 
 std::vector<Decision> Engine::Decisions(const std::string& thread) {
   std::lock_guard<std::mutex> lock(mu_);
-  return store_->DecisionsForThread(thread);
+  return LoggedRead(store_->DecisionsForThread(thread), "decisions");
 }
 
 Result<TriggerRecord> Engine::GetTrigger(const std::string& id) {
   std::lock_guard<std::mutex> lock(mu_);
-  auto r = store_->FindTrigger(id);
+  ASSIGN_OR_RETURN(auto r, store_->FindTrigger(id));
   if (!r) return Status::NotFound("trigger " + id + " does not exist");
   return *r;
 }
 
 json Engine::Stats() {
   std::lock_guard<std::mutex> lock(mu_);
-  json s = store_->Stats();
+  json s = LoggedRead(store_->Stats(), "stats");
   s["policy_version"] = policy_version_;
   s["mode"] = ModeName(policy_.mode);
   return s;

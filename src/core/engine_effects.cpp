@@ -1,6 +1,7 @@
 // Engine: the outbox's delivery bookkeeping (SPEC §8). The Effects loop performs; this records.
 #include <spdlog/spdlog.h>
 
+#include "core/logged_read.h"
 #include "store/store.h"
 #include "superagent/engine.h"
 
@@ -25,7 +26,8 @@ Result<std::vector<ClaimedEffect>> Engine::ClaimDueEffects(int limit) {
   RETURN_IF_ERROR(tx->begin_status());
   std::vector<ClaimedEffect> claimed;
   // Look further than `limit`: blocked effects (ordering, disabled Source) must not starve others.
-  for (const store::Store::EffectRow& row : store_->DueEffects(now, limit * 4 + 16)) {
+  ASSIGN_OR_RETURN(auto due, store_->DueEffects(now, limit * 4 + 16));
+  for (const store::Store::EffectRow& row : due) {
     if (static_cast<int>(claimed.size()) >= limit) break;
     ClaimedEffect c;
     c.effect.id = row.id;
@@ -35,7 +37,7 @@ Result<std::vector<ClaimedEffect>> Engine::ClaimDueEffects(int limit) {
     c.is_message = row.kind_class == "message";
     std::string channel = c.effect.payload.value("channel", "");
     if (!row.receipt_id.empty()) {
-      auto receipt = store_->GetReceipt(row.receipt_id);
+      ASSIGN_OR_RETURN(auto receipt, store_->GetReceipt(row.receipt_id));
       if (!receipt || receipt->status != "pending") {
         RETURN_IF_ERROR(store_->FinishEffect(row.id, "abandoned", "receipt is no longer pending", ""));
         continue;
@@ -43,9 +45,10 @@ Result<std::vector<ClaimedEffect>> Engine::ClaimDueEffects(int limit) {
       channel = receipt->channel;
       // Cancel what can no longer be delivered, with the reason recorded.
       std::string cancel;
-      if (store_->ThreadDeleted(receipt->thread)) cancel = "the discussion was deleted";
+      ASSIGN_OR_RETURN(bool deleted, store_->ThreadDeleted(receipt->thread));
+      if (deleted) cancel = "the discussion was deleted";
       if (receipt->ticket) {
-        auto m = store_->MandateForTicket(*receipt->ticket);
+        ASSIGN_OR_RETURN(auto m, store_->MandateForTicket(*receipt->ticket));
         if (m && m->ended_as == "withdrawn") cancel = "the ticket was stopped";
       }
       if (!cancel.empty()) {
@@ -54,11 +57,15 @@ Result<std::vector<ClaimedEffect>> Engine::ClaimDueEffects(int limit) {
         spdlog::info("message cancelled receipt={} reason=\"{}\"", receipt->id, cancel);
         continue;
       }
-      if (store_->EarlierReceiptPending(receipt->id)) continue;  // an acknowledgement goes first
+      ASSIGN_OR_RETURN(bool earlier, store_->EarlierReceiptPending(receipt->id));
+      if (earlier) continue;  // an acknowledgement goes first
       c.effect.receipt = *receipt;
     }
     c.platform = PlatformOf(channel);
-    if (!c.platform.empty() && !store_->SourceEnabled(c.platform)) continue;  // waits, not lost
+    if (!c.platform.empty()) {
+      ASSIGN_OR_RETURN(bool enabled, store_->SourceEnabled(c.platform));
+      if (!enabled) continue;  // waits, not lost
+    }
     // In flight before (a crash between send and record) or tried before (a timeout may have
     // delivered): the channel must look before acting again.
     c.outcome_unknown = row.started_at.has_value() || row.attempts > 0;
@@ -74,11 +81,13 @@ Status Engine::RecordDelivery(std::int64_t effect_id, const Delivery& d, TimeMs 
   const TimeMs now = clock_->NowMs();
   auto tx = store_->Begin();
   RETURN_IF_ERROR(tx->begin_status());
-  auto row = store_->GetEffect(effect_id);
+  ASSIGN_OR_RETURN(auto row, store_->GetEffect(effect_id));
   if (!row) return Status::NotFound("effect " + std::to_string(effect_id) + " does not exist");
   if (row->status != "pending") return Status::Conflict("effect " + std::to_string(effect_id) + " is " + row->status);
   std::optional<Receipt> receipt;
-  if (!row->receipt_id.empty()) receipt = store_->GetReceipt(row->receipt_id);
+  if (!row->receipt_id.empty()) {
+    ASSIGN_OR_RETURN(receipt, store_->GetReceipt(row->receipt_id));
+  }
   json payload = json::parse(row->payload, nullptr, false);
   const std::string platform = PlatformOf(receipt ? receipt->channel : payload.value("channel", ""));
   const std::string problem = ProblemKind(row->kind, platform);
@@ -143,14 +152,15 @@ Status Engine::EnqueueAction(const std::string& kind, const json& payload) {
   auto tx = store_->Begin();
   RETURN_IF_ERROR(tx->begin_status());
   // The idempotency key lives in the payload; one action per key, ever.
-  if (store_->ActionExists(payload["idempotency_key"].get<std::string>())) return Status::Ok();
+  ASSIGN_OR_RETURN(bool exists, store_->ActionExists(payload["idempotency_key"].get<std::string>()));
+  if (exists) return Status::Ok();
   RETURN_IF_ERROR(store_->InsertEffect("", kind, payload.dump(), now, "action"));
   return tx->Commit();
 }
 
 json Engine::OutboxCounts() {
   std::lock_guard<std::mutex> lock(mu_);
-  return store_->EffectCounts();
+  return LoggedRead(store_->EffectCounts(), "outbox counts");
 }
 
 }  // namespace superagent

@@ -2,6 +2,7 @@
 // only through these methods, each one transaction.
 #include <spdlog/spdlog.h>
 
+#include "core/logged_read.h"
 #include "store/store.h"
 #include "superagent/engine.h"
 
@@ -17,7 +18,7 @@ Result<int> Engine::AssignFollowUps() {
   std::lock_guard<std::mutex> lock(mu_);
   const TimeMs now = clock_->NowMs();
   // Asked every scheduler pass: usually nothing is due, and then no write transaction is begun.
-  const std::vector<TicketId> due = store_->TicketsDueAFollowUp();
+  ASSIGN_OR_RETURN(const std::vector<TicketId> due, store_->TicketsDueAFollowUp());
   if (due.empty()) return 0;
   auto tx = store_->Begin();
   RETURN_IF_ERROR(tx->begin_status());
@@ -33,7 +34,7 @@ Result<int> Engine::AssignFollowUps() {
 
 std::vector<Assignment> Engine::AssignmentsInState(const std::string& state) {
   std::lock_guard<std::mutex> lock(mu_);
-  return store_->AssignmentsInState(state);
+  return LoggedRead(store_->AssignmentsInState(state), "assignments by state");
 }
 
 Status Engine::StartAssignment(std::int64_t assignment, const std::string& executor) {
@@ -41,10 +42,10 @@ Status Engine::StartAssignment(std::int64_t assignment, const std::string& execu
   const TimeMs now = clock_->NowMs();
   auto tx = store_->Begin();
   RETURN_IF_ERROR(tx->begin_status());
-  auto a = store_->GetAssignment(assignment);
+  ASSIGN_OR_RETURN(auto a, store_->GetAssignment(assignment));
   if (!a) return Status::NotFound("assignment " + Num(assignment) + " does not exist");
   if (a->state != "pending") return Status::Conflict("assignment " + Num(assignment) + " is " + a->state);
-  auto tk = store_->GetTicket(a->ticket);
+  ASSIGN_OR_RETURN(auto tk, store_->GetTicket(a->ticket));
   if (!tk || !tk->open()) return Status::Conflict("ticket " + Num(a->ticket) + " has ended");
   if (tk->stage == Stage::kWaitingForPerson)
     return Status::Conflict("ticket " + Num(a->ticket) + " is waiting for a person");
@@ -67,7 +68,7 @@ Status Engine::FinishAssignment(std::int64_t assignment) {
   const TimeMs now = clock_->NowMs();
   auto tx = store_->Begin();
   RETURN_IF_ERROR(tx->begin_status());
-  auto a = store_->GetAssignment(assignment);
+  ASSIGN_OR_RETURN(auto a, store_->GetAssignment(assignment));
   if (!a) return Status::NotFound("assignment " + Num(assignment) + " does not exist");
   if (a->state == "ended") return Status::Ok();
   RETURN_IF_ERROR(store_->SetAssignmentState(assignment, "ended", "", now));
@@ -79,7 +80,8 @@ Result<std::vector<TicketInput>> Engine::TakeInputs(TicketId ticket) {
   auto tx = store_->Begin();
   RETURN_IF_ERROR(tx->begin_status());
   std::vector<TicketInput> out;
-  for (TicketInput& in : store_->InputsForTicket(ticket))
+  ASSIGN_OR_RETURN(auto inputs, store_->InputsForTicket(ticket));
+  for (TicketInput& in : inputs)
     if (in.state == "pending") out.push_back(std::move(in));
   RETURN_IF_ERROR(store_->MarkInputsTaken(ticket));
   RETURN_IF_ERROR(tx->Commit());
@@ -93,9 +95,10 @@ Result<std::vector<TicketId>> Engine::RecoverInterruptedWork() {
   auto tx = store_->Begin();
   RETURN_IF_ERROR(tx->begin_status());
   std::vector<TicketId> out;
-  for (const Assignment& a : store_->AssignmentsInState("running")) {
+  ASSIGN_OR_RETURN(auto running, store_->AssignmentsInState("running"));
+  for (const Assignment& a : running) {
     RETURN_IF_ERROR(store_->SetAssignmentState(a.id, "ended", "", now));
-    auto tk = store_->GetTicket(a.ticket);
+    ASSIGN_OR_RETURN(auto tk, store_->GetTicket(a.ticket));
     if (!tk || !tk->open()) continue;
     TicketInput in;
     in.ticket = a.ticket;
@@ -120,7 +123,7 @@ Status Engine::NoteTicket(TicketId ticket, const std::string& cause) {
   const TimeMs now = clock_->NowMs();
   auto tx = store_->Begin();
   RETURN_IF_ERROR(tx->begin_status());
-  auto tk = store_->GetTicket(ticket);
+  ASSIGN_OR_RETURN(auto tk, store_->GetTicket(ticket));
   if (!tk) return Status::NotFound("ticket " + Num(ticket) + " does not exist");
   RETURN_IF_ERROR(store_->InsertTicketEvent(ticket, now, tk->stage, tk->stage, cause));
   return tx->Commit();
@@ -128,18 +131,20 @@ Status Engine::NoteTicket(TicketId ticket, const std::string& cause) {
 
 Result<TriggerRecord> Engine::GetTriggerBySeq(std::int64_t seq) {
   std::lock_guard<std::mutex> lock(mu_);
-  auto r = store_->FindTriggerBySeq(seq);
+  ASSIGN_OR_RETURN(auto r, store_->FindTriggerBySeq(seq));
   if (!r) return Status::NotFound("trigger #" + Num(seq) + " does not exist");
   return *r;
 }
 
 Result<Session> Engine::OpenSession(TicketId ticket, const std::string& title, const std::string& executor) {
   std::lock_guard<std::mutex> lock(mu_);
-  if (auto s = store_->SessionForTicket(ticket)) return *s;
+  ASSIGN_OR_RETURN(auto existing, store_->SessionForTicket(ticket));
+  if (existing) return *existing;
   const TimeMs now = clock_->NowMs();
   auto tx = store_->Begin();
   RETURN_IF_ERROR(tx->begin_status());
-  if (!store_->GetTicket(ticket)) return Status::NotFound("ticket " + Num(ticket) + " does not exist");
+  ASSIGN_OR_RETURN(auto tk, store_->GetTicket(ticket));
+  if (!tk) return Status::NotFound("ticket " + Num(ticket) + " does not exist");
   Session s;
   s.ticket = ticket;
   s.title = title;
@@ -155,19 +160,19 @@ Result<Session> Engine::OpenSession(TicketId ticket, const std::string& title, c
 
 std::optional<Session> Engine::SessionForTicket(TicketId ticket) {
   std::lock_guard<std::mutex> lock(mu_);
-  return store_->SessionForTicket(ticket);
+  return LoggedRead(store_->SessionForTicket(ticket), "session of a ticket");
 }
 
 Result<Session> Engine::GetSession(SessionId id) {
   std::lock_guard<std::mutex> lock(mu_);
-  auto s = store_->GetSession(id);
+  ASSIGN_OR_RETURN(auto s, store_->GetSession(id));
   if (!s) return Status::NotFound("session " + Num(id) + " does not exist");
   return *s;
 }
 
 std::vector<Session> Engine::Sessions() {
   std::lock_guard<std::mutex> lock(mu_);
-  return store_->AllSessions();
+  return LoggedRead(store_->AllSessions(), "sessions");
 }
 
 Status Engine::SetSessionStatus(SessionId session, const std::string& status) {
@@ -176,7 +181,8 @@ Status Engine::SetSessionStatus(SessionId session, const std::string& status) {
     return Status::InvalidArgument("session status must be idle, running or ended, not \"" + status + "\"");
   auto tx = store_->Begin();
   RETURN_IF_ERROR(tx->begin_status());
-  if (!store_->GetSession(session)) return Status::NotFound("session " + Num(session) + " does not exist");
+  ASSIGN_OR_RETURN(auto existing, store_->GetSession(session));
+  if (!existing) return Status::NotFound("session " + Num(session) + " does not exist");
   RETURN_IF_ERROR(store_->SetSessionStatus(session, status, clock_->NowMs()));
   return tx->Commit();
 }
@@ -201,7 +207,7 @@ Result<std::int64_t> Engine::AppendSessionEvent(SessionId session, std::int64_t 
 
 std::vector<SessionEvent> Engine::SessionEvents(SessionId session, std::int64_t after_id) {
   std::lock_guard<std::mutex> lock(mu_);
-  return store_->SessionEvents(session, after_id);
+  return LoggedRead(store_->SessionEvents(session, after_id), "session events");
 }
 
 Status Engine::RecordTokenUsage(TicketId ticket, std::optional<SessionId> session, const json& usage) {
@@ -214,7 +220,7 @@ Status Engine::RecordTokenUsage(TicketId ticket, std::optional<SessionId> sessio
 
 json Engine::TokenUsage(TicketId ticket) {
   std::lock_guard<std::mutex> lock(mu_);
-  return store_->TokenTotals(ticket);
+  return LoggedRead(store_->TokenTotals(ticket), "token usage");
 }
 
 Status Engine::RecordWorkspace(const WorkspaceRecord& workspace) {
@@ -229,12 +235,12 @@ Status Engine::RecordWorkspace(const WorkspaceRecord& workspace) {
 
 std::optional<WorkspaceRecord> Engine::WorkspaceFor(TicketId ticket) {
   std::lock_guard<std::mutex> lock(mu_);
-  return store_->GetWorkspace(ticket);
+  return LoggedRead(store_->GetWorkspace(ticket), "workspace");
 }
 
 std::vector<WorkspaceRecord> Engine::WorkspacesToRemove() {
   std::lock_guard<std::mutex> lock(mu_);
-  return store_->WorkspacesEndedForGood();
+  return LoggedRead(store_->WorkspacesEndedForGood(), "workspaces to remove");
 }
 
 Status Engine::MarkWorkspaceRemoved(TicketId ticket) {

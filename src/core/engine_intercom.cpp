@@ -6,6 +6,7 @@
 #include <spdlog/spdlog.h>
 
 #include "core/revalidate.h"
+#include "core/logged_read.h"
 #include "store/store.h"
 #include "superagent/engine.h"
 
@@ -32,18 +33,20 @@ Result<IntercomMessage> Engine::PostIntercom(IntercomMessage m, bool target_idle
 Result<IntercomMessage> Engine::PostIntercomLocked(IntercomMessage m, bool target_idle, const IntercomLimits& limits,
                                                    TimeMs now) {
   const bool person = !m.from_person.empty();
-  if (store_->CountIntercomSince(m.to_session, std::nullopt, now - kMinute) >= limits.per_target_per_minute)
+  ASSIGN_OR_RETURN(int to_target, store_->CountIntercomSince(m.to_session, std::nullopt, now - kMinute));
+  if (to_target >= limits.per_target_per_minute)
     return Status::Conflict("rate limit: " + m.to_session + " has received " +
                             std::to_string(limits.per_target_per_minute) + " messages in the last minute; try later");
-  if (!person && store_->CountIntercomSince(m.to_session, m.from_session, now - kMinute) >= limits.per_pair_per_minute)
+  ASSIGN_OR_RETURN(int in_pair, store_->CountIntercomSince(m.to_session, m.from_session, now - kMinute));
+  if (!person && in_pair >= limits.per_pair_per_minute)
     return Status::Conflict("rate limit: you have sent " + std::to_string(limits.per_pair_per_minute) + " messages to " +
                             m.to_session + " in the last minute; try later");
   if (!m.reply_to.empty()) {
-    auto asked = store_->GetIntercomMessage(m.reply_to);
+    ASSIGN_OR_RETURN(auto asked, store_->GetIntercomMessage(m.reply_to));
     if (!asked || asked->to_session != m.from_session || asked->from_session != m.to_session)
       return Status::InvalidArgument("reply_to " + m.reply_to + " is not a message " + m.to_session + " sent you");
   }
-  int spent = store_->WakesSpent(m.to_session);
+  ASSIGN_OR_RETURN(int spent, store_->WakesSpent(m.to_session));
   if (person) {
     // Only a person's message refills the budget (SPEC §10), and a person is always heard.
     RETURN_IF_ERROR(store_->SetWakesSpent(m.to_session, 0));
@@ -59,7 +62,8 @@ Result<IntercomMessage> Engine::PostIntercomLocked(IntercomMessage m, bool targe
   } else {
     m.applied = "queue";  // a working target reads it at its next step; no wake spent
   }
-  m.id = "icm-" + std::to_string(store_->IntercomMessageCount() + 1);
+  ASSIGN_OR_RETURN(std::int64_t count, store_->IntercomMessageCount());
+  m.id = "icm-" + std::to_string(count + 1);
   m.state = "queued";
   m.created_at = now;
   m.delivered_at.reset();
@@ -74,8 +78,9 @@ Result<IntercomMessage> Engine::PostIntercomLocked(IntercomMessage m, bool targe
 
 namespace {
 // Whether the Ticket already has a turn coming or running (then the inbox is read by it).
-bool HasActiveAssignment(store::Store& store, TicketId ticket) {
-  for (const Assignment& a : store.AssignmentsFor(ticket))
+Result<bool> HasActiveAssignment(store::Store& store, TicketId ticket) {
+  ASSIGN_OR_RETURN(auto assignments, store.AssignmentsFor(ticket));
+  for (const Assignment& a : assignments)
     if (a.state != "ended") return true;
   return false;
 }
@@ -86,12 +91,13 @@ Status Engine::WakeForIntercom(TicketId ticket, bool from_person) {
   const TimeMs now = clock_->NowMs();
   auto tx = store_->Begin();
   RETURN_IF_ERROR(tx->begin_status());
-  auto tk = store_->GetTicket(ticket);
+  ASSIGN_OR_RETURN(auto tk, store_->GetTicket(ticket));
   if (!tk) return Status::NotFound("ticket " + std::to_string(ticket) + " does not exist");
   if (!tk->open()) return Status::Conflict("ticket " + std::to_string(ticket) + " has ended");
   if (tk->stage == Stage::kWaitingForPerson) return Status::Ok();
   bool doorbell = false;
-  for (const TicketInput& in : store_->InputsForTicket(ticket)) doorbell |= in.kind == "intercom" && in.state == "pending";
+  ASSIGN_OR_RETURN(auto inputs, store_->InputsForTicket(ticket));
+  for (const TicketInput& in : inputs) doorbell |= in.kind == "intercom" && in.state == "pending";
   if (!doorbell) {
     TicketInput in;
     in.ticket = ticket;
@@ -102,7 +108,8 @@ Status Engine::WakeForIntercom(TicketId ticket, bool from_person) {
     auto id = store_->InsertInput(in);
     if (!id.ok()) return id.status();
   }
-  if (!HasActiveAssignment(*store_, ticket)) {
+  ASSIGN_OR_RETURN(bool active, HasActiveAssignment(*store_, ticket));
+  if (!active) {
     auto a = store_->InsertAssignment(ticket, "worker", from_person ? "follow_up" : "intercom", now);
     if (!a.ok()) return a.status();
   }
@@ -116,16 +123,16 @@ Result<IntercomMessage> Engine::ResumeForPersonsMessage(TicketId ticket, Interco
   auto tx = store_->Begin();
   RETURN_IF_ERROR(tx->begin_status());
   const std::string name = "Ticket #" + std::to_string(ticket);
-  auto tk = store_->GetTicket(ticket);
+  ASSIGN_OR_RETURN(auto tk, store_->GetTicket(ticket));
   if (!tk) return Status::NotFound(name + " does not exist");
-  auto mandate = store_->MandateForTicket(ticket);
+  ASSIGN_OR_RETURN(auto mandate, store_->MandateForTicket(ticket));
   if (!mandate) return Status::NotFound(name + " has no Mandate");
   if (!mandate->ended_as.empty())
     return Status::Conflict(name + " cannot resume: its Mandate was " + mandate->ended_as +
                             (mandate->ended_reason.empty() ? "" : " (" + mandate->ended_reason + ")") +
                             "; nothing was sent");
   if (!tk->open()) {
-    auto origin = store_->FindTriggerBySeq(mandate->origin_trigger_seq);
+    ASSIGN_OR_RETURN(auto origin, store_->FindTriggerBySeq(mandate->origin_trigger_seq));
     std::string why_not = origin ? RevalidateMandate(*mandate, origin->trigger, policy_) : "its origin Trigger is missing";
     if (!why_not.empty()) {
       // SPEC §4.5: a failed revalidation revokes the Mandate, as it does for a message in the
@@ -151,7 +158,8 @@ Result<IntercomMessage> Engine::ResumeForPersonsMessage(TicketId ticket, Interco
     in.created_at = now;
     auto iid = store_->InsertInput(in);
     if (!iid.ok()) return iid.status();
-    if (!HasActiveAssignment(*store_, ticket)) {
+    ASSIGN_OR_RETURN(bool active, HasActiveAssignment(*store_, ticket));
+    if (!active) {
       auto a = store_->InsertAssignment(ticket, "worker", "resume", now);
       if (!a.ok()) return a.status();
     }
@@ -166,7 +174,7 @@ Result<IntercomMessage> Engine::ResumeForPersonsMessage(TicketId ticket, Interco
 
 std::vector<IntercomMessage> Engine::QueuedIntercom(const std::string& session) {
   std::lock_guard<std::mutex> lock(mu_);
-  return store_->QueuedIntercomFor(session);
+  return LoggedRead(store_->QueuedIntercomFor(session), "queued intercom");
 }
 
 Result<std::vector<IntercomMessage>> Engine::TakeIntercomInbox(const std::string& session) {
@@ -174,7 +182,7 @@ Result<std::vector<IntercomMessage>> Engine::TakeIntercomInbox(const std::string
   const TimeMs now = clock_->NowMs();
   auto tx = store_->Begin();
   RETURN_IF_ERROR(tx->begin_status());
-  std::vector<IntercomMessage> out = store_->QueuedIntercomFor(session);
+  ASSIGN_OR_RETURN(std::vector<IntercomMessage> out, store_->QueuedIntercomFor(session));
   for (IntercomMessage& m : out) {
     RETURN_IF_ERROR(store_->MarkIntercomDelivered(m.id, now));
     m.state = "delivered";
@@ -186,7 +194,7 @@ Result<std::vector<IntercomMessage>> Engine::TakeIntercomInbox(const std::string
 
 std::optional<IntercomMessage> Engine::GetIntercomMessage(const std::string& id) {
   std::lock_guard<std::mutex> lock(mu_);
-  return store_->GetIntercomMessage(id);
+  return LoggedRead(store_->GetIntercomMessage(id), "intercom message");
 }
 
 Result<std::vector<IntercomMessage>> Engine::TakeIntercomReplies(const std::string& from, const std::string& to) {
@@ -194,7 +202,7 @@ Result<std::vector<IntercomMessage>> Engine::TakeIntercomReplies(const std::stri
   const TimeMs now = clock_->NowMs();
   auto tx = store_->Begin();
   RETURN_IF_ERROR(tx->begin_status());
-  std::vector<IntercomMessage> out = store_->IntercomRepliesBetween(from, to);
+  ASSIGN_OR_RETURN(std::vector<IntercomMessage> out, store_->IntercomRepliesBetween(from, to));
   for (IntercomMessage& m : out) {
     if (m.state != "queued") continue;
     RETURN_IF_ERROR(store_->MarkIntercomDelivered(m.id, now));
@@ -205,12 +213,12 @@ Result<std::vector<IntercomMessage>> Engine::TakeIntercomReplies(const std::stri
 
 int Engine::IntercomWakesSpent(const std::string& session) {
   std::lock_guard<std::mutex> lock(mu_);
-  return store_->WakesSpent(session);
+  return LoggedRead(store_->WakesSpent(session), "intercom wakes");
 }
 
 std::vector<IntercomMessage> Engine::IntercomMessagesOf(const std::string& session, TimeMs since, int limit) {
   std::lock_guard<std::mutex> lock(mu_);
-  return store_->IntercomMessagesOf(session, since, limit);
+  return LoggedRead(store_->IntercomMessagesOf(session, since, limit), "intercom messages");
 }
 
 Result<IntercomGroup> Engine::CreateIntercomGroup(const std::string& name, const std::vector<std::string>& members) {
@@ -220,7 +228,8 @@ Result<IntercomGroup> Engine::CreateIntercomGroup(const std::string& name, const
   RETURN_IF_ERROR(tx->begin_status());
   IntercomGroup g;
   std::size_t n = 0;
-  for (const IntercomGroup& existing : store_->IntercomGroups()) {
+  ASSIGN_OR_RETURN(auto groups, store_->IntercomGroups());
+  for (const IntercomGroup& existing : groups) {
     if (existing.name == name) return Status::Conflict("a group named \"" + name + "\" exists: " + existing.id);
     if (existing.id.rfind("group-", 0) == 0) n = std::max<std::size_t>(n, std::stoul(existing.id.substr(6)));
   }
@@ -247,7 +256,7 @@ Status Engine::AddIntercomMember(const std::string& group, const std::string& se
   std::lock_guard<std::mutex> lock(mu_);
   auto tx = store_->Begin();
   RETURN_IF_ERROR(tx->begin_status());
-  auto all = store_->IntercomGroups();
+  ASSIGN_OR_RETURN(auto all, store_->IntercomGroups());
   if (!FindGroup(all, group)) return Status::NotFound("no group " + group);
   RETURN_IF_ERROR(store_->AddIntercomMember(group, session, clock_->NowMs()));
   return tx->Commit();
@@ -257,7 +266,7 @@ Status Engine::RemoveIntercomMember(const std::string& group, const std::string&
   std::lock_guard<std::mutex> lock(mu_);
   auto tx = store_->Begin();
   RETURN_IF_ERROR(tx->begin_status());
-  auto all = store_->IntercomGroups();
+  ASSIGN_OR_RETURN(auto all, store_->IntercomGroups());
   const IntercomGroup* g = FindGroup(all, group);
   if (!g) return Status::NotFound("no group " + group);
   if (std::find(g->members.begin(), g->members.end(), session) == g->members.end())
@@ -270,7 +279,7 @@ Status Engine::DeleteIntercomGroup(const std::string& group) {
   std::lock_guard<std::mutex> lock(mu_);
   auto tx = store_->Begin();
   RETURN_IF_ERROR(tx->begin_status());
-  auto all = store_->IntercomGroups();
+  ASSIGN_OR_RETURN(auto all, store_->IntercomGroups());
   const IntercomGroup* g = FindGroup(all, group);
   if (!g) return Status::NotFound("no group " + group);
   if (g->automatic) return Status::InvalidArgument("the automatic group cannot be deleted");
@@ -280,7 +289,7 @@ Status Engine::DeleteIntercomGroup(const std::string& group) {
 
 std::vector<IntercomGroup> Engine::IntercomGroups() {
   std::lock_guard<std::mutex> lock(mu_);
-  return store_->IntercomGroups();
+  return LoggedRead(store_->IntercomGroups(), "intercom groups");
 }
 
 }  // namespace superagent

@@ -1,6 +1,7 @@
 // Engine: Source bookkeeping, system problems and panel answers.
 #include <spdlog/spdlog.h>
 
+#include "core/logged_read.h"
 #include "store/store.h"
 #include "superagent/engine.h"
 
@@ -53,19 +54,20 @@ Status Engine::UpdateSource(const SourceUpdate& u) {
 
 std::map<std::string, std::string> Engine::SourceCursors(const std::string& source) {
   std::lock_guard<std::mutex> lock(mu_);
-  return store_->Cursors(source);
+  return LoggedRead(store_->Cursors(source), "source cursors");
 }
 
 std::vector<SourceHealth> Engine::SourcesHealth() {
   std::lock_guard<std::mutex> lock(mu_);
-  return store_->AllHealth();
+  return LoggedRead(store_->AllHealth(), "source health");
 }
 
 Status Engine::MarkThreadDeleted(const std::string& thread, const std::string& why) {
   std::lock_guard<std::mutex> lock(mu_);
   auto tx = store_->Begin();
   RETURN_IF_ERROR(tx->begin_status());
-  if (!store_->ThreadChannel(thread)) return Status::NotFound("thread " + thread + " is unknown");
+  ASSIGN_OR_RETURN(auto channel, store_->ThreadChannel(thread));
+  if (!channel) return Status::NotFound("thread " + thread + " is unknown");
   RETURN_IF_ERROR(store_->MarkThreadDeleted(thread, clock_->NowMs()));
   RETURN_IF_ERROR(tx->Commit());
   spdlog::info("thread deleted thread={} reason=\"{}\"", thread, why);
@@ -102,7 +104,7 @@ Status Engine::ReportSuccess(const std::string& kind) {
 
 std::vector<SystemProblem> Engine::SystemProblems() {
   std::lock_guard<std::mutex> lock(mu_);
-  return store_->RaisedProblems(options_.problem_threshold);
+  return LoggedRead(store_->RaisedProblems(options_.problem_threshold), "system problems");
 }
 
 Status Engine::AnswerQuestion(TicketId ticket, const std::string& who, const json& answer) {
@@ -111,7 +113,7 @@ Status Engine::AnswerQuestion(TicketId ticket, const std::string& who, const jso
   const TimeMs now = clock_->NowMs();
   auto tx = store_->Begin();
   RETURN_IF_ERROR(tx->begin_status());
-  auto tk = store_->GetTicket(ticket);
+  ASSIGN_OR_RETURN(auto tk, store_->GetTicket(ticket));
   if (!tk) return Status::NotFound("ticket " + std::to_string(ticket) + " does not exist");
   if (tk->stage != Stage::kWaitingForPerson)
     return Status::Conflict("ticket " + std::to_string(ticket) + " is not waiting for an answer (stage " +

@@ -42,8 +42,10 @@ json DecisionJson(const Decision& d) {
 
 Result<json> Engine::Explain(const std::string& id_or_url) {
   std::lock_guard<std::mutex> lock(mu_);
-  auto rec = store_->FindTrigger(id_or_url);
-  if (!rec) rec = store_->FindTriggerByUrl(id_or_url);
+  ASSIGN_OR_RETURN(auto rec, store_->FindTrigger(id_or_url));
+  if (!rec) {
+    ASSIGN_OR_RETURN(rec, store_->FindTriggerByUrl(id_or_url));
+  }
   if (!rec)
     return Status::NotFound("no message with id or URL \"" + id_or_url +
                             "\" was ever received: check the Source's health and whether it is in scope");
@@ -61,9 +63,11 @@ Result<json> Engine::Explain(const std::string& id_or_url) {
 
   std::vector<std::string> summary;
   json evals = json::array();
-  for (const store::GateRow& g : store_->GateRowsFor(rec->seq)) {
+  ASSIGN_OR_RETURN(auto gate_rows, store_->GateRowsFor(rec->seq));
+  for (const store::GateRow& g : gate_rows) {
     json e{{"eval", g.eval}, {"gate", {{"strength", g.strength}, {"candidate", g.candidate}, {"reason", g.reason}}}};
-    if (auto d = store_->DecisionForEval(g.eval)) {
+    ASSIGN_OR_RETURN(auto d, store_->DecisionForEval(g.eval));
+    if (d) {
       e["decision"] = DecisionJson(*d);
       std::string line = "Eval " + std::to_string(g.eval) + ": gate " + g.strength + " (" + g.reason + "), decision " +
                          DecisionOutcomeName(d->outcome) + (d->would_accept ? " (would_accept)" : "") + ": " + d->reason;
@@ -72,7 +76,8 @@ Result<json> Engine::Explain(const std::string& id_or_url) {
     evals.push_back(e);
   }
   story["evals"] = evals;
-  if (auto q = store_->QueueRowFor(rec->seq)) {
+  ASSIGN_OR_RETURN(auto q, store_->QueueRowFor(rec->seq));
+  if (q) {
     story["eval_queue"] = {{"attempts", q->attempts}, {"in_running_eval", q->eval.has_value()}};
     if (!q->handback.empty()) story["eval_queue"]["handback"] = json::parse(q->handback, nullptr, false);
     summary.push_back(q->eval ? "An Eval is judging it now." :
@@ -81,7 +86,8 @@ Result<json> Engine::Explain(const std::string& id_or_url) {
 
   json reached = json::array();
   std::vector<TicketId> involved;
-  for (const TicketInput& in : store_->InputsForTrigger(rec->seq)) {
+  ASSIGN_OR_RETURN(auto inputs, store_->InputsForTrigger(rec->seq));
+  for (const TicketInput& in : inputs) {
     json r{{"ticket", in.ticket}, {"as", in.kind}, {"state", in.state}};
     if (in.state == "handed_back") r["handback"] = {{"kind", in.handback_kind}, {"reason", in.handback_reason}};
     reached.push_back(r);
@@ -91,13 +97,15 @@ Result<json> Engine::Explain(const std::string& id_or_url) {
   }
   story["tickets_reached"] = reached;
 
-  if (auto created = store_->TicketByOrigin(rec->seq)) {
-    auto t = store_->GetTicket(*created);
-    auto m = store_->MandateForTicket(*created);
+  ASSIGN_OR_RETURN(auto created, store_->TicketByOrigin(rec->seq));
+  if (created) {
+    ASSIGN_OR_RETURN(auto t, store_->GetTicket(*created));
+    ASSIGN_OR_RETURN(auto m, store_->MandateForTicket(*created));
     json c = TicketJson(*t);
     if (m) c["mandate"] = MandateJson(*m);
     json assignments = json::array();
-    for (const Assignment& a : store_->AssignmentsFor(*created))
+    ASSIGN_OR_RETURN(auto created_assignments, store_->AssignmentsFor(*created));
+    for (const Assignment& a : created_assignments)
       assignments.push_back({{"id", a.id}, {"executor", a.executor}, {"state", a.state}});
     c["assignments"] = assignments;
     story["ticket_created"] = c;
@@ -106,14 +114,16 @@ Result<json> Engine::Explain(const std::string& id_or_url) {
   }
 
   json receipts = json::array();
-  for (TicketId id : involved)
-    for (const Receipt& r : store_->ReceiptsFor(id)) {
+  for (TicketId id : involved) {
+    ASSIGN_OR_RETURN(auto ticket_receipts, store_->ReceiptsFor(id));
+    for (const Receipt& r : ticket_receipts) {
       json rj = ReceiptJson(r);
       rj["ticket"] = id;
       receipts.push_back(rj);
       if (r.kind == MessageKind::kAcknowledgement)
         summary.push_back("Acknowledgement " + r.status + " on " + r.channel + ".");
     }
+  }
   story["receipts"] = receipts;
   if (summary.empty()) summary.push_back("Stored; no Eval or Ticket has handled it yet.");
   std::string text;

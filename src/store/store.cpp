@@ -30,9 +30,10 @@ Result<std::int64_t> InsertReturningId(Db& db, Stmt& s) {
 
 }  // namespace
 
-Result<std::unique_ptr<Store>> Store::Open(const std::string& path) {
+Result<std::unique_ptr<Store>> Store::Open(const std::string& path, DbOptions options) {
   auto store = std::unique_ptr<Store>(new Store());
-  if (Status s = store->db_.Open(path); !s.ok()) return s;
+  if (Status s = MakePrivate(path); !s.ok()) return s;
+  if (Status s = store->db_.Open(path, std::move(options)); !s.ok()) return s;
   if (Status s = store->Configure(); !s.ok()) return s;
   if (Status s = store->Migrate(); !s.ok()) return s;
   return store;
@@ -41,13 +42,14 @@ Result<std::unique_ptr<Store>> Store::Open(const std::string& path) {
 Status Store::Configure() {
   // WAL lets the panel read while the Engine writes; synchronous=FULL because "nothing is lost"
   // includes a power cut right after a commit that the Effects loop then acts on.
-  return db_.Exec(
-      "PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL; PRAGMA foreign_keys=ON; PRAGMA busy_timeout=5000;");
+  // (The busy timeout is already set: Db::Open does it before any statement, this one included.)
+  return db_.Exec("PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL; PRAGMA foreign_keys=ON;");
 }
 
-int Store::SchemaVersion() {
-  Stmt& s = db_.Prepare("SELECT COALESCE(MAX(version), 0) FROM schema_migrations");
+Result<int> Store::SchemaVersion() {
+  Stmt s = db_.Prepare("SELECT COALESCE(MAX(version), 0) FROM schema_migrations");
   int v = s.Step() ? static_cast<int>(s.Int(0)) : 0;
+  RETURN_IF_ERROR(s.status());
   s.Reset();
   return v;
 }
@@ -57,7 +59,7 @@ Status Store::Migrate() {
                           "description TEXT NOT NULL, applied_at INTEGER NOT NULL)");
       !s.ok())
     return s;
-  int current = SchemaVersion();
+  ASSIGN_OR_RETURN(int current, SchemaVersion());
   const auto& all = Migrations();
   if (!all.empty() && current > all.back().version)
     return Status::Internal("database schema version " + std::to_string(current) +
@@ -69,7 +71,7 @@ Status Store::Migrate() {
     if (!tx.begin_status().ok()) return tx.begin_status();
     if (Status s = db_.Exec(m.sql); !s.ok())
       return Status::Internal("migration " + std::to_string(m.version) + " failed: " + s.message());
-    Stmt& ins = db_.Prepare("INSERT INTO schema_migrations (version, description, applied_at) "
+    Stmt ins = db_.Prepare("INSERT INTO schema_migrations (version, description, applied_at) "
                             "VALUES (?, ?, strftime('%s','now') * 1000)");
     ins.Bind(1, m.version).Bind(2, m.description);
     if (Status s = ins.Run(); !s.ok()) return s;
@@ -81,31 +83,31 @@ Status Store::Migrate() {
 // ---------------------------------------------------------------------------------------------
 // Triggers and Threads
 
-std::optional<TriggerRecord> Store::FindTrigger(const std::string& id) {
-  Stmt& s = db_.Prepare("SELECT " TRIGGER_COLUMNS " FROM triggers WHERE id = ?");
+Result<std::optional<TriggerRecord>> Store::FindTrigger(const std::string& id) {
+  Stmt s = db_.Prepare("SELECT " TRIGGER_COLUMNS " FROM triggers WHERE id = ?");
   s.Bind(1, id);
-  if (!s.Step()) return std::nullopt;
+  if (!s.Step()) return Missing(s);
   TriggerRecord r = ReadTrigger(s);
   s.Reset();
-  r.trigger.threads = TriggerThreads(r.seq);
-  return r;
+  ASSIGN_OR_RETURN(r.trigger.threads, TriggerThreads(r.seq));
+  return std::optional<TriggerRecord>(r);
 }
 
-std::optional<TriggerRecord> Store::FindTriggerBySeq(std::int64_t seq) {
-  Stmt& s = db_.Prepare("SELECT " TRIGGER_COLUMNS " FROM triggers WHERE seq = ?");
+Result<std::optional<TriggerRecord>> Store::FindTriggerBySeq(std::int64_t seq) {
+  Stmt s = db_.Prepare("SELECT " TRIGGER_COLUMNS " FROM triggers WHERE seq = ?");
   s.Bind(1, seq);
-  if (!s.Step()) return std::nullopt;
+  if (!s.Step()) return Missing(s);
   TriggerRecord r = ReadTrigger(s);
   s.Reset();
-  r.trigger.threads = TriggerThreads(r.seq);
-  return r;
+  ASSIGN_OR_RETURN(r.trigger.threads, TriggerThreads(r.seq));
+  return std::optional<TriggerRecord>(r);
 }
 
-std::optional<TriggerRecord> Store::FindTriggerByUrl(const std::string& url) {
+Result<std::optional<TriggerRecord>> Store::FindTriggerByUrl(const std::string& url) {
   // The newest version of an edited comment answers for its URL.
-  Stmt& s = db_.Prepare("SELECT id FROM triggers WHERE url = ? ORDER BY seq DESC LIMIT 1");
+  Stmt s = db_.Prepare("SELECT id FROM triggers WHERE url = ? ORDER BY seq DESC LIMIT 1");
   s.Bind(1, url);
-  if (!s.Step()) return std::nullopt;
+  if (!s.Step()) return Missing(s);
   std::string id = s.Text(0);
   s.Reset();
   return FindTrigger(id);
@@ -113,7 +115,7 @@ std::optional<TriggerRecord> Store::FindTriggerByUrl(const std::string& url) {
 
 Result<std::int64_t> Store::InsertTrigger(const TriggerRecord& r) {
   const Trigger& t = r.trigger;
-  Stmt& s = db_.Prepare(
+  Stmt s = db_.Prepare(
       "INSERT INTO triggers (id, source, scope, actor, human, addressed, text, at, channel, meta, url, via, "
       "received_at, outcome, filter_reason) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
   std::string url = TriggerUrl(t);
@@ -126,63 +128,67 @@ Result<std::int64_t> Store::InsertTrigger(const TriggerRecord& r) {
 }
 
 Status Store::InsertTriggerThread(std::int64_t seq, const std::string& thread, int position) {
-  Stmt& s = db_.Prepare("INSERT OR IGNORE INTO trigger_threads (trigger_seq, thread_key, position) VALUES (?,?,?)");
+  Stmt s = db_.Prepare("INSERT OR IGNORE INTO trigger_threads (trigger_seq, thread_key, position) VALUES (?,?,?)");
   return s.Bind(1, seq).Bind(2, thread).Bind(3, position).Run();
 }
 
-std::vector<std::string> Store::TriggerThreads(std::int64_t seq) {
-  Stmt& s = db_.Prepare("SELECT thread_key FROM trigger_threads WHERE trigger_seq = ? ORDER BY position");
+Result<std::vector<std::string>> Store::TriggerThreads(std::int64_t seq) {
+  Stmt s = db_.Prepare("SELECT thread_key FROM trigger_threads WHERE trigger_seq = ? ORDER BY position");
   s.Bind(1, seq);
   std::vector<std::string> out;
   while (s.Step()) out.push_back(s.Text(0));
+  RETURN_IF_ERROR(s.status());
   return out;
 }
 
-std::vector<Trigger> Store::ThreadHistory(const std::string& thread, std::size_t limit) {
-  Stmt& s = db_.Prepare(
+Result<std::vector<Trigger>> Store::ThreadHistory(const std::string& thread, std::size_t limit) {
+  Stmt s = db_.Prepare(
       "SELECT seq FROM trigger_threads JOIN triggers ON triggers.seq = trigger_threads.trigger_seq "
       "WHERE thread_key = ? AND outcome = 'stored' ORDER BY at DESC, seq DESC LIMIT ?");
   s.Bind(1, thread).Bind(2, static_cast<std::int64_t>(limit));
   std::vector<std::int64_t> seqs;
   while (s.Step()) seqs.push_back(s.Int(0));
+  RETURN_IF_ERROR(s.status());
   std::vector<Trigger> out;
-  for (auto it = seqs.rbegin(); it != seqs.rend(); ++it)
-    if (auto r = FindTriggerBySeq(*it)) out.push_back(r->trigger);
+  for (auto it = seqs.rbegin(); it != seqs.rend(); ++it) {
+    ASSIGN_OR_RETURN(auto r, FindTriggerBySeq(*it));
+    if (r) out.push_back(r->trigger);
+  }
   return out;
 }
 
 Status Store::UpsertThread(const std::string& key, const std::string& source, const std::string& channel, TimeMs at) {
-  Stmt& s = db_.Prepare(
+  Stmt s = db_.Prepare(
       "INSERT INTO threads (key, source, channel, created_at, last_activity_at) VALUES (?1, ?2, ?3, ?4, ?4) "
       "ON CONFLICT (key) DO UPDATE SET channel = excluded.channel, "
       "last_activity_at = MAX(last_activity_at, excluded.last_activity_at)");
   return s.Bind(1, key).Bind(2, source).Bind(3, channel).Bind(4, at).Run();
 }
 
-std::optional<std::string> Store::ThreadChannel(const std::string& key) {
-  Stmt& s = db_.Prepare("SELECT channel FROM threads WHERE key = ?");
+Result<std::optional<std::string>> Store::ThreadChannel(const std::string& key) {
+  Stmt s = db_.Prepare("SELECT channel FROM threads WHERE key = ?");
   s.Bind(1, key);
-  if (!s.Step()) return std::nullopt;
+  if (!s.Step()) return Missing(s);
   std::string c = s.Text(0);
   s.Reset();
-  return c;
+  return std::optional<std::string>(c);
 }
 
 // ---------------------------------------------------------------------------------------------
 // Policy versions
 
-std::optional<PolicyVersionRow> Store::LatestPolicyVersion() {
-  Stmt& s = db_.Prepare(
+Result<std::optional<PolicyVersionRow>> Store::LatestPolicyVersion() {
+  Stmt s = db_.Prepare(
       "SELECT version, fingerprint, body, origin, created_at FROM policy_versions ORDER BY version DESC LIMIT 1");
-  if (!s.Step()) return std::nullopt;
+  if (!s.Step()) return Missing(s);
   PolicyVersionRow r{s.Int(0), s.Text(1), s.Text(2), s.Text(3), s.Int(4)};
   s.Reset();
-  return r;
+  return std::optional<PolicyVersionRow>(r);
 }
 
 Result<std::int64_t> Store::InsertPolicyVersion(const std::string& fingerprint, const std::string& body,
                                                 const std::string& origin, TimeMs at) {
-  Stmt& s = db_.Prepare("INSERT INTO policy_versions (fingerprint, body, origin, created_at) VALUES (?,?,?,?)");
+  Stmt s = db_.Prepare("INSERT INTO policy_versions (fingerprint, body, origin, created_at) VALUES (?,?,?,?)");
   s.Bind(1, fingerprint).Bind(2, body).Bind(3, origin).Bind(4, at);
   return InsertReturningId(db_, s);
 }
@@ -192,7 +198,7 @@ Result<std::int64_t> Store::InsertPolicyVersion(const std::string& fingerprint, 
 
 Status Store::Enqueue(std::int64_t seq, const std::string& thread, TimeMs at, TimeMs not_before, int attempts,
                       const std::string& handback) {
-  Stmt& s = db_.Prepare(
+  Stmt s = db_.Prepare(
       "INSERT INTO eval_queue (trigger_seq, thread_key, queued_at, not_before, attempts, handback) "
       "VALUES (?,?,?,?,?,?) ON CONFLICT (trigger_seq) DO UPDATE SET not_before = excluded.not_before, "
       "handback = excluded.handback");
@@ -201,42 +207,42 @@ Status Store::Enqueue(std::int64_t seq, const std::string& thread, TimeMs at, Ti
   return s.Run();
 }
 
-std::optional<QueueRow> Store::QueueRowFor(std::int64_t seq) {
-  Stmt& s = db_.Prepare("SELECT trigger_seq, thread_key, attempts, eval_id, handback FROM eval_queue WHERE trigger_seq = ?");
+Result<std::optional<QueueRow>> Store::QueueRowFor(std::int64_t seq) {
+  Stmt s = db_.Prepare("SELECT trigger_seq, thread_key, attempts, eval_id, handback FROM eval_queue WHERE trigger_seq = ?");
   s.Bind(1, seq);
-  if (!s.Step()) return std::nullopt;
+  if (!s.Step()) return Missing(s);
   QueueRow r{s.Int(0), s.Text(1), static_cast<int>(s.Int(2)), s.OptInt(3), s.OptText(4).value_or("")};
   s.Reset();
-  return r;
+  return std::optional<QueueRow>(r);
 }
 
-std::optional<std::string> Store::NextDueThread(TimeMs now) {
-  Stmt& s = db_.Prepare(
+Result<std::optional<std::string>> Store::NextDueThread(TimeMs now) {
+  Stmt s = db_.Prepare(
       "SELECT q.thread_key FROM eval_queue q WHERE q.eval_id IS NULL AND q.not_before <= ? "
       "AND NOT EXISTS (SELECT 1 FROM evals e WHERE e.thread_key = q.thread_key AND e.status = 'running') "
       "ORDER BY q.trigger_seq LIMIT 1");
   s.Bind(1, now);
-  if (!s.Step()) return std::nullopt;
+  if (!s.Step()) return Missing(s);
   std::string t = s.Text(0);
   s.Reset();
-  return t;
+  return std::optional<std::string>(t);
 }
 
 Result<EvalId> Store::InsertEval(const std::string& thread, std::int64_t policy_version, TimeMs at, TimeMs deadline) {
-  Stmt& s = db_.Prepare(
+  Stmt s = db_.Prepare(
       "INSERT INTO evals (thread_key, policy_version, status, started_at, deadline_at) VALUES (?,?,'running',?,?)");
   s.Bind(1, thread).Bind(2, policy_version).Bind(3, at).Bind(4, deadline);
   return InsertReturningId(db_, s);
 }
 
 Status Store::ClaimBatch(EvalId eval, const std::string& thread, TimeMs now) {
-  Stmt& s = db_.Prepare(
+  Stmt s = db_.Prepare(
       "UPDATE eval_queue SET eval_id = ? WHERE thread_key = ? AND eval_id IS NULL AND not_before <= ?");
   return s.Bind(1, eval).Bind(2, thread).Bind(3, now).Run();
 }
 
-std::vector<QueueRow> Store::Batch(EvalId eval) {
-  Stmt& s = db_.Prepare(
+Result<std::vector<QueueRow>> Store::Batch(EvalId eval) {
+  Stmt s = db_.Prepare(
       "SELECT trigger_seq, thread_key, attempts, eval_id, handback FROM eval_queue WHERE eval_id = ? ORDER BY trigger_seq");
   s.Bind(1, eval);
   std::vector<QueueRow> out;
@@ -244,24 +250,25 @@ std::vector<QueueRow> Store::Batch(EvalId eval) {
   return out;
 }
 
-std::optional<EvalRow> Store::GetEval(EvalId eval) {
-  Stmt& s = db_.Prepare("SELECT " EVAL_COLUMNS " FROM evals WHERE id = ?");
+Result<std::optional<EvalRow>> Store::GetEval(EvalId eval) {
+  Stmt s = db_.Prepare("SELECT " EVAL_COLUMNS " FROM evals WHERE id = ?");
   s.Bind(1, eval);
-  if (!s.Step()) return std::nullopt;
+  if (!s.Step()) return Missing(s);
   EvalRow e = ReadEval(s);
   s.Reset();
-  return e;
+  return std::optional<EvalRow>(e);
 }
 
-std::vector<EvalRow> Store::RunningEvals() {
-  Stmt& s = db_.Prepare("SELECT " EVAL_COLUMNS " FROM evals WHERE status = 'running' ORDER BY id");
+Result<std::vector<EvalRow>> Store::RunningEvals() {
+  Stmt s = db_.Prepare("SELECT " EVAL_COLUMNS " FROM evals WHERE status = 'running' ORDER BY id");
   std::vector<EvalRow> out;
   while (s.Step()) out.push_back(ReadEval(s));
+  RETURN_IF_ERROR(s.status());
   return out;
 }
 
 Status Store::SetEvalStatus(EvalId eval, const std::string& status, TimeMs at) {
-  Stmt& s = db_.Prepare("UPDATE evals SET status = ?, ended_at = ? WHERE id = ?");
+  Stmt s = db_.Prepare("UPDATE evals SET status = ?, ended_at = ? WHERE id = ?");
   return s.Bind(1, status).Bind(2, at).Bind(3, eval).Run();
 }
 
@@ -270,19 +277,19 @@ Status Store::DequeueBatch(EvalId eval) {
 }
 
 Status Store::ReleaseBatch(EvalId eval, TimeMs not_before, int attempt_increment) {
-  Stmt& s = db_.Prepare(
+  Stmt s = db_.Prepare(
       "UPDATE eval_queue SET eval_id = NULL, not_before = ?, attempts = attempts + ? WHERE eval_id = ?");
   return s.Bind(1, not_before).Bind(2, attempt_increment).Bind(3, eval).Run();
 }
 
 Status Store::InsertGateRow(const GateRow& row) {
-  Stmt& s = db_.Prepare(
+  Stmt s = db_.Prepare(
       "INSERT OR REPLACE INTO eval_triggers (eval_id, trigger_seq, strength, candidate, gate_reason) VALUES (?,?,?,?,?)");
   return s.Bind(1, row.eval).Bind(2, row.seq).Bind(3, row.strength).Bind(4, row.candidate).Bind(5, row.reason).Run();
 }
 
-std::vector<GateRow> Store::GateRowsFor(std::int64_t seq) {
-  Stmt& s = db_.Prepare(
+Result<std::vector<GateRow>> Store::GateRowsFor(std::int64_t seq) {
+  Stmt s = db_.Prepare(
       "SELECT eval_id, trigger_seq, strength, candidate, gate_reason FROM eval_triggers WHERE trigger_seq = ? ORDER BY eval_id");
   s.Bind(1, seq);
   std::vector<GateRow> out;
@@ -291,7 +298,7 @@ std::vector<GateRow> Store::GateRowsFor(std::int64_t seq) {
 }
 
 Result<std::int64_t> Store::InsertDecision(const Decision& d) {
-  Stmt& s = db_.Prepare(
+  Stmt s = db_.Prepare(
       "INSERT INTO decisions (eval_id, thread_key, outcome, would_accept, strength, reason, assessment, ticket_id, "
       "policy_version, created_at) VALUES (?,?,?,?,?,?,?,?,?,?)");
   s.Bind(1, d.eval).Bind(2, d.thread).Bind(3, DecisionOutcomeName(d.outcome)).Bind(4, d.would_accept);
@@ -301,28 +308,29 @@ Result<std::int64_t> Store::InsertDecision(const Decision& d) {
   return InsertReturningId(db_, s);
 }
 
-std::vector<Decision> Store::DecisionsForThread(const std::string& thread) {
-  Stmt& s = db_.Prepare("SELECT " DECISION_COLUMNS " FROM decisions WHERE thread_key = ? ORDER BY id");
+Result<std::vector<Decision>> Store::DecisionsForThread(const std::string& thread) {
+  Stmt s = db_.Prepare("SELECT " DECISION_COLUMNS " FROM decisions WHERE thread_key = ? ORDER BY id");
   s.Bind(1, thread);
   std::vector<Decision> out;
   while (s.Step()) out.push_back(ReadDecision(s));
+  RETURN_IF_ERROR(s.status());
   return out;
 }
 
-std::optional<Decision> Store::DecisionForEval(EvalId eval) {
-  Stmt& s = db_.Prepare("SELECT " DECISION_COLUMNS " FROM decisions WHERE eval_id = ?");
+Result<std::optional<Decision>> Store::DecisionForEval(EvalId eval) {
+  Stmt s = db_.Prepare("SELECT " DECISION_COLUMNS " FROM decisions WHERE eval_id = ?");
   s.Bind(1, eval);
-  if (!s.Step()) return std::nullopt;
+  if (!s.Step()) return Missing(s);
   Decision d = ReadDecision(s);
   s.Reset();
-  return d;
+  return std::optional<Decision>(d);
 }
 
 // ---------------------------------------------------------------------------------------------
 // Tickets, Mandates, Subscriptions
 
 Result<TicketId> Store::InsertTicket(const Ticket& t, std::int64_t origin_seq) {
-  Stmt& s = db_.Prepare(
+  Stmt s = db_.Prepare(
       "INSERT INTO tickets (origin_trigger_seq, decision_id, thread_key, scope, stage, waiting, end_reason, "
       "created_at, updated_at) VALUES (?,?,?,?,?,NULL,NULL,?,?)");
   s.Bind(1, origin_seq).Bind(2, t.decision_id).Bind(3, t.thread).Bind(4, t.scope).Bind(5, StageName(t.stage));
@@ -330,26 +338,26 @@ Result<TicketId> Store::InsertTicket(const Ticket& t, std::int64_t origin_seq) {
   return InsertReturningId(db_, s);
 }
 
-std::optional<Ticket> Store::GetTicket(TicketId id) {
-  Stmt& s = db_.Prepare("SELECT " TICKET_COLUMNS " FROM tickets WHERE id = ?");
+Result<std::optional<Ticket>> Store::GetTicket(TicketId id) {
+  Stmt s = db_.Prepare("SELECT " TICKET_COLUMNS " FROM tickets WHERE id = ?");
   s.Bind(1, id);
-  if (!s.Step()) return std::nullopt;
+  if (!s.Step()) return Missing(s);
   Ticket t = ReadTicket(s);
   s.Reset();
-  return t;
+  return std::optional<Ticket>(t);
 }
 
-std::optional<TicketId> Store::TicketByOrigin(std::int64_t origin_seq) {
-  Stmt& s = db_.Prepare("SELECT id FROM tickets WHERE origin_trigger_seq = ?");
+Result<std::optional<TicketId>> Store::TicketByOrigin(std::int64_t origin_seq) {
+  Stmt s = db_.Prepare("SELECT id FROM tickets WHERE origin_trigger_seq = ?");
   s.Bind(1, origin_seq);
-  if (!s.Step()) return std::nullopt;
+  if (!s.Step()) return Missing(s);
   TicketId id = s.Int(0);
   s.Reset();
-  return id;
+  return std::optional<TicketId>(id);
 }
 
 Status Store::UpdateTicket(const Ticket& t) {
-  Stmt& s = db_.Prepare("UPDATE tickets SET stage = ?, waiting = ?, end_reason = ?, scope = ?, updated_at = ? WHERE id = ?");
+  Stmt s = db_.Prepare("UPDATE tickets SET stage = ?, waiting = ?, end_reason = ?, scope = ?, updated_at = ? WHERE id = ?");
   s.Bind(1, StageName(t.stage));
   if (t.waiting) {
     s.Bind(2, json{{"thread", t.waiting->thread}, {"actor", t.waiting->actor}, {"question", t.waiting->question},
@@ -363,14 +371,14 @@ Status Store::UpdateTicket(const Ticket& t) {
 }
 
 Status Store::InsertTicketEvent(TicketId id, TimeMs at, std::optional<Stage> from, Stage to, const std::string& cause) {
-  Stmt& s = db_.Prepare("INSERT INTO ticket_events (ticket_id, at, from_stage, to_stage, cause) VALUES (?,?,?,?,?)");
+  Stmt s = db_.Prepare("INSERT INTO ticket_events (ticket_id, at, from_stage, to_stage, cause) VALUES (?,?,?,?,?)");
   s.Bind(1, id).Bind(2, at);
   if (from) s.Bind(3, StageName(*from)); else s.BindNull(3);
   return s.Bind(4, StageName(to)).Bind(5, cause).Run();
 }
 
 Result<std::int64_t> Store::InsertMandate(const Mandate& m) {
-  Stmt& s = db_.Prepare(
+  Stmt s = db_.Prepare(
       "INSERT INTO mandates (ticket_id, policy_version, scope, strength, matched_rules, source, sender, admission, "
       "origin_trigger_seq, created_at) VALUES (?,?,?,?,?,?,?,?,?,?)");
   s.Bind(1, m.ticket).Bind(2, m.policy_version).Bind(3, m.scope).Bind(4, StrengthName(m.strength));
@@ -379,13 +387,13 @@ Result<std::int64_t> Store::InsertMandate(const Mandate& m) {
   return InsertReturningId(db_, s);
 }
 
-std::optional<Mandate> Store::MandateForTicket(TicketId id) {
-  Stmt& s = db_.Prepare(
+Result<std::optional<Mandate>> Store::MandateForTicket(TicketId id) {
+  Stmt s = db_.Prepare(
       "SELECT m.id, m.ticket_id, m.policy_version, m.scope, m.strength, m.matched_rules, m.source, m.sender, "
       "m.admission, m.origin_trigger_seq, m.created_at, e.kind, e.reason "
       "FROM mandates m LEFT JOIN mandate_ends e ON e.mandate_id = m.id WHERE m.ticket_id = ?");
   s.Bind(1, id);
-  if (!s.Step()) return std::nullopt;
+  if (!s.Step()) return Missing(s);
   Mandate m;
   m.id = s.Int(0);
   m.ticket = s.Int(1);
@@ -403,47 +411,50 @@ std::optional<Mandate> Store::MandateForTicket(TicketId id) {
   m.ended_as = s.OptText(11).value_or("");
   m.ended_reason = s.OptText(12).value_or("");
   s.Reset();
-  return m;
+  return std::optional<Mandate>(m);
 }
 
 Status Store::EndMandate(std::int64_t mandate_id, const std::string& kind, const std::string& reason,
                          const std::string& by, TimeMs at) {
-  Stmt& s = db_.Prepare(
+  Stmt s = db_.Prepare(
       "INSERT OR IGNORE INTO mandate_ends (mandate_id, kind, reason, by_whom, at) VALUES (?,?,?,?,?)");
   return s.Bind(1, mandate_id).Bind(2, kind).Bind(3, reason).Bind(4, by).Bind(5, at).Run();
 }
 
 Status Store::Subscribe(const std::string& thread, TicketId ticket, TimeMs at) {
-  Stmt& s = db_.Prepare("INSERT OR IGNORE INTO subscriptions (thread_key, ticket_id, created_at) VALUES (?,?,?)");
+  Stmt s = db_.Prepare("INSERT OR IGNORE INTO subscriptions (thread_key, ticket_id, created_at) VALUES (?,?,?)");
   return s.Bind(1, thread).Bind(2, ticket).Bind(3, at).Run();
 }
 
-std::vector<TicketId> Store::SubscribedTickets(const std::vector<std::string>& threads) {
+Result<std::vector<TicketId>> Store::SubscribedTickets(const std::vector<std::string>& threads) {
   std::vector<TicketId> out;
-  Stmt& s = db_.Prepare("SELECT ticket_id FROM subscriptions WHERE thread_key = ? ORDER BY ticket_id");
+  Stmt s = db_.Prepare("SELECT ticket_id FROM subscriptions WHERE thread_key = ? ORDER BY ticket_id");
   for (const auto& th : threads) {
     s.Reset().Bind(1, th);
     while (s.Step()) {
       TicketId id = s.Int(0);
       if (std::find(out.begin(), out.end(), id) == out.end()) out.push_back(id);
     }
+    RETURN_IF_ERROR(s.status());
   }
   std::sort(out.begin(), out.end());
   return out;
 }
 
-std::vector<std::string> Store::TicketThreads(TicketId ticket) {
-  Stmt& s = db_.Prepare("SELECT thread_key FROM subscriptions WHERE ticket_id = ? ORDER BY created_at, thread_key");
+Result<std::vector<std::string>> Store::TicketThreads(TicketId ticket) {
+  Stmt s = db_.Prepare("SELECT thread_key FROM subscriptions WHERE ticket_id = ? ORDER BY created_at, thread_key");
   s.Bind(1, ticket);
   std::vector<std::string> out;
   while (s.Step()) out.push_back(s.Text(0));
+  RETURN_IF_ERROR(s.status());
   return out;
 }
 
-std::vector<TicketId> Store::OpenTickets() {
-  Stmt& s = db_.Prepare("SELECT id FROM tickets WHERE stage != 'ended' ORDER BY id");
+Result<std::vector<TicketId>> Store::OpenTickets() {
+  Stmt s = db_.Prepare("SELECT id FROM tickets WHERE stage != 'ended' ORDER BY id");
   std::vector<TicketId> out;
   while (s.Step()) out.push_back(s.Int(0));
+  RETURN_IF_ERROR(s.status());
   return out;
 }
 
@@ -451,7 +462,7 @@ std::vector<TicketId> Store::OpenTickets() {
 // Ticket inputs
 
 Result<std::int64_t> Store::InsertInput(const TicketInput& in) {
-  Stmt& s = db_.Prepare(
+  Stmt s = db_.Prepare(
       "INSERT OR IGNORE INTO ticket_inputs (ticket_id, kind, trigger_seq, body, state, created_at) VALUES (?,?,?,?,?,?)");
   s.Bind(1, in.ticket).Bind(2, in.kind).Bind(3, in.trigger_seq).Bind(4, in.body.dump()).Bind(5, in.state);
   s.Bind(6, in.created_at);
@@ -459,24 +470,26 @@ Result<std::int64_t> Store::InsertInput(const TicketInput& in) {
   return db_.Changes() == 0 ? 0 : db_.LastInsertId();
 }
 
-std::vector<TicketInput> Store::InputsForTicket(TicketId ticket) {
-  Stmt& s = db_.Prepare("SELECT " INPUT_COLUMNS " FROM ticket_inputs WHERE ticket_id = ? ORDER BY id");
+Result<std::vector<TicketInput>> Store::InputsForTicket(TicketId ticket) {
+  Stmt s = db_.Prepare("SELECT " INPUT_COLUMNS " FROM ticket_inputs WHERE ticket_id = ? ORDER BY id");
   s.Bind(1, ticket);
   std::vector<TicketInput> out;
   while (s.Step()) out.push_back(ReadInput(s));
+  RETURN_IF_ERROR(s.status());
   return out;
 }
 
-std::vector<TicketInput> Store::InputsForTrigger(std::int64_t seq) {
-  Stmt& s = db_.Prepare("SELECT " INPUT_COLUMNS " FROM ticket_inputs WHERE trigger_seq = ? ORDER BY id");
+Result<std::vector<TicketInput>> Store::InputsForTrigger(std::int64_t seq) {
+  Stmt s = db_.Prepare("SELECT " INPUT_COLUMNS " FROM ticket_inputs WHERE trigger_seq = ? ORDER BY id");
   s.Bind(1, seq);
   std::vector<TicketInput> out;
   while (s.Step()) out.push_back(ReadInput(s));
+  RETURN_IF_ERROR(s.status());
   return out;
 }
 
 Status Store::MarkHandedBack(std::int64_t input_id, const std::string& kind, const std::string& reason) {
-  Stmt& s = db_.Prepare(
+  Stmt s = db_.Prepare(
       "UPDATE ticket_inputs SET state = 'handed_back', handback_kind = ?, handback_reason = ? WHERE id = ?");
   return s.Bind(1, kind).Bind(2, reason).Bind(3, input_id).Run();
 }
@@ -486,25 +499,26 @@ Status Store::MarkHandedBack(std::int64_t input_id, const std::string& kind, con
 
 Result<std::int64_t> Store::InsertAssignment(TicketId ticket, const std::string& executor, const std::string& cause,
                                              TimeMs at) {
-  Stmt& s = db_.Prepare(
+  Stmt s = db_.Prepare(
       "INSERT INTO assignments (ticket_id, executor, state, cause, created_at) VALUES (?,?,'pending',?,?)");
   s.Bind(1, ticket).Bind(2, executor).Bind(3, cause).Bind(4, at);
   return InsertReturningId(db_, s);
 }
 
-std::vector<Assignment> Store::AssignmentsFor(TicketId ticket) {
-  Stmt& s = db_.Prepare(
+Result<std::vector<Assignment>> Store::AssignmentsFor(TicketId ticket) {
+  Stmt s = db_.Prepare(
       "SELECT id, ticket_id, executor, state, created_at, started_at, ended_at, cause FROM assignments "
       "WHERE ticket_id = ? ORDER BY id");
   s.Bind(1, ticket);
   std::vector<Assignment> out;
   while (s.Step())
     out.push_back({s.Int(0), s.Int(1), s.Text(2), s.Text(3), s.Int(4), s.OptInt(5), s.OptInt(6), s.Text(7)});
+  RETURN_IF_ERROR(s.status());
   return out;
 }
 
 Status Store::EndAssignments(TicketId ticket, TimeMs at) {
-  Stmt& s = db_.Prepare("UPDATE assignments SET state = 'ended', ended_at = ? WHERE ticket_id = ? AND state != 'ended'");
+  Stmt s = db_.Prepare("UPDATE assignments SET state = 'ended', ended_at = ? WHERE ticket_id = ? AND state != 'ended'");
   return s.Bind(1, at).Bind(2, ticket).Run();
 }
 
@@ -512,7 +526,7 @@ Status Store::EndAssignments(TicketId ticket, TimeMs at) {
 // Outbox
 
 Result<bool> Store::InsertReceipt(const Receipt& r) {
-  Stmt& s = db_.Prepare(
+  Stmt s = db_.Prepare(
       "INSERT OR IGNORE INTO receipts (id, ticket_id, thread_key, channel, kind, body, status, created_at) "
       "VALUES (?,?,?,?,?,?,'pending',?)");
   s.Bind(1, r.id).Bind(2, r.ticket).Bind(3, r.thread).Bind(4, r.channel).Bind(5, MessageKindName(r.kind));
@@ -523,31 +537,34 @@ Result<bool> Store::InsertReceipt(const Receipt& r) {
 
 Status Store::InsertEffect(const std::string& receipt_id, const std::string& kind, const std::string& payload, TimeMs at,
                            const std::string& kind_class) {
-  Stmt& s = db_.Prepare(
+  Stmt s = db_.Prepare(
       "INSERT INTO effects (receipt_id, kind, payload, status, attempts, next_at, created_at, kind_class) "
       "VALUES (?,?,?,'pending',0,?,?,?)");
   if (receipt_id.empty()) s.BindNull(1); else s.Bind(1, receipt_id);
   return s.Bind(2, kind).Bind(3, payload).Bind(4, at).Bind(5, at).Bind(6, kind_class).Run();
 }
 
-std::vector<Receipt> Store::ReceiptsFor(std::optional<TicketId> ticket) {
+Result<std::vector<Receipt>> Store::ReceiptsFor(std::optional<TicketId> ticket) {
   std::vector<Receipt> out;
   if (ticket) {
-    Stmt& s = db_.Prepare("SELECT " RECEIPT_COLUMNS " FROM receipts WHERE ticket_id = ? ORDER BY created_at, rowid");
+    Stmt s = db_.Prepare("SELECT " RECEIPT_COLUMNS " FROM receipts WHERE ticket_id = ? ORDER BY created_at, rowid");
     s.Bind(1, *ticket);
     while (s.Step()) out.push_back(ReadReceipt(s));
+    RETURN_IF_ERROR(s.status());
   } else {
-    Stmt& s = db_.Prepare("SELECT " RECEIPT_COLUMNS " FROM receipts ORDER BY created_at, rowid");
+    Stmt s = db_.Prepare("SELECT " RECEIPT_COLUMNS " FROM receipts ORDER BY created_at, rowid");
     while (s.Step()) out.push_back(ReadReceipt(s));
+    RETURN_IF_ERROR(s.status());
   }
   return out;
 }
 
-std::vector<Receipt> Store::ReceiptsForThread(const std::string& thread) {
-  Stmt& s = db_.Prepare("SELECT " RECEIPT_COLUMNS " FROM receipts WHERE thread_key = ? ORDER BY created_at, rowid");
+Result<std::vector<Receipt>> Store::ReceiptsForThread(const std::string& thread) {
+  Stmt s = db_.Prepare("SELECT " RECEIPT_COLUMNS " FROM receipts WHERE thread_key = ? ORDER BY created_at, rowid");
   s.Bind(1, thread);
   std::vector<Receipt> out;
   while (s.Step()) out.push_back(ReadReceipt(s));
+  RETURN_IF_ERROR(s.status());
   return out;
 }
 
@@ -556,32 +573,38 @@ std::vector<Receipt> Store::ReceiptsForThread(const std::string& thread) {
 
 Status Store::InsertCommand(TimeMs at, const std::string& who, const std::string& command, const std::string& target,
                             const std::string& detail) {
-  Stmt& s = db_.Prepare("INSERT INTO commands (at, who, command, target, detail) VALUES (?,?,?,?,?)");
+  Stmt s = db_.Prepare("INSERT INTO commands (at, who, command, target, detail) VALUES (?,?,?,?,?)");
   return s.Bind(1, at).Bind(2, who).Bind(3, command).Bind(4, target).Bind(5, detail).Run();
 }
 
-json Store::Stats() {
+Result<json> Store::Stats() {
   json out = json::object();
   json triggers = json::object();
-  Stmt& t = db_.Prepare("SELECT outcome, COUNT(*) FROM triggers GROUP BY outcome");
+  Stmt t = db_.Prepare("SELECT outcome, COUNT(*) FROM triggers GROUP BY outcome");
   while (t.Step()) triggers[t.Text(0)] = t.Int(1);
+  RETURN_IF_ERROR(t.status());
   out["triggers"] = triggers;
   json stages = json::object();
-  Stmt& st = db_.Prepare("SELECT stage, COUNT(*) FROM tickets GROUP BY stage");
+  Stmt st = db_.Prepare("SELECT stage, COUNT(*) FROM tickets GROUP BY stage");
   while (st.Step()) stages[st.Text(0)] = st.Int(1);
+  RETURN_IF_ERROR(st.status());
   out["tickets"] = stages;
-  Stmt& q = db_.Prepare("SELECT COUNT(*) FROM eval_queue");
+  Stmt q = db_.Prepare("SELECT COUNT(*) FROM eval_queue");
   out["eval_queue"] = q.Step() ? q.Int(0) : 0;
+  RETURN_IF_ERROR(q.status());
   q.Reset();
   json decisions = json::object();
-  Stmt& d = db_.Prepare("SELECT outcome, COUNT(*) FROM decisions GROUP BY outcome");
+  Stmt d = db_.Prepare("SELECT outcome, COUNT(*) FROM decisions GROUP BY outcome");
   while (d.Step()) decisions[d.Text(0)] = d.Int(1);
+  RETURN_IF_ERROR(d.status());
   out["decisions"] = decisions;
-  Stmt& p = db_.Prepare("SELECT COUNT(*) FROM receipts WHERE status = 'pending'");
+  Stmt p = db_.Prepare("SELECT COUNT(*) FROM receipts WHERE status = 'pending'");
   out["receipts_pending"] = p.Step() ? p.Int(0) : 0;
+  RETURN_IF_ERROR(p.status());
   p.Reset();
-  Stmt& e = db_.Prepare("SELECT COUNT(*) FROM effects WHERE status = 'pending'");
+  Stmt e = db_.Prepare("SELECT COUNT(*) FROM effects WHERE status = 'pending'");
   out["effects_pending"] = e.Step() ? e.Int(0) : 0;
+  RETURN_IF_ERROR(e.status());
   e.Reset();
   return out;
 }

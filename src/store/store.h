@@ -2,6 +2,7 @@
 // decisions. Callers group calls into transactions with Begin().
 #pragma once
 
+#include <chrono>
 #include <map>
 #include <memory>
 #include <optional>
@@ -49,100 +50,105 @@ struct GateRow {
 
 class Store {
  public:
-  // Opens the database file, sets WAL + foreign keys + synchronous=FULL, applies migrations.
-  static Result<std::unique_ptr<Store>> Open(const std::string& path);
+  // Opens the database file (0600, created if needed), sets WAL + foreign keys +
+  // synchronous=FULL, applies migrations. `options`: how long to wait for other processes' locks.
+  static Result<std::unique_ptr<Store>> Open(const std::string& path, DbOptions options = {});
+  // SQLite's quick_check within `budget` (0: none); see store::QuickCheck.
+  Result<bool> QuickCheck(std::chrono::milliseconds budget) { return store::QuickCheck(db_, budget); }
+  // Statements caught mid-way (holding a read snapshot); always 0 between calls.
+  int BusyStatements() const { return db_.BusyStatements(); }
 
   // A write transaction (BEGIN IMMEDIATE); rolls back unless committed.
   std::unique_ptr<Tx> Begin() { return std::make_unique<Tx>(&db_); }
-  int SchemaVersion();
+  Result<int> SchemaVersion();
 
   // Triggers and Threads.
-  std::optional<TriggerRecord> FindTrigger(const std::string& id);
-  std::optional<TriggerRecord> FindTriggerBySeq(std::int64_t seq);
-  std::optional<TriggerRecord> FindTriggerByUrl(const std::string& url);
+  Result<std::optional<TriggerRecord>> FindTrigger(const std::string& id);
+  Result<std::optional<TriggerRecord>> FindTriggerBySeq(std::int64_t seq);
+  Result<std::optional<TriggerRecord>> FindTriggerByUrl(const std::string& url);
   Result<std::int64_t> InsertTrigger(const TriggerRecord& r);
   Status InsertTriggerThread(std::int64_t seq, const std::string& thread, int position);
-  std::vector<std::string> TriggerThreads(std::int64_t seq);
-  std::vector<Trigger> ThreadHistory(const std::string& thread, std::size_t limit);
+  Result<std::vector<std::string>> TriggerThreads(std::int64_t seq);
+  Result<std::vector<Trigger>> ThreadHistory(const std::string& thread, std::size_t limit);
   Status UpsertThread(const std::string& key, const std::string& source, const std::string& channel, TimeMs at);
-  std::optional<std::string> ThreadChannel(const std::string& key);
+  Result<std::optional<std::string>> ThreadChannel(const std::string& key);
 
   // Policy versions.
-  std::optional<PolicyVersionRow> LatestPolicyVersion();
+  Result<std::optional<PolicyVersionRow>> LatestPolicyVersion();
   Result<std::int64_t> InsertPolicyVersion(const std::string& fingerprint, const std::string& body,
                                            const std::string& origin, TimeMs at);
 
   // Eval queue and Evals.
   Status Enqueue(std::int64_t seq, const std::string& thread, TimeMs at, TimeMs not_before, int attempts,
                  const std::string& handback);
-  std::optional<QueueRow> QueueRowFor(std::int64_t seq);
+  Result<std::optional<QueueRow>> QueueRowFor(std::int64_t seq);
   // A Thread with due, unclaimed queue rows and no running Eval (oldest first).
-  std::optional<std::string> NextDueThread(TimeMs now);
+  Result<std::optional<std::string>> NextDueThread(TimeMs now);
   Result<EvalId> InsertEval(const std::string& thread, std::int64_t policy_version, TimeMs at, TimeMs deadline);
   Status ClaimBatch(EvalId eval, const std::string& thread, TimeMs now);
-  std::vector<QueueRow> Batch(EvalId eval);
-  std::optional<EvalRow> GetEval(EvalId eval);
-  std::vector<EvalRow> RunningEvals();
+  Result<std::vector<QueueRow>> Batch(EvalId eval);
+  Result<std::optional<EvalRow>> GetEval(EvalId eval);
+  Result<std::vector<EvalRow>> RunningEvals();
   Status SetEvalStatus(EvalId eval, const std::string& status, TimeMs at);
   Status DequeueBatch(EvalId eval);
   // Releases the batch back to the queue; attempts += attempt_increment; due at not_before.
   Status ReleaseBatch(EvalId eval, TimeMs not_before, int attempt_increment);
   Status InsertGateRow(const GateRow& row);
-  std::vector<GateRow> GateRowsFor(std::int64_t seq);
+  Result<std::vector<GateRow>> GateRowsFor(std::int64_t seq);
   Result<std::int64_t> InsertDecision(const Decision& d);
-  std::vector<Decision> DecisionsForThread(const std::string& thread);
-  std::optional<Decision> DecisionForEval(EvalId eval);
+  Result<std::vector<Decision>> DecisionsForThread(const std::string& thread);
+  Result<std::optional<Decision>> DecisionForEval(EvalId eval);
 
   // Tickets, Mandates, Subscriptions.
   Result<TicketId> InsertTicket(const Ticket& t, std::int64_t origin_seq);
-  std::optional<Ticket> GetTicket(TicketId id);
-  std::optional<TicketId> TicketByOrigin(std::int64_t origin_seq);
+  Result<std::optional<Ticket>> GetTicket(TicketId id);
+  Result<std::optional<TicketId>> TicketByOrigin(std::int64_t origin_seq);
   Status UpdateTicket(const Ticket& t);
   Status InsertTicketEvent(TicketId id, TimeMs at, std::optional<Stage> from, Stage to, const std::string& cause);
   Result<std::int64_t> InsertMandate(const Mandate& m);
-  std::optional<Mandate> MandateForTicket(TicketId id);
+  Result<std::optional<Mandate>> MandateForTicket(TicketId id);
   Status EndMandate(std::int64_t mandate_id, const std::string& kind, const std::string& reason,
                     const std::string& by, TimeMs at);
   Status Subscribe(const std::string& thread, TicketId ticket, TimeMs at);
-  std::vector<TicketId> SubscribedTickets(const std::vector<std::string>& threads);
-  std::vector<std::string> TicketThreads(TicketId ticket);
-  std::vector<TicketId> OpenTickets();
+  Result<std::vector<TicketId>> SubscribedTickets(const std::vector<std::string>& threads);
+  Result<std::vector<std::string>> TicketThreads(TicketId ticket);
+  Result<std::vector<TicketId>> OpenTickets();
 
   // Ticket inputs.
   // Inserts; returns 0 (no error) when this Trigger already reached this Ticket.
   Result<std::int64_t> InsertInput(const TicketInput& in);
-  std::vector<TicketInput> InputsForTicket(TicketId ticket);
-  std::vector<TicketInput> InputsForTrigger(std::int64_t seq);
+  Result<std::vector<TicketInput>> InputsForTicket(TicketId ticket);
+  Result<std::vector<TicketInput>> InputsForTrigger(std::int64_t seq);
   Status MarkHandedBack(std::int64_t input_id, const std::string& kind, const std::string& reason);
 
   // Assignments.
   Result<std::int64_t> InsertAssignment(TicketId ticket, const std::string& executor, const std::string& cause, TimeMs at);
-  std::vector<Assignment> AssignmentsFor(TicketId ticket);
+  Result<std::vector<Assignment>> AssignmentsFor(TicketId ticket);
   Status EndAssignments(TicketId ticket, TimeMs at);
 
   // Execution (store_exec.cpp): Assignments by state, sessions, transcripts, usage, workspaces.
-  std::vector<Assignment> AssignmentsInState(const std::string& state);
-  std::optional<Assignment> GetAssignment(std::int64_t id);
+  Result<std::vector<Assignment>> AssignmentsInState(const std::string& state);
+  Result<std::optional<Assignment>> GetAssignment(std::int64_t id);
   Status SetAssignmentState(std::int64_t id, const std::string& state, const std::string& executor, TimeMs at);
   Status MarkInputsTaken(TicketId ticket);
   Result<SessionId> InsertSession(const Session& s);
-  std::optional<Session> GetSession(SessionId id);
-  std::optional<Session> SessionForTicket(TicketId ticket);
-  std::vector<Session> AllSessions();
+  Result<std::optional<Session>> GetSession(SessionId id);
+  Result<std::optional<Session>> SessionForTicket(TicketId ticket);
+  Result<std::vector<Session>> AllSessions();
   Status SetSessionStatus(SessionId id, const std::string& status, TimeMs at);
   Result<std::int64_t> InsertSessionEvent(const SessionEvent& e);
-  std::vector<SessionEvent> SessionEvents(SessionId id, std::int64_t after_id);
+  Result<std::vector<SessionEvent>> SessionEvents(SessionId id, std::int64_t after_id);
   Status InsertTokenUsage(TicketId ticket, std::optional<SessionId> session, const nlohmann::json& usage, TimeMs at);
-  nlohmann::json TokenTotals(TicketId ticket);
+  Result<nlohmann::json> TokenTotals(TicketId ticket);
   Status UpsertWorkspace(const WorkspaceRecord& w);
-  std::optional<WorkspaceRecord> GetWorkspace(TicketId ticket);
-  std::vector<WorkspaceRecord> LiveWorkspaces();
+  Result<std::optional<WorkspaceRecord>> GetWorkspace(TicketId ticket);
+  Result<std::vector<WorkspaceRecord>> LiveWorkspaces();
   // Live workspaces of Tickets that ended for good (ended and their Mandate withdrawn or revoked).
-  std::vector<WorkspaceRecord> WorkspacesEndedForGood();
+  Result<std::vector<WorkspaceRecord>> WorkspacesEndedForGood();
   // Open Tickets, not waiting for a person, that hold a pending input and have no pending or
   // running Assignment: the ones a follow-up Assignment is due for. Indexed: the scheduler asks
   // every second, whatever the number of Tickets.
-  std::vector<TicketId> TicketsDueAFollowUp();
+  Result<std::vector<TicketId>> TicketsDueAFollowUp();
   Status MarkWorkspaceRemoved(TicketId ticket, TimeMs at);
 
   // Outbox.
@@ -151,26 +157,26 @@ class Store {
   // `receipt_id` empty for an external action (kind_class "action").
   Status InsertEffect(const std::string& receipt_id, const std::string& kind, const std::string& payload, TimeMs at,
                       const std::string& kind_class = "message");
-  std::vector<Receipt> ReceiptsFor(std::optional<TicketId> ticket);
-  std::vector<Receipt> ReceiptsForThread(const std::string& thread);
+  Result<std::vector<Receipt>> ReceiptsFor(std::optional<TicketId> ticket);
+  Result<std::vector<Receipt>> ReceiptsForThread(const std::string& thread);
 
   // Sources and problems (store_sources.cpp).
   Status SetCursor(const std::string& source, const std::string& name, const std::string& value, TimeMs at);
   Status EraseCursor(const std::string& source, const std::string& name);
-  std::map<std::string, std::string> Cursors(const std::string& source);
+  Result<std::map<std::string, std::string>> Cursors(const std::string& source);
   Status RecordPathOutcome(const std::string& source, const std::string& path, bool ok, const std::string& error,
                            int skipped, TimeMs at);
-  std::optional<SourceHealth> GetHealth(const std::string& source, const std::string& path);
-  std::vector<SourceHealth> AllHealth();
+  Result<std::optional<SourceHealth>> GetHealth(const std::string& source, const std::string& path);
+  Result<std::vector<SourceHealth>> AllHealth();
   Status MarkThreadDeleted(const std::string& thread, TimeMs at);
-  bool ThreadDeleted(const std::string& thread);
+  Result<bool> ThreadDeleted(const std::string& thread);
   Status SetSourceEnabled(const std::string& source, bool enabled);
-  bool SourceEnabled(const std::string& source);
+  Result<bool> SourceEnabled(const std::string& source);
   // Problem counters: failures counts consecutive failures; raised when cleared_at IS NULL and
   // failures >= threshold.
   Result<int> CountFailure(const std::string& kind, const std::string& message, TimeMs at);
   Status ClearFailures(const std::string& kind, TimeMs at);
-  std::vector<SystemProblem> RaisedProblems(int threshold);
+  Result<std::vector<SystemProblem>> RaisedProblems(int threshold);
 
   // Outbox delivery (store_effects.cpp).
   struct EffectRow {
@@ -181,44 +187,44 @@ class Store {
     std::optional<TimeMs> started_at;
     bool outcome_unknown = false;
   };
-  std::vector<EffectRow> DueEffects(TimeMs now, int limit);
-  std::optional<Receipt> GetReceipt(const std::string& id);
+  Result<std::vector<EffectRow>> DueEffects(TimeMs now, int limit);
+  Result<std::optional<Receipt>> GetReceipt(const std::string& id);
   // True when a receipt created before `receipt_id` for the same Ticket or Thread is pending.
-  bool EarlierReceiptPending(const std::string& receipt_id);
+  Result<bool> EarlierReceiptPending(const std::string& receipt_id);
   Status MarkEffectInFlight(std::int64_t id, TimeMs at, bool outcome_unknown);
   Status FinishEffect(std::int64_t id, const std::string& status, const std::string& reason,
                       const std::string& external_id);
   Status RescheduleEffect(std::int64_t id, TimeMs next_at, const std::string& error);
   Status SetReceiptStatus(const std::string& id, const std::string& status, const std::string& external_id, TimeMs at);
-  std::optional<EffectRow> GetEffect(std::int64_t id);
+  Result<std::optional<EffectRow>> GetEffect(std::int64_t id);
   // True when an action effect with this payload idempotency_key exists.
-  bool ActionExists(const std::string& idempotency_key);
-  nlohmann::json EffectCounts();
+  Result<bool> ActionExists(const std::string& idempotency_key);
+  Result<nlohmann::json> EffectCounts();
 
   // Commands and counters.
   Status InsertCommand(TimeMs at, const std::string& who, const std::string& command, const std::string& target,
                        const std::string& detail);
-  nlohmann::json Stats();
+  Result<nlohmann::json> Stats();
 
   // Intercom (store_intercom.cpp).
   Status InsertIntercomMessage(const IntercomMessage& m);
-  std::optional<IntercomMessage> GetIntercomMessage(const std::string& id);
-  std::int64_t IntercomMessageCount();
+  Result<std::optional<IntercomMessage>> GetIntercomMessage(const std::string& id);
+  Result<std::int64_t> IntercomMessageCount();
   // Messages to `to` from anyone (and, when `from` is set, only from it) since `since`.
-  int CountIntercomSince(const std::string& to, const std::optional<std::string>& from, TimeMs since);
-  std::vector<IntercomMessage> QueuedIntercomFor(const std::string& session);
+  Result<int> CountIntercomSince(const std::string& to, const std::optional<std::string>& from, TimeMs since);
+  Result<std::vector<IntercomMessage>> QueuedIntercomFor(const std::string& session);
   Status MarkIntercomDelivered(const std::string& id, TimeMs at);
   Status MarkIntercomAnswered(const std::string& id);
   // Messages from `from` to `to` that answer one of `to`'s messages to `from`, oldest first.
-  std::vector<IntercomMessage> IntercomRepliesBetween(const std::string& from, const std::string& to);
-  std::vector<IntercomMessage> IntercomMessagesOf(const std::string& session, TimeMs since, int limit);
-  int WakesSpent(const std::string& session);
+  Result<std::vector<IntercomMessage>> IntercomRepliesBetween(const std::string& from, const std::string& to);
+  Result<std::vector<IntercomMessage>> IntercomMessagesOf(const std::string& session, TimeMs since, int limit);
+  Result<int> WakesSpent(const std::string& session);
   Status SetWakesSpent(const std::string& session, int spent);
   Status InsertIntercomGroup(const IntercomGroup& g, TimeMs at);
   Status DeleteIntercomGroup(const std::string& id);
   Status AddIntercomMember(const std::string& group, const std::string& session, TimeMs at);
   Status RemoveIntercomMember(const std::string& group, const std::string& session);
-  std::vector<IntercomGroup> IntercomGroups();
+  Result<std::vector<IntercomGroup>> IntercomGroups();
 
  private:
   Status Configure();

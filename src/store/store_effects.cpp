@@ -23,40 +23,42 @@ Store::EffectRow ReadEffect(Stmt& s) {
 #define EFFECT_COLUMNS "id, receipt_id, kind, payload, status, kind_class, attempts, next_at, started_at, outcome_unknown"
 }  // namespace
 
-std::vector<Store::EffectRow> Store::DueEffects(TimeMs now, int limit) {
-  Stmt& s = db_.Prepare("SELECT " EFFECT_COLUMNS " FROM effects WHERE status = 'pending' AND next_at <= ? ORDER BY id LIMIT ?");
+Result<std::vector<Store::EffectRow>> Store::DueEffects(TimeMs now, int limit) {
+  Stmt s = db_.Prepare("SELECT " EFFECT_COLUMNS " FROM effects WHERE status = 'pending' AND next_at <= ? ORDER BY id LIMIT ?");
   s.Bind(1, now).Bind(2, limit);
   std::vector<EffectRow> out;
   while (s.Step()) out.push_back(ReadEffect(s));
+  RETURN_IF_ERROR(s.status());
   return out;
 }
 
-std::optional<Store::EffectRow> Store::GetEffect(std::int64_t id) {
-  Stmt& s = db_.Prepare("SELECT " EFFECT_COLUMNS " FROM effects WHERE id = ?");
+Result<std::optional<Store::EffectRow>> Store::GetEffect(std::int64_t id) {
+  Stmt s = db_.Prepare("SELECT " EFFECT_COLUMNS " FROM effects WHERE id = ?");
   s.Bind(1, id);
-  if (!s.Step()) return std::nullopt;
+  if (!s.Step()) return Missing(s);
   EffectRow e = ReadEffect(s);
   s.Reset();
-  return e;
+  return std::optional<Store::EffectRow>(e);
 }
 
-std::optional<Receipt> Store::GetReceipt(const std::string& id) {
-  Stmt& s = db_.Prepare("SELECT " RECEIPT_COLUMNS " FROM receipts WHERE id = ?");
+Result<std::optional<Receipt>> Store::GetReceipt(const std::string& id) {
+  Stmt s = db_.Prepare("SELECT " RECEIPT_COLUMNS " FROM receipts WHERE id = ?");
   s.Bind(1, id);
-  if (!s.Step()) return std::nullopt;
+  if (!s.Step()) return Missing(s);
   Receipt r = ReadReceipt(s);
   s.Reset();
-  return r;
+  return std::optional<Receipt>(r);
 }
 
-bool Store::EarlierReceiptPending(const std::string& receipt_id) {
+Result<bool> Store::EarlierReceiptPending(const std::string& receipt_id) {
   // "Earlier" is insertion order (rowid): an acknowledgement enqueued before a result stays first
   // even when both carry the same millisecond.
-  Stmt& s = db_.Prepare(
+  Stmt s = db_.Prepare(
       "SELECT EXISTS (SELECT 1 FROM receipts r2, receipts r WHERE r.id = ?1 AND r2.status = 'pending' "
       "AND r2.rowid < r.rowid AND (r2.thread_key = r.thread_key OR (r.ticket_id IS NOT NULL AND r2.ticket_id = r.ticket_id)))");
   s.Bind(1, receipt_id);
   bool pending = s.Step() && s.Bool(0);
+  RETURN_IF_ERROR(s.status());
   s.Reset();
   return pending;
 }
@@ -71,7 +73,7 @@ Status Store::MarkEffectInFlight(std::int64_t id, TimeMs at, bool outcome_unknow
 
 Status Store::FinishEffect(std::int64_t id, const std::string& status, const std::string& reason,
                            const std::string& external_id) {
-  Stmt& s = db_.Prepare(
+  Stmt s = db_.Prepare(
       "UPDATE effects SET status = ?, ended_reason = ?, external_id = ?, started_at = NULL, "
       "attempts = attempts + 1, last_error = CASE WHEN ?1 = 'done' THEN last_error ELSE ?2 END WHERE id = ?4");
   s.Bind(1, status);
@@ -91,7 +93,7 @@ Status Store::RescheduleEffect(std::int64_t id, TimeMs next_at, const std::strin
 
 Status Store::SetReceiptStatus(const std::string& id, const std::string& status, const std::string& external_id,
                                TimeMs at) {
-  Stmt& s = db_.Prepare(
+  Stmt s = db_.Prepare(
       "UPDATE receipts SET status = ?, external_id = COALESCE(?, external_id), "
       "sent_at = CASE WHEN ?1 = 'sent' THEN ? ELSE sent_at END WHERE id = ?");
   s.Bind(1, status);
@@ -99,21 +101,23 @@ Status Store::SetReceiptStatus(const std::string& id, const std::string& status,
   return s.Bind(3, at).Bind(4, id).Run();
 }
 
-bool Store::ActionExists(const std::string& key) {
-  Stmt& s = db_.Prepare(
+Result<bool> Store::ActionExists(const std::string& key) {
+  Stmt s = db_.Prepare(
       "SELECT EXISTS (SELECT 1 FROM effects WHERE kind_class = 'action' AND json_extract(payload, '$.idempotency_key') = ?)");
   s.Bind(1, key);
   bool exists = s.Step() && s.Bool(0);
+  RETURN_IF_ERROR(s.status());
   s.Reset();
   return exists;
 }
 
-nlohmann::json Store::EffectCounts() {
+Result<nlohmann::json> Store::EffectCounts() {
   nlohmann::json out = {{"pending", 0}, {"in_flight", 0}, {"failed", 0}, {"abandoned", 0}, {"done", 0}};
-  Stmt& s = db_.Prepare(
+  Stmt s = db_.Prepare(
       "SELECT CASE WHEN status = 'pending' AND started_at IS NOT NULL THEN 'in_flight' ELSE status END, COUNT(*) "
       "FROM effects GROUP BY 1");
   while (s.Step()) out[s.Text(0)] = s.Int(1);
+  RETURN_IF_ERROR(s.status());
   return out;
 }
 

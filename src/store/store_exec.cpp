@@ -38,79 +38,81 @@ Result<std::int64_t> RunInsert(Db& db, Stmt& s) {
 
 }  // namespace
 
-std::vector<Assignment> Store::AssignmentsInState(const std::string& state) {
-  Stmt& s = db_.Prepare("SELECT " ASSIGNMENT_COLUMNS " FROM assignments WHERE state = ? ORDER BY id");
+Result<std::vector<Assignment>> Store::AssignmentsInState(const std::string& state) {
+  Stmt s = db_.Prepare("SELECT " ASSIGNMENT_COLUMNS " FROM assignments WHERE state = ? ORDER BY id");
   s.Bind(1, state);
   std::vector<Assignment> out;
   while (s.Step()) out.push_back(ReadAssignment(s));
+  RETURN_IF_ERROR(s.status());
   return out;
 }
 
-std::optional<Assignment> Store::GetAssignment(std::int64_t id) {
-  Stmt& s = db_.Prepare("SELECT " ASSIGNMENT_COLUMNS " FROM assignments WHERE id = ?");
+Result<std::optional<Assignment>> Store::GetAssignment(std::int64_t id) {
+  Stmt s = db_.Prepare("SELECT " ASSIGNMENT_COLUMNS " FROM assignments WHERE id = ?");
   s.Bind(1, id);
-  if (!s.Step()) return std::nullopt;
-  return ReadAssignment(s);
+  if (!s.Step()) return Missing(s);
+  return std::optional<Assignment>(ReadAssignment(s));
 }
 
 Status Store::SetAssignmentState(std::int64_t id, const std::string& state, const std::string& executor, TimeMs at) {
   if (state == "running") {
-    Stmt& s = db_.Prepare("UPDATE assignments SET state = 'running', executor = ?, started_at = ? WHERE id = ?");
+    Stmt s = db_.Prepare("UPDATE assignments SET state = 'running', executor = ?, started_at = ? WHERE id = ?");
     return s.Bind(1, executor).Bind(2, at).Bind(3, id).Run();
   }
-  Stmt& s = db_.Prepare("UPDATE assignments SET state = ?, ended_at = ? WHERE id = ?");
+  Stmt s = db_.Prepare("UPDATE assignments SET state = ?, ended_at = ? WHERE id = ?");
   return s.Bind(1, state).Bind(2, at).Bind(3, id).Run();
 }
 
 Status Store::MarkInputsTaken(TicketId ticket) {
-  Stmt& s = db_.Prepare("UPDATE ticket_inputs SET state = 'taken' WHERE ticket_id = ? AND state = 'pending'");
+  Stmt s = db_.Prepare("UPDATE ticket_inputs SET state = 'taken' WHERE ticket_id = ? AND state = 'pending'");
   return s.Bind(1, ticket).Run();
 }
 
 Result<SessionId> Store::InsertSession(const Session& x) {
-  Stmt& s = db_.Prepare(
+  Stmt s = db_.Prepare(
       "INSERT INTO sessions (ticket_id, title, executor, status, created_at, updated_at) VALUES (?,?,?,?,?,?)");
   s.Bind(1, x.ticket).Bind(2, x.title).Bind(3, x.executor).Bind(4, x.status).Bind(5, x.created_at);
   s.Bind(6, x.updated_at);
   return RunInsert(db_, s);
 }
 
-std::optional<Session> Store::GetSession(SessionId id) {
-  Stmt& s = db_.Prepare("SELECT " SESSION_COLUMNS " FROM sessions WHERE id = ?");
+Result<std::optional<Session>> Store::GetSession(SessionId id) {
+  Stmt s = db_.Prepare("SELECT " SESSION_COLUMNS " FROM sessions WHERE id = ?");
   s.Bind(1, id);
-  if (!s.Step()) return std::nullopt;
-  return ReadSession(s);
+  if (!s.Step()) return Missing(s);
+  return std::optional<Session>(ReadSession(s));
 }
 
-std::optional<Session> Store::SessionForTicket(TicketId ticket) {
-  Stmt& s = db_.Prepare("SELECT " SESSION_COLUMNS " FROM sessions WHERE ticket_id = ?");
+Result<std::optional<Session>> Store::SessionForTicket(TicketId ticket) {
+  Stmt s = db_.Prepare("SELECT " SESSION_COLUMNS " FROM sessions WHERE ticket_id = ?");
   s.Bind(1, ticket);
-  if (!s.Step()) return std::nullopt;
-  return ReadSession(s);
+  if (!s.Step()) return Missing(s);
+  return std::optional<Session>(ReadSession(s));
 }
 
-std::vector<Session> Store::AllSessions() {
-  Stmt& s = db_.Prepare("SELECT " SESSION_COLUMNS " FROM sessions ORDER BY id");
+Result<std::vector<Session>> Store::AllSessions() {
+  Stmt s = db_.Prepare("SELECT " SESSION_COLUMNS " FROM sessions ORDER BY id");
   s.Reset();
   std::vector<Session> out;
   while (s.Step()) out.push_back(ReadSession(s));
+  RETURN_IF_ERROR(s.status());
   return out;
 }
 
 Status Store::SetSessionStatus(SessionId id, const std::string& status, TimeMs at) {
-  Stmt& s = db_.Prepare("UPDATE sessions SET status = ?, updated_at = ? WHERE id = ?");
+  Stmt s = db_.Prepare("UPDATE sessions SET status = ?, updated_at = ? WHERE id = ?");
   return s.Bind(1, status).Bind(2, at).Bind(3, id).Run();
 }
 
 Result<std::int64_t> Store::InsertSessionEvent(const SessionEvent& e) {
-  Stmt& s = db_.Prepare(
+  Stmt s = db_.Prepare(
       "INSERT INTO session_events (session_id, assignment_id, kind, body, at) VALUES (?,?,?,?,?)");
   s.Bind(1, e.session).Bind(2, e.assignment).Bind(3, e.kind).Bind(4, e.body.dump()).Bind(5, e.at);
   return RunInsert(db_, s);
 }
 
-std::vector<SessionEvent> Store::SessionEvents(SessionId id, std::int64_t after_id) {
-  Stmt& s = db_.Prepare(
+Result<std::vector<SessionEvent>> Store::SessionEvents(SessionId id, std::int64_t after_id) {
+  Stmt s = db_.Prepare(
       "SELECT id, session_id, assignment_id, kind, body, at FROM session_events WHERE session_id = ? AND id > ? "
       "ORDER BY id");
   s.Bind(1, id).Bind(2, after_id);
@@ -125,11 +127,12 @@ std::vector<SessionEvent> Store::SessionEvents(SessionId id, std::int64_t after_
     e.at = s.Int(5);
     out.push_back(std::move(e));
   }
+  RETURN_IF_ERROR(s.status());
   return out;
 }
 
 Status Store::InsertTokenUsage(TicketId ticket, std::optional<SessionId> session, const json& u, TimeMs at) {
-  Stmt& s = db_.Prepare(
+  Stmt s = db_.Prepare(
       "INSERT INTO token_usage (ticket_id, session_id, model, purpose, calls, prompt_tokens, completion_tokens, "
       "total_tokens, cache_hit_tokens, at) VALUES (?,?,?,?,?,?,?,?,?,?)");
   std::optional<std::int64_t> cache;
@@ -141,63 +144,69 @@ Status Store::InsertTokenUsage(TicketId ticket, std::optional<SessionId> session
   return s.Run();
 }
 
-json Store::TokenTotals(TicketId ticket) {
-  Stmt& s = db_.Prepare(
+Result<json> Store::TokenTotals(TicketId ticket) {
+  Stmt s = db_.Prepare(
       "SELECT COALESCE(SUM(calls),0), COALESCE(SUM(prompt_tokens),0), COALESCE(SUM(completion_tokens),0), "
       "COALESCE(SUM(total_tokens),0), COALESCE(SUM(cache_hit_tokens),0) FROM token_usage WHERE ticket_id = ?");
   s.Bind(1, ticket);
-  if (!s.Step()) return json::object();
-  return {{"calls", s.Int(0)}, {"prompt_tokens", s.Int(1)}, {"completion_tokens", s.Int(2)},
+  if (!s.Step()) {
+    RETURN_IF_ERROR(s.status());
+    return json::object();
+  }
+  return json{{"calls", s.Int(0)}, {"prompt_tokens", s.Int(1)}, {"completion_tokens", s.Int(2)},
           {"total_tokens", s.Int(3)}, {"cache_hit_tokens", s.Int(4)}};
 }
 
 Status Store::UpsertWorkspace(const WorkspaceRecord& w) {
-  Stmt& s = db_.Prepare(
+  Stmt s = db_.Prepare(
       "INSERT INTO workspaces (ticket_id, dir, branch, base, created_at, removed_at) VALUES (?,?,?,?,?,NULL) "
       "ON CONFLICT (ticket_id) DO UPDATE SET dir = excluded.dir, branch = excluded.branch, base = excluded.base, "
       "created_at = excluded.created_at, removed_at = NULL");
   return s.Bind(1, w.ticket).Bind(2, w.dir).Bind(3, w.branch).Bind(4, w.base).Bind(5, w.created_at).Run();
 }
 
-std::optional<WorkspaceRecord> Store::GetWorkspace(TicketId ticket) {
-  Stmt& s = db_.Prepare("SELECT " WORKSPACE_COLUMNS " FROM workspaces WHERE ticket_id = ?");
+Result<std::optional<WorkspaceRecord>> Store::GetWorkspace(TicketId ticket) {
+  Stmt s = db_.Prepare("SELECT " WORKSPACE_COLUMNS " FROM workspaces WHERE ticket_id = ?");
   s.Bind(1, ticket);
-  if (!s.Step()) return std::nullopt;
-  return ReadWorkspace(s);
+  if (!s.Step()) return Missing(s);
+  return std::optional<WorkspaceRecord>(ReadWorkspace(s));
 }
 
-std::vector<WorkspaceRecord> Store::LiveWorkspaces() {
-  Stmt& s = db_.Prepare("SELECT " WORKSPACE_COLUMNS " FROM workspaces WHERE removed_at IS NULL ORDER BY ticket_id");
+Result<std::vector<WorkspaceRecord>> Store::LiveWorkspaces() {
+  Stmt s = db_.Prepare("SELECT " WORKSPACE_COLUMNS " FROM workspaces WHERE removed_at IS NULL ORDER BY ticket_id");
   s.Reset();
   std::vector<WorkspaceRecord> out;
   while (s.Step()) out.push_back(ReadWorkspace(s));
+  RETURN_IF_ERROR(s.status());
   return out;
 }
 
-std::vector<WorkspaceRecord> Store::WorkspacesEndedForGood() {
-  Stmt& s = db_.Prepare(
+Result<std::vector<WorkspaceRecord>> Store::WorkspacesEndedForGood() {
+  Stmt s = db_.Prepare(
       "SELECT w.ticket_id, w.dir, w.branch, w.base, w.created_at, w.removed_at FROM workspaces w "
       "JOIN tickets t ON t.id = w.ticket_id JOIN mandates m ON m.ticket_id = w.ticket_id "
       "JOIN mandate_ends e ON e.mandate_id = m.id "
       "WHERE w.removed_at IS NULL AND t.stage = 'ended' ORDER BY w.ticket_id");
   std::vector<WorkspaceRecord> out;
   while (s.Step()) out.push_back(ReadWorkspace(s));
+  RETURN_IF_ERROR(s.status());
   return out;
 }
 
-std::vector<TicketId> Store::TicketsDueAFollowUp() {
-  Stmt& s = db_.Prepare(
+Result<std::vector<TicketId>> Store::TicketsDueAFollowUp() {
+  Stmt s = db_.Prepare(
       "SELECT DISTINCT i.ticket_id FROM ticket_inputs i JOIN tickets t ON t.id = i.ticket_id "
       "WHERE i.state = 'pending' AND t.stage NOT IN ('ended', 'waiting_for_person') "
       "AND NOT EXISTS (SELECT 1 FROM assignments a WHERE a.ticket_id = i.ticket_id AND a.state <> 'ended') "
       "ORDER BY i.ticket_id");
   std::vector<TicketId> out;
   while (s.Step()) out.push_back(s.Int(0));
+  RETURN_IF_ERROR(s.status());
   return out;
 }
 
 Status Store::MarkWorkspaceRemoved(TicketId ticket, TimeMs at) {
-  Stmt& s = db_.Prepare("UPDATE workspaces SET removed_at = ? WHERE ticket_id = ?");
+  Stmt s = db_.Prepare("UPDATE workspaces SET removed_at = ? WHERE ticket_id = ?");
   return s.Bind(1, at).Bind(2, ticket).Run();
 }
 

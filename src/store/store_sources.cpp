@@ -4,7 +4,7 @@
 namespace superagent::store {
 
 Status Store::SetCursor(const std::string& source, const std::string& name, const std::string& value, TimeMs at) {
-  Stmt& s = db_.Prepare(
+  Stmt s = db_.Prepare(
       "INSERT INTO source_cursors (source, name, value, updated_at) VALUES (?,?,?,?) "
       "ON CONFLICT (source, name) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at");
   return s.Bind(1, source).Bind(2, name).Bind(3, value).Bind(4, at).Run();
@@ -14,17 +14,18 @@ Status Store::EraseCursor(const std::string& source, const std::string& name) {
   return db_.Prepare("DELETE FROM source_cursors WHERE source = ? AND name = ?").Bind(1, source).Bind(2, name).Run();
 }
 
-std::map<std::string, std::string> Store::Cursors(const std::string& source) {
-  Stmt& s = db_.Prepare("SELECT name, value FROM source_cursors WHERE source = ?");
+Result<std::map<std::string, std::string>> Store::Cursors(const std::string& source) {
+  Stmt s = db_.Prepare("SELECT name, value FROM source_cursors WHERE source = ?");
   s.Bind(1, source);
   std::map<std::string, std::string> out;
   while (s.Step()) out[s.Text(0)] = s.Text(1);
+  RETURN_IF_ERROR(s.status());
   return out;
 }
 
 Status Store::RecordPathOutcome(const std::string& source, const std::string& path, bool ok, const std::string& error,
                                 int skipped, TimeMs at) {
-  Stmt& s = db_.Prepare(
+  Stmt s = db_.Prepare(
       "INSERT INTO source_health (source, path, last_success_at, last_error, last_error_at, consecutive_failures, "
       "skipped_items) VALUES (?1, ?2, CASE WHEN ?3 THEN ?5 END, CASE WHEN ?3 THEN NULL ELSE ?4 END, "
       "CASE WHEN ?3 THEN NULL ELSE ?5 END, CASE WHEN ?3 THEN 0 ELSE 1 END, ?6) "
@@ -52,19 +53,20 @@ SourceHealth ReadHealth(Stmt& s) {
 #define HEALTH_COLUMNS "source, path, last_success_at, last_error, last_error_at, consecutive_failures, skipped_items"
 }  // namespace
 
-std::optional<SourceHealth> Store::GetHealth(const std::string& source, const std::string& path) {
-  Stmt& s = db_.Prepare("SELECT " HEALTH_COLUMNS " FROM source_health WHERE source = ? AND path = ?");
+Result<std::optional<SourceHealth>> Store::GetHealth(const std::string& source, const std::string& path) {
+  Stmt s = db_.Prepare("SELECT " HEALTH_COLUMNS " FROM source_health WHERE source = ? AND path = ?");
   s.Bind(1, source).Bind(2, path);
-  if (!s.Step()) return std::nullopt;
+  if (!s.Step()) return Missing(s);
   SourceHealth h = ReadHealth(s);
   s.Reset();
-  return h;
+  return std::optional<SourceHealth>(h);
 }
 
-std::vector<SourceHealth> Store::AllHealth() {
-  Stmt& s = db_.Prepare("SELECT " HEALTH_COLUMNS " FROM source_health ORDER BY source, path");
+Result<std::vector<SourceHealth>> Store::AllHealth() {
+  Stmt s = db_.Prepare("SELECT " HEALTH_COLUMNS " FROM source_health ORDER BY source, path");
   std::vector<SourceHealth> out;
   while (s.Step()) out.push_back(ReadHealth(s));
+  RETURN_IF_ERROR(s.status());
   return out;
 }
 
@@ -72,38 +74,41 @@ Status Store::MarkThreadDeleted(const std::string& thread, TimeMs at) {
   return db_.Prepare("UPDATE threads SET deleted_at = COALESCE(deleted_at, ?) WHERE key = ?").Bind(1, at).Bind(2, thread).Run();
 }
 
-bool Store::ThreadDeleted(const std::string& thread) {
-  Stmt& s = db_.Prepare("SELECT deleted_at IS NOT NULL FROM threads WHERE key = ?");
+Result<bool> Store::ThreadDeleted(const std::string& thread) {
+  Stmt s = db_.Prepare("SELECT deleted_at IS NOT NULL FROM threads WHERE key = ?");
   s.Bind(1, thread);
   bool deleted = s.Step() && s.Bool(0);
+  RETURN_IF_ERROR(s.status());
   s.Reset();
   return deleted;
 }
 
 Status Store::SetSourceEnabled(const std::string& source, bool enabled) {
-  Stmt& s = db_.Prepare(
+  Stmt s = db_.Prepare(
       "INSERT INTO sources (name, enabled) VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET enabled = excluded.enabled");
   return s.Bind(1, source).Bind(2, enabled).Run();
 }
 
-bool Store::SourceEnabled(const std::string& source) {
-  Stmt& s = db_.Prepare("SELECT enabled FROM sources WHERE name = ?");
+Result<bool> Store::SourceEnabled(const std::string& source) {
+  Stmt s = db_.Prepare("SELECT enabled FROM sources WHERE name = ?");
   s.Bind(1, source);
   bool enabled = !s.Step() || s.Bool(0);  // a Source nobody disabled is enabled
+  RETURN_IF_ERROR(s.status());
   s.Reset();
   return enabled;
 }
 
 Result<int> Store::CountFailure(const std::string& kind, const std::string& message, TimeMs at) {
-  Stmt& s = db_.Prepare(
+  Stmt s = db_.Prepare(
       "INSERT INTO system_problems (kind, message, failures, first_at, last_at, cleared_at) VALUES (?1, ?2, 1, ?3, ?3, NULL) "
       "ON CONFLICT (kind) DO UPDATE SET message = excluded.message, last_at = excluded.last_at, "
       "failures = CASE WHEN cleared_at IS NULL THEN failures + 1 ELSE 1 END, "
       "first_at = CASE WHEN cleared_at IS NULL THEN first_at ELSE excluded.first_at END, cleared_at = NULL");
   if (Status st = s.Bind(1, kind).Bind(2, message).Bind(3, at).Run(); !st.ok()) return st;
-  Stmt& q = db_.Prepare("SELECT failures FROM system_problems WHERE kind = ?");
+  Stmt q = db_.Prepare("SELECT failures FROM system_problems WHERE kind = ?");
   q.Bind(1, kind);
   int n = q.Step() ? static_cast<int>(q.Int(0)) : 0;
+  RETURN_IF_ERROR(q.status());
   q.Reset();
   return n;
 }
@@ -115,8 +120,8 @@ Status Store::ClearFailures(const std::string& kind, TimeMs at) {
       .Run();
 }
 
-std::vector<SystemProblem> Store::RaisedProblems(int threshold) {
-  Stmt& s = db_.Prepare(
+Result<std::vector<SystemProblem>> Store::RaisedProblems(int threshold) {
+  Stmt s = db_.Prepare(
       "SELECT kind, message, failures, first_at, last_at FROM system_problems "
       "WHERE cleared_at IS NULL AND failures >= ? ORDER BY first_at");
   s.Bind(1, threshold);

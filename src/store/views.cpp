@@ -47,20 +47,26 @@ Result<std::unique_ptr<Views>> Views::Open(const std::string& db_path) {
   std::unique_ptr<Views> v(new Views());
   if (Status s = v->db_->Open(db_path); !s.ok()) return s;
   // query_only: this connection can never write, whatever a query says.
-  if (Status s = v->db_->Exec("PRAGMA query_only=ON; PRAGMA busy_timeout=5000;"); !s.ok()) return s;
+  // (Db::Open has set the busy timeout already, before this first statement.)
+  if (Status s = v->db_->Exec("PRAGMA query_only=ON;"); !s.ok()) return s;
   return v;
+}
+
+Result<bool> Views::QuickCheck(std::chrono::milliseconds budget) {
+  std::lock_guard<std::mutex> lock(mu_);
+  return store::QuickCheck(*db_, budget);
 }
 
 std::int64_t Views::DataVersion() {
   std::lock_guard<std::mutex> lock(mu_);
-  Stmt& s = db_->Prepare("PRAGMA data_version");
+  Stmt s = db_->Prepare("PRAGMA data_version");
   std::int64_t v = s.Step() ? s.Int(0) : -1;
   s.Reset();
   return v;
 }
 
 std::optional<MandateView> Views::MandateOf(TicketId id) {
-  Stmt& s = db_->Prepare(
+  Stmt s = db_->Prepare(
       "SELECT m.id, m.ticket_id, m.policy_version, m.scope, m.strength, m.matched_rules, m.source, m.sender, "
       "m.admission, m.origin_trigger_seq, m.created_at, e.kind, e.reason, e.by_whom, e.at "
       "FROM mandates m LEFT JOIN mandate_ends e ON e.mandate_id = m.id WHERE m.ticket_id = ?");
@@ -91,12 +97,12 @@ std::optional<MandateView> Views::MandateOf(TicketId id) {
 }
 
 std::optional<TriggerRecord> Views::TriggerBySeq(std::int64_t seq) {
-  Stmt& s = db_->Prepare("SELECT " TRIGGER_COLUMNS " FROM triggers WHERE seq = ?");
+  Stmt s = db_->Prepare("SELECT " TRIGGER_COLUMNS " FROM triggers WHERE seq = ?");
   s.Bind(1, seq);
   if (!s.Step()) return std::nullopt;
   TriggerRecord r = ReadTrigger(s);
   s.Reset();
-  Stmt& th = db_->Prepare("SELECT thread_key FROM trigger_threads WHERE trigger_seq = ? ORDER BY position");
+  Stmt th = db_->Prepare("SELECT thread_key FROM trigger_threads WHERE trigger_seq = ? ORDER BY position");
   th.Bind(1, seq);
   while (th.Step()) r.trigger.threads.push_back(th.Text(0));
   return r;
@@ -106,7 +112,7 @@ TicketRow Views::RowOf(const Ticket& t) {
   TicketRow row;
   row.ticket = t;
   row.mandate = MandateOf(t.id);
-  Stmt& s = db_->Prepare("SELECT origin_trigger_seq FROM tickets WHERE id = ?");
+  Stmt s = db_->Prepare("SELECT origin_trigger_seq FROM tickets WHERE id = ?");
   s.Bind(1, t.id);
   std::optional<std::int64_t> seq;
   if (s.Step()) seq = s.Int(0);
@@ -118,7 +124,7 @@ TicketRow Views::RowOf(const Ticket& t) {
 std::vector<TicketRow> Views::TicketsInStage(Stage stage, int limit) {
   std::lock_guard<std::mutex> lock(mu_);
   ReadTx tx(db_.get());
-  Stmt& s = db_->Prepare("SELECT " TICKET_COLUMNS " FROM tickets WHERE stage = ? ORDER BY updated_at, id LIMIT ?");
+  Stmt s = db_->Prepare("SELECT " TICKET_COLUMNS " FROM tickets WHERE stage = ? ORDER BY updated_at, id LIMIT ?");
   s.Bind(1, StageName(stage)).Bind(2, limit);
   std::vector<Ticket> tickets;
   while (s.Step()) tickets.push_back(ReadTicket(s));
@@ -129,7 +135,7 @@ std::vector<TicketRow> Views::TicketsInStage(Stage stage, int limit) {
 
 std::vector<SystemProblem> Views::Problems(int threshold) {
   std::lock_guard<std::mutex> lock(mu_);
-  Stmt& s = db_->Prepare(
+  Stmt s = db_->Prepare(
       "SELECT kind, message, failures, first_at, last_at FROM system_problems "
       "WHERE cleared_at IS NULL AND failures >= ? ORDER BY first_at");
   s.Bind(1, threshold);
@@ -140,7 +146,7 @@ std::vector<SystemProblem> Views::Problems(int threshold) {
 
 std::optional<PolicyVersionInfo> Views::CurrentPolicy() {
   std::lock_guard<std::mutex> lock(mu_);
-  Stmt& s = db_->Prepare("SELECT version, origin, created_at FROM policy_versions ORDER BY version DESC LIMIT 1");
+  Stmt s = db_->Prepare("SELECT version, origin, created_at FROM policy_versions ORDER BY version DESC LIMIT 1");
   if (!s.Step()) return std::nullopt;
   PolicyVersionInfo p{s.Int(0), s.Text(1), s.Int(2)};
   s.Reset();
@@ -149,7 +155,7 @@ std::optional<PolicyVersionInfo> Views::CurrentPolicy() {
 
 std::vector<SourceHealth> Views::SourcesHealth() {
   std::lock_guard<std::mutex> lock(mu_);
-  Stmt& s = db_->Prepare(
+  Stmt s = db_->Prepare(
       "SELECT source, path, last_success_at, last_error, last_error_at, consecutive_failures, skipped_items "
       "FROM source_health ORDER BY source, path");
   std::vector<SourceHealth> out;
@@ -169,7 +175,7 @@ std::vector<SourceHealth> Views::SourcesHealth() {
 
 std::vector<CursorRecord> Views::Cursors() {
   std::lock_guard<std::mutex> lock(mu_);
-  Stmt& s = db_->Prepare("SELECT source, name, value, updated_at FROM source_cursors ORDER BY source, name");
+  Stmt s = db_->Prepare("SELECT source, name, value, updated_at FROM source_cursors ORDER BY source, name");
   std::vector<CursorRecord> out;
   while (s.Step()) out.push_back({s.Text(0), s.Text(1), s.Text(2), s.Int(3)});
   return out;
@@ -179,17 +185,17 @@ StatusCounts Views::Counts() {
   std::lock_guard<std::mutex> lock(mu_);
   ReadTx tx(db_.get());
   StatusCounts c;
-  Stmt& t = db_->Prepare("SELECT outcome, COUNT(*) FROM triggers GROUP BY outcome");
+  Stmt t = db_->Prepare("SELECT outcome, COUNT(*) FROM triggers GROUP BY outcome");
   while (t.Step()) c.triggers[t.Text(0)] = t.Int(1);
-  Stmt& k = db_->Prepare("SELECT stage, COUNT(*) FROM tickets GROUP BY stage");
+  Stmt k = db_->Prepare("SELECT stage, COUNT(*) FROM tickets GROUP BY stage");
   while (k.Step()) c.tickets[k.Text(0)] = k.Int(1);
-  Stmt& d = db_->Prepare("SELECT outcome, COUNT(*), SUM(would_accept) FROM decisions GROUP BY outcome");
+  Stmt d = db_->Prepare("SELECT outcome, COUNT(*), SUM(would_accept) FROM decisions GROUP BY outcome");
   while (d.Step()) {
     c.decisions[d.Text(0)] = d.Int(1);
     c.would_accept += d.Int(2);
   }
   auto count = [&](const char* sql) {
-    Stmt& s = db_->Prepare(sql);
+    Stmt s = db_->Prepare(sql);
     std::int64_t n = s.Step() ? s.Int(0) : 0;
     s.Reset();
     return n;
@@ -205,7 +211,7 @@ StatusCounts Views::Counts() {
 std::map<std::pair<std::string, std::string>, std::int64_t> Views::TriggersBySource() {
   std::lock_guard<std::mutex> lock(mu_);
   std::map<std::pair<std::string, std::string>, std::int64_t> out;
-  Stmt& s = db_->Prepare("SELECT source, outcome, COUNT(*) FROM triggers GROUP BY source, outcome");
+  Stmt s = db_->Prepare("SELECT source, outcome, COUNT(*) FROM triggers GROUP BY source, outcome");
   while (s.Step()) out[{s.Text(0), s.Text(1)}] = s.Int(2);
   return out;
 }
@@ -213,7 +219,7 @@ std::map<std::pair<std::string, std::string>, std::int64_t> Views::TriggersBySou
 std::vector<TicketRow> Views::Tickets(std::optional<Stage> stage, int limit, std::optional<TicketId> before) {
   std::lock_guard<std::mutex> lock(mu_);
   ReadTx tx(db_.get());
-  Stmt& s = db_->Prepare("SELECT " TICKET_COLUMNS " FROM tickets WHERE (?1 IS NULL OR stage = ?1) "
+  Stmt s = db_->Prepare("SELECT " TICKET_COLUMNS " FROM tickets WHERE (?1 IS NULL OR stage = ?1) "
                          "AND (?2 IS NULL OR id < ?2) ORDER BY id DESC LIMIT ?3");
   if (stage) s.Bind(1, StageName(*stage));
   else s.BindNull(1);
@@ -226,7 +232,7 @@ std::vector<TicketRow> Views::Tickets(std::optional<Stage> stage, int limit, std
 }
 
 std::vector<JudgedTrigger> Views::BatchOf(EvalId eval) {
-  Stmt& s = db_->Prepare("SELECT g.strength, g.gate_reason, g.candidate, t.seq FROM eval_triggers g "
+  Stmt s = db_->Prepare("SELECT g.strength, g.gate_reason, g.candidate, t.seq FROM eval_triggers g "
                          "JOIN triggers t ON t.seq = g.trigger_seq WHERE g.eval_id = ? ORDER BY t.seq");
   s.Bind(1, eval);
   std::vector<std::tuple<std::string, std::string, bool, std::int64_t>> rows;
@@ -243,7 +249,7 @@ std::vector<JudgedTrigger> Views::BatchOf(EvalId eval) {
 Result<TicketDetail> Views::Detail(TicketId id) {
   std::lock_guard<std::mutex> lock(mu_);
   ReadTx tx(db_.get());
-  Stmt& s = db_->Prepare("SELECT " TICKET_COLUMNS " FROM tickets WHERE id = ?");
+  Stmt s = db_->Prepare("SELECT " TICKET_COLUMNS " FROM tickets WHERE id = ?");
   s.Bind(1, id);
   if (!s.Step()) return Status::NotFound("ticket " + std::to_string(id) + " does not exist");
   Ticket t = ReadTicket(s);
@@ -252,7 +258,7 @@ Result<TicketDetail> Views::Detail(TicketId id) {
   d.row = RowOf(t);
 
   // The accept that created it, Decisions that name it, and stops judged on its Threads later.
-  Stmt& ds = db_->Prepare(
+  Stmt ds = db_->Prepare(
       "SELECT " DECISION_COLUMNS " FROM decisions WHERE id = ?1 OR ticket_id = ?2 OR "
       "(outcome = 'stop' AND id > ?1 AND thread_key IN (SELECT thread_key FROM subscriptions WHERE ticket_id = ?2)) "
       "ORDER BY id");
@@ -266,18 +272,18 @@ Result<TicketDetail> Views::Detail(TicketId id) {
     d.decisions.push_back(std::move(v));
   }
 
-  Stmt& as = db_->Prepare(
+  Stmt as = db_->Prepare(
       "SELECT id, ticket_id, executor, state, created_at, started_at, ended_at FROM assignments "
       "WHERE ticket_id = ? ORDER BY id");
   as.Bind(1, id);
   while (as.Step())
     d.assignments.push_back({as.Int(0), as.Int(1), as.Text(2), as.Text(3), as.Int(4), as.OptInt(5), as.OptInt(6)});
 
-  Stmt& rs = db_->Prepare("SELECT " RECEIPT_COLUMNS " FROM receipts WHERE ticket_id = ? ORDER BY created_at, rowid");
+  Stmt rs = db_->Prepare("SELECT " RECEIPT_COLUMNS " FROM receipts WHERE ticket_id = ? ORDER BY created_at, rowid");
   rs.Bind(1, id);
   while (rs.Step()) d.receipts.push_back(ReadReceipt(rs));
 
-  Stmt& is = db_->Prepare(
+  Stmt is = db_->Prepare(
       "SELECT id, ticket_id, kind, trigger_seq, body, state, handback_kind, handback_reason, created_at "
       "FROM ticket_inputs WHERE ticket_id = ? ORDER BY id");
   is.Bind(1, id);
@@ -302,7 +308,7 @@ Result<TicketDetail> Views::Detail(TicketId id) {
     d.inputs.push_back(std::move(v));
   }
 
-  Stmt& es = db_->Prepare(
+  Stmt es = db_->Prepare(
       "SELECT id, ticket_id, at, from_stage, to_stage, cause FROM ticket_events WHERE ticket_id = ? ORDER BY id");
   es.Bind(1, id);
   while (es.Step()) {
@@ -319,7 +325,7 @@ Result<TicketDetail> Views::Detail(TicketId id) {
     d.events.push_back(std::move(e));
   }
 
-  Stmt& cs = db_->Prepare("SELECT id, at, who, command, target, detail FROM commands WHERE target = ? ORDER BY id");
+  Stmt cs = db_->Prepare("SELECT id, at, who, command, target, detail FROM commands WHERE target = ? ORDER BY id");
   cs.Bind(1, "ticket:" + std::to_string(id));
   while (cs.Step()) d.commands.push_back(ReadCommand(cs));
   return d;
@@ -328,14 +334,14 @@ Result<TicketDetail> Views::Detail(TicketId id) {
 std::vector<RecordedDecision> Views::DecisionsSince(TimeMs since) {
   std::lock_guard<std::mutex> lock(mu_);
   ReadTx tx(db_.get());
-  Stmt& s = db_->Prepare("SELECT " DECISION_COLUMNS " FROM decisions WHERE created_at >= ? ORDER BY id");
+  Stmt s = db_->Prepare("SELECT " DECISION_COLUMNS " FROM decisions WHERE created_at >= ? ORDER BY id");
   s.Bind(1, since);
   std::vector<Decision> decisions;
   while (s.Step()) decisions.push_back(ReadDecision(s));
   std::vector<RecordedDecision> out;
   for (Decision& d : decisions) {
     RecordedDecision r;
-    Stmt& t = db_->Prepare(
+    Stmt t = db_->Prepare(
         "SELECT t.id, t.stage, COALESCE(m.scope, ''), m.id IS NOT NULL AND e.mandate_id IS NULL FROM subscriptions s "
         "JOIN tickets t ON t.id = s.ticket_id LEFT JOIN mandates m ON m.ticket_id = t.id "
         "LEFT JOIN mandate_ends e ON e.mandate_id = m.id WHERE s.thread_key = ? AND s.created_at < ? ORDER BY t.id");
@@ -359,7 +365,7 @@ std::vector<RecordedDecision> Views::DecisionsSince(TimeMs since) {
 std::vector<DecisionView> Views::WouldAccept(int limit) {
   std::lock_guard<std::mutex> lock(mu_);
   ReadTx tx(db_.get());
-  Stmt& s = db_->Prepare("SELECT " DECISION_COLUMNS " FROM decisions WHERE would_accept = 1 ORDER BY id DESC LIMIT ?");
+  Stmt s = db_->Prepare("SELECT " DECISION_COLUMNS " FROM decisions WHERE would_accept = 1 ORDER BY id DESC LIMIT ?");
   s.Bind(1, limit);
   std::vector<Decision> decisions;
   while (s.Step()) decisions.push_back(ReadDecision(s));
@@ -375,7 +381,7 @@ std::vector<DecisionView> Views::WouldAccept(int limit) {
 
 std::vector<CommandRecord> Views::Commands(int limit) {
   std::lock_guard<std::mutex> lock(mu_);
-  Stmt& s = db_->Prepare("SELECT id, at, who, command, target, detail FROM commands ORDER BY id DESC LIMIT ?");
+  Stmt s = db_->Prepare("SELECT id, at, who, command, target, detail FROM commands ORDER BY id DESC LIMIT ?");
   s.Bind(1, limit);
   std::vector<CommandRecord> out;
   while (s.Step()) out.push_back(ReadCommand(s));
