@@ -437,7 +437,7 @@ TEST_F(IntercomTest, MigrationEightKeepsEveryTicketInputAndAllowsTheIntercomKind
   EXPECT_EQ(engine_->TicketInputs(t).size(), before.size() + 1);
   store::Db check;
   ASSERT_TRUE(check.Open((dir_ / "superagent.db").string()).ok());
-  store::Stmt& s = check.Prepare("SELECT COUNT(*) FROM sqlite_master WHERE type = 'index' AND tbl_name = 'ticket_inputs'");
+  store::Stmt s = check.Prepare("SELECT COUNT(*) FROM sqlite_master WHERE type = 'index' AND tbl_name = 'ticket_inputs'");
   ASSERT_TRUE(s.Step());
   EXPECT_EQ(s.Int(0), 3);  // once, by_trigger, and migration 9's pending
   s.Reset();
