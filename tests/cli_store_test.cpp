@@ -238,5 +238,27 @@ TEST_F(StoreProcessTest, ServeRefusesADamagedDatabaseAndDoctorReportsIt) {
   EXPECT_NE((doctor.out + doctor.err).find("damaged"), std::string::npos) << doctor.out << doctor.err;
 }
 
+// A read that fails is an error, never "no rows": with a table dropped by another process,
+// `explain` says the store failed instead of telling a story in which no Eval ever judged it.
+TEST_F(StoreProcessTest, ExplainOnABrokenStoreFailsInsteadOfTellingAShorterStory) {
+  if (std::system("command -v sqlite3 >/dev/null 2>&1") != 0) GTEST_SKIP() << "no sqlite3 shell installed";
+  {
+    DaemonProcess d(SUPERAGENT_BINARY, {"serve", "--config", Config()});
+    ASSERT_TRUE(d.WaitForLine("ready")) << d.log();
+    ASSERT_EQ(Receive(1).exit_code, 0);
+    ASSERT_TRUE(d.WaitForLine("outcome=accept")) << d.log();
+    d.Signal(SIGTERM);
+    ASSERT_EQ(d.Wait(), 0) << d.log();
+  }
+  const std::vector<std::string> explain = {"explain", "https://github.com/o/r/issues/1#issuecomment-1", "--config",
+                                            Config()};
+  RunResult whole = RunProgram(SUPERAGENT_BINARY, explain);
+  ASSERT_EQ(whole.exit_code, 0) << whole.err;
+  ASSERT_EQ(std::system(("sqlite3 " + (dir_ / "data" / "superagent.db").string() + " 'DROP TABLE eval_triggers'").c_str()), 0);
+  RunResult broken = RunProgram(SUPERAGENT_BINARY, explain);
+  EXPECT_NE(broken.exit_code, 0) << broken.out;
+  EXPECT_NE(broken.err.find("eval_triggers"), std::string::npos) << broken.err;
+}
+
 }  // namespace
 }  // namespace superagent::testing

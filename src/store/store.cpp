@@ -247,6 +247,7 @@ Result<std::vector<QueueRow>> Store::Batch(EvalId eval) {
   s.Bind(1, eval);
   std::vector<QueueRow> out;
   while (s.Step()) out.push_back({s.Int(0), s.Text(1), static_cast<int>(s.Int(2)), s.OptInt(3), s.OptText(4).value_or("")});
+  RETURN_IF_ERROR(s.status());
   return out;
 }
 
@@ -294,6 +295,7 @@ Result<std::vector<GateRow>> Store::GateRowsFor(std::int64_t seq) {
   s.Bind(1, seq);
   std::vector<GateRow> out;
   while (s.Step()) out.push_back({s.Int(0), s.Int(1), s.Text(2), s.Text(4), s.Bool(3)});
+  RETURN_IF_ERROR(s.status());
   return out;
 }
 

@@ -127,6 +127,7 @@ Result<std::vector<SystemProblem>> Store::RaisedProblems(int threshold) {
   s.Bind(1, threshold);
   std::vector<SystemProblem> out;
   while (s.Step()) out.push_back({s.Text(0), s.Text(1), static_cast<int>(s.Int(2)), s.Int(3), s.Int(4)});
+  RETURN_IF_ERROR(s.status());
   return out;
 }
 
