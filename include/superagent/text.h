@@ -59,11 +59,19 @@ std::string CutMiddle(std::string_view s, std::size_t max, bool* cut = nullptr);
 // (the newest kept, "…" in front when cut). For error reports and command tails.
 std::string TailLines(std::string_view s, std::size_t max_lines, std::size_t max);
 
+// `s` repaired and, when it has more than `max_words` words (CountWords), its first words with
+// "…" after them, so that CountWords of the result is at most `max_words` (0: "").
+std::string CutWords(std::string_view s, std::size_t max_words);
+
 // The first line of `s`, at most `max` code points ("…" at the end when cut).
 std::string FirstLine(std::string_view s, std::size_t max);
 
 // Repairs every string (values and keys) inside `j` in place.
 void RepairJson(nlohmann::json* j);
+
+// The JSON text of `j` (compact, UTF-8); invalid UTF-8 inside becomes U+FFFD. Never throws,
+// unlike json::dump().
+std::string Dump(const nlohmann::json& j);
 
 // The JSON text of `j` (compact, UTF-8) in at most `max` code points, still valid JSON with every
 // field: while it is too long, its longest string value is cut (keeping `keep`'s end, "…" on the

@@ -3,6 +3,7 @@
 
 #include "store/store.h"
 #include "superagent/engine.h"
+#include "superagent/text.h"
 
 namespace superagent {
 
@@ -56,6 +57,9 @@ Result<std::vector<ClaimedEffect>> Engine::ClaimDueEffects(int limit) {
       }
       if (store_->EarlierReceiptPending(receipt->id)) continue;  // an acknowledgement goes first
       c.effect.receipt = *receipt;
+      // Rows written before text was repaired at intake may hold invalid UTF-8; a channel that
+      // dumps it into a request would throw at every start.
+      c.effect.receipt->body = text::Repair(c.effect.receipt->body);
     }
     c.platform = PlatformOf(channel);
     if (!c.platform.empty() && !store_->SourceEnabled(c.platform)) continue;  // waits, not lost

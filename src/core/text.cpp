@@ -100,8 +100,6 @@ bool IsSeparator(char32_t c) {
          (c >= 0xFF3B && c <= 0xFF40) || (c >= 0xFF5B && c <= 0xFF65);
 }
 
-std::string Dump(const json& j) { return j.dump(-1, ' ', false, json::error_handler_t::replace); }
-
 // The longest non-empty string value inside `j` (by code points), or null.
 json* Longest(json* j, std::size_t* best_len) {
   json* best = nullptr;
@@ -148,6 +146,8 @@ std::string NotedMarker(std::size_t n, Keep keep) {
 }
 
 }  // namespace
+
+std::string Dump(const json& j) { return j.dump(-1, ' ', false, json::error_handler_t::replace); }
 
 bool IsValid(std::string_view s) {
   for (std::size_t i = 0; i < s.size();) {
@@ -233,6 +233,24 @@ std::string TailLines(std::string_view s, std::size_t max_lines, std::size_t max
     if (s[start - 1] == '\n' && ++lines == max_lines) break;
   if (max_lines == 0) start = end;
   return Cut(s.substr(start, end - start), max, Keep::kTail);
+}
+
+std::string CutWords(std::string_view s, std::size_t max_words) {
+  if (CountWords(s) <= max_words) return Repair(s);
+  if (max_words == 0) return "";
+  // Keep what comes before the unit that starts word number `max_words`; the ellipsis after it is
+  // that word at most (it joins a run it touches, and is one word after CJK or a space).
+  std::size_t words = 0, kept = 0;  // kept: the end of the last non-separator before that word
+  bool in_word = false;
+  for (std::size_t i = 0; i < s.size();) {
+    Unit u = Decode(s, i);
+    const bool separator = IsSeparator(u.cp), cjk = !separator && IsWordChar(u.cp);
+    if (!separator && (cjk || !in_word) && ++words == max_words) break;
+    in_word = !separator && !cjk;
+    i += u.len;
+    if (!separator) kept = i;
+  }
+  return RepairRange(s, 0, kept) + std::string(kEllipsis);
 }
 
 std::string FirstLine(std::string_view s, std::size_t max) { return Cut(s.substr(0, s.find('\n')), max); }
