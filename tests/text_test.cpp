@@ -158,6 +158,17 @@ TEST(TextTest, EveryCutIsValidBoundedAndAPrefixOrSuffixOfTheRepairedInput) {
     ASSERT_TRUE(EndsWith(trimmed, body));
     ASSERT_LE(std::count(body.begin(), body.end(), '\n'), 2);
 
+    const std::size_t words = static_cast<std::size_t>(limit(rng)) / 4;
+    const std::string few = text::CutWords(s, words);
+    ASSERT_TRUE(Dumps(few));
+    ASSERT_LE(text::CountWords(few), words) << "case " << i;
+    if (text::CountWords(s) <= words) {
+      ASSERT_EQ(few, r);
+    } else if (words > 0) {
+      ASSERT_TRUE(EndsWith(few, kE));
+      ASSERT_TRUE(StartsWith(r, few.substr(0, few.size() - kE.size())));
+    }
+
     bool was_cut = false;
     const std::string middle = text::CutMiddle(s, max, &was_cut);
     ASSERT_TRUE(Dumps(middle));
@@ -201,6 +212,10 @@ TEST(TextTest, WordsCountEachCjkCharacterAndSpaceSeparatedRunsOtherwise) {
   std::string chinese;
   for (int i = 0; i < 3000; ++i) chinese += "字";
   EXPECT_EQ(text::CountWords(chinese), 3000u) << "3000 Chinese characters are not one word";
+  EXPECT_EQ(text::CutWords(chinese, 100), chinese.substr(0, 99 * 3) + kE);
+  EXPECT_EQ(text::CutWords("one two three four", 3), "one two" + kE);
+  EXPECT_EQ(text::CutWords("我来 修复。错别字", 3), "我来" + kE);
+  EXPECT_EQ(text::CutWords("short", 3), "short");
 }
 
 TEST(TextTest, RepairJsonFixesValuesAndKeysSoDumpNeverThrows) {
