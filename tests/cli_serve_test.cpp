@@ -223,6 +223,92 @@ TEST_F(ServeTest, GitHubMentionByWebhookIsWorkedOnAndAnsweredOnceAcrossARestart)
   EXPECT_EQ(github.pulls.size(), 1u);
 }
 
+// Issue 18, run as a person runs the daemon: a worker command that prints 1000 Chinese
+// characters and a byte that is not UTF-8, then fails with Chinese on stderr, used to abort the
+// daemon (a byte cut inside a character; json type_error.316 uncaught in the turn thread) — and
+// again at every start, since the interrupted turn resumed. Now the turn ends blocked, the text
+// reaches the store, the panel and GitHub, and the daemon keeps serving, before and after a restart.
+TEST_F(ServeTest, ChineseOutputOfAFailingWorkerCommandNeitherCrashesTheDaemonNorLoopsAcrossARestart) {
+  FakeGitHub github(SystemClock());
+  github.issues[1] = WebhookExample("issue_comment", "created")["issue"];
+  const fs::path origin = dir_ / "origin.git";
+  const std::string seed = (dir_ / "seed").string();
+  ASSERT_EQ(std::system(("git init -q -b master " + seed + " && cd " + seed +
+                         " && printf 'There is teh typo.\\n' > README.md && git add -A"
+                         " && git -c user.name=t -c user.email=t@t commit -q -m init && git clone -q --bare . " +
+                         origin.string())
+                            .c_str()),
+            0);
+  std::string zh;
+  for (int i = 0; i < 1000; ++i) zh += "汉";
+  Write("zh.txt", zh + "\n");
+  const std::string zh_file = (dir_ / "zh.txt").string();
+  Write("fail.sh", "cat > /dev/null\ncat " + zh_file + "\nprintf '\\377 not utf-8\\n'\necho 第一步完成 >&2\ncat " +
+                       zh_file + " >&2\necho 测试失败：断言错误 >&2\nexit 1\n");
+  Write("policy.yaml", "mode: observe\nsources:\n  github:\n    people: [Codertocat]\n");
+  Write("superagent.yaml", "data_dir: data\npolicy_file: policy.yaml\npanel:\n  listen: 127.0.0.1:" +
+                               std::to_string(port_) + "\ngithub:\n  api_url: " + github.url() + "\n  repo: " +
+                               github.repo + "\nexecution:\n  executor: command\n  command: sh " +
+                               (dir_ / "fail.sh").string() + "\n  git_remote: " + origin.string() + "\n");
+  const std::vector<std::pair<std::string, std::string>> env = {
+      {"GITHUB_TOKEN", "ghp_THISISASECRETVALUE0123456789"}, {"GITHUB_WEBHOOK_SECRET", "hook-secret"}};
+  json payload = WebhookExample("issue_comment", "created");
+  payload["comment"] = github.MakeComment(492700400, 1, "Codertocat", "@superagent-bot 请修复 README 里的错别字",
+                                          SystemClock()->NowMs());
+  const std::string body = payload.dump();
+  auto serving = [&] {
+    httplib::Client http("127.0.0.1", port_);
+    auto res = http.Get("/healthz");
+    return res && res->status == 200;
+  };
+  auto panel = [&](const std::string& path) {
+    httplib::Client http("127.0.0.1", port_);
+    auto res = http.Get(path);
+    return res && res->status == 200 ? res->body : "HTTP " + std::to_string(res ? res->status : 0);
+  };
+  {
+    DaemonProcess d(SUPERAGENT_BINARY, {"serve", "--config", Config()}, env);
+    ASSERT_TRUE(d.WaitForLine("ready")) << d.log();
+    httplib::Client http("127.0.0.1", port_);
+    auto res = http.Post("/hooks/github",
+                         {{"X-GitHub-Event", "issue_comment"}, {"X-GitHub-Delivery", "zh-1"},
+                          {"X-Hub-Signature-256", github::WebhookSignature("hook-secret", body)}},
+                         body, "application/json");
+    ASSERT_TRUE(res && res->status == 200);
+    ASSERT_TRUE(d.WaitForCount("worker turn ended", 1)) << d.log();
+    ASSERT_TRUE(d.WaitForCount("github message posted", 2)) << d.log();
+    EXPECT_TRUE(serving()) << d.log();
+    // The panel shows what the command said: the result message and the transcript.
+    json ticket = json::parse(panel("/api/tickets/1"), nullptr, false);
+    ASSERT_FALSE(ticket.is_discarded()) << panel("/api/tickets/1");
+    EXPECT_EQ(ticket["stage"], "blocked") << ticket.dump();
+    EXPECT_NE(ticket.dump().find("测试失败：断言错误"), std::string::npos) << ticket.dump();
+    const std::string session = panel("/api/intercom/sessions/session-1");
+    EXPECT_NE(session.find(zh.substr(0, 300)), std::string::npos) << session.substr(0, 500);
+    EXPECT_NE(session.find("\xEF\xBF\xBD not utf-8"), std::string::npos) << "the bad byte is shown as U+FFFD";
+    d.Signal(SIGTERM);
+    EXPECT_EQ(d.Wait(), 0) << d.log();
+  }
+  {
+    auto lock = github.Lock();
+    ASSERT_EQ(github.comments.size(), 2u);
+    const std::string result = github.comments[1]["body"];
+    EXPECT_NE(result.find("exited with code 1"), std::string::npos) << result;
+    EXPECT_NE(result.find("第一步完成\n" + zh + "\n测试失败：断言错误"), std::string::npos)
+        << "the stderr tail is cut by characters: 1016 fit the 1500-character tail";
+  }
+  {
+    DaemonProcess d(SUPERAGENT_BINARY, {"serve", "--config", Config()}, env);
+    ASSERT_TRUE(d.WaitForLine("ready")) << d.log();
+    EXPECT_TRUE(serving()) << d.log();
+    EXPECT_NE(panel("/api/tickets/1").find("测试失败"), std::string::npos);
+    d.Signal(SIGTERM);
+    EXPECT_EQ(d.Wait(), 0) << d.log();
+    EXPECT_EQ(d.log().find("worker turn"), std::string::npos) << "the ended turn ran again:\n" << d.log();
+  }
+  EXPECT_EQ(github.Count("POST", github.repo_path() + "/issues/1/comments"), 2);
+}
+
 // log.level debug adds the detail a person needs to see whether the daemon talks to GitHub at
 // all (each HTTP exchange, without its query or headers); info stays one line per event. Neither
 // ever shows the token.

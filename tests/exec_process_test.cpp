@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "exec_fixture.h"
+#include "superagent/text.h"
 
 namespace superagent::testing {
 namespace {
@@ -219,9 +220,9 @@ TEST_F(ExecProcessTest, CommandsAndTheirChildrenRunAtTheConfiguredNiceness) {
 }
 
 TEST_F(ExecProcessTest, TailKeepsTheLastLines) {
-  EXPECT_EQ(exec::Tail("a\nb\nc\nd\n", 2), "c\nd");
-  EXPECT_EQ(exec::Tail("", 2), "");
-  EXPECT_EQ(exec::Tail("abcdef", 5, 3), "def");
+  EXPECT_EQ(text::TailLines("a\nb\nc\nd\n", 2, 2000), "c\nd");
+  EXPECT_EQ(text::TailLines("", 2, 2000), "");
+  EXPECT_EQ(text::TailLines("abcdef", 5, 3), "\xE2\x80\xA6" "ef");
   EXPECT_EQ(exec::ShellQuote("it's"), "'it'\\''s'");
 }
 

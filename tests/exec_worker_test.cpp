@@ -9,6 +9,7 @@
 #include "fake_github_server.h"
 #include "superagent/effects.h"
 #include "superagent/github.h"
+#include "superagent/text.h"
 #include "superagent/worker.h"
 
 namespace superagent::testing {
@@ -170,6 +171,108 @@ TEST_F(ExecWorkerTest, AQuestionFromTheCommandGoesToThePersonWhoAskedAndTheirAns
   EXPECT_EQ(second["follow_ups"][0]["kind"], "answer");
   EXPECT_EQ(second["follow_ups"][0]["text"], "American, please");
   EXPECT_EQ(second["follow_ups"][0]["from"], "alice");
+}
+
+// Issue 18: 1000 Chinese characters on a worker command's stdout used to be cut by bytes inside a
+// character, and storing the transcript threw json type_error.316 in the turn thread: the daemon
+// aborted, and again at every start. The text is stored, valid, and the result goes out.
+TEST_F(ExecWorkerTest, ACommandPrintingAThousandChineseCharactersIsStoredWholeAndItsResultPosted) {
+  const TicketId id = AcceptedTicket("c1");
+  std::string zh;
+  for (int i = 0; i < 1000; ++i) zh += "汉";
+  std::ofstream(dir_ / "zh.txt") << zh << "\n";
+  auto executor = exec::MakeCommandExecutor(
+      {"cat > /dev/null; cat " + (dir_ / "zh.txt").string() +
+       "; printf '\\377\\376 binary\\n'; echo '{\"stage\":\"blocked\",\"summary\":\"读完了：汉字一千个。\"}'"},
+      engine_.get());
+  auto scheduler = MakeScheduler(executor.get());
+  RunTurns(*scheduler);
+  EXPECT_EQ(engine_->GetTicket(id)->stage, Stage::kBlocked);
+  auto session = engine_->SessionForTicket(id);
+  ASSERT_TRUE(session.has_value());
+  auto events = engine_->SessionEvents(session->id);
+  ASSERT_GE(events.size(), 2u);
+  ASSERT_EQ(events[1].kind, "command");
+  const std::string out = events[1].body["stdout_tail"];
+  EXPECT_TRUE(text::IsValid(out));
+  EXPECT_LE(text::CountCodePoints(out), 2000u);
+  EXPECT_THAT(out, HasSubstr(zh)) << "1000 characters fit a 2000-character tail whole";
+  EXPECT_THAT(out, HasSubstr("\xEF\xBF\xBD\xEF\xBF\xBD binary")) << "invalid bytes became U+FFFD";
+  Deliver();
+  auto bodies = CommentBodies();
+  ASSERT_EQ(bodies.size(), 2u);
+  EXPECT_THAT(bodies[1], HasSubstr("读完了：汉字一千个。"));
+}
+
+// CJK text on a failing command's stderr: the Ticket is blocked with the tail of what it said,
+// cut by characters, and that message reaches GitHub.
+TEST_F(ExecWorkerTest, CjkOnAFailingCommandsStderrBlocksTheTicketWithItsTailAndIsPosted) {
+  const TicketId id = AcceptedTicket("c1");
+  std::string line;
+  for (int i = 0; i < 700; ++i) line += "错";
+  std::ofstream(dir_ / "err.txt") << "第一步完成\n" << line << "\n测试失败：断言错误\n";
+  auto executor = exec::MakeCommandExecutor({"cat " + (dir_ / "err.txt").string() + " >&2; exit 2"}, engine_.get());
+  auto scheduler = MakeScheduler(executor.get());
+  RunTurns(*scheduler);
+  EXPECT_EQ(engine_->GetTicket(id)->stage, Stage::kBlocked);
+  auto receipts = engine_->Receipts(id);
+  ASSERT_EQ(receipts.size(), 2u);
+  const std::string& said = receipts[1].body;
+  EXPECT_TRUE(text::IsValid(said));
+  EXPECT_THAT(said, HasSubstr("exited with code 2"));
+  EXPECT_THAT(said, HasSubstr("测试失败：断言错误"));
+  EXPECT_THAT(said, HasSubstr("第一步完成\n" + line)) << "710 characters fit the 1500-character tail";
+  Deliver();
+  auto bodies = CommentBodies();
+  ASSERT_EQ(bodies.size(), 2u);
+  EXPECT_THAT(bodies[1], HasSubstr("测试失败：断言错误"));
+  auto session = engine_->SessionForTicket(id);
+  ASSERT_TRUE(session.has_value());
+  auto events = engine_->SessionEvents(session->id);
+  ASSERT_GE(events.size(), 2u);
+  EXPECT_THAT(events[1].body["stderr_tail"].get<std::string>(), HasSubstr("测试失败"));
+}
+
+// A tool result over 16 000 bytes of multi-byte characters used to be cut by bytes (inside a
+// character: the transcript could not be stored); a file that is not UTF-8 (GBK here) broke it
+// the same way. Limits are characters now, and invalid bytes reach the model as U+FFFD.
+TEST_F(ExecWorkerTest, ToolResultsOfMultiByteAndInvalidTextReachTheModelAndTheTranscript) {
+  const TicketId id = AcceptedTicket("c1");
+  std::string zh;
+  for (int i = 0; i < 6000; ++i) zh += "字";  // 18 000 bytes, 6 000 characters
+  std::string more;
+  for (int i = 0; i < 20000; ++i) more += "多";
+  FakeChatServer model;
+  model.Push(model.ToolCalls({{"shell", json{{"command", "printf '%s' '" + zh + "'"}}.dump()}}));
+  model.Push(model.ToolCalls({{"shell", json{{"command", "printf '\\326\\320\\316\\304 gbk'"}}.dump()}}));
+  model.Push(model.ToolCalls({{"shell", json{{"command", "printf '%s' '" + more + "'; echo; echo 最后一行"}}.dump()}}));
+  model.Push(model.ToolCalls({{"report", R"({"stage":"blocked","summary":"看过了。"})"}}));
+  llm::ChatOptions co;
+  co.base_url = model.base_url();
+  co.api_key = model.api_key();
+  auto chat_http = MakeCurlHttpClient("superagent-test");
+  llm::OpenAiChatClient chat(co, chat_http.get(), &exec_clock_, [](TimeMs) {});
+  exec::BuiltinExecutorOptions bo;
+  bo.model = "deepseek-chat";
+  auto executor = exec::MakeBuiltinExecutor(bo, engine_.get(), &chat, services_.get());
+  auto scheduler = MakeScheduler(executor.get());
+  RunTurns(*scheduler);
+  EXPECT_TRUE(model.problems().empty()) << model.problems()[0];
+  auto requests = model.requests();
+  ASSERT_EQ(requests.size(), 4u);
+  auto tool_text = [&](std::size_t request) { return requests[request]["messages"].back()["content"].get<std::string>(); };
+  EXPECT_EQ(tool_text(1), "exit code 0\nstdout:\n" + zh + "\nstderr:\n") << "6000 characters are under the limit";
+  EXPECT_EQ(tool_text(2), "exit code 0\nstdout:\n\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD gbk\nstderr:\n");
+  const std::string cut = tool_text(3);
+  EXPECT_LE(text::CountCodePoints(cut), 16'000u);
+  EXPECT_THAT(cut, HasSubstr("characters cut"));
+  EXPECT_THAT(cut, HasSubstr("最后一行")) << "the end of an output is kept";
+  EXPECT_EQ(engine_->GetTicket(id)->stage, Stage::kBlocked);
+  auto session = engine_->SessionForTicket(id);
+  ASSERT_TRUE(session.has_value());
+  int results = 0;
+  for (const SessionEvent& e : engine_->SessionEvents(session->id)) results += e.kind == "tool_result";
+  EXPECT_EQ(results, 4);
 }
 
 TEST_F(ExecWorkerTest, TheBuiltinWorkerEditsTestsCommitsAndReportsReadyDrivenByTheModel) {

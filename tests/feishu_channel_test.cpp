@@ -109,6 +109,16 @@ TEST_F(FeishuChannelTest, MoreThanAHundredWordsIsRefusedAndNothingSent) {
   EXPECT_TRUE(Sent().empty());
 }
 
+// Words are counted as people count them: 101 Chinese characters are 101 words, not one.
+TEST_F(FeishuChannelTest, AHundredAndOneChineseCharactersAreRefusedAsOverAHundredWords) {
+  std::string body;
+  for (int i = 0; i < 101; ++i) body += "字";
+  Delivery d = channel_->Perform(Message("zh", "feishu:chat:oc_dm", body), false);
+  EXPECT_EQ(d.outcome, Delivery::Outcome::kFailed);
+  EXPECT_THAT(d.error, HasSubstr("100 words"));
+  EXPECT_TRUE(Sent().empty());
+}
+
 TEST_F(FeishuChannelTest, RateLimitsAreHonoured) {
   {
     auto lock = fake_->Lock();

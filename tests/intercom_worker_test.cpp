@@ -10,6 +10,7 @@
 #include "exec_fixture.h"
 #include "fake_chat_server.h"
 #include "superagent/intercom.h"
+#include "superagent/text.h"
 #include "superagent/worker.h"
 #include "superagent/worker_sessions.h"
 
@@ -280,6 +281,40 @@ TEST_F(IntercomWorkerTest, AQueuedMessageSurvivesARestartAndReachesTheSessionWhe
   EXPECT_THAT(input, HasSubstr("I already fixed docs/, only README is left"));
   EXPECT_THAT(input, HasSubstr("(id " + sb + ")"));
   EXPECT_TRUE(engine_->QueuedIntercom(sa).empty());
+  EXPECT_TRUE(model_.problems().empty()) << model_.problems()[0];
+}
+
+// Issue 18: a capped intercom_read of multi-byte text was cut by the intercom and again, by
+// bytes, by the worker: the model got 16 020 characters of broken JSON without "ok" or "status"
+// (and a cut inside a character could not even be stored). Now the result is cut once, as a
+// whole, inside the JSON: valid, every field there, the newest text kept.
+TEST_F(IntercomWorkerTest, ACappedReadOfChineseReachesTheModelOnceCutAsValidJsonWithItsFields) {
+  const TicketId a = AcceptedTicket("c1", 1);
+  const TicketId b = AcceptedTicket("c2", 2);
+  std::string said;
+  for (int i = 0; i < 20'000; ++i) said += "读";  // 60 000 bytes
+  said += "最新结论";
+  model_.PushFor(Needle(a), model_.Text("Ready."));
+  model_.PushFor(Needle(b), model_.Text(said));
+  RunTurns();
+  const std::string sb = SessionOf(b);
+  Receive(Comment("c3", "alice", false, "read what the other session found", 1));
+  model_.PushFor(Needle(a), model_.ToolCalls({{"intercom_read", json{{"target_id", sb}}.dump()}}));
+  model_.PushFor(Needle(a), model_.Text("Read it."));
+  RunTurns();
+  std::vector<json> ra = RequestsOf(a);
+  ASSERT_EQ(ra.size(), 3u);
+  const std::string tool = ToolResultText(ra[2]);
+  EXPECT_LE(text::CountCodePoints(tool), 16'000u);
+  json r = json::parse(tool, nullptr, false);
+  ASSERT_FALSE(r.is_discarded()) << "not JSON: " << text::Cut(tool, 200);
+  EXPECT_EQ(r["ok"], true);
+  EXPECT_EQ(r["status"], "idle");
+  EXPECT_EQ(r["target"], sb);
+  const std::string got = r["text"];
+  EXPECT_THAT(got, ::testing::EndsWith("最新结论")) << "the newest is kept";
+  EXPECT_THAT(got, ::testing::StartsWith("\xE2\x80\xA6")) << "the cut is marked, once";
+  EXPECT_GT(text::CountCodePoints(got), 15'900u) << "the budget goes to the text";
   EXPECT_TRUE(model_.problems().empty()) << model_.problems()[0];
 }
 

@@ -5,6 +5,7 @@
 
 #include "fake_chat_server.h"
 #include "superagent/llm.h"
+#include "superagent/text.h"
 
 namespace superagent::llm {
 namespace {
@@ -187,6 +188,23 @@ TEST_F(ChatClientTest, RefusalsAreNotRetriedAndNeverEchoTheKey) {
   EXPECT_THAT(r.status().message(), HasSubstr("***"));
   EXPECT_TRUE(waits_.empty());
   EXPECT_EQ(server_.requests().size(), 1u);
+}
+
+// A proxy's error page is not JSON and may be in any encoding (GBK here): it becomes part of a
+// Status that is stored and shown, so it is cut by characters and repaired (it used to be cut by
+// bytes and kept its invalid bytes, which json's dump() refuses).
+TEST_F(ChatClientTest, AnErrorPageThatIsNotUtf8BecomesAValidBoundedMessage) {
+  std::string page = "\xD6\xD0\xCE\xC4 gateway refused\n\xFF";
+  for (int i = 0; i < 300; ++i) page += "错";
+  server_.Push({403, page, {}, 0});
+  auto r = Client()->Complete(Ask());
+  ASSERT_FALSE(r.ok());
+  const std::string m = r.status().message();
+  EXPECT_THAT(m, HasSubstr("HTTP 403"));
+  EXPECT_THAT(m, HasSubstr("\xEF\xBF\xBD gateway refused \xEF\xBF\xBD"));
+  EXPECT_TRUE(text::IsValid(m));
+  EXPECT_LT(text::CountCodePoints(m), 300u) << "the page is cut to 200 characters";
+  EXPECT_NO_THROW((void)nlohmann::json(m).dump());
 }
 
 TEST_F(ChatClientTest, TimeoutIsUnavailableAndNotRepeated) {

@@ -7,6 +7,7 @@
 #include "app/commands.h"
 #include "superagent/config.h"
 #include "superagent/engine.h"
+#include "superagent/text.h"
 
 namespace superagent::app {
 namespace {
@@ -37,9 +38,7 @@ void PrintStory(const nlohmann::json& s) {
   Line("threads", threads);
   Line("intake", Str(s["intake"]["outcome"]) +
                      (s["intake"].contains("filter_reason") ? " (" + Str(s["intake"]["filter_reason"]) + ")" : ""));
-  std::string text = Str(t["text"]);
-  if (text.size() > 200) text = text.substr(0, 200) + "...";
-  Line("text", text);
+  Line("text", text::Cut(Str(t["text"]), 200));
   for (const auto& e : s.value("evals", nlohmann::json::array())) {
     std::string line = "eval " + Str(e["eval"]) + ": gate " + Str(e["gate"]["strength"]) + " (" +
                        Str(e["gate"]["reason"]) + ")";

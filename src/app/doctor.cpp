@@ -17,6 +17,7 @@
 #include "superagent/exec.h"
 #include "superagent/feishu.h"
 #include "superagent/process.h"
+#include "superagent/text.h"
 #include "superagent/views.h"
 #include "superagent/workspace.h"
 
@@ -67,7 +68,7 @@ class Doctor {
     json j = json::parse(r.body, nullptr, false);
     if (j.is_object() && j.contains("message") && j["message"].is_string()) msg = j["message"];
     else if (j.is_object() && j.contains("error") && j["error"].is_object()) msg = j["error"].value("message", "");
-    return "HTTP " + std::to_string(r.status) + (msg.empty() ? "" : ": " + msg.substr(0, 200));
+    return "HTTP " + std::to_string(r.status) + (msg.empty() ? "" : ": " + text::Cut(msg, 200));
   }
 
   void Policy() {
@@ -464,7 +465,7 @@ class Doctor {
   std::string Scrub(std::string text) const {
     if (!token_.empty())
       for (std::size_t p; (p = text.find(token_)) != std::string::npos;) text.replace(p, token_.size(), "***");
-    return text.substr(0, 300);
+    return text::Cut(text, 300);
   }
 
   const Config& config_;

@@ -10,6 +10,8 @@
 #include "core/revalidate.h"
 #include "core/logged_read.h"
 #include "store/store.h"
+#include "superagent/chat.h"
+#include "superagent/text.h"
 
 namespace superagent {
 
@@ -17,28 +19,39 @@ using nlohmann::json;
 
 namespace {
 
-// GitHub counts characters, not bytes: a Chinese comment may be three times longer in UTF-8.
-std::size_t CountCharacters(const std::string& text) {
-  std::size_t n = 0;
-  for (unsigned char c : text) n += (c & 0xC0) != 0x80;  // count every byte that starts a code point
-  return n;
-}
-
-std::size_t CountWords(const std::string& text) {
-  std::size_t words = 0;
-  bool in_word = false;
-  for (unsigned char c : text) {
-    bool space = c == ' ' || c == '\n' || c == '\t' || c == '\r';
-    if (!space && !in_word) ++words;
-    in_word = !space;
+// The length rules of every message the Engine enqueues, in one place: SPEC §1's word limit for
+// chats (counted by text::CountWords, so Chinese is bounded too) and GitHub's character cap
+// (characters, not bytes: a Chinese comment is three times longer in UTF-8). "" when `body` may
+// go to `channel`, else why not.
+std::string TooLong(const std::string& channel, const std::string& body, const EngineOptions& o) {
+  if (IsChat(channel)) {
+    if (std::size_t words = text::CountWords(body); words > o.chat_word_limit)
+      return "chat messages may have at most " + std::to_string(o.chat_word_limit) + " words; this one has " +
+             std::to_string(words);
+  } else if (channel.rfind("github", 0) == 0) {
+    if (std::size_t chars = text::CountCodePoints(body); chars > o.github_char_limit)
+      return "GitHub messages may have at most " + std::to_string(o.github_char_limit) + " characters; this one has " +
+             std::to_string(chars);
   }
-  return words;
+  return "";
 }
 
-std::string FirstLine(const std::string& text, std::size_t max = 120) {
-  std::string line = text.substr(0, text.find('\n'));
-  if (line.size() > max) line = line.substr(0, max) + "...";
-  return line;
+// An acknowledgement is never refused (that would lose the Decision): one that is too long is
+// cut to the limit, visibly ("…"), and the log says so.
+std::string WithinLimit(const std::string& channel, const std::string& body, const EngineOptions& o) {
+  if (TooLong(channel, body, o).empty()) return body;
+  spdlog::warn("acknowledgement cut to the limit channel={} reason=\"{}\"", channel, TooLong(channel, body, o));
+  return IsChat(channel) ? text::CutWords(body, o.chat_word_limit) : text::Cut(body, o.github_char_limit);
+}
+
+// What comes from outside (a Source, a process, a model) may be invalid UTF-8; the store and the
+// panel hold only valid text (json's dump() throws on anything else), so it is repaired here.
+Trigger Repaired(Trigger t) {
+  for (std::string* s : {&t.id, &t.source, &t.scope, &t.text, &t.channel}) *s = text::Repair(*s);
+  if (t.actor) t.actor = text::Repair(*t.actor);
+  for (std::string& th : t.threads) th = text::Repair(th);
+  text::RepairJson(&t.meta);
+  return t;
 }
 
 }  // namespace
@@ -96,7 +109,8 @@ std::int64_t Engine::PolicyVersion() const {
 // ---------------------------------------------------------------------------------------------
 // Intake
 
-Result<IntakeResult> Engine::Receive(const Trigger& t, const std::string& via, const std::string& filter_reason) {
+Result<IntakeResult> Engine::Receive(const Trigger& trigger, const std::string& via, const std::string& filter_reason) {
+  const Trigger t = Repaired(trigger);
   std::lock_guard<std::mutex> lock(mu_);
   if (t.id.empty() || t.threads.empty()) return Status::InvalidArgument("trigger needs an id and at least one thread");
   const TimeMs now = clock_->NowMs();
@@ -304,7 +318,7 @@ Result<FinishResult> Engine::FinishEval(EvalId eval_id, const EvalOutcome& out) 
     Ticket tk;
     tk.thread = eval->thread;
     tk.stage = Stage::kIdle;
-    tk.scope = out.scope.empty() ? FirstLine(request->trigger.text) : out.scope;
+    tk.scope = text::Repair(out.scope.empty() ? text::FirstLine(request->trigger.text, 120) : out.scope);
     tk.decision_id = *did;
     tk.created_at = tk.updated_at = now;
     auto tid = store_->InsertTicket(tk, out.request_seq);
@@ -335,7 +349,8 @@ Result<FinishResult> Engine::FinishEval(EvalId eval_id, const EvalOutcome& out) 
       ASSIGN_OR_RETURN(auto channel, store_->ThreadChannel(eval->thread));
       r.channel = channel.value_or(request->trigger.channel);
       r.kind = MessageKind::kAcknowledgement;
-      r.body = out.acknowledgement.empty() ? "On it: " + tk.scope : out.acknowledgement;
+      r.body = WithinLimit(r.channel, text::Repair(out.acknowledgement.empty() ? "On it: " + tk.scope : out.acknowledgement),
+                           options_);
       r.created_at = now;
       auto inserted = store_->InsertReceipt(r);
       if (!inserted.ok()) return inserted.status();
@@ -442,7 +457,8 @@ Result<int> Engine::ExpireEvals() {
 // ---------------------------------------------------------------------------------------------
 // Tickets
 
-Status Engine::Handback(TicketId ticket, const std::string& trigger_id, HandbackKind kind, const std::string& reason) {
+Status Engine::Handback(TicketId ticket, const std::string& trigger_id, HandbackKind kind, const std::string& reason_in) {
+  const std::string reason = text::Repair(reason_in);
   std::lock_guard<std::mutex> lock(mu_);
   const TimeMs now = clock_->NowMs();
   auto tx = store_->Begin();
@@ -476,7 +492,10 @@ Status Engine::Handback(TicketId ticket, const std::string& trigger_id, Handback
   return Status::Ok();
 }
 
-Status Engine::AskPerson(TicketId ticket, const HumanAction& action, const std::string& message_id) {
+Status Engine::AskPerson(TicketId ticket, const HumanAction& action_in, const std::string& message_id) {
+  HumanAction action = action_in;
+  for (std::string* s : {&action.thread, &action.actor, &action.question}) *s = text::Repair(*s);
+  text::RepairJson(&action.form);
   std::lock_guard<std::mutex> lock(mu_);
   if (action.thread.empty() || action.actor.empty() || action.question.empty())
     return Status::InvalidArgument("human_action needs thread, actor and question");
@@ -503,8 +522,7 @@ Status Engine::AskPerson(TicketId ticket, const HumanAction& action, const std::
   r.kind = MessageKind::kAttention;
   r.body = action.question;
   r.created_at = now;
-  if (r.channel.rfind("feishu", 0) == 0 && CountWords(r.body) > options_.chat_word_limit)
-    return Status::InvalidArgument("a chat question may have at most " + std::to_string(options_.chat_word_limit) + " words");
+  if (std::string why = TooLong(r.channel, r.body, options_); !why.empty()) return Status::InvalidArgument(why);
   auto inserted = store_->InsertReceipt(r);
   if (!inserted.ok()) return inserted.status();
   if (*inserted) RETURN_IF_ERROR(store_->InsertEffect(r.id, "post_message", json{{"receipt", r.id}}.dump(), now));
@@ -527,7 +545,7 @@ Status Engine::SetStage(TicketId ticket, Stage stage, const std::string& cause) 
   tk->waiting.reset();
   tk->updated_at = now;
   RETURN_IF_ERROR(store_->UpdateTicket(*tk));
-  RETURN_IF_ERROR(store_->InsertTicketEvent(ticket, now, from, stage, cause));
+  RETURN_IF_ERROR(store_->InsertTicketEvent(ticket, now, from, stage, text::Repair(cause)));
   RETURN_IF_ERROR(tx->Commit());
   spdlog::info("ticket stage id={} from={} to={} cause=\"{}\"", ticket, StageName(from), StageName(stage), cause);
   return Status::Ok();
@@ -544,10 +562,10 @@ Status Engine::EndTicket(TicketId ticket, const std::string& reason) {
   Stage from = tk->stage;
   tk->stage = Stage::kEnded;
   tk->waiting.reset();
-  tk->end_reason = reason;
+  tk->end_reason = text::Repair(reason);
   tk->updated_at = now;
   RETURN_IF_ERROR(store_->UpdateTicket(*tk));
-  RETURN_IF_ERROR(store_->InsertTicketEvent(ticket, now, from, Stage::kEnded, reason));
+  RETURN_IF_ERROR(store_->InsertTicketEvent(ticket, now, from, Stage::kEnded, tk->end_reason));
   RETURN_IF_ERROR(store_->EndAssignments(ticket, now));
   RETURN_IF_ERROR(tx->Commit());
   spdlog::info("ticket ended id={} reason=\"{}\"", ticket, reason);
@@ -581,7 +599,9 @@ Status Engine::StopTicket(TicketId ticket, const std::string& who) {
   return Status::Ok();
 }
 
-Status Engine::Send(const MessageSpec& message) {
+Status Engine::Send(const MessageSpec& message_in) {
+  MessageSpec message = message_in;
+  message.body = text::Repair(message.body);
   std::lock_guard<std::mutex> lock(mu_);
   if (message.id.empty()) return Status::InvalidArgument("message id is required (it is the idempotency key)");
   if (message.body.empty()) return Status::InvalidArgument("message body is empty");
@@ -590,12 +610,7 @@ Status Engine::Send(const MessageSpec& message) {
   RETURN_IF_ERROR(tx->begin_status());
   ASSIGN_OR_RETURN(auto channel, store_->ThreadChannel(message.thread));
   if (!channel) return Status::InvalidArgument("thread " + message.thread + " is unknown");
-  if (channel->rfind("feishu", 0) == 0 && CountWords(message.body) > options_.chat_word_limit)
-    return Status::InvalidArgument("chat messages may have at most " + std::to_string(options_.chat_word_limit) +
-                                   " words; this one has " + std::to_string(CountWords(message.body)));
-  if (channel->rfind("github", 0) == 0 && CountCharacters(message.body) > options_.github_char_limit)
-    return Status::InvalidArgument("GitHub messages may have at most " + std::to_string(options_.github_char_limit) +
-                                   " characters; this one has " + std::to_string(CountCharacters(message.body)));
+  if (std::string why = TooLong(*channel, message.body, options_); !why.empty()) return Status::InvalidArgument(why);
   Receipt r;
   r.id = message.id;
   r.ticket = message.ticket;

@@ -4,6 +4,7 @@
 #include "core/logged_read.h"
 #include "store/store.h"
 #include "superagent/engine.h"
+#include "superagent/text.h"
 
 namespace superagent {
 
@@ -60,6 +61,9 @@ Result<std::vector<ClaimedEffect>> Engine::ClaimDueEffects(int limit) {
       ASSIGN_OR_RETURN(bool earlier, store_->EarlierReceiptPending(receipt->id));
       if (earlier) continue;  // an acknowledgement goes first
       c.effect.receipt = *receipt;
+      // Rows written before text was repaired at intake may hold invalid UTF-8; a channel that
+      // dumps it into a request would throw at every start.
+      c.effect.receipt->body = text::Repair(c.effect.receipt->body);
     }
     c.platform = PlatformOf(channel);
     if (!c.platform.empty()) {

@@ -5,6 +5,7 @@
 #include "core/logged_read.h"
 #include "store/store.h"
 #include "superagent/engine.h"
+#include "superagent/text.h"
 
 namespace superagent {
 
@@ -125,7 +126,7 @@ Status Engine::NoteTicket(TicketId ticket, const std::string& cause) {
   RETURN_IF_ERROR(tx->begin_status());
   ASSIGN_OR_RETURN(auto tk, store_->GetTicket(ticket));
   if (!tk) return Status::NotFound("ticket " + Num(ticket) + " does not exist");
-  RETURN_IF_ERROR(store_->InsertTicketEvent(ticket, now, tk->stage, tk->stage, cause));
+  RETURN_IF_ERROR(store_->InsertTicketEvent(ticket, now, tk->stage, tk->stage, text::Repair(cause)));
   return tx->Commit();
 }
 
@@ -198,6 +199,9 @@ Result<std::int64_t> Engine::AppendSessionEvent(SessionId session, std::int64_t 
   e.assignment = assignment;
   e.kind = kind;
   e.body = body;
+  // A transcript holds what processes printed and files held: repaired so it can be stored
+  // (the store keeps it as JSON) and shown.
+  text::RepairJson(&e.body);
   e.at = clock_->NowMs();
   auto id = store_->InsertSessionEvent(e);
   if (!id.ok()) return id.status();

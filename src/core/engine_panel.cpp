@@ -1,6 +1,7 @@
 // Engine: commands people give in the panel that are not already part of another transaction.
 #include "store/store.h"
 #include "superagent/engine.h"
+#include "superagent/text.h"
 
 namespace superagent {
 
@@ -10,7 +11,7 @@ Status Engine::RecordCommand(const std::string& who, const std::string& command,
   if (who.empty() || command.empty()) return Status::InvalidArgument("a command must say who gave it and what it is");
   auto tx = store_->Begin();
   if (!tx->begin_status().ok()) return tx->begin_status();
-  if (Status s = store_->InsertCommand(clock_->NowMs(), who, command, target, detail); !s.ok()) return s;
+  if (Status s = store_->InsertCommand(clock_->NowMs(), text::Repair(who), command, target, text::Repair(detail)); !s.ok()) return s;
   return tx->Commit();
 }
 

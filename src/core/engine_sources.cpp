@@ -4,6 +4,7 @@
 #include "core/logged_read.h"
 #include "store/store.h"
 #include "superagent/engine.h"
+#include "superagent/text.h"
 
 namespace superagent {
 
@@ -28,7 +29,7 @@ Status Engine::UpdateSource(const SourceUpdate& u) {
   bool raised = false;
   const bool abandoned = !u.ok && u.abandoned;
   if (!u.path.empty() && !abandoned) {
-    RETURN_IF_ERROR(store_->RecordPathOutcome(u.source, u.path, u.ok, u.error, u.skipped, now));
+    RETURN_IF_ERROR(store_->RecordPathOutcome(u.source, u.path, u.ok, text::Repair(u.error), u.skipped, now));
     const std::string kind = SourceProblemKind(u.source, u.path);
     if (u.ok) {
       RETURN_IF_ERROR(store_->ClearFailures(kind, now));
@@ -86,7 +87,7 @@ Status Engine::ReportFailure(const std::string& kind, const std::string& message
   std::lock_guard<std::mutex> lock(mu_);
   auto tx = store_->Begin();
   RETURN_IF_ERROR(tx->begin_status());
-  auto n = store_->CountFailure(kind, message, clock_->NowMs());
+  auto n = store_->CountFailure(kind, text::Repair(message), clock_->NowMs());
   if (!n.ok()) return n.status();
   RETURN_IF_ERROR(tx->Commit());
   if (*n == options_.problem_threshold)

@@ -4,18 +4,11 @@
 
 #include <spdlog/spdlog.h>
 
+#include "superagent/text.h"
+
 namespace superagent {
 
 using nlohmann::json;
-
-namespace {
-
-std::string FirstLine(const std::string& text) {
-  std::string line = text.substr(0, text.find('\n'));
-  return line.size() > 120 ? line.substr(0, 120) + "..." : line;
-}
-
-}  // namespace
 
 std::string CheckRuleCoverage(const Assessment& a, const Policy& policy) {
   std::set<std::string> seen;
@@ -54,8 +47,8 @@ Result<Assessment> NoModelAssessor::Assess(const EvalJob&, const std::vector<con
   a.decision = DecisionOutcome::kAccept;
   a.implementation_requested = true;
   a.target_basis = "stated";
-  a.evidence = FirstLine(request->trigger.text);
-  a.scope = FirstLine(request->trigger.text);
+  a.evidence = text::FirstLine(request->trigger.text, 120);
+  a.scope = text::FirstLine(request->trigger.text, 120);
   a.acknowledgement = "On it: " + a.scope;
   return a;
 }
@@ -92,7 +85,7 @@ EvalOutcome JudgeEval(const EvalJob& job, const Policy& policy, Assessor& assess
   }
   const Assessment& a = *assessed;
   out.assessment = a;
-  out.scope = a.scope.empty() ? FirstLine(request->trigger.text) : a.scope;
+  out.scope = a.scope.empty() ? text::FirstLine(request->trigger.text, 120) : a.scope;
   out.acknowledgement = a.acknowledgement;
   if (a.related_ticket) {
     for (const TicketView& t : job.tickets)

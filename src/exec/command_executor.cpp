@@ -4,6 +4,7 @@
 
 #include <sstream>
 
+#include "superagent/text.h"
 #include "superagent/worker.h"
 #include "superagent/worker_sessions.h"
 
@@ -55,19 +56,19 @@ class CommandExecutor : public Executor {
     for (const json& f : task["follow_ups"])
       if (f.contains("text") && f["text"].is_string()) said += (said.empty() ? "" : "\n\n") + f["text"].get<std::string>();
     engine_->AppendSessionEvent(t.session, t.assignment, "input",
-                                {{"role", "user"}, {"content", task.dump()}, {"surface", said}});
+                                {{"role", "user"}, {"content", text::Dump(task)}, {"surface", said}});
     // The command is the turn: it runs in the foreground until it exits or the Ticket stops.
-    auto r = t.jobs->Run(options_.command, t.workspace.dir, task.dump() + "\n", kNoBackground, t.cancel);
+    auto r = t.jobs->Run(options_.command, t.workspace.dir, text::Dump(task) + "\n", kNoBackground, t.cancel);
     if (!r.ok()) return r.status();
-    json event = {{"command", options_.command}, {"exit_code", r->exit_code}, {"stdout_tail", Tail(r->out)},
-                  {"stderr_tail", Tail(r->err)}};
+    json event = {{"command", options_.command}, {"exit_code", r->exit_code}, {"stdout_tail", text::TailLines(r->out, 20, 2000)},
+                  {"stderr_tail", text::TailLines(r->err, 20, 2000)}};
     engine_->AppendSessionEvent(t.session, t.assignment, "command", event);
     TurnResult out;
     if (t.cancel != nullptr && t.cancel->load()) return out;
     if (r->exit_code != 0) {
       WorkerReport rep;
       rep.stage = Stage::kBlocked;
-      rep.summary = "The command exited with code " + std::to_string(r->exit_code) + ".\n\n" + Tail(r->err, 10, 1500);
+      rep.summary = "The command exited with code " + std::to_string(r->exit_code) + ".\n\n" + text::TailLines(r->err, 10, 1500);
       out.report = rep;
       spdlog::warn("worker command failed ticket={} exit_code={}", t.ticket, r->exit_code);
       return out;

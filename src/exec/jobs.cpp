@@ -1,6 +1,8 @@
 // Shell commands with a foreground budget; past it they live on as background jobs.
 #include "superagent/jobs.h"
 
+#include "superagent/text.h"
+
 namespace superagent::exec {
 
 Jobs::Jobs(ProcessRunner* runner, Clock* clock, Sleeper sleeper, std::string output_dir)
@@ -25,15 +27,17 @@ Result<ShellResult> Jobs::Run(const std::string& command, const std::string& cwd
     if (auto code = proc->Poll()) {
       proc->KillGroup();  // what the command left behind in its group goes with it
       r.exit_code = *code;
-      r.out = proc->Stdout();
-      r.err = proc->Stderr();
+      // Output is text from outside (binary files, other encodings, a cut sequence): it leaves
+      // here as valid UTF-8, so the transcript and the model can take it.
+      r.out = text::Repair(proc->Stdout());
+      r.err = text::Repair(proc->Stderr());
       return r;
     }
     if (cancel != nullptr && cancel->load()) {
       proc->KillGroup();
       r.exit_code = proc->Poll().value_or(-1);
-      r.out = proc->Stdout();
-      r.err = proc->Stderr();
+      r.out = text::Repair(proc->Stdout());
+      r.err = text::Repair(proc->Stderr());
       return r;
     }
     if (clock_->NowMs() - start >= foreground_ms) break;
@@ -47,8 +51,8 @@ Result<ShellResult> Jobs::Run(const std::string& command, const std::string& cwd
   job.info.started_at = start;
   r.background = true;
   r.job = job.info.id;
-  r.out = proc->Stdout();
-  r.err = proc->Stderr();
+  r.out = text::Repair(proc->Stdout());
+  r.err = text::Repair(proc->Stderr());
   job.process = std::move(proc);
   jobs_.emplace(job.info.id, std::move(job));
   return r;
@@ -78,7 +82,7 @@ Result<std::string> Jobs::Output(int id) {
   auto it = jobs_.find(id);
   if (it == jobs_.end()) return Status::NotFound("no background job " + std::to_string(id));
   Refresh(it->second);
-  return it->second.process->Stdout() + it->second.process->Stderr();
+  return text::Repair(it->second.process->Stdout() + it->second.process->Stderr());
 }
 
 Status Jobs::Kill(int id) {

@@ -20,6 +20,7 @@
 
 #include "exec/cgroup.h"
 #include "superagent/process.h"
+#include "superagent/text.h"
 
 extern char** environ;
 
@@ -264,21 +265,15 @@ Result<RunResult> RunToCompletion(ProcessRunner& runner, const ProcessSpec& spec
   }
   // Children that outlived the leader belong to this run: none may linger.
   proc.KillGroup();
-  r.out = proc.Stdout();
-  r.err = proc.Stderr();
+  // What a command prints is text from outside: a binary file, a GBK terminal, a cut sequence.
+  r.out = text::Repair(proc.Stdout());
+  r.err = text::Repair(proc.Stderr());
   return r;
 }
 
+// A thin alias: the text module cuts (by characters, the newest kept).
 std::string Tail(const std::string& text, std::size_t max_lines, std::size_t max_chars) {
-  std::vector<std::string> lines;
-  std::stringstream ss(text);
-  for (std::string line; std::getline(ss, line);) lines.push_back(line);
-  while (!lines.empty() && lines.back().empty()) lines.pop_back();
-  std::string out;
-  for (std::size_t i = lines.size() > max_lines ? lines.size() - max_lines : 0; i < lines.size(); ++i)
-    out += (out.empty() ? "" : "\n") + lines[i];
-  if (out.size() > max_chars) out = out.substr(out.size() - max_chars);
-  return out;
+  return text::TailLines(text, max_lines, max_chars);
 }
 
 std::string ShellQuote(const std::string& s) {

@@ -2,6 +2,7 @@
 // leaves it (.., absolute, symlink) is refused.
 #include "exec/worker_tools.h"
 
+#include "superagent/text.h"
 #include "superagent/worker_sessions.h"
 
 #include <filesystem>
@@ -89,11 +90,9 @@ std::vector<llm::ToolSpec> BaseToolSpecs() {
   };
 }
 
-std::string WorkerTools::Cut(std::string text) const {
-  if (text.size() > options_.tool_output_chars)
-    text = "[… " + std::to_string(text.size() - options_.tool_output_chars) + " characters cut …]\n" +
-           text.substr(text.size() - options_.tool_output_chars);
-  return text;
+// The end of what a tool printed is kept: a command's error and result come last.
+std::string WorkerTools::Cut(std::string output) const {
+  return text::CutNoted(output, options_.tool_output_chars, text::Keep::kTail);
 }
 
 Result<std::string> WorkerTools::Confine(const std::string& path) {
@@ -167,7 +166,10 @@ ToolOutcome WorkerTools::Call(const llm::ToolCall& call) {
   if (!a.is_object()) return {"error: arguments must be a JSON object", {}};
   const std::string& n = call.name;
   if (n.rfind("intercom_", 0) == 0 && task_.intercom != nullptr)  // the caller is this session, always
-    return {Cut(task_.intercom->CallTool(IntercomSessionId(task_.session), n, a, task_.cancel).dump()), {}};
+    // Cut once, as a whole, inside the JSON: the model keeps "ok", "status" and the newest text.
+    return {text::DumpWithin(task_.intercom->CallTool(IntercomSessionId(task_.session), n, a, task_.cancel),
+                             options_.tool_output_chars, text::Keep::kTail),
+            {}};
   if (n == "shell") return Shell(a);
   if (n == "read_file") return ReadFile(a);
   if (n == "write_file") return WriteFile(a);
@@ -177,7 +179,7 @@ ToolOutcome WorkerTools::Call(const llm::ToolCall& call) {
     for (const JobInfo& j : task_.jobs->List())
       list.push_back({{"job", j.id}, {"command", j.command}, {"running", j.running},
                       {"exit_code", j.exit_code ? json(*j.exit_code) : json()}});
-    return {list.dump(), {}};
+    return {text::DumpWithin(list, options_.tool_output_chars, text::Keep::kTail), {}};
   }
   if (n == "job_output" || n == "job_kill") {
     if (!a.contains("job") || !a["job"].is_number_integer()) return {"error: job must be an integer", {}};

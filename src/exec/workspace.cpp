@@ -2,6 +2,8 @@
 // ProcessRunner (own process group, time limit) so a hung remote cannot hold a slot forever.
 #include "superagent/workspace.h"
 
+#include "superagent/text.h"
+
 #include <spdlog/spdlog.h>
 
 #include <filesystem>
@@ -51,7 +53,7 @@ Status Failed(const std::string& what, const Result<RunResult>& r) {
   if (!r.ok()) return Status::Unavailable(what + ": " + r.status().message());
   if (r->cancelled) return Status::Unavailable(what + ": cancelled");
   if (r->timed_out) return Status::Unavailable(what + ": timed out");
-  if (r->exit_code != 0) return Status::Unavailable(what + ": " + Tail(r->err, 5, 500));
+  if (r->exit_code != 0) return Status::Unavailable(what + ": " + text::TailLines(r->err, 5, 500));
   return Status::Ok();
 }
 }  // namespace

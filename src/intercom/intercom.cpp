@@ -8,42 +8,13 @@
 #include <spdlog/spdlog.h>
 
 #include "superagent/engine.h"
+#include "superagent/text.h"
 
 namespace superagent {
 
 using nlohmann::json;
 
 namespace {
-
-std::size_t CountChars(const std::string& s) {
-  std::size_t n = 0;
-  for (unsigned char c : s) n += (c & 0xC0) != 0x80;
-  return n;
-}
-
-// The last `max` characters of `s` (never splitting a UTF-8 sequence): reads keep the newest.
-std::string KeepTail(const std::string& s, std::size_t max) {
-  if (CountChars(s) <= max) return s;
-  std::size_t chars = 0, i = s.size();
-  while (i > 0 && chars < max) {
-    --i;
-    if ((static_cast<unsigned char>(s[i]) & 0xC0) != 0x80) ++chars;
-  }
-  return "…" + s.substr(i);
-}
-
-std::string KeepHead(const std::string& s, std::size_t max) {
-  if (CountChars(s) <= max) return s;
-  std::size_t chars = 0, i = 0;
-  while (i < s.size()) {
-    if ((static_cast<unsigned char>(s[i]) & 0xC0) != 0x80) {
-      if (chars == max) break;
-      ++chars;
-    }
-    ++i;
-  }
-  return s.substr(0, i) + "…";
-}
 
 // A title as it may appear inside the wrapper: one line, no guillemets, bounded.
 std::string SafeTitle(const std::string& title) {
@@ -54,7 +25,7 @@ std::string SafeTitle(const std::string& title) {
   }
   for (const char* g : {"«", "»"})
     for (std::size_t p = out.find(g); p != std::string::npos; p = out.find(g)) out.replace(p, std::string(g).size(), "\"");
-  return KeepHead(out, 80);
+  return text::Cut(out, 80);
 }
 
 std::string RandomNonce() {
@@ -137,9 +108,9 @@ std::string Intercom::CheckParties(const std::optional<SessionInfo>& from, const
 
 std::string Intercom::CheckText(const std::string& text, const std::string& delivery) const {
   if (delivery != "wake" && delivery != "steer")
-    return "delivery must be \"wake\" or \"steer\", not \"" + KeepHead(delivery, 20) + "\"";
+    return "delivery must be \"wake\" or \"steer\", not \"" + text::Cut(delivery, 20) + "\"";
   if (text.find_first_not_of(" \t\r\n") == std::string::npos) return "the message is empty";
-  if (std::size_t n = CountChars(text); n > limits_.max_text)
+  if (std::size_t n = text::CountCodePoints(text); n > limits_.max_text)
     return "the message has " + std::to_string(n) + " characters; the limit is " + std::to_string(limits_.max_text) +
            ". Nothing was sent: shorten it or split it.";
   return "";
@@ -297,7 +268,7 @@ json Intercom::Ask(const std::string& caller, const std::string& target, const s
     lock.lock();
   }
   j["reply_found"] = reply.has_value();
-  j["reply"] = reply ? json{{"id", reply->id}, {"text", KeepHead(reply->text, limits_.max_output)}, {"at", reply->created_at}}
+  j["reply"] = reply ? json{{"id", reply->id}, {"text", text::Cut(reply->text, limits_.max_output)}, {"at", reply->created_at}}
                      : json(nullptr);
   return j;
 }
@@ -312,8 +283,8 @@ json Intercom::CheckReplies(const std::string& caller, const std::string& target
   for (auto it = replies->rbegin(); it != replies->rend(); ++it) {
     const bool fresh = it->state == "queued";
     has_new = has_new || fresh;
-    std::string text = KeepHead(it->text, budget);
-    budget -= std::min(budget, CountChars(text));
+    std::string text = text::Cut(it->text, budget);
+    budget -= std::min(budget, text::CountCodePoints(text));
     list.insert(list.begin(), json{{"id", it->id}, {"reply_to", it->reply_to}, {"text", text}, {"at", it->created_at}, {"new", fresh}});
     if (budget == 0) break;
   }
@@ -386,8 +357,10 @@ json Intercom::Read(const std::string& caller, const std::string& target, int ma
   std::string text;
   for (std::size_t i = start; i < surface.size(); ++i)
     text += (text.empty() ? "" : "\n") + ("[" + surface[i].role + "] " + surface[i].text);
-  return {{"ok", true}, {"target", target}, {"status", SessionStatusName(to->status)},
-          {"text", KeepTail(text, limits_.max_output)}};
+  json j = {{"ok", true}, {"target", target}, {"status", SessionStatusName(to->status)}, {"text", text}};
+  // The whole result is bounded, once, with every field kept; the text keeps the newest.
+  text::FitField(&j, "text", limits_.max_output, text::Keep::kTail);
+  return j;
 }
 
 json Intercom::Collect(const std::string& caller, const std::vector<std::string>& targets) {
@@ -406,7 +379,7 @@ json Intercom::Collect(const std::string& caller, const std::vector<std::string>
     for (const SurfaceEntry& e : host_->Surface(id))
       if (e.role == "assistant") last = e.text;
     results.push_back({{"id", id}, {"title", s->title}, {"status", SessionStatusName(s->status)},
-                       {"last_conclusion", KeepHead(last, limits_.max_last_text)}});
+                       {"last_conclusion", text::Cut(last, limits_.max_last_text)}});
   }
   return {{"ok", true}, {"results", results}};
 }
@@ -432,7 +405,7 @@ std::vector<IntercomGroup> Intercom::PrunedGroups() {
 
 json Intercom::CreateGroup(const std::string& caller, const std::string& name, const std::vector<std::string>& members) {
   if (name.find_first_not_of(' ') == std::string::npos) return Refused("the group needs a name");
-  if (CountChars(name) > limits_.max_group_name)
+  if (text::CountCodePoints(name) > limits_.max_group_name)
     return Refused("group names have at most " + std::to_string(limits_.max_group_name) + " characters");
   auto me = host_->Find(caller);
   std::vector<std::string> all;
@@ -490,7 +463,7 @@ json Intercom::Broadcast(const std::string& caller, const std::string& group, co
   for (const IntercomGroup& x : groups)
     if (x.id == group) g = &x;
   if (!g) return Refused("no group " + group);
-  if (std::size_t n = CountChars(text); n > limits_.max_text)
+  if (std::size_t n = text::CountCodePoints(text); n > limits_.max_text)
     return Refused("the message has " + std::to_string(n) + " characters; the limit is " +
                    std::to_string(limits_.max_text) + ". Nothing was sent.");
   json results = json::array();
@@ -534,7 +507,9 @@ json Intercom::ReadGroup(const std::string& caller, const std::string& group, Ti
   std::stable_sort(lines.begin(), lines.end(), [](const Line& a, const Line& b) { return a.at < b.at; });
   std::string text;
   for (const Line& l : lines) text += (text.empty() ? "" : "\n") + l.text;
-  return {{"ok", true}, {"group_id", group}, {"text", KeepTail(text, limits_.max_output)}};
+  json j = {{"ok", true}, {"group_id", group}, {"text", text}};
+  text::FitField(&j, "text", limits_.max_output, text::Keep::kTail);
+  return j;
 }
 
 json Intercom::BroadcastAsPerson(const std::string& person, const std::string& group, const std::string& text,

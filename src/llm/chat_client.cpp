@@ -8,6 +8,7 @@
 
 #include "superagent/metrics.h"
 #include "superagent/llm.h"
+#include "superagent/text.h"
 
 namespace superagent::llm {
 
@@ -23,13 +24,6 @@ std::string Scrub(std::string text, const std::string& secret) {
   return text;
 }
 
-std::string Shorten(const std::string& s, size_t max) {
-  if (s.size() <= max) return s;
-  size_t cut = max;
-  while (cut > 0 && (static_cast<unsigned char>(s[cut]) & 0xC0) == 0x80) --cut;  // keep UTF-8 whole
-  return s.substr(0, cut) + "...";
-}
-
 // What the API said went wrong: OpenAI and DeepSeek send {"error":{"message":...}}.
 std::string ErrorText(const HttpResponse& r) {
   json j = json::parse(r.body, nullptr, false);
@@ -38,9 +32,10 @@ std::string ErrorText(const HttpResponse& r) {
     if (e.is_object() && e.contains("message") && e["message"].is_string()) return e["message"].get<std::string>();
     if (e.is_string()) return e.get<std::string>();
   }
-  std::string body = r.body;
+  // Not JSON: a proxy's page, in any encoding. It becomes part of a Status that is stored and shown.
+  std::string body = text::Cut(r.body, 200);
   std::replace(body.begin(), body.end(), '\n', ' ');
-  return Shorten(body, 200);
+  return body;
 }
 
 std::optional<std::int64_t> IntAt(const json& j, const char* key) {

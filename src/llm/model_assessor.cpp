@@ -7,6 +7,7 @@
 #include <spdlog/spdlog.h>
 
 #include "superagent/eval.h"
+#include "superagent/text.h"
 
 namespace superagent {
 
@@ -41,12 +42,7 @@ std::string OneLine(const std::string& s, std::size_t max) {
     space = false;
     out.push_back(c);
   }
-  if (out.size() > max) {
-    std::size_t cut = max;
-    while (cut > 0 && (static_cast<unsigned char>(out[cut]) & 0xC0) == 0x80) --cut;
-    out = out.substr(0, cut) + "...";
-  }
-  return out;
+  return text::Cut(out, max);
 }
 
 std::string Trim(const std::string& s) {
@@ -179,7 +175,7 @@ Result<Assessment> ParseDecideArguments(const std::string& arguments, const Eval
     // SPEC §1: a chat message is one short summary of at most 100 words. Code enforces it, so a
     // wordy model cannot spend the team's attention.
     std::size_t limit = AcknowledgementWordLimit(request->trigger.source);
-    std::size_t words = CountWords(a.acknowledgement);
+    std::size_t words = text::CountWords(a.acknowledgement);
     if (words > limit)
       problems.push_back("acknowledgement has " + std::to_string(words) + " words; at most " + std::to_string(limit) +
                          " are allowed here");

@@ -4,6 +4,7 @@
 #include <random>
 
 #include "superagent/config.h"
+#include "superagent/text.h"
 
 namespace superagent::panel {
 
@@ -119,13 +120,8 @@ std::string CleanName(std::string_view name) {
     if (static_cast<unsigned char>(c) < 0x20 || c == 0x7F) continue;
     out.push_back(c);
   }
-  if (out.size() > 64) {
-    out.resize(64);
-    // Do not leave half a UTF-8 character at the end.
-    while (!out.empty() && (static_cast<unsigned char>(out.back()) & 0xC0) == 0x80) out.pop_back();
-    if (!out.empty() && (static_cast<unsigned char>(out.back()) & 0x80)) out.pop_back();
-  }
-  return out;
+  // A name is stored and shown as JSON: valid UTF-8, at most 64 characters.
+  return text::Cut(out, 64, text::Keep::kHead, "");
 }
 
 }  // namespace superagent::panel

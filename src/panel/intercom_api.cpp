@@ -6,6 +6,7 @@
 #include "panel/guard.h"
 #include "panel/panel_json.h"
 #include "superagent/panel_source.h"
+#include "superagent/text.h"
 #include "superagent/worker_sessions.h"
 
 namespace superagent::panel {
@@ -17,12 +18,7 @@ namespace {
 constexpr std::size_t kMaxEvents = 300;        // the newest transcript events shown
 constexpr std::size_t kToolTextChars = 2'000;  // a tool result, cut for the page
 
-std::string Cut(const std::string& s, std::size_t max) {
-  if (s.size() <= max) return s;
-  std::size_t end = max;
-  while (end > 0 && (static_cast<unsigned char>(s[end]) & 0xC0) == 0x80) --end;  // keep UTF-8 whole
-  return s.substr(0, end) + "… (" + std::to_string(s.size() - end) + " more bytes)";
-}
+std::string Cut(const std::string& s, std::size_t max) { return text::CutNoted(s, max, text::Keep::kHead); }
 
 // Refusals by the intercom's rules are 409 with the exact reason; a malformed request is 400.
 ApiReply Refusal(const std::string& why) { return {409, {{"error", why}}}; }
@@ -61,7 +57,7 @@ json EventJson(const SessionEvent& e) {
   } else if (e.kind == "command") {
     j["text"] = "exit code " + b.value("exit_code", json()).dump() + "\n" + Cut(b.value("stdout_tail", ""), kToolTextChars);
   } else {
-    j["text"] = Cut(b.dump(), kToolTextChars);
+    j["text"] = Cut(text::Dump(b), kToolTextChars);
   }
   return j;
 }

@@ -4,6 +4,7 @@
 #include <set>
 
 #include "superagent/prompts.h"
+#include "superagent/text.h"
 
 namespace superagent {
 
@@ -165,7 +166,7 @@ Prompt BuildAssessmentPrompt(const AssessmentPromptInput& in) {
                          {{"id", std::to_string(t.id)},
                           {"stage", StageName(t.stage)},
                           {"mandate", t.mandate_active ? "active" : "ended"}},
-                         CutMiddle(t.scope, 300)) +
+                         text::CutMiddle(t.scope, 300)) +
                "\n";
   }
   if (tickets.empty()) tickets = "(no Tickets on this Thread)\n";
@@ -189,7 +190,7 @@ Prompt BuildAssessmentPrompt(const AssessmentPromptInput& in) {
         attrs.push_back({"candidate", "no"});
       }
     }
-    std::string text = CutMiddle(t.text, std::min(budget, lim.message_chars), cut);
+    std::string text = text::CutMiddle(t.text, std::min(budget, lim.message_chars), cut);
     std::string out = FenceData("message", attrs, text);
     if (batch_item && batch_item->handback.is_array()) {
       std::string reasons;
@@ -215,7 +216,7 @@ Prompt BuildAssessmentPrompt(const AssessmentPromptInput& in) {
     }
     bool cut = false;
     kept.push_back(render(**it, nullptr, lim.history_chars - used, &cut));
-    used += kept.back().size();
+    used += text::CountCodePoints(kept.back());
     if (cut) b.Cut("history: message \"" + (*it)->id + "\" cut in the middle");
   }
   std::string history;
@@ -246,7 +247,7 @@ Prompt BuildAssessmentPrompt(const AssessmentPromptInput& in) {
     bool cut = false;
     std::size_t budget = lim.batch_chars > batch_used ? lim.batch_chars - batch_used : lim.message_chars;
     batch_parts[i] = render(job.batch[i].trigger, &job.batch[i], budget, &cut);
-    batch_used += batch_parts[i].size();
+    batch_used += text::CountCodePoints(batch_parts[i]);
     if (cut) b.Cut("batch: message \"" + job.batch[i].trigger.id + "\" cut in the middle");
   }
   std::string batch;

@@ -1,7 +1,9 @@
 // PromptBuilder and the helpers that keep external text in its place (fences, cuts, counts).
 #include <algorithm>
 
+#include "superagent/chat.h"
 #include "superagent/prompts.h"
+#include "superagent/text.h"
 
 namespace superagent {
 
@@ -23,32 +25,6 @@ std::string Render(const PromptSection& s) {
                            : ", " + s.origin;
   const char* label = s.call_specific ? "level 1: facts of this call, written by code" : LevelLabel(s.level);
   return "## " + s.name + " (" + label + origin + ")\n" + s.text + "\n";
-}
-
-// Decodes one UTF-8 code point at s[i]; advances i. Invalid bytes come back as themselves.
-char32_t NextCodePoint(std::string_view s, std::size_t* i) {
-  auto b = static_cast<unsigned char>(s[*i]);
-  int len = b < 0x80 ? 1 : (b >> 5) == 0x6 ? 2 : (b >> 4) == 0xE ? 3 : (b >> 3) == 0x1E ? 4 : 1;
-  if (*i + static_cast<std::size_t>(len) > s.size()) len = 1;
-  char32_t cp = len == 1 ? b : len == 2 ? (b & 0x1F) : len == 3 ? (b & 0x0F) : (b & 0x07);
-  for (int k = 1; k < len; ++k) cp = (cp << 6) | (static_cast<unsigned char>(s[*i + static_cast<std::size_t>(k)]) & 0x3F);
-  *i += static_cast<std::size_t>(len);
-  return cp;
-}
-
-bool IsCjkWordChar(char32_t c) {
-  return (c >= 0x3040 && c <= 0x30FF) ||   // hiragana, katakana
-         (c >= 0x3400 && c <= 0x4DBF) ||   // CJK extension A
-         (c >= 0x4E00 && c <= 0x9FFF) ||   // CJK unified ideographs
-         (c >= 0xF900 && c <= 0xFAFF) ||   // compatibility ideographs
-         (c >= 0x20000 && c <= 0x2FFFF);   // extensions B and later
-}
-
-bool IsSeparator(char32_t c) {
-  return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v' ||
-         (c >= 0x3000 && c <= 0x303F) ||  // CJK punctuation, ideographic space
-         (c >= 0xFF00 && c <= 0xFF0F) || (c >= 0xFF1A && c <= 0xFF20) ||  // full-width punctuation
-         c == 0x00A0 || (c >= 0x2000 && c <= 0x200B);
 }
 
 std::string OneLine(std::string_view v) {
@@ -172,41 +148,15 @@ std::string FenceData(std::string_view kind, const std::vector<std::pair<std::st
   return out;
 }
 
+// Thin aliases: the text module decides how text is cut and counted.
 std::string CutMiddle(std::string_view text, std::size_t max_chars, bool* cut) {
-  if (cut) *cut = false;
-  if (text.size() <= max_chars) return std::string(text);
-  if (cut) *cut = true;
-  auto back_to_boundary = [&](std::size_t i) {
-    while (i > 0 && i < text.size() && (static_cast<unsigned char>(text[i]) & 0xC0) == 0x80) --i;
-    return i;
-  };
-  const std::size_t head = back_to_boundary(max_chars * 3 / 4);
-  std::size_t tail_start = back_to_boundary(text.size() - max_chars / 4);
-  if (tail_start < head) tail_start = head;
-  return std::string(text.substr(0, head)) + "\n[… " + std::to_string(tail_start - head) +
-         " characters cut here to bound the input …]\n" + std::string(text.substr(tail_start));
+  return text::CutMiddle(text, max_chars, cut);
 }
 
-std::size_t CountWords(std::string_view text) {
-  std::size_t words = 0;
-  bool in_word = false;
-  for (std::size_t i = 0; i < text.size();) {
-    char32_t c = NextCodePoint(text, &i);
-    if (IsSeparator(c)) {
-      in_word = false;
-    } else if (IsCjkWordChar(c)) {
-      ++words;
-      in_word = false;
-    } else if (!in_word) {
-      ++words;
-      in_word = true;
-    }
-  }
-  return words;
-}
+std::size_t CountWords(std::string_view text) { return text::CountWords(text); }
 
 std::size_t AcknowledgementWordLimit(const std::string& source) {
-  return source == "github" ? 200 : 100;
+  return IsChat(source) ? kChatWordLimit : 200;
 }
 
 }  // namespace superagent

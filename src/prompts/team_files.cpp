@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "superagent/prompts.h"
+#include "superagent/text.h"
 
 namespace superagent {
 
@@ -43,7 +44,7 @@ bool ReadTeamFile(const fs::path& path, const std::string& rel, std::size_t max_
     return false;
   }
   bool cut = false;
-  *text = CutMiddle(Trim(raw), max_chars, &cut);
+  *text = text::CutMiddle(Trim(raw), max_chars, &cut);
   if (cut) team->problems.push_back(rel + ": longer than " + std::to_string(max_chars) + " characters; its middle was cut");
   return true;
 }
@@ -55,7 +56,7 @@ std::string Description(const std::string& text) {
     line = Trim(line);
     while (!line.empty() && line.front() == '#') line.erase(0, 1);
     line = Trim(line);
-    if (!line.empty()) return line.size() > 200 ? line.substr(0, 200) + "..." : line;
+    if (!line.empty()) return text::Cut(line, 200);
   }
   return "(no description)";
 }

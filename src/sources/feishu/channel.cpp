@@ -5,6 +5,7 @@
 
 #include "policy/sha256.h"
 #include "superagent/feishu.h"
+#include "superagent/text.h"
 
 namespace superagent::feishu {
 
@@ -39,17 +40,6 @@ Target ParseTarget(const std::string& channel) {
   return t;
 }
 
-std::size_t Words(const std::string& text) {
-  std::size_t words = 0;
-  bool in_word = false;
-  for (unsigned char c : text) {
-    const bool space = c == ' ' || c == '\n' || c == '\t' || c == '\r';
-    if (!space && !in_word) ++words;
-    in_word = !space;
-  }
-  return words;
-}
-
 }  // namespace
 
 std::string RequestUuid(const std::string& receipt_id) {
@@ -68,7 +58,7 @@ Delivery FeishuChannel::Perform(const Effect& effect, bool outcome_unknown) {
   const Receipt& r = *effect.receipt;
   const Target target = ParseTarget(r.channel);
   if (!target.ok) return Delivery::Failed("not a feishu channel: " + r.channel);
-  if (Words(r.body) > word_limit_)
+  if (text::CountWords(r.body) > word_limit_)
     return Delivery::Failed("chat messages may have at most " + std::to_string(word_limit_) + " words");
   {
     // Feishu allows 5 messages per second per chat, shared by every bot in it: wait our turn
