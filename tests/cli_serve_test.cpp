@@ -298,10 +298,14 @@ TEST_F(ServeTest, AMessageInFlightDuringFiveKillsIsSetAsideAtTheNextStartAndRetr
   EXPECT_NE(d.log().find("set aside kind=effect"), std::string::npos) << d.log();
   httplib::Client http("127.0.0.1", port_);
   EXPECT_EQ(http.Get("/healthz")->status, 200);
+  // The Ticket's turn (its workspace cannot be prepared) may have been running at each kill too;
+  // then it is set aside as well, which is right. The message must be.
   json needs = json::parse(http.Get("/api/needs")->body);
-  ASSERT_EQ(needs["set_aside"].size(), 1u) << needs.dump();
-  EXPECT_EQ(needs["set_aside"][0]["kind"], "effect");
-  EXPECT_NE(needs["set_aside"][0]["reason"].get<std::string>().find("in flight during 5 abnormal exits"), std::string::npos);
+  json card;
+  for (const json& c : needs["set_aside"])
+    if (c["kind"] == "effect") card = c;
+  ASSERT_TRUE(card.is_object()) << needs.dump();
+  EXPECT_NE(card["reason"].get<std::string>().find("in flight during 5 abnormal exits"), std::string::npos);
   RunResult story = RunProgram(SUPERAGENT_BINARY, {"explain", "github:comment:1@2026-12-02T10:00:00Z", "--config", Config()});
   ASSERT_EQ(story.exit_code, 0) << story.err;
   EXPECT_NE(story.out.find("set aside"), std::string::npos) << story.out;
@@ -309,13 +313,13 @@ TEST_F(ServeTest, AMessageInFlightDuringFiveKillsIsSetAsideAtTheNextStartAndRetr
   github.Release();  // GitHub answers again; a person retries
   const std::string csrf = json::parse(http.Get("/api/session")->body)["csrf_token"];
   httplib::Headers headers{{"X-CSRF-Token", csrf}, {"Origin", "http://127.0.0.1:" + std::to_string(port_)}};
-  const json retry = {{"kind", "effect"}, {"item", needs["set_aside"][0]["item"]}};
+  const json retry = {{"kind", "effect"}, {"item", card["item"]}};
   EXPECT_EQ(http.Post("/api/set-aside/retry", httplib::Headers{}, retry.dump(), "application/json")->status, 403);
   auto ok = http.Post("/api/set-aside/retry", headers, retry.dump(), "application/json");
   ASSERT_TRUE(ok);
   ASSERT_EQ(ok->status, 200) << ok->body;
   ASSERT_TRUE(d.WaitForLine("message sent receipt=ack:ticket:1")) << d.log();
-  EXPECT_TRUE(json::parse(http.Get("/api/needs")->body)["set_aside"].empty());
+  for (const json& c : json::parse(http.Get("/api/needs")->body)["set_aside"]) EXPECT_NE(c["kind"], "effect");
   d.Signal(SIGTERM);
   EXPECT_EQ(d.Wait(), 0) << d.log();
 }
