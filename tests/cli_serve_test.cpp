@@ -346,5 +346,69 @@ TEST_F(ServeTest, DebugLevelAddsEachHttpExchangeAndInfoDoesNot) {
   }
 }
 
+// Issue 18's crash loop, with the real binary: a message whose send never returns is in flight
+// each time the daemon is killed (SIGKILL, as the kernel's OOM killer or an abort would). After
+// five such deaths in a row the next start sets it aside instead of sending it again, serves,
+// shows it in Needs-you and in explain, and a Retry from the panel (with its CSRF token) sends it.
+TEST_F(ServeTest, AMessageInFlightDuringFiveKillsIsSetAsideAtTheNextStartAndRetriedFromThePanel) {
+  FakeGitHub github(SystemClock());
+  github.issues[7] = WebhookExample("issue_comment", "created")["issue"];
+  const std::string comments = github.repo_path() + "/issues/7/comments";
+  github.Hold("POST", comments);
+  Write("superagent.yaml", "data_dir: data\npolicy_file: policy.yaml\npanel:\n  listen: 127.0.0.1:" +
+                               std::to_string(port_) + "\ngithub:\n  api_url: " + github.url() + "\n  repo: " +
+                               github.repo + "\n  bot_login: superagent-bot\nexecution:\n  git_remote: " +
+                               (dir_ / "no-such-origin.git").string() + "\n");
+  const std::vector<std::pair<std::string, std::string>> env = {{"GITHUB_TOKEN", "ghp_THISISASECRETVALUE0123456789"}};
+  const std::string trigger = R"({"id":"github:comment:1@2026-12-02T10:00:00Z","source":"github","scope":"comments",
+    "actor":"alice","human":true,"addressed":true,"text":"@agent 请修复 README 的错别字 😀","at":"2026-12-02T10:00:00Z",
+    "threads":["github:issue:7"],"channel":"github:issue:7","meta":{"html_url":"https://github.com/o/r/issues/7#issuecomment-1"}})";
+  for (int death = 1; death <= 5; ++death) {
+    DaemonProcess d(SUPERAGENT_BINARY, {"serve", "--config", Config()}, env);
+    ASSERT_TRUE(d.WaitForLine("ready")) << d.log();
+    if (death == 1) {
+      RunOptions in;
+      in.stdin_text = trigger;
+      RunResult r = RunProgram(SUPERAGENT_BINARY, {"receive", "--config", Config(), "--trigger", "-"}, in);
+      ASSERT_EQ(r.exit_code, 0) << r.err;
+    } else {
+      EXPECT_NE(d.log().find("did not stop cleanly"), std::string::npos) << d.log();
+    }
+    ASSERT_TRUE(github.WaitUntilHoldingAtLeast(death)) << "the acknowledgement was not sent, death " << death << "\n"
+                                                       << d.log();
+    d.Signal(SIGKILL);
+    d.Wait();
+  }
+  DaemonProcess d(SUPERAGENT_BINARY, {"serve", "--config", Config()}, env);
+  ASSERT_TRUE(d.WaitForLine("ready")) << d.log();
+  EXPECT_NE(d.log().find("set aside kind=effect"), std::string::npos) << d.log();
+  httplib::Client http("127.0.0.1", port_);
+  EXPECT_EQ(http.Get("/healthz")->status, 200);
+  // The Ticket's turn (its workspace cannot be prepared) may have been running at each kill too;
+  // then it is set aside as well, which is right. The message must be.
+  json needs = json::parse(http.Get("/api/needs")->body);
+  json card;
+  for (const json& c : needs["set_aside"])
+    if (c["kind"] == "effect") card = c;
+  ASSERT_TRUE(card.is_object()) << needs.dump();
+  EXPECT_NE(card["reason"].get<std::string>().find("in flight during 5 abnormal exits"), std::string::npos);
+  RunResult story = RunProgram(SUPERAGENT_BINARY, {"explain", "github:comment:1@2026-12-02T10:00:00Z", "--config", Config()});
+  ASSERT_EQ(story.exit_code, 0) << story.err;
+  EXPECT_NE(story.out.find("set aside"), std::string::npos) << story.out;
+
+  github.Release();  // GitHub answers again; a person retries
+  const std::string csrf = json::parse(http.Get("/api/session")->body)["csrf_token"];
+  httplib::Headers headers{{"X-CSRF-Token", csrf}, {"Origin", "http://127.0.0.1:" + std::to_string(port_)}};
+  const json retry = {{"kind", "effect"}, {"item", card["item"]}};
+  EXPECT_EQ(http.Post("/api/set-aside/retry", httplib::Headers{}, retry.dump(), "application/json")->status, 403);
+  auto ok = http.Post("/api/set-aside/retry", headers, retry.dump(), "application/json");
+  ASSERT_TRUE(ok);
+  ASSERT_EQ(ok->status, 200) << ok->body;
+  ASSERT_TRUE(d.WaitForLine("message sent receipt=ack:ticket:1")) << d.log();
+  for (const json& c : json::parse(http.Get("/api/needs")->body)["set_aside"]) EXPECT_NE(c["kind"], "effect");
+  d.Signal(SIGTERM);
+  EXPECT_EQ(d.Wait(), 0) << d.log();
+}
+
 }  // namespace
 }  // namespace superagent::testing

@@ -93,6 +93,7 @@ TEST(ConfigTest, DefaultsMatchTheSpec) {
   EXPECT_EQ(c.execution.slots, 3);
   EXPECT_EQ(c.eval.timeout_seconds, 120);
   EXPECT_EQ(c.eval.max_attempts, 3);
+  EXPECT_EQ(c.quarantine.after, 5);
   EXPECT_EQ(c.source_file, "");
 }
 
@@ -346,6 +347,11 @@ TEST(ConfigTest, EvalBounds) {
   EXPECT_EQ(OnlyProblem("eval:\n  timeout_seconds: 0\n").line, 2);
   EXPECT_EQ(OnlyProblem("eval:\n  max_attempts: 0\n").line, 2);
   EXPECT_EQ(OnlyProblem("eval:\n  max_attempts: 21\n").line, 2);
+  EXPECT_EQ(OnlyProblem("quarantine:\n  after: 1\n").line, 2);
+  EXPECT_EQ(OnlyProblem("quarantine:\n  after: 101\n").line, 2);
+  EXPECT_EQ(OnlyProblem("quarantine:\n  after: five\n").line, 2);
+  EXPECT_EQ(OnlyProblem("quarantine:\n  afterwards: 5\n").line, 2);
+  EXPECT_EQ(ParseOk("quarantine:\n  after: 2\n").quarantine.after, 2);
   Config c = ParseOk("eval:\n  timeout_seconds: 3600\n  max_attempts: 1\n");
   EXPECT_EQ(c.eval.timeout_seconds, 3600);
   EXPECT_EQ(c.eval.max_attempts, 1);

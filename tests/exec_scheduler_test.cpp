@@ -384,5 +384,38 @@ TEST_F(ExecSchedulerTest, ATicketWaitingForAPersonDoesNotStartBeforeTheAnswer) {
   EXPECT_EQ(executor.Turns(), std::vector<TicketId>{id});
 }
 
+// Issue 18: a turn that fails the same way every time (here: the model's answer cannot be read)
+// is set aside after five, the Ticket blocked with why; no sixth turn starts until a Retry.
+TEST_F(ExecSchedulerTest, ATurnFailingTheSameWayFiveTimesIsSetAsideUntilRetried) {
+  ScriptedExecutor executor;
+  executor.on_turn = [](const exec::WorkerTask&) -> Result<exec::TurnResult> {
+    return Status::Internal("[json.exception.type_error.316] invalid UTF-8 byte at index 12: 0xE4");
+  };
+  auto scheduler = MakeScheduler(&executor);
+  const TicketId id = AcceptedTicket("t1");
+  for (int turn = 1; turn <= 5; ++turn) {
+    ASSERT_EQ(*scheduler->Tick(), 1) << "turn " << turn;
+    scheduler->WaitForTurns();
+    Receive(Comment("t1-" + std::to_string(turn), "alice", false, "请再试一次 " + std::to_string(turn), 1));
+  }
+  EXPECT_EQ(executor.Turns().size(), 5u);
+  EXPECT_EQ(engine_->GetTicket(id)->stage, Stage::kBlocked);
+  auto q = engine_->Quarantined();
+  ASSERT_EQ(q.size(), 1u);
+  EXPECT_EQ(q[0].kind, "turn");
+  EXPECT_THAT(q[0].reason, HasSubstr("failed the same way 5 times in a row"));
+  EXPECT_THAT(q[0].reason, HasSubstr("type_error.316"));
+  ASSERT_EQ(*scheduler->Tick(), 0);
+  ASSERT_EQ(*scheduler->Tick(), 0);
+  EXPECT_EQ(executor.Turns().size(), 5u) << "a set-aside Ticket got another turn";
+  ASSERT_TRUE(engine_->RetryQuarantined("turn", std::to_string(id), "alice (panel)").ok());
+  executor.on_turn = nullptr;
+  ASSERT_EQ(*scheduler->Tick(), 1);
+  scheduler->WaitForTurns();
+  EXPECT_EQ(executor.Turns().size(), 6u);
+  EXPECT_EQ(engine_->GetTicket(id)->stage, Stage::kReady);
+  EXPECT_TRUE(engine_->Quarantined().empty());
+}
+
 }  // namespace
 }  // namespace superagent::testing

@@ -156,6 +156,7 @@ class FakeGitHub {
     held_.insert(method + " " + path);
   }
   bool WaitUntilHolding() { return hold_.WaitUntilHolding(); }
+  bool WaitUntilHoldingAtLeast(int n) { return hold_.WaitUntilHoldingAtLeast(n); }
   bool Holding() { return hold_.Holding(); }
   void Release() { hold_.Release(); }
 

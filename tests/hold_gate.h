@@ -29,6 +29,11 @@ class HoldGate {
     released_ = true;
     cv_.notify_all();
   }
+  // Blocks until `n` requests are held at once; false after 10 s.
+  bool WaitUntilHoldingAtLeast(int n) {
+    std::unique_lock<std::mutex> lock(mu_);
+    return cv_.wait_for(lock, std::chrono::seconds(10), [&] { return holding_ >= n; });
+  }
   // Whether a request is held now (its client has had no answer).
   bool Holding() {
     std::lock_guard<std::mutex> lock(mu_);

@@ -33,6 +33,7 @@ metrics::Snapshot Sample() {
   s.effects_pending = 2;
   s.effects_failed = 1;
   s.system_problems = 1;
+  s.set_aside["effect"] = 2;
   SourceHealth h;
   h.source = "github";
   h.path = "notifications";
@@ -97,6 +98,10 @@ TEST(MetricsRender, ShowsTheFiguresAnOperatorAsksFor) {
   EXPECT_THAT(text, HasSubstr("superagent_model_tokens_total{purpose=\"assessment\",kind=\"prompt\"} 4000\n"));
   EXPECT_THAT(text, HasSubstr("superagent_model_tokens_total{purpose=\"assessment\",kind=\"cache_hit\"} 3500\n"));
   EXPECT_THAT(text, HasSubstr("superagent_info{version=\"0.1.0\",mode=\"observe\"} 1\n"));
+  // Set-aside (poison) items by kind, every kind always present so an alert can compare.
+  EXPECT_THAT(text, HasSubstr("superagent_set_aside_items{kind=\"effect\"} 2\n"));
+  EXPECT_THAT(text, HasSubstr("superagent_set_aside_items{kind=\"eval\"} 0\n"));
+  EXPECT_THAT(text, HasSubstr("superagent_set_aside_items{kind=\"turn\"} 0\n"));
   // The rate limit was never seen: no made-up zero that would fire an alert.
   EXPECT_THAT(text, Not(HasSubstr("superagent_github_rate_limit_remaining")));
   // A path that never succeeded has no last-success sample.

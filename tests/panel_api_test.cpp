@@ -581,5 +581,70 @@ TEST_F(PanelApiTest, MetricsShowTheStoreAndNeedThePanelPassword) {
   EXPECT_EQ(scraper.Get("/metrics")->status, 200);
 }
 
+// ---------------------------------------------------------------------------------------------
+// Set-aside items (issue 18)
+
+TEST_F(PanelApiTest, ASetAsideItemIsACardInNeedsYouAndRetryIsACsrfGuardedCommand) {
+  // A Ticket whose turns failed the same way five times in a row.
+  const TicketId id = Accept("gh:comment:2001", 21, "@agent please translate the 安装 guide");
+  for (int turn = 1; turn <= 5; ++turn) {
+    std::int64_t pending = 0;
+    for (const Assignment& a : engine_->Assignments(id))
+      if (a.state == "pending") pending = a.id;
+    ASSERT_NE(pending, 0) << "turn " << turn;
+    ASSERT_TRUE(engine_->StartAssignment(pending, "worker").ok());
+    ASSERT_TRUE(engine_->FinishTurn(pending, "model answer unreadable: type_error.316 😀").ok());
+    Receive(Comment("gh:comment:20" + std::to_string(10 + turn), "alice", false, "again", 21));
+    ASSERT_TRUE(engine_->AssignFollowUps().ok());
+  }
+  ASSERT_TRUE(StartServer().ok());
+  json needs = GetJson("/api/needs");
+  ASSERT_EQ(needs["set_aside"].size(), 1u);
+  const json card = needs["set_aside"][0];
+  EXPECT_EQ(card["kind"], "turn");
+  EXPECT_EQ(card["item"], std::to_string(id));
+  EXPECT_EQ(card["what"], "worker turns of Ticket " + std::to_string(id) + " (please translate the 安装 guide)");
+  EXPECT_THAT(card["reason"].get<std::string>(), HasSubstr("failed the same way 5 times in a row: model answer unreadable"));
+  EXPECT_TRUE(card["set_aside_at"].is_string());
+  EXPECT_EQ(needs["count"], 6);  // the seed's four, the blocked Ticket, and the card
+  auto metrics = client_->Get("/metrics");
+  ASSERT_TRUE(metrics);
+  EXPECT_THAT(metrics->body, HasSubstr("superagent_set_aside_items{kind=\"turn\"} 1\n"));
+  EXPECT_THAT(metrics->body, HasSubstr("superagent_set_aside_items{kind=\"effect\"} 0\n"));
+
+  // Refused: no CSRF token, another origin, wrong JSON types, nothing of that kind and item.
+  const std::string path = "/api/set-aside/retry";
+  const json body = {{"kind", "turn"}, {"item", std::to_string(id)}};
+  EXPECT_EQ(Post(path, body, {}, /*with_csrf=*/false)->status, 403);
+  httplib::Headers evil{{"X-CSRF-Token", Csrf()}, {"Origin", "http://evil.example"}};
+  EXPECT_EQ(client_->Post(path.c_str(), evil, body.dump(), "application/json")->status, 403);
+  auto wrong_kind = Post(path, {{"kind", 5}, {"item", std::to_string(id)}});
+  EXPECT_EQ(wrong_kind->status, 400);
+  EXPECT_THAT(wrong_kind->body, HasSubstr("kind must be"));
+  auto wrong_item = Post(path, {{"kind", "turn"}, {"item", id}});
+  EXPECT_EQ(wrong_item->status, 400);
+  EXPECT_THAT(wrong_item->body, HasSubstr("item must be"));
+  EXPECT_EQ(Post(path, {{"kind", "turn"}, {"item", std::string(5000, 'x')}})->status, 400);
+  EXPECT_EQ(Post(path, {{"kind", "turn"}, {"item", nullptr}})->status, 400);
+  auto unknown = Post(path, {{"kind", "turn"}, {"item", "😀"}});
+  EXPECT_EQ(unknown->status, 404);
+  httplib::Headers page{{"X-CSRF-Token", Csrf()}, {"Origin", "http://127.0.0.1:" + std::to_string(port_)}};
+  EXPECT_EQ(client_->Post(path.c_str(), page, "{\"kind\": \"turn\", \"item\": \"\xff\"}", "application/json")->status, 400);
+  EXPECT_EQ(Post(path, {{"kind", "effect"}, {"item", std::to_string(id)}})->status, 404);
+  EXPECT_EQ(GetJson("/api/needs")["set_aside"].size(), 1u);
+  EXPECT_EQ(CommandCount(), 0u);
+
+  auto ok = Post(path, {{"kind", "turn"}, {"item", std::to_string(id)}, {"name", "Alice"}});
+  ASSERT_TRUE(ok);
+  ASSERT_EQ(ok->status, 200) << ok->body;
+  EXPECT_EQ(json::parse(ok->body)["by"], "Alice (panel)");
+  EXPECT_TRUE(GetJson("/api/needs")["set_aside"].empty());
+  EXPECT_EQ(GetJson("/api/tickets/" + std::to_string(id))["stage"], "idle");
+  json commands = GetJson("/api/commands")["commands"];
+  ASSERT_EQ(commands.size(), 1u);
+  EXPECT_EQ(commands[0]["command"], "retry");
+  EXPECT_EQ(Post(path, {{"kind", "turn"}, {"item", std::to_string(id)}})->status, 404) << "retried twice";
+}
+
 }  // namespace
 }  // namespace superagent::testing

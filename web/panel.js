@@ -38,6 +38,7 @@ function renderNeeds(needs) {
   renderQuestion(needs.questions);
   renderDecisions(needs.decisions);
   renderProblems(needs.problems);
+  renderSetAside(needs.set_aside || []);
 }
 
 // One question at a time: the oldest first. The card is rebuilt only when the question changes,
@@ -139,6 +140,29 @@ function renderProblems(problems) {
     el('div', { class: 'meta' }, el('span', { class: 'problem-kind', text: p.kind }), ` · failed ${p.failures} times in a row since `, when(p.first_at)),
     el('p', { text: p.message }),
   )));
+}
+
+// Poison items the daemon set aside instead of retrying them into a crash loop: what, why, and
+// a Retry that requeues it (the Engine clears the count in the same transaction).
+function renderSetAside(items) {
+  $('set-aside-slot').replaceChildren(...items.map((q) => {
+    const error = el('p', { class: 'error', role: 'alert' });
+    const retry = el('button', { type: 'button', class: 'secondary small', text: 'Retry' });
+    retry.addEventListener('click', async () => {
+      retry.disabled = true;
+      const r = await command('/api/set-aside/retry', { kind: q.kind, item: q.item, name: savedName() });
+      retry.disabled = false;
+      if (!r.ok) { error.textContent = r.body.error || `HTTP ${r.status}`; return; }
+      announce(`Retrying ${q.what} (${r.body.by}).`);
+      refresh();
+    });
+    return el('article', { class: 'attention set-aside', 'data-kind': q.kind, 'data-item': q.item },
+      el('div', { class: 'meta' }, el('span', { class: 'problem-kind', text: 'set aside' }), ' · since ', when(q.set_aside_at)),
+      el('p', {}, el('strong', { text: q.what })),
+      el('p', { text: q.reason }),
+      el('div', { class: 'row' }, retry),
+      error);
+  }));
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -111,6 +111,12 @@ struct Config {
     int max_attempts = 3;       // assessment attempts before the Trigger is parked as failed
   } eval;
 
+  struct Quarantine {
+    // An Effect, a Thread's Evals or a Ticket's turns failing the same way this many times in a
+    // row, or in flight during this many abnormal exits in a row, are set aside (2..100).
+    int after = 5;
+  } quarantine;
+
   // The file this config was read from; empty for DefaultConfig(). Not a config key.
   std::string source_file;
 };

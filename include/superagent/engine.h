@@ -19,6 +19,7 @@
 #include "superagent/domain.h"
 #include "superagent/intercom.h"
 #include "superagent/policy.h"
+#include "superagent/quarantine.h"
 #include "superagent/session.h"
 #include "superagent/status.h"
 
@@ -35,6 +36,9 @@ struct EngineOptions {
   std::size_t chat_word_limit = 100;    // SPEC §1: chat messages ≤ 100 words (level-1 host fact)
   std::size_t github_char_limit = 65'000;
   int problem_threshold = 3;            // SPEC §6: the same kind failing 3 times in a row
+  // Issue 18: an Effect, a Thread's Evals or a Ticket's turns failing the same way this many
+  // times in a row, or in flight during this many abnormal exits in a row, are set aside.
+  int quarantine_after = 5;
   // Called after a commit that queued a Trigger for an Eval due now (Receive, Handback), with
   // the Engine's lock held, so the daemon wakes its Eval loop instead of waiting for its next
   // poll. Must not block or call the Engine. Empty: nobody is told.
@@ -217,6 +221,26 @@ class Engine {
   // Effects not yet done: "pending" (waiting or in flight) and "failed" counts.
   nlohmann::json OutboxCounts();
 
+  // --- Quarantine (issue 18; src/core/engine_quarantine.cpp) ---
+  // The daemon's start, before any loop runs. Marks this run as running; when the previous run
+  // never reached RecordCleanStop (it died), everything it had in flight — claimed Effects,
+  // running Evals, running turns — is charged one abnormal exit, and what reached
+  // options.quarantine_after of them in a row is set aside now instead of being processed again.
+  // Returns the items set aside by this call.
+  Result<std::vector<QuarantineItem>> RecordStart(std::int64_t pid);
+  // The daemon stopped cleanly: the next start charges nothing.
+  Status RecordCleanStop();
+  // Items set aside, oldest first.
+  std::vector<QuarantineItem> Quarantined();
+  // A person's Retry (panel), one transaction: the record and its counts are cleared and the item
+  // is due again now (an Effect is requeued, a Thread's queued Triggers judged, a Ticket given a
+  // new turn). NotFound when nothing of that kind and item is set aside.
+  Status RetryQuarantined(const std::string& kind, const std::string& item, const std::string& who);
+  // An Eval that could not finish (its judging threw, or FinishEval failed): in one transaction
+  // the batch is released with backoff — or, at options.quarantine_after failures in a row on the
+  // Thread, the Thread is set aside. Conflict when the Eval is no longer running.
+  Status RecordEvalError(EvalId eval, const std::string& error);
+
   // --- Policy (SPEC §4.6) ---
   // Makes `policy` current. A new version only when its content differs; then running Evals are
   // discarded and requeued and affected live Tickets get one policy_changed input.
@@ -249,6 +273,11 @@ class Engine {
   Status StartAssignment(std::int64_t assignment, const std::string& executor);
   // running (or pending) → ended. Ok when already ended.
   Status FinishAssignment(std::int64_t assignment);
+  // A worker turn ended: FinishAssignment, and in the same transaction `error` (empty: the turn
+  // succeeded) is counted against the Ticket's turns. At options.quarantine_after identical
+  // failures in a row the Ticket's turns are set aside: it is blocked with why and gets no new
+  // turn until a person retries it.
+  Status FinishTurn(std::int64_t assignment, const std::string& error);
   // The Ticket's pending inputs, oldest first, now marked taken.
   Result<std::vector<TicketInput>> TakeInputs(TicketId ticket);
   // After a restart: every running Assignment ends; its open Ticket gets a "restart" input and a
@@ -342,6 +371,16 @@ class Engine {
   // PostIntercom's work inside a transaction the caller holds (mu_ held too).
   Result<IntercomMessage> PostIntercomLocked(IntercomMessage m, bool target_idle, const IntercomLimits& limits,
                                              TimeMs now);
+
+  // Quarantine bookkeeping inside a transaction the caller holds (mu_ held too). Charge counts a
+  // failure (`crash`: an abnormal exit while in flight) and returns the record; an item already set
+  // aside is returned unchanged. SetAside records the reason and does what setting aside means for
+  // the kind. Cleared deletes the record after a success.
+  Result<QuarantineItem> ChargeLocked(const std::string& kind, const std::string& item, const std::string& error,
+                                      bool crash, TimeMs now);
+  bool DueForQuarantine(const QuarantineItem& q) const;
+  Status SetAsideLocked(QuarantineItem q, TimeMs now);
+  Status ClearedLocked(const std::string& kind, const std::string& item);
 
   mutable std::mutex mu_;
   std::unique_ptr<store::Store> store_;

@@ -69,6 +69,7 @@ struct Snapshot {
   std::optional<bool> reserved_slot_busy;  // the slot kept for people; absent: execution is off
   std::int64_t effects_pending = 0, effects_in_flight = 0, effects_failed = 0;
   std::int64_t system_problems = 0;
+  std::map<std::string, std::int64_t> set_aside;  // quarantined items by kind (effect, eval, turn)
   std::vector<SourceHealth> sources;
   std::map<std::string, SourceRounds> rounds;
   std::optional<RateLimit> github_rate;

@@ -130,6 +130,8 @@ class Views {
   // Tickets in `stage`, oldest first (questions are answered in the order they were asked).
   std::vector<TicketRow> TicketsInStage(Stage stage, int limit);
   std::vector<SystemProblem> Problems(int threshold);
+  // Poison items set aside (issue 18), oldest first.
+  std::vector<QuarantineItem> SetAside(int limit);
 
   // --- Status ---
   std::optional<PolicyVersionInfo> CurrentPolicy();

@@ -61,6 +61,8 @@ void PrintStory(const nlohmann::json& s) {
   }
   for (const auto& r : s.value("receipts", nlohmann::json::array()))
     Line("message", Str(r["kind"]) + " " + Str(r["status"]) + " on " + Str(r["channel"]) + " (" + Str(r["id"]) + ")");
+  for (const auto& q : s.value("set_aside", nlohmann::json::array()))
+    Line("set aside", Str(q["what"]) + ": " + Str(q["reason"]) + " (retry from the panel's Needs-you)");
 }
 
 }  // namespace

@@ -527,6 +527,13 @@ std::optional<Config> ParseConfig(std::string_view yaml, const std::string& file
                                     [&](Y k2, Y v2, S p2) { r.Int(k2, v2, p2, 1, 20, &cfg.eval.max_attempts); }},
                                });
                    }},
+                  {"quarantine",
+                   [&](Y k, Y v, S p) {
+                     r.Mapping(k, v, p,
+                               {
+                                   {"after", [&](Y k2, Y v2, S p2) { r.Int(k2, v2, p2, 2, 100, &cfg.quarantine.after); }},
+                               });
+                   }},
               });
   } catch (const YAML::Exception& e) {
     // Conversions above do not throw; this guards against yaml-cpp surprises on odd documents.
@@ -628,6 +635,7 @@ nlohmann::json ConfigToJson(const Config& c) {
         {"nice", c.execution.nice},
         {"cgroups", c.execution.cgroups}}},
       {"eval", {{"timeout_seconds", c.eval.timeout_seconds}, {"max_attempts", c.eval.max_attempts}}},
+      {"quarantine", {{"after", c.quarantine.after}}},
   };
 }
 

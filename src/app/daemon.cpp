@@ -1,6 +1,7 @@
 #include "app/daemon.h"
 
 #include <signal.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
@@ -78,6 +79,7 @@ Status Daemon::Start() {
   options.eval_timeout_ms = config_.eval.timeout_seconds * 1000LL;
   options.eval_max_attempts = config_.eval.max_attempts;
   options.github_char_limit = static_cast<std::size_t>(config_.github.message_max_chars);
+  options.quarantine_after = config_.quarantine.after;
   // A Trigger that arrives (webhook, poll, panel) is judged now, not at the loop's next poll.
   options.on_eval_queued = [this] { WakeEvalLoop(); };
   const std::string db_path = (std::filesystem::path(config_.data_dir) / "superagent.db").string();
@@ -85,6 +87,11 @@ Status Daemon::Start() {
   auto engine = Engine::Open(db_path, SystemClock(), policy, origin, options);
   if (!engine.ok()) return engine.status();
   engine_ = std::move(*engine);
+  // Before any loop picks work: what was in flight when the previous run died is charged, and a
+  // crash loop's item is set aside here instead of crashing this run too.
+  auto set_aside = engine_->RecordStart(static_cast<std::int64_t>(getpid()));
+  if (!set_aside.ok()) return set_aside.status();
+  marked_running_ = true;
   auto views = Views::Open(db_path);
   if (!views.ok()) return views.status();
   views_ = std::move(*views);
@@ -336,6 +343,9 @@ void Daemon::Shutdown() {
   github_.reset();
   feishu_.reset();
   views_.reset();
+  // Every loop has stopped: nothing is in flight that the next start should charge.
+  if (engine_ && marked_running_)
+    if (Status s = engine_->RecordCleanStop(); !s.ok()) spdlog::error("clean stop not recorded {}", Kv("error", s.ToString()));
   engine_.reset();
   spdlog::info("stopped");
   shut_down_ = true;

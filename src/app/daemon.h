@@ -87,6 +87,7 @@ class Daemon {
   std::condition_variable wake_;
   bool eval_woken_ = false;  // guarded by mu_
   std::atomic<bool> stopping_{false};
+  bool marked_running_ = false;  // RecordStart succeeded: a clean Shutdown records its stop
   std::mutex reload_mu_;  // guards policy_mtime_ and serializes reloads
   std::filesystem::file_time_type policy_mtime_{};
 };

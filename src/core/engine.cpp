@@ -54,6 +54,11 @@ Trigger Repaired(Trigger t) {
   return t;
 }
 
+// The Eval retry schedule: eval_backoff_ms doubled per attempt, capped.
+TimeMs EvalRetryDelay(const EngineOptions& o, int attempts) {
+  return std::min(o.eval_backoff_ms << std::min(attempts - 1, 20), o.eval_backoff_max_ms);
+}
+
 }  // namespace
 
 Engine::Engine(std::unique_ptr<store::Store> store, Clock* clock, EngineOptions options)
@@ -404,13 +409,14 @@ Result<FinishResult> Engine::FinishEval(EvalId eval_id, const EvalOutcome& out) 
 
   const int attempts = batch.empty() ? 0 : batch.front().attempts + 1;
   if (out.outcome == DecisionOutcome::kUnavailable && out.retry && attempts < options_.eval_max_attempts) {
-    TimeMs delay = std::min(options_.eval_backoff_ms << std::min(attempts - 1, 20), options_.eval_backoff_max_ms);
+    const TimeMs delay = EvalRetryDelay(options_, attempts);
     RETURN_IF_ERROR(store_->ReleaseBatch(eval_id, now + delay, 1));
     result.requeued = true;
   } else {
     RETURN_IF_ERROR(store_->DequeueBatch(eval_id));
   }
   RETURN_IF_ERROR(store_->SetEvalStatus(eval_id, "done", now));
+  RETURN_IF_ERROR(ClearedLocked(kQuarantineEval, eval->thread));  // an Eval finished: the Thread is not poison
   RETURN_IF_ERROR(tx->Commit());
   spdlog::info("decision eval={} thread={} outcome={}{} strength={} reason=\"{}\"{}", eval_id, eval->thread,
                DecisionOutcomeName(out.outcome), out.would_accept ? " would_accept=true" : "",
@@ -433,7 +439,7 @@ Result<int> Engine::ExpireEvals() {
     const int attempts = batch.empty() ? 0 : batch.front().attempts + 1;
     RETURN_IF_ERROR(store_->SetEvalStatus(e.id, "timed_out", now));
     if (attempts < options_.eval_max_attempts) {
-      TimeMs delay = std::min(options_.eval_backoff_ms << std::min(attempts - 1, 20), options_.eval_backoff_max_ms);
+      const TimeMs delay = EvalRetryDelay(options_, attempts);
       RETURN_IF_ERROR(store_->ReleaseBatch(e.id, now + delay, 1));
       spdlog::warn("eval timed out id={} thread={} attempt={} requeued=true", e.id, e.thread, attempts);
     } else {
@@ -452,6 +458,46 @@ Result<int> Engine::ExpireEvals() {
   }
   RETURN_IF_ERROR(tx->Commit());
   return expired;
+}
+
+Status Engine::RecordEvalError(EvalId eval_id, const std::string& error) {
+  std::lock_guard<std::mutex> lock(mu_);
+  const TimeMs now = clock_->NowMs();
+  auto tx = store_->Begin();
+  RETURN_IF_ERROR(tx->begin_status());
+  auto e = store_->GetEval(eval_id);
+  if (!e) return Status::NotFound("eval " + std::to_string(eval_id) + " does not exist");
+  if (e->status != "running") return Status::Conflict("eval " + std::to_string(eval_id) + " is " + e->status);
+  std::vector<store::QueueRow> batch = store_->Batch(eval_id);
+  const int attempts = batch.empty() ? 0 : batch.front().attempts + 1;
+  // Each Trigger's story shows the attempt and why it was not judged.
+  for (const store::QueueRow& row : batch)
+    RETURN_IF_ERROR(store_->InsertGateRow({eval_id, row.seq, StrengthName(Strength::kNone), "not judged: " + error, false}));
+  RETURN_IF_ERROR(store_->SetEvalStatus(eval_id, "discarded", now));
+  auto q = ChargeLocked(kQuarantineEval, e->thread, error, false, now);
+  if (!q.ok()) return q.status();
+  if (DueForQuarantine(*q)) {
+    // Queued, not judged: the Thread waits for a person's Retry; other Threads go on.
+    RETURN_IF_ERROR(store_->ReleaseBatch(eval_id, now, 1));
+    RETURN_IF_ERROR(SetAsideLocked(*q, now));
+  } else if (attempts < options_.eval_max_attempts) {
+    RETURN_IF_ERROR(store_->ReleaseBatch(eval_id, now + EvalRetryDelay(options_, attempts), 1));
+    spdlog::warn("eval failed id={} thread={} attempt={} requeued=true error=\"{}\"", eval_id, e->thread, attempts, error);
+  } else {
+    Decision d;
+    d.eval = eval_id;
+    d.thread = e->thread;
+    d.outcome = DecisionOutcome::kUnavailable;
+    d.reason = "eval failed " + std::to_string(attempts) + " times: " + error;
+    d.policy_version = e->policy_version;
+    d.created_at = now;
+    auto did = store_->InsertDecision(d);
+    if (!did.ok()) return did.status();
+    RETURN_IF_ERROR(store_->DequeueBatch(eval_id));
+    spdlog::warn("eval failed id={} thread={} attempt={} outcome=unavailable error=\"{}\"", eval_id, e->thread,
+                 attempts, error);
+  }
+  return tx->Commit();
 }
 
 // ---------------------------------------------------------------------------------------------

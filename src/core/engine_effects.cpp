@@ -96,12 +96,14 @@ Status Engine::RecordDelivery(std::int64_t effect_id, const Delivery& d, TimeMs 
   const std::string platform = PlatformOf(receipt ? receipt->channel : payload.value("channel", ""));
   const std::string problem = ProblemKind(row->kind, platform);
   std::string what = receipt ? "receipt=" + receipt->id : "effect=" + std::to_string(effect_id);
+  const std::string item = std::to_string(effect_id);
 
   switch (d.outcome) {
     case Delivery::Outcome::kDone:
       RETURN_IF_ERROR(store_->FinishEffect(effect_id, "done", "", d.external_id));
       if (receipt) RETURN_IF_ERROR(store_->SetReceiptStatus(receipt->id, "sent", d.external_id, now));
       RETURN_IF_ERROR(store_->ClearFailures(problem, now));
+      RETURN_IF_ERROR(ClearedLocked(kQuarantineEffect, item));
       break;
     case Delivery::Outcome::kRetry: {
       RETURN_IF_ERROR(store_->RescheduleEffect(effect_id, retry_at, d.error));
@@ -109,6 +111,12 @@ Status Engine::RecordDelivery(std::int64_t effect_id, const Delivery& d, TimeMs 
       if (!n.ok()) return n.status();
       if (*n == options_.problem_threshold)
         spdlog::error("system problem kind={} failures={} error=\"{}\"", problem, *n, d.error);
+      auto q = ChargeLocked(kQuarantineEffect, item, d.error, false, now);
+      if (!q.ok()) return q.status();
+      // Poison, not an outage: the peer took some other delivery of this kind since this one began
+      // failing this way (the kind's own count is shorter). When everything fails, nothing is set
+      // aside; the system problem above says the peer is down.
+      if (DueForQuarantine(*q) && *n < q->failures) RETURN_IF_ERROR(SetAsideLocked(*q, now));
       break;
     }
     case Delivery::Outcome::kFailed: {
@@ -116,6 +124,7 @@ Status Engine::RecordDelivery(std::int64_t effect_id, const Delivery& d, TimeMs 
       if (receipt) RETURN_IF_ERROR(store_->SetReceiptStatus(receipt->id, "failed", "", now));
       auto n = store_->CountFailure(problem, row->kind + " on " + platform + " failed: " + d.error, now);
       if (!n.ok()) return n.status();
+      RETURN_IF_ERROR(ClearedLocked(kQuarantineEffect, item));  // ended: nothing left to set aside
       break;
     }
     case Delivery::Outcome::kTargetGone:
@@ -124,6 +133,7 @@ Status Engine::RecordDelivery(std::int64_t effect_id, const Delivery& d, TimeMs 
         RETURN_IF_ERROR(store_->SetReceiptStatus(receipt->id, "abandoned", "", now));
         RETURN_IF_ERROR(store_->MarkThreadDeleted(receipt->thread, now));
       }
+      RETURN_IF_ERROR(ClearedLocked(kQuarantineEffect, item));
       break;
   }
   RETURN_IF_ERROR(tx->Commit());

@@ -50,6 +50,8 @@ Status Engine::StartAssignment(std::int64_t assignment, const std::string& execu
   if (!tk || !tk->open()) return Status::Conflict("ticket " + Num(a->ticket) + " has ended");
   if (tk->stage == Stage::kWaitingForPerson)
     return Status::Conflict("ticket " + Num(a->ticket) + " is waiting for a person");
+  if (auto q = store_->GetQuarantine(kQuarantineTurn, Num(a->ticket)); q && q->set_aside())
+    return Status::Conflict("ticket " + Num(a->ticket) + "'s turns are set aside (" + q->reason + ")");
   RETURN_IF_ERROR(store_->SetAssignmentState(assignment, "running", executor, now));
   if (tk->stage != Stage::kWorking) {
     Stage from = tk->stage;
@@ -73,6 +75,24 @@ Status Engine::FinishAssignment(std::int64_t assignment) {
   if (!a) return Status::NotFound("assignment " + Num(assignment) + " does not exist");
   if (a->state == "ended") return Status::Ok();
   RETURN_IF_ERROR(store_->SetAssignmentState(assignment, "ended", "", now));
+  return tx->Commit();
+}
+
+Status Engine::FinishTurn(std::int64_t assignment, const std::string& error) {
+  std::lock_guard<std::mutex> lock(mu_);
+  const TimeMs now = clock_->NowMs();
+  auto tx = store_->Begin();
+  RETURN_IF_ERROR(tx->begin_status());
+  auto a = store_->GetAssignment(assignment);
+  if (!a) return Status::NotFound("assignment " + Num(assignment) + " does not exist");
+  if (a->state != "ended") RETURN_IF_ERROR(store_->SetAssignmentState(assignment, "ended", "", now));
+  if (error.empty()) {
+    RETURN_IF_ERROR(ClearedLocked(kQuarantineTurn, Num(a->ticket)));
+  } else {
+    auto q = ChargeLocked(kQuarantineTurn, Num(a->ticket), error, false, now);
+    if (!q.ok()) return q.status();
+    if (DueForQuarantine(*q)) RETURN_IF_ERROR(SetAsideLocked(*q, now));
+  }
   return tx->Commit();
 }
 

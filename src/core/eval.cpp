@@ -155,15 +155,23 @@ Result<bool> RunOneEval(Engine& engine, Assessor& assessor) {
   if (!job->has_value()) return false;
   // Judged under the version the Eval started with; if a newer version arrives meanwhile,
   // ApplyPolicy discards the Eval and FinishEval below answers Conflict.
-  EvalOutcome outcome = JudgeEval(**job, (*job)->policy, assessor);
-  auto finished = engine.FinishEval((*job)->id, outcome);
-  if (!finished.ok()) {
-    if (finished.status().code() == Status::Code::kConflict) {
-      spdlog::info("eval outcome dropped id={} reason=\"{}\"", (*job)->id, finished.status().message());
-      return true;
-    }
-    return finished.status();
+  const EvalId id = (*job)->id;
+  Result<FinishResult> finished = Status::Internal("not judged");
+  try {
+    EvalOutcome outcome = JudgeEval(**job, (*job)->policy, assessor);
+    finished = engine.FinishEval(id, outcome);
+  } catch (const std::exception& e) {
+    finished = Status::Internal(std::string("judging threw: ") + e.what());
+  } catch (...) {
+    finished = Status::Internal("judging threw a non-standard exception");
   }
+  if (finished.ok()) return true;
+  if (finished.status().code() == Status::Code::kConflict) {
+    spdlog::info("eval outcome dropped id={} reason=\"{}\"", id, finished.status().message());
+    return true;
+  }
+  // Not left running until it times out: counted against its Thread now (poison after N).
+  if (Status s = engine.RecordEvalError(id, finished.status().ToString()); !s.ok()) return s;
   return true;
 }
 

@@ -38,6 +38,11 @@ json DecisionJson(const Decision& d) {
   return j;
 }
 
+json SetAsideJson(const QuarantineItem& q) {
+  return json{{"kind", q.kind}, {"item", q.item}, {"what", q.label}, {"reason", q.reason},
+              {"set_aside_at", FormatTime(q.set_aside_at.value_or(q.updated_at))}};
+}
+
 }  // namespace
 
 Result<json> Engine::Explain(const std::string& id_or_url) {
@@ -125,6 +130,18 @@ Result<json> Engine::Explain(const std::string& id_or_url) {
     }
   }
   story["receipts"] = receipts;
+
+  // Set aside (issue 18): its Thread's Evals, a Ticket's turns, or a message about it.
+  json set_aside = json::array();
+  auto note = [&](const std::optional<QuarantineItem>& q) {
+    if (!q || !q->set_aside()) return;
+    set_aside.push_back(SetAsideJson(*q));
+    summary.push_back("Set aside: " + q->label + " " + q->reason + "; a person can retry it from the panel's Needs-you.");
+  };
+  for (const std::string& th : store_->TriggerThreads(rec->seq)) note(store_->GetQuarantine(kQuarantineEval, th));
+  for (TicketId id : involved) note(store_->GetQuarantine(kQuarantineTurn, std::to_string(id)));
+  for (const json& r : receipts) note(store_->SetAsideEffectOf(r["id"].get<std::string>()));
+  story["set_aside"] = set_aside;
   if (summary.empty()) summary.push_back("Stored; no Eval or Ticket has handled it yet.");
   std::string text;
   for (const auto& s : summary) text += (text.empty() ? "" : " ") + s;

@@ -140,6 +140,11 @@ std::string RenderPrometheus(const Snapshot& s) {
   w.Sample("superagent_effects", L{{"state", "failed"}}, s.effects_failed);
   w.Family("superagent_system_problems", "gauge", "System problems currently raised (panel: what needs me).");
   w.Sample("superagent_system_problems", L{}, s.system_problems);
+  w.Family("superagent_set_aside_items", "gauge", "Poison items set aside until a person retries them, by kind.");
+  for (const char* kind : {kQuarantineEffect, kQuarantineEval, kQuarantineTurn}) {
+    auto it = s.set_aside.find(kind);
+    w.Sample("superagent_set_aside_items", L{{"kind", kind}}, it == s.set_aside.end() ? std::int64_t{0} : it->second);
+  }
 
   w.Family("superagent_source_consecutive_failures", "gauge", "Consecutive failures of a Source's read path.");
   for (const SourceHealth& h : s.sources)

@@ -259,8 +259,9 @@ void Scheduler::RunTurn(Run* run, Assignment a) {
     // Stopped or shutting down while preparing: not a failure to report (as after a turn below).
     if (run->cancel.load()) return finish();
     if (!prepared.ok()) {
-      blocked("the workspace could not be prepared: " + prepared.status().message());
-      engine_->FinishAssignment(a.id);
+      const std::string why = "the workspace could not be prepared: " + prepared.status().message();
+      blocked(why);
+      engine_->FinishTurn(a.id, why);
       return finish();
     }
     engine_->RecordWorkspace(*prepared);
@@ -273,7 +274,7 @@ void Scheduler::RunTurn(Run* run, Assignment a) {
                                       executor_->name());
   if (!session.ok()) {
     blocked(session.status().message());
-    engine_->FinishAssignment(a.id);
+    engine_->FinishTurn(a.id, session.status().message());
     return finish();
   }
   task.session = session->id;
@@ -302,7 +303,8 @@ void Scheduler::RunTurn(Run* run, Assignment a) {
     engine_->SetStage(a.ticket, Stage::kIdle, "turn ended without a report");
   }
   if (auto t = engine_->GetTicket(a.ticket); t.ok()) handed_over = t->stage == Stage::kWaitingForPerson;
-  engine_->FinishAssignment(a.id);
+  // The same failure turn after turn sets the Ticket's turns aside (the Engine decides when).
+  engine_->FinishTurn(a.id, result.ok() ? "" : result.status().message());
   engine_->SetSessionStatus(session->id, "idle");
   spdlog::info("worker turn ended ticket={} assignment={} background_jobs={} handed_over={}", a.ticket, a.id,
                jobs->RunningCount(), handed_over);

@@ -27,6 +27,7 @@ metrics::Snapshot GatherMetrics(Engine& engine, Views& views, const Config& conf
   s.effects_in_flight = effects.value("in_flight", std::int64_t{0});
   s.effects_failed = effects.value("failed", std::int64_t{0});
   s.system_problems = static_cast<std::int64_t>(views.Problems(problem_threshold).size());
+  for (const QuarantineItem& q : views.SetAside(1000)) ++s.set_aside[q.kind];
   s.sources = views.SourcesHealth();
   // The GitHub Source saves its rate budget as a cursor with every notifications round.
   for (const CursorRecord& cr : views.Cursors()) {

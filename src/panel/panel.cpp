@@ -187,12 +187,17 @@ struct Panel::Impl {
   }
 
   json Needs() {
-    json questions = json::array(), decisions = json::array(), problems = json::array();
+    json questions = json::array(), decisions = json::array(), problems = json::array(), set_aside = json::array();
     for (const TicketRow& r : ctx.views->TicketsInStage(Stage::kWaitingForPerson, 50)) questions.push_back(TicketRowJson(r));
     for (const TicketRow& r : ctx.views->TicketsInStage(Stage::kBlocked, 50)) decisions.push_back(TicketRowJson(r));
     for (const SystemProblem& p : ctx.views->Problems(ctx.problem_threshold)) problems.push_back(ProblemJson(p));
-    std::size_t count = questions.size() + decisions.size() + problems.size();
-    return {{"count", count}, {"questions", questions}, {"decisions", decisions}, {"problems", problems}};
+    for (const QuarantineItem& q : ctx.views->SetAside(50)) set_aside.push_back(SetAsideJson(q));
+    std::size_t count = questions.size() + decisions.size() + problems.size() + set_aside.size();
+    return {{"count", count},
+            {"questions", questions},
+            {"decisions", decisions},
+            {"problems", problems},
+            {"set_aside", set_aside}};
   }
 
   // --- Live updates ---
@@ -284,6 +289,27 @@ struct Panel::Impl {
     Status s = ctx.engine->AnswerQuestion(id, who, body["answer"]);
     spdlog::info("panel command=answer target=ticket:{} by={} remote={} result={}", id, Q(who), req.remote_addr,
                  s.ok() ? "ok" : Q(s.ToString()));
+    if (!s.ok()) return SendError(res, HttpStatusOf(s), s.message());
+    SendJson(res, 200, {{"ok", true}, {"by", who}});
+  }
+
+  // Retry of a set-aside item (issue 18): the Engine clears it and requeues it in one transaction.
+  void RetrySetAside(const Request& req, Response& res) {
+    json body;
+    if (!CommandAllowed(req, res, "retry", &body)) return;
+    auto text = [&](const char* key) {
+      auto it = body.find(key);
+      return it != body.end() && it->is_string() ? std::optional<std::string>(it->get<std::string>()) : std::nullopt;
+    };
+    const std::optional<std::string> kind = text("kind"), item = text("item");
+    if (!kind || (*kind != kQuarantineEffect && *kind != kQuarantineEval && *kind != kQuarantineTurn))
+      return SendError(res, 400, "kind must be \"effect\", \"eval\" or \"turn\"");
+    if (!item || item->empty() || item->size() > 1000)
+      return SendError(res, 400, "item must be the set-aside item's id (a string of 1 to 1000 bytes)");
+    const std::string who = Who(req, body);
+    Status s = ctx.engine->RetryQuarantined(*kind, *item, who);
+    spdlog::info("panel command=retry target={}:{} by={} remote={} result={}", *kind, Q(item->substr(0, 100)), Q(who),
+                 req.remote_addr, s.ok() ? "ok" : Q(s.ToString()));
     if (!s.ok()) return SendError(res, HttpStatusOf(s), s.message());
     SendJson(res, 200, {{"ok", true}, {"by", who}});
   }
@@ -448,6 +474,7 @@ struct Panel::Impl {
     server.Post(R"(/api/tickets/(\d{1,18})/stop)", [this](const Request& req, Response& res) { Stop(req, res); });
     server.Post(R"(/api/tickets/(\d{1,18})/answer)", [this](const Request& req, Response& res) { Answer(req, res); });
     server.Post("/api/policy/reload", [this](const Request& req, Response& res) { Reload(req, res); });
+    server.Post("/api/set-aside/retry", [this](const Request& req, Response& res) { RetrySetAside(req, res); });
     InstallIntercom(server);
     server.Get(R"(/api/.*)", [](const Request& req, Response& res) {
       SendError(res, 404, "no such API route: " + req.path.substr(0, 100));

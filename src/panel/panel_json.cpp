@@ -104,6 +104,17 @@ json ProblemJson(const SystemProblem& p) {
           {"last_at", TimeJson(p.last_at)}};
 }
 
+json SetAsideJson(const QuarantineItem& q) {
+  return {{"kind", q.kind},
+          {"item", q.item},
+          {"what", q.label},
+          {"reason", q.reason},
+          {"last_error", q.last_error},
+          {"failures", q.failures},
+          {"crashes", q.crashes},
+          {"set_aside_at", TimeJson(q.set_aside_at.value_or(q.updated_at))}};
+}
+
 json CommandJson(const CommandRecord& c) {
   json j{{"id", c.id}, {"at", TimeJson(c.at)}, {"who", c.who}, {"command", c.command}, {"target", c.target}};
   json detail = json::parse(c.detail, nullptr, false);

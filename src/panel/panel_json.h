@@ -14,6 +14,7 @@ nlohmann::json MandateJson(const MandateView& m);
 nlohmann::json TicketRowJson(const TicketRow& row);
 nlohmann::json DecisionJson(const DecisionView& d);
 nlohmann::json ProblemJson(const SystemProblem& p);
+nlohmann::json SetAsideJson(const QuarantineItem& q);
 nlohmann::json CommandJson(const CommandRecord& c);
 nlohmann::json HealthJson(const SourceHealth& h);
 // Everything about one Ticket, with a `transcript`: what reached it, what it sent and its stage

@@ -5,6 +5,7 @@
 
 #include "store/sqlite.h"
 #include "superagent/domain.h"
+#include "superagent/quarantine.h"
 
 namespace superagent::store {
 
@@ -16,6 +17,8 @@ namespace superagent::store {
 #define INPUT_COLUMNS "id, ticket_id, kind, trigger_seq, body, state, handback_kind, handback_reason, created_at"
 #define RECEIPT_COLUMNS "id, ticket_id, thread_key, channel, kind, body, status, created_at"
 
+#define QUARANTINE_COLUMNS "kind, item, label, last_error, failures, crashes, set_aside_at, reason, updated_at"
+
 // The current row of `s` as a stored Trigger with its intake record.
 TriggerRecord ReadTrigger(Stmt& s, int c = 0);
 // The current row as a Ticket; a damaged `waiting` column reads as an empty question.
@@ -26,5 +29,7 @@ Decision ReadDecision(Stmt& s);
 TicketInput ReadInput(Stmt& s);
 // The current row as a Receipt (a message the agent has decided to say).
 Receipt ReadReceipt(Stmt& s);
+// The current row as a quarantine record (store_quarantine.cpp).
+QuarantineItem ReadQuarantine(Stmt& s);
 
 }  // namespace superagent::store

@@ -388,6 +388,31 @@ CREATE INDEX ticket_inputs_by_trigger ON ticket_inputs (trigger_seq);
 CREATE INDEX IF NOT EXISTS ticket_inputs_pending ON ticket_inputs (ticket_id) WHERE state = 'pending';
 CREATE INDEX IF NOT EXISTS workspaces_live ON workspaces (ticket_id) WHERE removed_at IS NULL;
 )SQL"},
+      {10, "quarantine: poison items set aside, and whether the daemon stopped cleanly", R"SQL(
+-- One row per item that failed (kind + item name the loop's key: an Effect id, a Thread key, a
+-- Ticket id). A success deletes the row; set_aside_at set means the loop no longer picks it.
+CREATE TABLE quarantine (
+  kind         TEXT NOT NULL CHECK (kind IN ('effect', 'eval', 'turn')),
+  item         TEXT NOT NULL,
+  label        TEXT NOT NULL,
+  last_error   TEXT NOT NULL DEFAULT '',
+  failures     INTEGER NOT NULL DEFAULT 0,   -- the same failure in a row
+  crashes      INTEGER NOT NULL DEFAULT 0,   -- abnormal exits in a row while it was in flight
+  set_aside_at INTEGER,
+  reason       TEXT NOT NULL DEFAULT '',
+  updated_at   INTEGER NOT NULL,
+  PRIMARY KEY (kind, item)
+);
+-- The crash-loop guard's marker: running = 1 from start until a clean stop, so a start that finds
+-- it still 1 knows the previous run died.
+CREATE TABLE daemon_run (
+  id         INTEGER PRIMARY KEY CHECK (id = 1),
+  running    INTEGER NOT NULL,
+  pid        INTEGER NOT NULL,
+  started_at INTEGER NOT NULL,
+  stopped_at INTEGER
+);
+)SQL"},
   };
   return kMigrations;
 }

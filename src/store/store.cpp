@@ -220,6 +220,8 @@ Result<std::optional<std::string>> Store::NextDueThread(TimeMs now) {
   Stmt s = db_.Prepare(
       "SELECT q.thread_key FROM eval_queue q WHERE q.eval_id IS NULL AND q.not_before <= ? "
       "AND NOT EXISTS (SELECT 1 FROM evals e WHERE e.thread_key = q.thread_key AND e.status = 'running') "
+      "AND NOT EXISTS (SELECT 1 FROM quarantine x WHERE x.kind = 'eval' AND x.item = q.thread_key "
+      "AND x.set_aside_at IS NOT NULL) "
       "ORDER BY q.trigger_seq LIMIT 1");
   s.Bind(1, now);
   if (!s.Step()) return Missing(s);

@@ -13,6 +13,7 @@
 #include "superagent/domain.h"
 #include "superagent/engine.h"
 #include "superagent/intercom.h"
+#include "superagent/quarantine.h"
 #include "superagent/session.h"
 
 namespace superagent::store {
@@ -200,6 +201,22 @@ class Store {
   // True when an action effect with this payload idempotency_key exists.
   Result<bool> ActionExists(const std::string& idempotency_key);
   Result<nlohmann::json> EffectCounts();
+
+  // Quarantine and the clean-stop marker (store_quarantine.cpp).
+  std::optional<QuarantineItem> GetQuarantine(const std::string& kind, const std::string& item);
+  Status PutQuarantine(const QuarantineItem& q);  // insert or replace
+  Status DeleteQuarantine(const std::string& kind, const std::string& item);
+  std::vector<QuarantineItem> SetAsideItems();
+  // The set-aside Effect that delivers receipt `receipt_id`, if any.
+  std::optional<QuarantineItem> SetAsideEffectOf(const std::string& receipt_id);
+  // Marks this process running; true when the previous run was still marked running (it died).
+  Result<bool> MarkRunning(TimeMs at, std::int64_t pid);
+  Status MarkStopped(TimeMs at);
+  // Pending Effects claimed by a run that never recorded their outcome.
+  std::vector<EffectRow> InFlightEffects();
+  // A set-aside Effect or Thread queue is due again now (Retry); attempts are kept.
+  Status RequeueEffect(std::int64_t id, TimeMs at);
+  Status RequeueThread(const std::string& thread, TimeMs at);
 
   // Commands and counters.
   Status InsertCommand(TimeMs at, const std::string& who, const std::string& command, const std::string& target,

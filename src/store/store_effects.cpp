@@ -24,7 +24,9 @@ Store::EffectRow ReadEffect(Stmt& s) {
 }  // namespace
 
 Result<std::vector<Store::EffectRow>> Store::DueEffects(TimeMs now, int limit) {
-  Stmt s = db_.Prepare("SELECT " EFFECT_COLUMNS " FROM effects WHERE status = 'pending' AND next_at <= ? ORDER BY id LIMIT ?");
+  Stmt s = db_.Prepare("SELECT " EFFECT_COLUMNS " FROM effects WHERE status = 'pending' AND next_at <= ? "
+      "AND NOT EXISTS (SELECT 1 FROM quarantine x WHERE x.kind = 'effect' AND x.item = CAST(effects.id AS TEXT) "
+      "AND x.set_aside_at IS NOT NULL) ORDER BY id LIMIT ?");
   s.Bind(1, now).Bind(2, limit);
   std::vector<EffectRow> out;
   while (s.Step()) out.push_back(ReadEffect(s));

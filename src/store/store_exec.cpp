@@ -198,6 +198,8 @@ Result<std::vector<TicketId>> Store::TicketsDueAFollowUp() {
       "SELECT DISTINCT i.ticket_id FROM ticket_inputs i JOIN tickets t ON t.id = i.ticket_id "
       "WHERE i.state = 'pending' AND t.stage NOT IN ('ended', 'waiting_for_person') "
       "AND NOT EXISTS (SELECT 1 FROM assignments a WHERE a.ticket_id = i.ticket_id AND a.state <> 'ended') "
+      "AND NOT EXISTS (SELECT 1 FROM quarantine x WHERE x.kind = 'turn' AND x.item = CAST(i.ticket_id AS TEXT) "
+      "AND x.set_aside_at IS NOT NULL) "
       "ORDER BY i.ticket_id");
   std::vector<TicketId> out;
   while (s.Step()) out.push_back(s.Int(0));

@@ -144,6 +144,16 @@ std::vector<SystemProblem> Views::Problems(int threshold) {
   return out;
 }
 
+std::vector<QuarantineItem> Views::SetAside(int limit) {
+  std::lock_guard<std::mutex> lock(mu_);
+  Stmt& s = db_->Prepare("SELECT " QUARANTINE_COLUMNS " FROM quarantine WHERE set_aside_at IS NOT NULL "
+                         "ORDER BY set_aside_at LIMIT ?");
+  s.Bind(1, limit);
+  std::vector<QuarantineItem> out;
+  while (s.Step()) out.push_back(store::ReadQuarantine(s));
+  return out;
+}
+
 std::optional<PolicyVersionInfo> Views::CurrentPolicy() {
   std::lock_guard<std::mutex> lock(mu_);
   Stmt s = db_->Prepare("SELECT version, origin, created_at FROM policy_versions ORDER BY version DESC LIMIT 1");
