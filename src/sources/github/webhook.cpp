@@ -109,12 +109,14 @@ WebhookReply Source::HandleWebhook(const WebhookRequest& req) {
   // start the delivery waits in memory for the round that learns it.
   if (!AdoptStoredIdentity()) {
     std::lock_guard<std::mutex> lock(mu_);
-    if (waiting_.size() >= kMaxWaitingDeliveries || waiting_bytes_ + req.body.size() > kMaxWaitingBytes)
-      return {503, "the agent's GitHub identity is not known yet and too many deliveries wait for it"};
-    waiting_.push_back(req);
-    waiting_bytes_ += req.body.size();
-    spdlog::info("github webhook delivery waits for the identity event={} waiting={}", req.event, waiting_.size());
-    return {202, "accepted: taken as soon as the agent's GitHub identity is known"};
+    if (bot_login_.empty()) {  // else the round learned it meanwhile, and took the waiting ones
+      if (waiting_.size() >= kMaxWaitingDeliveries || waiting_bytes_ + req.body.size() > kMaxWaitingBytes)
+        return {503, "the agent's GitHub identity is not known yet and too many deliveries wait for it"};
+      waiting_.push_back(req);
+      waiting_bytes_ += req.body.size();
+      spdlog::info("github webhook delivery waits for the identity event={} waiting={}", req.event, waiting_.size());
+      return {202, "accepted: taken as soon as the agent's GitHub identity is known"};
+    }
   }
 
   const std::string action = payload.value("action", "");
