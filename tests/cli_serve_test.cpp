@@ -185,6 +185,9 @@ TEST_F(ServeTest, GitHubMentionByWebhookIsWorkedOnAndAnsweredOnceAcrossARestart)
   {
     DaemonProcess d(SUPERAGENT_BINARY, {"serve", "--config", Config()}, env);
     ASSERT_TRUE(d.WaitForLine("ready")) << d.log();
+    // Until its first round learns the login a delivery is accepted with 202 and taken later;
+    // here it is taken within the request.
+    ASSERT_TRUE(d.WaitForCount("github identity login=superagent-bot", 1)) << d.log();
     EXPECT_EQ(deliver("sha256=0000"), 401);
     EXPECT_EQ(deliver(github::WebhookSignature("hook-secret", body)), 200);
     ASSERT_TRUE(d.WaitForCount("worker turn ended", 1)) << d.log();

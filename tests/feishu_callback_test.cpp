@@ -13,6 +13,7 @@
 #include "fake_feishu_server.h"
 #include "run_binary.h"
 #include "superagent/feishu.h"
+#include "superagent/metrics.h"
 
 namespace superagent::feishu {
 namespace {
@@ -54,6 +55,19 @@ class FeishuCallbackTest : public superagent::testing::EngineTest {
     r.signature = CallbackSignature(r.timestamp, r.nonce, kKey, r.body);
     return r;
   }
+  // What an earlier run learned and stored: the bot's identity.
+  void KnowIdentity() {
+    SourceUpdate u;
+    u.source = "feishu";
+    u.path = "identity";
+    u.set_cursors["identity"] = json{{"open_id", fake_->bot_open_id}}.dump();
+    ASSERT_TRUE(engine_->UpdateSource(u).ok());
+  }
+  std::optional<SourceHealth> Health(const std::string& path) {
+    for (const SourceHealth& h : engine_->SourcesHealth())
+      if (h.source == "feishu" && h.path == path) return h;
+    return std::nullopt;
+  }
   json Event(const std::string& mid) {
     json item = FakeFeishu::Item(mid, "oc_support", "ou_alice", "@_user_1 fix the typo", clock_.NowMs(), "", "",
                                  json::array({FakeFeishu::HistoryMention("@_user_1", fake_->bot_open_id, "Agent")}));
@@ -89,6 +103,7 @@ TEST_F(FeishuCallbackTest, TheUrlVerificationChallengeIsAnswered) {
 }
 
 TEST_F(FeishuCallbackTest, ASignedEncryptedEventIsStored) {
+  KnowIdentity();
   CallbackReply reply = source_->HandleCallback(Signed(Event("om_cb1"), clock_.NowMs()));
   EXPECT_EQ(reply.status, 200) << reply.body;
   auto rec = engine_->GetTrigger("feishu:om_cb1");
@@ -118,6 +133,7 @@ TEST_F(FeishuCallbackTest, BadSignatureStaleTimeOrMissingKeyIs401AndNothingStore
 }
 
 TEST_F(FeishuCallbackTest, TheRouteAnswersOverHttp) {
+  KnowIdentity();
   httplib::Server server;
   InstallCallbackRoute(server, source_.get());
   const int port = server.bind_to_any_port("127.0.0.1");
@@ -142,6 +158,73 @@ TEST_F(FeishuCallbackTest, TheRouteAnswersOverHttp) {
   EXPECT_EQ(bad.status, 401);
   EXPECT_TRUE(engine_->GetTrigger("feishu:om_cb3").ok());
   EXPECT_FALSE(engine_->GetTrigger("feishu:om_cb4").ok());
+}
+
+// The body used to be decrypted before its signature was checked, and a body that did not decrypt
+// got another answer than a bad signature: a padding oracle. Now the signature comes first and
+// every failed proof gets the same answer; refusals are counted and summarized by the next round.
+TEST_F(FeishuCallbackTest, EveryRefusalGetsOneAnswerAndTheSignatureComesFirst) {
+  KnowIdentity();
+  const auto refused_before = superagent::metrics::ProcessRuntime().RefusedDeliveries()["feishu"];
+  auto forged = [&](std::string body) {  // a wrong signature over `body`
+    CallbackRequest r = Signed(Event("om_cb5"), clock_.NowMs());
+    r.body = std::move(body);
+    r.signature = std::string(64, 'a');
+    return r;
+  };
+  std::vector<CallbackRequest> refusals = {
+      forged(Signed(Event("om_cb5"), clock_.NowMs()).body),                       // valid body, wrong signature
+      forged(json{{"encrypt", "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA="}}.dump()),  // undecryptable
+      forged("{\"encrypt\": 5}"),                                                  // wrong JSON type
+      forged("\xff\xfe 寄件人 🙂"),                                                // not JSON, invalid UTF-8
+      forged(""),
+  };
+  CallbackRequest unsigned_garbage;
+  unsigned_garbage.body = json{{"encrypt", "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA="}}.dump();
+  refusals.push_back(unsigned_garbage);  // no headers at all, undecryptable
+  CallbackRequest unsigned_event = Signed(Event("om_cb5"), clock_.NowMs());
+  unsigned_event.signature.clear();
+  refusals.push_back(unsigned_event);
+  refusals.push_back(Signed(Event("om_cb5"), clock_.NowMs() - 3'600'000));  // stale
+  const CallbackReply first = source_->HandleCallback(refusals.front());
+  EXPECT_EQ(first.status, 401);
+  for (const CallbackRequest& r : refusals) {
+    CallbackReply reply = source_->HandleCallback(r);
+    EXPECT_EQ(reply.status, first.status) << r.body;
+    EXPECT_EQ(reply.body, first.body) << r.body;
+  }
+  EXPECT_FALSE(engine_->GetTrigger("feishu:om_cb5").ok());
+  EXPECT_EQ(superagent::metrics::ProcessRuntime().RefusedDeliveries()["feishu"] - refused_before,
+            static_cast<std::int64_t>(refusals.size()) + 1);
+  EXPECT_FALSE(Health("callback").has_value()) << "a refusal wrote to the store";
+  source_->RunOnce();
+  ASSERT_TRUE(Health("callback").has_value());
+  EXPECT_THAT(Health("callback")->last_error, HasSubstr("9 refused deliveries since the last round"));
+  EXPECT_THAT(Health("callback")->last_error, ::testing::Not(HasSubstr("寄件人")));
+  // A signed body that does not decrypt is Feishu's mistake, not a forgery: a plain 400.
+  CallbackRequest signed_garbage;
+  signed_garbage.body = json{{"encrypt", "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA="}}.dump();
+  signed_garbage.timestamp = std::to_string(clock_.NowMs() / 1000);
+  signed_garbage.nonce = "n";
+  signed_garbage.signature = CallbackSignature(signed_garbage.timestamp, signed_garbage.nonce, kKey, signed_garbage.body);
+  EXPECT_EQ(source_->HandleCallback(signed_garbage).status, 400);
+}
+
+// Before the bot's identity is known (nothing stored yet), an event must not make the request
+// wait on Feishu: it is answered 503 at once (Feishu delivers it again) and nothing is stored.
+TEST_F(FeishuCallbackTest, AnEventBeforeTheIdentityIsKnownIsAnsweredAtOnce) {
+  fake_->Hold("GET", "/open-apis/bot/v3/info");
+  const auto t0 = std::chrono::steady_clock::now();
+  CallbackReply reply = source_->HandleCallback(Signed(Event("om_cb6"), clock_.NowMs()));
+  const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0).count();
+  EXPECT_EQ(reply.status, 503) << reply.body;
+  EXPECT_LT(ms, 1'000);
+  EXPECT_FALSE(fake_->Holding()) << "the request thread asked Feishu";
+  EXPECT_FALSE(engine_->GetTrigger("feishu:om_cb6").ok());
+  fake_->Release();
+  KnowIdentity();  // a round learned it
+  EXPECT_EQ(source_->HandleCallback(Signed(Event("om_cb6"), clock_.NowMs())).status, 200);
+  EXPECT_TRUE(engine_->GetTrigger("feishu:om_cb6").ok());
 }
 
 std::string FindOnPath(const std::string& name) {

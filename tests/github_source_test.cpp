@@ -10,11 +10,13 @@
 #include "fake_github_server.h"
 #include "superagent/effects.h"
 #include "superagent/github.h"
+#include "superagent/metrics.h"
 
 namespace superagent::github {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 using nlohmann::json;
 using superagent::testing::FakeGitHub;
 using superagent::testing::ScriptedAssessor;
@@ -372,6 +374,7 @@ TEST_F(GitHubSourceTest, FollowedTicketDiscussionIsPolledEveryRound) {
 
 TEST_F(GitHubSourceTest, ScopesAndOwnMessagesAreFilteredWithTheirReason) {
   options_.read_comments = false;
+  options_.bot_login = "superagent-bot";  // known: a delivery before it waits for the round
   NewSource();
   json payload = WebhookExample("issue_comment", "created");
   std::string body = payload.dump();
@@ -485,6 +488,8 @@ class GitHubWebhookTest : public GitHubSourceTest {
  protected:
   void SetUp() override {
     GitHubSourceTest::SetUp();
+    options_.bot_login = "superagent-bot";  // the identity is known, as from the daemon's first round on
+    NewSource();
     InstallWebhookRoute(server_, source_.get());
     port_ = server_.bind_to_any_port("127.0.0.1");
     thread_ = std::thread([this] { server_.listen_after_bind(); });
@@ -509,16 +514,68 @@ class GitHubWebhookTest : public GitHubSourceTest {
   int port_ = 0;
 };
 
+// Every refusal gets one answer, is counted, and reaches the store only as the next round's
+// "N refused deliveries": never per delivery, never with anything the sender wrote.
 TEST_F(GitHubWebhookTest, BadOrMissingSignatureIs401AndNothingIsStored) {
   json payload = WebhookExample("issue_comment", "created");
   payload["comment"]["body"] = "@superagent-bot please fix the typo";
   const std::string body = payload.dump();
-  EXPECT_EQ(Deliver("issue_comment", body, WebhookSignature("wrong secret", body)).status, 401);
-  EXPECT_EQ(Deliver("issue_comment", body, "").status, 401);
-  EXPECT_EQ(Deliver("issue_comment", body + " ", WebhookSignature(kSecret, body)).status, 401);
+  const auto refused_before = metrics::ProcessRuntime().RefusedDeliveries()["github"];
+  std::vector<HttpResponse> answers = {Deliver("issue_comment", body, WebhookSignature("wrong secret", body)),
+                                       Deliver("issue_comment", body, ""),
+                                       Deliver("issue_comment", body + " ", WebhookSignature(kSecret, body)),
+                                       Deliver("寄件人🙂", "\xff\xfe not json", "sha256=寄件人")};
+  for (const HttpResponse& a : answers) {
+    EXPECT_EQ(a.status, 401);
+    EXPECT_EQ(a.body, answers.front().body) << "one answer for every refusal";
+  }
   EXPECT_FALSE(engine_->GetTrigger("github:comment:492700400@2019-05-15T15:20:21Z").ok());
-  EXPECT_EQ(Health("webhook")->consecutive_failures, 3);
-  EXPECT_THAT(Health("webhook")->last_error, HasSubstr("refused"));
+  EXPECT_EQ(metrics::ProcessRuntime().RefusedDeliveries()["github"] - refused_before, 4);
+  EXPECT_FALSE(Health("webhook").has_value()) << "a refusal wrote to the store";
+  source_->RunOnce();
+  ASSERT_TRUE(Health("webhook").has_value());
+  EXPECT_EQ(Health("webhook")->consecutive_failures, 1);
+  EXPECT_THAT(Health("webhook")->last_error, HasSubstr("4 refused deliveries since the last round"));
+  EXPECT_THAT(Health("webhook")->last_error, Not(HasSubstr("72d3162e")));  // the sender's delivery id
+  EXPECT_THAT(Health("webhook")->last_error, Not(HasSubstr("寄件人")));
+  source_->RunOnce();  // a round without refusals clears it
+  EXPECT_EQ(Health("webhook")->consecutive_failures, 0);
+}
+
+// Before the identity is known (a first start: nothing stored), a delivery must not wait for
+// GET /user: it is accepted at once and taken by the round that learns the identity.
+TEST_F(GitHubSourceTest, AWebhookBeforeTheIdentityIsKnownIsAcceptedAtOnceAndTakenByTheRound) {
+  json payload = WebhookExample("issue_comment", "created");
+  payload["comment"]["body"] = "@superagent-bot please fix the typo";
+  const std::string body = payload.dump();
+  WebhookReply w = source_->HandleWebhook({"issue_comment", "d-1", WebhookSignature(kSecret, body), body});
+  EXPECT_EQ(w.status, 202) << w.message;
+  EXPECT_EQ(fake_->Count("GET", "/user"), 0) << "the request thread asked GitHub";
+  EXPECT_FALSE(engine_->GetTrigger("github:comment:492700400@2019-05-15T15:20:21Z").ok());
+  source_->RunOnce();
+  auto rec = engine_->GetTrigger("github:comment:492700400@2019-05-15T15:20:21Z");
+  ASSERT_TRUE(rec.ok());
+  EXPECT_EQ(rec->via, "webhook");
+  EXPECT_TRUE(rec->trigger.addressed);
+}
+
+// After a restart the login the last run learned serves the webhook at once; the round still
+// asks GitHub and replaces it.
+TEST_F(GitHubSourceTest, AfterARestartTheStoredLoginServesTheWebhookWithoutGitHub) {
+  source_->RunOnce();  // learns and stores the identity
+  NewSource();         // the restart
+  fake_->ClearLog();
+  json payload = WebhookExample("issue_comment", "created");
+  payload["comment"]["body"] = "@superagent-bot please fix the typo";
+  const std::string body = payload.dump();
+  WebhookReply w = source_->HandleWebhook({"issue_comment", "d-2", WebhookSignature(kSecret, body), body});
+  EXPECT_EQ(w.status, 200) << w.message;
+  EXPECT_EQ(fake_->Count("GET", "/user"), 0);
+  auto rec = engine_->GetTrigger("github:comment:492700400@2019-05-15T15:20:21Z");
+  ASSERT_TRUE(rec.ok());
+  EXPECT_TRUE(rec->trigger.addressed);
+  source_->RunOnce();
+  EXPECT_EQ(fake_->Count("GET", "/user"), 1);  // confirmed by the round
 }
 
 TEST_F(GitHubWebhookTest, GoodSignatureIsStoredWithinTheRequest) {
@@ -570,6 +627,7 @@ TEST_F(GitHubSourceTest, NoWebhookSecretConfiguredRefusesEverything) {
   WebhookReply w = source_->HandleWebhook({"issue_comment", "d-4", WebhookSignature("", body), body});
   EXPECT_EQ(w.status, 401);
   EXPECT_FALSE(engine_->GetTrigger("github:comment:492700400@2019-05-15T15:20:21Z").ok());
+  source_->RunOnce();
   EXPECT_THAT(Health("webhook")->last_error, HasSubstr("no webhook secret"));
 }
 

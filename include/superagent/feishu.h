@@ -203,8 +203,11 @@ class Source {
   // "realtime:callback". Returns the intake outcome name ("stored", "duplicate", "filtered"),
   // "skipped" for events or message types it does not take, or an error.
   Result<std::string> HandleEvent(const nlohmann::json& envelope, const std::string& via);
-  // The HTTP callback: URL-verification challenge, decryption, signature over the raw body,
-  // timestamp freshness, verification token. Bad signature → 401 and nothing stored.
+  // The HTTP callback: signature over the raw body and timestamp freshness first, then
+  // decryption, verification token, the URL-verification challenge (the one unsigned request).
+  // Every failed proof gets the same 401 and nothing is stored (counted; summarized by the next
+  // round as "N refused deliveries"). Never calls Feishu: before the bot's identity is known
+  // (none stored by an earlier run) an event is answered 503 at once and Feishu redelivers it.
   CallbackReply HandleCallback(const CallbackRequest& request);
 
   // Records the `realtime` path's health for the event channel itself (the long connection):
@@ -217,6 +220,12 @@ class Source {
  private:
   struct Intake;
   bool EnsureIdentity(RoundReport* report);
+  // The open_id the identity cursor holds, without the network; false when there is none.
+  bool AdoptStoredIdentity();
+  // HandleEvent; without `may_fetch_identity` an unknown identity is Unavailable at once.
+  Result<std::string> TakeEvent(const nlohmann::json& envelope, const std::string& via, bool may_fetch_identity);
+  // The callback's refusals since the last round, as one health record of path "callback".
+  void ReportRefusedCallbacks();
   void Receive(const Normalized& n, const std::string& via, Intake* intake, RoundReport* report);
   std::string FilterReason(const Trigger& t) const;
   void Backfill(RoundReport* report);
@@ -234,6 +243,9 @@ class Source {
   SourceOptions options_;
   mutable std::mutex mu_;
   std::string bot_open_id_;
+  bool identity_confirmed_ = false;  // bot_open_id_ came from Feishu this run
+  std::atomic<std::int64_t> refused_since_report_{0};
+  bool refusals_reported_ = false;   // the round thread's: the last summary was a failure
   std::mutex round_mu_;
   std::thread thread_;
   std::mutex wait_mu_;

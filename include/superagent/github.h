@@ -13,6 +13,7 @@
 
 #include <atomic>
 #include <condition_variable>
+#include <deque>
 #include <functional>
 #include <map>
 #include <memory>
@@ -262,8 +263,12 @@ class Source {
   // Sleeps up to `ms`, returning early on Stop(). Usable as the Client's Sleeper.
   void InterruptibleSleep(TimeMs ms);
 
-  // Verifies and takes one webhook delivery: 401 unsigned/bad signature (nothing stored), 400 bad
-  // JSON, 202 for events it does not take, 200 once the Trigger went through Engine::Receive.
+  // Verifies and takes one webhook delivery: one 401 answer for every delivery without a valid
+  // signature (nothing stored; counted, and summarized by the next round as "N refused
+  // deliveries"), 400 bad JSON, 202 for events it does not take, 200 once the Trigger went
+  // through Engine::Receive. Never calls GitHub: before the identity is known it uses the login
+  // the last run stored; on a first start with none the delivery is kept in memory (202) and
+  // taken by the round that learns the identity (503 once 100 deliveries or 32 MiB wait).
   WebhookReply HandleWebhook(const WebhookRequest& request);
 
   // The agent's login ("" until known).
@@ -274,6 +279,12 @@ class Source {
   struct ReadOutcome;
   struct Intake;
   bool EnsureIdentity(RoundReport* report);
+  // The login from options or the identity cursor, without the network; false when neither has one.
+  bool AdoptStoredIdentity();
+  // The webhook's refusals since the last round, as one health record of path "webhook".
+  void ReportRefusedDeliveries();
+  // Deliveries that came before the identity was known, taken now that it is.
+  void TakeWaitingDeliveries();
   ReadOutcome ReadDiscussion(const Discussion& d, const nlohmann::json& cursor, TimeMs fallback_since,
                              RoundReport* report);
   void ReceiveNormalized(const Normalized& n, const std::string& via, bool followed, Intake* intake,
@@ -301,6 +312,11 @@ class Source {
   mutable std::mutex mu_;          // bot_login_, timing, open-ticket set
   std::mutex round_mu_;            // one round at a time; webhooks take it only to register discussions
   std::string bot_login_;
+  bool identity_confirmed_ = false;  // bot_login_ came from GET /user (or options) this run
+  std::atomic<std::int64_t> refused_since_report_{0};
+  bool refusals_reported_ = false;   // the round thread's: the last summary was a failure
+  std::deque<WebhookRequest> waiting_;  // verified deliveries waiting for the identity (mu_)
+  std::size_t waiting_bytes_ = 0;
   TimeMs next_notifications_at_ = 0;
   TimeMs poll_interval_header_ms_ = 0;  // last X-Poll-Interval
   std::set<std::string> ticket_discussions_;

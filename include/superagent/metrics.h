@@ -35,13 +35,18 @@ class Runtime {
   void AddModelUsage(const std::string& purpose, std::int64_t prompt, std::int64_t completion, std::int64_t cache_hit);
   // One whole polling round of `source`: how long it took and whether every path succeeded.
   void ObserveSourceRound(const std::string& source, TimeMs duration_ms, bool ok);
+  // One webhook delivery to `hook` ("github", "feishu") refused for its proof (signature,
+  // timestamp, token, encryption): counted, never stored with its text.
+  void CountRefusedDelivery(const std::string& hook);
   std::map<std::string, ModelTokens> ModelUsage() const;
   std::map<std::string, SourceRounds> Rounds() const;
+  std::map<std::string, std::int64_t> RefusedDeliveries() const;
 
  private:
   mutable std::mutex mu_;
   std::map<std::string, ModelTokens> model_;
   std::map<std::string, SourceRounds> rounds_;
+  std::map<std::string, std::int64_t> refused_;
 };
 
 // The one Runtime of this process.
@@ -74,6 +79,7 @@ struct Snapshot {
   std::map<std::string, SourceRounds> rounds;
   std::optional<RateLimit> github_rate;
   std::map<std::string, ModelTokens> model_tokens;
+  std::map<std::string, std::int64_t> webhook_refused;  // by hook, since the process started
 };
 
 // Prometheus text exposition format 0.0.4: HELP and TYPE for every family, label values escaped,

@@ -26,6 +26,16 @@ void Runtime::ObserveSourceRound(const std::string& source, TimeMs duration_ms, 
   r.seconds_sum += r.last_seconds;
 }
 
+void Runtime::CountRefusedDelivery(const std::string& hook) {
+  std::lock_guard<std::mutex> lock(mu_);
+  ++refused_[hook];
+}
+
+std::map<std::string, std::int64_t> Runtime::RefusedDeliveries() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return refused_;
+}
+
 std::map<std::string, ModelTokens> Runtime::ModelUsage() const {
   std::lock_guard<std::mutex> lock(mu_);
   return model_;
@@ -168,6 +178,10 @@ std::string RenderPrometheus(const Snapshot& s) {
   for (const auto& [source, r] : s.rounds) w.Sample("superagent_source_poll_last_seconds", L{{"source", source}}, r.last_seconds);
   w.Family("superagent_source_poll_failures_total", "counter", "Polling rounds with at least one failed path.");
   for (const auto& [source, r] : s.rounds) w.Sample("superagent_source_poll_failures_total", L{{"source", source}}, r.failed);
+
+  w.Family("superagent_webhook_refused_total", "counter",
+           "Webhook deliveries refused for a bad or missing signature, timestamp, token or encryption.");
+  for (const auto& [hook, n] : s.webhook_refused) w.Sample("superagent_webhook_refused_total", L{{"hook", hook}}, n);
 
   if (s.github_rate && s.github_rate->remaining >= 0) {
     w.Family("superagent_github_rate_limit_remaining", "gauge", "GitHub primary rate limit: requests left in this window.");

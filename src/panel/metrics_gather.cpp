@@ -42,6 +42,8 @@ metrics::Snapshot GatherMetrics(Engine& engine, Views& views, const Config& conf
   }
   s.rounds = metrics::ProcessRuntime().Rounds();
   s.model_tokens = metrics::ProcessRuntime().ModelUsage();
+  s.webhook_refused = {{"github", 0}, {"feishu", 0}};  // shown from the start, so alerts have a series
+  for (const auto& [hook, n] : metrics::ProcessRuntime().RefusedDeliveries()) s.webhook_refused[hook] = n;
   return s;
 }
 

@@ -15,6 +15,7 @@
 
 #include "panel/assets.h"
 #include "panel/guard.h"
+#include "panel/http_limits.h"
 #include "panel/intercom_api.h"
 #include "panel/metrics_gather.h"
 #include "panel/panel_json.h"
@@ -96,6 +97,15 @@ struct Panel::Impl {
     res.set_header("Referrer-Policy", "no-referrer");
     res.set_header("Content-Security-Policy",
                    "default-src 'self'; img-src 'self' data:; frame-ancestors 'none'; base-uri 'none'; form-action 'none'");
+    // Before anything else, and before the body is read (httplib reads it after this handler).
+    if (BodyRefusal b = CheckBody(req.method, req.path, req.has_header("Content-Length"),
+                                  req.get_header_value("Content-Length"), req.get_header_value("Transfer-Encoding"));
+        b.status != 0) {
+      spdlog::warn("http request refused reason=body status={} path={} remote={}", b.status, Q(req.path.substr(0, 100)),
+                   req.remote_addr);
+      SendError(res, b.status, b.message);
+      return true;
+    }
     // Webhooks arrive through a public proxy with its own Host and carry their own proof (a
     // signature over the body, checked by their Source), so the panel's checks do not apply.
     if (req.path == "/healthz" || req.path.rfind("/hooks/", 0) == 0) return false;
@@ -410,8 +420,8 @@ struct Panel::Impl {
   }
 
   void Install(httplib::Server& server) {
-    // Streams hold worker threads; give them their own so reads and commands never wait.
-    server.new_task_queue = [] { return new httplib::ThreadPool(CPPHTTPLIB_THREAD_POOL_COUNT + kMaxStreams); };
+    // Every connection holds a thread (streams for up to 30 minutes): the pool grows with them.
+    HardenServer(server);
     server.set_pre_routing_handler([this](const Request& req, Response& res) {
       return Refuse(req, res) ? httplib::Server::HandlerResponse::Handled : httplib::Server::HandlerResponse::Unhandled;
     });

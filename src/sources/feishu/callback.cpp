@@ -1,13 +1,15 @@
 // The HTTP callback path (realtime alternative to the long connection): POST /hooks/feishu.
-// Order of checks: a body that does not decrypt with our key is refused; the URL-verification
-// challenge is answered after the token check (Feishu does not sign it); every event must carry
-// a valid signature over the raw body and a fresh timestamp, else 401 and nothing is stored.
+// Order of checks: the signature over the raw body and a fresh timestamp first, before anything
+// is parsed or decrypted; the URL-verification challenge (which Feishu does not sign) is answered
+// only after it decrypted and its token matched; every event must be signed. Every refusal is
+// the same 401 and nothing is stored.
 #include <httplib.h>
 #include <spdlog/spdlog.h>
 
 #include <cstdlib>
 
 #include "superagent/feishu.h"
+#include "superagent/metrics.h"
 
 namespace superagent::feishu {
 
@@ -27,52 +29,78 @@ bool ConstantTimeEqual(const std::string& a, const std::string& b) {
 }  // namespace
 
 CallbackReply Source::HandleCallback(const CallbackRequest& req) {
-  if (options_.encrypt_key.empty()) {
-    spdlog::warn("feishu callback refused: no encrypt key configured");
-    return Reply(401, "callbacks need an encrypt key (feishu.encrypt_key_env)");
+  // One answer for every failed proof (no key, bad signature, stale timestamp, undecryptable,
+  // wrong token, missing headers): the sender learns nothing about which check failed, so an
+  // undecryptable body is no padding oracle. Counted, summarized by the next round.
+  auto refuse = [&](const char* why) {
+    metrics::ProcessRuntime().CountRefusedDelivery("feishu");
+    if (refused_since_report_.fetch_add(1) == 0) spdlog::warn("feishu callback refused: {}", why);
+    else spdlog::debug("feishu callback refused: {}", why);
+    return Reply(401, "refused: the request is not signed with this app's encrypt key");
+  };
+  if (options_.encrypt_key.empty()) return refuse("no encrypt key configured (feishu.encrypt_key_env)");
+  // Events are signed over the raw body: checked before the body is decrypted or parsed. Only
+  // the URL-verification challenge comes unsigned; it is answered only when it decrypts with
+  // our key and carries our verification token.
+  const bool is_signed = !req.signature.empty();
+  if (is_signed) {
+    if (!ConstantTimeEqual(req.signature, CallbackSignature(req.timestamp, req.nonce, options_.encrypt_key, req.body)))
+      return refuse("bad signature");
+    char* end = nullptr;
+    const long long ts = std::strtoll(req.timestamp.c_str(), &end, 10);
+    const TimeMs skew = ts * 1000 - clock_->NowMs();
+    if (req.timestamp.empty() || *end != '\0' || skew > options_.callback_max_skew_ms ||
+        -skew > options_.callback_max_skew_ms)
+      return refuse("stale timestamp");
   }
   json outer = json::parse(req.body, nullptr, false);
-  if (!outer.is_object()) return Reply(400, "body is not a JSON object");
+  if (!outer.is_object()) return is_signed ? Reply(400, "body is not a JSON object") : refuse("unsigned, not JSON");
   json payload = outer;
   if (outer.contains("encrypt")) {
-    if (!outer["encrypt"].is_string()) return Reply(400, "encrypt is not a string");
+    if (!outer["encrypt"].is_string())
+      return is_signed ? Reply(400, "encrypt is not a string") : refuse("unsigned, encrypt is not a string");
     auto plain = Decrypt(options_.encrypt_key, outer["encrypt"].get<std::string>());
-    if (!plain.ok()) {
-      spdlog::warn("feishu callback refused: {}", plain.status().message());
-      return Reply(401, "body does not decrypt with the configured encrypt key");
-    }
+    if (!plain.ok()) return is_signed ? Reply(400, "encrypt does not decrypt") : refuse("unsigned, does not decrypt");
     payload = json::parse(*plain, nullptr, false);
-    if (!payload.is_object()) return Reply(400, "decrypted body is not a JSON object");
+    if (!payload.is_object())
+      return is_signed ? Reply(400, "decrypted body is not a JSON object") : refuse("unsigned, decrypts to no JSON object");
   }
-  const std::string token = payload.value("type", "") == "url_verification"
-                                ? payload.value("token", "")
-                                : (payload.contains("header") && payload["header"].is_object()
-                                       ? payload["header"].value("token", "")
-                                       : payload.value("token", ""));
-  if (!options_.verification_token.empty() && !ConstantTimeEqual(token, options_.verification_token)) {
-    spdlog::warn("feishu callback refused: verification token mismatch");
-    return Reply(401, "verification token mismatch");
-  }
-  if (payload.value("type", "") == "url_verification") {
+  const bool challenge = payload.value("type", "") == "url_verification";
+  const std::string token = challenge ? payload.value("token", "")
+                                      : (payload.contains("header") && payload["header"].is_object()
+                                             ? payload["header"].value("token", "")
+                                             : payload.value("token", ""));
+  if (!options_.verification_token.empty() && !ConstantTimeEqual(token, options_.verification_token))
+    return refuse("verification token mismatch");
+  if (challenge) {
     spdlog::info("feishu callback url verification answered");
     return {200, "application/json", json{{"challenge", payload.value("challenge", "")}}.dump()};
   }
-  if (req.signature.empty() ||
-      !ConstantTimeEqual(req.signature, CallbackSignature(req.timestamp, req.nonce, options_.encrypt_key, req.body))) {
-    spdlog::warn("feishu callback refused: bad signature");
-    return Reply(401, "bad signature");
+  if (!is_signed) return refuse("unsigned event");
+  auto outcome = TakeEvent(payload, "realtime:callback", /*may_fetch_identity=*/false);
+  if (!outcome.ok()) {
+    if (outcome.status().code() == Status::Code::kUnavailable) {
+      // Feishu redelivers an event that was not answered 200 (after 15 s, 5 min, 1 h, 6 h).
+      RequestRound();
+      return Reply(503, "the bot's identity is not known yet; Feishu delivers this event again");
+    }
+    return Reply(500, "could not take the event");
   }
-  char* end = nullptr;
-  const long long ts = std::strtoll(req.timestamp.c_str(), &end, 10);
-  const TimeMs skew = ts * 1000 - clock_->NowMs();
-  if (req.timestamp.empty() || *end != '\0' || skew > options_.callback_max_skew_ms ||
-      -skew > options_.callback_max_skew_ms) {
-    spdlog::warn("feishu callback refused: stale timestamp");
-    return Reply(401, "timestamp is not fresh");
-  }
-  auto outcome = HandleEvent(payload, "realtime:callback");
-  if (!outcome.ok()) return Reply(500, "could not take the event");
   return Reply(200, *outcome);
+}
+
+void Source::ReportRefusedCallbacks() {
+  const std::int64_t n = refused_since_report_.exchange(0);
+  if (n == 0 && !refusals_reported_) return;
+  SourceUpdate u;
+  u.source = "feishu";
+  u.path = "callback";
+  u.ok = n == 0;  // a round without refusals clears the problem the earlier ones raised
+  if (n > 0)
+    u.error = std::to_string(n) + " refused deliver" + (n == 1 ? "y" : "ies") +
+              " since the last round (not signed with feishu.encrypt_key_env's key, stale or wrong token)";
+  refusals_reported_ = n > 0;
+  if (Status s = engine_->UpdateSource(u); !s.ok()) spdlog::error("feishu callback health update failed: {}", s.ToString());
 }
 
 void InstallCallbackRoute(httplib::Server& server, Source* source) {

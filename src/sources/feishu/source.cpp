@@ -68,7 +68,10 @@ Status Source::Report(SourceUpdate u) {
 }
 
 bool Source::EnsureIdentity(RoundReport* report) {
-  if (!BotOpenId().empty()) return true;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (identity_confirmed_) return true;
+  }
   auto id = client_->BotOpenId();
   SourceUpdate u;
   u.source = kSource;
@@ -83,9 +86,24 @@ bool Source::EnsureIdentity(RoundReport* report) {
     return false;
   }
   std::lock_guard<std::mutex> lock(mu_);
+  if (bot_open_id_ != *id) spdlog::info("feishu identity open_id={}", *id);
+  bot_open_id_ = *id;  // replaces a stored one the callback adopted (AdoptStoredIdentity)
+  identity_confirmed_ = true;
+  return true;
+}
+
+bool Source::AdoptStoredIdentity() {
+  if (!BotOpenId().empty()) return true;
+  auto cursors = engine_->SourceCursors(kSource);
+  auto it = cursors.find("identity");
+  if (it == cursors.end()) return false;
+  json j = json::parse(it->second, nullptr, false);
+  if (!j.is_object() || !j.contains("open_id") || !j["open_id"].is_string() || j["open_id"].get<std::string>().empty())
+    return false;
+  std::lock_guard<std::mutex> lock(mu_);
   if (bot_open_id_.empty()) {
-    bot_open_id_ = *id;
-    spdlog::info("feishu identity open_id={}", *id);
+    bot_open_id_ = j["open_id"].get<std::string>();
+    spdlog::info("feishu identity open_id={} from=stored (confirmed by the next round)", bot_open_id_);
   }
   return true;
 }
@@ -306,6 +324,7 @@ void Source::PollThreads(RoundReport* report) {
 RoundReport Source::RunOnce() {
   std::lock_guard<std::mutex> round(round_mu_);
   RoundReport report;
+  ReportRefusedCallbacks();
   if (!EnsureIdentity(&report)) return report;
   Backfill(&report);
   PollThreads(&report);
@@ -316,12 +335,17 @@ RoundReport Source::RunOnce() {
 }
 
 Result<std::string> Source::HandleEvent(const json& envelope, const std::string& via) {
+  return TakeEvent(envelope, via, /*may_fetch_identity=*/true);
+}
+
+Result<std::string> Source::TakeEvent(const json& envelope, const std::string& via, bool may_fetch_identity) {
   if (!envelope.is_object() || envelope.value("schema", "") != "2.0" || !envelope.contains("header") ||
       !envelope["header"].is_object())
     return std::string("skipped");  // v1 events and other shapes are not what this app subscribes to
   const std::string type = envelope["header"].value("event_type", "");
   if (type != "im.message.receive_v1") return std::string("skipped");
-  if (!EnsureIdentity(nullptr)) return Status::Unavailable("bot identity unknown; the event is refused for a retry");
+  if (!(may_fetch_identity ? EnsureIdentity(nullptr) : AdoptStoredIdentity()))
+    return Status::Unavailable("bot identity unknown; the event is refused for a retry");
   Normalized n = NormalizeEvent(envelope.contains("event") ? envelope["event"] : json(), Context());
   Intake intake;
   RoundReport report;

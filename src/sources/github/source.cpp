@@ -119,7 +119,10 @@ void Source::InterruptibleSleep(TimeMs ms) {
 }
 
 bool Source::EnsureIdentity(RoundReport* report) {
-  if (!BotLogin().empty()) return true;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (identity_confirmed_) return true;
+  }
   std::string login = options_.bot_login;
   std::string error;
   if (login.empty()) {
@@ -142,10 +145,9 @@ bool Source::EnsureIdentity(RoundReport* report) {
     return false;
   }
   std::lock_guard<std::mutex> lock(mu_);
-  if (bot_login_.empty()) {
-    bot_login_ = login;
-    spdlog::info("github identity login={}", login);
-  }
+  if (bot_login_ != login) spdlog::info("github identity login={}", login);
+  bot_login_ = login;  // replaces a stored login a webhook adopted (AdoptStoredIdentity)
+  identity_confirmed_ = true;
   return true;
 }
 
@@ -721,7 +723,9 @@ void Source::PollCi(std::map<std::string, std::string>& cursors, RoundReport* re
 RoundReport Source::RunOnce() {
   std::lock_guard<std::mutex> round(round_mu_);
   RoundReport report;
+  ReportRefusedDeliveries();
   if (!EnsureIdentity(&report)) return report;  // without it, its own messages could not be told apart
+  TakeWaitingDeliveries();
   auto cursors = engine_->SourceCursors(kSource);
   std::set<std::string> read;
   const TimeMs now = clock_->NowMs();

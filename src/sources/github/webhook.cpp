@@ -8,6 +8,7 @@
 #include <cstdint>
 
 #include "policy/sha256.h"
+#include "superagent/metrics.h"
 #include "sources/github/source_internal.h"
 
 namespace superagent::github {
@@ -60,6 +61,13 @@ bool VerifyWebhookSignature(const std::string& secret, const std::string& body, 
   return diff == 0;
 }
 
+// Every delivery refused for its proof gets this one answer: a sender cannot learn which check
+// failed, and the reply holds nothing it sent.
+constexpr std::size_t kMaxWaitingDeliveries = 100;
+constexpr std::size_t kMaxWaitingBytes = 32u * 1024 * 1024;
+
+const WebhookReply kRefused{401, "refused: the delivery is not signed with this webhook's secret"};
+
 WebhookReply Source::HandleWebhook(const WebhookRequest& req) {
   auto health = [&](bool ok, const std::string& error, int skipped = 0) {
     SourceUpdate u;
@@ -71,16 +79,16 @@ WebhookReply Source::HandleWebhook(const WebhookRequest& req) {
     if (Status s = engine_->UpdateSource(u); !s.ok()) spdlog::error("github webhook health update failed: {}", s.ToString());
   };
   const std::string delivery = req.delivery.empty() ? "-" : req.delivery;
-  if (options_.webhook_secret.empty()) {
-    spdlog::warn("github webhook refused delivery={} event={}: no webhook secret is configured", delivery, req.event);
-    health(false, "delivery refused: no webhook secret configured (github.webhook_secret_env)");
-    return {401, "webhook secret not configured"};
-  }
-  if (!VerifyWebhookSignature(options_.webhook_secret, req.body, req.signature)) {
-    const char* why = req.signature.empty() ? "unsigned" : "bad signature";
-    spdlog::warn("github webhook refused delivery={} event={}: {}", delivery, req.event, why);
-    health(false, std::string("delivery ") + delivery + " refused: " + why);
-    return {401, why};
+  if (options_.webhook_secret.empty() || !VerifyWebhookSignature(options_.webhook_secret, req.body, req.signature)) {
+    // Counted, and summarized by the next round (ReportRefusedDeliveries): nothing a stranger
+    // sends is written to the store or shown, and a flood costs no write per delivery.
+    const char* why = options_.webhook_secret.empty() ? "no webhook secret is configured (github.webhook_secret_env)"
+                      : req.signature.empty()        ? "unsigned"
+                                                     : "bad signature";
+    metrics::ProcessRuntime().CountRefusedDelivery("github");
+    if (refused_since_report_.fetch_add(1) == 0) spdlog::warn("github webhook delivery refused: {}", why);
+    else spdlog::debug("github webhook delivery refused: {}", why);
+    return kRefused;
   }
   json payload = json::parse(req.body, nullptr, false);
   if (!payload.is_object()) {
@@ -96,7 +104,20 @@ WebhookReply Source::HandleWebhook(const WebhookRequest& req) {
     return s;
   };
   if (lower(full_name) != lower(options_.repo)) return {202, "not the configured repository"};
-  if (!EnsureIdentity(nullptr)) return {503, "the agent's GitHub identity is not known yet"};
+  // Never GET /user here: the sender waits at most 10 s and GitHub never redelivers. The login
+  // the last run learned (its identity cursor) serves until the round confirms it; on a first
+  // start the delivery waits in memory for the round that learns it.
+  if (!AdoptStoredIdentity()) {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (bot_login_.empty()) {  // else the round learned it meanwhile, and took the waiting ones
+      if (waiting_.size() >= kMaxWaitingDeliveries || waiting_bytes_ + req.body.size() > kMaxWaitingBytes)
+        return {503, "the agent's GitHub identity is not known yet and too many deliveries wait for it"};
+      waiting_.push_back(req);
+      waiting_bytes_ += req.body.size();
+      spdlog::info("github webhook delivery waits for the identity event={} waiting={}", req.event, waiting_.size());
+      return {202, "accepted: taken as soon as the agent's GitHub identity is known"};
+    }
+  }
 
   const std::string action = payload.value("action", "");
   auto is = [&](std::initializer_list<const char*> actions) {
@@ -151,6 +172,55 @@ WebhookReply Source::HandleWebhook(const WebhookRequest& req) {
   spdlog::info("github webhook delivery={} event={}.{} trigger={} outcome={}", delivery, req.event, action,
                n->trigger.id, outcome);
   return {200, outcome};
+}
+
+bool Source::AdoptStoredIdentity() {
+  if (!BotLogin().empty()) return true;
+  std::string login = options_.bot_login;
+  if (login.empty()) {
+    auto cursors = engine_->SourceCursors("github");
+    if (auto it = cursors.find("identity"); it != cursors.end()) {
+      json j = json::parse(it->second, nullptr, false);
+      if (j.is_object() && j.contains("login") && j["login"].is_string()) login = j["login"].get<std::string>();
+    }
+  }
+  if (login.empty()) return false;
+  std::lock_guard<std::mutex> lock(mu_);
+  if (bot_login_.empty()) {
+    bot_login_ = login;
+    spdlog::info("github identity login={} from=stored (confirmed by the next round)", login);
+  }
+  return true;
+}
+
+void Source::TakeWaitingDeliveries() {
+  std::deque<WebhookRequest> waiting;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    waiting.swap(waiting_);
+    waiting_bytes_ = 0;
+  }
+  for (const WebhookRequest& r : waiting) {
+    WebhookReply reply = HandleWebhook(r);
+    spdlog::info("github webhook delivery taken after the identity event={} status={} outcome={}", r.event, reply.status,
+                 reply.message);
+  }
+}
+
+void Source::ReportRefusedDeliveries() {
+  const std::int64_t n = refused_since_report_.exchange(0);
+  if (n == 0 && !refusals_reported_) return;
+  SourceUpdate u;
+  u.source = "github";
+  u.path = "webhook";
+  u.ok = n == 0;  // a round without refusals clears the problem the earlier ones raised
+  if (n > 0)
+    u.error = std::to_string(n) + " refused deliver" + (n == 1 ? "y" : "ies") + " since the last round (" +
+              (options_.webhook_secret.empty() ? "no webhook secret is configured: set github.webhook_secret_env"
+                                               : "unsigned or not signed with github.webhook_secret_env's secret") +
+              ")";
+  refusals_reported_ = n > 0;
+  if (Status s = engine_->UpdateSource(u); !s.ok()) spdlog::error("github webhook health update failed: {}", s.ToString());
 }
 
 void InstallWebhookRoute(httplib::Server& server, Source* source) {
