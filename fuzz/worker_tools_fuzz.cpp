@@ -15,17 +15,17 @@ namespace {
 
 struct World {
   superagent::fuzz::EngineHarness harness;
-  std::unique_ptr<superagent::ProcessRunner> runner = superagent::MakePosixProcessRunner();
-  std::unique_ptr<superagent::Jobs> jobs;
-  superagent::WorkerServices services{harness.engine(), nullptr};
-  superagent::BuiltinExecutorOptions options;
-  superagent::WorkerTask task;
+  std::unique_ptr<superagent::exec::ProcessRunner> runner = superagent::exec::MakePosixProcessRunner();
+  std::unique_ptr<superagent::exec::Jobs> jobs;
+  superagent::exec::WorkerServices services{harness.engine(), nullptr};
+  superagent::exec::BuiltinExecutorOptions options;
+  superagent::exec::WorkerTask task;
   std::unique_ptr<superagent::exec::WorkerTools> tools;
   World() {
     const auto dir = harness.dir() / "ticket-1";
     std::filesystem::create_directories(dir / "docs");
     std::filesystem::create_directories(harness.dir() / "jobs");
-    jobs = std::make_unique<superagent::Jobs>(runner.get(), harness.clock(), [](superagent::TimeMs) {},
+    jobs = std::make_unique<superagent::exec::Jobs>(runner.get(), harness.clock(), [](superagent::TimeMs) {},
                                               (harness.dir() / "jobs").string());
     task.ticket = 1;
     task.thread = "github:issue:1";
