@@ -17,6 +17,13 @@ namespace {
 
 CallbackReply Reply(int status, const std::string& msg) { return {status, "application/json", json{{"msg", msg}}.dump()}; }
 
+// o[key] when it is a string, else "": the body is anyone's until its signature is checked, and
+// json::value() throws on a field of another type (an unsigned {"type": 5} answered 500).
+std::string Str(const json& o, const char* key) {
+  auto it = o.is_object() ? o.find(key) : o.end();
+  return o.is_object() && it != o.end() && it->is_string() ? it->get<std::string>() : "";
+}
+
 bool ConstantTimeEqual(const std::string& a, const std::string& b) {
   if (a.size() != b.size()) return false;
   unsigned char diff = 0;
@@ -44,18 +51,18 @@ CallbackReply Source::HandleCallback(const CallbackRequest& req) {
     payload = json::parse(*plain, nullptr, false);
     if (!payload.is_object()) return Reply(400, "decrypted body is not a JSON object");
   }
-  const std::string token = payload.value("type", "") == "url_verification"
-                                ? payload.value("token", "")
+  const std::string token = Str(payload, "type") == "url_verification"
+                                ? Str(payload, "token")
                                 : (payload.contains("header") && payload["header"].is_object()
-                                       ? payload["header"].value("token", "")
-                                       : payload.value("token", ""));
+                                       ? Str(payload["header"], "token")
+                                       : Str(payload, "token"));
   if (!options_.verification_token.empty() && !ConstantTimeEqual(token, options_.verification_token)) {
     spdlog::warn("feishu callback refused: verification token mismatch");
     return Reply(401, "verification token mismatch");
   }
-  if (payload.value("type", "") == "url_verification") {
+  if (Str(payload, "type") == "url_verification") {
     spdlog::info("feishu callback url verification answered");
-    return {200, "application/json", json{{"challenge", payload.value("challenge", "")}}.dump()};
+    return {200, "application/json", json{{"challenge", Str(payload, "challenge")}}.dump()};
   }
   if (req.signature.empty() ||
       !ConstantTimeEqual(req.signature, CallbackSignature(req.timestamp, req.nonce, options_.encrypt_key, req.body))) {
