@@ -7,6 +7,8 @@
 #   cmake/dev.sh test-asan                the same suite under ASan + UBSan (build-asan/)
 #   cmake/dev.sh build                    only build (build/)
 #   cmake/dev.sh bench-smoke              build the benchmarks (bench/) and run each at a tiny size
+#   cmake/dev.sh fuzz [SECONDS]           build the fuzz targets (fuzz/, clang) and run each SECONDS (60)
+#   cmake/dev.sh fuzz-smoke               the same briefly: each target over its seeds, then 5 s (CI)
 #   cmake/dev.sh package                  build the .deb (build-package/superagent_*.deb) and check it
 #   cmake/dev.sh deps                     only install packages
 set -euo pipefail
@@ -22,6 +24,8 @@ packages=(build-essential cmake pkg-config git ca-certificates
           libgtest-dev libgmock-dev
           chromium    # the panel's browser tests drive Debian's Chromium
           python3)    # execution tests start a grandchild listening on a port
+# Only the fuzz targets need these (docs/009-fuzzing.md): Debian's clang with libFuzzer.
+fuzz_packages=(clang libclang-rt-14-dev)
 
 # npm packages for tests only (recorded GitHub payloads, the browser driver): tests/package.json.
 test_npm() {
@@ -33,9 +37,9 @@ test_npm() {
   (cd tests && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
 }
 
-deps() {
+deps() {  # deps [extra packages...]
   local missing=()
-  for p in "${packages[@]}"; do
+  for p in "${packages[@]}" "$@"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
   done
   [ ${#missing[@]} -eq 0 ] && return 0
@@ -50,6 +54,55 @@ build() {  # build DIR [cmake args...]
   local dir="$1"; shift
   cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo "$@" >/dev/null
   cmake --build "$dir" -j "$jobs"
+}
+
+# fuzz SECONDS: builds every target in build-fuzz/ (the library again, under clang with ASan,
+# UBSan and coverage for libFuzzer), writes the seeds, runs each target for SECONDS on its seeds
+# and its kept corpus, and prints one line per target. Exits 1 when any target crashed; the
+# input that did is in build-fuzz/crashes/.
+fuzz() {
+  local seconds="$1" dir=build-fuzz
+  deps "${fuzz_packages[@]}"
+  test_npm  # the recorded payloads the seeds come from
+  # -O1 and line tables only: half the compile time of -O2 -g, and stacks still name file:line.
+  # Without NDEBUG: an assertion (nlohmann's on a missing key, say) is a finding, not silent UB.
+  cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER=clang++ -DSUPERAGENT_FUZZ=ON \
+        -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -gline-tables-only" -DSUPERAGENT_TESTS=OFF -DSUPERAGENT_BENCH=OFF \
+        >/dev/null
+  cmake --build "$dir" -j "$jobs" --target fuzz_targets
+  rm -rf "$dir/seeds" "$dir/tmp" "$dir/crashes"
+  mkdir -p "$dir/tmp" "$dir/crashes" "$dir/logs"
+  python3 fuzz/seeds.py . "$dir/seeds"
+  local failed=0 target name dict log runs secs crashes
+  printf '%-22s %10s %8s %8s\n' target runs seconds crashes
+  for target in "$dir"/fuzz/*_fuzz; do
+    name="$(basename "$target")"
+    case "$name" in
+      policy_yaml_fuzz|config_fuzz) dict=fuzz/yaml.dict ;;
+      feishu_frames_fuzz) dict="" ;;
+      *) dict=fuzz/json.dict ;;
+    esac
+    mkdir -p "$dir/corpus/$name" "$dir/seeds/$name"
+    log="$dir/logs/$name.log"
+    local start=$SECONDS
+    # -timeout: an input that takes 10 s is a hang, and a finding. The kept corpus (corpus/) grows
+    # across runs; the seeds are rewritten each time.
+    TMPDIR="$PWD/$dir/tmp" ASAN_OPTIONS=detect_leaks=1 "$target" -max_total_time="$seconds" -timeout=10 \
+      -rss_limit_mb=2048 -print_final_stats=1 ${dict:+-dict="$dict"} \
+      -artifact_prefix="$dir/crashes/$name-" "$dir/corpus/$name" "$dir/seeds/$name" >"$log" 2>&1 || true
+    secs=$((SECONDS - start))
+    runs="$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)"
+    crashes="$(find "$dir/crashes" -name "$name-*" -type f | wc -l)"
+    if [ -z "$runs" ] && [ "$crashes" -eq 0 ]; then crashes="?"; fi  # died without stats or an artifact
+    printf '%-22s %10s %8s %8s\n' "$name" "${runs:-0}" "$secs" "$crashes"
+    if [ "$crashes" != 0 ]; then
+      failed=1
+      find "$dir/crashes" -name "$name-*" -type f | sed 's/^/    input: /'
+      grep -m1 -A12 -E '^==[0-9]+==ERROR|terminate called|^SUMMARY|deadly signal' "$log" | sed 's/^/    /' || true
+      echo "    log: $log"
+    fi
+  done
+  return "$failed"
 }
 
 cmd="${1:-}"; shift || true
@@ -78,11 +131,18 @@ case "$cmd" in
     cmake --build build -j "$jobs" --target bench_programs
     bench/run.sh --smoke build/bench
     ;;
+  fuzz)
+    fuzz "${1:-60}"
+    ;;
+  fuzz-smoke)
+    # CI: a target that stops building, or crashes on its seeds or within seconds, fails the run.
+    fuzz 5
+    ;;
   package)
     # Its own build directory without tests: the package holds only the daemon.
     deps
     build build-package -DSUPERAGENT_TESTS=OFF
     cmake/check-package.sh build-package
     ;;
-  *) sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
+  *) sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
 esac

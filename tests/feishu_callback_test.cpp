@@ -274,5 +274,28 @@ TEST_F(FeishuCallbackTest, CryptoAgreesWithTheOfficialNodeSdk) {
   EXPECT_TRUE(engine_->GetTrigger("feishu:om_sdk2").ok());
 }
 
+// Found by fuzz/feishu_callback_fuzz (docs/009-fuzzing.md): a field of the wrong JSON type in the
+// body ({"type": 5}, even unsigned and unencrypted) or in a signed event's envelope threw out of
+// the handler (500, the exception's text in a header). Each is refused or skipped instead.
+TEST_F(FeishuCallbackTest, FieldsOfTheWrongTypeAreRefusedOrSkippedFoundByFuzzing) {
+  CallbackRequest plain;
+  plain.body = R"({"type":5,"token":["v-token"],"challenge":{}})";
+  plain.timestamp = std::to_string(clock_.NowMs() / 1000);
+  CallbackReply reply;
+  ASSERT_NO_THROW(reply = source_->HandleCallback(plain));
+  EXPECT_TRUE(reply.status == 400 || reply.status == 401) << reply.status << " " << reply.body;
+
+  const json envelopes[] = {
+      {{"type", 5}},
+      {{"schema", 2}, {"header", {{"event_type", "im.message.receive_v1"}, {"token", "v-token"}}}},
+      {{"schema", "2.0"}, {"header", {{"event_type", 5}, {"token", "v-token"}}}},
+      {{"schema", "2.0"}, {"header", {{"event_type", "im.message.receive_v1"}, {"token", 7}}}},
+  };
+  for (const json& e : envelopes) {
+    ASSERT_NO_THROW(reply = source_->HandleCallback(Signed(e, clock_.NowMs()))) << e.dump();
+    EXPECT_TRUE(reply.status == 200 || reply.status == 400 || reply.status == 401) << e.dump() << ": " << reply.body;
+  }
+}
+
 }  // namespace
 }  // namespace superagent::feishu

@@ -677,5 +677,33 @@ TEST_F(GitHubSourceTest, CrashBetweenPostedAndRecordedStillLeavesOneComment) {
   EXPECT_EQ(receipts[0].status, "sent");
 }
 
+// Found by fuzz/github_webhook_fuzz (docs/009-fuzzing.md): a signed delivery whose repository has
+// "full_name": null ended the request with a json type_error (500, the exception's text in a
+// header). It is not a delivery for the configured repository: 202, and nothing is stored.
+TEST_F(GitHubSourceTest, SignedDeliveryWithANullRepositoryNameIsNotTakenFoundByFuzzing) {
+  for (const char* body : {R"({"action":"created","repository":{"full_name":null}})",
+                           R"({"action":"created","repository":{"full_name":5}})"}) {
+    WebhookReply w;
+    ASSERT_NO_THROW(w = source_->HandleWebhook({"issue_comment", "d-null", WebhookSignature(kSecret, body), body})) << body;
+    EXPECT_EQ(w.status, 202) << body;
+    EXPECT_THAT(w.message, HasSubstr("not the configured repository"));
+  }
+}
+
+// Found by fuzz/github_rest_fuzz: a notification with "full_name": null threw out of the polling
+// round — at every start, since GitHub keeps answering it. It is another repository's business:
+// skipped, and the round goes on to the notification after it.
+TEST_F(GitHubSourceTest, NotificationWithANullRepositoryNameIsSkippedFoundByFuzzing) {
+  json odd = fake_->MakeNotification("900", 1, false, t0_ + 500);
+  odd["repository"]["full_name"] = nullptr;
+  fake_->notifications.push_back(odd);
+  Mention(101, 1, 1'000);
+  clock_.Advance(10'000);
+  RoundReport r;
+  ASSERT_NO_THROW(r = source_->RunOnce());
+  EXPECT_TRUE(r.notifications_polled);
+  EXPECT_EQ(r.stored, 1) << "the mention after the odd notification is read";
+}
+
 }  // namespace
 }  // namespace superagent::github

@@ -264,6 +264,22 @@ TEST_F(PanelApiTest, StopIsAConfirmedCommandRecordedAsAHumanStop) {
   EXPECT_EQ(CommandCount(), 1u);
 }
 
+// Found by fuzz/panel_commands_fuzz (docs/009-fuzzing.md): a confirmation of the wrong JSON type
+// answered 500 with the json exception's text in an EXCEPTION_WHAT header. It is no confirmation:
+// 400 with the usual message, and the Ticket goes on.
+TEST_F(PanelApiTest, StopWithAConfirmationOfTheWrongTypeIsRefusedFoundByFuzzing) {
+  ASSERT_TRUE(StartServer().ok());
+  const std::string path = "/api/tickets/" + std::to_string(seed_.blocked) + "/stop";
+  for (const json& confirm : {json("yes"), json(1), json::array({true}), json(nullptr)}) {
+    auto r = Post(path, {{"confirm", confirm}});
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->status, 400) << confirm.dump() << ": " << r->body;
+    EXPECT_FALSE(r->has_header("EXCEPTION_WHAT")) << r->get_header_value("EXCEPTION_WHAT");
+    EXPECT_THAT(r->body, HasSubstr("a stop must be confirmed"));
+  }
+  EXPECT_EQ(GetJson("/api/tickets/" + std::to_string(seed_.blocked))["stage"], "blocked");
+}
+
 TEST_F(PanelApiTest, AnsweringResumesTheWaitingTicket) {
   ASSERT_TRUE(StartServer().ok());
   const std::string path = "/api/tickets/" + std::to_string(seed_.question_old) + "/answer";

@@ -360,7 +360,7 @@ void Scheduler::Stop() {
       if (!run->in_turn) continue;
       run->cancel = true;
       // SPEC §6: at most 10 s per worker, then its shells are killed so the turn returns.
-      if (!cv_.wait_for(lock, std::chrono::milliseconds(options_.shutdown_wait_ms), [&] { return run->turn_done; }))
+      if (!cv_.wait_for(lock, std::chrono::milliseconds(options_.shutdown_wait_ms), [&r = run] { return r->turn_done; }))
         if (auto j = jobs_.find(id); j != jobs_.end()) j->second->KillAll();
     }
     for (auto& [id, run] : runs_)

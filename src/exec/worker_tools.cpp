@@ -161,7 +161,18 @@ ToolOutcome WorkerTools::EditFile(const json& a) {
   return {"edited " + a.value("path", ""), {}};
 }
 
+// The arguments are the model's: one of the wrong JSON type (`{"path": 5}`) makes json throw
+// in the accessors below, and an exception on the worker's thread ended the daemon. It becomes a
+// tool error the model reads, like any other bad argument.
 ToolOutcome WorkerTools::Call(const llm::ToolCall& call) {
+  try {
+    return Dispatch(call);
+  } catch (const json::exception& e) {
+    return {"error: an argument of " + call.name + " has the wrong type (" + e.what() + ")", {}};
+  }
+}
+
+ToolOutcome WorkerTools::Dispatch(const llm::ToolCall& call) {
   json a = json::parse(call.arguments.empty() ? "{}" : call.arguments, nullptr, false);
   if (!a.is_object()) return {"error: arguments must be a JSON object", {}};
   const std::string& n = call.name;

@@ -35,6 +35,7 @@ class WorkerTools {
   ToolOutcome Call(const llm::ToolCall& call);
 
  private:
+  ToolOutcome Dispatch(const llm::ToolCall& call);
   Result<std::string> Confine(const std::string& path);
   ToolOutcome Shell(const nlohmann::json& a);
   ToolOutcome ReadFile(const nlohmann::json& a);

@@ -273,7 +273,7 @@ struct Panel::Impl {
     json body;
     if (!CommandAllowed(req, res, "stop", &body)) return;
     TicketId id = std::stoll(req.matches[1].str());
-    if (!body.value("confirm", false))
+    if (!body.contains("confirm") || body["confirm"] != true)  // "yes" is not a confirmation (value() threw on it)
       return SendError(res, 400, "a stop must be confirmed: send {\"confirm\": true} (the page asks first)");
     auto mandate = ctx.engine->GetMandate(id);
     if (!mandate.ok()) return SendError(res, HttpStatusOf(mandate.status()), "ticket " + std::to_string(id) + " does not exist");

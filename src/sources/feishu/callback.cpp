@@ -19,6 +19,13 @@ namespace {
 
 CallbackReply Reply(int status, const std::string& msg) { return {status, "application/json", json{{"msg", msg}}.dump()}; }
 
+// o[key] when it is a string, else "": the body is anyone's until its signature is checked, and
+// json::value() throws on a field of another type (an unsigned {"type": 5} answered 500).
+std::string Str(const json& o, const char* key) {
+  auto it = o.is_object() ? o.find(key) : o.end();
+  return o.is_object() && it != o.end() && it->is_string() ? it->get<std::string>() : "";
+}
+
 bool ConstantTimeEqual(const std::string& a, const std::string& b) {
   if (a.size() != b.size()) return false;
   unsigned char diff = 0;
@@ -65,16 +72,16 @@ CallbackReply Source::HandleCallback(const CallbackRequest& req) {
     if (!payload.is_object())
       return is_signed ? Reply(400, "decrypted body is not a JSON object") : refuse("unsigned, decrypts to no JSON object");
   }
-  const bool challenge = payload.value("type", "") == "url_verification";
-  const std::string token = challenge ? payload.value("token", "")
+  const bool challenge = Str(payload, "type") == "url_verification";
+  const std::string token = challenge ? Str(payload, "token")
                                       : (payload.contains("header") && payload["header"].is_object()
-                                             ? payload["header"].value("token", "")
-                                             : payload.value("token", ""));
+                                             ? Str(payload["header"], "token")
+                                             : Str(payload, "token"));
   if (!options_.verification_token.empty() && !ConstantTimeEqual(token, options_.verification_token))
     return refuse("verification token mismatch");
   if (challenge) {
     spdlog::info("feishu callback url verification answered");
-    return {200, "application/json", json{{"challenge", payload.value("challenge", "")}}.dump()};
+    return {200, "application/json", json{{"challenge", Str(payload, "challenge")}}.dump()};
   }
   if (!is_signed) return refuse("unsigned event");
   auto outcome = TakeEvent(payload, "realtime:callback", /*may_fetch_identity=*/false);

@@ -36,6 +36,13 @@ bool Bool(const json& c, const char* key) {
   return c.is_object() && c.contains(key) && c[key].is_boolean() && c[key].get<bool>();
 }
 
+// o[key] when it is a string, else "": an event envelope's fields may hold any JSON type, and
+// json::value() throws on the wrong one.
+std::string Str(const json& o, const char* key) {
+  auto it = o.is_object() ? o.find(key) : o.end();
+  return o.is_object() && it != o.end() && it->is_string() ? it->get<std::string>() : "";
+}
+
 std::string ChatOf(const Trigger& t) { return t.meta.value("chat_id", ""); }
 
 }  // namespace
@@ -339,10 +346,10 @@ Result<std::string> Source::HandleEvent(const json& envelope, const std::string&
 }
 
 Result<std::string> Source::TakeEvent(const json& envelope, const std::string& via, bool may_fetch_identity) {
-  if (!envelope.is_object() || envelope.value("schema", "") != "2.0" || !envelope.contains("header") ||
+  if (!envelope.is_object() || Str(envelope, "schema") != "2.0" || !envelope.contains("header") ||
       !envelope["header"].is_object())
     return std::string("skipped");  // v1 events and other shapes are not what this app subscribes to
-  const std::string type = envelope["header"].value("event_type", "");
+  const std::string type = Str(envelope["header"], "event_type");
   if (type != "im.message.receive_v1") return std::string("skipped");
   if (!(may_fetch_identity ? EnsureIdentity(nullptr) : AdoptStoredIdentity()))
     return Status::Unavailable("bot identity unknown; the event is refused for a retry");
@@ -360,7 +367,7 @@ Result<std::string> Source::TakeEvent(const json& envelope, const std::string& v
   if (!intake.error.empty()) return Status::Internal(intake.error);
   if (intake.skipped) return std::string("skipped");
   const char* outcome = report.stored ? "stored" : report.duplicate ? "duplicate" : report.filtered ? "filtered" : "skipped";
-  spdlog::info("feishu event via={} event_id={} trigger={} outcome={}", via, envelope["header"].value("event_id", ""),
+  spdlog::info("feishu event via={} event_id={} trigger={} outcome={}", via, Str(envelope["header"], "event_id"),
                n.kind == Normalized::Kind::kTrigger ? n.trigger.id : "", outcome);
   return std::string(outcome);
 }

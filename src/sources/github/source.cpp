@@ -422,8 +422,8 @@ void Source::PollNotifications(std::map<std::string, std::string>& cursors, Sour
       ++skipped;
       continue;
     }
-    full_name = n["repository"].value("full_name", "");
-    type = n["subject"].value("type", "");
+    full_name = StringField(n["repository"], "full_name");
+    type = StringField(n["subject"], "type");
     if (n["subject"].contains("url") && n["subject"]["url"].is_string()) url = n["subject"]["url"].get<std::string>();
     // Other repositories the account hears about are not this Source's business.
     if (Lower(full_name) != Lower(options_.repo)) continue;

@@ -96,9 +96,7 @@ WebhookReply Source::HandleWebhook(const WebhookRequest& req) {
     return {400, "body is not a JSON object"};
   }
   if (req.event == "ping") return {200, "pong"};
-  std::string full_name;
-  if (payload.contains("repository") && payload["repository"].is_object())
-    full_name = payload["repository"].value("full_name", "");
+  const std::string full_name = payload.contains("repository") ? StringField(payload["repository"], "full_name") : "";
   auto lower = [](std::string s) {
     for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
     return s;
@@ -119,7 +117,7 @@ WebhookReply Source::HandleWebhook(const WebhookRequest& req) {
     }
   }
 
-  const std::string action = payload.value("action", "");
+  const std::string action = StringField(payload, "action");
   auto is = [&](std::initializer_list<const char*> actions) {
     for (const char* a : actions)
       if (action == a) return true;
@@ -129,7 +127,7 @@ WebhookReply Source::HandleWebhook(const WebhookRequest& req) {
     static const json kNull;
     return payload.contains(key) && payload[key].is_object() ? payload[key] : kNull;
   };
-  const std::string default_branch = obj("repository").value("default_branch", "");
+  const std::string default_branch = StringField(obj("repository"), "default_branch");
   const NormalizeContext ctx = Context();
   std::optional<Normalized> n;
   if (req.event == "issue_comment" && is({"created", "edited"})) {
@@ -137,7 +135,8 @@ WebhookReply Source::HandleWebhook(const WebhookRequest& req) {
   } else if (req.event == "pull_request_review_comment" && is({"created", "edited"})) {
     n = NormalizeReviewComment(obj("comment"), ctx);
   } else if (req.event == "pull_request_review" && is({"submitted", "edited"})) {
-    n = NormalizeReview(obj("review"), ctx, obj("pull_request").value("number", std::int64_t{0}));
+    const json& number = obj("pull_request").contains("number") ? obj("pull_request")["number"] : json();
+    n = NormalizeReview(obj("review"), ctx, number.is_number_integer() ? number.get<std::int64_t>() : 0);
   } else if (req.event == "issues" && is({"opened", "edited", "reopened", "assigned"})) {
     n = NormalizeIssue(obj("issue"), ctx, false);
   } else if (req.event == "pull_request" &&
