@@ -4,6 +4,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include "superagent/catch_all.h"
+
 namespace superagent {
 
 using nlohmann::json;
@@ -83,7 +85,12 @@ EvalOutcome JudgeEval(const EvalJob& job, const Policy& policy, Assessor& assess
   out.request_seq = request->seq;
   out.admission = request->gate.reason;
 
-  auto assessed = assessor.Assess(job, candidates, policy);
+  // An assessor that throws is an unavailable assessment (retried by the Eval's rules), never a
+  // dead eval loop.
+  Result<Assessment> assessed = Status::Internal("not assessed");
+  if (Status thrown = CatchAll("the assessment", [&] { assessed = assessor.Assess(job, candidates, policy); });
+      !thrown.ok())
+    assessed = Status::Unavailable(thrown.message());
   if (!assessed.ok()) {
     out.outcome = DecisionOutcome::kUnavailable;
     out.retry = true;

@@ -8,6 +8,7 @@
 #include <cstdlib>
 
 #include "superagent/feishu.h"
+#include "superagent/json_read.h"
 
 namespace superagent::feishu {
 
@@ -44,18 +45,19 @@ CallbackReply Source::HandleCallback(const CallbackRequest& req) {
     payload = json::parse(*plain, nullptr, false);
     if (!payload.is_object()) return Reply(400, "decrypted body is not a JSON object");
   }
-  const std::string token = payload.value("type", "") == "url_verification"
-                                ? payload.value("token", "")
-                                : (payload.contains("header") && payload["header"].is_object()
-                                       ? payload["header"].value("token", "")
-                                       : payload.value("token", ""));
+  // A field of another type reads as absent: a token that is not text matches nothing.
+  const bool verification = json_read::StringOr(payload, "type") == "url_verification";
+  const json* header = json_read::Find(payload, "header");
+  const std::string token = !verification && header != nullptr && header->is_object()
+                                ? json_read::StringOr(payload, "header.token")
+                                : json_read::StringOr(payload, "token");
   if (!options_.verification_token.empty() && !ConstantTimeEqual(token, options_.verification_token)) {
     spdlog::warn("feishu callback refused: verification token mismatch");
     return Reply(401, "verification token mismatch");
   }
-  if (payload.value("type", "") == "url_verification") {
+  if (verification) {
     spdlog::info("feishu callback url verification answered");
-    return {200, "application/json", json{{"challenge", payload.value("challenge", "")}}.dump()};
+    return {200, "application/json", json{{"challenge", json_read::StringOr(payload, "challenge")}}.dump()};
   }
   if (req.signature.empty() ||
       !ConstantTimeEqual(req.signature, CallbackSignature(req.timestamp, req.nonce, options_.encrypt_key, req.body))) {
