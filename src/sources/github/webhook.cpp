@@ -8,8 +8,8 @@
 #include <cstdint>
 
 #include "policy/sha256.h"
-#include "superagent/json_read.h"
 #include "sources/github/source_internal.h"
+#include "superagent/json_read.h"
 
 namespace superagent::github {
 
@@ -84,8 +84,6 @@ std::optional<Normalized> NormalizeWebhook(const std::string& event, const json&
     const json* v = json_read::Find(payload, key);
     return v != nullptr && v->is_object() ? *v : kNull;
   };
-  auto default_branch = json_read::OptString(payload, "repository.default_branch");
-  if (!default_branch.ok()) return Malformed(default_branch.status().message());
   if (event == "issue_comment" && is({"created", "edited"}))
     return NormalizeIssueComment(obj("comment"), ctx, json_read::Find(obj("issue"), "pull_request") != nullptr);
   if (event == "pull_request_review_comment" && is({"created", "edited"})) return NormalizeReviewComment(obj("comment"), ctx);
@@ -98,9 +96,12 @@ std::optional<Normalized> NormalizeWebhook(const std::string& event, const json&
   if (event == "pull_request" &&
       is({"opened", "edited", "reopened", "assigned", "review_requested", "ready_for_review"}))
     return NormalizeIssue(obj("pull_request"), ctx, true);
-  if (event == "workflow_run" && is({"completed"})) return NormalizeWorkflowRun(obj("workflow_run"), ctx, *default_branch);
-  if (event == "check_run" && is({"completed"})) return NormalizeCheckRun(obj("check_run"), ctx, *default_branch);
-  return std::nullopt;
+  const bool ci = (event == "workflow_run" || event == "check_run") && is({"completed"});
+  if (!ci) return std::nullopt;
+  auto default_branch = json_read::OptString(payload, "repository.default_branch");
+  if (!default_branch.ok()) return Malformed(default_branch.status().message());
+  if (event == "workflow_run") return NormalizeWorkflowRun(obj("workflow_run"), ctx, *default_branch);
+  return NormalizeCheckRun(obj("check_run"), ctx, *default_branch);
 }
 
 WebhookReply Source::HandleWebhook(const WebhookRequest& req) {
