@@ -420,7 +420,9 @@ TEST_F(EffectsTest, AChannelThatThrowsIsARetryWithTheReasonAndTheOutboxGoesOn) {
   AcceptedTicket("c1");
   ThrowingChannel throwing(channel_.get());
   throwing.perform_throws = 1;
-  loop_ = std::make_unique<EffectsLoop>(engine_.get(), std::vector<Channel*>{&throwing}, &clock_, EffectsOptions{}, 42);
+  EffectsOptions no_jitter;
+  no_jitter.jitter = 0;
+  loop_ = std::make_unique<EffectsLoop>(engine_.get(), std::vector<Channel*>{&throwing}, &clock_, no_jitter, 42);
   EXPECT_EQ(Run(), 1);  // performed (it threw) and recorded as a retry, not an escaped exception
   EXPECT_TRUE(peer_.Messages().empty());
   const std::string error = LastEffectError(dir_ / "superagent.db");

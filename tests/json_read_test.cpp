@@ -96,11 +96,13 @@ TEST(JsonReadTest, FieldsKeepsTheFirstMistakeWithWhatItWasReading) {
   ASSERT_FALSE(f.ok());
   EXPECT_EQ(f.status().message(), "write_file: field \"path\": expected string, got integer");
 
-  jr::Fields not_object(json::array(), "read_file");
+  const json array = json::array();
+  jr::Fields not_object(array, "read_file");
   EXPECT_EQ(not_object.String("path"), "");
   EXPECT_EQ(not_object.status().message(), "read_file: expected a JSON object, got array");
 
-  jr::Fields good(json::parse(R"({"path":"src/主.cpp","n":2})"), "read_file");
+  const json args = json::parse(R"({"path":"src/主.cpp","n":2})");
+  jr::Fields good(args, "read_file");
   EXPECT_EQ(good.String("path"), "src/主.cpp");
   EXPECT_EQ(good.Int("n"), 2);
   EXPECT_EQ(good.OptString("absent", "d"), "d");

@@ -55,7 +55,9 @@ bool BoolOr(const json& j, std::string_view path, bool fallback = false);
 // ("<what>: expected a JSON object, got string"); reads after a failure return their fallback.
 class Fields {
  public:
+  // `j` must outlive the Fields (it is read in place, not copied).
   Fields(const json& j, std::string what);
+  Fields(json&& j, std::string what) = delete;
   std::string String(std::string_view path);
   std::string OptString(std::string_view path, std::string fallback = "");
   std::int64_t Int(std::string_view path);
