@@ -12,6 +12,7 @@
 #include "daemon_process.h"
 #include "fake_github_server.h"
 #include "run_binary.h"
+#include "superagent/json_read.h"
 
 namespace superagent::testing {
 namespace {
@@ -269,9 +270,9 @@ TEST_F(ServeTest, WrongTypesInANotificationPageAreSkippedAndCountedAcrossARestar
                 std::string::npos)
           << d.log();
       json health;
-      for (int n = 0; n < 400 && (health = notifications_health()).value("skipped_items", 0) < 4; ++n)
+      for (int n = 0; n < 400 && json_read::IntOr(health = notifications_health(), "skipped_items") < 4; ++n)
         std::this_thread::sleep_for(std::chrono::milliseconds(5));
-      EXPECT_EQ(health.value("skipped_items", 0), 4) << health.dump();
+      EXPECT_EQ(json_read::IntOr(health, "skipped_items"), 4) << health.dump();
     }
     // Serving still, after the page was read.
     httplib::Client http("127.0.0.1", port_);
