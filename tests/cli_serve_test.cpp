@@ -12,6 +12,7 @@
 #include "daemon_process.h"
 #include "fake_github_server.h"
 #include "run_binary.h"
+#include "superagent/json_read.h"
 
 namespace superagent::testing {
 namespace {
@@ -310,6 +311,65 @@ TEST_F(ServeTest, ChineseOutputOfAFailingWorkerCommandNeitherCrashesTheDaemonNor
     EXPECT_EQ(d.log().find("worker turn"), std::string::npos) << "the ended turn ran again:\n" << d.log();
   }
   EXPECT_EQ(github.Count("POST", github.repo_path() + "/issues/1/comments"), 2);
+// A notification page with wrong types in some items (GitHub has sent "full_name": null) used to
+// end the daemon at every start: value() threw on the poller's thread, before the cursor moved, so
+// each restart read the same page and died again. Now each bad item is skipped and counted, the
+// good one is read, and a restart is just as calm.
+TEST_F(ServeTest, WrongTypesInANotificationPageAreSkippedAndCountedAcrossARestart) {
+  FakeGitHub github(SystemClock());
+  github.issues[1] = WebhookExample("issue_comment", "created")["issue"];
+  const TimeMs now = SystemClock()->NowMs();
+  github.comments.push_back(github.MakeComment(492700400, 1, "Codertocat", "@superagent-bot 请修复 README 里的错字 🙏", now));
+  json full_name_null = github.MakeNotification("11", 1, false, now);
+  full_name_null["repository"]["full_name"] = nullptr;
+  json type_number = github.MakeNotification("12", 1, false, now);
+  type_number["subject"]["type"] = 5;
+  json url_array = github.MakeNotification("13", 1, false, now);
+  url_array["subject"]["url"] = json::array({"x"});
+  json repository_text = github.MakeNotification("14", 1, false, now);
+  repository_text["repository"] = "Codertocat/Hello-World";
+  github.notifications = {full_name_null, type_number, github.MakeNotification("10", 1, false, now), url_array,
+                          repository_text};
+  Write("policy.yaml", "mode: observe\nsources:\n  github:\n    people: [Codertocat]\n");
+  Write("superagent.yaml", "data_dir: data\npolicy_file: policy.yaml\npanel:\n  listen: 127.0.0.1:" +
+                               std::to_string(port_) + "\ngithub:\n  api_url: " + github.url() + "\n  repo: " +
+                               github.repo + "\nexecution:\n  git_remote: " + (dir_ / "no-origin.git").string() + "\n");
+  const std::vector<std::pair<std::string, std::string>> env = {{"GITHUB_TOKEN", "ghp_THISISASECRETVALUE0123456789"}};
+  auto notifications_health = [&]() -> json {
+    httplib::Client http("127.0.0.1", port_);
+    auto res = http.Get("/api/status");
+    if (!res || res->status != 200) return json();
+    for (const json& h : json::parse(res->body)["sources"])
+      if (h["source"] == "github" && h["path"] == "notifications") return h;
+    return json();
+  };
+  for (int start = 0; start < 2; ++start) {
+    DaemonProcess d(SUPERAGENT_BINARY, {"serve", "--config", Config()}, env);
+    ASSERT_TRUE(d.WaitForLine("ready")) << d.log();
+    const int polls = github.Count("GET", "/notifications");
+    for (int n = 0; n < 4000 && github.Count("GET", "/notifications") == polls; ++n)
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    if (start == 0) {
+      ASSERT_TRUE(d.WaitForLine("trigger stored id=github:comment:492700400")) << d.log();
+      EXPECT_TRUE(d.WaitForCount("github notification skipped", 4)) << d.log();
+      EXPECT_NE(d.log().find(R"(github notification skipped id=11 reason="field "repository.full_name": )"
+                             R"(expected string, got null")"),
+                std::string::npos)
+          << d.log();
+      json health;
+      for (int n = 0; n < 400 && json_read::IntOr(health = notifications_health(), "skipped_items") < 4; ++n)
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+      EXPECT_EQ(json_read::IntOr(health, "skipped_items"), 4) << health.dump();
+    }
+    // Serving still, after the page was read.
+    httplib::Client http("127.0.0.1", port_);
+    auto healthz = http.Get("/healthz");
+    ASSERT_TRUE(healthz) << d.log();
+    EXPECT_EQ(healthz->status, 200);
+    d.Signal(SIGTERM);
+    EXPECT_EQ(d.Wait(), 0) << d.log();
+    EXPECT_EQ(d.log().find("terminate"), std::string::npos) << d.log();
+  }
 }
 
 // log.level debug adds the detail a person needs to see whether the daemon talks to GitHub at

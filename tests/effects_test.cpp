@@ -1,5 +1,6 @@
 // The Effects loop (SPEC §8, issue 5) against a loopback channel server: ordering, backoff,
 // system problems, cancellation, crash recovery without double posting, and volume.
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <map>
@@ -7,14 +8,17 @@
 #include <thread>
 
 #include <httplib.h>
+#include <sqlite3.h>
 
 #include "engine_fixture.h"
+#include "superagent/catch_all.h"
 #include "superagent/effects.h"
 #include "superagent/http.h"
 
 namespace superagent::testing {
 namespace {
 
+using ::testing::HasSubstr;
 using nlohmann::json;
 
 // A chat-like peer on loopback: POST /messages stores a message, GET /messages lists them.
@@ -368,6 +372,96 @@ TEST_F(EffectsTest, AThousandReceiptsDrainWithNoLossAndNoDuplicate) {
     last_per_thread[thread] = n;
   }
   EXPECT_EQ(engine_->OutboxCounts()["done"], 1000);
+}
+
+
+// A channel whose calls throw while `throws` is above zero, the way a type error deep in a
+// platform's JSON would; then it delivers through the real peer channel.
+class ThrowingChannel : public Channel {
+ public:
+  explicit ThrowingChannel(Channel* real) : real_(real) {}
+  bool Handles(const std::string& channel) const override {
+    if (handles_throws > 0) {
+      --handles_throws;
+      throw std::runtime_error("Handles blew up");
+    }
+    return real_->Handles(channel);
+  }
+  Delivery Perform(const Effect& e, bool outcome_unknown) override {
+    if (perform_throws > 0) {
+      --perform_throws;
+      (void)nlohmann::json(5).get<std::string>();  // type_error 302, as value("k", "") on a number
+    }
+    return real_->Perform(e, outcome_unknown);
+  }
+  mutable std::atomic<int> handles_throws{0};
+  std::atomic<int> perform_throws{0};
+
+ private:
+  Channel* real_;
+};
+
+// The newest reason recorded on an Effect, read as a person would with sqlite3.
+std::string LastEffectError(const std::filesystem::path& db_path) {
+  sqlite3* db = nullptr;
+  std::string out;
+  if (sqlite3_open_v2(db_path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr) == SQLITE_OK) {
+    sqlite3_stmt* s = nullptr;
+    if (sqlite3_prepare_v2(db, "SELECT last_error FROM effects WHERE last_error IS NOT NULL ORDER BY id DESC LIMIT 1", -1, &s, nullptr) == SQLITE_OK &&
+        sqlite3_step(s) == SQLITE_ROW && sqlite3_column_text(s, 0) != nullptr)
+      out = reinterpret_cast<const char*>(sqlite3_column_text(s, 0));
+    sqlite3_finalize(s);
+  }
+  sqlite3_close(db);
+  return out;
+}
+
+TEST_F(EffectsTest, AChannelThatThrowsIsARetryWithTheReasonAndTheOutboxGoesOn) {
+  AcceptedTicket("c1");
+  ThrowingChannel throwing(channel_.get());
+  throwing.perform_throws = 1;
+  EffectsOptions no_jitter;
+  no_jitter.jitter = 0;
+  loop_ = std::make_unique<EffectsLoop>(engine_.get(), std::vector<Channel*>{&throwing}, &clock_, no_jitter, 42);
+  EXPECT_EQ(Run(), 1);  // performed (it threw) and recorded as a retry, not an escaped exception
+  EXPECT_TRUE(peer_.Messages().empty());
+  const std::string error = LastEffectError(dir_ / "superagent.db");
+  EXPECT_THAT(error, HasSubstr("unexpected error in delivering effect"));
+  EXPECT_THAT(error, HasSubstr("type must be string, but is number"));
+  clock_.Advance(5'000);  // the usual message backoff
+  Drain();
+  EXPECT_EQ(peer_.Messages().size(), 1u);
+}
+
+TEST_F(EffectsTest, AnIterationThatThrowsIsRecordedAsAProblemAndTheLoopThreadGoesOn) {
+  AcceptedTicket("c1");
+  ThrowingChannel throwing(channel_.get());
+  throwing.handles_throws = 3;  // outside Perform: escapes RunOnce itself
+  EffectsOptions o;
+  o.idle_wait_ms = 5;
+  EffectsLoop loop(engine_.get(), std::vector<Channel*>{&throwing}, &clock_, o, 42);
+  loop.Start();
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (peer_.Messages().empty() && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  loop.Stop();
+  // Three throws, each caught and counted under one kind, then the loop delivered.
+  EXPECT_EQ(peer_.Messages().size(), 1u);
+  EXPECT_EQ(throwing.handles_throws, 0);
+  // The clean iteration after the throws cleared the problem again; its count was recorded.
+  EXPECT_TRUE(engine_->SystemProblems().empty());
+}
+
+TEST_F(EffectsTest, ALoopGuardRaisesAProblemAfterThreeThrowsInARowAndClearsItOnSuccess) {
+  LoopGuard guard("the test loop", engine_.get());
+  for (int i = 0; i < 3; ++i) EXPECT_FALSE(guard.Run([] { throw std::runtime_error("boom 爆"); }));
+  auto problems = engine_->SystemProblems();
+  ASSERT_EQ(problems.size(), 1u);
+  EXPECT_EQ(problems[0].kind, "unexpected:the test loop");
+  EXPECT_EQ(problems[0].message, "unexpected error in the test loop: boom 爆");
+  EXPECT_EQ(problems[0].failures, 3);
+  EXPECT_TRUE(guard.Run([] {}));
+  EXPECT_TRUE(engine_->SystemProblems().empty());
 }
 
 }  // namespace

@@ -202,6 +202,31 @@ TEST_F(EngineTest, ModelFailureIsUnavailableAndRequeuedWithBackoffUntilAttemptsR
   EXPECT_EQ(engine_->Decisions("github:issue:1").size(), 2u);
 }
 
+// An assessor that throws (a type error while reading a model's answer) used to take the eval
+// runner's thread, and the daemon, with it. It is an unavailable assessment with the reason,
+// requeued like any model failure.
+class ThrowingAssessor : public Assessor {
+ public:
+  Result<Assessment> Assess(const EvalJob&, const std::vector<const Candidate*>&, const Policy&) override {
+    (void)nlohmann::json::parse(R"({"decision": 5})").value("decision", "");  // type_error 302
+    return Status::Internal("unreachable");
+  }
+};
+
+TEST_F(EngineTest, AnAssessorThatThrowsIsUnavailableWithTheReasonAndRequeued) {
+  Receive(Comment("c1", "alice", true, "@agent fix it"));
+  ThrowingAssessor throwing;
+  auto ran = RunOneEval(*engine_, throwing);
+  ASSERT_TRUE(ran.ok()) << ran.status().ToString();
+  EXPECT_TRUE(*ran);
+  auto d = engine_->Decisions("github:issue:1");
+  ASSERT_EQ(d.size(), 1u);
+  EXPECT_EQ(d[0].outcome, DecisionOutcome::kUnavailable);
+  EXPECT_NE(d[0].reason.find("unexpected error in the assessment: [json.exception.type_error.302]"), std::string::npos)
+      << d[0].reason;
+  EXPECT_EQ(engine_->Stats()["eval_queue"], 1);
+}
+
 TEST_F(EngineTest, InvalidRuleCoverageIsTreatedAsAModelFailure) {
   Open(MakePolicy("auto"));
   Receive(Comment("c1", "alice", false, "typo in heading"));

@@ -121,6 +121,34 @@ TEST_F(ExecSchedulerTest, QueuedTicketsStartInOrder) {
   EXPECT_EQ(executor.Turns(), (std::vector<TicketId>{first, second, third}));
 }
 
+// An executor that throws (a type error deep in a turn) used to end the daemon: the exception left
+// the turn's thread. Now the Ticket is blocked with why, the slot is freed, and the next Ticket's
+// turn runs.
+TEST_F(ExecSchedulerTest, ATurnThatThrowsBlocksItsTicketWithWhyAndTheNextTurnRuns) {
+  ScriptedExecutor executor;
+  auto scheduler = MakeScheduler(&executor, /*slots=*/1);
+  const TicketId first = AcceptedTicket("t1", 1), second = AcceptedTicket("t2", 2);
+  executor.on_turn = [&](const exec::WorkerTask& t) -> Result<exec::TurnResult> {
+    if (t.ticket == first) (void)json::parse(R"({"path": 5})").value("path", "");  // type_error 302
+    exec::TurnResult r;
+    r.report = exec::WorkerReport{Stage::kReady, "Done.", std::nullopt, std::nullopt};
+    return r;
+  };
+  for (int i = 0; i < 2; ++i) {
+    ASSERT_EQ(*scheduler->Tick(), 1);
+    scheduler->WaitForTurns();
+  }
+  ASSERT_TRUE(scheduler->Tick().ok());
+  EXPECT_EQ(executor.Turns(), (std::vector<TicketId>{first, second}));
+  EXPECT_EQ(engine_->GetTicket(first)->stage, Stage::kBlocked);
+  EXPECT_EQ(engine_->GetTicket(second)->stage, Stage::kReady);
+  bool said_why = false;
+  for (const Receipt& r : engine_->Receipts(first))
+    said_why = said_why || r.body.find("unexpected error in the worker turn") != std::string::npos;
+  EXPECT_TRUE(said_why) << "the blocked result says why";
+  EXPECT_EQ(scheduler->Slots().worker_used, 0);
+}
+
 TEST_F(ExecSchedulerTest, BackgroundWorkKeepsTheSlotAndIsKilledAfterThirtyMinutesAndReported) {
   const int port = FreePort();
   ScriptedExecutor executor;

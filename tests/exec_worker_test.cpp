@@ -275,6 +275,72 @@ TEST_F(ExecWorkerTest, ToolResultsOfMultiByteAndInvalidTextReachTheModelAndTheTr
   EXPECT_EQ(results, 4);
 }
 
+// The model writes tool arguments; wrong ones used to end the daemon (read_file {"path": 5} threw
+// json type_error on a worker thread: std::terminate). Each is now a tool error the model reads in
+// its next request, and the turn goes on to its report.
+TEST_F(ExecWorkerTest, WrongToolArgumentsAreToolErrorsTheModelSeesAndTheTurnGoesOn) {
+  const TicketId id = AcceptedTicket("c1");
+  FakeChatServer model;
+  const std::vector<std::pair<std::string, std::string>> bad = {
+      {"read_file", R"({"path": 5})"},
+      {"read_file", R"({})"},
+      {"read_file", R"([1, 2])"},
+      {"read_file", R"({"path": "README.md")"},  // not JSON: cut off
+      {"write_file", R"({"path": "新.txt", "content": null})"},
+      {"edit_file", R"({"path": "README.md", "old_text": {"a": 1}, "new_text": "x"})"},
+      {"shell", R"({"command": ["ls", "-l"]})"},
+      {"job_output", R"({"job": "1"})"},
+      {"job_kill", R"({"job": 99999999999})"},
+      {"commit_and_push", R"({"message": 5})"},
+      {"open_pull_request", R"({"title": true})"},
+      {"human_action", R"({"question": 1.5})"},
+      {"handback", R"({"message_id": "c1", "reason": "x", "kind": 7})"},
+      {"handback", R"({"reason": "no id"})"},
+      {"read_file", R"("just a string")"},
+  };
+  model.Push(model.ToolCalls(bad));
+  model.Push(model.ToolCalls({{"report", R"({"stage":"ready","summary":"Nothing to change after all."})"}}));
+  llm::ChatOptions co;
+  co.base_url = model.base_url();
+  co.api_key = model.api_key();
+  auto chat_http = MakeCurlHttpClient("superagent-test");
+  llm::OpenAiChatClient chat(co, chat_http.get(), &exec_clock_, [](TimeMs) {});
+  exec::BuiltinExecutorOptions bo;
+  bo.model = "deepseek-chat";
+  auto executor = exec::MakeBuiltinExecutor(bo, engine_.get(), &chat, services_.get());
+  auto scheduler = MakeScheduler(executor.get());
+  RunTurns(*scheduler);
+
+  EXPECT_TRUE(model.problems().empty()) << model.problems()[0];
+  auto requests = model.requests();
+  ASSERT_EQ(requests.size(), 2u);
+  // The second request answers every call, in order, with why it was refused.
+  std::vector<std::string> results;
+  for (const json& m : requests[1]["messages"])
+    if (m["role"] == "tool") results.push_back(m["content"]);
+  ASSERT_EQ(results.size(), bad.size());
+  const std::vector<std::string> expected = {
+      "error: read_file: field \"path\": expected string, got integer",
+      "error: read_file: field \"path\": missing",
+      "error: read_file: expected a JSON object, got array",
+      "error: read_file: not valid JSON",
+      "error: write_file: field \"content\": expected string, got null",
+      "error: edit_file: field \"old_text\": expected string, got object",
+      "error: shell: field \"command\": expected string, got array",
+      "error: job_output: field \"job\": expected integer, got string",
+      "error: there is no job 99999999999",
+      "error: commit_and_push: field \"message\": expected string, got integer",
+      "error: open_pull_request: field \"title\": expected string, got boolean",
+      "error: human_action: field \"question\": expected string, got number",
+      "error: handback: field \"kind\": expected string, got integer",
+      "error: handback: field \"message_id\": missing",
+      "error: read_file: expected a JSON object, got string",
+  };
+  EXPECT_EQ(results, expected);
+  EXPECT_FALSE(std::filesystem::exists(dir_ / "work" / "tickets" / "新.txt"));
+  EXPECT_EQ(engine_->GetTicket(id)->stage, Stage::kReady);  // the turn went on to its report
+}
+
 TEST_F(ExecWorkerTest, TheBuiltinWorkerEditsTestsCommitsAndReportsReadyDrivenByTheModel) {
   const TicketId id = AcceptedTicket("c1");
   FakeChatServer model;

@@ -620,6 +620,56 @@ TEST_F(GitHubWebhookTest, EveryTakenEventKindFromRealPayloads) {
   }
 }
 
+// Signed deliveries with a field of the wrong type used to throw inside the handler: 500, with
+// the exception's text in a response header. Each is now refused (4xx) or skipped (202) with the
+// field named in the body, counted as a skipped item, and nothing is stored.
+TEST_F(GitHubWebhookTest, WrongTypesInASignedDeliveryAreRefusedOrSkippedNeverA500) {
+  struct Case {
+    const char* event;
+    std::function<void(json&)> spoil;
+    int status;
+    const char* says;
+  };
+  const std::vector<Case> cases = {
+      {"issue_comment", [](json& p) { p["repository"]["full_name"] = 5; }, 400,
+       R"(field \"repository.full_name\": expected string, got integer)"},
+      {"issue_comment", [](json& p) { p["action"] = 7; }, 400, R"(field \"action\": expected string, got integer)"},
+      {"issue_comment", [](json& p) { p["action"] = json::array({"created"}); }, 400, "expected string, got array"},
+      {"issue_comment", [](json& p) { p["comment"]["id"] = "492700400"; }, 202, "no integer id"},
+      {"issue_comment", [](json& p) { p["comment"]["body"] = {{"text", "修复"}}; }, 202, "body is not text"},
+      {"issue_comment", [](json& p) { p["comment"] = "a string"; }, 202, "no integer id"},
+      {"issue_comment", [](json& p) { p["comment"]["user"] = {{"login", nullptr}}; }, 202, "user has no login"},
+      {"pull_request_review", [](json& p) { p["pull_request"]["number"] = "1"; }, 202,
+       R"(field \"pull_request.number\": expected integer, got string)"},
+      {"workflow_run", [](json& p) { p["repository"]["default_branch"] = 5; }, 202,
+       R"(field \"repository.default_branch\": expected string, got integer)"},
+  };
+  int skipped = 0;
+  for (const Case& c : cases) {
+    const char* action = std::string(c.event) == "workflow_run"    ? "completed"
+                         : std::string(c.event) == "pull_request_review" ? "submitted"
+                                                                         : "created";
+    json p = WebhookExample(c.event, action);
+    p["repository"]["full_name"] = kRepo;
+    c.spoil(p);
+    const std::string body = p.dump();
+    HttpResponse res = Deliver(c.event, body, WebhookSignature(kSecret, body));
+    EXPECT_EQ(res.status, c.status) << c.event << ": " << res.body;
+    EXPECT_THAT(res.body, HasSubstr(c.says)) << c.event;
+    EXPECT_EQ(res.Header("EXCEPTION_WHAT"), "") << "exception text in a header: " << res.Header("EXCEPTION_WHAT");
+    ++skipped;
+  }
+  for (const std::string& body : {std::string("[1,2]"), std::string("{\"a\":"), std::string("\"text\"")}) {
+    HttpResponse res = Deliver("issue_comment", body, WebhookSignature(kSecret, body));
+    EXPECT_EQ(res.status, 400) << body;
+    EXPECT_THAT(res.body, HasSubstr("the body: ")) << res.body;
+    ++skipped;
+  }
+  EXPECT_FALSE(engine_->GetTriggerBySeq(1).ok()) << "a spoiled delivery was stored";
+  EXPECT_EQ(Health("webhook")->skipped_items, skipped);
+  EXPECT_EQ(Health("webhook")->consecutive_failures, 0);  // GitHub's mistake, not a failing path
+}
+
 TEST_F(GitHubSourceTest, NoWebhookSecretConfiguredRefusesEverything) {
   options_.webhook_secret = "";
   NewSource();

@@ -416,5 +416,38 @@ TEST(WorkerSessionsTest, TheSurfaceKeepsWhatWasSaidAndDropsToolCalls) {
   EXPECT_EQ(s[3].at, 6);
 }
 
+// A refused call stays in the transcript as the model wrote it: a report with a number for its
+// stage, arguments that are an array, calls that are not objects. Reading the surface (intercom_read,
+// the panel's session view) used to throw on them; now such fields read as absent.
+TEST(WorkerSessionsTest, TheSurfaceOfModelWrittenJunkNeverThrows) {
+  auto ev = [](const char* kind, json body) {
+    SessionEvent e;
+    e.kind = kind;
+    e.body = std::move(body);
+    return e;
+  };
+  auto call = [](const char* name, const std::string& arguments) {
+    return json{{"role", "assistant"}, {"content", nullptr},
+                {"tool_calls", {{{"id", "c"}, {"name", name}, {"arguments", arguments}}}}};
+  };
+  std::vector<SessionEvent> events = {
+      ev("assistant", call("report", R"({"stage": 5, "summary": ["a"]})")),
+      ev("assistant", call("human_action", R"({"question": {"q": "哪个?"}})")),
+      ev("assistant", call("report", R"([1, 2])")),
+      ev("assistant", {{"content", 5}, {"tool_calls", "not a list"}}),
+      ev("assistant", {{"tool_calls", {5, "x", nullptr}}}),
+      ev("input", {{"surface", 7}, {"content", "ignored"}}),
+      ev("report", {{"stage", nullptr}, {"summary", 3}}),
+      ev("assistant", call("report", R"({"stage":"ready","summary":"好了 ✅"})")),
+  };
+  std::vector<SurfaceEntry> s;
+  ASSERT_NO_THROW(s = exec::SurfaceOf(events));
+  ASSERT_EQ(s.size(), 4u);
+  EXPECT_EQ(s[0].text, "[report: ?] ");
+  EXPECT_EQ(s[1].text, "[question] ");
+  EXPECT_EQ(s[2].text, "[report: ?] ");
+  EXPECT_EQ(s[3].text, "[report: ready] 好了 ✅");
+}
+
 }  // namespace
 }  // namespace superagent::testing

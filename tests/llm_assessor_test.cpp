@@ -428,6 +428,42 @@ TEST_F(DecideParseTest, EveryProblemIsNamedForTheModel) {
   EXPECT_THAT(Parse(args).status().message(), HasSubstr("twice"));
 }
 
+// Every argument of decide, replaced by every JSON type in turn (and the rules' fields too): each
+// answer is a named problem for the model or a valid assessment, never an exception.
+TEST_F(DecideParseTest, EveryWrongTypeForEveryArgumentIsANamedProblemNeverAThrow) {
+  const std::vector<json> values = {json(nullptr), json(5), json(-1), json(18446744073709551615ULL), json(1.5),
+                                    json("修复 🐛"), json(true), json::array(), json::array({1}), json::object(),
+                                    json{{"k", "v"}}};
+  const json valid = Valid();
+  int refused = 0;
+  for (const auto& [key, _] : valid.items()) {
+    for (const json& v : values) {
+      json args = valid;
+      args[key] = v;
+      Result<Assessment> a = Status::Internal("not parsed");
+      EXPECT_NO_THROW(a = Parse(args)) << key << "=" << v.dump();
+      if (a.ok()) continue;
+      ++refused;
+      EXPECT_EQ(a.status().code(), Status::Code::kInvalidArgument);
+      // Each problem names its argument ("rules" may be named by the rule it fails to answer).
+      EXPECT_THAT(a.status().message(), HasSubstr(key == "rules" ? "rule" : key)) << key << "=" << v.dump() << ": " << a.status().message();
+    }
+  }
+  EXPECT_GT(refused, 80);
+  for (const char* field : {"name", "matched", "reason"})
+    for (const json& v : values) {
+      json args = valid;
+      args["rules"][0][field] = v;
+      Result<Assessment> a = Status::Internal("not parsed");
+      EXPECT_NO_THROW(a = Parse(args)) << field << "=" << v.dump();
+    }
+  for (const char* raw : {"", "null", "5", "\"decide\"", "[]", "{\"decision\":", "{\"decision\": \"\xff\"}"}) {
+    Result<Assessment> a = Status::Internal("not parsed");
+    EXPECT_NO_THROW(a = ParseDecideArguments(raw, job_, candidates_, policy_)) << raw;
+    EXPECT_EQ(a.status().code(), Status::Code::kInvalidArgument) << raw;
+  }
+}
+
 TEST_F(DecideParseTest, AcknowledgementLengthIsEnforcedByCode) {
   json args = Valid();
   std::string long_ack;

@@ -264,20 +264,58 @@ TEST_F(PanelApiTest, StopIsAConfirmedCommandRecordedAsAHumanStop) {
   EXPECT_EQ(CommandCount(), 1u);
 }
 
-// Found by fuzz/panel_commands_fuzz (docs/009-fuzzing.md): a confirmation of the wrong JSON type
-// answered 500 with the json exception's text in an EXCEPTION_WHAT header. It is no confirmation:
-// 400 with the usual message, and the Ticket goes on.
-TEST_F(PanelApiTest, StopWithAConfirmationOfTheWrongTypeIsRefusedFoundByFuzzing) {
+// A type-confused command body used to throw inside the handler (value("confirm", false) on a
+// string): 500 with the exception's text in a header. Now it is 400 naming the field, and
+// nothing changes.
+TEST_F(PanelApiTest, ATypeConfusedCommandBodyIs400WithTheFieldNamedAndChangesNothing) {
   ASSERT_TRUE(StartServer().ok());
   const std::string path = "/api/tickets/" + std::to_string(seed_.blocked) + "/stop";
-  for (const json& confirm : {json("yes"), json(1), json::array({true}), json(nullptr)}) {
-    auto r = Post(path, {{"confirm", confirm}});
+  struct Case {
+    json body;
+    const char* says;
+  };
+  for (const Case& c : {Case{{{"confirm", "yes"}}, R"(field \"confirm\": expected boolean, got string)"},
+                        Case{{{"confirm", 1}}, R"(field \"confirm\": expected boolean, got integer)"},
+                        Case{{{"confirm", {{"really", true}}}}, "expected boolean, got object"},
+                        Case{{{"confirm", json::array({true})}}, "expected boolean, got array"}}) {
+    auto r = Post(path, c.body);
     ASSERT_TRUE(r);
-    EXPECT_EQ(r->status, 400) << confirm.dump() << ": " << r->body;
+    EXPECT_EQ(r->status, 400) << c.body.dump() << ": " << r->body;
+    EXPECT_THAT(r->body, HasSubstr(c.says));
     EXPECT_FALSE(r->has_header("EXCEPTION_WHAT")) << r->get_header_value("EXCEPTION_WHAT");
-    EXPECT_THAT(r->body, HasSubstr("a stop must be confirmed"));
+  }
+  for (const std::string raw : {"[1]", "\"stop\"", "{\"confirm\":", "{\"confirm\": tru}"}) {
+    auto r = client_->Post(path.c_str(), {{"X-CSRF-Token", Csrf()}, {"Origin", "http://127.0.0.1:" + std::to_string(port_)}},
+                           raw, "application/json");
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->status, 400) << raw;
+    EXPECT_THAT(r->body, HasSubstr("the body: ")) << r->body;
   }
   EXPECT_EQ(GetJson("/api/tickets/" + std::to_string(seed_.blocked))["stage"], "blocked");
+  EXPECT_EQ(CommandCount(), 0u);
+  // A name of another type is no name (the request's address stands in); the stop goes through.
+  auto r = Post(path, {{"confirm", true}, {"name", {{"first", "Tess"}}}});
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 200) << r->body;
+  EXPECT_EQ(json::parse(r->body)["by"], "panel user at 127.0.0.1");
+}
+
+// What a handler throws (a fault of ours) is a generic 500: the text stays in the log, the
+// response carries no EXCEPTION_WHAT header, and the server goes on serving.
+TEST_F(PanelApiTest, AHandlerThatThrowsIsAGeneric500AndTheServerGoesOn) {
+  ASSERT_TRUE(StartServer(Config{}, []() -> std::optional<SlotsView> {
+                throw std::runtime_error("secret detail at /home/tess/.config");
+              }).ok());
+  auto r = client_->Get("/api/status");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 500);
+  EXPECT_FALSE(r->has_header("EXCEPTION_WHAT")) << r->get_header_value("EXCEPTION_WHAT");
+  EXPECT_EQ(r->body.find("secret detail"), std::string::npos) << r->body;
+  EXPECT_THAT(r->body, HasSubstr("internal error"));
+  EXPECT_EQ(r->get_header_value("X-Content-Type-Options"), "nosniff");
+  auto again = client_->Get("/api/needs");
+  ASSERT_TRUE(again);
+  EXPECT_EQ(again->status, 200);
 }
 
 TEST_F(PanelApiTest, AnsweringResumesTheWaitingTicket) {

@@ -185,6 +185,11 @@ Normalized NormalizeIssue(const nlohmann::json& issue, const NormalizeContext& c
 // A completed workflow run / check run on `default_branch` (CI has no actor).
 Normalized NormalizeWorkflowRun(const nlohmann::json& run, const NormalizeContext& ctx, const std::string& default_branch);
 Normalized NormalizeCheckRun(const nlohmann::json& run, const NormalizeContext& ctx, const std::string& default_branch);
+// A webhook delivery's payload (an object) for `event`: nullopt when the event or its action is
+// not one the Source takes; kMalformed (with the field and its type) when a field the event
+// needs has the wrong type. Never throws, whatever the payload holds.
+std::optional<Normalized> NormalizeWebhook(const std::string& event, const nlohmann::json& payload,
+                                           const NormalizeContext& ctx);
 
 // True when `text` @-mentions `login` outside code spans, fenced code, block quotes and HTML
 // comments. Case-insensitive; "@login-2" or "a@login" do not count. A "name[bot]" login is

@@ -13,6 +13,7 @@
 #include "app/data_dir.h"
 #include "app/logging.h"
 #include "app/systemd.h"
+#include "superagent/catch_all.h"
 #include "superagent/eval.h"
 #include "superagent/model_assessor.h"
 #include "superagent/panel_source.h"
@@ -177,19 +178,24 @@ Status Daemon::InstallRoutes() {
 }
 
 void Daemon::EvalLoop() {
+  LoopGuard guard("the eval runner", engine_.get());
   while (!stopping_) {
-    if (auto expired = engine_->ExpireEvals(); !expired.ok())
-      spdlog::error("eval expiry failed {}", Kv("error", expired.status().ToString()));
-    while (!stopping_) {
-      auto ran = RunOneEval(*engine_, *assessor_);
-      if (!ran.ok()) {
-        spdlog::error("eval failed {}", Kv("error", ran.status().ToString()));
-        break;
+    // An iteration that throws is logged and recorded by the guard; the Eval it held expires
+    // and is retried by its own rules.
+    guard.Run([this] {
+      if (auto expired = engine_->ExpireEvals(); !expired.ok())
+        spdlog::error("eval expiry failed {}", Kv("error", expired.status().ToString()));
+      while (!stopping_) {
+        auto ran = RunOneEval(*engine_, *assessor_);
+        if (!ran.ok()) {
+          spdlog::error("eval failed {}", Kv("error", ran.status().ToString()));
+          break;
+        }
+        if (!*ran) break;
+        effects_->Wake();     // an acknowledgement may be waiting in the outbox
+        execution_->Wake();  // and an accepted Ticket's first Assignment
       }
-      if (!*ran) break;
-      effects_->Wake();     // an acknowledgement may be waiting in the outbox
-      execution_->Wake();  // and an accepted Ticket's first Assignment
-    }
+    });
     std::unique_lock<std::mutex> lock(mu_);
     // New Triggers wake the loop (WakeEvalLoop); requeued ones become due on their own schedule
     // (backoff), and a short wait bounds that delay.
@@ -272,6 +278,7 @@ void Daemon::Run() {
   auto wait = std::chrono::milliseconds(1000);
   if (keepalive.count() > 0) wait = std::min(wait, keepalive);
   auto next_keepalive = steady_clock::now();
+  LoopGuard policy_watch("the policy watcher", engine_.get());
   while (true) {
     // A keep-alive only while the Engine answers: a deadlocked store or engine stops them, and
     // systemd restarts the process after WatchdogSec.
@@ -288,7 +295,9 @@ void Daemon::Run() {
       return;
     }
     // Also pick up edits to policy.yaml without a signal.
-    if (PolicyFileChanged()) ReloadPolicy("file changed");
+    policy_watch.Run([this] {
+      if (PolicyFileChanged()) ReloadPolicy("file changed");
+    });
   }
 }
 

@@ -5,6 +5,7 @@
 #include <spdlog/spdlog.h>
 
 #include "superagent/text.h"
+#include "superagent/catch_all.h"
 
 namespace superagent {
 
@@ -76,7 +77,12 @@ EvalOutcome JudgeEval(const EvalJob& job, const Policy& policy, Assessor& assess
   out.request_seq = request->seq;
   out.admission = request->gate.reason;
 
-  auto assessed = assessor.Assess(job, candidates, policy);
+  // An assessor that throws is an unavailable assessment (retried by the Eval's rules), never a
+  // dead eval loop.
+  Result<Assessment> assessed = Status::Internal("not assessed");
+  if (Status thrown = CatchAll("the assessment", [&] { assessed = assessor.Assess(job, candidates, policy); });
+      !thrown.ok())
+    assessed = Status::Unavailable(thrown.message());
   if (!assessed.ok()) {
     out.outcome = DecisionOutcome::kUnavailable;
     out.retry = true;

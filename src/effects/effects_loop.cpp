@@ -4,6 +4,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include "superagent/catch_all.h"
+
 namespace superagent {
 
 TimeMs BackoffDelay(bool is_message, int attempt, const EffectsOptions& o) {
@@ -54,7 +56,14 @@ Result<int> EffectsLoop::RunOnce() {
     if (channel == nullptr) {
       d = Delivery::Retry("no channel is configured for " + (c.platform.empty() ? std::string("this target") : c.platform));
     } else {
-      d = channel->Perform(c.effect, c.outcome_unknown);
+      // A channel that throws has not said whether the peer got it: retried like any failure
+      // whose outcome is unknown, and the next Effects go on.
+      Status thrown = CatchAll("delivering effect " + std::to_string(c.effect.id),
+                               [&] { d = channel->Perform(c.effect, c.outcome_unknown); });
+      if (!thrown.ok()) {
+        spdlog::error("effect delivery failed unexpectedly effect={} error=\"{}\"", c.effect.id, thrown.message());
+        d = Delivery::Retry(thrown.message());
+      }
       ++performed;
     }
     TimeMs retry_at = d.outcome == Delivery::Outcome::kRetry ? RetryAt(c, d) : 0;
@@ -66,10 +75,12 @@ Result<int> EffectsLoop::RunOnce() {
 void EffectsLoop::Start() {
   stopping_ = false;
   thread_ = std::thread([this] {
+    LoopGuard guard("the effects loop", engine_);
     while (!stopping_) {
-      auto n = RunOnce();
+      Result<int> n = 0;
+      const bool clean = guard.Run([&] { n = RunOnce(); });  // a throw is logged and recorded there
       if (!n.ok()) spdlog::error("effects loop error=\"{}\"", n.status().ToString());
-      if (n.ok() && *n > 0) continue;  // more may be due right away
+      if (clean && n.ok() && *n > 0) continue;  // more may be due right away
       std::unique_lock<std::mutex> lock(mu_);
       cv_.wait_for(lock, std::chrono::milliseconds(options_.idle_wait_ms), [this] { return stopping_ || woken_; });
       woken_ = false;

@@ -7,6 +7,8 @@
 #include <set>
 
 #include "exec/worker_tools.h"
+#include "superagent/catch_all.h"
+#include "superagent/json_read.h"
 #include "superagent/worker.h"
 
 namespace superagent::exec {
@@ -33,11 +35,14 @@ json MessageToJson(const llm::Message& m) {
 
 llm::Message MessageFromJson(const json& j) {
   llm::Message m;
-  m.role = j.value("role", "user");
-  m.content = j.value("content", "");
-  m.tool_call_id = j.value("tool_call_id", "");
-  if (j.contains("tool_calls"))
-    for (const json& c : j["tool_calls"]) m.tool_calls.push_back({c.value("id", ""), c.value("name", ""), c.value("arguments", "")});
+  // A transcript outlives versions of the daemon: a field of another type reads as absent.
+  m.role = json_read::StringOr(j, "role", "user");
+  m.content = json_read::StringOr(j, "content");
+  m.tool_call_id = json_read::StringOr(j, "tool_call_id");
+  if (const json* calls = json_read::Find(j, "tool_calls"); calls != nullptr && calls->is_array())
+    for (const json& c : *calls)
+      m.tool_calls.push_back(
+          {json_read::StringOr(c, "id"), json_read::StringOr(c, "name"), json_read::StringOr(c, "arguments")});
   return m;
 }
 
@@ -88,7 +93,16 @@ class BuiltinExecutor : public Executor {
         continue;
       }
       for (const llm::ToolCall& call : resp->tool_calls) {
-        ToolOutcome o = out.report ? ToolOutcome{"not run: the turn already ended", {}} : tools.Call(call);
+        ToolOutcome o{"not run: the turn already ended", {}};
+        if (!out.report) {
+          // A tool that throws fails this call, not the turn: the model reads why and goes on.
+          Status thrown = CatchAll("tool " + call.name, [&] { o = tools.Call(call); });
+          if (!thrown.ok()) {
+            spdlog::error("worker tool failed unexpectedly ticket={} tool={} error=\"{}\"", t.ticket, call.name,
+                          thrown.message());
+            o = ToolOutcome{"error: " + thrown.message(), {}};
+          }
+        }
         Append(t, "tool_result", llm::Message::Tool(call.id, o.text), &messages);
         if (o.report && !out.report) out.report = o.report;
       }

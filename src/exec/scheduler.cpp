@@ -2,6 +2,8 @@
 // is live in this process: turn threads, their slots, and the sessions' shells.
 #include "superagent/scheduler.h"
 
+#include "superagent/catch_all.h"
+
 #include <spdlog/spdlog.h>
 
 #include <chrono>
@@ -164,7 +166,19 @@ Result<int> Scheduler::Tick() {
     run->handed_over = false;
     run->cancel = false;
     JobsOf(a.ticket);
-    run->thread = std::thread([this, run, a] { RunTurn(run, a); });
+    run->thread = std::thread([this, run, a] {
+      // What the turn's own catch did not cover (its bookkeeping): the slot is freed, the
+      // Assignment ended, and the daemon goes on.
+      Status turn = CatchAll("the turn of ticket " + std::to_string(a.ticket), [&] { RunTurn(run, a); });
+      if (turn.ok()) return;
+      spdlog::error("worker turn failed unexpectedly ticket={} assignment={} error=\"{}\"", a.ticket, a.id,
+                    turn.message());
+      CatchAll("ending the assignment", [&] { return engine_->FinishAssignment(a.id); });
+      std::lock_guard<std::mutex> done(mu_);
+      run->turn_done = true;
+      run->turn_ended_at = clock_->NowMs();
+      cv_.notify_all();
+    });
     ++started;
   }
 
@@ -286,7 +300,10 @@ void Scheduler::RunTurn(Run* run, Assignment a) {
     return TakeInputsOf(ticket, origin);
   };
 
-  auto result = executor_->RunTurn(task);
+  // An executor that throws ends this turn as blocked, with the reason, not the daemon.
+  Result<TurnResult> result = Status::Internal("the turn did not run");
+  if (Status thrown = CatchAll("the worker turn", [&] { result = executor_->RunTurn(task); }); !thrown.ok())
+    result = thrown;
   if (run->cancel.load()) {
     // Stopped (Ticket ended) or shutting down: a stop ended the Assignment already; a shutdown
     // leaves it running so the next start resumes it.
@@ -324,10 +341,12 @@ Status Scheduler::Start() {
   auto recovered = engine_->RecoverInterruptedWork();
   if (!recovered.ok()) return recovered.status();
   loop_ = std::thread([this] {
+    LoopGuard guard("the scheduler", engine_);
     std::unique_lock<std::mutex> lock(mu_);
     while (!stopping_) {
       lock.unlock();
-      auto r = Tick();
+      Result<int> r = 0;
+      guard.Run([&] { r = Tick(); });  // a throw is logged and recorded there
       if (!r.ok()) spdlog::warn("scheduler tick failed error=\"{}\"", r.status().message());
       lock.lock();
       cv_.wait_for(lock, std::chrono::milliseconds(options_.tick_ms), [&] { return stopping_ || wake_; });

@@ -6,6 +6,8 @@
 
 #include <algorithm>
 
+#include "superagent/json_read.h"
+
 namespace superagent::exec {
 
 using nlohmann::json;
@@ -41,25 +43,29 @@ std::vector<SurfaceEntry> SurfaceOf(const std::vector<SessionEvent>& events) {
   };
   for (const SessionEvent& e : events) {
     if (!e.body.is_object()) continue;
+    // The transcript holds what a model or a command wrote (a refused call too): a field of
+    // another type reads as absent.
+    using json_read::StringOr;
     if (e.kind == "input") {
       // The command executor's input is its task JSON; it records what was said beside it.
-      add("user", e.body.contains("surface") ? e.body.value("surface", "") : e.body.value("content", ""), e.at);
+      add("user", e.body.contains("surface") ? StringOr(e.body, "surface") : StringOr(e.body, "content"), e.at);
     } else if (e.kind == "assistant") {
-      add("assistant", e.body.value("content", ""), e.at);
+      add("assistant", StringOr(e.body, "content"), e.at);
       // How a built-in turn ends is a tool call; its words are what the session concluded.
-      for (const json& c : e.body.value("tool_calls", json::array())) {
-        const std::string name = c.value("name", "");
+      const json* calls = json_read::Find(e.body, "tool_calls");
+      if (calls == nullptr || !calls->is_array()) continue;
+      for (const json& c : *calls) {
+        const std::string name = StringOr(c, "name");
         if (name != "report" && name != "human_action") continue;
-        json a = json::parse(c.value("arguments", ""), nullptr, false);
+        json a = json::parse(StringOr(c, "arguments"), nullptr, false);
         if (!a.is_object()) continue;
         if (name == "report")
-          add("assistant", "[report: " + a.value("stage", std::string("?")) + "] " + a.value("summary", std::string()), e.at);
+          add("assistant", "[report: " + StringOr(a, "stage", "?") + "] " + StringOr(a, "summary"), e.at);
         else
-          add("assistant", "[question] " + a.value("question", std::string()), e.at);
+          add("assistant", "[question] " + StringOr(a, "question"), e.at);
       }
     } else if (e.kind == "report") {
-      add("assistant", "[report: " + e.body.value("stage", std::string("?")) + "] " + e.body.value("summary", std::string()),
-          e.at);
+      add("assistant", "[report: " + StringOr(e.body, "stage", "?") + "] " + StringOr(e.body, "summary"), e.at);
     }
   }
   return out;

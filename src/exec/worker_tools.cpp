@@ -3,6 +3,7 @@
 #include "exec/worker_tools.h"
 
 #include "superagent/text.h"
+#include "superagent/json_read.h"
 #include "superagent/worker_sessions.h"
 
 #include <filesystem>
@@ -107,9 +108,18 @@ Result<std::string> WorkerTools::Confine(const std::string& path) {
   return s;
 }
 
+namespace {
+
+// A tool's refusal of its arguments, worded for the model so it can correct the call.
+ToolOutcome BadArguments(const json_read::Fields& f) { return {"error: " + f.status().message(), {}}; }
+
+}  // namespace
+
 ToolOutcome WorkerTools::Shell(const json& a) {
-  if (!a.contains("command") || !a["command"].is_string()) return {"error: command must be a string", {}};
-  auto r = task_.jobs->Run(a["command"], task_.workspace.dir, "", options_.foreground_ms, task_.cancel);
+  json_read::Fields f(a, "shell");
+  const std::string command = f.String("command");
+  if (!f.ok()) return BadArguments(f);
+  auto r = task_.jobs->Run(command, task_.workspace.dir, "", options_.foreground_ms, task_.cancel);
   if (!r.ok()) return {"error: " + r.status().message(), {}};
   if (r->background)
     return {Cut("still running after " + std::to_string(options_.foreground_ms / 1000) + " s: it is background job " +
@@ -119,63 +129,64 @@ ToolOutcome WorkerTools::Shell(const json& a) {
 }
 
 ToolOutcome WorkerTools::ReadFile(const json& a) {
-  auto p = Confine(a.value("path", ""));
+  json_read::Fields f(a, "read_file");
+  const std::string path = f.String("path");
+  if (!f.ok()) return BadArguments(f);
+  auto p = Confine(path);
   if (!p.ok()) return {"error: " + p.status().message(), {}};
   std::ifstream in(*p, std::ios::binary);
-  if (!in) return {"error: cannot read " + a.value("path", ""), {}};
+  if (!in) return {"error: cannot read " + path, {}};
   std::stringstream ss;
   ss << in.rdbuf();
   return {Cut(ss.str()), {}};
 }
 
 ToolOutcome WorkerTools::WriteFile(const json& a) {
-  auto p = Confine(a.value("path", ""));
+  json_read::Fields f(a, "write_file");
+  const std::string path = f.String("path"), content = f.String("content");
+  if (!f.ok()) return BadArguments(f);
+  auto p = Confine(path);
   if (!p.ok()) return {"error: " + p.status().message(), {}};
-  if (!a.contains("content") || !a["content"].is_string()) return {"error: content must be a string", {}};
   std::error_code ec;
   fs::create_directories(fs::path(*p).parent_path(), ec);
   std::ofstream out(*p, std::ios::binary | std::ios::trunc);
-  out << a["content"].get<std::string>();
-  if (!out) return {"error: cannot write " + a.value("path", ""), {}};
-  return {"wrote " + a.value("path", ""), {}};
+  out << content;
+  if (!out) return {"error: cannot write " + path, {}};
+  return {"wrote " + path, {}};
 }
 
 ToolOutcome WorkerTools::EditFile(const json& a) {
-  auto p = Confine(a.value("path", ""));
+  json_read::Fields f(a, "edit_file");
+  const std::string path = f.String("path"), old_text = f.String("old_text"), new_text = f.String("new_text");
+  if (!f.ok()) return BadArguments(f);
+  auto p = Confine(path);
   if (!p.ok()) return {"error: " + p.status().message(), {}};
-  const std::string old_text = a.value("old_text", ""), new_text = a.value("new_text", "");
   if (old_text.empty()) return {"error: old_text must not be empty", {}};
   std::ifstream in(*p, std::ios::binary);
-  if (!in) return {"error: cannot read " + a.value("path", ""), {}};
+  if (!in) return {"error: cannot read " + path, {}};
   std::stringstream ss;
   ss << in.rdbuf();
   std::string text = ss.str();
   auto first = text.find(old_text);
-  if (first == std::string::npos) return {"error: old_text not found in " + a.value("path", ""), {}};
+  if (first == std::string::npos) return {"error: old_text not found in " + path, {}};
   if (text.find(old_text, first + 1) != std::string::npos)
     return {"error: old_text occurs more than once; give more context", {}};
   text.replace(first, old_text.size(), new_text);
   std::ofstream out(*p, std::ios::binary | std::ios::trunc);
   out << text;
-  if (!out) return {"error: cannot write " + a.value("path", ""), {}};
-  return {"edited " + a.value("path", ""), {}};
+  if (!out) return {"error: cannot write " + path, {}};
+  return {"edited " + path, {}};
 }
 
 // The arguments are the model's: one of the wrong JSON type (`{"path": 5}`) makes json throw
 // in the accessors below, and an exception on the worker's thread ended the daemon. It becomes a
 // tool error the model reads, like any other bad argument.
 ToolOutcome WorkerTools::Call(const llm::ToolCall& call) {
-  try {
-    return Dispatch(call);
-  } catch (const json::exception& e) {
-    return {"error: an argument of " + call.name + " has the wrong type (" + e.what() + ")", {}};
-  }
-}
-
-ToolOutcome WorkerTools::Dispatch(const llm::ToolCall& call) {
-  json a = json::parse(call.arguments.empty() ? "{}" : call.arguments, nullptr, false);
-  if (!a.is_object()) return {"error: arguments must be a JSON object", {}};
   const std::string& n = call.name;
+  // The model wrote these bytes: anything may come, and each mistake is a reply it can act on.
+  auto parsed = json_read::ParseObject(call.arguments.empty() ? "{}" : call.arguments, n);
+  if (!parsed.ok()) return {"error: " + parsed.status().message(), {}};
+  const json& a = *parsed;
   if (n.rfind("intercom_", 0) == 0 && task_.intercom != nullptr)  // the caller is this session, always
     // Cut once, as a whole, inside the JSON: the model keeps "ok", "status" and the newest text.
     return {text::DumpWithin(task_.intercom->CallTool(IntercomSessionId(task_.session), n, a, task_.cancel),
@@ -193,8 +204,11 @@ ToolOutcome WorkerTools::Dispatch(const llm::ToolCall& call) {
     return {text::DumpWithin(list, options_.tool_output_chars, text::Keep::kTail), {}};
   }
   if (n == "job_output" || n == "job_kill") {
-    if (!a.contains("job") || !a["job"].is_number_integer()) return {"error: job must be an integer", {}};
-    const int job = a["job"];
+    json_read::Fields f(a, n);
+    const std::int64_t id = f.Int("job");
+    if (!f.ok()) return BadArguments(f);
+    if (id < 0 || id > INT32_MAX) return {"error: there is no job " + std::to_string(id), {}};
+    const int job = static_cast<int>(id);
     if (n == "job_kill") {
       Status s = task_.jobs->Kill(job);
       return {s.ok() ? "killed job " + std::to_string(job) : "error: " + s.message(), {}};
@@ -203,12 +217,18 @@ ToolOutcome WorkerTools::Dispatch(const llm::ToolCall& call) {
     return {out.ok() ? Cut(*out) : "error: " + out.status().message(), {}};
   }
   if (n == "commit_and_push") {
-    auto ahead = services_->CommitAndPush(task_, a.value("message", ""));
+    json_read::Fields f(a, n);
+    const std::string message = f.OptString("message");
+    if (!f.ok()) return BadArguments(f);
+    auto ahead = services_->CommitAndPush(task_, message);
     if (!ahead.ok()) return {"error: " + ahead.status().message(), {}};
     return {"pushed " + task_.workspace.branch + " (" + std::to_string(*ahead) + " commits over " + task_.workspace.base + ")", {}};
   }
   if (n == "open_pull_request") {
-    Status s = services_->OpenPullRequest(task_, {a.value("title", ""), a.value("body", "")});
+    json_read::Fields f(a, n);
+    PullRequestSpec pr{f.String("title"), f.OptString("body")};
+    if (!f.ok()) return BadArguments(f);
+    Status s = services_->OpenPullRequest(task_, pr);
     return {s.ok() ? "pull request requested for " + task_.workspace.branch : "error: " + s.message(), {}};
   }
   if (n == "report") {
@@ -217,19 +237,25 @@ ToolOutcome WorkerTools::Dispatch(const llm::ToolCall& call) {
     return {"reported " + std::string(StageName(r->stage)), *r};
   }
   if (n == "human_action") {
-    if (!a.contains("question") || !a["question"].is_string() || a["question"].get<std::string>().empty())
-      return {"error: question must be a non-empty string", {}};
+    json_read::Fields f(a, n);
+    const std::string question = f.String("question");
+    if (!f.ok()) return BadArguments(f);
+    if (question.empty()) return {"error: question must be a non-empty string", {}};
     WorkerReport r;
     r.stage = Stage::kWaitingForPerson;
-    r.question = a["question"].get<std::string>();
+    r.question = question;
     r.summary = *r.question;
     return {"question sent", r};
   }
   if (n == "handback") {
+    json_read::Fields f(a, n);
+    const std::string message_id = f.String("message_id"), reason = f.String("reason");
+    const std::string kind_name = f.OptString("kind", "out_of_scope");
+    if (!f.ok()) return BadArguments(f);
     HandbackKind kind = HandbackKind::kOutOfScope;
-    if (a.contains("kind") && (!a["kind"].is_string() || !ParseHandbackKind(a["kind"], &kind)))
+    if (!ParseHandbackKind(kind_name, &kind))
       return {"error: kind must be out_of_scope, other_ticket or unrelated_thread", {}};
-    Status s = engine_->Handback(task_.ticket, a.value("message_id", ""), kind, a.value("reason", ""));
+    Status s = engine_->Handback(task_.ticket, message_id, kind, reason);
     return {s.ok() ? "handed back" : "error: " + s.message(), {}};
   }
   return {"error: there is no tool \"" + n + "\"", {}};

@@ -5,6 +5,7 @@
 
 #include "panel/guard.h"
 #include "panel/panel_json.h"
+#include "superagent/json_read.h"
 #include "superagent/panel_source.h"
 #include "superagent/text.h"
 #include "superagent/worker_sessions.h"
@@ -42,20 +43,25 @@ json EventJson(const SessionEvent& e) {
   json j = {{"id", e.id}, {"kind", e.kind}, {"at", TimeJson(e.at)}, {"assignment", e.assignment}};
   const json& b = e.body;
   if (!b.is_object()) return j;
+  // A transcript holds what models and commands wrote: a field of another type reads as absent.
+  using json_read::StringOr;
   if (e.kind == "input") {
-    j["text"] = b.value("content", "");
+    j["text"] = StringOr(b, "content");
   } else if (e.kind == "assistant") {
-    j["text"] = b.value("content", "");
+    j["text"] = StringOr(b, "content");
     json tools = json::array();
-    for (const json& c : b.value("tool_calls", json::array()))
-      tools.push_back({{"name", c.value("name", "")}, {"arguments", Cut(c.value("arguments", ""), 600)}});
+    if (const json* calls = json_read::Find(b, "tool_calls"); calls != nullptr && calls->is_array())
+      for (const json& c : *calls)
+        tools.push_back({{"name", StringOr(c, "name")}, {"arguments", Cut(StringOr(c, "arguments"), 600)}});
     if (!tools.empty()) j["tools"] = tools;
   } else if (e.kind == "tool_result") {
-    j["text"] = Cut(b.value("content", ""), kToolTextChars);
+    j["text"] = Cut(StringOr(b, "content"), kToolTextChars);
   } else if (e.kind == "report") {
-    j["text"] = b.value("stage", std::string("?")) + ": " + b.value("summary", std::string());
+    j["text"] = StringOr(b, "stage", "?") + ": " + StringOr(b, "summary");
   } else if (e.kind == "command") {
-    j["text"] = "exit code " + b.value("exit_code", json()).dump() + "\n" + Cut(b.value("stdout_tail", ""), kToolTextChars);
+    const json* code = json_read::Find(b, "exit_code");
+    j["text"] = "exit code " + (code != nullptr ? code->dump() : std::string("null")) + "\n" +
+                Cut(StringOr(b, "stdout_tail"), kToolTextChars);
   } else {
     j["text"] = Cut(text::Dump(b), kToolTextChars);
   }
@@ -144,8 +150,9 @@ ApiReply IntercomApi::Send(const std::string& who, const std::string& session, c
   if (std::string why = Impersonation(body); !why.empty()) return BadRequest(why);
   auto text = StringField(body, "text");
   if (!text) return BadRequest("\"text\" (a string) is required");
-  std::string delivery = StringField(body, "delivery").value_or("wake");
-  SendOutcome o = intercom_->SendAsPerson(who, session, *text, delivery);
+  auto delivery = json_read::OptString(body, "delivery", "wake");
+  if (!delivery.ok()) return BadRequest(delivery.status().message());
+  SendOutcome o = intercom_->SendAsPerson(who, session, *text, *delivery);
   if (!o.ok) return Refusal(o.error);
   json j = o.ToJson();
   j["by"] = who;
@@ -194,7 +201,9 @@ ApiReply IntercomApi::Broadcast(const std::string& who, const std::string& group
   if (std::string why = Impersonation(body); !why.empty()) return BadRequest(why);
   auto text = StringField(body, "text");
   if (!text) return BadRequest("\"text\" (a string) is required");
-  json r = intercom_->BroadcastAsPerson(who, group, *text, StringField(body, "delivery").value_or("wake"));
+  auto delivery = json_read::OptString(body, "delivery", "wake");
+  if (!delivery.ok()) return BadRequest(delivery.status().message());
+  json r = intercom_->BroadcastAsPerson(who, group, *text, *delivery);
   if (!r.value("ok", false)) return Refusal(r.value("error", "refused"));
   r["by"] = who;
   return {200, r};

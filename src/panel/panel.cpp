@@ -20,6 +20,7 @@
 #include "panel/metrics_gather.h"
 #include "panel/panel_json.h"
 #include "superagent/engine.h"
+#include "superagent/json_read.h"
 #include "superagent/views.h"
 
 namespace superagent::panel {
@@ -39,7 +40,8 @@ constexpr int kStreamLifetimeMs = 30 * 60'000;  // then the browser reconnects (
 void SendJson(Response& res, int status, const json& body) {
   res.status = status;
   res.set_header("Cache-Control", "no-store");
-  res.set_content(body.dump(), "application/json");
+  // Text from outside (a name, a transcript) may hold invalid UTF-8; it is shown replaced.
+  res.set_content(body.dump(-1, ' ', false, json::error_handler_t::replace), "application/json");
 }
 
 void SendError(Response& res, int status, const std::string& message) { SendJson(res, status, {{"error", message}}); }
@@ -129,8 +131,7 @@ struct Panel::Impl {
   std::string Who(const Request& req, const json& body) {
     std::string user;
     if (!token.empty()) CheckToken(req.get_header_value("Authorization"), token, &user);
-    if (user.empty() && body.is_object() && body.contains("name") && body["name"].is_string())
-      user = CleanName(body["name"].get<std::string>());
+    if (user.empty()) user = CleanName(json_read::StringOr(body, "name"));
     return user.empty() ? "panel user at " + req.remote_addr : user + " (panel)";
   }
 
@@ -150,8 +151,9 @@ struct Panel::Impl {
       return refuse(403, "missing or stale CSRF token: reload the panel (GET /api/session gives the current one)");
     if (req.get_header_value("Content-Type").rfind("application/json", 0) != 0)
       return refuse(415, "commands take a JSON body (Content-Type: application/json)");
-    *body = req.body.empty() ? json::object() : json::parse(req.body, nullptr, false);
-    if (body->is_discarded() || !body->is_object()) return refuse(400, "the body must be a JSON object");
+    auto parsed = json_read::ParseObject(req.body.empty() ? "{}" : req.body, "the body");
+    if (!parsed.ok()) return refuse(400, parsed.status().message());
+    *body = std::move(*parsed);
     return true;
   }
 
@@ -273,8 +275,9 @@ struct Panel::Impl {
     json body;
     if (!CommandAllowed(req, res, "stop", &body)) return;
     TicketId id = std::stoll(req.matches[1].str());
-    if (!body.contains("confirm") || body["confirm"] != true)  // "yes" is not a confirmation (value() threw on it)
-      return SendError(res, 400, "a stop must be confirmed: send {\"confirm\": true} (the page asks first)");
+    auto confirm = json_read::OptBool(body, "confirm");
+    if (!confirm.ok()) return SendError(res, 400, confirm.status().message());
+    if (!*confirm) return SendError(res, 400, "a stop must be confirmed: send {\"confirm\": true} (the page asks first)");
     auto mandate = ctx.engine->GetMandate(id);
     if (!mandate.ok()) return SendError(res, HttpStatusOf(mandate.status()), "ticket " + std::to_string(id) + " does not exist");
     if (!mandate->ended_as.empty())
@@ -292,11 +295,12 @@ struct Panel::Impl {
     json body;
     if (!CommandAllowed(req, res, "answer", &body)) return;
     TicketId id = std::stoll(req.matches[1].str());
-    if (!body.contains("answer") || body["answer"].is_null() ||
-        (body["answer"].is_string() && body["answer"].get<std::string>().find_first_not_of(" \t\r\n") == std::string::npos))
+    const json* answer = json_read::Find(body, "answer");
+    if (answer == nullptr || answer->is_null() ||
+        (answer->is_string() && answer->get<std::string>().find_first_not_of(" \t\r\n") == std::string::npos))
       return SendError(res, 400, "the answer is empty");
     const std::string who = Who(req, body);
-    Status s = ctx.engine->AnswerQuestion(id, who, body["answer"]);
+    Status s = ctx.engine->AnswerQuestion(id, who, *answer);
     spdlog::info("panel command=answer target=ticket:{} by={} remote={} result={}", id, Q(who), req.remote_addr,
                  s.ok() ? "ok" : Q(s.ToString()));
     if (!s.ok()) return SendError(res, HttpStatusOf(s), s.message());
@@ -355,7 +359,7 @@ struct Panel::Impl {
     if (!intercom) return SendError(res, 503, "the communication center is off: this daemon runs no intercom");
     const std::string who = Who(req, body);
     ApiReply r = run(who, body);
-    const std::string outcome = r.status == 200 ? "ok" : Q(r.body.value("error", std::string("refused")));
+    const std::string outcome = r.status == 200 ? "ok" : Q(json_read::StringOr(r.body, "error", "refused"));
     spdlog::info("panel command={} target={} by={} remote={} result={}", command, target, Q(who), req.remote_addr, outcome);
     if (r.status == 200)
       if (Status s = ctx.engine->RecordCommand(who, command, target, r.body.dump()); !s.ok())
@@ -422,6 +426,20 @@ struct Panel::Impl {
   void Install(httplib::Server& server) {
     // Every connection holds a thread (streams for up to 30 minutes): the pool grows with them.
     HardenServer(server);
+    // What a handler throws is a fault of ours, not the caller's: a generic 500 with the details
+    // in the log only (httplib would put the exception's text in a response header).
+    server.set_exception_handler([](const Request& req, Response& res, std::exception_ptr ep) {
+      std::string what = "an exception of unknown type";
+      try {
+        if (ep) std::rethrow_exception(ep);
+      } catch (const std::exception& e) {
+        what = e.what();
+      } catch (...) {
+      }
+      spdlog::error("request failed unexpectedly method={} path={} remote={} error={}", req.method,
+                    Q(req.path.substr(0, 100)), req.remote_addr, Q(what));
+      SendError(res, 500, "internal error: the request failed; the daemon's log says why");
+    });
     server.set_pre_routing_handler([this](const Request& req, Response& res) {
       return Refuse(req, res) ? httplib::Server::HandlerResponse::Handled : httplib::Server::HandlerResponse::Unhandled;
     });

@@ -10,6 +10,7 @@
 
 #include "superagent/feishu.h"
 #include "superagent/metrics.h"
+#include "superagent/json_read.h"
 
 namespace superagent::feishu {
 
@@ -18,13 +19,6 @@ using nlohmann::json;
 namespace {
 
 CallbackReply Reply(int status, const std::string& msg) { return {status, "application/json", json{{"msg", msg}}.dump()}; }
-
-// o[key] when it is a string, else "": the body is anyone's until its signature is checked, and
-// json::value() throws on a field of another type (an unsigned {"type": 5} answered 500).
-std::string Str(const json& o, const char* key) {
-  auto it = o.is_object() ? o.find(key) : o.end();
-  return o.is_object() && it != o.end() && it->is_string() ? it->get<std::string>() : "";
-}
 
 bool ConstantTimeEqual(const std::string& a, const std::string& b) {
   if (a.size() != b.size()) return false;
@@ -72,16 +66,17 @@ CallbackReply Source::HandleCallback(const CallbackRequest& req) {
     if (!payload.is_object())
       return is_signed ? Reply(400, "decrypted body is not a JSON object") : refuse("unsigned, decrypts to no JSON object");
   }
-  const bool challenge = Str(payload, "type") == "url_verification";
-  const std::string token = challenge ? Str(payload, "token")
-                                      : (payload.contains("header") && payload["header"].is_object()
-                                             ? Str(payload["header"], "token")
-                                             : Str(payload, "token"));
+  // A field of another type reads as absent: a token that is not text matches nothing.
+  const bool challenge = json_read::StringOr(payload, "type") == "url_verification";
+  const json* header = json_read::Find(payload, "header");
+  const std::string token = !challenge && header != nullptr && header->is_object()
+                                ? json_read::StringOr(payload, "header.token")
+                                : json_read::StringOr(payload, "token");
   if (!options_.verification_token.empty() && !ConstantTimeEqual(token, options_.verification_token))
     return refuse("verification token mismatch");
   if (challenge) {
     spdlog::info("feishu callback url verification answered");
-    return {200, "application/json", json{{"challenge", Str(payload, "challenge")}}.dump()};
+    return {200, "application/json", json{{"challenge", json_read::StringOr(payload, "challenge")}}.dump()};
   }
   if (!is_signed) return refuse("unsigned event");
   auto outcome = TakeEvent(payload, "realtime:callback", /*may_fetch_identity=*/false);

@@ -6,6 +6,7 @@
 #include "policy/sha256.h"
 #include "superagent/feishu.h"
 #include "superagent/text.h"
+#include "superagent/json_read.h"
 
 namespace superagent::feishu {
 
@@ -83,7 +84,7 @@ Delivery FeishuChannel::Perform(const Effect& effect, bool outcome_unknown) {
                         json{{"receive_id", target.chat_id}, {"content", content}, {"msg_type", "text"}, {"uuid", uuid}});
   }
   if (res.ok()) {
-    const std::string id = res.Data().value("message_id", "");
+    const std::string id = json_read::StringOr(res.Data(), "message_id");
     spdlog::info("feishu message sent receipt={} chat={} message={} retried_unknown={}", r.id, target.chat_id, id,
                  outcome_unknown);
     return Delivery::Done(id);

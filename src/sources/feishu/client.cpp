@@ -7,6 +7,7 @@
 #include <cstdio>
 
 #include "superagent/feishu.h"
+#include "superagent/json_read.h"
 
 namespace superagent::feishu {
 
@@ -88,7 +89,7 @@ ApiResult Client::Perform(const std::string& method, const std::string& path, co
   r.body = json::parse(resp.body, nullptr, false);
   if (r.body.is_object() && r.body.contains("code") && r.body["code"].is_number_integer()) {
     r.code = r.body["code"].get<std::int64_t>();
-    r.msg = r.body.value("msg", "");
+    r.msg = json_read::StringOr(r.body, "msg");
   }
   if (resp.status == 429 || r.code == 99991400) {
     r.rate_limited = true;

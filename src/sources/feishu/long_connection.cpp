@@ -13,11 +13,14 @@
 // opened connection is its success.
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <chrono>
 #include <random>
 
 #include "sources/feishu/ws_transport.h"
+#include "superagent/catch_all.h"
 #include "superagent/feishu.h"
+#include "superagent/json_read.h"
 
 namespace superagent::feishu {
 
@@ -48,16 +51,15 @@ std::string QueryParam(const std::string& url, const std::string& name) {
 
 void ApplyConfig(const json& j, WsClientConfig* cfg) {
   if (!j.is_object()) return;
-  auto take = [&](const char* key, int* out) {
-    if (j.contains(key) && j[key].is_number_integer()) *out = j[key].get<int>();
+  // The server's numbers are bounded before use: a day at most, so no product of them overflows.
+  constexpr std::int64_t kDay = 86'400;
+  auto take = [&](const char* key, int* out, std::int64_t lo, std::int64_t hi) {
+    *out = static_cast<int>(std::clamp(json_read::IntOr(j, key, *out), lo, hi));
   };
-  take("PingInterval", &cfg->ping_interval_s);
-  take("ReconnectCount", &cfg->reconnect_count);
-  take("ReconnectInterval", &cfg->reconnect_interval_s);
-  take("ReconnectNonce", &cfg->reconnect_nonce_s);
-  if (cfg->ping_interval_s < 1) cfg->ping_interval_s = 1;
-  if (cfg->reconnect_interval_s < 0) cfg->reconnect_interval_s = 0;
-  if (cfg->reconnect_nonce_s < 0) cfg->reconnect_nonce_s = 0;
+  take("PingInterval", &cfg->ping_interval_s, 1, kDay);
+  take("ReconnectCount", &cfg->reconnect_count, -1, 1'000'000);
+  take("ReconnectInterval", &cfg->reconnect_interval_s, 0, kDay);
+  take("ReconnectNonce", &cfg->reconnect_nonce_s, 0, kDay);
 }
 
 }  // namespace
@@ -173,7 +175,16 @@ struct LongConnection::Impl {
       if (invalid) spdlog::warn("feishu ws fragment with invalid sum/seq dropped");
       if (!whole) return;
       const TimeMs started = SteadyMs();
-      auto outcome = source->HandleEvent(json::parse(*whole, nullptr, false), "realtime:ws");
+      Result<std::string> outcome = Status::Internal("not handled");
+      // An event that makes the handler throw is answered 500 (Feishu sends it again) and recorded.
+      if (Status thrown = CatchAll("a feishu event", [&] {
+            outcome = source->HandleEvent(json::parse(*whole, nullptr, false), "realtime:ws");
+          });
+          !thrown.ok()) {
+        spdlog::error("feishu ws event failed unexpectedly: {}", thrown.message());
+        source->RecordRealtime(false, thrown.message());
+        outcome = thrown;
+      }
       WsFrame ack = *frame;
       ack.headers.emplace_back("biz_rt", std::to_string(SteadyMs() - started));
       ack.payload = json{{"code", outcome.ok() ? 200 : 500}}.dump();
@@ -216,7 +227,7 @@ struct LongConnection::Impl {
       first = false;
       ApiResult ep = client->WsEndpoint();
       const json& data = ep.Data();
-      const std::string url = data.value("URL", "");
+      const std::string url = json_read::StringOr(data, "URL");
       if (!ep.ok() || url.empty()) {
         ++failures;
         {
@@ -232,7 +243,8 @@ struct LongConnection::Impl {
       }
       {
         std::lock_guard<std::mutex> lock(mu);
-        ApplyConfig(data.contains("ClientConfig") ? data["ClientConfig"] : json(), &cfg);
+        const json* client_config = json_read::Find(data, "ClientConfig");
+        ApplyConfig(client_config != nullptr ? *client_config : json(), &cfg);
       }
       std::int32_t service = 0;
       try {
@@ -285,7 +297,16 @@ LongConnection::~LongConnection() { Stop(); }
 void LongConnection::Start() {
   if (impl_->thread.joinable()) return;
   impl_->stopping = false;
-  impl_->thread = std::thread([this] { impl_->Run(); });
+  impl_->thread = std::thread([this] {
+    // Run returns only when stopping; one that throws is logged, recorded, and started again.
+    while (true) {
+      Status s = CatchAll("the feishu long connection", [this] { impl_->Run(); });
+      if (s.ok() || impl_->stopping) return;
+      spdlog::error("feishu long connection failed unexpectedly, reconnecting in 5 s: {}", s.message());
+      CatchAll("recording it", [&] { impl_->source->RecordRealtime(false, s.message()); });
+      if (!impl_->Wait(5'000)) return;
+    }
+  });
 }
 
 void LongConnection::Stop() {

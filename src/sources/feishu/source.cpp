@@ -12,6 +12,8 @@
 #include <spdlog/spdlog.h>
 
 #include "superagent/feishu.h"
+#include "superagent/catch_all.h"
+#include "superagent/json_read.h"
 
 namespace superagent::feishu {
 
@@ -36,14 +38,7 @@ bool Bool(const json& c, const char* key) {
   return c.is_object() && c.contains(key) && c[key].is_boolean() && c[key].get<bool>();
 }
 
-// o[key] when it is a string, else "": an event envelope's fields may hold any JSON type, and
-// json::value() throws on the wrong one.
-std::string Str(const json& o, const char* key) {
-  auto it = o.is_object() ? o.find(key) : o.end();
-  return o.is_object() && it != o.end() && it->is_string() ? it->get<std::string>() : "";
-}
-
-std::string ChatOf(const Trigger& t) { return t.meta.value("chat_id", ""); }
+std::string ChatOf(const Trigger& t) { return json_read::StringOr(t.meta, "chat_id"); }
 
 }  // namespace
 
@@ -116,7 +111,7 @@ bool Source::AdoptStoredIdentity() {
 }
 
 std::string Source::FilterReason(const Trigger& t) const {
-  if (t.meta.value("own", false)) return "own_message";
+  if (json_read::BoolOr(t.meta, "own")) return "own_message";
   if (t.scope.rfind("chat:", 0) == 0 && !t.addressed) {
     // A group the policy does not configure reaches the system only when it @-mentions the agent.
     Policy policy = engine_->CurrentPolicy();
@@ -159,7 +154,7 @@ void Source::Receive(const Normalized& n, const std::string& via, Intake* intake
 // topic thread where the agent was addressed (polled for replies).
 void Source::NoteChat(const Trigger& t) {
   const std::string chat = ChatOf(t);
-  const std::string thread_id = t.meta.value("thread_id", "");
+  const std::string thread_id = json_read::StringOr(t.meta, "thread_id");
   const bool follow_thread = !thread_id.empty() && t.addressed;
   bool note_direct = false;
   if (t.scope == "direct" && !chat.empty()) {
@@ -249,7 +244,7 @@ void Source::Backfill(RoundReport* report) {
         if (!intake.error.empty()) break;
         // A topic root stands for its replies, which only the thread container returns.
         if (n.kind == Normalized::Kind::kTrigger) {
-          const std::string tid = n.trigger.meta.value("thread_id", "");
+          const std::string tid = json_read::StringOr(n.trigger.meta, "thread_id");
           if (!tid.empty() && intake.threads_seen.insert(tid).second) {
             status = ReadThread(tid, since, direct, &intake, report);
             if (!status.ok()) break;
@@ -346,14 +341,16 @@ Result<std::string> Source::HandleEvent(const json& envelope, const std::string&
 }
 
 Result<std::string> Source::TakeEvent(const json& envelope, const std::string& via, bool may_fetch_identity) {
-  if (!envelope.is_object() || Str(envelope, "schema") != "2.0" || !envelope.contains("header") ||
-      !envelope["header"].is_object())
-    return std::string("skipped");  // v1 events and other shapes are not what this app subscribes to
-  const std::string type = Str(envelope["header"], "event_type");
+  // v1 events and other shapes (a field of another type included) are not what this app
+  // subscribes to; the event itself is checked by NormalizeEvent, which counts a bad one.
+  if (json_read::StringOr(envelope, "schema") != "2.0" || !json_read::Object(envelope, "header").ok())
+    return std::string("skipped");
+  const std::string type = json_read::StringOr(envelope, "header.event_type");
   if (type != "im.message.receive_v1") return std::string("skipped");
   if (!(may_fetch_identity ? EnsureIdentity(nullptr) : AdoptStoredIdentity()))
     return Status::Unavailable("bot identity unknown; the event is refused for a retry");
-  Normalized n = NormalizeEvent(envelope.contains("event") ? envelope["event"] : json(), Context());
+  const json* event = json_read::Find(envelope, "event");
+  Normalized n = NormalizeEvent(event != nullptr ? *event : json(), Context());
   Intake intake;
   RoundReport report;
   Receive(n, via, &intake, &report);
@@ -367,7 +364,7 @@ Result<std::string> Source::TakeEvent(const json& envelope, const std::string& v
   if (!intake.error.empty()) return Status::Internal(intake.error);
   if (intake.skipped) return std::string("skipped");
   const char* outcome = report.stored ? "stored" : report.duplicate ? "duplicate" : report.filtered ? "filtered" : "skipped";
-  spdlog::info("feishu event via={} event_id={} trigger={} outcome={}", via, Str(envelope["header"], "event_id"),
+  spdlog::info("feishu event via={} event_id={} trigger={} outcome={}", via, json_read::StringOr(envelope, "header.event_id"),
                n.kind == Normalized::Kind::kTrigger ? n.trigger.id : "", outcome);
   return std::string(outcome);
 }
@@ -386,8 +383,9 @@ void Source::Start() {
   stopping_ = false;
   thread_ = std::thread([this] {
     spdlog::info("feishu source started interval_s={}", options_.poll_interval_ms / 1000);
+    LoopGuard guard("the feishu poller", engine_);
     while (!stopping_) {
-      RunOnce();
+      guard.Run([this] { RunOnce(); });  // a round that throws is logged and recorded there
       InterruptibleSleep(options_.poll_interval_ms);
     }
   });

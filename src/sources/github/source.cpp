@@ -9,6 +9,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include "superagent/catch_all.h"
+#include "superagent/json_read.h"
 #include "superagent/metrics.h"
 
 #include "sources/github/source_internal.h"
@@ -30,17 +32,20 @@ json ParseCursor(const std::map<std::string, std::string>& cursors, const std::s
   return j.is_object() ? j : json::object();
 }
 
+// A time field of an outside (or saved) object; false when absent, of another type or unparsable.
+bool TimeField(const json& j, const char* key, TimeMs* out) {
+  const json* v = json_read::Find(j, key);
+  return v != nullptr && v->is_string() && ParseTime(v->get<std::string>(), out);
+}
+
 TimeMs CursorSince(const json& c, TimeMs fallback) {
   TimeMs t = 0;
-  if (c.contains("since") && c["since"].is_string() && ParseTime(c["since"].get<std::string>(), &t)) return t;
-  return fallback;
+  return TimeField(c, "since", &t) ? t : fallback;
 }
 
-std::int64_t JsonInt(const json& c, const char* key, std::int64_t fallback = 0) {
-  return c.contains(key) && c[key].is_number_integer() ? c[key].get<std::int64_t>() : fallback;
-}
+std::int64_t JsonInt(const json& c, const char* key, std::int64_t fallback = 0) { return json_read::IntOr(c, key, fallback); }
 
-bool JsonBool(const json& c, const char* key) { return c.contains(key) && c[key].is_boolean() && c[key].get<bool>(); }
+bool JsonBool(const json& c, const char* key) { return json_read::BoolOr(c, key); }
 
 std::string Lower(std::string s) {
   std::transform(s.begin(), s.end(), s.begin(), [](unsigned char ch) { return static_cast<char>(std::tolower(ch)); });
@@ -95,9 +100,13 @@ void Source::Start() {
   }
   thread_ = std::thread([this] {
     spdlog::info("github source started repo={} interval_s={}", options_.repo, options_.poll_interval_ms / 1000);
+    LoopGuard guard("the github poller", engine_);
     while (!stopping_) {
       const TimeMs started = clock_->NowMs();
-      RoundReport report = RunOnce();
+      RoundReport report;
+      // A round that throws is logged and recorded there; its cursors did not move, so the next
+      // round reads the same items again.
+      if (!guard.Run([&] { report = RunOnce(); })) report.errors.push_back("the round failed unexpectedly");
       metrics::ProcessRuntime().ObserveSourceRound(kSource, clock_->NowMs() - started, report.errors.empty());
       InterruptibleSleep(NextDelayMs());
     }
@@ -127,10 +136,11 @@ bool Source::EnsureIdentity(RoundReport* report) {
   std::string error;
   if (login.empty()) {
     ApiResponse r = client_->Get("/user", PollCall());
-    if (r.ok() && r.body.is_object() && r.body.contains("login") && r.body["login"].is_string()) {
-      login = r.body["login"].get<std::string>();
+    auto got = json_read::String(r.body, "login");
+    if (r.ok() && got.ok() && !got->empty()) {
+      login = *got;
     } else {
-      error = r.ok() ? "GET /user: answer has no login" : r.error;
+      error = r.ok() ? "GET /user: answer has no login (" + got.status().message() + ")" : r.error;
     }
   }
   SourceUpdate u;
@@ -176,7 +186,7 @@ void Source::ReceiveNormalized(const Normalized& n, const std::string& via, bool
   intake->last_activity = std::max(intake->last_activity, t.at);
   // Dropped before intake, but stored with the reason so "why didn't it answer" has evidence.
   std::string reason;
-  const bool own = t.meta.contains("own") && t.meta["own"].is_boolean() && t.meta["own"].get<bool>();
+  const bool own = json_read::BoolOr(t.meta, "own");
   if (own) {
     reason = "own_message";
   } else {
@@ -239,12 +249,12 @@ Source::ReadOutcome Source::ReadDiscussion(const Discussion& d, const json& curs
   ApiResponse item = client_->Get(repo + (d.pull ? "/pulls/" : "/issues/") + num, PollCall());
   if (!item.ok()) return fail(item);
   const TimeMs read_start = ReadStart(item, local_start);
-  std::string digest = cursor.value("body", "");
+  std::string digest = json_read::StringOr(cursor, "body");
   TimeMs last_activity = JsonInt(cursor, "last_activity");
   if (!item.not_modified) {
     Normalized n = NormalizeIssue(item.body, ctx, d.pull);
     if (n.kind == Normalized::Kind::kTrigger) {
-      const std::string new_digest = n.trigger.meta.value("digest", "");
+      const std::string new_digest = json_read::StringOr(n.trigger.meta, "digest");
       const bool is_new = n.trigger.at >= since;
       const bool edited = !digest.empty() && new_digest != digest;
       if (is_new || edited) {
@@ -256,9 +266,7 @@ Source::ReadOutcome Source::ReadDiscussion(const Discussion& d, const json& curs
       ReceiveNormalized(n, "poll:discussion", true, &intake, report);
     }
     TimeMs updated = 0;
-    if (item.body.is_object() && item.body.contains("updated_at") && item.body["updated_at"].is_string() &&
-        ParseTime(item.body["updated_at"].get<std::string>(), &updated))
-      last_activity = std::max(last_activity, updated);
+    if (TimeField(item.body, "updated_at", &updated)) last_activity = std::max(last_activity, updated);
   }
 
   ApiResponse comments =
@@ -286,9 +294,7 @@ Source::ReadOutcome Source::ReadDiscussion(const Discussion& d, const json& curs
     if (!reviews.not_modified) {
       for (const json& r : reviews.body) {
         TimeMs submitted = 0;
-        if (r.is_object() && r.contains("submitted_at") && r["submitted_at"].is_string() &&
-            ParseTime(r["submitted_at"].get<std::string>(), &submitted) && submitted < since)
-          continue;
+        if (TimeField(r, "submitted_at", &submitted) && submitted < since) continue;
         ReceiveNormalized(NormalizeReview(r, ctx, d.number), "poll:discussion", true, &intake, report);
       }
     }
@@ -335,7 +341,7 @@ void Source::PollRetries(std::map<std::string, std::string>& cursors, SourceUpda
   }
   for (auto& [name, item] : items) {
     Discussion d;
-    d.pull = item.value("kind", "") == "pull";
+    d.pull = json_read::StringOr(item, "kind") == "pull";
     d.number = JsonInt(item, "number");
     if (d.number <= 0) {
       update->erase_cursors.push_back(name);  // unreadable bookkeeping helps nobody
@@ -413,24 +419,25 @@ void Source::PollNotifications(std::map<std::string, std::string>& cursors, Sour
   int skipped = 0;
   for (const json& n : r.body) {
     TimeMs updated = 0;
-    if (n.is_object() && n.contains("updated_at") && n["updated_at"].is_string() &&
-        ParseTime(n["updated_at"].get<std::string>(), &updated))
-      newest = std::max(newest, updated);
-    std::string full_name, type, url;
-    if (!n.is_object() || !n.contains("repository") || !n["repository"].is_object() || !n.contains("subject") ||
-        !n["subject"].is_object()) {
+    if (TimeField(n, "updated_at", &updated)) newest = std::max(newest, updated);
+    // A notification GitHub sent wrong (a field null or of another type) is skipped and counted
+    // (SPEC §3.2); the rest of the page is read.
+    auto full_name = json_read::String(n, "repository.full_name");
+    auto type = json_read::String(n, "subject.type");
+    auto subject_url = json_read::OptString(n, "subject.url");  // CI notifications carry none
+    if (!full_name.ok() || !type.ok() || !subject_url.ok()) {
+      const Status why = !full_name.ok() ? full_name.status() : !type.ok() ? type.status() : subject_url.status();
+      spdlog::warn("github notification skipped id={} reason=\"{}\"", json_read::StringOr(n, "id", "?"), why.message());
       ++skipped;
       continue;
     }
-    full_name = StringField(n["repository"], "full_name");
-    type = StringField(n["subject"], "type");
-    if (n["subject"].contains("url") && n["subject"]["url"].is_string()) url = n["subject"]["url"].get<std::string>();
+    const std::string& url = *subject_url;
     // Other repositories the account hears about are not this Source's business.
-    if (Lower(full_name) != Lower(options_.repo)) continue;
+    if (Lower(*full_name) != Lower(options_.repo)) continue;
     // CI notifications carry no URL; default-branch CI has its own path.
-    if (type != "Issue" && type != "PullRequest") continue;
+    if (*type != "Issue" && *type != "PullRequest") continue;
     Discussion d;
-    d.pull = type == "PullRequest";
+    d.pull = *type == "PullRequest";
     auto slash = url.find_last_of('/');
     if (slash != std::string::npos) d.number = std::atoll(url.c_str() + slash + 1);
     if (d.number <= 0) {
@@ -666,10 +673,7 @@ void Source::PollCi(std::map<std::string, std::string>& cursors, RoundReport* re
   };
   const std::string repo = "/repos/" + options_.repo;
   ApiResponse info = client_->Get(repo, PollCall());
-  std::string branch;
-  if (info.ok() && info.body.is_object() && info.body.contains("default_branch") &&
-      info.body["default_branch"].is_string())
-    branch = info.body["default_branch"].get<std::string>();
+  const std::string branch = json_read::StringOr(info.body, "default_branch");
   if (!info.ok()) {
     failed(info);
   } else if (branch.empty()) {
@@ -682,13 +686,10 @@ void Source::PollCi(std::map<std::string, std::string>& cursors, RoundReport* re
         client_->Get(repo + "/actions/runs?branch=" + QueryValue(branch) + "&status=completed&per_page=30", PollCall());
     if (!runs.ok()) {
       failed(runs);
-    } else if (!runs.not_modified && runs.body.is_object() && runs.body.contains("workflow_runs") &&
-               runs.body["workflow_runs"].is_array()) {
-      for (const json& run : runs.body["workflow_runs"]) {
+    } else if (auto list = json_read::Array(runs.body, "workflow_runs"); !runs.not_modified && list.ok()) {
+      for (const json& run : **list) {
         TimeMs updated = 0;
-        if (run.is_object() && run.contains("updated_at") && run["updated_at"].is_string() &&
-            ParseTime(run["updated_at"].get<std::string>(), &updated) && updated < since)
-          continue;
+        if (TimeField(run, "updated_at", &updated) && updated < since) continue;
         ReceiveNormalized(NormalizeWorkflowRun(run, ctx, branch), "poll:ci", false, &intake, report);
       }
     }
@@ -697,13 +698,10 @@ void Source::PollCi(std::map<std::string, std::string>& cursors, RoundReport* re
                      PollCall());
     if (!checks.ok()) {
       failed(checks);
-    } else if (!checks.not_modified && checks.body.is_object() && checks.body.contains("check_runs") &&
-               checks.body["check_runs"].is_array()) {
-      for (const json& run : checks.body["check_runs"]) {
+    } else if (auto list = json_read::Array(checks.body, "check_runs"); !checks.not_modified && list.ok()) {
+      for (const json& run : **list) {
         TimeMs completed = 0;
-        if (run.is_object() && run.contains("completed_at") && run["completed_at"].is_string() &&
-            ParseTime(run["completed_at"].get<std::string>(), &completed) && completed < since)
-          continue;
+        if (TimeField(run, "completed_at", &completed) && completed < since) continue;
         ReceiveNormalized(NormalizeCheckRun(run, ctx, branch), "poll:ci", false, &intake, report);
       }
     }

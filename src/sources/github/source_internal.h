@@ -9,14 +9,6 @@
 
 namespace superagent::github {
 
-// o[key] when o is an object holding a string there, else "": GitHub's JSON (and a signed
-// webhook's) may hold null or another type anywhere, and json::value() throws on that.
-inline std::string StringField(const nlohmann::json& o, const char* key) {
-  if (!o.is_object()) return "";
-  auto it = o.find(key);
-  return it != o.end() && it->is_string() ? it->get<std::string>() : "";
-}
-
 // How reading one discussion went.
 struct Source::ReadOutcome {
   enum class Kind { kOk, kGone, kError } kind = Kind::kOk;

@@ -10,6 +10,7 @@
 #include "policy/sha256.h"
 #include "superagent/metrics.h"
 #include "sources/github/source_internal.h"
+#include "superagent/json_read.h"
 
 namespace superagent::github {
 
@@ -45,6 +46,13 @@ std::string HmacSha256Hex(const std::string& key_in, const std::string& message)
   return Sha256Hex(outer + inner_digest);
 }
 
+Normalized Malformed(std::string why) {
+  Normalized n;
+  n.kind = Normalized::Kind::kMalformed;
+  n.why = std::move(why);
+  return n;
+}
+
 }  // namespace
 
 std::string WebhookSignature(const std::string& secret, const std::string& body) {
@@ -67,6 +75,41 @@ constexpr std::size_t kMaxWaitingDeliveries = 100;
 constexpr std::size_t kMaxWaitingBytes = 32u * 1024 * 1024;
 
 const WebhookReply kRefused{401, "refused: the delivery is not signed with this webhook's secret"};
+std::optional<Normalized> NormalizeWebhook(const std::string& event, const json& payload, const NormalizeContext& ctx) {
+  auto action_field = json_read::OptString(payload, "action");
+  if (!action_field.ok()) return Malformed(action_field.status().message());
+  const std::string& action = *action_field;
+  auto is = [&](std::initializer_list<const char*> actions) {
+    for (const char* a : actions)
+      if (action == a) return true;
+    return false;
+  };
+  // The item itself is checked by its normalizer; a part that is absent or not an object reads
+  // as an empty one, which the normalizer refuses with its own reason.
+  auto obj = [&](const char* key) -> const json& {
+    static const json kNull;
+    const json* v = json_read::Find(payload, key);
+    return v != nullptr && v->is_object() ? *v : kNull;
+  };
+  if (event == "issue_comment" && is({"created", "edited"}))
+    return NormalizeIssueComment(obj("comment"), ctx, json_read::Find(obj("issue"), "pull_request") != nullptr);
+  if (event == "pull_request_review_comment" && is({"created", "edited"})) return NormalizeReviewComment(obj("comment"), ctx);
+  if (event == "pull_request_review" && is({"submitted", "edited"})) {
+    auto number = json_read::OptInt(payload, "pull_request.number");
+    if (!number.ok()) return Malformed(number.status().message());
+    return NormalizeReview(obj("review"), ctx, *number);
+  }
+  if (event == "issues" && is({"opened", "edited", "reopened", "assigned"})) return NormalizeIssue(obj("issue"), ctx, false);
+  if (event == "pull_request" &&
+      is({"opened", "edited", "reopened", "assigned", "review_requested", "ready_for_review"}))
+    return NormalizeIssue(obj("pull_request"), ctx, true);
+  const bool ci = (event == "workflow_run" || event == "check_run") && is({"completed"});
+  if (!ci) return std::nullopt;
+  auto default_branch = json_read::OptString(payload, "repository.default_branch");
+  if (!default_branch.ok()) return Malformed(default_branch.status().message());
+  if (event == "workflow_run") return NormalizeWorkflowRun(obj("workflow_run"), ctx, *default_branch);
+  return NormalizeCheckRun(obj("check_run"), ctx, *default_branch);
+}
 
 WebhookReply Source::HandleWebhook(const WebhookRequest& req) {
   auto health = [&](bool ok, const std::string& error, int skipped = 0) {
@@ -90,18 +133,29 @@ WebhookReply Source::HandleWebhook(const WebhookRequest& req) {
     else spdlog::debug("github webhook delivery refused: {}", why);
     return kRefused;
   }
-  json payload = json::parse(req.body, nullptr, false);
-  if (!payload.is_object()) {
+  // Signed, so from GitHub, yet still read field by field: a wrong type is a skipped delivery
+  // with its reason, never an exception.
+  auto parsed = json_read::ParseObject(req.body, "the body");
+  if (!parsed.ok()) {
+    spdlog::warn("github webhook skipped delivery={} event={} reason=\"{}\"", delivery, req.event, parsed.status().message());
     health(true, "", 1);
-    return {400, "body is not a JSON object"};
+    return {400, parsed.status().message()};
   }
+  const json& payload = *parsed;
   if (req.event == "ping") return {200, "pong"};
-  const std::string full_name = payload.contains("repository") ? StringField(payload["repository"], "full_name") : "";
+  auto full_name = json_read::OptString(payload, "repository.full_name");
+  auto action_field = json_read::OptString(payload, "action");
+  if (!full_name.ok() || !action_field.ok()) {
+    const std::string why = (!full_name.ok() ? full_name.status() : action_field.status()).message();
+    spdlog::warn("github webhook skipped delivery={} event={} reason=\"{}\"", delivery, req.event, why);
+    health(true, "", 1);
+    return {400, "skipped: " + why};
+  }
   auto lower = [](std::string s) {
     for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
     return s;
   };
-  if (lower(full_name) != lower(options_.repo)) return {202, "not the configured repository"};
+  if (lower(*full_name) != lower(options_.repo)) return {202, "not the configured repository"};
   // Never GET /user here: the sender waits at most 10 s and GitHub never redelivers. The login
   // the last run learned (its identity cursor) serves until the round confirms it; on a first
   // start the delivery waits in memory for the round that learns it.
@@ -117,36 +171,8 @@ WebhookReply Source::HandleWebhook(const WebhookRequest& req) {
     }
   }
 
-  const std::string action = StringField(payload, "action");
-  auto is = [&](std::initializer_list<const char*> actions) {
-    for (const char* a : actions)
-      if (action == a) return true;
-    return false;
-  };
-  auto obj = [&](const char* key) -> const json& {
-    static const json kNull;
-    return payload.contains(key) && payload[key].is_object() ? payload[key] : kNull;
-  };
-  const std::string default_branch = StringField(obj("repository"), "default_branch");
-  const NormalizeContext ctx = Context();
-  std::optional<Normalized> n;
-  if (req.event == "issue_comment" && is({"created", "edited"})) {
-    n = NormalizeIssueComment(obj("comment"), ctx, obj("issue").contains("pull_request"));
-  } else if (req.event == "pull_request_review_comment" && is({"created", "edited"})) {
-    n = NormalizeReviewComment(obj("comment"), ctx);
-  } else if (req.event == "pull_request_review" && is({"submitted", "edited"})) {
-    const json& number = obj("pull_request").contains("number") ? obj("pull_request")["number"] : json();
-    n = NormalizeReview(obj("review"), ctx, number.is_number_integer() ? number.get<std::int64_t>() : 0);
-  } else if (req.event == "issues" && is({"opened", "edited", "reopened", "assigned"})) {
-    n = NormalizeIssue(obj("issue"), ctx, false);
-  } else if (req.event == "pull_request" &&
-             is({"opened", "edited", "reopened", "assigned", "review_requested", "ready_for_review"})) {
-    n = NormalizeIssue(obj("pull_request"), ctx, true);
-  } else if (req.event == "workflow_run" && is({"completed"})) {
-    n = NormalizeWorkflowRun(obj("workflow_run"), ctx, default_branch);
-  } else if (req.event == "check_run" && is({"completed"})) {
-    n = NormalizeCheckRun(obj("check_run"), ctx, default_branch);
-  }
+  const std::string& action = *action_field;
+  std::optional<Normalized> n = NormalizeWebhook(req.event, payload, Context());
   if (!n) return {202, "event not taken: " + req.event + (action.empty() ? "" : "." + action)};
   if (n->kind == Normalized::Kind::kMalformed) {
     spdlog::warn("github webhook item skipped delivery={} reason=\"{}\"", delivery, n->why);
@@ -231,7 +257,9 @@ void InstallWebhookRoute(httplib::Server& server, Source* source) {
     w.body = req.body;
     WebhookReply reply = source->HandleWebhook(w);
     res.status = reply.status;
-    res.set_content(json{{"status", reply.status}, {"message", reply.message}}.dump(), "application/json");
+    // The message may quote the event header, which is any bytes the sender chose.
+    res.set_content(json{{"status", reply.status}, {"message", reply.message}}.dump(-1, ' ', false, json::error_handler_t::replace),
+                    "application/json");
   });
 }
 
