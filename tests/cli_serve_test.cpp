@@ -311,6 +311,8 @@ TEST_F(ServeTest, ChineseOutputOfAFailingWorkerCommandNeitherCrashesTheDaemonNor
     EXPECT_EQ(d.log().find("worker turn"), std::string::npos) << "the ended turn ran again:\n" << d.log();
   }
   EXPECT_EQ(github.Count("POST", github.repo_path() + "/issues/1/comments"), 2);
+}
+
 // A notification page with wrong types in some items (GitHub has sent "full_name": null) used to
 // end the daemon at every start: value() threw on the poller's thread, before the cursor moved, so
 // each restart read the same page and died again. Now each bad item is skipped and counted, the
@@ -335,11 +337,15 @@ TEST_F(ServeTest, WrongTypesInANotificationPageAreSkippedAndCountedAcrossARestar
                                std::to_string(port_) + "\ngithub:\n  api_url: " + github.url() + "\n  repo: " +
                                github.repo + "\nexecution:\n  git_remote: " + (dir_ / "no-origin.git").string() + "\n");
   const std::vector<std::pair<std::string, std::string>> env = {{"GITHUB_TOKEN", "ghp_THISISASECRETVALUE0123456789"}};
+  std::string last_status;  // for the failure message
   auto notifications_health = [&]() -> json {
     httplib::Client http("127.0.0.1", port_);
     auto res = http.Get("/api/status");
     if (!res || res->status != 200) return json();
-    for (const json& h : json::parse(res->body)["sources"])
+    last_status = res->body;
+    const json status = json::parse(res->body, nullptr, false);  // named: a temporary would dangle in the loop
+    if (!status.is_object() || !status.contains("sources")) return json();
+    for (const json& h : status["sources"])
       if (h["source"] == "github" && h["path"] == "notifications") return h;
     return json();
   };
@@ -359,7 +365,7 @@ TEST_F(ServeTest, WrongTypesInANotificationPageAreSkippedAndCountedAcrossARestar
       json health;
       for (int n = 0; n < 400 && json_read::IntOr(health = notifications_health(), "skipped_items") < 4; ++n)
         std::this_thread::sleep_for(std::chrono::milliseconds(5));
-      EXPECT_EQ(json_read::IntOr(health, "skipped_items"), 4) << health.dump();
+      EXPECT_EQ(json_read::IntOr(health, "skipped_items"), 4) << last_status;
     }
     // Serving still, after the page was read.
     httplib::Client http("127.0.0.1", port_);
@@ -468,7 +474,8 @@ TEST_F(ServeTest, AMessageInFlightDuringFiveKillsIsSetAsideAtTheNextStartAndRetr
   ASSERT_TRUE(ok);
   ASSERT_EQ(ok->status, 200) << ok->body;
   ASSERT_TRUE(d.WaitForLine("message sent receipt=ack:ticket:1")) << d.log();
-  for (const json& c : json::parse(http.Get("/api/needs")->body)["set_aside"]) EXPECT_NE(c["kind"], "effect");
+  const json needs = json::parse(http.Get("/api/needs")->body);  // named: a temporary would dangle in the loop
+  for (const json& c : needs["set_aside"]) EXPECT_NE(c["kind"], "effect");
   d.Signal(SIGTERM);
   EXPECT_EQ(d.Wait(), 0) << d.log();
 }

@@ -396,6 +396,16 @@ TEST(ConfigTest, SecondDocumentIsAProblem) {
   EXPECT_THAT(p.message, HasSubstr("one YAML document"));
 }
 
+// Found by fuzz/config_fuzz: the same yaml-cpp LoadAll hang as the policy's (a stray ',').
+TEST(ConfigTest, AStrayCommaIsASyntaxProblemNotAHang) {
+  for (const char* yaml : {",", "data_dir: ./a\n,\n", "[x]\n,"}) {
+    std::vector<Problem> problems;
+    EXPECT_FALSE(ParseConfig(yaml, "superagent.yaml", &problems).has_value()) << yaml;
+    ASSERT_EQ(problems.size(), 1u) << yaml;
+    EXPECT_THAT(problems[0].message, HasSubstr("invalid YAML")) << yaml;
+  }
+}
+
 TEST(ConfigTest, AllProblemsAreReportedTogetherInFileOrder) {
   std::vector<Problem> problems;
   std::optional<Config> c = LoadConfigFile(kTestdata + "/bad.yaml", &problems);

@@ -219,12 +219,13 @@ TEST_F(EngineTest, AnAssessorThatThrowsIsUnavailableWithTheReasonAndRequeued) {
   auto ran = RunOneEval(*engine_, throwing);
   ASSERT_TRUE(ran.ok()) << ran.status().ToString();
   EXPECT_TRUE(*ran);
-  auto d = engine_->Decisions("github:issue:1");
-  ASSERT_EQ(d.size(), 1u);
-  EXPECT_EQ(d[0].outcome, DecisionOutcome::kUnavailable);
-  EXPECT_NE(d[0].reason.find("unexpected error in the assessment: [json.exception.type_error.302]"), std::string::npos)
-      << d[0].reason;
+  // Not judged yet: requeued with backoff and counted against the Thread (a poison Thread is set
+  // aside after quarantine.after in a row; QuarantineTest); the story says why.
+  EXPECT_TRUE(engine_->Decisions("github:issue:1").empty());
   EXPECT_EQ(engine_->Stats()["eval_queue"], 1);
+  const std::string story = engine_->Explain("c1")->dump();
+  EXPECT_NE(story.find("not judged: internal error: judging threw: [json.exception.type_error.302]"), std::string::npos)
+      << story;
 }
 
 TEST_F(EngineTest, InvalidRuleCoverageIsTreatedAsAModelFailure) {

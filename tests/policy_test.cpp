@@ -444,6 +444,22 @@ TEST(PolicyProblems, OnlyOneDocumentPerFile) {
   EXPECT_EQ(problems[0].line, 3);
 }
 
+// Found by fuzz/policy_yaml_fuzz (docs/009-fuzzing.md): yaml-cpp 0.7's LoadAll looped forever,
+// allocating, on a token that cannot start a document — a stray ',' at the top level — so a
+// policy edit hung `check`, the start and the hot reload (455 MB in 15 s). It is a syntax problem
+// with a position now, found at once.
+TEST(PolicyProblems, AStrayCommaAtTheTopLevelIsASyntaxProblemNotAHang) {
+  for (const std::string& yaml : {std::string(","), std::string(",\nmode: off\n"), std::string("[a]\n,\n"),
+                                 std::string("mode: observe\nsources:\n  github:\n    scopes:\n      comments: { receive_all: true, others_a\n      ci: { others_addressed: explicit }\n")}) {
+    std::vector<Problem> problems = ProblemsOf(yaml);
+    ASSERT_EQ(problems.size(), 1u) << yaml;
+    EXPECT_NE(problems[0].message.find("invalid YAML"), std::string::npos) << problems[0].message;
+    EXPECT_GE(problems[0].line, 1) << yaml;
+  }
+  // Two real documents are still told apart from the stray token.
+  EXPECT_NE(ProblemsOf("mode: off\n---\nmode: auto\n---\nmode: off\n")[0].message.find("found 3"), std::string::npos);
+}
+
 TEST(PolicyProblems, ProblemToStringForms) {
   EXPECT_EQ((Problem{"p.yaml", 3, 9, "m"}).ToString(), "p.yaml:3:9: m");
   EXPECT_EQ((Problem{"p.yaml", 3, 0, "m"}).ToString(), "p.yaml:3: m");

@@ -13,6 +13,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include "app/logging.h"
+#include "policy/yaml_documents.h"
 
 namespace superagent {
 
@@ -331,13 +332,13 @@ std::optional<Config> ParseConfig(std::string_view yaml, const std::string& file
 
   YAML::Node root;
   try {
-    // LoadAll, not Load: a second document would otherwise be ignored without a word.
-    std::vector<YAML::Node> docs = YAML::LoadAll(std::string(yaml));
-    if (docs.size() > 1) {
-      r.Add(docs[1].Mark(), "a config file holds one YAML document (found " + std::to_string(docs.size()) + ")");
+    // Not Load: a second document would otherwise be ignored without a word.
+    policy::YamlDocuments docs = policy::LoadYamlDocuments(std::string(yaml));
+    if (docs.count > 1) {
+      r.Add(docs.second_mark, "a config file holds one YAML document (found " + std::to_string(docs.count) + ")");
       return std::nullopt;
     }
-    if (!docs.empty()) root = docs[0];
+    if (docs.count == 1) root = docs.first;
   } catch (const YAML::Exception& e) {
     // Nothing after a syntax error can be trusted, so this is the only problem reported.
     r.Add(e.mark, "invalid YAML: " + e.msg);

@@ -465,10 +465,10 @@ Status Engine::RecordEvalError(EvalId eval_id, const std::string& error) {
   const TimeMs now = clock_->NowMs();
   auto tx = store_->Begin();
   RETURN_IF_ERROR(tx->begin_status());
-  auto e = store_->GetEval(eval_id);
+  ASSIGN_OR_RETURN(auto e, store_->GetEval(eval_id));
   if (!e) return Status::NotFound("eval " + std::to_string(eval_id) + " does not exist");
   if (e->status != "running") return Status::Conflict("eval " + std::to_string(eval_id) + " is " + e->status);
-  std::vector<store::QueueRow> batch = store_->Batch(eval_id);
+  ASSIGN_OR_RETURN(std::vector<store::QueueRow> batch, store_->Batch(eval_id));
   const int attempts = batch.empty() ? 0 : batch.front().attempts + 1;
   // Each Trigger's story shows the attempt and why it was not judged.
   for (const store::QueueRow& row : batch)

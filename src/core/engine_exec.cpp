@@ -50,7 +50,8 @@ Status Engine::StartAssignment(std::int64_t assignment, const std::string& execu
   if (!tk || !tk->open()) return Status::Conflict("ticket " + Num(a->ticket) + " has ended");
   if (tk->stage == Stage::kWaitingForPerson)
     return Status::Conflict("ticket " + Num(a->ticket) + " is waiting for a person");
-  if (auto q = store_->GetQuarantine(kQuarantineTurn, Num(a->ticket)); q && q->set_aside())
+  ASSIGN_OR_RETURN(auto q, store_->GetQuarantine(kQuarantineTurn, Num(a->ticket)));
+  if (q && q->set_aside())
     return Status::Conflict("ticket " + Num(a->ticket) + "'s turns are set aside (" + q->reason + ")");
   RETURN_IF_ERROR(store_->SetAssignmentState(assignment, "running", executor, now));
   if (tk->stage != Stage::kWorking) {
@@ -83,7 +84,7 @@ Status Engine::FinishTurn(std::int64_t assignment, const std::string& error) {
   const TimeMs now = clock_->NowMs();
   auto tx = store_->Begin();
   RETURN_IF_ERROR(tx->begin_status());
-  auto a = store_->GetAssignment(assignment);
+  ASSIGN_OR_RETURN(auto a, store_->GetAssignment(assignment));
   if (!a) return Status::NotFound("assignment " + Num(assignment) + " does not exist");
   if (a->state != "ended") RETURN_IF_ERROR(store_->SetAssignmentState(assignment, "ended", "", now));
   if (error.empty()) {

@@ -2,6 +2,7 @@
 // an item is set aside (DueForQuarantine) and what setting aside means for each kind.
 #include <spdlog/spdlog.h>
 
+#include "core/logged_read.h"
 #include "store/store.h"
 #include "superagent/engine.h"
 
@@ -26,11 +27,11 @@ namespace {
 
 std::string EffectLabel(store::Store& store, const std::string& item) {
   auto found = store.GetEffect(std::stoll(item));
-  if (!found) return "effect " + item;
-  const store::Store::EffectRow& row = *found;
+  if (!found.ok() || !found->has_value()) return "effect " + item;
+  const store::Store::EffectRow& row = **found;
   if (!row.receipt_id.empty()) {
     auto r = store.GetReceipt(row.receipt_id);
-    return "message " + row.receipt_id + (r ? " to " + r->channel : std::string());
+    return "message " + row.receipt_id + (r.ok() && r->has_value() ? " to " + (*r)->channel : std::string());
   }
   json payload = json::parse(row.payload, nullptr, false);
   std::string channel = payload.is_object() && payload.contains("channel") && payload["channel"].is_string()
@@ -41,7 +42,8 @@ std::string EffectLabel(store::Store& store, const std::string& item) {
 
 std::string TurnLabel(store::Store& store, TicketId ticket) {
   auto tk = store.GetTicket(ticket);
-  return "worker turns of Ticket " + std::to_string(ticket) + (tk ? " (" + tk->scope + ")" : std::string());
+  return "worker turns of Ticket " + std::to_string(ticket) +
+         (tk.ok() && tk->has_value() ? " (" + (*tk)->scope + ")" : std::string());
 }
 
 std::string EvalLabel(const std::string& thread) { return "Evals of Thread " + thread; }
@@ -61,7 +63,8 @@ bool Engine::DueForQuarantine(const QuarantineItem& q) const {
 
 Result<QuarantineItem> Engine::ChargeLocked(const std::string& kind, const std::string& item,
                                              const std::string& error, bool crash, TimeMs now) {
-  QuarantineItem q = store_->GetQuarantine(kind, item).value_or(QuarantineItem{});
+  ASSIGN_OR_RETURN(auto stored, store_->GetQuarantine(kind, item));
+  QuarantineItem q = stored.value_or(QuarantineItem{});
   if (q.set_aside()) return q;
   q.kind = kind;
   q.item = item;
@@ -90,7 +93,8 @@ Status Engine::SetAsideLocked(QuarantineItem q, TimeMs now) {
     // Its Assignments end (a restart does not resume it) and the Ticket says why it stopped.
     const TicketId ticket = std::stoll(q.item);
     RETURN_IF_ERROR(store_->EndAssignments(ticket, now));
-    if (auto tk = store_->GetTicket(ticket); tk && tk->open()) {
+    ASSIGN_OR_RETURN(auto tk, store_->GetTicket(ticket));
+    if (tk && tk->open()) {
       const Stage from = tk->stage;
       tk->stage = Stage::kBlocked;
       tk->waiting.reset();
@@ -123,15 +127,18 @@ Result<std::vector<QuarantineItem>> Engine::RecordStart(std::int64_t pid) {
     ++charged;
     if (!DueForQuarantine(*q)) return false;
     RETURN_IF_ERROR(SetAsideLocked(*q, now));
-    set_aside.push_back(*store_->GetQuarantine(kind, item));
+    ASSIGN_OR_RETURN(auto now_set_aside, store_->GetQuarantine(kind, item));
+    if (now_set_aside) set_aside.push_back(*now_set_aside);
     return true;
   };
   if (*died) {
-    for (const store::Store::EffectRow& row : store_->InFlightEffects()) {
+    ASSIGN_OR_RETURN(auto in_flight, store_->InFlightEffects());
+    for (const store::Store::EffectRow& row : in_flight) {
       auto r = charge(kQuarantineEffect, std::to_string(row.id));
       if (!r.ok()) return r.status();
     }
-    for (const store::EvalRow& e : store_->RunningEvals()) {
+    ASSIGN_OR_RETURN(auto running, store_->RunningEvals());
+    for (const store::EvalRow& e : running) {
       auto r = charge(kQuarantineEval, e.thread);
       if (!r.ok()) return r.status();
       if (*r) {  // its batch goes back to the queue, where the Thread waits for a person's Retry
@@ -139,7 +146,8 @@ Result<std::vector<QuarantineItem>> Engine::RecordStart(std::int64_t pid) {
         RETURN_IF_ERROR(store_->ReleaseBatch(e.id, now, 1));
       }
     }
-    for (const Assignment& a : store_->AssignmentsInState("running")) {
+    ASSIGN_OR_RETURN(auto turns, store_->AssignmentsInState("running"));
+    for (const Assignment& a : turns) {
       auto r = charge(kQuarantineTurn, std::to_string(a.ticket));
       if (!r.ok()) return r.status();
     }
@@ -161,7 +169,7 @@ Status Engine::RecordCleanStop() {
 
 std::vector<QuarantineItem> Engine::Quarantined() {
   std::lock_guard<std::mutex> lock(mu_);
-  return store_->SetAsideItems();
+  return LoggedRead(store_->SetAsideItems(), "set-aside items");
 }
 
 Status Engine::RetryQuarantined(const std::string& kind, const std::string& item, const std::string& who) {
@@ -169,7 +177,7 @@ Status Engine::RetryQuarantined(const std::string& kind, const std::string& item
   const TimeMs now = clock_->NowMs();
   auto tx = store_->Begin();
   RETURN_IF_ERROR(tx->begin_status());
-  auto q = store_->GetQuarantine(kind, item);
+  ASSIGN_OR_RETURN(auto q, store_->GetQuarantine(kind, item));
   if (!q || !q->set_aside()) return Status::NotFound("nothing set aside as " + kind + " " + item);
   RETURN_IF_ERROR(store_->DeleteQuarantine(kind, item));
   bool eval_due = false;
@@ -177,10 +185,12 @@ Status Engine::RetryQuarantined(const std::string& kind, const std::string& item
     RETURN_IF_ERROR(store_->RequeueEffect(std::stoll(item), now));
   } else if (kind == kQuarantineEval) {
     RETURN_IF_ERROR(store_->RequeueThread(item, now));
-    eval_due = store_->NextDueThread(now).has_value();
+    ASSIGN_OR_RETURN(auto due, store_->NextDueThread(now));
+    eval_due = due.has_value();
   } else if (kind == kQuarantineTurn) {
     const TicketId ticket = std::stoll(item);
-    if (auto tk = store_->GetTicket(ticket); tk && tk->open()) {
+    ASSIGN_OR_RETURN(auto tk, store_->GetTicket(ticket));
+    if (tk && tk->open()) {
       TicketInput in;
       in.ticket = ticket;
       in.kind = "restart";

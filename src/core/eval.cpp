@@ -5,7 +5,6 @@
 #include <spdlog/spdlog.h>
 
 #include "superagent/text.h"
-#include "superagent/catch_all.h"
 
 namespace superagent {
 
@@ -77,12 +76,9 @@ EvalOutcome JudgeEval(const EvalJob& job, const Policy& policy, Assessor& assess
   out.request_seq = request->seq;
   out.admission = request->gate.reason;
 
-  // An assessor that throws is an unavailable assessment (retried by the Eval's rules), never a
-  // dead eval loop.
-  Result<Assessment> assessed = Status::Internal("not assessed");
-  if (Status thrown = CatchAll("the assessment", [&] { assessed = assessor.Assess(job, candidates, policy); });
-      !thrown.ok())
-    assessed = Status::Unavailable(thrown.message());
+  // A throw is not caught here: RunOneEval records it against the Thread (RecordEvalError),
+  // which requeues it with backoff and sets a poison Thread aside after quarantine.after in a row.
+  Result<Assessment> assessed = assessor.Assess(job, candidates, policy);
   if (!assessed.ok()) {
     out.outcome = DecisionOutcome::kUnavailable;
     out.retry = true;

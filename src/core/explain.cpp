@@ -133,14 +133,24 @@ Result<json> Engine::Explain(const std::string& id_or_url) {
 
   // Set aside (issue 18): its Thread's Evals, a Ticket's turns, or a message about it.
   json set_aside = json::array();
-  auto note = [&](const std::optional<QuarantineItem>& q) {
-    if (!q || !q->set_aside()) return;
-    set_aside.push_back(SetAsideJson(*q));
-    summary.push_back("Set aside: " + q->label + " " + q->reason + "; a person can retry it from the panel's Needs-you.");
+  auto note = [&](const std::optional<QuarantineItem>& item) {
+    if (!item || !item->set_aside()) return;
+    set_aside.push_back(SetAsideJson(*item));
+    summary.push_back("Set aside: " + item->label + " " + item->reason + "; a person can retry it from the panel's Needs-you.");
   };
-  for (const std::string& th : store_->TriggerThreads(rec->seq)) note(store_->GetQuarantine(kQuarantineEval, th));
-  for (TicketId id : involved) note(store_->GetQuarantine(kQuarantineTurn, std::to_string(id)));
-  for (const json& r : receipts) note(store_->SetAsideEffectOf(r["id"].get<std::string>()));
+  ASSIGN_OR_RETURN(auto trigger_threads, store_->TriggerThreads(rec->seq));
+  for (const std::string& th : trigger_threads) {
+    ASSIGN_OR_RETURN(auto eval_q, store_->GetQuarantine(kQuarantineEval, th));
+    note(eval_q);
+  }
+  for (TicketId id : involved) {
+    ASSIGN_OR_RETURN(auto turn_q, store_->GetQuarantine(kQuarantineTurn, std::to_string(id)));
+    note(turn_q);
+  }
+  for (const json& r : receipts) {
+    ASSIGN_OR_RETURN(auto effect_q, store_->SetAsideEffectOf(r["id"].get<std::string>()));
+    note(effect_q);
+  }
   story["set_aside"] = set_aside;
   if (summary.empty()) summary.push_back("Stored; no Eval or Ticket has handled it yet.");
   std::string text;

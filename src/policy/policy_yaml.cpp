@@ -10,6 +10,7 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include "policy/yaml_documents.h"
 #include "superagent/policy.h"
 
 namespace superagent {
@@ -43,10 +44,10 @@ class PolicyReader {
 
   // Records a problem at `node`. An empty value ("key:" and nothing) carries the mark of the
   // *next* token, often the following line, so callers pass the key node for those.
-  void Add(const YAML::Node& node, const std::string& path, const std::string& what) {
+  void Add(const YAML::Node& node, const std::string& path, const std::string& what) { Add(node.Mark(), path, what); }
+  void Add(const YAML::Mark& m, const std::string& path, const std::string& what) {
     Problem p;
     p.file = file_;
-    YAML::Mark m = node.Mark();
     if (!m.is_null() && m.line >= 0) {
       p.line = m.line + 1;
       p.column = m.column + 1;
@@ -294,11 +295,11 @@ std::optional<Policy> ParsePolicy(std::string_view yaml, const std::string& file
   PolicyReader reader(file, problems);
   Policy policy;
   try {
-    std::vector<YAML::Node> docs = YAML::LoadAll(std::string(yaml));
-    if (docs.size() > 1) {
-      reader.Add(docs[1], "", "a policy file holds one YAML document (found " + std::to_string(docs.size()) + ")");
-    } else if (!docs.empty()) {
-      reader.ReadRoot(docs[0], &policy);
+    policy::YamlDocuments docs = policy::LoadYamlDocuments(std::string(yaml));
+    if (docs.count > 1) {
+      reader.Add(docs.second_mark, "", "a policy file holds one YAML document (found " + std::to_string(docs.count) + ")");
+    } else if (docs.count == 1) {
+      reader.ReadRoot(docs.first, &policy);
     }
   } catch (const YAML::Exception& e) {
     // Malformed YAML: nothing after the error can be trusted, so this is the only problem.

@@ -391,7 +391,7 @@ CREATE INDEX IF NOT EXISTS workspaces_live ON workspaces (ticket_id) WHERE remov
       {10, "quarantine: poison items set aside, and whether the daemon stopped cleanly", R"SQL(
 -- One row per item that failed (kind + item name the loop's key: an Effect id, a Thread key, a
 -- Ticket id). A success deletes the row; set_aside_at set means the loop no longer picks it.
-CREATE TABLE quarantine (
+CREATE TABLE IF NOT EXISTS quarantine (
   kind         TEXT NOT NULL CHECK (kind IN ('effect', 'eval', 'turn')),
   item         TEXT NOT NULL,
   label        TEXT NOT NULL,
@@ -405,7 +405,7 @@ CREATE TABLE quarantine (
 );
 -- The crash-loop guard's marker: running = 1 from start until a clean stop, so a start that finds
 -- it still 1 knows the previous run died.
-CREATE TABLE daemon_run (
+CREATE TABLE IF NOT EXISTS daemon_run (
   id         INTEGER PRIMARY KEY CHECK (id = 1),
   running    INTEGER NOT NULL,
   pid        INTEGER NOT NULL,

@@ -203,17 +203,17 @@ class Store {
   Result<nlohmann::json> EffectCounts();
 
   // Quarantine and the clean-stop marker (store_quarantine.cpp).
-  std::optional<QuarantineItem> GetQuarantine(const std::string& kind, const std::string& item);
+  Result<std::optional<QuarantineItem>> GetQuarantine(const std::string& kind, const std::string& item);
   Status PutQuarantine(const QuarantineItem& q);  // insert or replace
   Status DeleteQuarantine(const std::string& kind, const std::string& item);
-  std::vector<QuarantineItem> SetAsideItems();
+  Result<std::vector<QuarantineItem>> SetAsideItems();
   // The set-aside Effect that delivers receipt `receipt_id`, if any.
-  std::optional<QuarantineItem> SetAsideEffectOf(const std::string& receipt_id);
+  Result<std::optional<QuarantineItem>> SetAsideEffectOf(const std::string& receipt_id);
   // Marks this process running; true when the previous run was still marked running (it died).
   Result<bool> MarkRunning(TimeMs at, std::int64_t pid);
   Status MarkStopped(TimeMs at);
   // Pending Effects claimed by a run that never recorded their outcome.
-  std::vector<EffectRow> InFlightEffects();
+  Result<std::vector<EffectRow>> InFlightEffects();
   // A set-aside Effect or Thread queue is due again now (Retry); attempts are kept.
   Status RequeueEffect(std::int64_t id, TimeMs at);
   Status RequeueThread(const std::string& thread, TimeMs at);

@@ -18,13 +18,11 @@ QuarantineItem ReadQuarantine(Stmt& s) {
   return q;
 }
 
-std::optional<QuarantineItem> Store::GetQuarantine(const std::string& kind, const std::string& item) {
-  Stmt& s = db_.Prepare("SELECT " QUARANTINE_COLUMNS " FROM quarantine WHERE kind = ? AND item = ?");
+Result<std::optional<QuarantineItem>> Store::GetQuarantine(const std::string& kind, const std::string& item) {
+  Stmt s = db_.Prepare("SELECT " QUARANTINE_COLUMNS " FROM quarantine WHERE kind = ? AND item = ?");
   s.Bind(1, kind).Bind(2, item);
-  if (!s.Step()) return std::nullopt;
-  QuarantineItem q = ReadQuarantine(s);
-  s.Reset();
-  return q;
+  if (!s.Step()) return Missing(s);
+  return std::optional<QuarantineItem>(ReadQuarantine(s));
 }
 
 Status Store::PutQuarantine(const QuarantineItem& q) {
@@ -45,29 +43,31 @@ Status Store::DeleteQuarantine(const std::string& kind, const std::string& item)
   return db_.Prepare("DELETE FROM quarantine WHERE kind = ? AND item = ?").Bind(1, kind).Bind(2, item).Run();
 }
 
-std::vector<QuarantineItem> Store::SetAsideItems() {
-  Stmt& s = db_.Prepare("SELECT " QUARANTINE_COLUMNS " FROM quarantine WHERE set_aside_at IS NOT NULL ORDER BY set_aside_at");
+Result<std::vector<QuarantineItem>> Store::SetAsideItems() {
+  Stmt s = db_.Prepare("SELECT " QUARANTINE_COLUMNS " FROM quarantine WHERE set_aside_at IS NOT NULL ORDER BY set_aside_at");
   std::vector<QuarantineItem> out;
   while (s.Step()) out.push_back(ReadQuarantine(s));
+  RETURN_IF_ERROR(s.status());
   return out;
 }
 
-std::optional<QuarantineItem> Store::SetAsideEffectOf(const std::string& receipt_id) {
-  Stmt& s = db_.Prepare(
+Result<std::optional<QuarantineItem>> Store::SetAsideEffectOf(const std::string& receipt_id) {
+  Stmt s = db_.Prepare(
       "SELECT q.kind, q.item, q.label, q.last_error, q.failures, q.crashes, q.set_aside_at, q.reason, q.updated_at "
       "FROM effects e JOIN quarantine q ON q.kind = 'effect' AND q.item = CAST(e.id AS TEXT) "
       "WHERE e.receipt_id = ? AND q.set_aside_at IS NOT NULL LIMIT 1");
   s.Bind(1, receipt_id);
-  if (!s.Step()) return std::nullopt;
-  QuarantineItem q = ReadQuarantine(s);
-  s.Reset();
-  return q;
+  if (!s.Step()) return Missing(s);
+  return std::optional<QuarantineItem>(ReadQuarantine(s));
 }
 
 Result<bool> Store::MarkRunning(TimeMs at, std::int64_t pid) {
-  Stmt& s = db_.Prepare("SELECT running FROM daemon_run WHERE id = 1");
-  bool died = s.Step() && s.Bool(0);
-  s.Reset();
+  bool died = false;
+  {
+    Stmt s = db_.Prepare("SELECT running FROM daemon_run WHERE id = 1");
+    died = s.Step() && s.Bool(0);
+    RETURN_IF_ERROR(s.status());
+  }
   RETURN_IF_ERROR(db_.Prepare("INSERT OR REPLACE INTO daemon_run (id, running, pid, started_at) VALUES (1, 1, ?, ?)")
                       .Bind(1, pid)
                       .Bind(2, at)
@@ -79,13 +79,18 @@ Status Store::MarkStopped(TimeMs at) {
   return db_.Prepare("UPDATE daemon_run SET running = 0, stopped_at = ? WHERE id = 1").Bind(1, at).Run();
 }
 
-std::vector<Store::EffectRow> Store::InFlightEffects() {
-  std::vector<EffectRow> out;
-  Stmt& s = db_.Prepare("SELECT id FROM effects WHERE status = 'pending' AND started_at IS NOT NULL ORDER BY id");
+Result<std::vector<Store::EffectRow>> Store::InFlightEffects() {
   std::vector<std::int64_t> ids;
-  while (s.Step()) ids.push_back(s.Int(0));
-  for (std::int64_t id : ids)
-    if (auto row = GetEffect(id)) out.push_back(*row);
+  {
+    Stmt s = db_.Prepare("SELECT id FROM effects WHERE status = 'pending' AND started_at IS NOT NULL ORDER BY id");
+    while (s.Step()) ids.push_back(s.Int(0));
+    RETURN_IF_ERROR(s.status());
+  }
+  std::vector<EffectRow> out;
+  for (std::int64_t id : ids) {
+    ASSIGN_OR_RETURN(auto row, GetEffect(id));
+    if (row) out.push_back(*row);
+  }
   return out;
 }
 

@@ -146,7 +146,7 @@ std::vector<SystemProblem> Views::Problems(int threshold) {
 
 std::vector<QuarantineItem> Views::SetAside(int limit) {
   std::lock_guard<std::mutex> lock(mu_);
-  Stmt& s = db_->Prepare("SELECT " QUARANTINE_COLUMNS " FROM quarantine WHERE set_aside_at IS NOT NULL "
+  Stmt s = db_->Prepare("SELECT " QUARANTINE_COLUMNS " FROM quarantine WHERE set_aside_at IS NOT NULL "
                          "ORDER BY set_aside_at LIMIT ?");
   s.Bind(1, limit);
   std::vector<QuarantineItem> out;
