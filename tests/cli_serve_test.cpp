@@ -474,8 +474,8 @@ TEST_F(ServeTest, AMessageInFlightDuringFiveKillsIsSetAsideAtTheNextStartAndRetr
   ASSERT_TRUE(ok);
   ASSERT_EQ(ok->status, 200) << ok->body;
   ASSERT_TRUE(d.WaitForLine("message sent receipt=ack:ticket:1")) << d.log();
-  const json needs = json::parse(http.Get("/api/needs")->body);  // named: a temporary would dangle in the loop
-  for (const json& c : needs["set_aside"]) EXPECT_NE(c["kind"], "effect");
+  const json needs_now = json::parse(http.Get("/api/needs")->body);  // named: a temporary would dangle in the loop
+  for (const json& c : needs_now["set_aside"]) EXPECT_NE(c["kind"], "effect");
   d.Signal(SIGTERM);
   EXPECT_EQ(d.Wait(), 0) << d.log();
 }
