@@ -273,6 +273,8 @@ TEST_F(ServeTest, ChineseOutputOfAFailingWorkerCommandNeitherCrashesTheDaemonNor
   {
     DaemonProcess d(SUPERAGENT_BINARY, {"serve", "--config", Config()}, env);
     ASSERT_TRUE(d.WaitForLine("ready")) << d.log();
+    // Before the first round learns the bot's login a delivery waits (202): deliver after it.
+    ASSERT_TRUE(d.WaitForLine("github identity login=")) << d.log();
     httplib::Client http("127.0.0.1", port_);
     auto res = http.Post("/hooks/github",
                          {{"X-GitHub-Event", "issue_comment"}, {"X-GitHub-Delivery", "zh-1"},
