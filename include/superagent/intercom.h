@@ -90,8 +90,8 @@ struct IntercomGroup {
 
 // Rules of the road (SPEC §10), fixed by code; the panel shows them.
 struct IntercomLimits {
-  std::size_t max_text = 8'000;         // characters in; longer is refused with a message
-  std::size_t max_output = 16'000;     // characters out of a read tool; the newest are kept
+  std::size_t max_text = 8'000;         // code points in; longer is refused with a message
+  std::size_t max_output = 16'000;     // code points of a read tool's whole JSON result; the newest text is kept
   std::size_t max_last_text = 4'000;   // collect: a session's last conclusion
   int per_target_per_minute = 10;
   int per_pair_per_minute = 10;

@@ -95,7 +95,8 @@ struct RunResult {
 Result<RunResult> RunToCompletion(ProcessRunner& runner, const ProcessSpec& spec, Clock* clock, const Sleeper& sleeper,
                                   TimeMs limit_ms, TimeMs poll_ms = 20, const std::atomic<bool>* cancel = nullptr);
 
-// The last `max_lines` lines of `text`, at most `max_chars` characters (for error reports).
+// The last `max_lines` lines of `text`, at most `max_chars` code points, repaired (for error
+// reports); text::TailLines (superagent/text.h) under its older name.
 std::string Tail(const std::string& text, std::size_t max_lines = 20, std::size_t max_chars = 2000);
 
 // Quotes `s` for /bin/sh as one word.

@@ -93,9 +93,9 @@ std::string NeutraliseFences(std::string_view text);
 std::string FenceData(std::string_view kind, const std::vector<std::pair<std::string, std::string>>& attrs,
                       std::string_view text);
 
-// Shortens `text` to at most about `max_chars` bytes by cutting out its middle (the start holds
-// the address, the end often the actual ask), leaving "[… N characters cut …]". UTF-8 safe.
-// Sets *cut when it shortened.
+// Shortens `text` to about `max_chars` code points by cutting out its middle (the start holds
+// the address, the end often the actual ask), leaving "[… N characters cut …]"; text::CutMiddle
+// (superagent/text.h) under its prompt name. Sets *cut when it shortened.
 std::string CutMiddle(std::string_view text, std::size_t max_chars, bool* cut = nullptr);
 
 // Bounds on the external part of an assessment prompt.

@@ -112,7 +112,7 @@ struct BuiltinExecutorOptions {
   std::string model;
   int max_steps = 60;                // model calls per turn before it is reported blocked
   TimeMs foreground_ms = 5'000;      // SPEC §6: a shell command moves to the background after 5 s
-  std::size_t tool_output_chars = 16'000;
+  std::size_t tool_output_chars = 16'000;  // code points of one tool result, cut once as a whole (text.h)
 };
 
 // execution.executor: builtin — the agent loop on the OpenAI-compatible client.
