@@ -70,6 +70,24 @@ TEST_F(EngineTest, IntakeRejectsTriggerWithoutThreadAndWritesNothing) {
   EXPECT_FALSE(engine_->GetTrigger("c1").ok());
 }
 
+// Found by fuzzing (feishu_normalize_fuzz): a chat message without a sender became a Trigger
+// that was stored but could not be read back, so every later Eval of its Thread failed on it.
+// Intake refuses what would not read back, and names the field.
+TEST_F(EngineTest, IntakeRefusesATriggerThatWouldNotReadBackFoundByFuzzing) {
+  Trigger no_sender = Comment("c1", "alice", true, "谁发的？");
+  no_sender.actor.reset();  // only CI has no sender
+  auto r = engine_->Receive(no_sender, "test");
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), Status::Code::kInvalidArgument);
+  EXPECT_NE(r.status().message().find("actor"), std::string::npos) << r.status().ToString();
+  EXPECT_FALSE(engine_->GetTrigger("c1").ok());
+  Trigger bad_scope = Comment("c2", "alice", true, "x");
+  bad_scope.scope = "";
+  EXPECT_EQ(engine_->Receive(bad_scope, "test").status().code(), Status::Code::kInvalidArgument);
+  EXPECT_FALSE(engine_->GetTrigger("c2").ok());
+  EXPECT_TRUE(engine_->Receive(Comment("c3", "alice", true, "x"), "test").ok()) << "the next message is taken";
+}
+
 TEST_F(EngineTest, TriggerKeepsEveryFieldThroughTheStore) {
   Trigger t = Comment("c1", "alice", true, "line one\nline two with \"quotes\" and ünïcode");
   t.threads.push_back("feishu:chat:oc_1:thread:omt_1");

@@ -111,5 +111,29 @@ TEST(FeishuNormalize, UnknownTypesAndMalformedItemsAreSkippedWithAReason) {
   EXPECT_EQ(NormalizeHistoryItem(recalled, kCtx, false).kind, Normalized::Kind::kSkip);
 }
 
+// Found by fuzzing (fuzz/corpus/feishu_normalize_fuzz/realtime_event_without_sender.json): an
+// event whose sender has no open_id became a Trigger with no sender, which intake cannot admit
+// nor read back. It is a malformed item: skipped and counted.
+TEST(FeishuNormalize, AMessageWithoutASenderIsMalformedFoundByFuzzing) {
+  json item = FakeFeishu::Item("om_11", "oc_a", "ou_alice", "@_user_1 看一下", 1'700'000'000'000, "", "", MentionOfBot());
+  item.erase("sender");
+  Normalized n = NormalizeHistoryItem(item, kCtx, false);
+  EXPECT_EQ(n.kind, Normalized::Kind::kMalformed);
+  EXPECT_NE(n.why.find("sender"), std::string::npos) << n.why;
+  json event = {{"sender", {{"sender_id%", {{"open_id", "ou_alice"}}}, {"sender_type", "user"}}},
+                {"message",
+                 {{"message_id", "om_12"},
+                  {"create_time", "1780000000000"},
+                  {"chat_id", "oc_support"},
+                  {"chat_type", "p2p"},
+                  {"message_type", "text"},
+                  {"content", R"({"text":"帮我看看 🙏"})"}}}};
+  n = NormalizeEvent(event, kCtx);
+  EXPECT_EQ(n.kind, Normalized::Kind::kMalformed);
+  EXPECT_NE(n.why.find("om_12"), std::string::npos) << n.why;
+  event["sender"]["sender_id"] = {{"open_id", "ou_alice"}};
+  EXPECT_EQ(NormalizeEvent(event, kCtx).kind, Normalized::Kind::kTrigger) << "with a sender it is taken";
+}
+
 }  // namespace
 }  // namespace superagent::feishu

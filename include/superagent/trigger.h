@@ -32,6 +32,9 @@ struct Trigger {
 Result<Trigger> TriggerFromJson(const nlohmann::json& j);
 // The JSON form accepted by TriggerFromJson.
 nlohmann::json TriggerToJson(const Trigger& t);
+// Ok when `t` holds every invariant TriggerFromJson checks (so what is stored reads back);
+// otherwise the same field-naming error. Intake refuses what fails it.
+Status ValidateTrigger(const Trigger& t);
 
 // The message's web address when the Source knows one (meta.html_url or meta.url), else "".
 std::string TriggerUrl(const Trigger& t);

@@ -118,6 +118,9 @@ Result<IntakeResult> Engine::Receive(const Trigger& trigger, const std::string& 
   const Trigger t = Repaired(trigger);
   std::lock_guard<std::mutex> lock(mu_);
   if (t.id.empty() || t.threads.empty()) return Status::InvalidArgument("trigger needs an id and at least one thread");
+  // A Trigger that would not read back (a chat message without a sender, say) must not be stored:
+  // every later Eval of its Thread would fail on it.
+  RETURN_IF_ERROR(ValidateTrigger(t));
   const TimeMs now = clock_->NowMs();
   IntakeResult result;
   auto tx = store_->Begin();

@@ -88,6 +88,8 @@ nlohmann::json TriggerToJson(const Trigger& t) {
                         {"meta", t.meta}};
 }
 
+Status ValidateTrigger(const Trigger& t) { return TriggerFromJson(TriggerToJson(t)).status(); }
+
 std::string TriggerUrl(const Trigger& t) {
   for (const char* key : {"html_url", "url"}) {
     auto it = t.meta.find(key);

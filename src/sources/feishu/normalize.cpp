@@ -106,6 +106,8 @@ Normalized Build(const Message& m, const NormalizeContext& ctx) {
     n.why = "message type " + m.msg_type + " has no text form (" + m.message_id + ")";
     return n;
   }
+  // Without a sender nothing can be admitted or answered (and the Trigger would not read back).
+  if (m.sender_id.empty()) return Malformed("sender is missing (" + m.message_id + ")");
   const bool own = (!ctx.bot_open_id.empty() && m.sender_id == ctx.bot_open_id) ||
                    (!ctx.app_id.empty() && m.sender_id == ctx.app_id);
   Normalized n;

@@ -133,6 +133,14 @@ void Source::Receive(const Normalized& n, const std::string& via, Intake* intake
   intake->last_activity = std::max(intake->last_activity, t.at);
   const std::string reason = FilterReason(t);
   auto r = engine_->Receive(t, via, reason);
+  if (!r.ok() && r.status().code() == Status::Code::kInvalidArgument) {
+    // Intake refused the item itself (it breaks a Trigger invariant): malformed, skipped and
+    // counted like one the normalizer caught; a retry would only fail the same way.
+    ++intake->skipped;
+    if (report) ++report->skipped;
+    spdlog::warn("feishu item skipped via={} trigger={} reason=\"{}\"", via, t.id, r.status().message());
+    return;
+  }
   if (!r.ok()) {
     intake->error = "receive " + t.id + ": " + r.status().ToString();
     if (report) report->errors.push_back(intake->error);

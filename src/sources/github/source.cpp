@@ -195,6 +195,14 @@ void Source::ReceiveNormalized(const Normalized& n, const std::string& via, bool
     if (!scope_on && !t.addressed && !followed) reason = "out_of_scope";
   }
   auto r = engine_->Receive(t, via, reason);
+  if (!r.ok() && r.status().code() == Status::Code::kInvalidArgument) {
+    // Intake refused the item itself (it breaks a Trigger invariant): malformed, skipped and
+    // counted like one the normalizer caught; a retry would only fail the same way.
+    ++intake->skipped;
+    if (report) ++report->skipped;
+    spdlog::warn("github item skipped via={} trigger={} reason=\"{}\"", via, t.id, r.status().message());
+    return;
+  }
   if (!r.ok()) {
     intake->error = "receive " + t.id + ": " + r.status().ToString();
     if (report) report->errors.push_back(intake->error);
