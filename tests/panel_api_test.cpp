@@ -9,6 +9,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <httplib.h>
+#include <sqlite3.h>
 
 #include "panel/guard.h"
 #include "panel_fixture.h"
@@ -115,6 +116,24 @@ TEST_F(PanelApiTest, NeedsYouListsQuestionsOldestFirstThenDecisionsThenProblems)
   ASSERT_EQ(needs["problems"].size(), 1u);
   EXPECT_EQ(needs["problems"][0]["kind"], "source:feishu:backfill");
   EXPECT_EQ(needs["count"], 4);
+}
+
+// Issue 18: when the store cannot be read, Needs-you says so (503 with the reason) instead of
+// "Nothing needs you", and /metrics fails the scrape instead of reporting zeros.
+TEST_F(PanelApiTest, AStoreThatCannotBeReadIsA503NotAnEmptyPage) {
+  ASSERT_TRUE(StartServer().ok());
+  ASSERT_EQ(GetJson("/api/needs")["count"], 4);
+  sqlite3* outside = nullptr;
+  ASSERT_EQ(sqlite3_open((dir_ / "superagent.db").string().c_str(), &outside), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(outside, "DROP TABLE system_problems;", nullptr, nullptr, nullptr), SQLITE_OK);
+  sqlite3_close(outside);
+  json needs = GetJson("/api/needs", 503);
+  EXPECT_THAT(needs["error"].get<std::string>(), HasSubstr("the store could not be read (needs)"));
+  EXPECT_THAT(needs["error"].get<std::string>(), HasSubstr("system_problems"));
+  auto metrics = client_->Get("/metrics");
+  ASSERT_TRUE(metrics);
+  EXPECT_EQ(metrics->status, 503) << metrics->body;
+  EXPECT_EQ(GetJson("/api/status", 200)["mode"], "observe") << "what still reads is still served";
 }
 
 TEST_F(PanelApiTest, StatusSaysModePolicySlotsSourcesAndCursors) {

@@ -40,7 +40,10 @@ class PolicySimulateTest : public EngineTest {
     EXPECT_TRUE(views.ok());
     if (!views.ok()) return {};
     const int calls_before = assessor_.calls;
-    SimulationReport r = SimulatePolicy((*views)->DecisionsSince(0), candidate, use_assessments);
+    auto recorded = (*views)->DecisionsSince(0);
+    EXPECT_TRUE(recorded.ok()) << recorded.status().ToString();
+    if (!recorded.ok()) return {};
+    SimulationReport r = SimulatePolicy(*recorded, candidate, use_assessments);
     EXPECT_EQ(assessor_.calls, calls_before) << "a simulation must never ask the model";
     return r;
   }

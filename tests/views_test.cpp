@@ -1,11 +1,19 @@
 // The panel's read model on a real store written by the real Engine.
 #include <gtest/gtest.h>
+#include <sqlite3.h>
 
 #include "panel_fixture.h"
 #include "superagent/views.h"
 
 namespace superagent::testing {
 namespace {
+
+// The value of a read that must succeed here; a failure fails the test with the store's words.
+template <typename T>
+T Ok(Result<T> r) {
+  EXPECT_TRUE(r.ok()) << r.status().ToString();
+  return r.ok() ? std::move(*r) : T{};
+}
 
 class ViewsTest : public PanelSeedTest {
  protected:
@@ -38,7 +46,7 @@ TEST_F(ViewsTest, DataVersionMovesWhenTheEngineCommits) {
 TEST_F(ViewsTest, SeesTheSeededStateAsThePanelShowsIt) {
   PanelSeed s = Seed();
   OpenViews();
-  auto questions = views_->TicketsInStage(Stage::kWaitingForPerson, 10);
+  auto questions = Ok(views_->TicketsInStage(Stage::kWaitingForPerson, 10));
   ASSERT_EQ(questions.size(), 2u);
   EXPECT_EQ(questions[0].ticket.id, s.question_old);  // asked first, answered first
   ASSERT_TRUE(questions[0].ticket.waiting);
@@ -47,12 +55,12 @@ TEST_F(ViewsTest, SeesTheSeededStateAsThePanelShowsIt) {
   EXPECT_EQ(questions[0].origin->trigger.id, "gh:comment:1001");
   EXPECT_EQ(questions[0].origin->trigger.threads, std::vector<std::string>{"github:issue:11"});
 
-  auto problems = views_->Problems(3);
+  auto problems = Ok(views_->Problems(3));
   ASSERT_EQ(problems.size(), 1u);
   EXPECT_EQ(problems[0].kind, "source:feishu:backfill");
-  EXPECT_TRUE(views_->Problems(4).empty());
+  EXPECT_TRUE(Ok(views_->Problems(4)).empty());
 
-  StatusCounts c = views_->Counts();
+  StatusCounts c = Ok(views_->Counts());
   EXPECT_EQ(c.tickets["waiting_for_person"], 2);
   EXPECT_EQ(c.tickets["blocked"], 1);
   EXPECT_EQ(c.tickets["ended"], 1);
@@ -63,20 +71,20 @@ TEST_F(ViewsTest, SeesTheSeededStateAsThePanelShowsIt) {
   EXPECT_EQ(c.assignments_running, 0);
   EXPECT_EQ(c.receipts_pending, 6);  // four acknowledgements, two questions
 
-  auto policy = views_->CurrentPolicy();
+  auto policy = Ok(views_->CurrentPolicy());
   ASSERT_TRUE(policy);
   EXPECT_EQ(policy->version, 1);
-  ASSERT_EQ(views_->SourcesHealth().size(), 2u);
-  ASSERT_EQ(views_->Cursors().size(), 2u);
+  ASSERT_EQ(Ok(views_->SourcesHealth()).size(), 2u);
+  ASSERT_EQ(Ok(views_->Cursors()).size(), 2u);
 
-  auto ended = views_->Tickets(Stage::kEnded, 10, std::nullopt);
+  auto ended = Ok(views_->Tickets(Stage::kEnded, 10, std::nullopt));
   ASSERT_EQ(ended.size(), 1u);
   EXPECT_EQ(ended[0].ticket.id, s.ended);
-  auto older = views_->Tickets(std::nullopt, 10, s.blocked);
+  auto older = Ok(views_->Tickets(std::nullopt, 10, s.blocked));
   ASSERT_EQ(older.size(), 2u);
   EXPECT_EQ(older[0].ticket.id, s.question_new);
 
-  auto wa = views_->WouldAccept(10);
+  auto wa = Ok(views_->WouldAccept(10));
   ASSERT_EQ(wa.size(), 1u);
   EXPECT_TRUE(wa[0].decision.would_accept);
   ASSERT_EQ(wa[0].batch.size(), 1u);
@@ -109,11 +117,34 @@ TEST_F(ViewsTest, DetailHoldsEverythingAboutOneTicket) {
   EXPECT_EQ(views_->Detail(999).status().code(), Status::Code::kNotFound);
 }
 
+// Issue 18: a read the store fails is an error, never an empty list ("Nothing needs you" while
+// the store is broken would be a lie a person acts on). Another process damages the schema.
+TEST_F(ViewsTest, AFailedReadIsAnErrorNotAnEmptyList) {
+  PanelSeed s = Seed();
+  OpenViews();
+  ASSERT_EQ(Ok(views_->Problems(3)).size(), 1u);
+  sqlite3* outside = nullptr;
+  ASSERT_EQ(sqlite3_open((dir_ / "superagent.db").string().c_str(), &outside), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(outside, "DROP TABLE system_problems; DROP TABLE trigger_threads;", nullptr, nullptr, nullptr),
+            SQLITE_OK);
+  sqlite3_close(outside);
+  auto problems = views_->Problems(3);
+  ASSERT_FALSE(problems.ok());
+  EXPECT_NE(problems.status().message().find("system_problems"), std::string::npos) << problems.status().ToString();
+  // A Ticket row reads its origin's threads: that failure reaches the caller too.
+  auto questions = views_->TicketsInStage(Stage::kWaitingForPerson, 10);
+  EXPECT_FALSE(questions.ok());
+  EXPECT_FALSE(views_->Detail(s.blocked).ok());
+  EXPECT_NE(views_->Detail(s.blocked).status().code(), Status::Code::kNotFound);
+  // What the damage did not touch still reads.
+  EXPECT_TRUE(views_->Cursors().ok());
+}
+
 TEST_F(ViewsTest, RecordCommandKeepsWhoAndWhen) {
   OpenViews();
   ASSERT_TRUE(engine_->RecordCommand("Tess (panel)", "reload_policy", "policy", "{\"valid\":true}").ok());
   EXPECT_EQ(engine_->RecordCommand("", "reload_policy", "", "").code(), Status::Code::kInvalidArgument);
-  auto commands = views_->Commands(10);
+  auto commands = Ok(views_->Commands(10));
   ASSERT_EQ(commands.size(), 1u);
   EXPECT_EQ(commands[0].who, "Tess (panel)");
   EXPECT_EQ(commands[0].at, clock_.NowMs());

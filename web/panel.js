@@ -441,7 +441,8 @@ async function refresh() {
       if (liveState === 'live' && $('live').classList.contains('off')) setLive('on', 'live');
     } while (again);
   } catch (e) {
-    setLive('off', `cannot reach the daemon (${e.message})`);
+    // A status means the daemon answered with an error (its store unreadable, say): say that.
+    setLive('off', e.status ? `the daemon cannot answer: ${e.message}` : `cannot reach the daemon (${e.message})`);
   } finally {
     running = false;
   }

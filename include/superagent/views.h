@@ -120,43 +120,49 @@ class Views {
   ~Views();
 
   // Changes whenever another connection commits (SQLite's PRAGMA data_version): a cheap "did
-  // anything change?" for live updates.
+  // anything change?" for live updates. -1 when it cannot be read.
   std::int64_t DataVersion();
   // SQLite's quick_check of the file: true when all of it reads as sound, false when `budget`
   // (0: none) ran out first with nothing wrong so far, an IoError naming the damage otherwise.
   Result<bool> QuickCheck(std::chrono::milliseconds budget);
 
+  // Every read below returns its rows, or the store's error: a failed read is never an empty
+  // list (the panel answers 503 rather than "Nothing needs you" when the store cannot be read).
+
   // --- What needs a person ---
   // Tickets in `stage`, oldest first (questions are answered in the order they were asked).
-  std::vector<TicketRow> TicketsInStage(Stage stage, int limit);
-  std::vector<SystemProblem> Problems(int threshold);
+  Result<std::vector<TicketRow>> TicketsInStage(Stage stage, int limit);
+  Result<std::vector<SystemProblem>> Problems(int threshold);
   // Poison items set aside (issue 18), oldest first.
-  std::vector<QuarantineItem> SetAside(int limit);
+  Result<std::vector<QuarantineItem>> SetAside(int limit);
 
   // --- Status ---
-  std::optional<PolicyVersionInfo> CurrentPolicy();
-  std::vector<SourceHealth> SourcesHealth();
-  std::vector<CursorRecord> Cursors();
-  StatusCounts Counts();
+  // The newest policy version; an empty optional before the first.
+  Result<std::optional<PolicyVersionInfo>> CurrentPolicy();
+  Result<std::vector<SourceHealth>> SourcesHealth();
+  Result<std::vector<CursorRecord>> Cursors();
+  Result<StatusCounts> Counts();
   // Triggers by (source, intake outcome), for /metrics.
-  std::map<std::pair<std::string, std::string>, std::int64_t> TriggersBySource();
+  Result<std::map<std::pair<std::string, std::string>, std::int64_t>> TriggersBySource();
 
   // --- History ---
   // Newest first; `stage` filters; `before` pages (ids below it).
-  std::vector<TicketRow> Tickets(std::optional<Stage> stage, int limit, std::optional<TicketId> before);
+  Result<std::vector<TicketRow>> Tickets(std::optional<Stage> stage, int limit, std::optional<TicketId> before);
+  // NotFound when no Ticket has that id.
   Result<TicketDetail> Detail(TicketId id);
   // Observe review: `would_accept` Decisions, newest first, with the Triggers they judged.
-  std::vector<DecisionView> WouldAccept(int limit);
-  std::vector<CommandRecord> Commands(int limit);
+  Result<std::vector<DecisionView>> WouldAccept(int limit);
+  Result<std::vector<CommandRecord>> Commands(int limit);
   // Decisions made at or after `since`, oldest first, with their batches (policy simulate).
-  std::vector<RecordedDecision> DecisionsSince(TimeMs since);
+  Result<std::vector<RecordedDecision>> DecisionsSince(TimeMs since);
 
  private:
   Views();
-  std::optional<MandateView> MandateOf(TicketId id);
-  std::optional<TriggerRecord> TriggerBySeq(std::int64_t seq);
-  TicketRow RowOf(const Ticket& t);
-  std::vector<JudgedTrigger> BatchOf(EvalId eval);
+  Result<std::optional<MandateView>> MandateOf(TicketId id);
+  Result<std::optional<TriggerRecord>> TriggerBySeq(std::int64_t seq);
+  Result<TicketRow> RowOf(const Ticket& t);
+  Result<std::vector<TicketRow>> RowsOf(const std::vector<Ticket>& tickets);
+  Result<std::vector<JudgedTrigger>> BatchOf(EvalId eval);
 
   std::mutex mu_;
   std::unique_ptr<store::Db> db_;

@@ -91,7 +91,12 @@ int Simulate(int argc, char** argv) {
     return 1;
   }
   const TimeMs from = SystemClock()->NowMs() - window;
-  SimulationReport r = SimulatePolicy((*views)->DecisionsSince(from), *candidate, !gate_only);
+  auto recorded = (*views)->DecisionsSince(from);
+  if (!recorded.ok()) {
+    std::fprintf(stderr, "policy simulate: the store could not be read: %s\n", recorded.status().message().c_str());
+    return 1;
+  }
+  SimulationReport r = SimulatePolicy(*recorded, *candidate, !gate_only);
 
   if (as_json) {
     nlohmann::json diffs = nlohmann::json::array();

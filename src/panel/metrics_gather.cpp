@@ -2,19 +2,21 @@
 
 #include <nlohmann/json.hpp>
 
+#include "superagent/assign_or_return.h"
 #include "superagent/engine.h"
+#include "superagent/json_read.h"
 #include "superagent/views.h"
 
 namespace superagent::panel {
 
-metrics::Snapshot GatherMetrics(Engine& engine, Views& views, const Config& config, int problem_threshold,
+Result<metrics::Snapshot> GatherMetrics(Engine& engine, Views& views, const Config& config, int problem_threshold,
                                 std::optional<SlotsView> slots) {
   metrics::Snapshot s;
   s.version = SUPERAGENT_VERSION;
   s.policy_version = engine.PolicyVersion();
   s.mode = ModeName(engine.CurrentPolicy().mode);
-  s.triggers = views.TriggersBySource();
-  StatusCounts c = views.Counts();
+  ASSIGN_OR_RETURN(s.triggers, views.TriggersBySource());
+  ASSIGN_OR_RETURN(StatusCounts c, views.Counts());
   s.decisions = c.decisions;
   s.would_accept = c.would_accept;
   s.tickets = c.tickets;
@@ -23,21 +25,24 @@ metrics::Snapshot GatherMetrics(Engine& engine, Views& views, const Config& conf
   s.slots_busy = slots ? slots->worker_used : c.assignments_running;
   if (slots) s.reserved_slot_busy = slots->reserved_used;
   nlohmann::json effects = engine.OutboxCounts();
-  s.effects_pending = effects.value("pending", std::int64_t{0});
-  s.effects_in_flight = effects.value("in_flight", std::int64_t{0});
-  s.effects_failed = effects.value("failed", std::int64_t{0});
-  s.system_problems = static_cast<std::int64_t>(views.Problems(problem_threshold).size());
-  for (const QuarantineItem& q : views.SetAside(1000)) ++s.set_aside[q.kind];
-  s.sources = views.SourcesHealth();
+  s.effects_pending = json_read::IntOr(effects, "pending");
+  s.effects_in_flight = json_read::IntOr(effects, "in_flight");
+  s.effects_failed = json_read::IntOr(effects, "failed");
+  ASSIGN_OR_RETURN(auto problems, views.Problems(problem_threshold));
+  s.system_problems = static_cast<std::int64_t>(problems.size());
+  ASSIGN_OR_RETURN(auto set_aside, views.SetAside(1000));
+  for (const QuarantineItem& q : set_aside) ++s.set_aside[q.kind];
+  ASSIGN_OR_RETURN(s.sources, views.SourcesHealth());
+  ASSIGN_OR_RETURN(auto cursors, views.Cursors());
   // The GitHub Source saves its rate budget as a cursor with every notifications round.
-  for (const CursorRecord& cr : views.Cursors()) {
+  for (const CursorRecord& cr : cursors) {
     if (cr.source != "github" || cr.name != "rate") continue;
     nlohmann::json j = nlohmann::json::parse(cr.value, nullptr, false);
     if (!j.is_object()) continue;
     metrics::RateLimit r;
-    r.limit = j.value("limit", std::int64_t{-1});
-    r.remaining = j.value("remaining", std::int64_t{-1});
-    r.reset_at = j.value("reset_at", std::int64_t{0});
+    r.limit = json_read::IntOr(j, "limit", -1);
+    r.remaining = json_read::IntOr(j, "remaining", -1);
+    r.reset_at = json_read::IntOr(j, "reset_at", 0);
     s.github_rate = r;
   }
   s.rounds = metrics::ProcessRuntime().Rounds();

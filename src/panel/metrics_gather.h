@@ -5,6 +5,7 @@
 #include "superagent/config.h"
 #include "superagent/metrics.h"
 #include "superagent/session.h"
+#include "superagent/status.h"
 
 namespace superagent {
 class Engine;
@@ -14,8 +15,9 @@ class Views;
 namespace superagent::panel {
 
 // `slots`: the scheduler's live view, or nullopt when execution is off (then the store's running
-// Assignments are counted).
-metrics::Snapshot GatherMetrics(Engine& engine, Views& views, const Config& config, int problem_threshold,
+// Assignments are counted). The store's error when it cannot be read (a scrape never gets zeros
+// made up for a failed read).
+Result<metrics::Snapshot> GatherMetrics(Engine& engine, Views& views, const Config& config, int problem_threshold,
                                 std::optional<SlotsView> slots = std::nullopt);
 
 }  // namespace superagent::panel

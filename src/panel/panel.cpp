@@ -19,6 +19,8 @@
 #include "panel/intercom_api.h"
 #include "panel/metrics_gather.h"
 #include "panel/panel_json.h"
+#include "superagent/assign_or_return.h"
+#include "superagent/catch_all.h"
 #include "superagent/engine.h"
 #include "superagent/json_read.h"
 #include "superagent/views.h"
@@ -166,12 +168,24 @@ struct Panel::Impl {
             {"auth", token.empty() ? "none" : "token"}};
   }
 
-  json StatusJson() {
-    StatusCounts c = ctx.views->Counts();
+  // A read the store failed: 503 with the reason (the page says the store cannot be read, never
+  // "Nothing needs you"), and the log line a person tailing it looks for.
+  static void SendRead(Response& res, const char* what, const Result<json>& body) {
+    if (body.ok()) return SendJson(res, 200, *body);
+    if (body.status().code() == Status::Code::kNotFound) return SendError(res, 404, body.status().message());
+    spdlog::error("panel read failed what={} error=\"{}\"", what, body.status().ToString());
+    SendError(res, 503, std::string("the store could not be read (") + what + "): " + body.status().message());
+  }
+
+  Result<json> StatusJson() {
+    ASSIGN_OR_RETURN(StatusCounts c, ctx.views->Counts());
+    ASSIGN_OR_RETURN(auto policy, ctx.views->CurrentPolicy());
+    ASSIGN_OR_RETURN(auto health, ctx.views->SourcesHealth());
+    ASSIGN_OR_RETURN(auto cursor_rows, ctx.views->Cursors());
     json j;
     j["mode"] = ModeName(ctx.engine->CurrentPolicy().mode);
     j["policy_version"] = ctx.engine->PolicyVersion();
-    if (auto p = ctx.views->CurrentPolicy())
+    if (const auto& p = policy)
       j["policy"] = {{"version", p->version}, {"origin", p->origin}, {"since", TimeJson(p->created_at)}};
     j["triggers"] = c.triggers;
     j["tickets"] = c.tickets;
@@ -188,24 +202,28 @@ struct Panel::Impl {
                   {"waiting", c.assignments_pending},
                   {"execution_running", live.has_value()}};
     json sources = json::array();
-    for (const SourceHealth& h : ctx.views->SourcesHealth()) sources.push_back(HealthJson(h));
+    for (const SourceHealth& h : health) sources.push_back(HealthJson(h));
     j["sources"] = sources;
     json cursors = json::array();
-    for (const CursorRecord& cr : ctx.views->Cursors())
+    for (const CursorRecord& cr : cursor_rows)
       cursors.push_back(
           {{"source", cr.source}, {"name", cr.name}, {"value", cr.value}, {"updated_at", TimeJson(cr.updated_at)}});
     j["cursors"] = cursors;
     return j;
   }
 
-  json Needs() {
+  Result<json> Needs() {
     json questions = json::array(), decisions = json::array(), problems = json::array(), set_aside = json::array();
-    for (const TicketRow& r : ctx.views->TicketsInStage(Stage::kWaitingForPerson, 50)) questions.push_back(TicketRowJson(r));
-    for (const TicketRow& r : ctx.views->TicketsInStage(Stage::kBlocked, 50)) decisions.push_back(TicketRowJson(r));
-    for (const SystemProblem& p : ctx.views->Problems(ctx.problem_threshold)) problems.push_back(ProblemJson(p));
-    for (const QuarantineItem& q : ctx.views->SetAside(50)) set_aside.push_back(SetAsideJson(q));
+    ASSIGN_OR_RETURN(auto waiting, ctx.views->TicketsInStage(Stage::kWaitingForPerson, 50));
+    ASSIGN_OR_RETURN(auto blocked, ctx.views->TicketsInStage(Stage::kBlocked, 50));
+    ASSIGN_OR_RETURN(auto problem_rows, ctx.views->Problems(ctx.problem_threshold));
+    ASSIGN_OR_RETURN(auto set_aside_rows, ctx.views->SetAside(50));
+    for (const TicketRow& r : waiting) questions.push_back(TicketRowJson(r));
+    for (const TicketRow& r : blocked) decisions.push_back(TicketRowJson(r));
+    for (const SystemProblem& p : problem_rows) problems.push_back(ProblemJson(p));
+    for (const QuarantineItem& q : set_aside_rows) set_aside.push_back(SetAsideJson(q));
     std::size_t count = questions.size() + decisions.size() + problems.size() + set_aside.size();
-    return {{"count", count},
+    return json{{"count", count},
             {"questions", questions},
             {"decisions", decisions},
             {"problems", problems},
@@ -220,12 +238,7 @@ struct Panel::Impl {
       res.set_header("Retry-After", "30");
       return SendError(res, 503, "too many live-update streams; the page falls back to refreshing now and then");
     }
-    struct State {
-      std::int64_t version = -1;
-      bool hello = false;
-      std::chrono::steady_clock::time_point started, last_write;
-    };
-    auto state = std::make_shared<State>();
+    auto state = std::make_shared<StreamState>();
     state->started = state->last_write = std::chrono::steady_clock::now();
     state->version = ctx.views->DataVersion();
     spdlog::debug("panel stream opened remote={}", req.remote_addr);
@@ -233,40 +246,57 @@ struct Panel::Impl {
     res.set_header("X-Accel-Buffering", "no");
     res.set_chunked_content_provider(
         "text/event-stream",
-        [this, state](std::size_t, httplib::DataSink& sink) {
-          auto write = [&](const std::string& text) {
-            state->last_write = std::chrono::steady_clock::now();
-            return sink.write(text.data(), text.size());
-          };
-          if (!state->hello) {
-            state->hello = true;
-            // retry: how soon EventSource reconnects after the stream ends or breaks.
-            std::string hello = "retry: 2000\nevent: hello\ndata: " +
-                                json{{"boot_id", boot_id}, {"version", SUPERAGENT_VERSION}}.dump() + "\n\n";
-            return write(hello);
-          }
-          {
-            std::unique_lock<std::mutex> lock(mu);
-            cv.wait_for(lock, std::chrono::milliseconds(ctx.poll_ms), [this] { return stopping.load(); });
-          }
-          if (stopping) {
-            sink.done();
-            return true;
-          }
-          auto now = std::chrono::steady_clock::now();
-          std::int64_t v = ctx.views->DataVersion();
-          if (v != state->version) {
-            state->version = v;
-            return write("event: change\ndata: {}\n\n");
-          }
-          if (now - state->started > std::chrono::milliseconds(kStreamLifetimeMs)) {
-            sink.done();
-            return true;
-          }
-          if (now - state->last_write > std::chrono::milliseconds(kKeepaliveMs)) return write(": keepalive\n\n");
-          return true;
+        // httplib calls the provider outside its handler's try block: a throw here would end the
+        // daemon. One that escapes ends only this stream (the page reconnects) and is logged.
+        [this, state](std::size_t offset, httplib::DataSink& sink) {
+          bool more = false;
+          Status s = CatchAll("the panel's live-update stream", [&] { more = StreamStep(*state, offset, sink); });
+          if (!s.ok()) spdlog::error("panel stream ended error=\"{}\"", s.message());
+          return s.ok() && more;
         },
         [this](bool) { streams.fetch_sub(1); });
+  }
+
+  struct StreamState {
+    std::int64_t version = -1;
+    bool hello = false;
+    std::chrono::steady_clock::time_point started, last_write;
+  };
+
+  // One turn of a live-update stream: hello first, then a change event whenever another
+  // connection committed, keepalives between, and the end after kStreamLifetimeMs. False ends it.
+  bool StreamStep(StreamState& state, std::size_t, httplib::DataSink& sink) {
+    auto write = [&](const std::string& text) {
+      state.last_write = std::chrono::steady_clock::now();
+      return sink.write(text.data(), text.size());
+    };
+    if (!state.hello) {
+      state.hello = true;
+      // retry: how soon EventSource reconnects after the stream ends or breaks.
+      std::string hello = "retry: 2000\nevent: hello\ndata: " +
+                          json{{"boot_id", boot_id}, {"version", SUPERAGENT_VERSION}}.dump() + "\n\n";
+      return write(hello);
+    }
+    {
+      std::unique_lock<std::mutex> lock(mu);
+      cv.wait_for(lock, std::chrono::milliseconds(ctx.poll_ms), [this] { return stopping.load(); });
+    }
+    if (stopping) {
+      sink.done();
+      return true;
+    }
+    auto now = std::chrono::steady_clock::now();
+    std::int64_t v = ctx.views->DataVersion();
+    if (v != state.version) {
+      state.version = v;
+      return write("event: change\ndata: {}\n\n");
+    }
+    if (now - state.started > std::chrono::milliseconds(kStreamLifetimeMs)) {
+      sink.done();
+      return true;
+    }
+    if (now - state.last_write > std::chrono::milliseconds(kKeepaliveMs)) return write(": keepalive\n\n");
+    return true;
   }
 
   // --- Commands ---
@@ -445,8 +475,8 @@ struct Panel::Impl {
     });
     server.Get("/healthz", [](const Request&, Response& res) { res.set_content("ok\n", "text/plain"); });
     server.Get("/api/session", [this](const Request&, Response& res) { SendJson(res, 200, Session()); });
-    server.Get("/api/status", [this](const Request&, Response& res) { SendJson(res, 200, StatusJson()); });
-    server.Get("/api/needs", [this](const Request&, Response& res) { SendJson(res, 200, Needs()); });
+    server.Get("/api/status", [this](const Request&, Response& res) { SendRead(res, "status", StatusJson()); });
+    server.Get("/api/needs", [this](const Request&, Response& res) { SendRead(res, "needs", Needs()); });
     server.Get("/api/tickets", [this](const Request& req, Response& res) {
       std::optional<Stage> stage;
       if (std::string s = req.get_param_value("stage"); !s.empty()) {
@@ -457,25 +487,29 @@ struct Panel::Impl {
       }
       std::optional<TicketId> before;
       if (int b = IntParam(req, "before", 0, 0, INT32_MAX); b > 0) before = b;
+      auto rows = ctx.views->Tickets(stage, IntParam(req, "limit", 50, 1, 200), before);
+      if (!rows.ok()) return SendRead(res, "tickets", rows.status());
       json list = json::array();
-      for (const TicketRow& r : ctx.views->Tickets(stage, IntParam(req, "limit", 50, 1, 200), before))
-        list.push_back(TicketRowJson(r));
+      for (const TicketRow& r : *rows) list.push_back(TicketRowJson(r));
       SendJson(res, 200, {{"tickets", list}});
     });
     server.Get(R"(/api/tickets/(\d{1,18}))", [this](const Request& req, Response& res) {
       auto d = ctx.views->Detail(std::stoll(req.matches[1].str()));
-      if (!d.ok()) return SendError(res, HttpStatusOf(d.status()), d.status().message());
+      if (!d.ok()) return SendRead(res, "ticket", d.status());
       SendJson(res, 200, DetailJson(*d));
     });
     server.Get("/api/observe", [this](const Request& req, Response& res) {
+      auto rows = ctx.views->WouldAccept(IntParam(req, "limit", 50, 1, 200));
+      if (!rows.ok()) return SendRead(res, "observe", rows.status());
       json list = json::array();
-      for (const DecisionView& d : ctx.views->WouldAccept(IntParam(req, "limit", 50, 1, 200)))
-        list.push_back(DecisionJson(d));
+      for (const DecisionView& d : *rows) list.push_back(DecisionJson(d));
       SendJson(res, 200, {{"mode", ModeName(ctx.engine->CurrentPolicy().mode)}, {"decisions", list}});
     });
     server.Get("/api/commands", [this](const Request& req, Response& res) {
+      auto rows = ctx.views->Commands(IntParam(req, "limit", 50, 1, 200));
+      if (!rows.ok()) return SendRead(res, "commands", rows.status());
       json list = json::array();
-      for (const CommandRecord& c : ctx.views->Commands(IntParam(req, "limit", 50, 1, 200))) list.push_back(CommandJson(c));
+      for (const CommandRecord& c : *rows) list.push_back(CommandJson(c));
       SendJson(res, 200, {{"commands", list}});
     });
     server.Get("/api/explain", [this](const Request& req, Response& res) {
@@ -494,9 +528,11 @@ struct Panel::Impl {
     // Prometheus scrapes: behind the same Host and password checks as the API (pre-routing).
     server.Get("/metrics", [this](const Request&, Response& res) {
       res.set_header("Cache-Control", "no-store");
-      res.set_content(metrics::RenderPrometheus(GatherMetrics(*ctx.engine, *ctx.views, ctx.config, ctx.problem_threshold,
-                                                                 ctx.slots ? ctx.slots() : std::nullopt)),
-                      metrics::kContentType);
+      auto snapshot = GatherMetrics(*ctx.engine, *ctx.views, ctx.config, ctx.problem_threshold,
+                                    ctx.slots ? ctx.slots() : std::nullopt);
+      // A scrape of made-up zeros would hide an outage from the alert meant to catch it.
+      if (!snapshot.ok()) return SendRead(res, "metrics", snapshot.status());
+      res.set_content(metrics::RenderPrometheus(*snapshot), metrics::kContentType);
     });
     server.Get("/api/events", [this](const Request& req, Response& res) { Stream(req, res); });
     server.Post(R"(/api/tickets/(\d{1,18})/stop)", [this](const Request& req, Response& res) { Stop(req, res); });

@@ -25,17 +25,26 @@ CommandRecord ReadCommand(Stmt& s) {
 // A read transaction for the lifetime of the object: several queries, one snapshot.
 class ReadTx {
  public:
-  explicit ReadTx(store::Db* db) : db_(db) { ok_ = db_->Exec("BEGIN").ok(); }
+  explicit ReadTx(store::Db* db) : db_(db), begin_(db_->Exec("BEGIN")) {}
   ~ReadTx() {
-    if (ok_) db_->Exec("COMMIT");
+    if (begin_.ok()) db_->Exec("COMMIT");
   }
   ReadTx(const ReadTx&) = delete;
   ReadTx& operator=(const ReadTx&) = delete;
+  const Status& begin_status() const { return begin_; }
 
  private:
   store::Db* db_;
-  bool ok_ = false;
+  Status begin_;
 };
+
+// Runs `read` for every row of `s`; then the statement's status, so a failed step is an error
+// and never a short list.
+template <typename F>
+Status EachRow(Stmt& s, F&& read) {
+  while (s.Step()) read(s);
+  return s.status();
+}
 
 }  // namespace
 
@@ -65,13 +74,13 @@ std::int64_t Views::DataVersion() {
   return v;
 }
 
-std::optional<MandateView> Views::MandateOf(TicketId id) {
+Result<std::optional<MandateView>> Views::MandateOf(TicketId id) {
   Stmt s = db_->Prepare(
       "SELECT m.id, m.ticket_id, m.policy_version, m.scope, m.strength, m.matched_rules, m.source, m.sender, "
       "m.admission, m.origin_trigger_seq, m.created_at, e.kind, e.reason, e.by_whom, e.at "
       "FROM mandates m LEFT JOIN mandate_ends e ON e.mandate_id = m.id WHERE m.ticket_id = ?");
   s.Bind(1, id);
-  if (!s.Step()) return std::nullopt;
+  if (!s.Step()) return store::Missing(s);
   MandateView v;
   Mandate& m = v.mandate;
   m.id = s.Int(0);
@@ -92,165 +101,177 @@ std::optional<MandateView> Views::MandateOf(TicketId id) {
   m.ended_reason = s.OptText(12).value_or("");
   v.ended_by = s.OptText(13).value_or("");
   v.ended_at = s.OptInt(14);
-  s.Reset();
-  return v;
+  return std::optional<MandateView>(std::move(v));
 }
 
-std::optional<TriggerRecord> Views::TriggerBySeq(std::int64_t seq) {
+Result<std::optional<TriggerRecord>> Views::TriggerBySeq(std::int64_t seq) {
   Stmt s = db_->Prepare("SELECT " TRIGGER_COLUMNS " FROM triggers WHERE seq = ?");
   s.Bind(1, seq);
-  if (!s.Step()) return std::nullopt;
+  if (!s.Step()) return store::Missing(s);
   TriggerRecord r = ReadTrigger(s);
   s.Reset();
   Stmt th = db_->Prepare("SELECT thread_key FROM trigger_threads WHERE trigger_seq = ? ORDER BY position");
   th.Bind(1, seq);
-  while (th.Step()) r.trigger.threads.push_back(th.Text(0));
-  return r;
+  RETURN_IF_ERROR(EachRow(th, [&](Stmt& row) { r.trigger.threads.push_back(row.Text(0)); }));
+  return std::optional<TriggerRecord>(std::move(r));
 }
 
-TicketRow Views::RowOf(const Ticket& t) {
+Result<TicketRow> Views::RowOf(const Ticket& t) {
   TicketRow row;
   row.ticket = t;
-  row.mandate = MandateOf(t.id);
+  ASSIGN_OR_RETURN(row.mandate, MandateOf(t.id));
   Stmt s = db_->Prepare("SELECT origin_trigger_seq FROM tickets WHERE id = ?");
   s.Bind(1, t.id);
   std::optional<std::int64_t> seq;
   if (s.Step()) seq = s.Int(0);
+  RETURN_IF_ERROR(s.status());
   s.Reset();
-  if (seq) row.origin = TriggerBySeq(*seq);
+  if (seq) {
+    ASSIGN_OR_RETURN(row.origin, TriggerBySeq(*seq));
+  }
   return row;
 }
 
-std::vector<TicketRow> Views::TicketsInStage(Stage stage, int limit) {
-  std::lock_guard<std::mutex> lock(mu_);
-  ReadTx tx(db_.get());
-  Stmt s = db_->Prepare("SELECT " TICKET_COLUMNS " FROM tickets WHERE stage = ? ORDER BY updated_at, id LIMIT ?");
-  s.Bind(1, StageName(stage)).Bind(2, limit);
-  std::vector<Ticket> tickets;
-  while (s.Step()) tickets.push_back(ReadTicket(s));
+Result<std::vector<TicketRow>> Views::RowsOf(const std::vector<Ticket>& tickets) {
   std::vector<TicketRow> out;
-  for (const Ticket& t : tickets) out.push_back(RowOf(t));
+  for (const Ticket& t : tickets) {
+    ASSIGN_OR_RETURN(TicketRow row, RowOf(t));
+    out.push_back(std::move(row));
+  }
   return out;
 }
 
-std::vector<SystemProblem> Views::Problems(int threshold) {
+Result<std::vector<TicketRow>> Views::TicketsInStage(Stage stage, int limit) {
+  std::lock_guard<std::mutex> lock(mu_);
+  ReadTx tx(db_.get());
+  RETURN_IF_ERROR(tx.begin_status());
+  Stmt s = db_->Prepare("SELECT " TICKET_COLUMNS " FROM tickets WHERE stage = ? ORDER BY updated_at, id LIMIT ?");
+  s.Bind(1, StageName(stage)).Bind(2, limit);
+  std::vector<Ticket> tickets;
+  RETURN_IF_ERROR(EachRow(s, [&](Stmt& row) { tickets.push_back(ReadTicket(row)); }));
+  s.Reset();
+  return RowsOf(tickets);
+}
+
+Result<std::vector<SystemProblem>> Views::Problems(int threshold) {
   std::lock_guard<std::mutex> lock(mu_);
   Stmt s = db_->Prepare(
       "SELECT kind, message, failures, first_at, last_at FROM system_problems "
       "WHERE cleared_at IS NULL AND failures >= ? ORDER BY first_at");
   s.Bind(1, threshold);
   std::vector<SystemProblem> out;
-  while (s.Step()) out.push_back({s.Text(0), s.Text(1), static_cast<int>(s.Int(2)), s.Int(3), s.Int(4)});
+  RETURN_IF_ERROR(EachRow(s, [&](Stmt& r) {
+    out.push_back({r.Text(0), r.Text(1), static_cast<int>(r.Int(2)), r.Int(3), r.Int(4)});
+  }));
   return out;
 }
 
-std::vector<QuarantineItem> Views::SetAside(int limit) {
+Result<std::vector<QuarantineItem>> Views::SetAside(int limit) {
   std::lock_guard<std::mutex> lock(mu_);
   Stmt s = db_->Prepare("SELECT " QUARANTINE_COLUMNS " FROM quarantine WHERE set_aside_at IS NOT NULL "
                          "ORDER BY set_aside_at LIMIT ?");
   s.Bind(1, limit);
   std::vector<QuarantineItem> out;
-  while (s.Step()) out.push_back(store::ReadQuarantine(s));
+  RETURN_IF_ERROR(EachRow(s, [&](Stmt& r) { out.push_back(store::ReadQuarantine(r)); }));
   return out;
 }
 
-std::optional<PolicyVersionInfo> Views::CurrentPolicy() {
+Result<std::optional<PolicyVersionInfo>> Views::CurrentPolicy() {
   std::lock_guard<std::mutex> lock(mu_);
   Stmt s = db_->Prepare("SELECT version, origin, created_at FROM policy_versions ORDER BY version DESC LIMIT 1");
-  if (!s.Step()) return std::nullopt;
-  PolicyVersionInfo p{s.Int(0), s.Text(1), s.Int(2)};
-  s.Reset();
-  return p;
+  if (!s.Step()) return store::Missing(s);
+  return std::optional<PolicyVersionInfo>(PolicyVersionInfo{s.Int(0), s.Text(1), s.Int(2)});
 }
 
-std::vector<SourceHealth> Views::SourcesHealth() {
+Result<std::vector<SourceHealth>> Views::SourcesHealth() {
   std::lock_guard<std::mutex> lock(mu_);
   Stmt s = db_->Prepare(
       "SELECT source, path, last_success_at, last_error, last_error_at, consecutive_failures, skipped_items "
       "FROM source_health ORDER BY source, path");
   std::vector<SourceHealth> out;
-  while (s.Step()) {
+  RETURN_IF_ERROR(EachRow(s, [&](Stmt& r) {
     SourceHealth h;
-    h.source = s.Text(0);
-    h.path = s.Text(1);
-    h.last_success_at = s.OptInt(2);
-    h.last_error = s.OptText(3).value_or("");
-    h.last_error_at = s.OptInt(4);
-    h.consecutive_failures = static_cast<int>(s.Int(5));
-    h.skipped_items = s.Int(6);
+    h.source = r.Text(0);
+    h.path = r.Text(1);
+    h.last_success_at = r.OptInt(2);
+    h.last_error = r.OptText(3).value_or("");
+    h.last_error_at = r.OptInt(4);
+    h.consecutive_failures = static_cast<int>(r.Int(5));
+    h.skipped_items = r.Int(6);
     out.push_back(std::move(h));
-  }
+  }));
   return out;
 }
 
-std::vector<CursorRecord> Views::Cursors() {
+Result<std::vector<CursorRecord>> Views::Cursors() {
   std::lock_guard<std::mutex> lock(mu_);
   Stmt s = db_->Prepare("SELECT source, name, value, updated_at FROM source_cursors ORDER BY source, name");
   std::vector<CursorRecord> out;
-  while (s.Step()) out.push_back({s.Text(0), s.Text(1), s.Text(2), s.Int(3)});
+  RETURN_IF_ERROR(EachRow(s, [&](Stmt& r) { out.push_back({r.Text(0), r.Text(1), r.Text(2), r.Int(3)}); }));
   return out;
 }
 
-StatusCounts Views::Counts() {
+Result<StatusCounts> Views::Counts() {
   std::lock_guard<std::mutex> lock(mu_);
   ReadTx tx(db_.get());
+  RETURN_IF_ERROR(tx.begin_status());
   StatusCounts c;
   Stmt t = db_->Prepare("SELECT outcome, COUNT(*) FROM triggers GROUP BY outcome");
-  while (t.Step()) c.triggers[t.Text(0)] = t.Int(1);
+  RETURN_IF_ERROR(EachRow(t, [&](Stmt& r) { c.triggers[r.Text(0)] = r.Int(1); }));
   Stmt k = db_->Prepare("SELECT stage, COUNT(*) FROM tickets GROUP BY stage");
-  while (k.Step()) c.tickets[k.Text(0)] = k.Int(1);
+  RETURN_IF_ERROR(EachRow(k, [&](Stmt& r) { c.tickets[r.Text(0)] = r.Int(1); }));
   Stmt d = db_->Prepare("SELECT outcome, COUNT(*), SUM(would_accept) FROM decisions GROUP BY outcome");
-  while (d.Step()) {
-    c.decisions[d.Text(0)] = d.Int(1);
-    c.would_accept += d.Int(2);
-  }
-  auto count = [&](const char* sql) {
+  RETURN_IF_ERROR(EachRow(d, [&](Stmt& r) {
+    c.decisions[r.Text(0)] = r.Int(1);
+    c.would_accept += r.Int(2);
+  }));
+  auto count = [&](const char* sql, std::int64_t* n) -> Status {
     Stmt s = db_->Prepare(sql);
-    std::int64_t n = s.Step() ? s.Int(0) : 0;
-    s.Reset();
-    return n;
+    *n = s.Step() ? s.Int(0) : 0;
+    return s.status();
   };
-  c.eval_queue = count("SELECT COUNT(*) FROM eval_queue");
-  c.receipts_pending = count("SELECT COUNT(*) FROM receipts WHERE status = 'pending'");
-  c.receipts_failed = count("SELECT COUNT(*) FROM receipts WHERE status = 'failed'");
-  c.assignments_running = count("SELECT COUNT(*) FROM assignments WHERE state = 'running'");
-  c.assignments_pending = count("SELECT COUNT(*) FROM assignments WHERE state = 'pending'");
+  RETURN_IF_ERROR(count("SELECT COUNT(*) FROM eval_queue", &c.eval_queue));
+  RETURN_IF_ERROR(count("SELECT COUNT(*) FROM receipts WHERE status = 'pending'", &c.receipts_pending));
+  RETURN_IF_ERROR(count("SELECT COUNT(*) FROM receipts WHERE status = 'failed'", &c.receipts_failed));
+  RETURN_IF_ERROR(count("SELECT COUNT(*) FROM assignments WHERE state = 'running'", &c.assignments_running));
+  RETURN_IF_ERROR(count("SELECT COUNT(*) FROM assignments WHERE state = 'pending'", &c.assignments_pending));
   return c;
 }
 
-std::map<std::pair<std::string, std::string>, std::int64_t> Views::TriggersBySource() {
+Result<std::map<std::pair<std::string, std::string>, std::int64_t>> Views::TriggersBySource() {
   std::lock_guard<std::mutex> lock(mu_);
   std::map<std::pair<std::string, std::string>, std::int64_t> out;
   Stmt s = db_->Prepare("SELECT source, outcome, COUNT(*) FROM triggers GROUP BY source, outcome");
-  while (s.Step()) out[{s.Text(0), s.Text(1)}] = s.Int(2);
+  RETURN_IF_ERROR(EachRow(s, [&](Stmt& r) { out[{r.Text(0), r.Text(1)}] = r.Int(2); }));
   return out;
 }
 
-std::vector<TicketRow> Views::Tickets(std::optional<Stage> stage, int limit, std::optional<TicketId> before) {
+Result<std::vector<TicketRow>> Views::Tickets(std::optional<Stage> stage, int limit, std::optional<TicketId> before) {
   std::lock_guard<std::mutex> lock(mu_);
   ReadTx tx(db_.get());
+  RETURN_IF_ERROR(tx.begin_status());
   Stmt s = db_->Prepare("SELECT " TICKET_COLUMNS " FROM tickets WHERE (?1 IS NULL OR stage = ?1) "
                          "AND (?2 IS NULL OR id < ?2) ORDER BY id DESC LIMIT ?3");
   if (stage) s.Bind(1, StageName(*stage));
   else s.BindNull(1);
   s.Bind(2, before).Bind(3, limit);
   std::vector<Ticket> tickets;
-  while (s.Step()) tickets.push_back(ReadTicket(s));
-  std::vector<TicketRow> out;
-  for (const Ticket& t : tickets) out.push_back(RowOf(t));
-  return out;
+  RETURN_IF_ERROR(EachRow(s, [&](Stmt& row) { tickets.push_back(ReadTicket(row)); }));
+  s.Reset();
+  return RowsOf(tickets);
 }
 
-std::vector<JudgedTrigger> Views::BatchOf(EvalId eval) {
+Result<std::vector<JudgedTrigger>> Views::BatchOf(EvalId eval) {
   Stmt s = db_->Prepare("SELECT g.strength, g.gate_reason, g.candidate, t.seq FROM eval_triggers g "
                          "JOIN triggers t ON t.seq = g.trigger_seq WHERE g.eval_id = ? ORDER BY t.seq");
   s.Bind(1, eval);
   std::vector<std::tuple<std::string, std::string, bool, std::int64_t>> rows;
-  while (s.Step()) rows.emplace_back(s.Text(0), s.Text(1), s.Bool(2), s.Int(3));
+  RETURN_IF_ERROR(EachRow(s, [&](Stmt& r) { rows.emplace_back(r.Text(0), r.Text(1), r.Bool(2), r.Int(3)); }));
+  s.Reset();
   std::vector<JudgedTrigger> out;
   for (auto& [strength, reason, candidate, seq] : rows) {
-    auto rec = TriggerBySeq(seq);
-    if (!rec) continue;
+    ASSIGN_OR_RETURN(auto rec, TriggerBySeq(seq));
+    if (!rec) continue;  // the join found it: only a concurrent delete could, and reads don't race writes here
     out.push_back({*rec, strength, reason, candidate});
   }
   return out;
@@ -259,13 +280,17 @@ std::vector<JudgedTrigger> Views::BatchOf(EvalId eval) {
 Result<TicketDetail> Views::Detail(TicketId id) {
   std::lock_guard<std::mutex> lock(mu_);
   ReadTx tx(db_.get());
+  RETURN_IF_ERROR(tx.begin_status());
   Stmt s = db_->Prepare("SELECT " TICKET_COLUMNS " FROM tickets WHERE id = ?");
   s.Bind(1, id);
-  if (!s.Step()) return Status::NotFound("ticket " + std::to_string(id) + " does not exist");
+  if (!s.Step()) {
+    RETURN_IF_ERROR(s.status());
+    return Status::NotFound("ticket " + std::to_string(id) + " does not exist");
+  }
   Ticket t = ReadTicket(s);
   s.Reset();
   TicketDetail d;
-  d.row = RowOf(t);
+  ASSIGN_OR_RETURN(d.row, RowOf(t));
 
   // The accept that created it, Decisions that name it, and stops judged on its Threads later.
   Stmt ds = db_->Prepare(
@@ -274,10 +299,11 @@ Result<TicketDetail> Views::Detail(TicketId id) {
       "ORDER BY id");
   ds.Bind(1, t.decision_id).Bind(2, id);
   std::vector<Decision> decisions;
-  while (ds.Step()) decisions.push_back(ReadDecision(ds));
+  RETURN_IF_ERROR(EachRow(ds, [&](Stmt& r) { decisions.push_back(ReadDecision(r)); }));
+  ds.Reset();
   for (Decision& dec : decisions) {
     DecisionView v;
-    v.batch = BatchOf(dec.eval);
+    ASSIGN_OR_RETURN(v.batch, BatchOf(dec.eval));
     v.decision = std::move(dec);
     d.decisions.push_back(std::move(v));
   }
@@ -286,34 +312,38 @@ Result<TicketDetail> Views::Detail(TicketId id) {
       "SELECT id, ticket_id, executor, state, created_at, started_at, ended_at FROM assignments "
       "WHERE ticket_id = ? ORDER BY id");
   as.Bind(1, id);
-  while (as.Step())
-    d.assignments.push_back({as.Int(0), as.Int(1), as.Text(2), as.Text(3), as.Int(4), as.OptInt(5), as.OptInt(6)});
+  RETURN_IF_ERROR(EachRow(as, [&](Stmt& r) {
+    d.assignments.push_back({r.Int(0), r.Int(1), r.Text(2), r.Text(3), r.Int(4), r.OptInt(5), r.OptInt(6)});
+  }));
 
   Stmt rs = db_->Prepare("SELECT " RECEIPT_COLUMNS " FROM receipts WHERE ticket_id = ? ORDER BY created_at, rowid");
   rs.Bind(1, id);
-  while (rs.Step()) d.receipts.push_back(ReadReceipt(rs));
+  RETURN_IF_ERROR(EachRow(rs, [&](Stmt& r) { d.receipts.push_back(ReadReceipt(r)); }));
 
   Stmt is = db_->Prepare(
       "SELECT id, ticket_id, kind, trigger_seq, body, state, handback_kind, handback_reason, created_at "
       "FROM ticket_inputs WHERE ticket_id = ? ORDER BY id");
   is.Bind(1, id);
   std::vector<TicketInput> inputs;
-  while (is.Step()) {
+  RETURN_IF_ERROR(EachRow(is, [&](Stmt& r) {
     TicketInput in;
-    in.id = is.Int(0);
-    in.ticket = is.Int(1);
-    in.kind = is.Text(2);
-    in.trigger_seq = is.OptInt(3);
-    in.body = json::parse(is.Text(4), nullptr, false);
-    in.state = is.Text(5);
-    in.handback_kind = is.OptText(6).value_or("");
-    in.handback_reason = is.OptText(7).value_or("");
-    in.created_at = is.Int(8);
+    in.id = r.Int(0);
+    in.ticket = r.Int(1);
+    in.kind = r.Text(2);
+    in.trigger_seq = r.OptInt(3);
+    in.body = json::parse(r.Text(4), nullptr, false);
+    in.state = r.Text(5);
+    in.handback_kind = r.OptText(6).value_or("");
+    in.handback_reason = r.OptText(7).value_or("");
+    in.created_at = r.Int(8);
     inputs.push_back(std::move(in));
-  }
+  }));
+  is.Reset();
   for (TicketInput& in : inputs) {
     InputView v;
-    if (in.trigger_seq) v.trigger = TriggerBySeq(*in.trigger_seq);
+    if (in.trigger_seq) {
+      ASSIGN_OR_RETURN(v.trigger, TriggerBySeq(*in.trigger_seq));
+    }
     v.input = std::move(in);
     d.inputs.push_back(std::move(v));
   }
@@ -321,33 +351,35 @@ Result<TicketDetail> Views::Detail(TicketId id) {
   Stmt es = db_->Prepare(
       "SELECT id, ticket_id, at, from_stage, to_stage, cause FROM ticket_events WHERE ticket_id = ? ORDER BY id");
   es.Bind(1, id);
-  while (es.Step()) {
+  RETURN_IF_ERROR(EachRow(es, [&](Stmt& r) {
     TicketEvent e;
-    e.id = es.Int(0);
-    e.ticket = es.Int(1);
-    e.at = es.Int(2);
-    if (auto from = es.OptText(3)) {
+    e.id = r.Int(0);
+    e.ticket = r.Int(1);
+    e.at = r.Int(2);
+    if (auto from = r.OptText(3)) {
       Stage st;
       if (ParseStage(*from, &st)) e.from = st;
     }
-    ParseStage(es.Text(4), &e.to);
-    e.cause = es.Text(5);
+    ParseStage(r.Text(4), &e.to);
+    e.cause = r.Text(5);
     d.events.push_back(std::move(e));
-  }
+  }));
 
   Stmt cs = db_->Prepare("SELECT id, at, who, command, target, detail FROM commands WHERE target = ? ORDER BY id");
   cs.Bind(1, "ticket:" + std::to_string(id));
-  while (cs.Step()) d.commands.push_back(ReadCommand(cs));
+  RETURN_IF_ERROR(EachRow(cs, [&](Stmt& r) { d.commands.push_back(ReadCommand(r)); }));
   return d;
 }
 
-std::vector<RecordedDecision> Views::DecisionsSince(TimeMs since) {
+Result<std::vector<RecordedDecision>> Views::DecisionsSince(TimeMs since) {
   std::lock_guard<std::mutex> lock(mu_);
   ReadTx tx(db_.get());
+  RETURN_IF_ERROR(tx.begin_status());
   Stmt s = db_->Prepare("SELECT " DECISION_COLUMNS " FROM decisions WHERE created_at >= ? ORDER BY id");
   s.Bind(1, since);
   std::vector<Decision> decisions;
-  while (s.Step()) decisions.push_back(ReadDecision(s));
+  RETURN_IF_ERROR(EachRow(s, [&](Stmt& r) { decisions.push_back(ReadDecision(r)); }));
+  s.Reset();
   std::vector<RecordedDecision> out;
   for (Decision& d : decisions) {
     RecordedDecision r;
@@ -356,45 +388,48 @@ std::vector<RecordedDecision> Views::DecisionsSince(TimeMs since) {
         "JOIN tickets t ON t.id = s.ticket_id LEFT JOIN mandates m ON m.ticket_id = t.id "
         "LEFT JOIN mandate_ends e ON e.mandate_id = m.id WHERE s.thread_key = ? AND s.created_at < ? ORDER BY t.id");
     t.Bind(1, d.thread).Bind(2, d.created_at);
-    while (t.Step()) {
+    RETURN_IF_ERROR(EachRow(t, [&](Stmt& row) {
       TicketView v;
-      v.id = t.Int(0);
-      ParseStage(t.Text(1), &v.stage);
-      v.scope = t.Text(2);
-      v.mandate_active = t.Bool(3);
+      v.id = row.Int(0);
+      ParseStage(row.Text(1), &v.stage);
+      v.scope = row.Text(2);
+      v.mandate_active = row.Bool(3);
       r.tickets.push_back(v);
-    }
+    }));
+    t.Reset();
     r.thread_had_ticket = !r.tickets.empty();
-    r.view.batch = BatchOf(d.eval);
+    ASSIGN_OR_RETURN(r.view.batch, BatchOf(d.eval));
     r.view.decision = std::move(d);
     out.push_back(std::move(r));
   }
   return out;
 }
 
-std::vector<DecisionView> Views::WouldAccept(int limit) {
+Result<std::vector<DecisionView>> Views::WouldAccept(int limit) {
   std::lock_guard<std::mutex> lock(mu_);
   ReadTx tx(db_.get());
+  RETURN_IF_ERROR(tx.begin_status());
   Stmt s = db_->Prepare("SELECT " DECISION_COLUMNS " FROM decisions WHERE would_accept = 1 ORDER BY id DESC LIMIT ?");
   s.Bind(1, limit);
   std::vector<Decision> decisions;
-  while (s.Step()) decisions.push_back(ReadDecision(s));
+  RETURN_IF_ERROR(EachRow(s, [&](Stmt& r) { decisions.push_back(ReadDecision(r)); }));
+  s.Reset();
   std::vector<DecisionView> out;
   for (Decision& d : decisions) {
     DecisionView v;
-    v.batch = BatchOf(d.eval);
+    ASSIGN_OR_RETURN(v.batch, BatchOf(d.eval));
     v.decision = std::move(d);
     out.push_back(std::move(v));
   }
   return out;
 }
 
-std::vector<CommandRecord> Views::Commands(int limit) {
+Result<std::vector<CommandRecord>> Views::Commands(int limit) {
   std::lock_guard<std::mutex> lock(mu_);
   Stmt s = db_->Prepare("SELECT id, at, who, command, target, detail FROM commands ORDER BY id DESC LIMIT ?");
   s.Bind(1, limit);
   std::vector<CommandRecord> out;
-  while (s.Step()) out.push_back(ReadCommand(s));
+  RETURN_IF_ERROR(EachRow(s, [&](Stmt& r) { out.push_back(ReadCommand(r)); }));
   return out;
 }
 
