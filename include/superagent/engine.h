@@ -15,6 +15,7 @@
 
 #include "superagent/assessment.h"
 #include "superagent/channel.h"
+#include "superagent/chat.h"
 #include "superagent/clock.h"
 #include "superagent/domain.h"
 #include "superagent/intercom.h"
@@ -33,7 +34,7 @@ struct EngineOptions {
   TimeMs eval_backoff_ms = 30'000;      // first retry delay, doubled per attempt
   TimeMs eval_backoff_max_ms = 600'000;
   std::size_t history_limit = 50;       // Thread snapshot size given to an Eval
-  std::size_t chat_word_limit = 100;    // SPEC §1: chat messages ≤ 100 words (level-1 host fact)
+  std::size_t chat_word_limit = kChatWordLimit;  // SPEC §1: chat messages ≤ 100 words (level-1 host fact)
   std::size_t github_char_limit = 65'000;
   int problem_threshold = 3;            // SPEC §6: the same kind failing 3 times in a row
   // Issue 18: an Effect, a Thread's Evals or a Ticket's turns failing the same way this many

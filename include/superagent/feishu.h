@@ -27,6 +27,7 @@
 #include <nlohmann/json.hpp>
 
 #include "superagent/channel.h"
+#include "superagent/chat.h"
 #include "superagent/clock.h"
 #include "superagent/config.h"
 #include "superagent/engine.h"
@@ -351,7 +352,7 @@ std::string RequestUuid(const std::string& receipt_id);
 // bodies over 100 words are refused (SPEC §1).
 class FeishuChannel : public Channel {
  public:
-  FeishuChannel(Client* client, Clock* clock, std::size_t word_limit = 100, int chat_qps = 5);
+  FeishuChannel(Client* client, Clock* clock, std::size_t word_limit = kChatWordLimit, int chat_qps = 5);
   bool Handles(const std::string& channel) const override;
   Delivery Perform(const Effect& effect, bool outcome_unknown) override;
 
