@@ -7,7 +7,8 @@
 #   cmake/dev.sh test-asan                the same suite under ASan + UBSan (build-asan/)
 #   cmake/dev.sh build                    only build (build/)
 #   cmake/dev.sh bench-smoke              build the benchmarks (bench/) and run each at a tiny size
-#   cmake/dev.sh fuzz [SECONDS]           build the fuzz targets (fuzz/, clang) and run each SECONDS (60)
+#   cmake/dev.sh fuzz [SECONDS] [TARGET…]  build the fuzz targets (fuzz/, clang) and run each (or the
+#                                         named ones, e.g. text_fuzz) SECONDS (60)
 #   cmake/dev.sh fuzz-smoke               the same briefly: each target over its seeds, then 5 s (CI)
 #   cmake/dev.sh package                  build the .deb (build-package/superagent_*.deb) and check it
 #   cmake/dev.sh deps                     only install packages
@@ -23,6 +24,7 @@ packages=(build-essential cmake pkg-config git ca-certificates
           libprotobuf-dev protobuf-compiler libwebsocketpp-dev libasio-dev   # Feishu long connection
           libgtest-dev libgmock-dev
           chromium    # the panel's browser tests drive Debian's Chromium
+          sqlite3     # store tests write through the real sqlite3 shell, as a person would
           python3)    # execution tests start a grandchild listening on a port
 # Only the fuzz targets need these (docs/009-fuzzing.md): Debian's clang with libFuzzer.
 fuzz_packages=(clang libclang-rt-14-dev)
@@ -56,12 +58,14 @@ build() {  # build DIR [cmake args...]
   cmake --build "$dir" -j "$jobs"
 }
 
-# fuzz SECONDS: builds every target in build-fuzz/ (the library again, under clang with ASan,
+# fuzz SECONDS [TARGET...]: builds every target in build-fuzz/ (the library again, under clang with ASan,
 # UBSan and coverage for libFuzzer), writes the seeds, runs each target for SECONDS on its seeds
-# and its kept corpus, and prints one line per target. Exits 1 when any target crashed; the
-# input that did is in build-fuzz/crashes/.
+# and its kept corpus, and prints one line per target (only the TARGETs named, when any are).
+# Exits 1 when any target crashed; the input that did is in build-fuzz/crashes/
 fuzz() {
   local seconds="$1" dir=build-fuzz
+  shift
+  local only=" $* "
   deps "${fuzz_packages[@]}"
   test_npm  # the recorded payloads the seeds come from
   # -O1 and line tables only: half the compile time of -O2 -g, and stacks still name file:line.
@@ -70,13 +74,14 @@ fuzz() {
         -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -gline-tables-only" -DSUPERAGENT_TESTS=OFF -DSUPERAGENT_BENCH=OFF \
         >/dev/null
   cmake --build "$dir" -j "$jobs" --target fuzz_targets
-  rm -rf "$dir/seeds" "$dir/tmp" "$dir/crashes"
+  rm -rf "$dir/seeds" "$dir/tmp"
   mkdir -p "$dir/tmp" "$dir/crashes" "$dir/logs"
   python3 fuzz/seeds.py . "$dir/seeds"
   local failed=0 target name dict log runs secs crashes
   printf '%-22s %10s %8s %8s\n' target runs seconds crashes
   for target in "$dir"/fuzz/*_fuzz; do
     name="$(basename "$target")"
+    [ "$only" = "  " ] || [[ "$only" == *" $name "* ]] || continue
     case "$name" in
       policy_yaml_fuzz|config_fuzz) dict=fuzz/yaml.dict ;;
       feishu_frames_fuzz) dict="" ;;
@@ -85,9 +90,10 @@ fuzz() {
     mkdir -p "$dir/corpus/$name" "$dir/seeds/$name"
     log="$dir/logs/$name.log"
     local start=$SECONDS
+    find "$dir/crashes" -name "$name-*" -type f -delete  # this run's findings only
     # -timeout: an input that takes 10 s is a hang, and a finding. The kept corpus (corpus/) grows
     # across runs; the seeds are rewritten each time.
-    TMPDIR="$PWD/$dir/tmp" ASAN_OPTIONS=detect_leaks=1 "$target" -max_total_time="$seconds" -timeout=10 \
+    TMPDIR="$PWD/$dir/tmp" ASAN_OPTIONS=detect_leaks=1 "$target" -max_total_time="$seconds" -timeout=10 ${FUZZ_SEED:+-seed="$FUZZ_SEED"} \
       -rss_limit_mb=2048 -print_final_stats=1 ${dict:+-dict="$dict"} \
       -artifact_prefix="$dir/crashes/$name-" "$dir/corpus/$name" "$dir/seeds/$name" >"$log" 2>&1 || true
     secs=$((SECONDS - start))
@@ -132,11 +138,12 @@ case "$cmd" in
     bench/run.sh --smoke build/bench
     ;;
   fuzz)
-    fuzz "${1:-60}"
+    fuzz "${1:-60}" "${@:2}"
     ;;
   fuzz-smoke)
     # CI: a target that stops building, or crashes on its seeds or within seconds, fails the run.
-    fuzz 5
+    # A fixed seed: the same mutations every run, so a red smoke replays (fuzz for real with `fuzz`).
+    FUZZ_SEED=1 fuzz 5
     ;;
   package)
     # Its own build directory without tests: the package holds only the daemon.
