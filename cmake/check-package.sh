@@ -27,8 +27,14 @@ for s in postinst prerm postrm; do
 done
 grep -q 'adduser --system' "$tmp/control/postinst" || { echo "postinst does not create the user"; fail=1; }
 grep -q '^Depends:.*adduser' "$tmp/control/control" || { echo "Depends lacks adduser"; fail=1; }
+# Secrets are systemd's to read, not the service user's (and so not a worker's).
+grep -q 'chmod 0600 /etc/superagent/secrets.env' "$tmp/control/postinst" || { echo "postinst leaves secrets.env readable"; fail=1; }
 # The packaged config must be valid as installed (paths relative to /etc/superagent).
 dpkg-deb -x "$deb" "$tmp/root"
+unit="$tmp/root/lib/systemd/system/superagent.service"
+for line in 'ProtectProc=invisible' 'UMask=0077' 'MemoryMax=' 'TasksMax=' 'NoNewPrivileges=yes'; do
+  grep -q "^$line" "$unit" || { echo "the unit lacks $line"; fail=1; }
+done
 cfg="$tmp/root/etc/superagent/superagent.yaml"
 grep -q '^data_dir: /var/lib/superagent$' "$cfg" || { echo "packaged data_dir is not /var/lib/superagent"; fail=1; }
 "$tmp/root/usr/bin/superagent" check --config "$cfg" >/dev/null || { echo "packaged config does not validate"; fail=1; }
