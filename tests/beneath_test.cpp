@@ -116,6 +116,10 @@ TEST_P(BeneathTest, LinksThatStayInsideKeepWorking) {
     ASSERT_TRUE(r.ok()) << rel << ": " << r.status().ToString();
     EXPECT_EQ(*r, "# inside\n") << rel;
   }
+  // A link to a directory inside opens as that directory.
+  auto dir = Open(Root(), "d", O_RDONLY | O_DIRECTORY, 0, R());
+  ASSERT_TRUE(dir.ok()) << dir.status().ToString();
+  ::close(*dir);
   // A directory link inside is a usable parent for writes.
   ASSERT_TRUE(WriteFile(Root(), "d/b.md", "b", R()).ok());
   EXPECT_EQ(Slurp(tree_ / "docs" / "b.md"), "b");

@@ -111,12 +111,14 @@ int Walk(int root, std::string_view rel, int flags, mode_t mode) {
       if (last) break;
       continue;
     }
+    int last_err = 0;
     if (last) {
       int fd = ::openat(cur(), c.c_str(), flags | O_NOFOLLOW | O_CLOEXEC, mode);
       if (fd >= 0) return fd;
-      // ELOOP: the last component is a link. Followed unless the caller asked not to (or the
-      // O_PATH descriptor of a link, below, says it is something else).
-      if (errno != ELOOP || (flags & O_NOFOLLOW)) return -errno;
+      // The last component may be a link: ELOOP, or ENOTDIR when the caller asked for
+      // O_DIRECTORY. Followed below unless the caller asked not to; anything else is the answer.
+      last_err = errno;
+      if ((last_err != ELOOP && last_err != ENOTDIR) || (flags & O_NOFOLLOW)) return -last_err;
     }
     Fd step(::openat(cur(), c.c_str(), O_PATH | O_NOFOLLOW | O_CLOEXEC));
     if (step.get() < 0) return -errno;
@@ -136,7 +138,8 @@ int Walk(int root, std::string_view rel, int flags, mode_t mode) {
       todo.insert(todo.begin(), expanded.begin(), expanded.end());
       continue;
     }
-    if (!S_ISDIR(st.st_mode)) return last ? -ELOOP : -ENOTDIR;
+    if (last) return -last_err;  // not a link after all: the open's own error
+    if (!S_ISDIR(st.st_mode)) return -ENOTDIR;
     stack.push_back(std::move(step));
   }
   // The path ended at a directory (".", "a/..", a link to a directory).
