@@ -17,6 +17,8 @@
 
 namespace {
 
+constexpr char kToken[] = "f00dfeedf00dfeedf00dfeedf00dfeedf00dfeedf00dfeedf00dfeedf00dfeed";
+
 struct World {
   superagent::fuzz::EngineHarness harness;
   std::unique_ptr<superagent::Views> views;
@@ -37,6 +39,7 @@ struct World {
     ctx.engine = harness.engine();
     ctx.views = views.get();
     ctx.intercom = intercom.get();
+    ctx.token = kToken;  // the panel token (issue 19): the fuzzed commands come from a logged-in person
     ctx.reload_policy = [] {
       superagent::panel::PolicyReloadResult r;
       r.valid = true;
@@ -50,6 +53,7 @@ struct World {
     thread = std::thread([this] { server.listen_after_bind(); });
     client = std::make_unique<httplib::Client>("127.0.0.1", port);
     client->set_keep_alive(true);
+    client->set_bearer_token_auth(kToken);
     client->set_read_timeout(10, 0);
     auto session = client->Get("/api/session");
     if (!session || session->status != 200) std::abort();

@@ -264,6 +264,7 @@ TEST_F(HttpAbuseTest, RefusedDeliveriesAreCountedAndNeverShown) {
     EXPECT_THAT(a.second, Not(HasSubstr("寄件人")));
   }
   httplib::Client panel("127.0.0.1", port_);
+  panel.set_bearer_token_auth(PanelTokenIn((dir_ / "data").string()));
   auto metrics = panel.Get("/metrics");
   ASSERT_TRUE(metrics);
   EXPECT_THAT(metrics->body, HasSubstr("superagent_webhook_refused_total{hook=\"github\"} 4"));

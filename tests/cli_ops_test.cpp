@@ -147,6 +147,7 @@ TEST_F(OpsTest, TellsSystemdWhenReadyKeepsTheWatchdogFedAndSaysWhenReloadingAndS
   EXPECT_THAT(notify.received(), HasSubstr("STATUS=serving on 127.0.0.1:"));
   // Readiness means the panel answers.
   httplib::Client http("127.0.0.1", port_);
+  http.set_bearer_token_auth(PanelTokenIn((dir_ / "data").string()));
   auto health = http.Get("/healthz");
   ASSERT_TRUE(health);
   EXPECT_EQ(health->status, 200);
@@ -220,6 +221,7 @@ TEST_F(OpsTest, ASecondStopSignalExitsAtOnceWhileTheShutdownWaits) {
                                           SystemClock()->NowMs());
   const std::string body = payload.dump();
   httplib::Client http("127.0.0.1", port_);
+  http.set_bearer_token_auth(PanelTokenIn((dir_ / "data").string()));
   auto res = http.Post("/hooks/github",
                        {{"X-GitHub-Event", "issue_comment"}, {"X-GitHub-Delivery", "72d3162e"},
                         {"X-Hub-Signature-256", github::WebhookSignature("hook-secret", body)}},

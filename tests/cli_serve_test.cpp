@@ -61,6 +61,8 @@ TEST_F(ServeTest, RunsJudgesExplainsReloadsAndStopsCleanly) {
   EXPECT_NE(d.log().find("mode=observe"), std::string::npos) << d.log();
 
   httplib::Client http("127.0.0.1", port_);
+
+  http.set_bearer_token_auth(PanelTokenIn((dir_ / "data").string()));
   auto health = http.Get("/healthz");
   ASSERT_TRUE(health);
   EXPECT_EQ(health->status, 200);
@@ -171,6 +173,7 @@ TEST_F(ServeTest, GitHubMentionByWebhookIsWorkedOnAndAnsweredOnceAcrossARestart)
   const std::string body = payload.dump();
   auto deliver = [&](const std::string& signature) {
     httplib::Client http("127.0.0.1", port_);
+    http.set_bearer_token_auth(PanelTokenIn((dir_ / "data").string()));
     httplib::Headers headers = {{"X-GitHub-Event", "issue_comment"}, {"X-GitHub-Delivery", "72d3162e"},
                                 {"X-Hub-Signature-256", signature}};
     auto res = http.Post("/hooks/github", headers, body, "application/json");
@@ -262,11 +265,13 @@ TEST_F(ServeTest, ChineseOutputOfAFailingWorkerCommandNeitherCrashesTheDaemonNor
   const std::string body = payload.dump();
   auto serving = [&] {
     httplib::Client http("127.0.0.1", port_);
+    http.set_bearer_token_auth(PanelTokenIn((dir_ / "data").string()));
     auto res = http.Get("/healthz");
     return res && res->status == 200;
   };
   auto panel = [&](const std::string& path) {
     httplib::Client http("127.0.0.1", port_);
+    http.set_bearer_token_auth(PanelTokenIn((dir_ / "data").string()));
     auto res = http.Get(path);
     return res && res->status == 200 ? res->body : "HTTP " + std::to_string(res ? res->status : 0);
   };
@@ -276,6 +281,7 @@ TEST_F(ServeTest, ChineseOutputOfAFailingWorkerCommandNeitherCrashesTheDaemonNor
     // Before the first round learns the bot's login a delivery waits (202): deliver after it.
     ASSERT_TRUE(d.WaitForLine("github identity login=")) << d.log();
     httplib::Client http("127.0.0.1", port_);
+    http.set_bearer_token_auth(PanelTokenIn((dir_ / "data").string()));
     auto res = http.Post("/hooks/github",
                          {{"X-GitHub-Event", "issue_comment"}, {"X-GitHub-Delivery", "zh-1"},
                           {"X-Hub-Signature-256", github::WebhookSignature("hook-secret", body)}},
@@ -342,6 +348,7 @@ TEST_F(ServeTest, WrongTypesInANotificationPageAreSkippedAndCountedAcrossARestar
   std::string last_status;  // for the failure message
   auto notifications_health = [&]() -> json {
     httplib::Client http("127.0.0.1", port_);
+    http.set_bearer_token_auth(PanelTokenIn((dir_ / "data").string()));
     auto res = http.Get("/api/status");
     if (!res || res->status != 200) return json();
     last_status = res->body;
@@ -371,6 +378,7 @@ TEST_F(ServeTest, WrongTypesInANotificationPageAreSkippedAndCountedAcrossARestar
     }
     // Serving still, after the page was read.
     httplib::Client http("127.0.0.1", port_);
+    http.set_bearer_token_auth(PanelTokenIn((dir_ / "data").string()));
     auto healthz = http.Get("/healthz");
     ASSERT_TRUE(healthz) << d.log();
     EXPECT_EQ(healthz->status, 200);
@@ -454,6 +462,7 @@ TEST_F(ServeTest, AMessageInFlightDuringFiveKillsIsSetAsideAtTheNextStartAndRetr
   ASSERT_TRUE(d.WaitForLine("ready")) << d.log();
   EXPECT_NE(d.log().find("set aside kind=effect"), std::string::npos) << d.log();
   httplib::Client http("127.0.0.1", port_);
+  http.set_bearer_token_auth(PanelTokenIn((dir_ / "data").string()));
   EXPECT_EQ(http.Get("/healthz")->status, 200);
   // The Ticket's turn (its workspace cannot be prepared) may have been running at each kill too;
   // then it is set aside as well, which is right. The message must be.

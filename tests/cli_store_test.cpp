@@ -138,6 +138,8 @@ TEST_F(StoreProcessTest, DaemonKeepsWritingAfterOutsideWritersAndBesideConcurren
   ASSERT_TRUE(d.WaitForCount("outcome=accept", 3)) << d.log();
 
   httplib::Client http("127.0.0.1", port_);
+
+  http.set_bearer_token_auth(PanelTokenIn((dir_ / "data").string()));
   // 200, or 409 when the worker's turn already ended the Ticket: an answer, never a 500.
   for (int ticket : {1, 2}) {
     const int code = Stop(http, ticket);
@@ -174,6 +176,7 @@ TEST_F(StoreProcessTest, ASecondServeOnTheSameDataDirIsRefusedNamingTheHolder) {
   EXPECT_EQ(r.exit_code, 0) << r.err;
   ASSERT_TRUE(d.WaitForLine("outcome=accept")) << d.log();
   httplib::Client http("127.0.0.1", port_);
+  http.set_bearer_token_auth(PanelTokenIn((dir_ / "data").string()));
   auto health = http.Get("/healthz");
   ASSERT_TRUE(health);
   EXPECT_EQ(health->status, 200);
@@ -203,8 +206,51 @@ TEST_F(StoreProcessTest, DataDirAndDatabaseArePrivateUnderUmaskZero) {
   EXPECT_EQ(ModeOf(dir_ / "data" / "superagent.db-wal"), 0600u);
   EXPECT_EQ(ModeOf(dir_ / "data" / "superagent.db-shm"), 0600u);
   EXPECT_EQ(ModeOf(dir_ / "data" / "superagent.lock"), 0600u);
+  EXPECT_EQ(ModeOf(dir_ / "data" / "panel.token"), 0600u);  // the panel's credential (issue 19)
   d.Signal(SIGTERM);
   EXPECT_EQ(d.Wait(), 0) << d.log();
+  EXPECT_EQ(d.log().find(PanelTokenIn((dir_ / "data").string())), std::string::npos) << "the token is never logged";
+}
+
+// Issue 19: the real daemon commands only for people. A process on this host without the token
+// (a worker) gets 401 for reads and commands alike; `superagent panel-url` prints a link that logs
+// a browser in; the token survives a restart, so the link does too.
+TEST_F(StoreProcessTest, ThePanelAnswersOnlyTheTokenAndPanelUrlLogsABrowserIn) {
+  std::string token;
+  for (int start = 0; start < 2; ++start) {
+    DaemonProcess d(SUPERAGENT_BINARY, {"serve", "--config", Config()});
+    ASSERT_TRUE(d.WaitForLine("ready")) << d.log();
+    ASSERT_EQ(Receive(start + 1).exit_code, 0);
+    ASSERT_TRUE(d.WaitForLine("outcome=accept")) << d.log();
+    if (start == 0) token = PanelTokenIn((dir_ / "data").string());
+    ASSERT_EQ(token.size(), 64u);
+    EXPECT_EQ(PanelTokenIn((dir_ / "data").string()), token) << "a restart keeps the token";
+
+    httplib::Client worker("127.0.0.1", port_);
+    EXPECT_EQ(worker.Get("/api/status")->status, 401);
+    EXPECT_EQ(worker.Get("/api/tickets/1")->status, 401);
+    httplib::Headers page{{"Origin", "http://127.0.0.1:" + std::to_string(port_)}};
+    auto stop = worker.Post("/api/tickets/1/stop", page, json{{"confirm", true}}.dump(), "application/json");
+    ASSERT_TRUE(stop);
+    EXPECT_EQ(stop->status, 401);
+    EXPECT_EQ(worker.Get("/healthz")->status, 200);
+
+    RunResult url = RunProgram(SUPERAGENT_BINARY, {"panel-url", "--config", Config()}, RunOptions{});
+    ASSERT_EQ(url.exit_code, 0) << url.err;
+    const std::string prefix = "http://127.0.0.1:" + std::to_string(port_);
+    ASSERT_EQ(url.out, prefix + "/login?token=" + token + "\n");
+    httplib::Client browser("127.0.0.1", port_);
+    auto login = browser.Get(url.out.substr(prefix.size(), url.out.size() - prefix.size() - 1).c_str());
+    ASSERT_TRUE(login);
+    ASSERT_EQ(login->status, 303);
+    const std::string cookie = login->get_header_value("Set-Cookie").substr(0, login->get_header_value("Set-Cookie").find(';'));
+    auto status = browser.Get("/api/status", {{"Cookie", cookie}});
+    ASSERT_TRUE(status);
+    EXPECT_EQ(status->status, 200);
+    EXPECT_EQ(d.log().find(token), std::string::npos) << "the token is never logged (stderr is not a terminal here)";
+    d.Signal(SIGTERM);
+    EXPECT_EQ(d.Wait(), 0) << d.log();
+  }
 }
 
 // A damaged page in the database is noticed at start: serve refuses with a message that says

@@ -21,6 +21,20 @@ extern char** environ;
 
 namespace superagent::testing {
 
+// The panel token the daemon made in `data_dir` (data_dir/panel.token), for a client that stands
+// for a person logged in to the panel; "" when there is none yet.
+inline std::string PanelTokenIn(const std::string& data_dir) {
+  std::string token;
+  int fd = ::open((data_dir + "/panel.token").c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return token;
+  char buf[512];
+  ssize_t n;
+  while ((n = ::read(fd, buf, sizeof buf)) > 0) token.append(buf, static_cast<std::size_t>(n));
+  ::close(fd);
+  while (!token.empty() && (token.back() == '\n' || token.back() == '\r')) token.pop_back();
+  return token;
+}
+
 class DaemonProcess {
  public:
   DaemonProcess(const std::string& program, const std::vector<std::string>& args,

@@ -1,6 +1,8 @@
 // Worker turns end to end: a Ticket gets a workspace (git worktree of a real origin), the
 // executor edits, verifies and reports, the daemon pushes the branch and the PR and the result
 // leave through the outbox to a loopback GitHub — after the acknowledgement.
+#include <fstream>
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -341,6 +343,40 @@ TEST_F(ExecWorkerTest, WrongToolArgumentsAreToolErrorsTheModelSeesAndTheTurnGoes
   EXPECT_EQ(engine_->GetTicket(id)->stage, Stage::kReady);  // the turn went on to its report
 }
 
+// A repository whose AGENTS.md is a symbolic link to a file outside the worktree (here a
+// "secret" beside the data; in an attack ~/.ssh/id_rsa or the config): the file never reaches the
+// model; the prompt says why AGENTS.md was not read.
+TEST_F(ExecWorkerTest, AnAgentsMdLinkedOutOfTheWorktreeIsNotReadIntoThePrompt) {
+  const std::filesystem::path secret = dir_ / "outside-secret.txt";
+  std::ofstream(secret) << "TOP-SECRET-OUTSIDE-THE-WORKTREE\n";
+  const std::string clone = (dir_ / "evil-clone").string();
+  Sh("git clone -q " + origin_.string() + " " + clone + " && cd " + clone + " && rm AGENTS.md && ln -s " +
+     secret.string() + " AGENTS.md && git add -A && git -c user.name=t -c user.email=t@t commit -q -m link"
+     " && git push -q origin main");
+  const TicketId id = AcceptedTicket("c1");
+  FakeChatServer model;
+  model.Push(model.ToolCalls({{"read_file", R"({"path":"AGENTS.md"})"}}));
+  model.Push(model.ToolCalls({{"report", R"({"stage":"ready","summary":"Nothing to do."})"}}));
+  llm::ChatOptions co;
+  co.base_url = model.base_url();
+  co.api_key = model.api_key();
+  auto chat_http = MakeCurlHttpClient("superagent-test");
+  llm::OpenAiChatClient chat(co, chat_http.get(), &exec_clock_, [](TimeMs) {});
+  exec::BuiltinExecutorOptions bo;
+  bo.model = "deepseek-chat";
+  auto executor = exec::MakeBuiltinExecutor(bo, engine_.get(), &chat, services_.get());
+  auto scheduler = MakeScheduler(executor.get());
+  RunTurns(*scheduler);
+
+  auto requests = model.requests();
+  ASSERT_EQ(requests.size(), 2u);
+  EXPECT_EQ(json(requests).dump().find("TOP-SECRET"), std::string::npos) << "the outside file reached the model";
+  const std::string first = requests[0]["messages"][1]["content"];
+  EXPECT_THAT(first, HasSubstr("## AGENTS.md of the repository\n(AGENTS.md was not read: AGENTS.md leads outside"));
+  EXPECT_THAT(requests[1]["messages"].back()["content"].get<std::string>(), HasSubstr("error: AGENTS.md leads outside"));
+  EXPECT_EQ(engine_->GetTicket(id)->stage, Stage::kReady);
+}
+
 TEST_F(ExecWorkerTest, TheBuiltinWorkerEditsTestsCommitsAndReportsReadyDrivenByTheModel) {
   const TicketId id = AcceptedTicket("c1");
   FakeChatServer model;
@@ -377,7 +413,7 @@ TEST_F(ExecWorkerTest, TheBuiltinWorkerEditsTestsCommitsAndReportsReadyDrivenByT
   EXPECT_THAT(tool_text(1), HasSubstr("There is teh typo."));
   EXPECT_EQ(tool_text(2), "edited README.md");
   EXPECT_THAT(tool_text(3), HasSubstr("exit code 0\nstdout:\ntests passed"));
-  EXPECT_THAT(tool_text(4), HasSubstr("outside the Ticket's directory"));
+  EXPECT_THAT(tool_text(4), HasSubstr("../escape.txt leads outside the directory"));
   EXPECT_FALSE(std::filesystem::exists(dir_ / "work" / "tickets" / "escape.txt"));
   EXPECT_THAT(tool_text(5), HasSubstr("pushed superagent/ticket-" + std::to_string(id) + " (1 commits"));
 

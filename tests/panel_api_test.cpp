@@ -44,6 +44,7 @@ class PanelApiTest : public PanelSeedTest {
     ctx.engine = engine_.get();
     ctx.views = views_.get();
     ctx.config = config;
+    ctx.token = kPanelTestToken;
     ctx.poll_ms = 50;
     ctx.slots = std::move(slots);
     ctx.reload_policy = [this] {
@@ -55,9 +56,15 @@ class PanelApiTest : public PanelSeedTest {
     panel_ = std::move(*panel);
     port_ = server_->bind_to_any_port("127.0.0.1");
     thread_ = std::thread([this] { server_->listen_after_bind(); });
-    client_ = std::make_unique<httplib::Client>("127.0.0.1", port_);
-    client_->set_read_timeout(5, 0);
+    client_ = NewClient();
+    client_->set_bearer_token_auth(kPanelTestToken);  // a person, logged in
     return Status::Ok();
+  }
+  // A client with no credential: any process on this host (a worker) that has not the token.
+  std::unique_ptr<httplib::Client> NewClient() {
+    auto c = std::make_unique<httplib::Client>("127.0.0.1", port_);
+    c->set_read_timeout(5, 0);
+    return c;
   }
   void StopServer() {
     if (panel_) panel_->Stop();
@@ -246,7 +253,8 @@ TEST_F(PanelApiTest, ExplainAndTheRestOfTheReadRoutes) {
   EXPECT_EQ(client_->Get("/panel.js")->get_header_value("Content-Type"), "text/javascript; charset=utf-8");
   EXPECT_EQ(client_->Get("/healthz")->body, "ok\n");
   json session = GetJson("/api/session");
-  EXPECT_EQ(session["auth"], "none");
+  EXPECT_EQ(session["auth"], "token");  // the generated panel token, not a fixed password
+  EXPECT_TRUE(session["user"].is_null());
   EXPECT_EQ(session["csrf_token"].get<std::string>().size(), 64u);
 }
 
@@ -450,13 +458,18 @@ TEST_F(PanelApiTest, WithATokenEveryRequestNeedsItAndTheUserNameIsWhoActed) {
   ASSERT_TRUE(StartServer(config).ok());
   unsetenv("SUPERAGENT_TEST_PANEL_TOKEN");
 
+  client_ = NewClient();
   auto anonymous = client_->Get("/api/status");
   EXPECT_EQ(anonymous->status, 401);
   EXPECT_THAT(anonymous->get_header_value("WWW-Authenticate"), HasSubstr("Basic realm="));
-  EXPECT_EQ(client_->Get("/")->status, 401);
+  EXPECT_EQ(client_->Get("/")->status, 200);  // the page's own files hold no data; its reads ask
   EXPECT_EQ(client_->Get("/healthz")->status, 200);  // for probes; says nothing
   client_->set_basic_auth("tess", "wrong");
   EXPECT_EQ(client_->Get("/api/status")->status, 401);
+  // The generated token does not work when a fixed password replaces it.
+  httplib::Client generated("127.0.0.1", port_);
+  generated.set_bearer_token_auth(kPanelTestToken);
+  EXPECT_EQ(generated.Get("/api/status")->status, 401);
   httplib::Client bearer("127.0.0.1", port_);
   bearer.set_bearer_token_auth("correct-horse-battery-staple");
   EXPECT_EQ(bearer.Get("/api/status")->status, 200);
@@ -464,12 +477,103 @@ TEST_F(PanelApiTest, WithATokenEveryRequestNeedsItAndTheUserNameIsWhoActed) {
   client_ = std::make_unique<httplib::Client>("127.0.0.1", port_);
   client_->set_basic_auth("tess", "correct-horse-battery-staple");
   json session = GetJson("/api/session");
-  EXPECT_EQ(session["auth"], "token");
+  EXPECT_EQ(session["auth"], "password");
+  EXPECT_EQ(session["user"], "tess");
   // With a password, any Host is answered (a reverse proxy may use its own name).
   EXPECT_EQ(client_->Get("/api/status", {{"Host", "agent.example.com"}})->status, 200);
   auto r = Post("/api/tickets/" + std::to_string(seed_.blocked) + "/stop", {{"confirm", true}, {"name", "mallory"}});
   ASSERT_EQ(r->status, 200) << r->body;
   EXPECT_EQ(json::parse(r->body)["by"], "tess (panel)");  // the authenticated name wins
+}
+
+// ---------------------------------------------------------------------------------------------
+// The panel token (issue 19): no ambient authority on loopback.
+
+// A token of the same length as the real one, wrong only in its last character.
+std::string NearlyTheToken() {
+  std::string t = kPanelTestToken;
+  t.back() = t.back() == '0' ? '1' : '0';
+  return t;
+}
+
+TEST_F(PanelApiTest, AProcessWithoutTheTokenCanNeitherReadNorCommand) {
+  ASSERT_TRUE(StartServer().ok());
+  auto anon = NewClient();  // a worker on this host: loopback, no token
+  const std::string ticket = "/api/tickets/" + std::to_string(seed_.blocked);
+  // Reads are closed too: they hold every Ticket's request, transcript and questions, which the
+  // sandbox hides from a worker; an open loopback read would hand them back.
+  for (const std::string path : {"/api/session", "/api/status", "/api/needs", "/api/tickets", ticket.c_str(), "/api/observe",
+                                 "/api/commands", "/api/explain?q=gh:comment:1001", "/api/events", "/api/intercom",
+                                 "/metrics", "/api/nothing"}) {
+    auto r = anon->Get(path.c_str());
+    ASSERT_TRUE(r) << path;
+    EXPECT_EQ(r->status, 401) << path;
+    EXPECT_THAT(r->body, HasSubstr("superagent panel-url")) << path;
+    EXPECT_EQ(r->body.find("csrf"), std::string::npos) << path;
+    EXPECT_TRUE(r->get_header_value("WWW-Authenticate").empty()) << "no browser password prompt for the generated token";
+  }
+  // Open: the page's own files (no data), probes, and the login link itself.
+  EXPECT_EQ(anon->Get("/")->status, 200);
+  EXPECT_EQ(anon->Get("/panel.js")->status, 200);
+  EXPECT_EQ(anon->Get("/healthz")->status, 200);
+  // A wrong token, of the right length or not, as Bearer, Basic or cookie: 401.
+  for (const std::string& wrong : {NearlyTheToken(), std::string("x"), std::string(kPanelTestToken) + "0"}) {
+    httplib::Client c("127.0.0.1", port_);
+    c.set_bearer_token_auth(wrong);
+    EXPECT_EQ(c.Get("/api/status")->status, 401) << wrong;
+    EXPECT_EQ(anon->Get("/api/status", {{"Cookie", "superagent_panel_" + std::to_string(port_) + "=" + wrong}})->status, 401);
+  }
+  httplib::Client basic("127.0.0.1", port_);
+  basic.set_basic_auth("tess", NearlyTheToken());
+  EXPECT_EQ(basic.Get("/api/status")->status, 401);
+  // The token itself is not the cookie: a login cookie holds a digest of it.
+  EXPECT_EQ(anon->Get("/api/status", {{"Cookie", std::string("superagent_panel=") + kPanelTestToken}})->status, 401);
+  // Nothing changed on the way.
+  EXPECT_EQ(GetJson(ticket)["stage"], "blocked");
+  EXPECT_EQ(CommandCount(), 0u);
+}
+
+TEST_F(PanelApiTest, TheLoginLinkSetsAStrictHttpOnlyCookieThatReadsAndCommands) {
+  ASSERT_TRUE(StartServer().ok());
+  auto browser = NewClient();  // follows no redirect: the test reads each answer
+  auto wrong = browser->Get(("/login?token=" + NearlyTheToken()).c_str());
+  ASSERT_TRUE(wrong);
+  EXPECT_EQ(wrong->status, 401);
+  EXPECT_THAT(wrong->body, HasSubstr("superagent panel-url"));
+  EXPECT_FALSE(wrong->has_header("Set-Cookie"));
+  EXPECT_EQ(browser->Get("/login")->status, 401);
+
+  auto login = browser->Get((std::string("/login?token=") + kPanelTestToken).c_str());
+  ASSERT_TRUE(login);
+  EXPECT_EQ(login->status, 303);
+  EXPECT_EQ(login->get_header_value("Location"), "/");
+  const std::string set_cookie = login->get_header_value("Set-Cookie");
+  EXPECT_THAT(set_cookie, ::testing::StartsWith("superagent_panel_" + std::to_string(port_) + "="));
+  EXPECT_THAT(set_cookie, HasSubstr("; HttpOnly"));
+  EXPECT_THAT(set_cookie, HasSubstr("; SameSite=Strict"));
+  EXPECT_THAT(set_cookie, HasSubstr("; Path=/"));
+  EXPECT_EQ(set_cookie.find(kPanelTestToken), std::string::npos) << "the cookie is not the token";
+  const std::string cookie = set_cookie.substr(0, set_cookie.find(';'));
+
+  httplib::Headers logged_in{{"Cookie", cookie}};
+  EXPECT_EQ(browser->Get("/api/status", logged_in)->status, 200);
+  auto session = browser->Get("/api/session", logged_in);
+  ASSERT_EQ(session->status, 200);
+  const std::string csrf = json::parse(session->body)["csrf_token"];
+  EXPECT_EQ(session->body.find(kPanelTestToken), std::string::npos);
+  const std::string stop = "/api/tickets/" + std::to_string(seed_.blocked) + "/stop";
+  const std::string origin = "http://127.0.0.1:" + std::to_string(port_);
+  // The cookie does not replace the CSRF and Origin checks.
+  httplib::Headers no_csrf{{"Cookie", cookie}, {"Origin", origin}};
+  EXPECT_EQ(browser->Post(stop.c_str(), no_csrf, json{{"confirm", true}}.dump(), "application/json")->status, 403);
+  httplib::Headers cross{{"Cookie", cookie}, {"Origin", "http://evil.example"}, {"X-CSRF-Token", csrf}};
+  EXPECT_EQ(browser->Post(stop.c_str(), cross, json{{"confirm", true}}.dump(), "application/json")->status, 403);
+  EXPECT_EQ(GetJson("/api/tickets/" + std::to_string(seed_.blocked))["stage"], "blocked");
+  httplib::Headers page{{"Cookie", cookie}, {"Origin", origin}, {"X-CSRF-Token", csrf}};
+  auto stopped = browser->Post(stop.c_str(), page, json{{"confirm", true}, {"name", "Tess 测试"}}.dump(), "application/json");
+  ASSERT_EQ(stopped->status, 200) << stopped->body;
+  EXPECT_EQ(json::parse(stopped->body)["by"], "Tess 测试 (panel)");
+  EXPECT_EQ(GetJson("/api/tickets/" + std::to_string(seed_.blocked))["stage"], "ended");
 }
 
 TEST_F(PanelApiTest, ANonLoopbackPanelWithoutAPasswordDoesNotStart) {
@@ -495,6 +599,7 @@ TEST_F(PanelApiTest, NoSecretInAnyResponse) {
   config.llm.api_key_env = "SUPERAGENT_TEST_LLM";
   config.panel.token_env = "SUPERAGENT_TEST_PANEL";
   ASSERT_TRUE(StartServer(config).ok());
+  client_ = NewClient();
   client_->set_basic_auth("tess", secrets[2]);
   std::string everything;
   for (std::string path : {"/api/session", "/api/status", "/api/needs", "/api/tickets", "/api/observe", "/api/commands",
@@ -524,6 +629,7 @@ TEST_F(PanelApiTest, EventsStreamSaysHelloThenChangeWhenTheStoreChangesAndEndsOn
   bool ended = false;
   std::thread reader([&] {
     httplib::Client c("127.0.0.1", port_);
+    c.set_bearer_token_auth(kPanelTestToken);
     c.set_read_timeout(10, 0);
     c.Get("/api/events", [&](const char* data, size_t len) {
       std::lock_guard<std::mutex> lock(mu);
@@ -563,6 +669,7 @@ TEST_F(PanelApiTest, TooManyStreamsAreRefusedSoPagesFallBackToPolling) {
   for (int i = 0; i < 8; ++i) {
     readers.emplace_back([&] {
       httplib::Client c("127.0.0.1", port_);
+      c.set_bearer_token_auth(kPanelTestToken);
       c.Get("/api/events", [&](const char* data, size_t len) {
         if (std::string(data, len).find("hello") != std::string::npos) {
           std::lock_guard<std::mutex> lock(mu);
@@ -577,7 +684,9 @@ TEST_F(PanelApiTest, TooManyStreamsAreRefusedSoPagesFallBackToPolling) {
     std::unique_lock<std::mutex> lock(mu);
     ASSERT_TRUE(cv.wait_for(lock, std::chrono::seconds(10), [&] { return hellos == 8; }));
   }
-  auto fifth = httplib::Client("127.0.0.1", port_).Get("/api/events");
+  httplib::Client ninth_client("127.0.0.1", port_);
+  ninth_client.set_bearer_token_auth(kPanelTestToken);
+  auto fifth = ninth_client.Get("/api/events");
   ASSERT_TRUE(fifth);
   EXPECT_EQ(fifth->status, 503);
   EXPECT_EQ(client_->Get("/api/status")->status, 200);  // reads still have threads
@@ -603,9 +712,41 @@ TEST(PanelGuardTest, HostNamesAndOrigins) {
   EXPECT_EQ(panel::CheckSameOrigin("", "", "127.0.0.1:8080"), "");  // not a browser: the CSRF token decides
 }
 
+TEST(PanelGuardTest, WhatNeedsTheTokenIsDecidedByMethodSoNoCommandRouteIsLeftOpen) {
+  for (const char* method : {"POST", "PUT", "DELETE", "PATCH", "OPTIONS", "FOO"})
+    for (const char* path : {"/api/tickets/1/stop", "/api/some-future-command", "/", "/login", "/panel.js", "/metrics"})
+      EXPECT_TRUE(panel::NeedsToken(method, path)) << method << " " << path;
+  for (const char* path : {"/api/session", "/api/status", "/api/events", "/api", "/metrics"})
+    EXPECT_TRUE(panel::NeedsToken("GET", path)) << path;
+  for (const char* path : {"/", "/index.html", "/panel.js", "/login"}) {
+    EXPECT_FALSE(panel::NeedsToken("GET", path)) << path;
+    EXPECT_FALSE(panel::NeedsToken("HEAD", path)) << path;
+  }
+  EXPECT_FALSE(panel::NeedsToken("GET", "/healthz"));
+  EXPECT_FALSE(panel::NeedsToken("POST", "/hooks/github"));  // signed by GitHub, checked by its Source
+}
+
+TEST(PanelGuardTest, LoginCookies) {
+  const std::string token = kPanelTestToken;
+  const std::string value = panel::CookieValue(token);
+  EXPECT_EQ(value.size(), 64u);
+  EXPECT_NE(value, token);
+  EXPECT_EQ(panel::LoginCookie("127.0.0.1:8080", token),
+            "superagent_panel_8080=" + value + "; Path=/; HttpOnly; SameSite=Strict; Max-Age=2592000");
+  EXPECT_THAT(panel::LoginCookie("[::1]:9000", token), ::testing::StartsWith("superagent_panel_9000="));
+  EXPECT_THAT(panel::LoginCookie("[::1]", token), ::testing::StartsWith("superagent_panel="));
+  EXPECT_TRUE(panel::CheckCookie("theme=dark; superagent_panel_8080=" + value + "; other=1", token));
+  EXPECT_TRUE(panel::CheckCookie("superagent_panel_8081=nope; superagent_panel_8080=" + value, token));
+  EXPECT_FALSE(panel::CheckCookie("superagent_panel_8080=" + token, token));
+  EXPECT_FALSE(panel::CheckCookie("other_cookie=" + value, token));
+  EXPECT_FALSE(panel::CheckCookie("", token));
+  EXPECT_FALSE(panel::CheckCookie("superagent_panel=", ""));
+}
+
 TEST(PanelGuardTest, TokensAndNames) {
   std::string user;
-  EXPECT_TRUE(panel::CheckToken("", "", &user));
+  EXPECT_FALSE(panel::CheckToken("", "", &user));  // no token configured lets nobody in
+  EXPECT_FALSE(panel::CheckToken("Bearer ", "", &user));
   EXPECT_FALSE(panel::CheckToken("", "s3cret", &user));
   EXPECT_TRUE(panel::CheckToken("Bearer s3cret", "s3cret", &user));
   EXPECT_FALSE(panel::CheckToken("Bearer s3cre", "s3cret", &user));

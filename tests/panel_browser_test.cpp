@@ -77,6 +77,7 @@ TEST_F(PanelBrowserTest, APersonUsesThePanelInChromium) {
   options.env_set = {
       {"PANEL_URL", "http://127.0.0.1:" + std::to_string(port) + "/"},
       {"EMPTY_PANEL_URL", "http://127.0.0.1:" + std::to_string(empty_port) + "/"},
+      {"EMPTY_SUPERAGENT_CONFIG", empty_config.string()},
       {"SUPERAGENT_BIN", SUPERAGENT_BINARY},
       {"SUPERAGENT_CONFIG", config.string()},
       {"PANEL_POLICY_FILE", policy.string()},
@@ -154,6 +155,8 @@ print(json.dumps({"stage": "ready", "summary": summary, "question": None, "pr": 
   options.cwd = tests_dir.string();
   options.env_set = {
       {"PANEL_URL", "http://127.0.0.1:" + std::to_string(port) + "/"},
+      {"SUPERAGENT_BIN", SUPERAGENT_BINARY},
+      {"SUPERAGENT_CONFIG", config.string()},
       {"SCREENSHOT_DIR", shots_env ? shots_env : "/tmp/superagent-panel-screenshots"},
       {"CHROMIUM", chromium},
   };

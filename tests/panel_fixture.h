@@ -10,6 +10,10 @@
 
 namespace superagent::testing {
 
+// The panel token the panel tests start their servers with (a daemon makes its own in
+// data_dir/panel.token); clients that stand for a person send it as a Bearer token.
+inline constexpr char kPanelTestToken[] = "5a1e0c3b9f8d7e6a5b4c3d2e1f0a9b8c7d6e5f4a3b2c1d0e9f8a7b6c5d4e3f2a";
+
 struct PanelSeed {
   TicketId question_old = 0;   // waiting, asked first: a choice question
   TicketId question_new = 0;   // waiting, asked later: free text

@@ -26,9 +26,9 @@ std::size_t Count(const std::string& hay, std::string_view needle) {
 
 class TeamDir {
  public:
-  TeamDir() {
+  explicit TeamDir(const std::string& suffix = "") {
     const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    path_ = fs::temp_directory_path() / ("superagent-prompts-" + std::to_string(::getpid()) + "-" + info->name());
+    path_ = fs::temp_directory_path() / ("superagent-prompts-" + std::to_string(::getpid()) + "-" + info->name() + suffix);
     fs::remove_all(path_);
     fs::create_directories(path_);
   }
@@ -286,6 +286,25 @@ TEST(PromptsTest, SkillsAreIndexedForTheAssessment) {
   PromptBuilder b;
   b.Team(team, /*skill_bodies=*/true);
   EXPECT_THAT(b.Build().system, HasSubstr("## skill:screenshots (level 4: team, team:skills/screenshots/SKILL.md)"));
+}
+
+// Issue 19: a team file that is a symbolic link out of the team directory is a problem, never text.
+TEST(PromptsTest, TeamFilesLinkedOutOfTheTeamDirAreNotRead) {
+  TeamDir dir, other("-other");
+  other.Write("secret.md", "OUTSIDE-TEAM-SECRET");
+  other.Write("skills/evil.md", "# evil skill\nOUTSIDE-SKILL-SECRET");
+  dir.Write("sections/house-style.md", "We write British English.");
+  std::filesystem::create_symlink(other.path() + "/secret.md", dir.path() + "/sections/leak.md");
+  std::filesystem::create_symlink("house-style.md", dir.path() + "/sections/alias.md");  // inside: fine
+  std::filesystem::create_symlink(other.path() + "/skills", dir.path() + "/skills");
+  TeamFiles team = LoadTeamFiles(dir.path());
+  Prompt p = Fixture().Build(team);
+  EXPECT_THAT(p.system, Not(HasSubstr("OUTSIDE-TEAM-SECRET")));
+  EXPECT_THAT(p.system, Not(HasSubstr("OUTSIDE-SKILL-SECRET")));
+  EXPECT_TRUE(team.skills.empty());
+  EXPECT_THAT(p.system, HasSubstr("## alias (level 4: team, team:sections/alias.md)"));
+  EXPECT_THAT(team.problems, ::testing::Contains(HasSubstr("sections/leak.md: cannot be read: sections/leak.md leads outside")));
+  EXPECT_THAT(team.problems, ::testing::Contains(HasSubstr("skills: ignored: skills leads outside")));
 }
 
 TEST(PromptsTest, TeamFilesAreReadFreshEachTime) {

@@ -75,5 +75,46 @@ TEST_F(WorkerToolsTest, TheSameToolsWithTheRightTypesStillWork) {
   EXPECT_EQ(Call("read_file", R"({"path": "docs/a.md"})"), "# Title\n");
 }
 
+// Issue 19: the file tools open beneath the Ticket's directory and never follow a link out.
+TEST_F(WorkerToolsTest, FileToolsNeverFollowALinkOutOfTheTicketsDirectory) {
+  namespace fs = std::filesystem;
+  const fs::path ticket = dir_ / "ticket", outside = dir_ / "outside";
+  fs::create_directories(outside);
+  std::ofstream(outside / "secret.txt") << "OUTSIDE-SECRET";
+  fs::create_symlink(outside / "created.txt", ticket / "dangling");  // dangling: its target does not exist
+  fs::create_symlink("/etc/passwd", ticket / "passwd");
+  fs::create_symlink(outside / "secret.txt", ticket / "secret");
+  fs::create_symlink(outside, ticket / "out");
+
+  EXPECT_THAT(Call("write_file", R"({"path": "dangling", "content": "pwned"})"),
+              HasSubstr("error: dangling is a symbolic link (to " + (outside / "created.txt").string()));
+  EXPECT_FALSE(fs::exists(outside / "created.txt")) << "nothing is created outside";
+  EXPECT_THAT(Call("write_file", R"({"path": "out/new.txt", "content": "pwned"})"), HasSubstr("error: out/new.txt leads outside"));
+  EXPECT_THAT(Call("write_file", R"({"path": "../escape.txt", "content": "pwned"})"), HasSubstr("leads outside"));
+  EXPECT_FALSE(fs::exists(dir_ / "escape.txt"));
+  EXPECT_FALSE(fs::exists(outside / "new.txt"));
+  EXPECT_THAT(Call("read_file", R"({"path": "passwd"})"), HasSubstr("error: passwd leads outside"));
+  EXPECT_THAT(Call("read_file", R"({"path": "secret"})"), HasSubstr("error: secret leads outside"));
+  EXPECT_THAT(Call("read_file", R"({"path": "../outside/secret.txt"})"), HasSubstr("leads outside"));
+  EXPECT_THAT(Call("read_file", R"({"path": "/etc/passwd"})"), HasSubstr("leads outside"));
+  EXPECT_THAT(Call("edit_file", R"({"path": "secret", "old_text": "OUTSIDE", "new_text": "x"})"), HasSubstr("leads outside"));
+  std::ifstream in(outside / "secret.txt");
+  EXPECT_EQ(std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>()), "OUTSIDE-SECRET");
+}
+
+TEST_F(WorkerToolsTest, LinksInsideAndNonAsciiNamesStillWork) {
+  namespace fs = std::filesystem;
+  fs::create_symlink("docs/a.md", dir_ / "ticket" / "alias.md");
+  fs::create_symlink("docs", dir_ / "ticket" / "d");
+  EXPECT_EQ(Call("read_file", R"({"path": "alias.md"})"), "# 标题\n");
+  EXPECT_EQ(Call("write_file", R"({"path": "d/新文件 🚀.md", "content": "内容 ✅"})"), "wrote d/新文件 🚀.md");
+  EXPECT_EQ(Call("read_file", R"({"path": "docs/新文件 🚀.md"})"), "内容 ✅");
+  EXPECT_EQ(Call("edit_file", R"({"path": "d/新文件 🚀.md", "old_text": "内容", "new_text": "正文"})"), "edited d/新文件 🚀.md");
+  EXPECT_EQ(Call("read_file", R"({"path": "docs/新文件 🚀.md"})"), "正文 ✅");
+  // A write through a link, even one inside, is refused with where it points, so the model can retry.
+  EXPECT_THAT(Call("write_file", R"({"path": "alias.md", "content": "x"})"), HasSubstr("is a symbolic link (to docs/a.md)"));
+  EXPECT_EQ(Call("read_file", R"({"path": "docs/a.md"})"), "# 标题\n");
+}
+
 }  // namespace
 }  // namespace superagent::exec

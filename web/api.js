@@ -1,9 +1,16 @@
 // The panel's only way to the daemon: JSON reads, commands with the CSRF token, live updates.
 let session = null;
 
+// A 401 means this browser is not logged in (it never opened the login link, or the token
+// changed): the page says how to log in instead of showing HTTP errors everywhere.
+let onLoggedOut = () => {};
+export function whenLoggedOut(callback) { onLoggedOut = callback; }
+const LOGIN_HINT = "Not logged in: open the link that `superagent panel-url` prints on the daemon's host, then try again.";
+
 export async function loadSession() {
   const res = await fetch('/api/session', { cache: 'no-store' });
-  if (!res.ok) throw new Error(`session: HTTP ${res.status}`);
+  if (res.status === 401) onLoggedOut();
+  if (!res.ok) throw Object.assign(new Error(`session: HTTP ${res.status}`), { status: res.status });
   session = await res.json();
   return session;
 }
@@ -14,6 +21,7 @@ export async function getJson(path) {
   const res = await fetch(path, { cache: 'no-store' });
   let body = null;
   try { body = await res.json(); } catch { body = { error: `HTTP ${res.status}` }; }
+  if (res.status === 401) { onLoggedOut(); body = { error: LOGIN_HINT }; }
   if (!res.ok) throw Object.assign(new Error(body.error || `HTTP ${res.status}`), { status: res.status, body });
   return body;
 }
@@ -21,7 +29,12 @@ export async function getJson(path) {
 // A command: same-origin POST, JSON body, CSRF token. A stale token (the daemon restarted) is
 // refreshed once and the command retried.
 export async function command(path, body = {}, retried = false) {
-  if (!session) await loadSession();
+  if (!session) {
+    try { await loadSession(); } catch (e) {
+      if (e.status === 401) return { ok: false, status: 401, body: { error: LOGIN_HINT } };
+      throw e;
+    }
+  }
   const res = await fetch(path, {
     method: 'POST',
     headers: { 'Content-Type': 'application/json', 'X-CSRF-Token': session.csrf_token },
@@ -29,6 +42,7 @@ export async function command(path, body = {}, retried = false) {
   });
   let out = null;
   try { out = await res.json(); } catch { out = { error: `HTTP ${res.status}` }; }
+  if (res.status === 401) { onLoggedOut(); return { ok: false, status: 401, body: { error: LOGIN_HINT } }; }
   if (res.status === 403 && !retried && /CSRF/.test(out.error || '')) {
     await loadSession();
     return command(path, body, true);

@@ -1,7 +1,7 @@
 // The attention-first panel (SPEC §9): what needs a person, then health, then history.
 // Plain ES modules, no build step. Every read is /api/…; the page refreshes itself when the
 // daemon's store changes (Server-Sent Events), so it can stay open all day.
-import { command, getJson, live, loadSession, currentSession } from './api.js';
+import { command, getJson, live, loadSession, currentSession, whenLoggedOut } from './api.js';
 import { $, el, when, refreshTimes, stageLabel, kv } from './dom.js';
 import { initIntercom, refreshIntercom } from './intercom.js';
 
@@ -14,6 +14,7 @@ const state = {
   questionId: null,     // the question card on screen (kept while a person types)
   status: null,
   bootId: null,
+  loggedOut: false,     // the daemon answered 401: this browser has not used the login link
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -24,7 +25,8 @@ const savedName = () => localStorage.getItem(nameKey) || '';
 function rememberName(name) {
   if (name) localStorage.setItem(nameKey, name.trim());
 }
-const usesToken = () => currentSession()?.auth === 'token';
+// The browser authenticated with a user name (HTTP Basic with panel.token_env): no name to ask.
+const usesToken = () => Boolean(currentSession()?.user);
 
 // ---------------------------------------------------------------------------------------------
 // Needs you
@@ -437,18 +439,23 @@ async function refresh() {
       renderObserve(observe, status.mode);
       await loadTickets();
       await refreshIntercom();
+      state.loggedOut = false;
+      $('login-needed').hidden = true;
       document.body.dataset.loaded = String(Date.now());
       if (liveState === 'live' && $('live').classList.contains('off')) setLive('on', 'live');
     } while (again);
   } catch (e) {
     // A status means the daemon answered with an error (its store unreadable, say): say that.
-    setLive('off', e.status ? `the daemon cannot answer: ${e.message}` : `cannot reach the daemon (${e.message})`);
+    const why = e.status ? `the daemon cannot answer: ${e.message}` : `cannot reach the daemon (${e.message})`;
+    setLive('off', e.status === 401 ? 'not logged in' : why);
   } finally {
     running = false;
   }
 }
 
 function setLive(kind, text) {
+  // Logged out, the stream and every read fail the same way: say the one thing that helps.
+  if (state.loggedOut && kind === 'off') text = 'not logged in';
   const node = $('live');
   node.className = `live ${kind}`;
   node.textContent = text;
@@ -483,6 +490,11 @@ function init() {
   $('stop-form').addEventListener('submit', confirmStop);
   $('explain-form').addEventListener('submit', (ev) => { ev.preventDefault(); explain($('explain-q').value.trim()); });
   initIntercom({ savedName, rememberName, usesToken, announce, onChanged: refresh });
+  whenLoggedOut(() => {
+    state.loggedOut = true;
+    $('login-needed').hidden = false;
+    setLive('off', 'not logged in');
+  });
 
   loadSession().catch(() => {}).finally(() => {
     refresh();

@@ -3,8 +3,11 @@
 //
 // The panel reads through Views (its own read-only connection) and changes state only through
 // Engine commands (Stop, answer) and the daemon's policy reload. Security (docs/005-panel.md):
-// loopback-only without a password; with panel.token_env every request needs the token; commands
-// need a same-origin request carrying the CSRF token; every command is logged with who and when.
+// every request but /healthz, the webhooks, /login and the page's own files needs the panel
+// token — a cookie set by /login, or an Authorization header — so a process that cannot read the
+// token (a worker) can neither read nor command; loopback-only unless panel.token_env sets a
+// fixed password; commands need a same-origin request carrying the CSRF token; every command is
+// logged with who and when.
 #pragma once
 
 #include <cstdint>
@@ -41,6 +44,9 @@ struct PanelContext {
   Engine* engine = nullptr;  // commands; must outlive the Panel
   Views* views = nullptr;    // reads; must outlive the Panel
   Config config;             // listen, token_env, execution.slots
+  // The panel token (the daemon's data_dir/panel.token). Ignored when config.panel.token_env is
+  // set: that variable's value, a fixed password, is the token then. Never shown in a response.
+  std::string token;
   // Re-reads the policy file and applies it (the daemon's reload); the panel records the command.
   std::function<PolicyReloadResult()> reload_policy;
   // The live worker slots; empty function or nullopt when execution is disabled (no git remote),
@@ -67,8 +73,9 @@ class Panel {
 };
 
 // Checks the security settings and installs every route (and the server's pre-routing handler)
-// on `server`. InvalidArgument, and nothing installed, when `listen` is not loopback and no token
-// is configured, or token_env names a variable that is unset or empty.
+// on `server`. InvalidArgument, and nothing installed, when there is no token (neither
+// context.token nor a set token_env), when `listen` is not loopback and token_env is not set, or
+// when token_env names a variable that is unset or empty.
 Result<std::unique_ptr<Panel>> InstallRoutes(httplib::Server& server, PanelContext context);
 
 }  // namespace panel

@@ -1,5 +1,6 @@
 // superagent serve [--config FILE]
 #include <signal.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <cstring>
@@ -10,6 +11,7 @@
 #include "app/commands.h"
 #include "app/daemon.h"
 #include "app/logging.h"
+#include "app/panel_token.h"
 
 namespace superagent::app {
 namespace {
@@ -23,7 +25,8 @@ const char kUsage[] =
     "\n"
     "signals: SIGHUP re-reads the policy file; SIGINT/SIGTERM shut down gracefully, a second\n"
     "one exits at once. Under systemd (Type=notify) it reports readiness and feeds the watchdog.\n"
-    "logs go to stderr, one line per event, key=value fields.\n";
+    "logs go to stderr, one line per event, key=value fields. On a terminal it also prints the\n"
+    "panel's login link (the token in data_dir/panel.token; `superagent panel-url` prints it again).\n";
 
 }  // namespace
 
@@ -65,6 +68,15 @@ int CmdServe(int argc, char** argv) {
   if (Status s = daemon.Start(); !s.ok()) {
     spdlog::critical("start failed {}", Kv("error", s.ToString()));
     return 1;
+  }
+  // The login link, as Jupyter prints it: only to a person at a terminal, never into a log file
+  // or the journal (whoever reads those need not be a panel operator).
+  if (::isatty(STDERR_FILENO)) {
+    if (auto token = PanelCredential(config, /*create=*/false); token.ok())
+      std::fprintf(stderr,
+                   "\n  The panel: open this link to log in (`superagent panel-url` prints it again):\n"
+                   "  %s\n\n",
+                   PanelLoginUrl(config.panel.listen, *token).c_str());
   }
   daemon.Run();
   daemon.Shutdown();

@@ -20,6 +20,7 @@ int CmdVersion(int argc, char** argv);  // version
 int CmdReceive(int argc, char** argv);  // receive --trigger FILE [--config FILE] [--via NAME]
 int CmdPolicy(int argc, char** argv);   // policy simulate --config FILE --policy FILE [--since 7d]
 int CmdDoctor(int argc, char** argv);   // doctor --config FILE
+int CmdPanelUrl(int argc, char** argv); // panel-url [--config FILE]
 
 
 // Shared by the subcommands. The config at `path` (empty: the defaults); on problems each is

@@ -12,6 +12,7 @@
 
 #include "app/data_dir.h"
 #include "app/logging.h"
+#include "app/panel_token.h"
 #include "app/systemd.h"
 #include "superagent/catch_all.h"
 #include "superagent/eval.h"
@@ -75,6 +76,11 @@ Status Daemon::Start() {
   auto lock = DataDirLock::Acquire(config_.data_dir);
   if (!lock.ok()) return lock.status();
   data_dir_lock_ = std::move(*lock);
+  // The panel's credential (issue 19): made at the first start, kept in the data_dir that no
+  // worker sees; `serve` prints its login link on a terminal, `panel-url` at any time.
+  auto panel_token = PanelCredential(config_, /*create=*/true);
+  if (!panel_token.ok()) return panel_token.status();
+  panel_token_ = std::move(*panel_token);
 
   EngineOptions options;
   options.eval_timeout_ms = config_.eval.timeout_seconds * 1000LL;
@@ -165,6 +171,7 @@ Status Daemon::InstallRoutes() {
   ctx.engine = engine_.get();
   ctx.views = views_.get();
   ctx.config = config_;
+  ctx.token = panel_token_;
   ctx.reload_policy = [this] { return ReloadPolicy("panel"); };
   ctx.slots = [this]() -> std::optional<SlotsView> {
     if (!execution_ || !execution_->scheduler()) return std::nullopt;

@@ -65,6 +65,7 @@ class Daemon {
   bool PolicyFileChanged();
 
   Config config_;
+  std::string panel_token_;  // data_dir/panel.token or panel.token_env's value; never logged
   std::unique_ptr<DataDirLock> data_dir_lock_;  // first: released after everything else closed
   std::unique_ptr<Engine> engine_;
   std::unique_ptr<HttpClient> llm_http_;  // declared before assessor_, which uses it

@@ -14,6 +14,7 @@ using superagent::app::CmdCheck;
 using superagent::app::CmdDoctor;
 using superagent::app::CmdPolicy;
 using superagent::app::CmdExplain;
+using superagent::app::CmdPanelUrl;
 using superagent::app::CmdGate;
 using superagent::app::CmdReceive;
 using superagent::app::CmdServe;
@@ -32,6 +33,7 @@ constexpr Subcommand kSubcommands[] = {
     {"receive", CmdReceive, "hand one normalized trigger (JSON) to the store's intake, as a Source would"},
     {"doctor", CmdDoctor, "check a deployment: config, policy, data dir, tokens, endpoints, git; says how to fix each"},
     {"policy", CmdPolicy, "policy simulate: replay recorded Decisions under a candidate policy and show what changes"},
+    {"panel-url", CmdPanelUrl, "print the panel's one-click login link (reads data_dir/panel.token)"},
     {"explain", CmdExplain, "tell the whole story of one message: intake, eval, decision, ticket"},
     {"version", CmdVersion, "print the version of superagent and of its SQLite library"},
 };

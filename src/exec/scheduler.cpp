@@ -2,14 +2,13 @@
 // is live in this process: turn threads, their slots, and the sessions' shells.
 #include "superagent/scheduler.h"
 
+#include "superagent/beneath.h"
 #include "superagent/catch_all.h"
 
 #include <spdlog/spdlog.h>
 
 #include <chrono>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 
 namespace superagent::exec {
 
@@ -17,12 +16,16 @@ using nlohmann::json;
 
 namespace {
 
-std::string ReadFileOrEmpty(const std::filesystem::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  if (!in) return "";
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
+// The repository's AGENTS.md, read beneath the worktree: a link that points out of it (to
+// ~/.ssh/id_rsa, /etc/passwd, the daemon's config) must not carry that file into the prompt, so
+// the prompt says what happened instead. "" when there is none.
+std::string ReadAgentsMd(const std::string& worktree, TicketId ticket) {
+  auto text = beneath::ReadFile(worktree, "AGENTS.md");
+  if (text.ok()) return std::move(*text);
+  if (text.status().code() == Status::Code::kNotFound) return "";
+  spdlog::warn("AGENTS.md not read ticket={} reason=\"{}\"", ticket, text.status().message());
+  return "(AGENTS.md was not read: " + text.status().message() +
+         ". Only files inside the Ticket's directory are read into this prompt.)";
 }
 
 }  // namespace
@@ -282,7 +285,7 @@ void Scheduler::RunTurn(Run* run, Assignment a) {
     ws = *prepared;
   }
   task.workspace = *ws;
-  task.agents_md = ReadFileOrEmpty(std::filesystem::path(ws->dir) / "AGENTS.md");
+  task.agents_md = ReadAgentsMd(ws->dir, a.ticket);
 
   auto session = engine_->OpenSession(a.ticket, "Ticket " + std::to_string(a.ticket) + ": " + ticket->scope,
                                       executor_->name());

@@ -1,18 +1,15 @@
-// The built-in worker's tools. Paths are resolved inside the Ticket's directory; a path that
-// leaves it (.., absolute, symlink) is refused.
+// The built-in worker's tools. Files are opened beneath the Ticket's directory by the kernel's
+// resolver (superagent/beneath.h): a path that leaves it (.., absolute, a symbolic link pointing
+// out) is refused at every component, and a write never goes through a link.
 #include "exec/worker_tools.h"
 
+#include "superagent/beneath.h"
 #include "superagent/text.h"
 #include "superagent/json_read.h"
 #include "superagent/worker_sessions.h"
 
-#include <filesystem>
-#include <fstream>
-#include <sstream>
-
 namespace superagent::exec {
 
-namespace fs = std::filesystem;
 using nlohmann::json;
 
 namespace {
@@ -96,18 +93,6 @@ std::string WorkerTools::Cut(std::string output) const {
   return text::CutNoted(output, options_.tool_output_chars, text::Keep::kTail);
 }
 
-Result<std::string> WorkerTools::Confine(const std::string& path) {
-  if (path.empty()) return Status::InvalidArgument("path is empty");
-  std::error_code ec;
-  fs::path root = fs::canonical(task_.workspace.dir, ec);
-  if (ec) return Status::IoError("the Ticket's directory is missing");
-  fs::path p = fs::weakly_canonical(root / path, ec);
-  if (ec) return Status::InvalidArgument("cannot resolve " + path);
-  const std::string r = root.string() + "/", s = p.string();
-  if (s.rfind(r, 0) != 0) return Status::InvalidArgument(path + " is outside the Ticket's directory");
-  return s;
-}
-
 namespace {
 
 // A tool's refusal of its arguments, worded for the model so it can correct the call.
@@ -132,26 +117,16 @@ ToolOutcome WorkerTools::ReadFile(const json& a) {
   json_read::Fields f(a, "read_file");
   const std::string path = f.String("path");
   if (!f.ok()) return BadArguments(f);
-  auto p = Confine(path);
-  if (!p.ok()) return {"error: " + p.status().message(), {}};
-  std::ifstream in(*p, std::ios::binary);
-  if (!in) return {"error: cannot read " + path, {}};
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return {Cut(ss.str()), {}};
+  auto text = beneath::ReadFile(task_.workspace.dir, path);
+  if (!text.ok()) return {"error: " + text.status().message(), {}};
+  return {Cut(std::move(*text)), {}};
 }
 
 ToolOutcome WorkerTools::WriteFile(const json& a) {
   json_read::Fields f(a, "write_file");
   const std::string path = f.String("path"), content = f.String("content");
   if (!f.ok()) return BadArguments(f);
-  auto p = Confine(path);
-  if (!p.ok()) return {"error: " + p.status().message(), {}};
-  std::error_code ec;
-  fs::create_directories(fs::path(*p).parent_path(), ec);
-  std::ofstream out(*p, std::ios::binary | std::ios::trunc);
-  out << content;
-  if (!out) return {"error: cannot write " + path, {}};
+  if (Status s = beneath::WriteFile(task_.workspace.dir, path, content); !s.ok()) return {"error: " + s.message(), {}};
   return {"wrote " + path, {}};
 }
 
@@ -159,22 +134,16 @@ ToolOutcome WorkerTools::EditFile(const json& a) {
   json_read::Fields f(a, "edit_file");
   const std::string path = f.String("path"), old_text = f.String("old_text"), new_text = f.String("new_text");
   if (!f.ok()) return BadArguments(f);
-  auto p = Confine(path);
-  if (!p.ok()) return {"error: " + p.status().message(), {}};
   if (old_text.empty()) return {"error: old_text must not be empty", {}};
-  std::ifstream in(*p, std::ios::binary);
-  if (!in) return {"error: cannot read " + path, {}};
-  std::stringstream ss;
-  ss << in.rdbuf();
-  std::string text = ss.str();
+  auto read = beneath::ReadFile(task_.workspace.dir, path);
+  if (!read.ok()) return {"error: " + read.status().message(), {}};
+  std::string text = std::move(*read);
   auto first = text.find(old_text);
   if (first == std::string::npos) return {"error: old_text not found in " + path, {}};
   if (text.find(old_text, first + 1) != std::string::npos)
     return {"error: old_text occurs more than once; give more context", {}};
   text.replace(first, old_text.size(), new_text);
-  std::ofstream out(*p, std::ios::binary | std::ios::trunc);
-  out << text;
-  if (!out) return {"error: cannot write " + path, {}};
+  if (Status s = beneath::WriteFile(task_.workspace.dir, path, text); !s.ok()) return {"error: " + s.message(), {}};
   return {"edited " + path, {}};
 }
 

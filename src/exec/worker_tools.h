@@ -35,7 +35,6 @@ class WorkerTools {
   ToolOutcome Call(const llm::ToolCall& call);
 
  private:
-  Result<std::string> Confine(const std::string& path);
   ToolOutcome Shell(const nlohmann::json& a);
   ToolOutcome ReadFile(const nlohmann::json& a);
   ToolOutcome WriteFile(const nlohmann::json& a);

@@ -3,6 +3,7 @@
 #include <cctype>
 #include <random>
 
+#include "policy/sha256.h"
 #include "superagent/config.h"
 #include "superagent/text.h"
 
@@ -63,8 +64,15 @@ std::string Base64Decode(std::string_view in) {
   return out;
 }
 
+bool NeedsToken(std::string_view method, std::string_view path) {
+  if (path == "/healthz" || path.rfind("/hooks/", 0) == 0) return false;
+  if (method != "GET" && method != "HEAD") return true;
+  if (path == "/login") return false;
+  return path.rfind("/api/", 0) == 0 || path == "/api" || path == "/metrics";  // else a file of the page
+}
+
 bool CheckToken(std::string_view authorization, std::string_view token, std::string* user) {
-  if (token.empty()) return true;
+  if (token.empty()) return false;
   auto starts = [&](std::string_view p) {
     if (authorization.size() < p.size()) return false;
     for (std::size_t i = 0; i < p.size(); ++i)
@@ -81,6 +89,41 @@ bool CheckToken(std::string_view authorization, std::string_view token, std::str
     return true;
   }
   return false;
+}
+
+std::string CookieValue(std::string_view token) {
+  return Sha256Hex("superagent panel login cookie\n" + std::string(token));
+}
+
+bool CheckCookie(std::string_view header, std::string_view token) {
+  if (token.empty()) return false;
+  const std::string expected = CookieValue(token);
+  bool found = false;
+  while (!header.empty()) {
+    std::size_t semi = header.find(';');
+    std::string_view pair = header.substr(0, semi);
+    header = semi == std::string_view::npos ? std::string_view() : header.substr(semi + 1);
+    while (!pair.empty() && pair.front() == ' ') pair.remove_prefix(1);
+    std::size_t eq = pair.find('=');
+    if (eq == std::string_view::npos) continue;
+    std::string_view name = pair.substr(0, eq), value = pair.substr(eq + 1);
+    if (name.substr(0, kCookiePrefix.size()) != kCookiePrefix) continue;
+    found |= ConstantTimeEquals(value, expected);  // no early exit: every candidate is compared
+  }
+  return found;
+}
+
+std::string LoginCookie(std::string_view host_header, std::string_view token) {
+  std::string name(kCookiePrefix);
+  // The port: cookies are shared by every port of a host, and two daemons must not log each
+  // other's browser out.
+  std::size_t colon = host_header.rfind(':');
+  if (colon != std::string_view::npos && host_header.find(']', colon) == std::string_view::npos) {
+    std::string_view port = host_header.substr(colon + 1);
+    if (!port.empty() && port.size() <= 5 && port.find_first_not_of("0123456789") == std::string_view::npos)
+      name += "_" + std::string(port);
+  }
+  return name + "=" + CookieValue(token) + "; Path=/; HttpOnly; SameSite=Strict; Max-Age=2592000";
 }
 
 std::string CheckSameOrigin(std::string_view origin, std::string_view sec_fetch_site, std::string_view host_header) {

@@ -83,7 +83,8 @@ int IntParam(const Request& req, const char* name, int fallback, int lo, int hi)
 
 struct Panel::Impl {
   PanelContext ctx;
-  std::string token;       // the panel password ("" = none; loopback only)
+  std::string token;       // the panel token, or the fixed password of panel.token_env; never ""
+  bool fixed_password = false;  // token is panel.token_env's: any Host, and the browser's Basic prompt
   std::string csrf;        // per-process CSRF token, handed to the page by /api/session
   std::string boot_id;     // tells the page the daemon restarted (new CSRF token, maybe new assets)
   std::unique_ptr<IntercomApi> intercom;  // null when the daemon runs no intercom
@@ -113,26 +114,62 @@ struct Panel::Impl {
     // Webhooks arrive through a public proxy with its own Host and carry their own proof (a
     // signature over the body, checked by their Source), so the panel's checks do not apply.
     if (req.path == "/healthz" || req.path.rfind("/hooks/", 0) == 0) return false;
-    if (std::string why = CheckHost(req.get_header_value("Host"), !token.empty()); !why.empty()) {
+    if (std::string why = CheckHost(req.get_header_value("Host"), fixed_password); !why.empty()) {
       spdlog::warn("panel request refused reason=host host={} remote={}", Q(req.get_header_value("Host").substr(0, 100)),
                    req.remote_addr);
       SendError(res, 403, why);
       return true;
     }
-    std::string user;
-    if (!CheckToken(req.get_header_value("Authorization"), token, &user)) {
-      res.set_header("WWW-Authenticate", "Basic realm=\"superagent panel\", charset=\"UTF-8\"");
-      SendError(res, 401, "this panel needs its password (the value of the variable named by panel.token_env)");
+    // No ambient authority (issue 19): a process on this host that cannot read the token — a
+    // worker — can neither read nor command, with or without the CSRF token.
+    if (NeedsToken(req.method, req.path) && !Authenticated(req)) {
+      const bool command = req.method != "GET" && req.method != "HEAD";
+      if (command)
+        spdlog::warn("panel request refused reason=not_logged_in method={} path={} remote={}", req.method,
+                     Q(req.path.substr(0, 100)), req.remote_addr);
+      if (fixed_password) {
+        res.set_header("WWW-Authenticate", "Basic realm=\"superagent panel\", charset=\"UTF-8\"");
+        SendError(res, 401, "this panel needs its password (the value of the variable named by panel.token_env)");
+      } else {
+        SendError(res, 401,
+                  "not logged in: on the daemon's host run `superagent panel-url --config <config>` and open the link "
+                  "it prints (or send Authorization: Bearer <data_dir/panel.token>)");
+      }
       return true;
     }
     return false;
+  }
+
+  // The panel token in an Authorization header (Bearer, or Basic with any user name) or in the
+  // cookie /login sets. Compared in constant time.
+  bool Authenticated(const Request& req) const {
+    return CheckToken(req.get_header_value("Authorization"), token, nullptr) ||
+           CheckCookie(req.get_header_value("Cookie"), token);
+  }
+
+  // The one-click login link: the token as a query parameter, answered with the login cookie and
+  // a redirect to the page (so the token leaves the address bar at once).
+  void Login(const Request& req, Response& res) {
+    res.set_header("Cache-Control", "no-store");
+    if (!ConstantTimeEquals(req.get_param_value("token"), token)) {
+      spdlog::warn("panel login refused reason=wrong_token remote={}", req.remote_addr);
+      res.status = 401;
+      res.set_content("This login link is wrong or out of date.\n"
+                      "On the daemon's host, run: superagent panel-url --config <your config>\n"
+                      "and open the link it prints.\n",
+                      "text/plain; charset=utf-8");
+      return;
+    }
+    spdlog::info("panel login remote={}", req.remote_addr);
+    res.set_header("Set-Cookie", LoginCookie(req.get_header_value("Host"), token));
+    res.set_redirect("/", 303);
   }
 
   // Who gave a command: the user name the browser authenticated with, else a name the person
   // typed, else where the request came from.
   std::string Who(const Request& req, const json& body) {
     std::string user;
-    if (!token.empty()) CheckToken(req.get_header_value("Authorization"), token, &user);
+    CheckToken(req.get_header_value("Authorization"), token, &user);
     if (user.empty()) user = CleanName(json_read::StringOr(body, "name"));
     return user.empty() ? "panel user at " + req.remote_addr : user + " (panel)";
   }
@@ -161,11 +198,15 @@ struct Panel::Impl {
 
   // --- Reads ---
 
-  json Session() {
+  // `user`: the name the browser authenticated with (HTTP Basic), so the page need not ask.
+  json Session(const Request& req) {
+    std::string user;
+    CheckToken(req.get_header_value("Authorization"), token, &user);
     return {{"csrf_token", csrf},
             {"boot_id", boot_id},
             {"version", SUPERAGENT_VERSION},
-            {"auth", token.empty() ? "none" : "token"}};
+            {"auth", fixed_password ? "password" : "token"},
+            {"user", user.empty() ? json(nullptr) : json(user)}};
   }
 
   // A read the store failed: 503 with the reason (the page says the store cannot be read, never
@@ -474,7 +515,8 @@ struct Panel::Impl {
       return Refuse(req, res) ? httplib::Server::HandlerResponse::Handled : httplib::Server::HandlerResponse::Unhandled;
     });
     server.Get("/healthz", [](const Request&, Response& res) { res.set_content("ok\n", "text/plain"); });
-    server.Get("/api/session", [this](const Request&, Response& res) { SendJson(res, 200, Session()); });
+    server.Get("/login", [this](const Request& req, Response& res) { Login(req, res); });
+    server.Get("/api/session", [this](const Request& req, Response& res) { SendJson(res, 200, Session(req)); });
     server.Get("/api/status", [this](const Request&, Response& res) { SendRead(res, "status", StatusJson()); });
     server.Get("/api/needs", [this](const Request&, Response& res) { SendRead(res, "needs", Needs()); });
     server.Get("/api/tickets", [this](const Request& req, Response& res) {
@@ -576,6 +618,7 @@ Result<std::unique_ptr<Panel>> InstallRoutes(httplib::Server& server, PanelConte
   const std::string& env = context.config.panel.token_env;
   if (!env.empty()) {
     impl->token = ResolveSecret(env);
+    impl->fixed_password = true;
     if (impl->token.empty())
       return Status::InvalidArgument("panel.token_env names " + env +
                                      ", which is unset or empty: export the panel password in that variable");
@@ -583,7 +626,11 @@ Result<std::unique_ptr<Panel>> InstallRoutes(httplib::Server& server, PanelConte
     return Status::InvalidArgument("panel.listen " + context.config.panel.listen +
                                    " is not a loopback address: set panel.token_env to the NAME of an environment "
                                    "variable holding the panel password, or listen on 127.0.0.1 behind a proxy");
+  } else {
+    impl->token = context.token;
   }
+  if (impl->token.empty())
+    return Status::InvalidArgument("the panel has no token: the daemon passes data_dir/panel.token (or set panel.token_env)");
   impl->csrf = RandomToken();
   impl->boot_id = RandomToken().substr(0, 12);
   impl->ctx = std::move(context);

@@ -1,9 +1,14 @@
-// The team's prompt directory (SPEC §7 level 4), read fresh on every call.
+// The team's prompt directory (SPEC §7 level 4), read fresh on every call. Every file is read
+// beneath the team directory (superagent/beneath.h): a section or skill that is a symbolic link
+// pointing out of it is a problem, never text in a prompt.
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <filesystem>
-#include <fstream>
 #include <sstream>
 
+#include "superagent/beneath.h"
 #include "superagent/prompts.h"
 #include "superagent/text.h"
 
@@ -24,29 +29,30 @@ std::string Trim(const std::string& s) {
   return b == std::string::npos ? "" : s.substr(b, e - b + 1);
 }
 
-// Reads a file whole; false when it cannot be read.
-bool ReadText(const fs::path& path, std::string* out) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return false;
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (in.bad()) return false;
-  *out = text.str();
-  return true;
-}
-
-// The file's text, trimmed and bounded; problems noted against `rel`.
-bool ReadTeamFile(const fs::path& path, const std::string& rel, std::size_t max_chars, TeamFiles* team,
+// The file `rel` beneath the team directory, trimmed and bounded; problems noted against `rel`.
+bool ReadTeamFile(const std::string& team_dir, const std::string& rel, std::size_t max_chars, TeamFiles* team,
                   std::string* text) {
-  std::string raw;
-  if (!ReadText(path, &raw)) {
-    team->problems.push_back(rel + ": cannot be read");
+  auto raw = beneath::ReadFile(team_dir, rel);
+  if (!raw.ok()) {
+    team->problems.push_back(rel + ": cannot be read: " + raw.status().message());
     return false;
   }
   bool cut = false;
-  *text = text::CutMiddle(Trim(raw), max_chars, &cut);
+  *text = text::CutMiddle(Trim(*raw), max_chars, &cut);
   if (cut) team->problems.push_back(rel + ": longer than " + std::to_string(max_chars) + " characters; its middle was cut");
   return true;
+}
+
+// A subdirectory of the team directory that resolves beneath it: "sections" or "skills" being
+// a link to some other directory would list that directory's names as problems.
+bool Beneath(const std::string& team_dir, const std::string& sub, TeamFiles* team) {
+  auto fd = beneath::Open(team_dir, sub, O_RDONLY | O_DIRECTORY);
+  if (fd.ok()) {
+    ::close(*fd);
+    return true;
+  }
+  if (fd.status().code() != Status::Code::kNotFound) team->problems.push_back(sub + ": ignored: " + fd.status().message());
+  return false;
 }
 
 std::string Description(const std::string& text) {
@@ -81,7 +87,7 @@ TeamFiles LoadTeamFiles(const std::string& team_dir, std::size_t max_file_chars)
   }
 
   const fs::path sections = fs::path(team_dir) / "sections";
-  if (fs::is_directory(sections, ec)) {
+  if (Beneath(team_dir, "sections", &team)) {
     for (const auto& entry : Sorted(sections, ec)) {
       const fs::path& p = entry.path();
       if (p.extension() != ".md" || !entry.is_regular_file(ec)) continue;
@@ -92,22 +98,20 @@ TeamFiles LoadTeamFiles(const std::string& team_dir, std::size_t max_file_chars)
         continue;
       }
       std::string text;
-      if (ReadTeamFile(p, rel, max_file_chars, &team, &text)) team.sections.push_back({4, name, "team:" + rel, text, false});
+      if (ReadTeamFile(team_dir, rel, max_file_chars, &team, &text))
+        team.sections.push_back({4, name, "team:" + rel, text, false});
     }
   }
 
   const fs::path skills = fs::path(team_dir) / "skills";
-  if (fs::is_directory(skills, ec)) {
+  if (Beneath(team_dir, "skills", &team)) {
     for (const auto& entry : Sorted(skills, ec)) {
       const fs::path& p = entry.path();
-      fs::path file;
       std::string name, rel;
       if (entry.is_directory(ec) && fs::is_regular_file(p / "SKILL.md", ec)) {
-        file = p / "SKILL.md";
         name = p.filename().string();
         rel = "skills/" + name + "/SKILL.md";
       } else if (p.extension() == ".md" && entry.is_regular_file(ec)) {
-        file = p;
         name = p.stem().string();
         rel = "skills/" + p.filename().string();
       } else {
@@ -118,7 +122,7 @@ TeamFiles LoadTeamFiles(const std::string& team_dir, std::size_t max_file_chars)
         continue;
       }
       std::string text;
-      if (!ReadTeamFile(file, rel, max_file_chars, &team, &text) || text.empty()) continue;
+      if (!ReadTeamFile(team_dir, rel, max_file_chars, &team, &text) || text.empty()) continue;
       team.skills.push_back({name, Description(text), text, "team:" + rel});
     }
   }

@@ -5,6 +5,7 @@
 // condition in the page, which updates itself from the live-update stream.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { chromium } from 'playwright-core';
@@ -12,7 +13,9 @@ import { chromium } from 'playwright-core';
 const url = process.env.PANEL_URL;
 const shots = process.env.SCREENSHOT_DIR || '/tmp/superagent-panel-screenshots';
 const executablePath = process.env.CHROMIUM || '/usr/bin/chromium';
-if (!url) throw new Error('PANEL_URL is not set (tests/panel_browser_test.cpp sets it)');
+for (const k of ['PANEL_URL', 'SUPERAGENT_BIN', 'SUPERAGENT_CONFIG']) {
+  if (!process.env[k]) throw new Error(`${k} is not set (tests/panel_browser_test.cpp sets it)`);
+}
 mkdirSync(shots, { recursive: true });
 
 let browser;
@@ -33,7 +36,11 @@ before(async () => {
   page.on('pageerror', (e) => errors.push(String(e)));
   // Refusals the test provokes come back as HTTP 409, which Chromium logs as a failed resource.
   page.on('console', (m) => { if (m.type() === 'error' && !/Failed to load resource/.test(m.text())) errors.push(m.text()); });
-  await page.goto(url);
+  // Logged in as a person is: the link `superagent panel-url` prints.
+  const login = spawnSync(process.env.SUPERAGENT_BIN, ['panel-url', '--config', process.env.SUPERAGENT_CONFIG], { encoding: 'utf8' });
+  assert.equal(login.status, 0, login.stderr);
+  await page.goto(login.stdout.trim());
+  assert.equal(page.url(), url);
   await page.locator('#live.on').waitFor();
   await page.locator('body[data-loaded]').waitFor();
 });

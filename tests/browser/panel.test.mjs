@@ -18,7 +18,7 @@ const policyFile = process.env.PANEL_POLICY_FILE;
 const seed = JSON.parse(process.env.PANEL_SEED || '{}');
 const shots = process.env.SCREENSHOT_DIR || '/tmp/superagent-panel-screenshots';
 const executablePath = process.env.CHROMIUM || '/usr/bin/chromium';
-for (const [k, v] of Object.entries({ PANEL_URL: url, EMPTY_PANEL_URL: process.env.EMPTY_PANEL_URL, SUPERAGENT_BIN: bin, SUPERAGENT_CONFIG: config, PANEL_POLICY_FILE: policyFile })) {
+for (const [k, v] of Object.entries({ PANEL_URL: url, EMPTY_PANEL_URL: process.env.EMPTY_PANEL_URL, EMPTY_SUPERAGENT_CONFIG: process.env.EMPTY_SUPERAGENT_CONFIG, SUPERAGENT_BIN: bin, SUPERAGENT_CONFIG: config, PANEL_POLICY_FILE: policyFile })) {
   if (!v) throw new Error(`${k} is not set (tests/panel_browser_test.cpp sets it)`);
 }
 mkdirSync(shots, { recursive: true });
@@ -26,7 +26,16 @@ mkdirSync(shots, { recursive: true });
 let browser;
 let page;
 
-async function openPanel(options = {}, at = url) {
+// The one-click login link, as a person gets it: `superagent panel-url --config …`.
+function loginUrl(cfg) {
+  const r = spawnSync(bin, ['panel-url', '--config', cfg], { encoding: 'utf8' });
+  assert.equal(r.status, 0, r.stderr);
+  assert.match(r.stdout, /^http:\/\/127\.0\.0\.1:\d+\/login\?token=[0-9a-f]{64}\n$/);
+  return r.stdout.trim();
+}
+
+// A browser that opened the login link: it lands on the panel, the token gone from the address bar.
+async function openPanel(options = {}, at = url, cfg = config) {
   const context = await browser.newContext({ viewport: { width: 1280, height: 800 }, colorScheme: 'light', ...options });
   const p = await context.newPage();
   p.setDefaultTimeout(10_000);
@@ -36,7 +45,8 @@ async function openPanel(options = {}, at = url) {
   // "Failed to load resource"; anything else is a bug in the page.
   p.on('console', (m) => { if (m.type() === 'error' && !/Failed to load resource/.test(m.text())) errors.push(m.text()); });
   p.errors = errors;
-  await p.goto(at);
+  await p.goto(loginUrl(cfg));
+  assert.equal(p.url(), at, 'the login link redirects to the panel');
   await p.locator('#live.on').waitFor();             // the live-update stream said hello
   await p.locator('body[data-loaded]').waitFor();     // and the first refresh rendered
   return p;
@@ -177,8 +187,46 @@ test('reload policy shows the validation result', async () => {
   assert.equal(await page.locator('#reload-problems').isVisible(), false);
 });
 
+test('a browser that has not logged in is told how, and its commands change nothing', async () => {
+  const context = await browser.newContext({ viewport: { width: 1280, height: 800 }, colorScheme: 'light' });
+  const p = await context.newPage();
+  p.setDefaultTimeout(10_000);
+  const pageErrors = [];
+  p.on('pageerror', (e) => pageErrors.push(String(e)));
+  await p.goto(url);  // the page itself loads: its files hold no data
+  const banner = p.locator('#login-needed');
+  await banner.waitFor();
+  assert.match(await banner.innerText(), /Not logged in\. On the daemon's host run superagent panel-url --config … and open the link it prints\./);
+  await p.locator('#live', { hasText: 'not logged in' }).waitFor();
+  // No data reached the page, and a command sent from it is refused.
+  assert.equal(await p.locator('#question-slot').innerText(), '');
+  const stop = await p.evaluate(async (ticket) => {
+    const r = await fetch(`/api/tickets/${ticket}/stop`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ confirm: true }) });
+    return r.status;
+  }, seed.question_new);
+  assert.equal(stop, 401);
+  await p.screenshot({ path: join(shots, 'not-logged-in-1280x800-light.png') });
+  // A wrong link is refused and says what to do.
+  const wrong = await p.goto(new URL('/login?token=' + '0'.repeat(64), url).href);
+  assert.equal(wrong.status(), 401);
+  assert.match(await p.locator('body').innerText(), /superagent panel-url/);
+  // The right one logs this browser in: the banner is gone, the questions are there.
+  await p.goto(loginUrl(config));
+  await p.locator('body[data-loaded]').waitFor();
+  assert.equal(await banner.isVisible(), false);
+  assert.equal(p.url(), url);
+  const cookies = await context.cookies();
+  assert.equal(cookies.length, 1);
+  assert.equal(cookies[0].httpOnly, true);
+  assert.equal(cookies[0].sameSite, 'Strict');
+  assert.deepEqual(pageErrors, []);
+  const ticket = await api(`/api/tickets/${seed.question_new}`);
+  assert.equal(ticket.stage, 'waiting_for_person', 'the refused Stop changed nothing');
+  await context.close();
+});
+
 test('on a calm day "Needs you" is one line and the rest stays quiet', async () => {
-  const p = await openPanel({}, process.env.EMPTY_PANEL_URL);
+  const p = await openPanel({}, process.env.EMPTY_PANEL_URL, process.env.EMPTY_SUPERAGENT_CONFIG);
   assert.equal((await p.locator('#needs').innerText()).replace(/\s+/g, ' ').trim(), 'Needs you: Nothing needs you.');
   const box = await p.locator('#needs').boundingBox();
   assert.ok(box.height < 60, `one line (${box.height}px)`);
