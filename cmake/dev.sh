@@ -22,6 +22,7 @@ packages=(build-essential cmake pkg-config git ca-certificates
           libcpp-httplib-dev libspdlog-dev libyaml-cpp-dev
           libprotobuf-dev protobuf-compiler libwebsocketpp-dev libasio-dev   # Feishu long connection
           libgtest-dev libgmock-dev
+          bubblewrap  # worker commands run in a sandbox (docs/003, issue 19); the hostile-worker tests need it
           chromium    # the panel's browser tests drive Debian's Chromium
           python3)    # execution tests start a grandchild listening on a port
 # Only the fuzz targets need these (docs/009-fuzzing.md): Debian's clang with libFuzzer.
