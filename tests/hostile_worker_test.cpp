@@ -19,6 +19,7 @@
 #include <map>
 #include <cstdlib>
 
+#include "daemon_process.h"
 #include "exec_fixture.h"
 #include "fake_chat_server.h"
 #include "run_binary.h"
@@ -472,6 +473,49 @@ TEST(SandboxCheckTest, TheSandboxKeysAreParsedAndBadValuesNamed) {
   EXPECT_THAT(all, HasSubstr("execution.env[0]: must be an environment variable name"));
   EXPECT_THAT(all, HasSubstr("execution.env[1]: this looks like a secret value"));
   EXPECT_THAT(all, Not(HasSubstr("ghp_abcdef0123")));
+}
+
+// serve on a host that cannot sandbox (here: no bwrap in PATH): `on` refuses to start with the
+// fix; `auto` starts, saying loudly that workers run without a sandbox; `off` says so too.
+TEST(SandboxServeTest, WhereTheHostCannotSandboxOnRefusesToStartAndAutoAndOffSaySo) {
+  const auto dir = std::filesystem::temp_directory_path() / ("superagent-sandbox-serve-" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir / "empty-bin");
+  const std::string config = (dir / "superagent.yaml").string();
+  auto write_config = [&](const std::string& mode) {
+    std::ofstream(config) << "data_dir: data\npanel:\n  listen: 127.0.0.1:" << FreeLoopbackPort()
+                          << "\nexecution:\n  executor: command\n  command: ./run.sh\n  git_remote: "
+                          << (dir / "origin.git").string() << "\n  sandbox: " << mode << "\n";
+  };
+  // bwrap is looked up in the daemon's PATH, which has nothing in it.
+  const std::string empty_path = (dir / "empty-bin").string();
+
+  write_config("on");
+  RunOptions o;
+  o.env_set = {{"PATH", empty_path}};
+  o.timeout_ms = 20'000;
+  RunResult on = RunBinary({"serve", "--config", config}, o);
+  EXPECT_NE(on.exit_code, 0) << on.err;
+  EXPECT_THAT(on.err, HasSubstr("execution.sandbox: on, but this host cannot sandbox: bwrap is not installed"));
+  EXPECT_THAT(on.err, HasSubstr("apt-get install bubblewrap"));
+  EXPECT_THAT(on.err, Not(HasSubstr("ready")));
+
+  for (const std::string mode : {"auto", "off"}) {
+    write_config(mode);
+    const std::string saved = std::getenv("PATH") ? std::getenv("PATH") : "";
+    ::setenv("PATH", empty_path.c_str(), 1);
+    DaemonProcess d(SUPERAGENT_BINARY, {"serve", "--config", config});
+    ::setenv("PATH", saved.c_str(), 1);
+    ASSERT_TRUE(d.WaitForLine("ready")) << d.log();
+    d.Signal(SIGTERM);
+    EXPECT_EQ(d.Wait(), 0) << d.log();
+    EXPECT_THAT(d.log(), HasSubstr("sandbox mode=OFF")) << mode;
+    EXPECT_THAT(d.log(), HasSubstr("WITHOUT a sandbox")) << mode;
+    if (mode == "auto") {
+      EXPECT_THAT(d.log(), HasSubstr("execution.sandbox: auto, but this host cannot sandbox"));
+    }
+  }
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace
