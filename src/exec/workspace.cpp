@@ -7,6 +7,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <filesystem>
 
 namespace superagent::exec {
@@ -45,6 +46,10 @@ std::string Workspaces::ClonePath() const { return (fs::path(options_.root) / "r
 namespace {
 // git subcommands that reach the remote (and need the token for a private repository).
 const std::string kRemoteCommands[] = {"clone", "fetch", "ls-remote", "push"};
+const char* const kGitPassThrough[] = {"http_proxy",    "https_proxy",   "HTTP_PROXY",     "HTTPS_PROXY",
+                                       "no_proxy",      "NO_PROXY",      "all_proxy",      "ALL_PROXY",
+                                       "SSL_CERT_FILE", "SSL_CERT_DIR",  "GIT_SSL_CAINFO", "SSH_AUTH_SOCK",
+                                       "GIT_SSH",       "GIT_SSH_COMMAND"};
 }  // namespace
 
 std::string Workspaces::DirFor(TicketId ticket) const {
@@ -89,6 +94,10 @@ Result<RunResult> Workspaces::Git(const std::string& cwd, std::vector<std::strin
   for (auto& a : args) spec.argv.push_back(std::move(a));
   spec.cwd = cwd;
   spec.env = {{"GIT_TERMINAL_PROMPT", "0"}, {"LC_ALL", "C"}};
+  // The runner gives the daemon's own commands only an allow-list of its environment; git opts in
+  // to what reaching a remote may need on the team's box (a proxy, a CA bundle, an SSH agent).
+  for (const char* name : kGitPassThrough)
+    if (const char* v = std::getenv(name)) spec.env.emplace_back(name, v);
   // The token only for the commands that talk to the remote: a commit in a worktree a worker
   // wrote to (its hooks, its config) must not run with it.
   const bool remote = std::find(std::begin(kRemoteCommands), std::end(kRemoteCommands), subcommand) !=
