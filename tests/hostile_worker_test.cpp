@@ -137,6 +137,7 @@ class HostileWorkerTest : public ExecTest {
            "echo '== config'; ls " + config_dir_.string() + "; "
            "echo '== net'; python3 -c \"import socket; socket.create_connection(('127.0.0.1', " + port +
            "), 2); print('CONNECTED')\" 2>&1 | tail -1; "
+           "echo '== shadow'; cat /etc/shadow 2>/dev/null | wc -c; "
            "echo '== caps'; grep CapEff /proc/self/status; "
            "echo '== end'";
   }
@@ -149,6 +150,9 @@ class HostileWorkerTest : public ExecTest {
     EXPECT_EQ(ReadText(std::filesystem::path(other_dir_) / "NOTES.md"), "other ticket's private work\n");
     EXPECT_THAT(ReadText(config_dir_ / "secrets.env"), HasSubstr(kSecrets[0].second));
     EXPECT_TRUE(Listening(listener_.port()));
+    if (::geteuid() == 0) {
+      EXPECT_FALSE(ReadText("/etc/shadow").empty());
+    }
   }
 
   // What a worker got from Attack: nothing.
@@ -167,6 +171,8 @@ class HostileWorkerTest : public ExecTest {
     EXPECT_THAT(out, HasSubstr("cannot access '" + config_dir_.string() + "'"));
     EXPECT_THAT(out, Not(HasSubstr("CONNECTED")));
     EXPECT_THAT(out, HasSubstr("Error"));  // ConnectionRefusedError / OSError: unreachable
+    // Password hashes stay hidden even from a worker of a daemon run as root (the files' owner).
+    EXPECT_THAT(out, HasSubstr("== shadow\n0\n"));
     // Even a daemon run as root gives its workers no capability (no mount, no mknod).
     EXPECT_THAT(out, HasSubstr("CapEff:\t0000000000000000"));
   }

@@ -32,7 +32,10 @@ SandboxPolicy SandboxPolicyFor(const Config& config) {
   std::error_code ec;
   const fs::path data = fs::absolute(config.data_dir, ec).lexically_normal();
   p.state_dir = (data / "work" / "sandbox").string();
-  p.hidden = {data.string(), "/etc/superagent"};
+  // Also what a daemon run as root could read below /etc as the files' owner even without
+  // capabilities: password hashes, the host's SSH keys, TLS private keys.
+  p.hidden = {data.string(),     "/etc/superagent", "/etc/shadow",      "/etc/shadow-",  "/etc/gshadow",
+              "/etc/gshadow-",   "/etc/ssh",        "/etc/ssl/private", "/etc/sudoers", "/etc/sudoers.d"};
   auto dir_of = [&](const std::string& file) {
     if (!file.empty()) p.hidden.push_back(fs::absolute(file, ec).lexically_normal().parent_path().string());
   };
