@@ -342,6 +342,23 @@ TEST_F(HostileWorkerTest, KillingASandboxedJobKillsAGrandchildThatCalledSetsid) 
   EXPECT_TRUE(Eventually([&] { return !Listening(port); })) << "the setsid grandchild outlived its job";
 }
 
+// With cgroups (root here, or systemd's Delegate=yes): the cgroup is joined before bwrap
+// starts, so the sandboxed command and all it forks are in its job's cgroup, and the job's kill
+// empties it.
+TEST_F(HostileWorkerTest, ASandboxedCommandRunsInsideItsJobsCgroup) {
+  exec::PosixRunnerOptions ro;
+  ro.sandbox = exec::SandboxPolicyFor(config_);
+  ro.sandbox.enabled = true;
+  ro.nice = 5;  // the whole wrapper chain: cgroup join, nice, bwrap
+  auto runner = exec::MakePosixProcessRunner(ro);
+  if (!runner->containment().cgroups) GTEST_SKIP() << "no cgroups here: " << runner->containment().detail;
+  exec::Jobs jobs(runner.get(), &exec_clock_, sleeper_, (dir_ / "jobs").string(), workspaces_->ScopeFor(99));
+  auto r = jobs.Run("cat /proc/self/cgroup; nice", other_dir_, "", 60'000);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_THAT(r->out, HasSubstr("/superagent-" + std::to_string(::getpid()) + "/job-")) << r->err;
+  EXPECT_THAT(r->out, HasSubstr("\n5\n")) << "the niceness reaches the command inside";
+}
+
 // ---- the pieces, without processes ----
 
 TEST(SandboxTest, AWorkersEnvironmentIsBuiltFromTheAllowList) {
