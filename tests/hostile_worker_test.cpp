@@ -342,6 +342,32 @@ TEST_F(HostileWorkerTest, KillingASandboxedJobKillsAGrandchildThatCalledSetsid) 
   EXPECT_TRUE(Eventually([&] { return !Listening(port); })) << "the setsid grandchild outlived its job";
 }
 
+// The daemon's own git runs outside the sandbox, in the worktree a worker wrote to. A worker that
+// points the worktree's `.git` file at a repository of its own — whose config runs a program
+// (a clean filter) on `git add` — gets nothing run: the daemon names the worktree's real git
+// directory itself, and its work is still committed and pushed to the Ticket's branch.
+TEST_F(HostileWorkerTest, ARewrittenDotGitCannotMakeTheDaemonsGitRunAProgram) {
+  const TicketId id = AcceptedTicket("c1");
+  const std::string marker = (dir_ / "PWNED").string();
+  FakeChatServer model;
+  model.Push(model.ToolCalls({{"shell", ShellCall(
+      "git init -q \"$HOME/evil\" && git -C \"$HOME/evil\" config filter.x.clean \"sh -c 'touch " + marker +
+      "; cat'\" && printf '* filter=x\\n' > .gitattributes && printf 'gitdir: %s\\n' \"$HOME/evil/.git\" > .git && "
+      "echo 'the work' > work.txt && cat .git")}}));
+  model.Push(model.ToolCalls({{"commit_and_push", R"({"message":"Work"})"}}));
+  model.Push(model.ToolCalls({{"report", R"({"stage":"blocked","summary":"done"})"}}));
+  auto executor = Builtin(model);
+  auto scheduler = MakeScheduler(executor.get());
+  RunTurns(*scheduler);
+  auto requests = model.requests();
+  ASSERT_EQ(requests.size(), 3u);
+  EXPECT_THAT(requests[1]["messages"].back()["content"].get<std::string>(), HasSubstr("gitdir: ")) << "the attack ran";
+  EXPECT_THAT(requests[2]["messages"].back()["content"].get<std::string>(),
+              HasSubstr("pushed superagent/ticket-" + std::to_string(id)));
+  EXPECT_FALSE(std::filesystem::exists(marker)) << "the daemon's git ran the worker's filter";
+  EXPECT_EQ(OnOrigin("superagent/ticket-" + std::to_string(id), "work.txt"), "the work\n");
+}
+
 // With cgroups (root here, or systemd's Delegate=yes): the cgroup is joined before bwrap
 // starts, so the sandboxed command and all it forks are in its job's cgroup, and the job's kill
 // empties it.

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 
 namespace superagent::exec {
 
@@ -75,6 +76,12 @@ std::vector<std::string> Workspaces::WorktreeArgs(const WorkspaceRecord& w) cons
   const fs::path gitdir = fs::path(ClonePath()) / "worktrees" / fs::path(w.dir).filename();
   std::error_code ec;
   if (w.dir != DirFor(w.ticket) || !fs::exists(gitdir / "commondir", ec)) return {};
+  // Only when that git directory is this worktree's (git names it after the directory, and
+  // records the directory in it).
+  std::ifstream in(gitdir / "gitdir");
+  std::string recorded;
+  std::getline(in, recorded);
+  if (fs::path(recorded).lexically_normal() != (fs::path(w.dir) / ".git").lexically_normal()) return {};
   return {"--git-dir=" + gitdir.string(), "--work-tree=" + w.dir};
 }
 
