@@ -64,6 +64,7 @@ std::vector<std::string> WorkerEnv(const SandboxPolicy& policy, const std::map<s
 // as the private HOME and TMPDIR (TMPDIR is also mounted at /tmp). Shown: /usr, /bin, /sbin,
 // /lib*, /etc and /opt read-only (minus policy.hidden), a new /proc in a new pid namespace, a
 // minimal /dev, the scope's directories; with policy.network false a new network namespace.
+// Run by root, every capability is dropped inside.
 // The command runs in a new session (no terminal to inject keystrokes into) and dies with the
 // bwrap process that starts it, so killing the spawned process group, or the cgroup, kills the
 // whole tree (the pid namespace goes with its first process).
