@@ -33,6 +33,7 @@ if [ $smoke -eq 1 ]; then
   run bench_webhook_ack --mentions 20
   run bench_startup --n 5000 --starts 2
   run bench_idle --seconds 3
+  run bench_sandbox --runs 5
 else
   run bench_prompt_tokens
   run bench_orchestration
@@ -40,6 +41,8 @@ else
   run bench_webhook_ack
   run bench_startup
   run bench_idle
+  run bench_sandbox
+  run bench_sandbox --network 0
 fi
 echo "== summary$([ $smoke -eq 1 ] && echo ' (smoke: sizes too small for the targets; pass= is not judged)')"
 grep '^BENCH ' "$out"

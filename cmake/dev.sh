@@ -23,6 +23,7 @@ packages=(build-essential cmake pkg-config git ca-certificates
           libcpp-httplib-dev libspdlog-dev libyaml-cpp-dev
           libprotobuf-dev protobuf-compiler libwebsocketpp-dev libasio-dev   # Feishu long connection
           libgtest-dev libgmock-dev
+          bubblewrap  # worker commands run in a sandbox (docs/003, issue 19); the hostile-worker tests need it
           chromium    # the panel's browser tests drive Debian's Chromium
           sqlite3     # store tests write through the real sqlite3 shell, as a person would
           python3)    # execution tests start a grandchild listening on a port

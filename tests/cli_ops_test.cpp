@@ -402,6 +402,9 @@ TEST_F(DoctorTest, AHealthyDeploymentPassesEveryCheck) {
     EXPECT_EQ(checks[name].result, R::kOk) << name << ": " << checks[name].detail;
   EXPECT_THAT(checks["git.prepare"].detail, HasSubstr("git worktree made a workspace of origin/main"));
   EXPECT_NE(checks["containment"].result, R::kFailed) << "process groups always work";
+  // This host (and CI, as root) can sandbox workers: bubblewrap is installed (issue 19).
+  EXPECT_EQ(checks["sandbox"].result, R::kOk) << checks["sandbox"].detail << " / " << checks["sandbox"].fix;
+  EXPECT_THAT(checks["sandbox"].detail, HasSubstr("worker commands run in bubblewrap"));
   EXPECT_FALSE(fs::exists(fs::temp_directory_path() / ("superagent-doctor-" + std::to_string(::getpid()))))
       << "the scratch workspace is left behind";
   EXPECT_THAT(checks["github.token"].detail, HasSubstr("acts as superagent-bot"));

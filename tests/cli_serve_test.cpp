@@ -160,11 +160,18 @@ TEST_F(ServeTest, GitHubMentionByWebhookIsWorkedOnAndAnsweredOnceAcrossARestart)
         "cat > task.json\nsed -i 's/teh typo/the typo/' README.md\n"
         "echo '{\"stage\":\"ready\",\"summary\":\"Fixed the typo in README.\",\"question\":null,"
         "\"pr\":{\"title\":\"Fix the typo\",\"body\":\"Fixes #1.\"}}'\n");
+  // The worker's script is in the repository, as a team's tools are: the worker's sandbox shows
+  // its worktree and the system, not the test's directory (the daemon's config and data).
+  ASSERT_EQ(std::system(("cp " + (dir_ / "fix.sh").string() + " " + seed + " && cd " + seed +
+                         " && git add fix.sh && git -c user.name=t -c user.email=t@t commit -q -m tools && git push -q " +
+                         origin.string() + " master")
+                            .c_str()),
+            0);
   Write("policy.yaml", "mode: observe\nsources:\n  github:\n    people: [Codertocat]\n");
   Write("superagent.yaml", "data_dir: data\npolicy_file: policy.yaml\npanel:\n  listen: 127.0.0.1:" +
                                std::to_string(port_) + "\ngithub:\n  api_url: " + github.url() + "\n  repo: " +
-                               github.repo + "\nexecution:\n  executor: command\n  command: sh " +
-                               (dir_ / "fix.sh").string() + "\n  git_remote: " + origin.string() + "\n");
+                               github.repo + "\nexecution:\n  executor: command\n  command: sh fix.sh" +
+                               "\n  git_remote: " + origin.string() + "\n");
   const std::vector<std::pair<std::string, std::string>> env = {
       {"GITHUB_TOKEN", "ghp_THISISASECRETVALUE0123456789"}, {"GITHUB_WEBHOOK_SECRET", "hook-secret"}};
   json payload = WebhookExample("issue_comment", "created");
@@ -200,6 +207,8 @@ TEST_F(ServeTest, GitHubMentionByWebhookIsWorkedOnAndAnsweredOnceAcrossARestart)
     d.Signal(SIGTERM);
     EXPECT_EQ(d.Wait(), 0) << d.log();
     EXPECT_NE(d.log().find("github identity login=superagent-bot"), std::string::npos) << d.log();
+    // The worker ran sandboxed (issue 19), and its Ticket was still pushed and got its PR.
+    EXPECT_NE(d.log().find("sandbox mode=bwrap"), std::string::npos) << d.log();
     EXPECT_EQ(d.log().find("ghp_THISISASECRETVALUE"), std::string::npos) << "a secret reached the log";
     EXPECT_EQ(d.log().find("hook-secret"), std::string::npos) << "a secret reached the log";
   }
@@ -256,7 +265,8 @@ TEST_F(ServeTest, ChineseOutputOfAFailingWorkerCommandNeitherCrashesTheDaemonNor
   Write("superagent.yaml", "data_dir: data\npolicy_file: policy.yaml\npanel:\n  listen: 127.0.0.1:" +
                                std::to_string(port_) + "\ngithub:\n  api_url: " + github.url() + "\n  repo: " +
                                github.repo + "\nexecution:\n  executor: command\n  command: sh " +
-                               (dir_ / "fail.sh").string() + "\n  git_remote: " + origin.string() + "\n");
+                               (dir_ / "fail.sh").string() + "\n  git_remote: " + origin.string() +
+                               "\n  sandbox: off\n");  // fail.sh reads the test's directory
   const std::vector<std::pair<std::string, std::string>> env = {
       {"GITHUB_TOKEN", "ghp_THISISASECRETVALUE0123456789"}, {"GITHUB_WEBHOOK_SECRET", "hook-secret"}};
   json payload = WebhookExample("issue_comment", "created");

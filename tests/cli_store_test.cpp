@@ -106,7 +106,8 @@ TEST_F(StoreProcessTest, DaemonKeepsWritingAfterOutsideWritersAndBesideConcurren
   Write("fix.sh", "cat > task.json\necho '{\"stage\":\"ready\",\"summary\":\"Fixed.\",\"question\":null}'\n");
   Write("superagent.yaml", "data_dir: data\npolicy_file: policy.yaml\npanel:\n  listen: 127.0.0.1:" +
                                std::to_string(port_) + "\nexecution:\n  executor: command\n  command: sh " +
-                               (dir_ / "fix.sh").string() + "\n  git_remote: " + origin.string() + "\n");
+                               (dir_ / "fix.sh").string() + "\n  git_remote: " + origin.string() +
+                               "\n  sandbox: off\n");  // fix.sh is in the test's directory
   DaemonProcess d(SUPERAGENT_BINARY, {"serve", "--config", Config()});
   ASSERT_TRUE(d.WaitForLine("ready")) << d.log();
   RunResult first = Receive(1);

@@ -105,7 +105,11 @@ class ExecTest : public EngineTest {
        " && printf '#!/bin/sh\\ngrep -q \"the typo\" README.md\\n' > test.sh && chmod +x test.sh"
        " && git add -A && git -c user.name=t -c user.email=t@t commit -q -m init && git clone -q --bare . " +
        origin_.string());
-    runner_ = exec::MakePosixProcessRunner();
+    // Workers' private HOMEs and temp directories inside the test's directory, as the daemon
+    // keeps them inside data_dir.
+    exec::PosixRunnerOptions ro;
+    ro.sandbox.state_dir = (dir_ / "work" / "sandbox").string();
+    runner_ = exec::MakePosixProcessRunner(ro);
     sleeper_ = [this](TimeMs ms) {
       exec_clock_.Advance(ms);
       std::this_thread::sleep_for(std::chrono::microseconds(500));

@@ -15,7 +15,9 @@ class ExecProcessTest : public ::testing::Test {
   void SetUp() override {
     dir_ = std::filesystem::temp_directory_path() / ("superagent-proc-test-" + std::to_string(::getpid()));
     std::filesystem::create_directories(dir_);
-    runner_ = exec::MakePosixProcessRunner();
+    exec::PosixRunnerOptions ro;
+    ro.sandbox.state_dir = (dir_ / "sandbox").string();  // the shells' private HOMEs, removed with dir_
+    runner_ = exec::MakePosixProcessRunner(ro);
     sleeper_ = [this](TimeMs ms) {
       clock_.Advance(ms);
       std::this_thread::sleep_for(std::chrono::microseconds(500));

@@ -144,7 +144,8 @@ print(json.dumps({"stage": "ready", "summary": summary, "question": None, "pr": 
   const int port = FreeLoopbackPort();
   const fs::path config = dir_ / "superagent.yaml";
   std::ofstream(config) << "data_dir: .\npanel:\n  listen: 127.0.0.1:" << port << "\nexecution:\n  executor: command\n"
-                        << "  command: python3 " << worker.string() << "\n  git_remote: " << origin.string() << "\n";
+                        << "  command: python3 " << worker.string() << "\n  git_remote: " << origin.string()
+                        << "\n  sandbox: off\n";  // worker.py is in the test's directory
   DaemonProcess daemon(SUPERAGENT_BINARY, {"serve", "--config", config.string()});
   ASSERT_TRUE(daemon.started());
   ASSERT_TRUE(daemon.WaitForLine("ready")) << daemon.log();

@@ -14,6 +14,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -104,6 +105,13 @@ struct Config {
     std::string prepare;     // workspace command template ({repo} {remote} {branch} {dir} {base}); empty: git worktree
     int nice = 10;  // niceness of every command a worker runs (0..19)
     std::string cgroups = "auto";  // "auto": a cgroup v2 per process tree where the host allows; "off"
+    // Worker commands in a bubblewrap sandbox (issue 19): "auto" = where the host can, "on" = refuse
+    // to start where it cannot, "off" = never (said loudly at start).
+    std::string sandbox = "auto";
+    bool network = true;  // false: worker commands get a network namespace of their own (no network)
+    // NAMES of daemon environment variables passed to worker commands on purpose (e.g. a coding
+    // CLI's own model key); nothing else of the daemon's environment reaches a worker.
+    std::vector<std::string> env;
   } execution;
 
   struct Eval {
@@ -142,6 +150,15 @@ std::optional<Config> LoadConfigFile(const std::string& path, std::vector<Proble
 // The value of environment variable `env_name`; empty when it is unset or the name is empty.
 // Callers must never log the result.
 std::string ResolveSecret(const std::string& env_name);
+
+// The secrets the config names: {key, variable name} for every non-empty *_env key (GitHub
+// token and webhook secret, Feishu credentials, the model key, the panel password). None of
+// them may reach a worker unless execution.env lists it.
+std::vector<std::pair<std::string, std::string>> SecretEnvNames(const Config& config);
+
+// Why listing each of execution.env's secret variables is dangerous, one line each (for
+// `check` and the start-up log); empty when it names none.
+std::vector<std::string> ExecutionEnvWarnings(const Config& config);
 
 // Every key, safe to show in logs, the panel and `check`: it holds only variable NAMES.
 nlohmann::json ConfigToJson(const Config& config);

@@ -19,6 +19,13 @@ std::string EffectiveGitRemote(const Config& config);
 // <data_dir>/work; doctor a scratch directory), with git authenticated by the GitHub token.
 WorkspaceOptions WorkspaceOptionsFor(const Config& config, const std::string& root);
 
+// The sandbox rules for `config` (execution.network, execution.env), hiding data_dir, the
+// config's and the policy's directories and files, and /etc/superagent (the secrets file), with
+// the workers' HOMEs under <data_dir>/work/sandbox (Workspaces::Remove removes a Ticket's with its
+// directory). `enabled` is left false: DecideSandbox (sandbox.h) sets it from execution.sandbox
+// and ProbeSandbox.
+SandboxPolicy SandboxPolicyFor(const Config& config);
+
 class Execution {
  public:
   // Builds everything from `config` (execution.*, llm.*, github.repo, data_dir). With no git

@@ -32,8 +32,11 @@ struct ShellResult {
 
 class Jobs {
  public:
-  // `runner`, `clock` must outlive this. Every job is killed when it is destroyed.
-  Jobs(ProcessRunner* runner, Clock* clock, Sleeper sleeper, std::string output_dir);
+  // `runner`, `clock` must outlive this. Every job is killed when it is destroyed. Every command
+  // is a worker's (ProcessSpec::worker): it runs in `scope` (the Ticket's, from
+  // Workspaces::ScopeFor); with no scope given, in one that shows its `cwd` alone.
+  Jobs(ProcessRunner* runner, Clock* clock, Sleeper sleeper, std::string output_dir,
+       std::optional<WorkerScope> scope = std::nullopt);
   ~Jobs();
 
   // Runs `command` with /bin/sh -c in `cwd`. Returns when it exits or after `foreground_ms`
@@ -62,6 +65,7 @@ class Jobs {
   Clock* clock_;
   Sleeper sleeper_;
   std::string output_dir_;
+  std::optional<WorkerScope> scope_;
   std::mutex mu_;
   std::map<int, Job> jobs_;
   int next_id_ = 0;

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "superagent/clock.h"
+#include "superagent/sandbox.h"
 #include "superagent/status.h"
 
 namespace superagent::exec {
@@ -25,8 +26,14 @@ struct ProcessSpec {
   std::vector<std::string> argv;  // argv[0] is looked up in PATH
   std::string cwd;                // "" = the daemon's working directory
   std::string stdin_text;         // given on standard input (then end of file)
-  std::vector<std::pair<std::string, std::string>> env;  // added to (or replacing in) the daemon's environment
+  // Added to the environment the runner builds; the daemon's own environment is never copied
+  // whole (sandbox.h: DaemonCommandEnv, WorkerEnv).
+  std::vector<std::pair<std::string, std::string>> env;
   std::string output_dir;         // where stdout/stderr files go; "" = the system temp directory
+  // Set for a command a worker chose (its shells, the command executor, the prepare command):
+  // it gets a worker's built environment and, where the runner sandboxes, runs in the sandbox.
+  // Unset: the daemon's own command (its git), with the daemon's allow-listed environment.
+  std::optional<WorkerScope> worker;
 };
 
 class Process {
@@ -74,6 +81,8 @@ struct PosixRunnerOptions {
   // Niceness (0..19) every command starts with, through coreutils' nice, so it holds for all the
   // command forks: a worker's build or test run never slows the daemon's intake and answers.
   int nice = 0;
+  // How worker commands (ProcessSpec::worker) are run: their environment and sandbox.
+  SandboxPolicy sandbox;
 };
 
 // The POSIX implementation (posix_spawn with its own process group, and a cgroup when allowed).

@@ -64,12 +64,19 @@ class Workspaces {
   // words otherwise. For `doctor`.
   Status CheckRemote();
 
+  // Where Ticket `ticket`'s directory is (made by Prepare).
+  std::string DirFor(TicketId ticket) const;
+  // What the Ticket's worker commands may see (sandbox.h): its directory read-write, the shared
+  // clone read-only; HOME and TMPDIR named after the Ticket.
+  WorkerScope ScopeFor(TicketId ticket) const;
+
   const WorkspaceOptions& options() const { return options_; }
 
  private:
   Result<RunResult> Git(const std::string& cwd, std::vector<std::string> args, TimeMs limit_ms = 0,
                         const std::atomic<bool>* cancel = nullptr);
   Status SyncClone(const std::atomic<bool>* cancel);
+  std::vector<std::string> WorktreeArgs(const WorkspaceRecord& w) const;
   void DiscardHalfMade(const std::string& dir);
   std::string ClonePath() const;
 

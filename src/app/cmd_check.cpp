@@ -108,6 +108,8 @@ int CmdCheck(int argc, char** argv) {
   if (!config->github.repo.empty()) NoteUnsetVariable(config->github.token_env, "github.token_env");
   NoteFeishuVariables(config->feishu);
   NoteUnsetVariable(config->llm.api_key_env, "llm.api_key_env");
+  // Allowed (a team may mean it), but never silently: workers are untrusted (issue 19).
+  for (const std::string& w : ExecutionEnvWarnings(*config)) std::printf("warning: %s\n", w.c_str());
   std::printf("ok: config %s, policy %s (mode %s, %zu rules)\n", config_path.c_str(), policy_label.c_str(),
               ModeName(policy->mode), policy->rules.size());
   return 0;

@@ -289,6 +289,33 @@ bool LooksLikeSecret(std::string_view value) {
   return false;
 }
 
+std::vector<std::pair<std::string, std::string>> SecretEnvNames(const Config& c) {
+  std::vector<std::pair<std::string, std::string>> out;
+  auto add = [&](const char* key, const std::string& name) {
+    if (!name.empty()) out.emplace_back(key, name);
+  };
+  add("github.token_env", c.github.token_env);
+  add("github.webhook_secret_env", c.github.webhook_secret_env);
+  add("feishu.app_id_env", c.feishu.app_id_env);
+  add("feishu.app_secret_env", c.feishu.app_secret_env);
+  add("feishu.encrypt_key_env", c.feishu.encrypt_key_env);
+  add("feishu.verification_token_env", c.feishu.verification_token_env);
+  add("llm.api_key_env", c.llm.api_key_env);
+  add("panel.token_env", c.panel.token_env);
+  return out;
+}
+
+std::vector<std::string> ExecutionEnvWarnings(const Config& c) {
+  std::vector<std::string> out;
+  for (const std::string& name : c.execution.env)
+    for (const auto& [key, secret] : SecretEnvNames(c))
+      if (name == secret)
+        out.push_back("execution.env passes " + name + " (the daemon's " + key +
+                      ") to every worker command: a worker that reads strangers' text can be made to print or "
+                      "send it; give the worker a credential of its own under another name instead");
+  return out;
+}
+
 bool IsLoopbackHost(std::string_view host) {
   if (host == "localhost" || host == "::1") return true;
   // 127.0.0.0/8, written as a dotted quad.
@@ -516,6 +543,39 @@ std::optional<Config> ParseConfig(std::string_view yaml, const std::string& file
                                      return;
                                    }
                                    cfg.execution.cgroups = s;
+                                 }},
+                                {"sandbox",
+                                 [&](Y k2, Y v2, S p2) {
+                                   std::string s;
+                                   if (!r.String(k2, v2, p2, &s)) return;
+                                   if (s != "auto" && s != "on" && s != "off") {
+                                     r.Add(Reader::Where(k2, v2), p2 + ": must be auto, on or off (got " + Quote(s) + ")");
+                                     return;
+                                   }
+                                   cfg.execution.sandbox = s;
+                                 }},
+                                {"network",
+                                 [&](Y k2, Y v2, S p2) {
+                                   // YAML reads a bare on/off as a boolean: both spellings mean the same.
+                                   std::string s;
+                                   if (!r.String(k2, v2, p2, &s)) return;
+                                   if (s == "on" || s == "true") cfg.execution.network = true;
+                                   else if (s == "off" || s == "false") cfg.execution.network = false;
+                                   else r.Add(Reader::Where(k2, v2), p2 + ": must be on or off (got " + Quote(s) + ")");
+                                 }},
+                                {"env",
+                                 [&](Y k2, Y v2, S p2) {
+                                   if (v2.IsNull()) return;
+                                   if (!v2.IsSequence()) {
+                                     r.Add(Reader::Where(k2, v2), p2 + ": must be a list of environment variable names");
+                                     return;
+                                   }
+                                   cfg.execution.env.clear();
+                                   for (std::size_t i = 0; i < v2.size(); ++i) {
+                                     std::string name;
+                                     r.EnvName(v2[i], v2[i], p2 + "[" + std::to_string(i) + "]", &name);
+                                     if (!name.empty()) cfg.execution.env.push_back(name);
+                                   }
                                  }}});
                    }},
                   {"eval",
@@ -634,7 +694,10 @@ nlohmann::json ConfigToJson(const Config& c) {
         {"git_remote", c.execution.git_remote},
         {"prepare", c.execution.prepare},
         {"nice", c.execution.nice},
-        {"cgroups", c.execution.cgroups}}},
+        {"cgroups", c.execution.cgroups},
+        {"sandbox", c.execution.sandbox},
+        {"network", c.execution.network ? "on" : "off"},
+        {"env", c.execution.env}}},
       {"eval", {{"timeout_seconds", c.eval.timeout_seconds}, {"max_attempts", c.eval.max_attempts}}},
       {"quarantine", {{"after", c.quarantine.after}}},
   };

@@ -45,6 +45,7 @@ class Doctor {
     Feishu();
     Model();
     Git();
+    Sandbox();
     return std::move(checks_);
   }
 
@@ -390,7 +391,13 @@ class Doctor {
       Add("git.prepare", R::kSkipped, "needs a git remote");
       return;
     }
-    auto runner = exec::MakePosixProcessRunner();
+    // The prepare command as serve runs it: sandboxed where serve would sandbox it, its private
+    // HOME and TMPDIR inside the scratch directory.
+    exec::PosixRunnerOptions ro;
+    ro.sandbox = exec::SandboxPolicyFor(config_);
+    ro.sandbox.state_dir = (scratch / "sandbox").string();
+    ro.sandbox.enabled = config_.execution.sandbox != "off" && exec::ProbeSandbox(ro.sandbox).supported;
+    auto runner = exec::MakePosixProcessRunner(ro);
     exec::Workspaces workspaces(wo, runner.get(), SystemClock(), exec::RealSleeper());
     if (Status s = workspaces.CheckRemote(); !s.ok()) {
       Add("git.remote", R::kFailed, Scrub(s.message()),
@@ -421,6 +428,29 @@ class Doctor {
     else
       Add("containment", R::kSkipped, "process groups only: " + c.detail,
           "a process that calls setsid() escapes its group; under systemd, Delegate=yes (the shipped unit) fixes it");
+  }
+
+  // Whether worker commands will run sandboxed, as `serve` decides it (issue 19).
+  void Sandbox() {
+    exec::SandboxPolicy policy = exec::SandboxPolicyFor(config_);
+    const std::string& mode = config_.execution.sandbox;
+    const exec::SandboxSupport support =
+        mode == "off" ? exec::SandboxSupport{false, "not probed"} : exec::ProbeSandbox(policy);
+    auto d = exec::DecideSandbox(mode, support);
+    if (!d.ok()) {
+      Add("sandbox", R::kFailed, "serve will refuse to start: " + support.detail, exec::SandboxFix());
+      return;
+    }
+    if (d->enabled) {
+      Add("sandbox", R::kOk,
+          "worker commands run in bubblewrap (network " + std::string(policy.network ? "shared" : "off") +
+              "): " + support.detail);
+    } else if (d->degraded) {
+      Add("sandbox", R::kFailed, "worker commands would run WITHOUT a sandbox: " + support.detail, exec::SandboxFix());
+    } else {
+      Add("sandbox", R::kSkipped, d->detail,
+          "set execution.sandbox: auto where bubblewrap can run, so workers cannot read the daemon's data and secrets");
+    }
   }
 
   // Runs `argv` (no shell) with `env` added to this process's environment; stdout and stderr

@@ -3,6 +3,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <filesystem>
 
 namespace superagent::exec {
@@ -23,6 +24,36 @@ WorkspaceOptions WorkspaceOptionsFor(const Config& config, const std::string& ro
   return wo;
 }
 
+SandboxPolicy SandboxPolicyFor(const Config& config) {
+  namespace fs = std::filesystem;
+  SandboxPolicy p;
+  p.network = config.execution.network;
+  p.pass_env = config.execution.env;
+  std::error_code ec;
+  const fs::path data = fs::absolute(config.data_dir, ec).lexically_normal();
+  p.state_dir = (data / "work" / "sandbox").string();
+  // Also what a daemon run as root could read below /etc as the files' owner even without
+  // capabilities: password hashes, the host's SSH keys, TLS private keys.
+  p.hidden = {data.string(),     "/etc/superagent", "/etc/shadow",      "/etc/shadow-",  "/etc/gshadow",
+              "/etc/gshadow-",   "/etc/ssh",        "/etc/ssl/private", "/etc/sudoers", "/etc/sudoers.d"};
+  auto dir_of = [&](const std::string& file) {
+    if (!file.empty()) p.hidden.push_back(fs::absolute(file, ec).lexically_normal().parent_path().string());
+  };
+  dir_of(config.source_file);
+  dir_of(config.policy_file);
+  // A directory the config or policy lives in that is the root or a system directory itself
+  // would hide the system: those are only ever hidden file by file.
+  std::vector<std::string> kept;
+  for (const std::string& h : p.hidden) {
+    static const char* kSystem[] = {"/", "/etc", "/usr", "/opt", "/bin", "/lib"};
+    if (std::find(std::begin(kSystem), std::end(kSystem), h) == std::end(kSystem)) kept.push_back(h);
+  }
+  if (!config.source_file.empty()) kept.push_back(fs::absolute(config.source_file, ec).lexically_normal().string());
+  if (!config.policy_file.empty()) kept.push_back(fs::absolute(config.policy_file, ec).lexically_normal().string());
+  p.hidden = kept;
+  return p;
+}
+
 Result<std::unique_ptr<Execution>> Execution::Create(const Config& config, Engine* engine, HttpClient* llm_http) {
   std::unique_ptr<Execution> e(new Execution());
   std::error_code ec;
@@ -37,6 +68,19 @@ Result<std::unique_ptr<Execution>> Execution::Create(const Config& config, Engin
   PosixRunnerOptions ro;
   if (config.execution.cgroups == "off") ro.cgroup_parent = "off";
   ro.nice = config.execution.nice;
+  // Workers are untrusted (issue 19): their commands in a sandbox where the host allows it,
+  // decided once here, and said at start either way.
+  ro.sandbox = SandboxPolicyFor(config);
+  const SandboxSupport support =
+      config.execution.sandbox == "off" ? SandboxSupport{false, "not probed"} : ProbeSandbox(ro.sandbox);
+  auto decision = DecideSandbox(config.execution.sandbox, support);
+  if (!decision.ok()) return decision.status();
+  ro.sandbox.enabled = decision->enabled;
+  if (decision->enabled)
+    spdlog::info("sandbox mode=bwrap network={} detail=\"{}\"", ro.sandbox.network ? "on" : "off", decision->detail);
+  else
+    spdlog::warn("sandbox mode=OFF detail=\"{}\"", decision->detail);
+  for (const std::string& w : ExecutionEnvWarnings(config)) spdlog::warn("{}", w);
   e->runner_ = MakePosixProcessRunner(ro);
   const Containment c = e->runner_->containment();
   spdlog::info("process containment groups=yes cgroups={} detail=\"{}\"", c.cgroups ? "yes" : "no", c.detail);

@@ -3,10 +3,14 @@
 
 #include "superagent/text.h"
 
+#include <filesystem>
+
 namespace superagent::exec {
 
-Jobs::Jobs(ProcessRunner* runner, Clock* clock, Sleeper sleeper, std::string output_dir)
-    : runner_(runner), clock_(clock), sleeper_(std::move(sleeper)), output_dir_(std::move(output_dir)) {}
+Jobs::Jobs(ProcessRunner* runner, Clock* clock, Sleeper sleeper, std::string output_dir,
+           std::optional<WorkerScope> scope)
+    : runner_(runner), clock_(clock), sleeper_(std::move(sleeper)), output_dir_(std::move(output_dir)),
+      scope_(std::move(scope)) {}
 
 Jobs::~Jobs() { KillAll(); }
 
@@ -18,6 +22,12 @@ Result<ShellResult> Jobs::Run(const std::string& command, const std::string& cwd
   spec.stdin_text = stdin_text;
   spec.output_dir = output_dir_;
   spec.env = {{"GIT_TERMINAL_PROMPT", "0"}};
+  // A worker chose this command: the runner builds its environment and sandboxes it.
+  if (scope_) {
+    spec.worker = *scope_;
+  } else {
+    spec.worker = WorkerScope{std::filesystem::path(cwd).filename().string(), {cwd}, {}};
+  }
   auto p = runner_->Spawn(spec);
   if (!p.ok()) return p.status();
   std::unique_ptr<Process> proc = std::move(*p);

@@ -123,7 +123,7 @@ class PosixProcess : public Process {
 
 class PosixRunner : public ProcessRunner {
  public:
-  explicit PosixRunner(const PosixRunnerOptions& options) : nice_(options.nice) {
+  explicit PosixRunner(const PosixRunnerOptions& options) : nice_(options.nice), sandbox_(options.sandbox) {
     if (options.cgroup_parent == "off") {
       containment_.detail = "cgroups off by configuration";
       return;
@@ -159,23 +159,40 @@ class PosixRunner : public ProcessRunner {
     if (!spec.cwd.empty() && !fs::is_directory(spec.cwd, ec))
       return Status::IoError("working directory " + spec.cwd + " does not exist");
 
-    std::map<std::string, std::string> env;
+    std::map<std::string, std::string> daemon_env;
     for (char** e = environ; *e != nullptr; ++e) {
       std::string kv = *e;
       auto eq = kv.find('=');
-      if (eq != std::string::npos) env[kv.substr(0, eq)] = kv.substr(eq + 1);
+      if (eq != std::string::npos) daemon_env[kv.substr(0, eq)] = kv.substr(eq + 1);
     }
-    for (const auto& [k, v] : spec.env) env[k] = v;
+    // Built, never inherited: the daemon's environment holds its credentials (issue 19).
     std::vector<std::string> env_strings;
-    for (const auto& [k, v] : env) env_strings.push_back(k + "=" + v);
+    std::vector<std::string> args = spec.argv;
+    if (spec.worker) {
+      const auto [home, tmp] = ScopeDirs(sandbox_, *spec.worker);
+      fs::create_directories(home, ec);
+      if (!ec) fs::create_directories(tmp, ec);
+      if (ec) {
+        fs::remove_all(dir, ec);
+        return Status::IoError("cannot create the worker's private HOME and TMPDIR " + home + ": " + ec.message());
+      }
+      env_strings = WorkerEnv(sandbox_, daemon_env, home, tmp, spec.env);
+      if (sandbox_.enabled) args = SandboxArgv(sandbox_, *spec.worker, home, tmp, spec.cwd, spec.argv);
+    } else {
+      env_strings = DaemonCommandEnv(daemon_env, spec.env);
+    }
+    std::string path_var;
+    for (const std::string& kv : env_strings)
+      if (kv.rfind("PATH=", 0) == 0) path_var = kv.substr(5);
     std::vector<char*> envp, argv;
     for (auto& s : env_strings) envp.push_back(s.data());
     envp.push_back(nullptr);
-    if (!FindProgram(spec.argv[0], env.count("PATH") ? env["PATH"] : "")) {
+    // In the sandbox, bwrap must be found too (the system is the same inside, read-only).
+    for (const std::string& program : {spec.argv[0], args[0]}) {
+      if (FindProgram(program, path_var)) continue;
       fs::remove_all(dir, ec);
-      return Status::IoError("cannot start " + spec.argv[0] + ": " + std::strerror(ENOENT));
+      return Status::IoError("cannot start " + program + ": " + std::strerror(ENOENT));
     }
-    std::vector<std::string> args = spec.argv;
     if (nice_ > 0) args.insert(args.begin(), {"nice", "-n", std::to_string(nice_)});
     std::string group;
     if (cgroups_) {
@@ -222,6 +239,7 @@ class PosixRunner : public ProcessRunner {
 
  private:
   int nice_ = 0;
+  SandboxPolicy sandbox_;
   Containment containment_;
   std::unique_ptr<CgroupTree> cgroups_;  // null: process groups only
   std::shared_ptr<LiveGroups> live_ = std::make_shared<LiveGroups>();

@@ -43,7 +43,7 @@ bool Scheduler::PersonCause(const std::string& cause) {
 
 std::shared_ptr<Jobs> Scheduler::JobsOf(TicketId ticket) {
   auto& j = jobs_[ticket];
-  if (!j) j = std::make_shared<Jobs>(runner_, clock_, sleeper_, options_.jobs_dir);
+  if (!j) j = std::make_shared<Jobs>(runner_, clock_, sleeper_, options_.jobs_dir, workspaces_->ScopeFor(ticket));
   return j;
 }
 

@@ -6,7 +6,10 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
+#include <cstdlib>
 #include <filesystem>
+#include <fstream>
 
 namespace superagent::exec {
 
@@ -16,6 +19,10 @@ namespace {
 std::string Trim(std::string s) {
   while (!s.empty() && (s.back() == '\n' || s.back() == '\r' || s.back() == ' ')) s.pop_back();
   return s;
+}
+std::vector<std::string> With(std::vector<std::string> front, const std::vector<std::string>& back) {
+  front.insert(front.end(), back.begin(), back.end());
+  return front;
 }
 std::string Replace(std::string s, const std::string& from, const std::string& to) {
   for (auto p = s.find(from); p != std::string::npos; p = s.find(from, p + to.size())) s.replace(p, from.size(), to);
@@ -37,14 +44,72 @@ Workspaces::Workspaces(WorkspaceOptions options, ProcessRunner* runner, Clock* c
 
 std::string Workspaces::ClonePath() const { return (fs::path(options_.root) / "repo.git").string(); }
 
+namespace {
+// git subcommands that reach the remote (and need the token for a private repository).
+const std::string kRemoteCommands[] = {"clone", "fetch", "ls-remote", "push"};
+const char* const kGitPassThrough[] = {"http_proxy",    "https_proxy",   "HTTP_PROXY",     "HTTPS_PROXY",
+                                       "no_proxy",      "NO_PROXY",      "all_proxy",      "ALL_PROXY",
+                                       "SSL_CERT_FILE", "SSL_CERT_DIR",  "GIT_SSL_CAINFO", "SSH_AUTH_SOCK",
+                                       "GIT_SSH",       "GIT_SSH_COMMAND"};
+}  // namespace
+
+std::string Workspaces::DirFor(TicketId ticket) const {
+  return (fs::path(options_.root) / "tickets" / ("ticket-" + std::to_string(ticket))).string();
+}
+
+WorkerScope Workspaces::ScopeFor(TicketId ticket) const {
+  WorkerScope scope;
+  scope.name = "ticket-" + std::to_string(ticket);
+  const std::string dir = DirFor(ticket);
+  // The worktree read-write; the shared clone (with the worktree's own git directory in it)
+  // read-only: `git status`, `diff` and `log` work, but nothing a worker writes can change what
+  // the daemon's git reads — its config, hooks, other Tickets' branches (the daemon commits and
+  // pushes; docs/003).
+  scope.writable = {dir};
+  scope.readable = {ClonePath()};
+  return scope;
+}
+
+std::vector<std::string> Workspaces::WorktreeArgs(const WorkspaceRecord& w) const {
+  // The daemon's git names the worktree's git directory itself instead of reading the `.git`
+  // file in the worktree, which a worker can rewrite to point at a config of its own.
+  const fs::path gitdir = fs::path(ClonePath()) / "worktrees" / fs::path(w.dir).filename();
+  std::error_code ec;
+  if (w.dir != DirFor(w.ticket) || !fs::exists(gitdir / "commondir", ec)) return {};
+  // Only when that git directory is this worktree's (git names it after the directory, and
+  // records the directory in it).
+  std::ifstream in(gitdir / "gitdir");
+  std::string recorded;
+  std::getline(in, recorded);
+  if (fs::path(recorded).lexically_normal() != (fs::path(w.dir) / ".git").lexically_normal()) return {};
+  return {"--git-dir=" + gitdir.string(), "--work-tree=" + w.dir};
+}
+
 Result<RunResult> Workspaces::Git(const std::string& cwd, std::vector<std::string> args, TimeMs limit_ms,
                                   const std::atomic<bool>* cancel) {
+  std::string subcommand;
+  for (const std::string& a : args)
+    if (a.rfind("--", 0) != 0) {
+      subcommand = a;
+      break;
+    }
   ProcessSpec spec;
-  spec.argv = {"git", "-c", "user.name=" + options_.author_name, "-c", "user.email=" + options_.author_email};
+  // No hooks and no fsmonitor: the daemon's git runs outside the sandbox, in directories a
+  // worker wrote to, and must not run a program the worker left there.
+  spec.argv = {"git", "-c", "user.name=" + options_.author_name, "-c", "user.email=" + options_.author_email,
+               "-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false"};
   for (auto& a : args) spec.argv.push_back(std::move(a));
   spec.cwd = cwd;
   spec.env = {{"GIT_TERMINAL_PROMPT", "0"}, {"LC_ALL", "C"}};
-  spec.env.insert(spec.env.end(), options_.git_env.begin(), options_.git_env.end());
+  // The runner gives the daemon's own commands only an allow-list of its environment; git opts in
+  // to what reaching a remote may need on the team's box (a proxy, a CA bundle, an SSH agent).
+  for (const char* name : kGitPassThrough)
+    if (const char* v = std::getenv(name)) spec.env.emplace_back(name, v);
+  // The token only for the commands that talk to the remote: a commit in a worktree a worker
+  // wrote to (its hooks, its config) must not run with it.
+  const bool remote = std::find(std::begin(kRemoteCommands), std::end(kRemoteCommands), subcommand) !=
+                      std::end(kRemoteCommands);
+  if (remote) spec.env.insert(spec.env.end(), options_.git_env.begin(), options_.git_env.end());
   return RunToCompletion(*runner_, spec, clock_, sleeper_, limit_ms > 0 ? limit_ms : options_.git_limit_ms, 20, cancel);
 }
 
@@ -130,13 +195,16 @@ Result<WorkspaceRecord> Workspaces::Prepare(TicketId ticket, const std::atomic<b
   WorkspaceRecord w;
   w.ticket = ticket;
   w.branch = "superagent/ticket-" + std::to_string(ticket);
-  w.dir = (fs::path(options_.root) / "tickets" / ("ticket-" + std::to_string(ticket))).string();
+  w.dir = DirFor(ticket);
   std::lock_guard<std::mutex> lock(clone_mu_);
   RETURN_IF_ERROR(SyncClone(cancel));
   auto def = DefaultBranch();
   if (!def.ok()) return def.status();
   w.base = "origin/" + *def;
-  if (fs::exists(w.dir)) return w;  // prepared before a restart: keep the work in it
+  // Prepared before a restart: keep the work in it. (An empty directory is the mount point a
+  // sandboxed prepare command was given and did not fill.)
+  std::error_code dir_ec;
+  if (fs::exists(w.dir) && !fs::is_empty(w.dir, dir_ec)) return w;
   if (!options_.prepare.empty()) {
     std::string cmd = options_.prepare;
     cmd = Replace(cmd, "{repo}", ShellQuote(ClonePath()));
@@ -144,16 +212,31 @@ Result<WorkspaceRecord> Workspaces::Prepare(TicketId ticket, const std::atomic<b
     cmd = Replace(cmd, "{branch}", ShellQuote(w.branch));
     cmd = Replace(cmd, "{dir}", ShellQuote(w.dir));
     cmd = Replace(cmd, "{base}", ShellQuote(w.base));
+    // The team's command runs as a worker's does (sandboxed, built environment), seeing the
+    // clone (it adds the worktree there) and its own directory — made empty beforehand so it
+    // can be shown — and a local remote read-only; not the other Tickets' directories.
+    std::error_code ec;
+    fs::create_directories(w.dir, ec);
+    if (ec) return Status::IoError("cannot create " + w.dir + ": " + ec.message());
     ProcessSpec spec;
     spec.argv = {"/bin/sh", "-c", cmd};
-    spec.cwd = options_.root;
+    spec.cwd = w.dir;
     spec.env = {{"GIT_TERMINAL_PROMPT", "0"}};
+    WorkerScope scope = ScopeFor(ticket);
+    scope.writable = {ClonePath(), w.dir};
+    scope.readable.clear();
+    if (options_.remote.find("://") == std::string::npos && fs::exists(options_.remote, ec))
+      scope.readable.push_back(options_.remote);
+    spec.worker = scope;
     auto r = RunToCompletion(*runner_, spec, clock_, sleeper_, options_.prepare_limit_ms, 20, cancel);
     if (Status s = Failed("prepare command failed", r); !s.ok()) {
       DiscardHalfMade(w.dir);
       return s;
     }
-    if (!fs::is_directory(w.dir)) return Status::Unavailable("prepare command did not create " + w.dir);
+    if (!fs::is_directory(w.dir) || fs::is_empty(w.dir, ec)) {
+      DiscardHalfMade(w.dir);
+      return Status::Unavailable("prepare command did not create " + w.dir);
+    }
   } else {
     std::error_code ec;
     fs::create_directories(fs::path(w.dir).parent_path(), ec);
@@ -179,23 +262,26 @@ Status Workspaces::Remove(const WorkspaceRecord& w) {
   }
   auto r = Git(ClonePath(), {"branch", "-D", w.branch});
   (void)r;  // the branch may never have been created by a custom prepare command
+  // The worker's private HOME and TMPDIR (SandboxPolicyFor keeps them in <root>/sandbox).
+  std::error_code ec;
+  fs::remove_all(fs::path(options_.root) / "sandbox" / ("ticket-" + std::to_string(w.ticket)), ec);
   spdlog::info("workspace removed ticket={} dir={} branch={}", w.ticket, w.dir, w.branch);
   return Status::Ok();
 }
 
 Result<bool> Workspaces::CommitAll(const WorkspaceRecord& w, const std::string& message) {
-  auto r = Git(w.dir, {"add", "-A"});
+  auto r = Git(w.dir, With(WorktreeArgs(w), {"add", "-A"}));
   RETURN_IF_ERROR(Failed("git add failed", r));
-  r = Git(w.dir, {"status", "--porcelain"});
+  r = Git(w.dir, With(WorktreeArgs(w), {"status", "--porcelain"}));
   RETURN_IF_ERROR(Failed("git status failed", r));
   if (Trim(r->out).empty()) return false;
-  r = Git(w.dir, {"commit", "-q", "-m", message});
+  r = Git(w.dir, With(WorktreeArgs(w), {"commit", "-q", "-m", message}));
   RETURN_IF_ERROR(Failed("git commit failed", r));
   return true;
 }
 
 Result<int> Workspaces::CommitsAhead(const WorkspaceRecord& w) {
-  auto r = Git(w.dir, {"rev-list", "--count", w.base + "..HEAD"});
+  auto r = Git(w.dir, With(WorktreeArgs(w), {"rev-list", "--count", w.base + "..HEAD"}));
   RETURN_IF_ERROR(Failed("cannot count commits", r));
   try {
     return std::stoi(Trim(r->out));
@@ -206,7 +292,7 @@ Result<int> Workspaces::CommitsAhead(const WorkspaceRecord& w) {
 
 Status Workspaces::Push(const WorkspaceRecord& w) {
   std::lock_guard<std::mutex> lock(clone_mu_);  // updates the clone's origin/* refs
-  auto r = Git(w.dir, {"push", "--force", "origin", "HEAD:refs/heads/" + w.branch});
+  auto r = Git(w.dir, With(WorktreeArgs(w), {"push", "--force", "origin", "HEAD:refs/heads/" + w.branch}));
   RETURN_IF_ERROR(Failed("cannot push " + w.branch, r));
   spdlog::info("branch pushed ticket={} branch={}", w.ticket, w.branch);
   return Status::Ok();
