@@ -454,24 +454,16 @@ TEST(SandboxTest, TheModeDecidesAgainstWhatTheHostSupports) {
   auto on_yes = exec::DecideSandbox("on", yes);
   ASSERT_TRUE(on_yes.ok());
   EXPECT_TRUE(on_yes->enabled);
-  auto auto_yes = exec::DecideSandbox("auto", yes);
-  ASSERT_TRUE(auto_yes.ok());
-  EXPECT_TRUE(auto_yes->enabled);
   // "on" where the host cannot: the daemon refuses to start, saying how to fix it.
   auto on_no = exec::DecideSandbox("on", no);
   ASSERT_FALSE(on_no.ok());
   EXPECT_THAT(on_no.status().message(), HasSubstr("bwrap is not installed"));
   EXPECT_THAT(on_no.status().message(), HasSubstr("apt-get install bubblewrap"));
-  // "auto" where it cannot: runs, degraded, and says so.
-  auto auto_no = exec::DecideSandbox("auto", no);
-  ASSERT_TRUE(auto_no.ok());
-  EXPECT_FALSE(auto_no->enabled);
-  EXPECT_TRUE(auto_no->degraded);
-  EXPECT_THAT(auto_no->detail, HasSubstr("WITHOUT a sandbox"));
+  EXPECT_THAT(on_no.status().message(), HasSubstr("set execution.sandbox: off to run workers WITHOUT a sandbox"));
+  EXPECT_FALSE(exec::DecideSandbox("auto", yes).ok()) << "only on and off exist";
   auto off = exec::DecideSandbox("off", yes);
   ASSERT_TRUE(off.ok());
   EXPECT_FALSE(off->enabled);
-  EXPECT_FALSE(off->degraded);
   EXPECT_THAT(off->detail, HasSubstr("WITHOUT a sandbox"));
 }
 
@@ -509,7 +501,7 @@ TEST(SandboxCheckTest, TheSandboxKeysAreParsedAndBadValuesNamed) {
   EXPECT_EQ(c->execution.sandbox, "on");
   EXPECT_FALSE(c->execution.network);
   EXPECT_EQ(c->execution.env, std::vector<std::string>{"A_KEY"});
-  EXPECT_EQ(DefaultConfig().execution.sandbox, "auto");
+  EXPECT_EQ(DefaultConfig().execution.sandbox, "on");
   EXPECT_TRUE(DefaultConfig().execution.network);
   problems.clear();
   EXPECT_FALSE(ParseConfig("execution:\n  sandbox: maybe\n  network: sometimes\n  env: [\"not a name\", ghp_abcdef0123]\n",
@@ -517,7 +509,7 @@ TEST(SandboxCheckTest, TheSandboxKeysAreParsedAndBadValuesNamed) {
                    .has_value());
   std::string all;
   for (const Problem& p : problems) all += p.ToString() + "\n";
-  EXPECT_THAT(all, HasSubstr("execution.sandbox: must be auto, on or off"));
+  EXPECT_THAT(all, HasSubstr("execution.sandbox: must be on or off"));
   EXPECT_THAT(all, HasSubstr("execution.network: must be on or off"));
   EXPECT_THAT(all, HasSubstr("execution.env[0]: must be an environment variable name"));
   EXPECT_THAT(all, HasSubstr("execution.env[1]: this looks like a secret value"));
@@ -525,8 +517,9 @@ TEST(SandboxCheckTest, TheSandboxKeysAreParsedAndBadValuesNamed) {
 }
 
 // serve on a host that cannot sandbox (here: no bwrap in PATH): `on` refuses to start with the
-// fix; `auto` starts, saying loudly that workers run without a sandbox; `off` says so too.
-TEST(SandboxServeTest, WhereTheHostCannotSandboxOnRefusesToStartAndAutoAndOffSaySo) {
+// fix (also when the config says nothing: on is the default); `off` starts, saying loudly that
+// workers run without a sandbox.
+TEST(SandboxServeTest, WhereTheHostCannotSandboxOnRefusesToStartAndOffSaysSo) {
   const auto dir = std::filesystem::temp_directory_path() / ("superagent-sandbox-serve-" + std::to_string(::getpid()));
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir / "empty-bin");
@@ -539,17 +532,25 @@ TEST(SandboxServeTest, WhereTheHostCannotSandboxOnRefusesToStartAndAutoAndOffSay
   // bwrap is looked up in the daemon's PATH, which has nothing in it.
   const std::string empty_path = (dir / "empty-bin").string();
 
-  write_config("on");
-  RunOptions o;
-  o.env_set = {{"PATH", empty_path}};
-  o.timeout_ms = 20'000;
-  RunResult on = RunBinary({"serve", "--config", config}, o);
-  EXPECT_NE(on.exit_code, 0) << on.err;
-  EXPECT_THAT(on.err, HasSubstr("execution.sandbox: on, but this host cannot sandbox: bwrap is not installed"));
-  EXPECT_THAT(on.err, HasSubstr("apt-get install bubblewrap"));
-  EXPECT_THAT(on.err, Not(HasSubstr("ready")));
+  for (const std::string mode : {"on", ""}) {
+    write_config(mode);
+    if (mode.empty()) {  // no sandbox key at all
+      std::ofstream(config) << "data_dir: data\npanel:\n  listen: 127.0.0.1:" << FreeLoopbackPort()
+                            << "\nexecution:\n  executor: command\n  command: ./run.sh\n  git_remote: "
+                            << (dir / "origin.git").string() << "\n";
+    }
+    RunOptions o;
+    o.env_set = {{"PATH", empty_path}};
+    o.timeout_ms = 20'000;
+    RunResult on = RunBinary({"serve", "--config", config}, o);
+    EXPECT_NE(on.exit_code, 0) << on.err;
+    EXPECT_THAT(on.err, HasSubstr("execution.sandbox: on, but this host cannot sandbox: bwrap is not installed"));
+    EXPECT_THAT(on.err, HasSubstr("apt-get install bubblewrap"));
+    EXPECT_THAT(on.err, HasSubstr("set execution.sandbox: off"));
+    EXPECT_THAT(on.err, Not(HasSubstr("ready")));
+  }
 
-  for (const std::string mode : {"auto", "off"}) {
+  for (const std::string mode : {"off"}) {
     write_config(mode);
     const std::string saved = std::getenv("PATH") ? std::getenv("PATH") : "";
     ::setenv("PATH", empty_path.c_str(), 1);
@@ -560,9 +561,6 @@ TEST(SandboxServeTest, WhereTheHostCannotSandboxOnRefusesToStartAndAutoAndOffSay
     EXPECT_EQ(d.Wait(), 0) << d.log();
     EXPECT_THAT(d.log(), HasSubstr("sandbox mode=OFF")) << mode;
     EXPECT_THAT(d.log(), HasSubstr("WITHOUT a sandbox")) << mode;
-    if (mode == "auto") {
-      EXPECT_THAT(d.log(), HasSubstr("execution.sandbox: auto, but this host cannot sandbox"));
-    }
   }
   std::filesystem::remove_all(dir);
 }

@@ -105,9 +105,9 @@ struct Config {
     std::string prepare;     // workspace command template ({repo} {remote} {branch} {dir} {base}); empty: git worktree
     int nice = 10;  // niceness of every command a worker runs (0..19)
     std::string cgroups = "auto";  // "auto": a cgroup v2 per process tree where the host allows; "off"
-    // Worker commands in a bubblewrap sandbox (issue 19): "auto" = where the host can, "on" = refuse
-    // to start where it cannot, "off" = never (said loudly at start).
-    std::string sandbox = "auto";
+    // Worker commands in a bubblewrap sandbox (issue 19): "on" = always (the daemon refuses to start
+    // where the host cannot), "off" = never (said loudly at start).
+    std::string sandbox = "on";
     bool network = true;  // false: worker commands get a network namespace of their own (no network)
     // NAMES of daemon environment variables passed to worker commands on purpose (e.g. a coding
     // CLI's own model key); nothing else of the daemon's environment reaches a worker.

@@ -87,14 +87,13 @@ struct SandboxSupport {
 };
 SandboxSupport ProbeSandbox(const SandboxPolicy& policy);
 
-// execution.sandbox ("auto" | "on" | "off") against what the host supports.
+// execution.sandbox ("on" | "off") against what the host supports.
 struct SandboxDecision {
   bool enabled = false;
-  bool degraded = false;  // "auto" on a host that cannot sandbox: running WITHOUT one
-  std::string detail;     // for the start-up log and `doctor`: which mode and why
+  std::string detail;  // for the start-up log and `doctor`: which mode and why
 };
 // InvalidArgument (the daemon refuses to start) for "on" on a host that cannot sandbox, with the
-// fix in the message.
+// fix in the message: running workers without a sandbox takes an explicit "off".
 Result<SandboxDecision> DecideSandbox(const std::string& mode, const SandboxSupport& support);
 
 // What to do about a host that cannot sandbox (for messages).

@@ -548,8 +548,8 @@ std::optional<Config> ParseConfig(std::string_view yaml, const std::string& file
                                  [&](Y k2, Y v2, S p2) {
                                    std::string s;
                                    if (!r.String(k2, v2, p2, &s)) return;
-                                   if (s != "auto" && s != "on" && s != "off") {
-                                     r.Add(Reader::Where(k2, v2), p2 + ": must be auto, on or off (got " + Quote(s) + ")");
+                                   if (s != "on" && s != "off") {
+                                     r.Add(Reader::Where(k2, v2), p2 + ": must be on or off (got " + Quote(s) + ")");
                                      return;
                                    }
                                    cfg.execution.sandbox = s;

@@ -445,11 +445,9 @@ class Doctor {
       Add("sandbox", R::kOk,
           "worker commands run in bubblewrap (network " + std::string(policy.network ? "shared" : "off") +
               "): " + support.detail);
-    } else if (d->degraded) {
-      Add("sandbox", R::kFailed, "worker commands would run WITHOUT a sandbox: " + support.detail, exec::SandboxFix());
     } else {
       Add("sandbox", R::kSkipped, d->detail,
-          "set execution.sandbox: auto where bubblewrap can run, so workers cannot read the daemon's data and secrets");
+          "set execution.sandbox: on where bubblewrap can run, so workers cannot read the daemon's data and secrets");
     }
   }
 

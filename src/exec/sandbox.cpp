@@ -206,13 +206,10 @@ Result<SandboxDecision> DecideSandbox(const std::string& mode, const SandboxSupp
     d.detail = "bubblewrap (execution.sandbox: " + mode + "): " + support.detail;
     return d;
   }
-  if (mode == "on")
-    return Status::InvalidArgument("execution.sandbox: on, but this host cannot sandbox: " + support.detail + "; " +
-                                   SandboxFix());
-  d.degraded = true;
-  d.detail = "execution.sandbox: auto, but this host cannot sandbox (" + support.detail +
-             "): worker commands run WITHOUT a sandbox; " + SandboxFix();
-  return d;
+  // Issue 19: a host that cannot sandbox never runs workers unsandboxed by default; a person
+  // must say so with `off`.
+  return Status::InvalidArgument("execution.sandbox: on, but this host cannot sandbox: " + support.detail + "; " +
+                                 SandboxFix());
 }
 
 }  // namespace superagent::exec
