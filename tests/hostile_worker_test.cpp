@@ -18,6 +18,10 @@
 #include <chrono>
 #include <map>
 #include <cstdlib>
+#include <fstream>
+#include <thread>
+
+#include <httplib.h>
 
 #include "daemon_process.h"
 #include "exec_fixture.h"
@@ -25,7 +29,9 @@
 #include "run_binary.h"
 #include "superagent/config.h"
 #include "superagent/exec.h"
+#include "superagent/panel.h"
 #include "superagent/sandbox.h"
+#include "superagent/views.h"
 #include "superagent/worker.h"
 
 namespace superagent::testing {
@@ -139,6 +145,11 @@ class HostileWorkerTest : public ExecTest {
            "), 2); print('CONNECTED')\" 2>&1 | tail -1; "
            "echo '== shadow'; cat /etc/shadow 2>/dev/null | wc -c; "
            "echo '== caps'; grep CapEff /proc/self/status; "
+           // A link planted in the worktree, pointing at the daemon's database.
+           "echo '== link'; ln -sf " + (dir_ / "superagent.db").string() + " stolen-link; head -c 16 stolen-link; echo; "
+           // Its own push, past the daemon: to the origin straight, and through the clone's remote.
+           "echo '== push'; git push -q " + origin_.string() + " HEAD:refs/heads/stolen 2>&1 | tail -1; "
+           "git push -q origin HEAD:refs/heads/stolen 2>&1 | tail -1; "
            "echo '== end'";
   }
 
@@ -175,6 +186,10 @@ class HostileWorkerTest : public ExecTest {
     EXPECT_THAT(out, HasSubstr("== shadow\n0\n"));
     // Even a daemon run as root gives its workers no capability (no mount, no mknod).
     EXPECT_THAT(out, HasSubstr("CapEff:\t0000000000000000"));
+    EXPECT_THAT(out, HasSubstr("cannot open 'stolen-link' for reading: No such file or directory"));
+    // A push of its own reaches nothing: the origin has no such branch.
+    EXPECT_NE(std::system(("git -C " + origin_.string() + " rev-parse -q --verify refs/heads/stolen >/dev/null").c_str()), 0)
+        << "a worker pushed on its own:\n" << out;
   }
 
   std::unique_ptr<exec::Executor> Builtin(FakeChatServer& model) {
@@ -289,6 +304,52 @@ TEST_F(HostileWorkerTest, ANormalTicketStillBuildsRunsItsTestsAndIsPushed) {
   EXPECT_THAT(tool_text(3), HasSubstr("pushed superagent/ticket-" + std::to_string(id)));
   EXPECT_EQ(OnOrigin("superagent/ticket-" + std::to_string(id), "README.md"), "Hello\nThere is the typo.\n");
   EXPECT_EQ(OnOrigin("superagent/ticket-" + std::to_string(id), "构建.txt"), "built\n");
+}
+
+// The panel from inside a worker's command (issue 19): with the network shared (the default) the
+// worker reaches the real panel on loopback, but it has not the panel's password (its variable is
+// not in a worker's environment) nor the token file (data_dir is hidden), so every read and every
+// command — with no CSRF token or a made-up one — is refused, and nothing changes.
+TEST_F(HostileWorkerTest, ThePanelRefusesAWorkerWithOrWithoutACsrfToken) {
+  config_.execution.network = true;
+  MakeRunner();
+  const TicketId id = AcceptedTicket("c1");
+  auto views = Views::Open((dir_ / "superagent.db").string());
+  ASSERT_TRUE(views.ok()) << views.status().ToString();
+  httplib::Server server;
+  panel::PanelContext ctx;
+  ctx.engine = engine_.get();
+  ctx.views = views->get();
+  ctx.config = config_;  // panel.token_env names SUPERAGENT_HOSTILE_PANEL: a fixed password
+  auto panel = panel::InstallRoutes(server, ctx);
+  ASSERT_TRUE(panel.ok()) << panel.status().ToString();
+  const int port = server.bind_to_any_port("127.0.0.1");
+  std::thread serving([&] { server.listen_after_bind(); });
+  const std::string base = "http://127.0.0.1:" + std::to_string(port);
+  std::ofstream(std::filesystem::path(other_dir_) / "panel_attack.py")
+      << "import os, urllib.request\n"
+         "def call(method, path, body=None, headers={}):\n"
+         "    r = urllib.request.Request('" << base << "' + path, data=body, method=method, headers=headers)\n"
+         "    try:\n"
+         "        with urllib.request.urlopen(r, timeout=5) as resp: return resp.status\n"
+         "    except urllib.error.HTTPError as e: return e.code\n"
+         "json = {'Content-Type': 'application/json', 'Origin': '" << base << "'}\n"
+         "stop = '/api/tickets/" << id << "/stop'\n"
+         "print('session', call('GET', '/api/session'))\n"
+         "print('needs', call('GET', '/api/needs'))\n"
+         "print('stop', call('POST', stop, b'{\"confirm\":true}', json))\n"
+         "print('stop-csrf', call('POST', stop, b'{\"confirm\":true}', dict(json, **{'X-CSRF-Token': 'a' * 64})))\n"
+         "print('stop-basic', call('POST', stop, b'{\"confirm\":true}', dict(json, Authorization='Basic d29ya2VyOg==')))\n"
+         "print('password', os.environ.get('SUPERAGENT_HOSTILE_PANEL', 'unset'))\n";
+  exec::Jobs jobs(runner_.get(), &exec_clock_, sleeper_, (dir_ / "jobs").string(), workspaces_->ScopeFor(99));
+  auto r = jobs.Run("python3 panel_attack.py 2>&1", other_dir_, "", 60'000);
+  if (panel.ok()) (*panel)->Stop();
+  server.stop();
+  serving.join();
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->out, "session 401\nneeds 401\nstop 401\nstop-csrf 401\nstop-basic 401\npassword unset\n");
+  EXPECT_NE(engine_->GetTicket(id)->stage, Stage::kEnded);
+  EXPECT_TRUE(engine_->GetMandate(id)->ended_as.empty()) << "a worker stopped a Ticket through the panel";
 }
 
 TEST_F(HostileWorkerTest, AVariableListedInExecutionEnvPassesAndNoOtherDoes) {

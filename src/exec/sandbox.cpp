@@ -196,6 +196,7 @@ SandboxSupport ProbeSandbox(const SandboxPolicy& policy_in) {
 
 Result<SandboxDecision> DecideSandbox(const std::string& mode, const SandboxSupport& support) {
   SandboxDecision d;
+  if (mode != "on" && mode != "off") return Status::InvalidArgument("execution.sandbox: must be on or off (got \"" + mode + "\")");
   if (mode == "off") {
     d.detail = "execution.sandbox: off — worker commands run WITHOUT a sandbox: they can read data_dir (the "
                "database, every Ticket's worktree), the config and the daemon's processes";
