@@ -25,6 +25,7 @@ packages=(build-essential cmake pkg-config git ca-certificates
           libgtest-dev libgmock-dev
           bubblewrap  # worker commands run in a sandbox (docs/003, issue 19); the hostile-worker tests need it
           chromium    # the panel's browser tests drive Debian's Chromium
+          fonts-wqy-microhei fonts-noto-color-emoji  # so its screenshots show Chinese text and emoji, not boxes
           sqlite3     # store tests write through the real sqlite3 shell, as a person would
           python3)    # execution tests start a grandchild listening on a port
 # Only the fuzz targets need these (docs/009-fuzzing.md): Debian's clang with libFuzzer.

@@ -48,6 +48,19 @@ TEST_F(PanelBrowserTest, APersonUsesThePanelInChromium) {
 
   StartClockAnHourAgo();
   PanelSeed seed = Seed();
+  // A Ticket whose worker turns failed the same way five times in a row is set aside (issue 18):
+  // a card in Needs-you with its reason and a Retry.
+  const TicketId poisoned = Accept("gh:comment:1006", 16, "@agent 请把 README 的标题翻译成中文 🙏");
+  for (int turn = 1; turn <= 5; ++turn) {
+    for (const Assignment& a : engine_->AssignmentsInState("pending")) {
+      if (a.ticket != poisoned) continue;
+      ASSERT_TRUE(engine_->StartAssignment(a.id, "worker").ok());
+      ASSERT_TRUE(engine_->FinishTurn(a.id, "model answer unreadable: type_error.316 at byte " + std::to_string(turn)).ok());
+    }
+    Receive(Comment("gh:comment:1006-" + std::to_string(turn), "alice", false, "还是不行，请再试一次", 16));
+    ASSERT_TRUE(engine_->AssignFollowUps().ok());
+  }
+  ASSERT_EQ(engine_->Quarantined().size(), 1u) << "the seed has no set-aside item";
   engine_.reset();  // the daemon owns the store from here on
 
   const int port = FreeLoopbackPort();
@@ -84,7 +97,8 @@ TEST_F(PanelBrowserTest, APersonUsesThePanelInChromium) {
       {"PANEL_SEED", nlohmann::json{{"question_old", seed.question_old},
                                     {"question_new", seed.question_new},
                                     {"blocked", seed.blocked},
-                                    {"ended", seed.ended}}
+                                    {"ended", seed.ended},
+                                    {"set_aside", poisoned}}
                          .dump()},
       {"SCREENSHOT_DIR", shots_env ? shots_env : "/tmp/superagent-panel-screenshots"},
       {"CHROMIUM", chromium},

@@ -80,13 +80,30 @@ test('the page shows what needs a person first: the oldest question, then decisi
   assert.equal(await card.getAttribute('data-ticket'), String(seed.question_old));
   assert.match(await card.textContent(), /Which link should CONTRIBUTING\.md point to\?/);
   assert.equal(await card.locator('.more').textContent(), '1 more question waiting after this one.');
-  assert.equal(await page.locator('#decisions-slot article').getAttribute('data-ticket'), String(seed.blocked));
+  assert.equal(await page.locator(`#decisions-slot article[data-ticket="${seed.blocked}"]`).count(), 1);
   const kinds = await page.locator('#problems-slot article').evaluateAll((all) => all.map((a) => a.dataset.kind));
   assert.ok(kinds.includes('source:feishu:backfill'), kinds.join());
   // Status says honestly that nothing executes yet.
   assert.match(await page.locator('#status-list').textContent(), /0 of 3 in use \(\+1 kept for people\) · execution is off: no git remote/);
   assert.match(await page.locator('#sources').textContent(), /HTTP 503 from open\.feishu\.cn/);
   await page.screenshot({ path: join(shots, 'needs-1280x800-light.png') });
+});
+
+test('a set-aside item is a card with what and why, and Retry puts it back to work', async () => {
+  const card = page.locator(`#set-aside-slot article.set-aside[data-kind="turn"][data-item="${seed.set_aside}"]`);
+  await card.waitFor();
+  const text = (await card.innerText()).replace(/\s+/g, ' ');
+  assert.match(text, /set aside · since/);
+  assert.match(text, new RegExp(`worker turns of Ticket ${seed.set_aside} \\(.*README.*\\)`));
+  assert.match(text, /failed the same way 5 times in a row: model answer unreadable: type_error\.316/);
+  await card.scrollIntoViewIfNeeded();
+  await page.screenshot({ path: join(shots, 'set-aside-1280x800-light.png') });
+  await card.getByRole('button', { name: 'Retry' }).click();
+  await card.waitFor({ state: 'detached' });
+  const needs = await api('/api/needs');
+  assert.deepEqual(needs.set_aside, [], 'nothing is set aside any more');
+  const t = await api(`/api/tickets/${seed.set_aside}`);
+  assert.equal(t.stage, 'idle', 'the Ticket is back to work');
 });
 
 test('a question is answered in place and the Ticket resumes', async () => {
