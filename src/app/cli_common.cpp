@@ -1,9 +1,29 @@
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 
 #include "app/commands.h"
 
 namespace superagent::app {
+
+std::optional<int> ParseConfigOnly(int argc, char** argv, const char* command, const char* usage,
+                                   std::string* config_path) {
+  for (int i = 1; i < argc; ++i) {
+    if (!std::strcmp(argv[i], "--help") || !std::strcmp(argv[i], "-h")) {
+      std::fputs(usage, stdout);
+      return 0;
+    }
+    if (!std::strcmp(argv[i], "--config") && i + 1 < argc) {
+      *config_path = argv[++i];
+    } else if (!std::strncmp(argv[i], "--config=", 9)) {
+      *config_path = argv[i] + 9;
+    } else {
+      std::fprintf(stderr, "%s: unexpected argument '%s'\n\n%s", command, argv[i], usage);
+      return 2;
+    }
+  }
+  return std::nullopt;
+}
 
 std::optional<Config> LoadConfigOrReport(const std::string& path) {
   if (path.empty()) return DefaultConfig();

@@ -25,17 +25,7 @@ const char kUsage[] =
 
 int CmdDoctor(int argc, char** argv) {
   std::string config_path;
-  for (int i = 1; i < argc; ++i) {
-    if (!std::strcmp(argv[i], "--help") || !std::strcmp(argv[i], "-h")) {
-      std::fputs(kUsage, stdout);
-      return 0;
-    }
-    if (!std::strcmp(argv[i], "--config") && i + 1 < argc) config_path = argv[++i];
-    else {
-      std::fprintf(stderr, "doctor: unexpected argument '%s'\n\n%s", argv[i], kUsage);
-      return 2;
-    }
-  }
+  if (auto exit = ParseConfigOnly(argc, argv, "doctor", kUsage, &config_path)) return *exit;
   Config config = DefaultConfig();
   if (!config_path.empty()) {
     std::vector<Problem> problems;

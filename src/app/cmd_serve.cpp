@@ -32,20 +32,7 @@ const char kUsage[] =
 
 int CmdServe(int argc, char** argv) {
   std::string config_path;
-  for (int i = 1; i < argc; ++i) {
-    if (!std::strcmp(argv[i], "--help") || !std::strcmp(argv[i], "-h")) {
-      std::fputs(kUsage, stdout);
-      return 0;
-    }
-    if (!std::strcmp(argv[i], "--config") && i + 1 < argc) {
-      config_path = argv[++i];
-    } else if (!std::strncmp(argv[i], "--config=", 9)) {
-      config_path = argv[i] + 9;
-    } else {
-      std::fprintf(stderr, "serve: unexpected argument '%s'\n\n%s", argv[i], kUsage);
-      return 2;
-    }
-  }
+  if (auto exit = ParseConfigOnly(argc, argv, "serve", kUsage, &config_path)) return *exit;
 
   auto loaded = LoadConfigOrReport(config_path);
   if (!loaded) {

@@ -23,6 +23,11 @@ int CmdDoctor(int argc, char** argv);   // doctor --config FILE
 int CmdPanelUrl(int argc, char** argv); // panel-url [--config FILE]
 
 
+// Shared by the subcommands whose only argument is `--config FILE` (or `--config=FILE`): sets
+// *config_path and returns nullopt to go on; otherwise the exit code (0 after printing `usage`
+// for --help, 2 after naming an unexpected argument).
+std::optional<int> ParseConfigOnly(int argc, char** argv, const char* command, const char* usage,
+                                   std::string* config_path);
 // Shared by the subcommands. The config at `path` (empty: the defaults); on problems each is
 // printed to stderr, one per line with file:line, and the result is empty (exit 2).
 std::optional<Config> LoadConfigOrReport(const std::string& path);

@@ -1,6 +1,8 @@
 // Row readers shared by the Engine's store and the panel's read-only views.
 #include "store/rows.h"
 
+#include "superagent/engine.h"
+
 namespace superagent::store {
 
 using nlohmann::json;
@@ -62,6 +64,18 @@ Decision ReadDecision(Stmt& s) {
   d.policy_version = s.Int(9);
   d.created_at = s.Int(10);
   return d;
+}
+
+SourceHealth ReadHealth(Stmt& s) {
+  SourceHealth h;
+  h.source = s.Text(0);
+  h.path = s.Text(1);
+  h.last_success_at = s.OptInt(2);
+  h.last_error = s.OptText(3).value_or("");
+  h.last_error_at = s.OptInt(4);
+  h.consecutive_failures = static_cast<int>(s.Int(5));
+  h.skipped_items = s.Int(6);
+  return h;
 }
 
 TicketInput ReadInput(Stmt& s) {

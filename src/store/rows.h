@@ -7,6 +7,10 @@
 #include "superagent/domain.h"
 #include "superagent/quarantine.h"
 
+namespace superagent {
+struct SourceHealth;  // superagent/engine.h
+}  // namespace superagent
+
 namespace superagent::store {
 
 #define TRIGGER_COLUMNS \
@@ -17,6 +21,7 @@ namespace superagent::store {
 #define INPUT_COLUMNS "id, ticket_id, kind, trigger_seq, body, state, handback_kind, handback_reason, created_at"
 #define RECEIPT_COLUMNS "id, ticket_id, thread_key, channel, kind, body, status, created_at"
 
+#define HEALTH_COLUMNS "source, path, last_success_at, last_error, last_error_at, consecutive_failures, skipped_items"
 #define QUARANTINE_COLUMNS "kind, item, label, last_error, failures, crashes, set_aside_at, reason, updated_at"
 
 // The current row of `s` as a stored Trigger with its intake record.
@@ -29,6 +34,8 @@ Decision ReadDecision(Stmt& s);
 TicketInput ReadInput(Stmt& s);
 // The current row as a Receipt (a message the agent has decided to say).
 Receipt ReadReceipt(Stmt& s);
+// The current row as a Source path's health.
+SourceHealth ReadHealth(Stmt& s);
 // The current row as a quarantine record (store_quarantine.cpp).
 QuarantineItem ReadQuarantine(Stmt& s);
 

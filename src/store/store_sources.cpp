@@ -1,5 +1,6 @@
 // Typed queries for Source bookkeeping and system problems.
 #include "store/store.h"
+#include "store/rows.h"
 
 namespace superagent::store {
 
@@ -37,21 +38,6 @@ Status Store::RecordPathOutcome(const std::string& source, const std::string& pa
       "skipped_items = skipped_items + ?6");
   return s.Bind(1, source).Bind(2, path).Bind(3, ok).Bind(4, error).Bind(5, at).Bind(6, skipped).Run();
 }
-
-namespace {
-SourceHealth ReadHealth(Stmt& s) {
-  SourceHealth h;
-  h.source = s.Text(0);
-  h.path = s.Text(1);
-  h.last_success_at = s.OptInt(2);
-  h.last_error = s.OptText(3).value_or("");
-  h.last_error_at = s.OptInt(4);
-  h.consecutive_failures = static_cast<int>(s.Int(5));
-  h.skipped_items = s.Int(6);
-  return h;
-}
-#define HEALTH_COLUMNS "source, path, last_success_at, last_error, last_error_at, consecutive_failures, skipped_items"
-}  // namespace
 
 Result<std::optional<SourceHealth>> Store::GetHealth(const std::string& source, const std::string& path) {
   Stmt s = db_.Prepare("SELECT " HEALTH_COLUMNS " FROM source_health WHERE source = ? AND path = ?");

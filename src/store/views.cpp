@@ -185,21 +185,9 @@ Result<std::optional<PolicyVersionInfo>> Views::CurrentPolicy() {
 
 Result<std::vector<SourceHealth>> Views::SourcesHealth() {
   std::lock_guard<std::mutex> lock(mu_);
-  Stmt s = db_->Prepare(
-      "SELECT source, path, last_success_at, last_error, last_error_at, consecutive_failures, skipped_items "
-      "FROM source_health ORDER BY source, path");
+  Stmt s = db_->Prepare("SELECT " HEALTH_COLUMNS " FROM source_health ORDER BY source, path");
   std::vector<SourceHealth> out;
-  RETURN_IF_ERROR(EachRow(s, [&](Stmt& r) {
-    SourceHealth h;
-    h.source = r.Text(0);
-    h.path = r.Text(1);
-    h.last_success_at = r.OptInt(2);
-    h.last_error = r.OptText(3).value_or("");
-    h.last_error_at = r.OptInt(4);
-    h.consecutive_failures = static_cast<int>(r.Int(5));
-    h.skipped_items = r.Int(6);
-    out.push_back(std::move(h));
-  }));
+  RETURN_IF_ERROR(EachRow(s, [&](Stmt& r) { out.push_back(store::ReadHealth(r)); }));
   return out;
 }
 
@@ -320,24 +308,10 @@ Result<TicketDetail> Views::Detail(TicketId id) {
   rs.Bind(1, id);
   RETURN_IF_ERROR(EachRow(rs, [&](Stmt& r) { d.receipts.push_back(ReadReceipt(r)); }));
 
-  Stmt is = db_->Prepare(
-      "SELECT id, ticket_id, kind, trigger_seq, body, state, handback_kind, handback_reason, created_at "
-      "FROM ticket_inputs WHERE ticket_id = ? ORDER BY id");
+  Stmt is = db_->Prepare("SELECT " INPUT_COLUMNS " FROM ticket_inputs WHERE ticket_id = ? ORDER BY id");
   is.Bind(1, id);
   std::vector<TicketInput> inputs;
-  RETURN_IF_ERROR(EachRow(is, [&](Stmt& r) {
-    TicketInput in;
-    in.id = r.Int(0);
-    in.ticket = r.Int(1);
-    in.kind = r.Text(2);
-    in.trigger_seq = r.OptInt(3);
-    in.body = json::parse(r.Text(4), nullptr, false);
-    in.state = r.Text(5);
-    in.handback_kind = r.OptText(6).value_or("");
-    in.handback_reason = r.OptText(7).value_or("");
-    in.created_at = r.Int(8);
-    inputs.push_back(std::move(in));
-  }));
+  RETURN_IF_ERROR(EachRow(is, [&](Stmt& r) { inputs.push_back(store::ReadInput(r)); }));
   is.Reset();
   for (TicketInput& in : inputs) {
     InputView v;
