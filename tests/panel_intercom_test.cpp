@@ -380,12 +380,12 @@ TEST_F(PanelIntercomTest, EveryStateChangingRouteRefusesAProcessWithoutTheToken)
   const std::string all = text.str();
   for (std::sregex_iterator it(all.begin(), all.end(), row), end; it != end; ++it) {
     std::string path = (*it)[2];
-    const std::string placeholder = "{id}";
-    if (auto at = path.find(placeholder); at != std::string::npos) {
+    const std::string id_slot = "{id}";
+    if (auto at = path.find(id_slot); at != std::string::npos) {
       const std::string id = path.rfind("/api/tickets/", 0) == 0              ? std::to_string(seed_.blocked)
                              : path.rfind("/api/intercom/sessions/", 0) == 0 ? idle_
                                                                               : group_id;
-      path.replace(at, placeholder.size(), id);
+      path.replace(at, id_slot.size(), id);
     }
     routes.emplace_back((*it)[1], path);
   }

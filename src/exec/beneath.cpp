@@ -93,14 +93,14 @@ int OpenAt2(int root, std::string_view rel, int flags, mode_t mode) {
 // in its place (an absolute target is refused, a ".." above the root is refused).
 int Walk(int root, std::string_view rel, int flags, mode_t mode) {
   if (!rel.empty() && rel.front() == '/') return -EXDEV;
-  std::deque<std::string> todo = Components(rel);
+  std::deque<std::string> remaining = Components(rel);
   std::vector<Fd> stack;  // the directories below the root on the way; back() is the current one
   auto cur = [&] { return stack.empty() ? root : stack.back().get(); };
   int links = 0;
-  while (!todo.empty()) {
-    const std::string c = std::move(todo.front());
-    todo.pop_front();
-    const bool last = todo.empty();
+  while (!remaining.empty()) {
+    const std::string c = std::move(remaining.front());
+    remaining.pop_front();
+    const bool last = remaining.empty();
     if (c == ".") {
       if (last) break;
       continue;
@@ -135,7 +135,7 @@ int Walk(int root, std::string_view rel, int flags, mode_t mode) {
       if (t.front() == '/') return -EXDEV;
       std::deque<std::string> expanded = Components(t);
       if (expanded.empty()) expanded.emplace_back(".");
-      todo.insert(todo.begin(), expanded.begin(), expanded.end());
+      remaining.insert(remaining.begin(), expanded.begin(), expanded.end());
       continue;
     }
     if (last) return -last_err;  // not a link after all: the open's own error
