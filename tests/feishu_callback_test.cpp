@@ -214,11 +214,9 @@ TEST_F(FeishuCallbackTest, EveryRefusalGetsOneAnswerAndTheSignatureComesFirst) {
 // wait on Feishu: it is answered 503 at once (Feishu delivers it again) and nothing is stored.
 TEST_F(FeishuCallbackTest, AnEventBeforeTheIdentityIsKnownIsAnsweredAtOnce) {
   fake_->Hold("GET", "/open-apis/bot/v3/info");
-  const auto t0 = std::chrono::steady_clock::now();
+  // Answered without a request reaching the held Feishu: proof that it did not wait, no stopwatch.
   CallbackReply reply = source_->HandleCallback(Signed(Event("om_cb6"), clock_.NowMs()));
-  const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0).count();
   EXPECT_EQ(reply.status, 503) << reply.body;
-  EXPECT_LT(ms, 1'000);
   EXPECT_FALSE(fake_->Holding()) << "the request thread asked Feishu";
   EXPECT_FALSE(engine_->GetTrigger("feishu:om_cb6").ok());
   fake_->Release();

@@ -261,7 +261,7 @@ TEST_F(IntercomTest, AWaitingAskEndsWhenItsTurnIsCancelledOrTheDaemonStops) {
   const auto t0 = std::chrono::steady_clock::now();
   cancel = true;
   asker.join();
-  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(5));
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(15));  // far from the 30 s wait
   EXPECT_TRUE(cancelled["ok"].get<bool>());
   EXPECT_FALSE(cancelled["reply_found"].get<bool>());
 
@@ -271,7 +271,7 @@ TEST_F(IntercomTest, AWaitingAskEndsWhenItsTurnIsCancelledOrTheDaemonStops) {
   const auto t1 = std::chrono::steady_clock::now();
   intercom_->Shutdown();
   waiting.join();
-  EXPECT_LT(std::chrono::steady_clock::now() - t1, std::chrono::seconds(1));
+  EXPECT_LT(std::chrono::steady_clock::now() - t1, std::chrono::seconds(15));  // far from the 30 s wait
   EXPECT_FALSE(stopped["reply_found"].get<bool>());
 }
 
