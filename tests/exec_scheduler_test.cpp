@@ -165,13 +165,16 @@ TEST_F(ExecSchedulerTest, BackgroundWorkKeepsTheSlotAndIsKilledAfterThirtyMinute
   ASSERT_TRUE(Eventually([&] { return Listening(port); }));
   ASSERT_TRUE(scheduler->Tick().ok());
   EXPECT_EQ(scheduler->Slots().worker_used, 1);  // background work holds the slot
+  EXPECT_EQ(engine_->GetTicket(id)->stage, Stage::kWorking) << "SPEC §6: it stays working while its jobs run";
   exec_clock_.Advance(29 * 60'000);
   ASSERT_TRUE(scheduler->Tick().ok());
   EXPECT_TRUE(Listening(port));
+  EXPECT_EQ(engine_->GetTicket(id)->stage, Stage::kWorking);
   exec_clock_.Advance(2 * 60'000);
   ASSERT_TRUE(scheduler->Tick().ok());
   EXPECT_TRUE(Eventually([&] { return !Listening(port); })) << "an orphan still listens";
   EXPECT_EQ(scheduler->Slots().worker_used, 0);
+  EXPECT_EQ(engine_->GetTicket(id)->stage, Stage::kIdle) << "the turn's own outcome once its jobs are gone";
   auto views = Views::Open((dir_ / "superagent.db").string());
   ASSERT_TRUE(views.ok());
   auto detail = (*views)->Detail(id);

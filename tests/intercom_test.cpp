@@ -407,7 +407,8 @@ TEST_F(IntercomTest, MigrationEightKeepsEveryTicketInputAndAllowsTheIntercomKind
         trigger_seq INTEGER REFERENCES triggers (seq), body TEXT NOT NULL,
         state TEXT NOT NULL CHECK (state IN ('pending', 'taken', 'handed_back')),
         handback_kind TEXT, handback_reason TEXT, created_at INTEGER NOT NULL);
-      INSERT INTO old_inputs SELECT * FROM ticket_inputs;
+      INSERT INTO old_inputs SELECT id, ticket_id, kind, trigger_seq, body, state, handback_kind, handback_reason,
+                                    created_at FROM ticket_inputs;
       DROP TABLE ticket_inputs;
       ALTER TABLE old_inputs RENAME TO ticket_inputs;
       CREATE UNIQUE INDEX ticket_inputs_once ON ticket_inputs (ticket_id, trigger_seq) WHERE trigger_seq IS NOT NULL;

@@ -805,7 +805,7 @@ TEST_F(PanelApiTest, ASetAsideItemIsACardInNeedsYouAndRetryIsACsrfGuardedCommand
       if (a.state == "pending") pending = a.id;
     ASSERT_NE(pending, 0) << "turn " << turn;
     ASSERT_TRUE(engine_->StartAssignment(pending, "worker").ok());
-    ASSERT_TRUE(engine_->FinishTurn(pending, "model answer unreadable: type_error.316 😀").ok());
+    ASSERT_TRUE(engine_->FinishTurn({.assignment = pending, .error = "model answer unreadable: type_error.316 😀"}).ok());
     Receive(Comment("gh:comment:20" + std::to_string(10 + turn), "alice", false, "again", 21));
     ASSERT_TRUE(engine_->AssignFollowUps().ok());
   }

@@ -55,7 +55,7 @@ TEST_F(PanelBrowserTest, APersonUsesThePanelInChromium) {
     for (const Assignment& a : engine_->AssignmentsInState("pending")) {
       if (a.ticket != poisoned) continue;
       ASSERT_TRUE(engine_->StartAssignment(a.id, "worker").ok());
-      ASSERT_TRUE(engine_->FinishTurn(a.id, "model answer unreadable: type_error.316 at byte " + std::to_string(turn)).ok());
+      ASSERT_TRUE(engine_->FinishTurn({.assignment = a.id, .error = "model answer unreadable: type_error.316 at byte " + std::to_string(turn)}).ok());
     }
     Receive(Comment("gh:comment:1006-" + std::to_string(turn), "alice", false, "还是不行，请再试一次", 16));
     ASSERT_TRUE(engine_->AssignFollowUps().ok());

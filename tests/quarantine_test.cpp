@@ -294,7 +294,7 @@ TEST_F(QuarantineTest, ATicketsTurnsFailingTheSameWayAreSetAsideAndTheTicketSays
     auto pending = engine_->AssignmentsInState("pending");
     ASSERT_EQ(pending.size(), 1u) << "turn " << turn;
     ASSERT_TRUE(engine_->StartAssignment(pending[0].id, "worker").ok());
-    ASSERT_TRUE(engine_->FinishTurn(pending[0].id, "model call failed: type_error.316 at byte " + std::to_string(turn)).ok());
+    ASSERT_TRUE(engine_->FinishTurn({.assignment = pending[0].id, .error = "model call failed: type_error.316 at byte " + std::to_string(turn)}).ok());
     Receive(Comment("t1-" + std::to_string(turn), "alice", false, "还是不行，请再试一次", 1));
     if (turn < 5) {
       ASSERT_EQ(*engine_->AssignFollowUps(), 1);
@@ -325,7 +325,7 @@ TEST_F(QuarantineTest, DifferentFailuresOrASuccessInBetweenAreNotTheSameWayInARo
     ASSERT_EQ(pending.size(), 1u);
     ASSERT_TRUE(engine_->StartAssignment(pending[0].id, "worker").ok());
     const std::string error = turn == 4 ? "" : turn % 2 ? "the model timed out" : "HTTP 502 from the model";
-    ASSERT_TRUE(engine_->FinishTurn(pending[0].id, error).ok());
+    ASSERT_TRUE(engine_->FinishTurn({.assignment = pending[0].id, .error = error}).ok());
     Receive(Comment("t1-" + std::to_string(turn), "alice", false, "again", 1));
     ASSERT_EQ(*engine_->AssignFollowUps(), 1);
   }
@@ -415,7 +415,7 @@ TEST_F(QuarantineTest, ATurnRunningDuringFiveAbnormalExitsIsNotResumedAndItsTick
   for (const Assignment& a : engine_->AssignmentsInState("pending")) {
     EXPECT_EQ(a.ticket, other);
     ASSERT_TRUE(engine_->StartAssignment(a.id, "worker").ok());
-    ASSERT_TRUE(engine_->FinishTurn(a.id, "").ok());
+    ASSERT_TRUE(engine_->FinishTurn({.assignment = a.id, .error = ""}).ok());
   }
   ASSERT_EQ(engine_->Quarantined().size(), 1u);
 }

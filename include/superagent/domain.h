@@ -110,9 +110,14 @@ struct TicketInput {
   std::string kind;  // "trigger" | "answer" | "resume" | "policy_changed" | "restart" | "intercom"
   std::optional<std::int64_t> trigger_seq;
   nlohmann::json body;
-  std::string state;  // "pending" | "taken" | "handed_back"
+  // "pending" (starts a turn) | "context" (older than the Ticket's request: shown at the next
+  // turn, starts none) | "taken" | "handed_back"
+  std::string state;
   std::string handback_kind, handback_reason;
   TimeMs created_at = 0;
+  // A person sent it (not a bot, CI or the daemon): only such input may take the slot kept for
+  // people (SPEC §6) and resume an ended Ticket.
+  bool from_person = false;
 };
 
 struct Assignment {
@@ -122,7 +127,8 @@ struct Assignment {
   std::string state;  // "pending" | "running" | "ended"
   TimeMs created_at = 0;
   std::optional<TimeMs> started_at, ended_at;
-  // Why it exists: "accepted" (new work), "restart"; or a person's input to an existing Ticket:
+  // Why it exists: "accepted" (new work), "restart", "retry", "intercom" (a session's message),
+  // "update" (a bot's, CI's or the daemon's input); or a person's input to an existing Ticket:
   // "answer", "resume", "follow_up". Only the latter may take the reserved slot (SPEC §6).
   std::string cause;
 };

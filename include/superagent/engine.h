@@ -18,10 +18,11 @@
 #include "superagent/chat.h"
 #include "superagent/clock.h"
 #include "superagent/domain.h"
-#include "superagent/intercom.h"
+#include "superagent/mailbox.h"
 #include "superagent/policy.h"
 #include "superagent/quarantine.h"
 #include "superagent/session.h"
+#include "superagent/source_state.h"
 #include "superagent/status.h"
 
 namespace superagent {
@@ -96,44 +97,59 @@ struct MessageSpec {
   std::string body;
 };
 
-// Health of one read path of a Source (SPEC §3.5: "realtime", "backfill", "notifications", ...).
-struct SourceHealth {
-  std::string source, path;
-  std::optional<TimeMs> last_success_at, last_error_at;
-  std::string last_error;
-  int consecutive_failures = 0;
-  std::int64_t skipped_items = 0;  // malformed items skipped and counted (SPEC §3.2)
-};
-
-// One round of a Source's bookkeeping, applied in one transaction (SPEC §3.3: the failed-item
-// set and the advanced global cursor are saved together).
-struct SourceUpdate {
-  std::string source;                              // "github", "feishu"
-  std::map<std::string, std::string> set_cursors;  // cursor name → value (any text, JSON welcome)
-  std::vector<std::string> erase_cursors;
-  std::string path;                                // read path this round reports on; "" for none
-  bool ok = true;                                  // the path's round succeeded
-  std::string error;                               // when !ok; never contains secrets
-  int skipped = 0;                                 // malformed items skipped this round
-  // !ok because the daemon's stop cut the read short: the stop's doing, not the peer's, so it is
-  // logged at info and neither recorded against the path nor counted toward a problem.
-  bool abandoned = false;
-};
-
-// A standing problem for "what needs me now" (SPEC §6: the same kind failing 3 times in a row).
-struct SystemProblem {
-  std::string kind;
-  std::string message;
-  int failures = 0;
-  TimeMs first_at = 0, last_at = 0;
-};
-
 // An Effect handed to the Effects loop, with what the loop needs to schedule its retry.
 struct ClaimedEffect {
   Effect effect;
   bool outcome_unknown = false;  // an earlier attempt may have reached the peer
   bool is_message = true;        // channel message (5 s → 300 s) vs external action (2 s → 1 min)
   std::string platform;          // "github", "feishu", ... (the channel's prefix)
+};
+
+// An input a turn takes, with the message it carries when it carries one.
+struct TakenInput {
+  TicketInput input;
+  std::optional<Trigger> trigger;  // the message (kind "trigger", "answer", "resume")
+  bool request = false;            // that message is the Ticket's own request
+  bool context = false;            // older than the request: context, not something to act on
+};
+
+// Everything one worker turn needs, read and marked in the turn's one transaction (BeginTurn), so
+// nothing can change between reading the Ticket and opening its session.
+struct TurnContext {
+  Assignment assignment;                                    // now running
+  Ticket ticket;                                            // now working
+  Mandate mandate;
+  std::string request_text;                                 // the original request, verbatim
+  std::vector<std::pair<std::string, std::string>> rules;  // matched rules still in the policy: name, instructions
+  std::optional<WorkspaceRecord> workspace;                 // none when it could not be prepared
+  Session session;                                          // now running
+  bool first_turn = false;                                  // the session's transcript was empty
+  std::vector<TakenInput> inputs;                           // taken for this turn, oldest first
+};
+
+// How a worker turn ended; FinishTurn applies all of it in one transaction.
+struct TurnEnd {
+  std::int64_t assignment = 0;
+  // ready | blocked | waiting_for_person, with `summary` as the result message (and `question`
+  // for waiting_for_person). nullopt: the turn ended without a report: the Ticket goes idle and
+  // nothing is said.
+  std::optional<Stage> reported;
+  std::string summary;
+  std::string question;
+  // External actions enqueued with the result (kind, payload), under EnqueueAction's rules.
+  std::vector<std::pair<std::string, nlohmann::json>> actions;
+  std::string error;                // non-empty: the turn failed this way (counted toward setting turns aside)
+  bool background_running = false;  // the Ticket's background jobs still run: it stays `working` (SPEC §6)
+};
+
+// What FinishTurn did.
+struct TurnOutcome {
+  Stage stage = Stage::kIdle;  // the Ticket's stage now
+  bool handed_over = false;    // waiting for a person: its slot is free at once (SPEC §6)
+  bool said = false;           // a result or question was enqueued
+  std::string not_sent;        // why the result could not be enqueued (then the Ticket is blocked)
+  // Background work still runs: the stage the report asked for, for EndBackgroundWork.
+  std::optional<Stage> deferred;
 };
 
 class Engine {
@@ -151,7 +167,11 @@ class Engine {
   // --- Intake (SPEC §3.2) ---
   // Receives one Trigger in one transaction. `filter_reason` non-empty means the Source already
   // decided it goes no further (stored as kFiltered with that reason). `via` says how it arrived.
-  Result<IntakeResult> Receive(const Trigger& trigger, const std::string& via, const std::string& filter_reason = "");
+  // `with`, when given, is the delivering Source's bookkeeping (its path's health, a cursor it
+  // starts), applied in the same transaction — also for a duplicate — as UpdateSource would: a
+  // webhook delivery is one transaction. Nothing of either is written when the Trigger is refused.
+  Result<IntakeResult> Receive(const Trigger& trigger, const std::string& via, const std::string& filter_reason = "",
+                               const SourceUpdate* with = nullptr);
 
   // --- Eval (SPEC §5) ---
   // Starts an Eval on a Thread whose queued Triggers are due and which has no running Eval.
@@ -261,10 +281,34 @@ class Engine {
   // discussions a Source keeps polling while work is in progress (SPEC §3.5).
   std::vector<std::string> OpenTicketThreads(const std::string& prefix);
 
+  // --- Worker turns (SPEC §6; src/core/turns.cpp): each one transaction ---
+  // Starts pending Assignment `assignment` with `executor`: the Assignment runs, the Ticket is
+  // `working`, `prepared` (a workspace made for this turn) is recorded, the Ticket's session is
+  // opened (created on first use) and running, and its pending inputs are taken. Conflict — and
+  // the Assignment is ended, nothing else changes — when the Assignment is not pending, its
+  // Ticket has ended, waits for a person or has its turns set aside. With no workspace recorded
+  // and none given (it could not be prepared) the turn still begins — its end says why.
+  Result<TurnContext> BeginTurn(std::int64_t assignment, const std::string& executor,
+                                const std::optional<WorkspaceRecord>& prepared);
+  // Ends a turn: its actions and result message (or question) are enqueued, the Ticket moves to
+  // the reported stage (or stays `working` while background work runs), the Assignment ends, the
+  // session goes idle and the turn's failure or success is counted — one transaction. A Ticket
+  // that ended meanwhile (a Stop) gets nothing of it: the Assignment ends and nothing is said. A
+  // result over the channel's limit is not enqueued; the Ticket is blocked with why.
+  Result<TurnOutcome> FinishTurn(const TurnEnd& end);
+  // Background work that kept a Ticket `working` after its turn ended is over (finished or
+  // killed): the Ticket moves to `after` (the stage its last report asked for). Ok and nothing
+  // changes when it is no longer working or a turn runs.
+  Status EndBackgroundWork(TicketId ticket, Stage after, const std::string& why);
+  // The Ticket's pending and context inputs, oldest first, now marked taken, with their messages.
+  Result<std::vector<TakenInput>> TakeInputs(TicketId ticket);
+
   // --- Execution (SPEC §6; src/core/engine_exec.cpp) ---
   // Gives every open Ticket that holds pending inputs but has no pending or running Assignment a
-  // new one (cause "follow_up"): an input to an idle session starts a turn; an input to a busy
-  // one waits for the next. Tickets waiting for a person are skipped (their answer does this).
+  // new one — cause "follow_up" when a person sent one of them (it may take the slot kept for
+  // people), "update" otherwise (a bot, CI, a policy notice) — so an input to an idle session
+  // starts a turn and an input to a busy one waits for the next. Context inputs (older than the
+  // request) start nothing. Tickets waiting for a person are skipped (their answer does this).
   // Returns how many were created.
   Result<int> AssignFollowUps();
   // Assignments in `state` ("pending" | "running" | "ended"), oldest first.
@@ -274,13 +318,6 @@ class Engine {
   Status StartAssignment(std::int64_t assignment, const std::string& executor);
   // running (or pending) → ended. Ok when already ended.
   Status FinishAssignment(std::int64_t assignment);
-  // A worker turn ended: FinishAssignment, and in the same transaction `error` (empty: the turn
-  // succeeded) is counted against the Ticket's turns. At options.quarantine_after identical
-  // failures in a row the Ticket's turns are set aside: it is blocked with why and gets no new
-  // turn until a person retries it.
-  Status FinishTurn(std::int64_t assignment, const std::string& error);
-  // The Ticket's pending inputs, oldest first, now marked taken.
-  Result<std::vector<TicketInput>> TakeInputs(TicketId ticket);
   // After a restart: every running Assignment ends; its open Ticket gets a "restart" input and a
   // new pending Assignment (cause "restart"). Returns those Tickets.
   Result<std::vector<TicketId>> RecoverInterruptedWork();
@@ -324,6 +361,8 @@ class Engine {
   Result<nlohmann::json> Explain(const std::string& id_or_url);
   // Counts for status lines: triggers by outcome, queued evals, tickets by stage.
   nlohmann::json Stats();
+  // Write transactions begun since Open: each domain event should cost one (/metrics, tests).
+  std::int64_t WriteTransactions() const;
 
   // --- Intercom (SPEC §10): the durable mailbox, wake budgets and groups ---
   // Stores `m` after the checks that need stored state, in one transaction: at most
@@ -382,6 +421,17 @@ class Engine {
   bool DueForQuarantine(const QuarantineItem& q) const;
   Status SetAsideLocked(QuarantineItem q, TimeMs now);
   Status ClearedLocked(const std::string& kind, const std::string& item);
+  // A turn ended: `error` empty clears the Ticket's turn failures, else counts one (and sets its
+  // turns aside at options.quarantine_after). Inside the caller's transaction.
+  Status CountTurnLocked(TicketId ticket, const std::string& error, TimeMs now);
+  // Send, EnqueueAction and AskPerson's work inside a transaction the caller holds (mu_ held).
+  Status SendLocked(const MessageSpec& message, TimeMs now);
+  Status EnqueueActionLocked(const std::string& kind, const nlohmann::json& payload, TimeMs now);
+  Status AskPersonLocked(Ticket* ticket, const HumanAction& action, const std::string& message_id, TimeMs now);
+  Result<std::vector<TakenInput>> TakeInputsLocked(TicketId ticket, std::int64_t origin_seq);
+  // UpdateSource's writes inside the caller's transaction; true when a problem was just raised.
+  Result<bool> UpdateSourceLocked(const SourceUpdate& u, TimeMs now);
+  void LogSourceUpdate(const SourceUpdate& u, bool raised) const;
 
   mutable std::mutex mu_;
   std::unique_ptr<store::Store> store_;

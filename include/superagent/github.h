@@ -292,9 +292,12 @@ class Source {
   void TakeWaitingDeliveries();
   ReadOutcome ReadDiscussion(const Discussion& d, const nlohmann::json& cursor, TimeMs fallback_since,
                              RoundReport* report);
+  // `with`: bookkeeping stored in the same transaction as the Trigger (Engine::Receive).
   void ReceiveNormalized(const Normalized& n, const std::string& via, bool followed, Intake* intake,
-                         RoundReport* report);
+                         RoundReport* report, const SourceUpdate* with = nullptr);
   void RegisterDiscussion(const Discussion& d, TimeMs since);
+  // The cursor that starts following a discussion whose request came at `since`.
+  std::string FollowCursor(TimeMs since) const;
   void PollRetries(std::map<std::string, std::string>& cursors, SourceUpdate* update, std::set<std::string>* read,
                    RoundReport* report);
   void PollNotifications(std::map<std::string, std::string>& cursors, SourceUpdate* update,

@@ -62,13 +62,14 @@ class Scheduler {
     bool in_turn = false;       // a turn thread is running
     bool turn_done = false;     // the thread finished; join it
     bool handed_over = false;   // waiting for a person: slot released
+    std::optional<Stage> deferred;  // the reported stage, once background work ends
     TimeMs turn_ended_at = 0;
     std::atomic<bool> cancel{false};
     std::thread thread;
   };
   void RunTurn(Run* run, Assignment assignment);
-  // The Ticket's pending inputs, taken, with their messages' words (the Ticket's request marked).
-  std::vector<nlohmann::json> TakeInputsOf(TicketId ticket, std::int64_t origin_trigger_seq);
+  // Taken inputs in the worker's shape: {"kind","text","from","message_id","request","earlier",…}.
+  static std::vector<nlohmann::json> InputsJson(const std::vector<TakenInput>& inputs);
   std::shared_ptr<Jobs> JobsOf(TicketId ticket);
   void ReapLocked(std::vector<std::thread>* to_join);
   static bool PersonCause(const std::string& cause);

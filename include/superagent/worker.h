@@ -85,14 +85,17 @@ class WorkerServices {
   // Commits pending changes (if any) with `message` and pushes the branch. Returns the number of
   // commits the branch has over its base.
   Result<int> CommitAndPush(const WorkerTask& task, const std::string& message);
-  // Commits, pushes and enqueues `open_pull_request` once per Ticket (idempotency key
-  // "pr:ticket:<id>"); a later call pushes new commits to the same PR. Conflict when
+  // Commits and pushes the branch and returns the `open_pull_request` action's payload (one per
+  // Ticket: idempotency key "pr:ticket:<id>"; a later push updates the same PR). Conflict when
   // the branch has no commits over its base.
+  Result<nlohmann::json> PreparePullRequest(const WorkerTask& task, const PullRequestSpec& pr);
+  // PreparePullRequest, then the action is enqueued at once (the worker's tool, mid-turn).
   Status OpenPullRequest(const WorkerTask& task, const PullRequestSpec& pr);
-  // Applies a report: ready/blocked → a result message on the Ticket's Thread and the stage;
+  // What a report does, for Engine::FinishTurn: ready/blocked → a result message and the stage;
   // waiting_for_person → one structured question to the person who asked. A PR in a ready
-  // report is opened first; if that fails the Ticket is blocked with the reason instead.
-  Status ApplyReport(const WorkerTask& task, const WorkerReport& report);
+  // report is pushed here and enqueued with the result; if the push fails the Ticket is blocked
+  // with the reason instead.
+  TurnEnd EndFor(const WorkerTask& task, const WorkerReport& report);
   Engine* engine() { return engine_; }
   Workspaces* workspaces() { return workspaces_; }
 

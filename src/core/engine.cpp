@@ -9,6 +9,7 @@
 
 #include "core/revalidate.h"
 #include "core/logged_read.h"
+#include "core/ticket_stage.h"
 #include "store/store.h"
 #include "superagent/chat.h"
 #include "superagent/text.h"
@@ -52,6 +53,12 @@ Trigger Repaired(Trigger t) {
   for (std::string& th : t.threads) th = text::Repair(th);
   text::RepairJson(&t.meta);
   return t;
+}
+
+// Whether a message sent at `at` is older than the request that made the Mandate's Ticket.
+Result<bool> OlderThanRequest(store::Store* store, const Mandate& m, TimeMs at) {
+  ASSIGN_OR_RETURN(auto origin, store->FindTriggerBySeq(m.origin_trigger_seq));
+  return origin && at < origin->trigger.at;
 }
 
 // The Eval retry schedule: eval_backoff_ms doubled per attempt, capped.
@@ -114,21 +121,30 @@ std::int64_t Engine::PolicyVersion() const {
 // ---------------------------------------------------------------------------------------------
 // Intake
 
-Result<IntakeResult> Engine::Receive(const Trigger& trigger, const std::string& via, const std::string& filter_reason) {
+Result<IntakeResult> Engine::Receive(const Trigger& trigger, const std::string& via, const std::string& filter_reason,
+                                     const SourceUpdate* with) {
   const Trigger t = Repaired(trigger);
   std::lock_guard<std::mutex> lock(mu_);
   if (t.id.empty() || t.threads.empty()) return Status::InvalidArgument("trigger needs an id and at least one thread");
   // A Trigger that would not read back (a chat message without a sender, say) must not be stored:
   // every later Eval of its Thread would fail on it.
   RETURN_IF_ERROR(ValidateTrigger(t));
+  if (with && with->source.empty()) return Status::InvalidArgument("source update needs a source name");
   const TimeMs now = clock_->NowMs();
   IntakeResult result;
   auto tx = store_->Begin();
   RETURN_IF_ERROR(tx->begin_status());
+  bool raised = false;
+  if (with) {
+    ASSIGN_OR_RETURN(raised, UpdateSourceLocked(*with, now));
+  }
   ASSIGN_OR_RETURN(auto existing, store_->FindTrigger(t.id));
   if (existing) {
     result.outcome = IntakeOutcome::kDuplicate;
-    return result;  // nothing else happens; the transaction rolls back having written nothing
+    if (!with) return result;  // nothing else happens; the transaction rolls back having written nothing
+    RETURN_IF_ERROR(tx->Commit());
+    LogSourceUpdate(*with, raised);
+    return result;
   }
 
   TriggerRecord rec{0, t, via, now, filter_reason.empty() ? IntakeOutcome::kStored : IntakeOutcome::kFiltered,
@@ -141,6 +157,7 @@ Result<IntakeResult> Engine::Receive(const Trigger& trigger, const std::string& 
   }
   if (!filter_reason.empty()) {
     RETURN_IF_ERROR(tx->Commit());
+    if (with) LogSourceUpdate(*with, raised);
     result.outcome = IntakeOutcome::kFiltered;
     result.filter_reason = filter_reason;
     spdlog::info("trigger filtered id={} source={} reason={}", t.id, t.source, filter_reason);
@@ -165,14 +182,17 @@ Result<IntakeResult> Engine::Receive(const Trigger& trigger, const std::string& 
     }
   }
 
-  auto deliver = [&](TicketId ticket, const char* kind) -> Status {
+  // Only a person's message (not a bot's, not CI's) may take the slot kept for people.
+  const bool from_person = t.human && t.scope != "ci";
+  auto deliver = [&](TicketId ticket, const char* kind, const char* state = "pending") -> Status {
     TicketInput in;
     in.ticket = ticket;
     in.kind = kind;
     in.trigger_seq = *seq;
     in.body = json{{"trigger_id", t.id}};
-    in.state = "pending";
+    in.state = state;
     in.created_at = now;
+    in.from_person = from_person;
     auto id = store_->InsertInput(in);
     if (!id.ok()) return id.status();
     result.delivered_to.push_back(ticket);
@@ -185,12 +205,8 @@ Result<IntakeResult> Engine::Receive(const Trigger& trigger, const std::string& 
       if (!owner) return Status::Internal("ticket " + std::to_string(id) + " vanished during intake");
       Ticket tk = *owner;
       RETURN_IF_ERROR(deliver(id, "answer"));
-      Stage from = tk.stage;
-      tk.stage = Stage::kIdle;  // resumes: the scheduler gives it a slot
-      tk.waiting.reset();
-      tk.updated_at = now;
-      RETURN_IF_ERROR(store_->UpdateTicket(tk));
-      RETURN_IF_ERROR(store_->InsertTicketEvent(id, now, from, tk.stage, "answer from " + *t.actor));
+      // Resumes: the scheduler gives it a slot.
+      RETURN_IF_ERROR(ChangeStage(store_.get(), &tk, Stage::kIdle, StageCause::kAnswered, "answer from " + *t.actor, now));
       auto a = store_->InsertAssignment(id, "worker", "answer", now);
       if (!a.ok()) return a.status();
     }
@@ -199,11 +215,21 @@ Result<IntakeResult> Engine::Receive(const Trigger& trigger, const std::string& 
       ASSIGN_OR_RETURN(auto mandate, store_->MandateForTicket(tk.id));
       if (!mandate || !mandate->ended_as.empty()) continue;  // stopped or revoked: receives nothing
       if (tk.open()) {
-        RETURN_IF_ERROR(deliver(tk.id, "trigger"));
+        // A message older than the Ticket's request (an issue's opening text that arrives by
+        // polling after the webhook's mention was worked on) is context for its next turn, never
+        // a reason for one: the work it could ask for was already asked for later.
+        ASSIGN_OR_RETURN(const bool older, OlderThanRequest(store_.get(), *mandate, t.at));
+        RETURN_IF_ERROR(deliver(tk.id, "trigger", older ? "context" : "pending"));
         continue;
       }
-      // An ended Ticket: only a person's message resumes it in place, after revalidation.
-      if (!t.human || t.scope == "ci") continue;
+      // An ended Ticket: only a person's message resumes it in place, after revalidation; one
+      // older than its request is context for a later resume, not a resume.
+      if (!from_person) continue;
+      ASSIGN_OR_RETURN(const bool older, OlderThanRequest(store_.get(), *mandate, t.at));
+      if (older) {
+        RETURN_IF_ERROR(deliver(tk.id, "trigger", "context"));
+        continue;
+      }
       ASSIGN_OR_RETURN(auto origin, store_->FindTriggerBySeq(mandate->origin_trigger_seq));
       std::string why_not = origin ? RevalidateMandate(*mandate, origin->trigger, policy_) : "origin trigger missing";
       if (!why_not.empty()) {
@@ -213,11 +239,8 @@ Result<IntakeResult> Engine::Receive(const Trigger& trigger, const std::string& 
         continue;
       }
       RETURN_IF_ERROR(deliver(tk.id, "resume"));
-      tk.stage = Stage::kIdle;
-      tk.end_reason.clear();
-      tk.updated_at = now;
-      RETURN_IF_ERROR(store_->UpdateTicket(tk));
-      RETURN_IF_ERROR(store_->InsertTicketEvent(tk.id, now, Stage::kEnded, Stage::kIdle, "resumed by " + t.actor.value_or("?")));
+      RETURN_IF_ERROR(ChangeStage(store_.get(), &tk, Stage::kIdle, StageCause::kResumed,
+                                  "resumed by " + t.actor.value_or("?"), now));
       auto a = store_->InsertAssignment(tk.id, "worker", "resume", now);
       if (!a.ok()) return a.status();
       result.resumed.push_back(tk.id);
@@ -229,6 +252,7 @@ Result<IntakeResult> Engine::Receive(const Trigger& trigger, const std::string& 
     result.queued_for_eval = true;
   }
   RETURN_IF_ERROR(tx->Commit());
+  if (with) LogSourceUpdate(*with, raised);
   if (result.queued_for_eval && options_.on_eval_queued) options_.on_eval_queued();
   spdlog::info("trigger stored id={} source={} actor={} delivered={} eval={}", t.id, t.source,
                t.actor.value_or("-"), result.delivered_to.size(), result.queued_for_eval ? "queued" : "no");
@@ -377,6 +401,7 @@ Result<FinishResult> Engine::FinishEval(EvalId eval_id, const EvalOutcome& out) 
     for (const store::QueueRow& row : batch) {
       ASSIGN_OR_RETURN(auto threads, store_->TriggerThreads(row.seq));
       for (const std::string& th : threads) RETURN_IF_ERROR(store_->Subscribe(th, *attach, now));
+      ASSIGN_OR_RETURN(auto message, store_->FindTriggerBySeq(row.seq));
       TicketInput in;
       in.ticket = *attach;
       in.kind = "trigger";
@@ -384,6 +409,14 @@ Result<FinishResult> Engine::FinishEval(EvalId eval_id, const EvalOutcome& out) 
       in.body = json{{"request", row.seq == out.request_seq}};
       in.state = "pending";
       in.created_at = now;
+      in.from_person = message && message->trigger.human && message->trigger.scope != "ci";
+      if (*attach != new_ticket && message) {  // an existing Ticket: older messages are context
+        ASSIGN_OR_RETURN(auto mandate, store_->MandateForTicket(*attach));
+        if (mandate) {
+          ASSIGN_OR_RETURN(const bool older, OlderThanRequest(store_.get(), *mandate, message->trigger.at));
+          if (older) in.state = "context";
+        }
+      }
       auto id = store_->InsertInput(in);
       if (!id.ok()) return id.status();
     }
@@ -398,13 +431,8 @@ Result<FinishResult> Engine::FinishEval(EvalId eval_id, const EvalOutcome& out) 
     for (TicketId id : targets) {
       ASSIGN_OR_RETURN(auto tk, store_->GetTicket(id));
       if (!tk || !tk->open()) continue;
-      Stage from = tk->stage;
-      tk->stage = Stage::kEnded;
-      tk->waiting.reset();
       tk->end_reason = "stopped in conversation";
-      tk->updated_at = now;
-      RETURN_IF_ERROR(store_->UpdateTicket(*tk));
-      RETURN_IF_ERROR(store_->InsertTicketEvent(id, now, from, Stage::kEnded, "decision stop"));
+      RETURN_IF_ERROR(ChangeStage(store_.get(), &*tk, Stage::kEnded, StageCause::kStopped, "decision stop", now));
       RETURN_IF_ERROR(store_->EndAssignments(id, now));
       result.stopped.push_back(id);
     }
@@ -541,41 +569,44 @@ Status Engine::Handback(TicketId ticket, const std::string& trigger_id, Handback
   return Status::Ok();
 }
 
-Status Engine::AskPerson(TicketId ticket, const HumanAction& action_in, const std::string& message_id) {
-  HumanAction action = action_in;
-  for (std::string* s : {&action.thread, &action.actor, &action.question}) *s = text::Repair(*s);
-  text::RepairJson(&action.form);
+Status Engine::AskPerson(TicketId ticket, const HumanAction& action, const std::string& message_id) {
   std::lock_guard<std::mutex> lock(mu_);
-  if (action.thread.empty() || action.actor.empty() || action.question.empty())
-    return Status::InvalidArgument("human_action needs thread, actor and question");
   const TimeMs now = clock_->NowMs();
   auto tx = store_->Begin();
   RETURN_IF_ERROR(tx->begin_status());
   ASSIGN_OR_RETURN(auto tk, store_->GetTicket(ticket));
   if (!tk) return Status::NotFound("ticket " + std::to_string(ticket) + " does not exist");
-  if (!tk->open()) return Status::Conflict("ticket " + std::to_string(ticket) + " has ended");
+  RETURN_IF_ERROR(AskPersonLocked(&*tk, action, message_id, now));
+  return tx->Commit();
+}
+
+Status Engine::AskPersonLocked(Ticket* tk, const HumanAction& action_in, const std::string& message_id, TimeMs now) {
+  HumanAction action = action_in;
+  for (std::string* s : {&action.thread, &action.actor, &action.question}) *s = text::Repair(*s);
+  text::RepairJson(&action.form);
+  if (action.thread.empty() || action.actor.empty() || action.question.empty())
+    return Status::InvalidArgument("human_action needs thread, actor and question");
+  if (!tk->open()) return Status::Conflict("ticket " + std::to_string(tk->id) + " has ended");
   ASSIGN_OR_RETURN(auto channel, store_->ThreadChannel(action.thread));
   if (!channel) return Status::InvalidArgument("thread " + action.thread + " is unknown");
-  Stage from = tk->stage;
-  tk->stage = Stage::kWaitingForPerson;
-  tk->waiting = action;
-  tk->updated_at = now;
-  RETURN_IF_ERROR(store_->UpdateTicket(*tk));
-  RETURN_IF_ERROR(store_->InsertTicketEvent(ticket, now, from, Stage::kWaitingForPerson, "asked " + action.actor));
-  RETURN_IF_ERROR(store_->Subscribe(action.thread, ticket, now));
+  if (std::string why = TooLong(*channel, action.question, options_); !why.empty()) return Status::InvalidArgument(why);
+  const bool was_waiting = tk->stage == Stage::kWaitingForPerson;
+  tk->waiting = action;  // also when it was waiting already: the newest question is the one open
+  if (was_waiting) RETURN_IF_ERROR(store_->UpdateTicket(*tk));
+  else RETURN_IF_ERROR(ChangeStage(store_.get(), tk, Stage::kWaitingForPerson, StageCause::kAsked, "asked " + action.actor, now));
+  RETURN_IF_ERROR(store_->Subscribe(action.thread, tk->id, now));
   Receipt r;
   r.id = message_id;
-  r.ticket = ticket;
+  r.ticket = tk->id;
   r.thread = action.thread;
   r.channel = *channel;
   r.kind = MessageKind::kAttention;
   r.body = action.question;
   r.created_at = now;
-  if (std::string why = TooLong(r.channel, r.body, options_); !why.empty()) return Status::InvalidArgument(why);
   auto inserted = store_->InsertReceipt(r);
   if (!inserted.ok()) return inserted.status();
   if (*inserted) RETURN_IF_ERROR(store_->InsertEffect(r.id, "post_message", json{{"receipt", r.id}}.dump(), now));
-  return tx->Commit();
+  return Status::Ok();
 }
 
 Status Engine::SetStage(TicketId ticket, Stage stage, const std::string& cause) {
@@ -588,16 +619,9 @@ Status Engine::SetStage(TicketId ticket, Stage stage, const std::string& cause) 
   ASSIGN_OR_RETURN(auto tk, store_->GetTicket(ticket));
   if (!tk) return Status::NotFound("ticket " + std::to_string(ticket) + " does not exist");
   if (!tk->open()) return Status::Conflict("ticket " + std::to_string(ticket) + " has ended");
-  if (tk->stage == stage) return Status::Ok();
-  Stage from = tk->stage;
-  tk->stage = stage;
-  tk->waiting.reset();
-  tk->updated_at = now;
-  RETURN_IF_ERROR(store_->UpdateTicket(*tk));
-  RETURN_IF_ERROR(store_->InsertTicketEvent(ticket, now, from, stage, text::Repair(cause)));
-  RETURN_IF_ERROR(tx->Commit());
-  spdlog::info("ticket stage id={} from={} to={} cause=\"{}\"", ticket, StageName(from), StageName(stage), cause);
-  return Status::Ok();
+  const StageCause why = stage == Stage::kWorking ? StageCause::kTurnStarted : StageCause::kReported;
+  RETURN_IF_ERROR(ChangeStage(store_.get(), &*tk, stage, why, cause, now));
+  return tx->Commit();
 }
 
 Status Engine::EndTicket(TicketId ticket, const std::string& reason) {
@@ -608,13 +632,8 @@ Status Engine::EndTicket(TicketId ticket, const std::string& reason) {
   ASSIGN_OR_RETURN(auto tk, store_->GetTicket(ticket));
   if (!tk) return Status::NotFound("ticket " + std::to_string(ticket) + " does not exist");
   if (!tk->open()) return Status::Ok();
-  Stage from = tk->stage;
-  tk->stage = Stage::kEnded;
-  tk->waiting.reset();
   tk->end_reason = text::Repair(reason);
-  tk->updated_at = now;
-  RETURN_IF_ERROR(store_->UpdateTicket(*tk));
-  RETURN_IF_ERROR(store_->InsertTicketEvent(ticket, now, from, Stage::kEnded, tk->end_reason));
+  RETURN_IF_ERROR(ChangeStage(store_.get(), &*tk, Stage::kEnded, StageCause::kEnded, tk->end_reason, now));
   RETURN_IF_ERROR(store_->EndAssignments(ticket, now));
   RETURN_IF_ERROR(tx->Commit());
   spdlog::info("ticket ended id={} reason=\"{}\"", ticket, reason);
@@ -632,15 +651,13 @@ Status Engine::StopTicket(TicketId ticket, const std::string& who) {
   ASSIGN_OR_RETURN(auto m, store_->MandateForTicket(ticket));
   if (!m) return Status::Internal("ticket " + std::to_string(ticket) + " has no mandate");
   if (tk->open()) {
-    Stage from = tk->stage;
-    tk->stage = Stage::kEnded;
-    tk->waiting.reset();
     tk->end_reason = "stopped by " + who;
-    tk->updated_at = now;
-    RETURN_IF_ERROR(store_->UpdateTicket(*tk));
-    RETURN_IF_ERROR(store_->InsertTicketEvent(ticket, now, from, Stage::kEnded, "panel stop by " + who));
+    RETURN_IF_ERROR(ChangeStage(store_.get(), &*tk, Stage::kEnded, StageCause::kStopped, "panel stop by " + who, now));
     RETURN_IF_ERROR(store_->EndAssignments(ticket, now));
   }
+  // A turn that started before this Stop leaves no running session behind for an ended Ticket.
+  ASSIGN_OR_RETURN(auto session, store_->SessionForTicket(ticket));
+  if (session && session->status == "running") RETURN_IF_ERROR(store_->SetSessionStatus(session->id, "idle", now));
   RETURN_IF_ERROR(store_->EndMandate(m->id, "withdrawn", "stopped in the panel", who, now));
   RETURN_IF_ERROR(store_->InsertCommand(now, who, "stop", "ticket:" + std::to_string(ticket), ""));
   RETURN_IF_ERROR(tx->Commit());
@@ -648,15 +665,20 @@ Status Engine::StopTicket(TicketId ticket, const std::string& who) {
   return Status::Ok();
 }
 
-Status Engine::Send(const MessageSpec& message_in) {
-  MessageSpec message = message_in;
-  message.body = text::Repair(message.body);
+Status Engine::Send(const MessageSpec& message) {
   std::lock_guard<std::mutex> lock(mu_);
-  if (message.id.empty()) return Status::InvalidArgument("message id is required (it is the idempotency key)");
-  if (message.body.empty()) return Status::InvalidArgument("message body is empty");
   const TimeMs now = clock_->NowMs();
   auto tx = store_->Begin();
   RETURN_IF_ERROR(tx->begin_status());
+  RETURN_IF_ERROR(SendLocked(message, now));
+  return tx->Commit();
+}
+
+Status Engine::SendLocked(const MessageSpec& message_in, TimeMs now) {
+  MessageSpec message = message_in;
+  message.body = text::Repair(message.body);
+  if (message.id.empty()) return Status::InvalidArgument("message id is required (it is the idempotency key)");
+  if (message.body.empty()) return Status::InvalidArgument("message body is empty");
   ASSIGN_OR_RETURN(auto channel, store_->ThreadChannel(message.thread));
   if (!channel) return Status::InvalidArgument("thread " + message.thread + " is unknown");
   if (std::string why = TooLong(*channel, message.body, options_); !why.empty()) return Status::InvalidArgument(why);
@@ -671,7 +693,7 @@ Status Engine::Send(const MessageSpec& message_in) {
   auto inserted = store_->InsertReceipt(r);
   if (!inserted.ok()) return inserted.status();
   if (*inserted) RETURN_IF_ERROR(store_->InsertEffect(r.id, "post_message", json{{"receipt", r.id}}.dump(), now));
-  return tx->Commit();
+  return Status::Ok();
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -779,6 +801,11 @@ json Engine::Stats() {
   s["policy_version"] = policy_version_;
   s["mode"] = ModeName(policy_.mode);
   return s;
+}
+
+std::int64_t Engine::WriteTransactions() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return store_->WriteTransactions();
 }
 
 }  // namespace superagent

@@ -157,19 +157,23 @@ Status Engine::RecordDelivery(std::int64_t effect_id, const Delivery& d, TimeMs 
 
 Status Engine::EnqueueAction(const std::string& kind, const json& payload) {
   std::lock_guard<std::mutex> lock(mu_);
+  const TimeMs now = clock_->NowMs();
+  auto tx = store_->Begin();
+  RETURN_IF_ERROR(tx->begin_status());
+  RETURN_IF_ERROR(EnqueueActionLocked(kind, payload, now));
+  return tx->Commit();
+}
+
+Status Engine::EnqueueActionLocked(const std::string& kind, const json& payload, TimeMs now) {
   if (kind.empty() || kind == "post_message") return Status::InvalidArgument("an action needs a kind other than post_message");
   if (!payload.is_object() || !payload.contains("channel") || !payload["channel"].is_string())
     return Status::InvalidArgument("an action's payload must name its channel");
   if (!payload.contains("idempotency_key") || !payload["idempotency_key"].is_string())
     return Status::InvalidArgument("an action's payload needs an idempotency_key");
-  const TimeMs now = clock_->NowMs();
-  auto tx = store_->Begin();
-  RETURN_IF_ERROR(tx->begin_status());
   // The idempotency key lives in the payload; one action per key, ever.
   ASSIGN_OR_RETURN(bool exists, store_->ActionExists(payload["idempotency_key"].get<std::string>()));
   if (exists) return Status::Ok();
-  RETURN_IF_ERROR(store_->InsertEffect("", kind, payload.dump(), now, "action"));
-  return tx->Commit();
+  return store_->InsertEffect("", kind, payload.dump(), now, "action");
 }
 
 json Engine::OutboxCounts() {

@@ -1,8 +1,11 @@
 // Engine: execution bookkeeping (SPEC §6). The scheduler and worker sessions change domain state
 // only through these methods, each one transaction.
+#include <algorithm>
+
 #include <spdlog/spdlog.h>
 
 #include "core/logged_read.h"
+#include "core/ticket_stage.h"
 #include "store/store.h"
 #include "superagent/engine.h"
 #include "superagent/text.h"
@@ -19,13 +22,15 @@ Result<int> Engine::AssignFollowUps() {
   std::lock_guard<std::mutex> lock(mu_);
   const TimeMs now = clock_->NowMs();
   // Asked every scheduler pass: usually nothing is due, and then no write transaction is begun.
-  ASSIGN_OR_RETURN(const std::vector<TicketId> due, store_->TicketsDueAFollowUp());
+  ASSIGN_OR_RETURN(const auto due, store_->TicketsDueAFollowUp());
   if (due.empty()) return 0;
   auto tx = store_->Begin();
   RETURN_IF_ERROR(tx->begin_status());
   int created = 0;
-  for (TicketId id : due) {  // the Engine's lock is held: nothing changed since the query
-    auto a = store_->InsertAssignment(id, "worker", "follow_up", now);
+  for (const auto& d : due) {  // the Engine's lock is held: nothing changed since the query
+    // SPEC §6: only a person's input may take the slot kept for people; a bot's comment, a CI
+    // result or a policy notice waits for an ordinary slot ("update").
+    auto a = store_->InsertAssignment(d.ticket, "worker", d.from_person ? "follow_up" : "update", now);
     if (!a.ok()) return a.status();
     ++created;
   }
@@ -54,14 +59,8 @@ Status Engine::StartAssignment(std::int64_t assignment, const std::string& execu
   if (q && q->set_aside())
     return Status::Conflict("ticket " + Num(a->ticket) + "'s turns are set aside (" + q->reason + ")");
   RETURN_IF_ERROR(store_->SetAssignmentState(assignment, "running", executor, now));
-  if (tk->stage != Stage::kWorking) {
-    Stage from = tk->stage;
-    tk->stage = Stage::kWorking;
-    tk->waiting.reset();
-    tk->updated_at = now;
-    RETURN_IF_ERROR(store_->UpdateTicket(*tk));
-    RETURN_IF_ERROR(store_->InsertTicketEvent(tk->id, now, from, Stage::kWorking, "assignment " + Num(assignment) + " started"));
-  }
+  RETURN_IF_ERROR(ChangeStage(store_.get(), &*tk, Stage::kWorking, StageCause::kTurnStarted,
+                              "assignment " + Num(assignment) + " started", now));
   RETURN_IF_ERROR(tx->Commit());
   spdlog::info("assignment started id={} ticket={} executor={} cause={}", assignment, a->ticket, executor, a->cause);
   return Status::Ok();
@@ -77,38 +76,6 @@ Status Engine::FinishAssignment(std::int64_t assignment) {
   if (a->state == "ended") return Status::Ok();
   RETURN_IF_ERROR(store_->SetAssignmentState(assignment, "ended", "", now));
   return tx->Commit();
-}
-
-Status Engine::FinishTurn(std::int64_t assignment, const std::string& error) {
-  std::lock_guard<std::mutex> lock(mu_);
-  const TimeMs now = clock_->NowMs();
-  auto tx = store_->Begin();
-  RETURN_IF_ERROR(tx->begin_status());
-  ASSIGN_OR_RETURN(auto a, store_->GetAssignment(assignment));
-  if (!a) return Status::NotFound("assignment " + Num(assignment) + " does not exist");
-  if (a->state != "ended") RETURN_IF_ERROR(store_->SetAssignmentState(assignment, "ended", "", now));
-  if (error.empty()) {
-    RETURN_IF_ERROR(ClearedLocked(kQuarantineTurn, Num(a->ticket)));
-  } else {
-    auto q = ChargeLocked(kQuarantineTurn, Num(a->ticket), error, false, now);
-    if (!q.ok()) return q.status();
-    if (DueForQuarantine(*q)) RETURN_IF_ERROR(SetAsideLocked(*q, now));
-  }
-  return tx->Commit();
-}
-
-Result<std::vector<TicketInput>> Engine::TakeInputs(TicketId ticket) {
-  std::lock_guard<std::mutex> lock(mu_);
-  auto tx = store_->Begin();
-  RETURN_IF_ERROR(tx->begin_status());
-  std::vector<TicketInput> out;
-  ASSIGN_OR_RETURN(auto inputs, store_->InputsForTicket(ticket));
-  for (TicketInput& in : inputs)
-    if (in.state == "pending") out.push_back(std::move(in));
-  RETURN_IF_ERROR(store_->MarkInputsTaken(ticket));
-  RETURN_IF_ERROR(tx->Commit());
-  for (TicketInput& in : out) in.state = "taken";
-  return out;
 }
 
 Result<std::vector<TicketId>> Engine::RecoverInterruptedWork() {
@@ -134,6 +101,16 @@ Result<std::vector<TicketId>> Engine::RecoverInterruptedWork() {
     if (!nid.ok()) return nid.status();
     RETURN_IF_ERROR(store_->InsertTicketEvent(a.ticket, now, tk->stage, tk->stage, "restarted after a daemon restart"));
     out.push_back(a.ticket);
+  }
+  // Background work that kept a Ticket working after its turn died with the daemon: nothing runs
+  // for it any more, so it is idle (its result, if any, was already enqueued).
+  ASSIGN_OR_RETURN(auto open, store_->OpenTickets());
+  for (TicketId id : open) {
+    if (std::find(out.begin(), out.end(), id) != out.end()) continue;
+    ASSIGN_OR_RETURN(auto tk, store_->GetTicket(id));
+    if (!tk || tk->stage != Stage::kWorking) continue;
+    RETURN_IF_ERROR(ChangeStage(store_.get(), &*tk, Stage::kIdle, StageCause::kBackgroundDone,
+                                "background work ended with the daemon's restart", now));
   }
   RETURN_IF_ERROR(tx->Commit());
   for (TicketId id : out) spdlog::info("work resumed after restart ticket={}", id);

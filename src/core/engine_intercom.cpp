@@ -7,6 +7,7 @@
 
 #include "core/revalidate.h"
 #include "core/logged_read.h"
+#include "core/ticket_stage.h"
 #include "store/store.h"
 #include "superagent/engine.h"
 
@@ -143,18 +144,14 @@ Result<IntercomMessage> Engine::ResumeForPersonsMessage(TicketId ticket, Interco
       return Status::Conflict(name + " cannot resume: revalidation failed (SPEC §4.5): " + why_not +
                               "; its Mandate is revoked and nothing was sent");
     }
-    const Stage from = tk->stage;
-    tk->stage = Stage::kIdle;
-    tk->end_reason.clear();
-    tk->updated_at = now;
-    RETURN_IF_ERROR(store_->UpdateTicket(*tk));
-    RETURN_IF_ERROR(store_->InsertTicketEvent(ticket, now, from, Stage::kIdle,
-                                              "resumed by " + m.from_person + "'s message in the panel"));
+    RETURN_IF_ERROR(ChangeStage(store_.get(), &*tk, Stage::kIdle, StageCause::kResumed,
+                                "resumed by " + m.from_person + "'s message in the panel", now));
     TicketInput in;
     in.ticket = ticket;
     in.kind = "intercom";
     in.body = json{{"from_person", true}, {"resumed", true}};
     in.state = "pending";
+    in.from_person = true;
     in.created_at = now;
     auto iid = store_->InsertInput(in);
     if (!iid.ok()) return iid.status();

@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include "core/logged_read.h"
+#include "core/ticket_stage.h"
 #include "store/store.h"
 #include "superagent/engine.h"
 
@@ -94,14 +95,8 @@ Status Engine::SetAsideLocked(QuarantineItem q, TimeMs now) {
     const TicketId ticket = std::stoll(q.item);
     RETURN_IF_ERROR(store_->EndAssignments(ticket, now));
     ASSIGN_OR_RETURN(auto tk, store_->GetTicket(ticket));
-    if (tk && tk->open()) {
-      const Stage from = tk->stage;
-      tk->stage = Stage::kBlocked;
-      tk->waiting.reset();
-      tk->updated_at = now;
-      RETURN_IF_ERROR(store_->UpdateTicket(*tk));
-      RETURN_IF_ERROR(store_->InsertTicketEvent(ticket, now, from, Stage::kBlocked, "set aside: " + q.reason));
-    }
+    if (tk && tk->open())
+      RETURN_IF_ERROR(ChangeStage(store_.get(), &*tk, Stage::kBlocked, StageCause::kSetAside, "set aside: " + q.reason, now));
   }
   // Effects and Threads need nothing more: their loops' queries skip what is set aside.
   spdlog::error("set aside kind={} item={} what=\"{}\" reason=\"{}\"", q.kind, q.item, q.label, q.reason);
@@ -201,11 +196,8 @@ Status Engine::RetryQuarantined(const std::string& kind, const std::string& item
       if (!iid.ok()) return iid.status();
       auto aid = store_->InsertAssignment(ticket, "worker", "retry", now);
       if (!aid.ok()) return aid.status();
-      const Stage from = tk->stage;
-      tk->stage = Stage::kIdle;
-      tk->updated_at = now;
-      RETURN_IF_ERROR(store_->UpdateTicket(*tk));
-      RETURN_IF_ERROR(store_->InsertTicketEvent(ticket, now, from, Stage::kIdle, "set-aside turns retried by " + who));
+      RETURN_IF_ERROR(ChangeStage(store_.get(), &*tk, Stage::kIdle, StageCause::kRetried,
+                                  "set-aside turns retried by " + who, now));
     }
   }
   RETURN_IF_ERROR(store_->InsertCommand(now, who, "retry", kind + ":" + item, q->reason));

@@ -2,6 +2,7 @@
 #include <spdlog/spdlog.h>
 
 #include "core/logged_read.h"
+#include "core/ticket_stage.h"
 #include "store/store.h"
 #include "superagent/engine.h"
 #include "superagent/text.h"
@@ -24,6 +25,13 @@ Status Engine::UpdateSource(const SourceUpdate& u) {
   const TimeMs now = clock_->NowMs();
   auto tx = store_->Begin();
   RETURN_IF_ERROR(tx->begin_status());
+  ASSIGN_OR_RETURN(const bool raised, UpdateSourceLocked(u, now));
+  RETURN_IF_ERROR(tx->Commit());
+  LogSourceUpdate(u, raised);
+  return Status::Ok();
+}
+
+Result<bool> Engine::UpdateSourceLocked(const SourceUpdate& u, TimeMs now) {
   for (const auto& [name, value] : u.set_cursors) RETURN_IF_ERROR(store_->SetCursor(u.source, name, value, now));
   for (const auto& name : u.erase_cursors) RETURN_IF_ERROR(store_->EraseCursor(u.source, name));
   bool raised = false;
@@ -39,7 +47,11 @@ Status Engine::UpdateSource(const SourceUpdate& u) {
       raised = *n == options_.problem_threshold;
     }
   }
-  RETURN_IF_ERROR(tx->Commit());
+  return raised;
+}
+
+void Engine::LogSourceUpdate(const SourceUpdate& u, bool raised) const {
+  const bool abandoned = !u.ok && u.abandoned;
   if (abandoned) {
     spdlog::info("{} read abandoned at shutdown path={} error=\"{}\"", u.source, u.path, u.error);
   } else if (!u.ok) {
@@ -50,7 +62,6 @@ Status Engine::UpdateSource(const SourceUpdate& u) {
       spdlog::warn("source read failed source={} path={} error=\"{}\"", u.source, u.path, u.error);
   }
   if (u.skipped > 0) spdlog::warn("source skipped malformed items source={} path={} count={}", u.source, u.path, u.skipped);
-  return Status::Ok();
 }
 
 std::map<std::string, std::string> Engine::SourceCursors(const std::string& source) {
@@ -125,13 +136,10 @@ Status Engine::AnswerQuestion(TicketId ticket, const std::string& who, const jso
   in.body = json{{"from", who}, {"via", "panel"}, {"question", tk->waiting->question}, {"answer", answer}};
   in.state = "pending";
   in.created_at = now;
+  in.from_person = true;
   auto id = store_->InsertInput(in);
   if (!id.ok()) return id.status();
-  tk->stage = Stage::kIdle;
-  tk->waiting.reset();
-  tk->updated_at = now;
-  RETURN_IF_ERROR(store_->UpdateTicket(*tk));
-  RETURN_IF_ERROR(store_->InsertTicketEvent(ticket, now, Stage::kWaitingForPerson, Stage::kIdle, "answered by " + who));
+  RETURN_IF_ERROR(ChangeStage(store_.get(), &*tk, Stage::kIdle, StageCause::kAnswered, "answered by " + who, now));
   auto a = store_->InsertAssignment(ticket, "worker", "answer", now);
   if (!a.ok()) return a.status();
   RETURN_IF_ERROR(store_->InsertCommand(now, who, "answer", "ticket:" + std::to_string(ticket), answer.dump()));

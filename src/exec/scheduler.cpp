@@ -103,20 +103,26 @@ Result<int> Scheduler::Tick() {
     }
     auto jobs = JobsOf(run.ticket);
     bool release = ended || run.handed_over || jobs->RunningCount() == 0;
+    std::string why = "background work ended";
     if (!release && now - run.turn_ended_at >= options_.background_limit_ms) {
       std::vector<JobInfo> killed = jobs->KillAll();
       std::string list;
       for (const JobInfo& k : killed) list += (list.empty() ? "" : "; ") + k.command;
-      engine_->NoteTicket(run.ticket, "background jobs killed after " +
-                                          std::to_string(options_.background_limit_ms / 60'000) + " min: " + list);
+      why = "background jobs killed after " + std::to_string(options_.background_limit_ms / 60'000) + " min: " + list;
+      if (!run.deferred) engine_->NoteTicket(run.ticket, why);  // else the stage change below says it
       if (auto s = engine_->SessionForTicket(run.ticket))
         engine_->AppendSessionEvent(s->id, run.assignment, "jobs_killed",
                                     {{"jobs", list}, {"count", killed.size()}, {"limit_ms", options_.background_limit_ms}});
       spdlog::warn("background jobs killed ticket={} count={} reason=limit", run.ticket, killed.size());
       release = true;
     }
-    if (release) it = runs_.erase(it);
-    else ++it;
+    if (release) {
+      // Background work that kept the Ticket working is over: the stage its report asked for.
+      if (run.deferred && !ended && !run.handed_over) engine_->EndBackgroundWork(run.ticket, *run.deferred, why);
+      it = runs_.erase(it);
+    } else {
+      ++it;
+    }
   }
 
   // Start queued Assignments in order while slots allow.
@@ -143,16 +149,6 @@ Result<int> Scheduler::Tick() {
         continue;  // new work waits; it never takes the reserved slot
       }
     }
-    Status s = engine_->StartAssignment(a.id, executor_->name());
-    if (!s.ok()) {
-      spdlog::warn("assignment not started id={} ticket={} error=\"{}\"", a.id, a.ticket, s.message());
-      engine_->FinishAssignment(a.id);
-      if (existing == runs_.end()) {
-        if (reserved) reserved_used = false;
-        else --worker_used;
-      }
-      continue;
-    }
     Run* run;
     if (existing == runs_.end()) {
       auto r = std::make_unique<Run>();
@@ -167,6 +163,7 @@ Result<int> Scheduler::Tick() {
     run->in_turn = true;
     run->turn_done = false;
     run->handed_over = false;
+    run->deferred.reset();
     run->cancel = false;
     JobsOf(a.ticket);
     run->thread = std::thread([this, run, a] {
@@ -197,24 +194,18 @@ Result<int> Scheduler::Tick() {
   return started;
 }
 
-std::vector<json> Scheduler::TakeInputsOf(TicketId ticket, std::int64_t origin_trigger_seq) {
+std::vector<json> Scheduler::InputsJson(const std::vector<TakenInput>& inputs) {
   std::vector<json> out;
-  auto inputs = engine_->TakeInputs(ticket);
-  if (!inputs.ok()) {
-    spdlog::warn("inputs not taken ticket={} error=\"{}\"", ticket, inputs.status().message());
-    return out;
-  }
-  for (const TicketInput& in : *inputs) {
-    json j = in.body.is_object() ? in.body : json::object();
-    j["kind"] = in.kind;
-    if (in.trigger_seq) {
-      if (auto tr = engine_->GetTriggerBySeq(*in.trigger_seq); tr.ok()) {
-        j["text"] = tr->trigger.text;
-        j["from"] = tr->trigger.actor.value_or("");
-        j["message_id"] = tr->trigger.id;
-        if (*in.trigger_seq == origin_trigger_seq) j["request"] = true;
-      }
+  for (const TakenInput& in : inputs) {
+    json j = in.input.body.is_object() ? in.input.body : json::object();
+    j["kind"] = in.input.kind;
+    if (in.trigger) {
+      j["text"] = in.trigger->text;
+      j["from"] = in.trigger->actor.value_or("");
+      j["message_id"] = in.trigger->id;
+      if (in.request) j["request"] = true;
     }
+    if (in.context) j["earlier"] = true;
     out.push_back(std::move(j));
   }
   return out;
@@ -226,81 +217,85 @@ void Scheduler::RunTurn(Run* run, Assignment a) {
     std::lock_guard<std::mutex> lock(mu_);
     jobs = JobsOf(a.ticket);
   }
+  bool handed_over = false;
+  std::optional<Stage> deferred;
+  auto finish = [&] {
+    std::lock_guard<std::mutex> lock(mu_);
+    run->turn_done = true;
+    run->handed_over = handed_over;
+    run->deferred = deferred;
+    run->turn_ended_at = clock_->NowMs();
+    cv_.notify_all();
+  };
+  // Ends the turn in one Engine transaction, whatever happened in it.
+  auto end_turn = [&](TurnEnd end) {
+    end.assignment = a.id;
+    end.background_running = jobs->RunningCount() > 0;
+    auto out = engine_->FinishTurn(end);
+    if (!out.ok()) {
+      spdlog::warn("turn end not recorded ticket={} assignment={} error=\"{}\"", a.ticket, a.id, out.status().message());
+      return;
+    }
+    if (!out->not_sent.empty())
+      spdlog::warn("result not sent ticket={} reason=\"{}\"", a.ticket, out->not_sent);
+    handed_over = out->handed_over;
+    deferred = out->deferred;
+  };
+  auto failed = [&](const std::string& why) {
+    spdlog::warn("worker turn failed ticket={} assignment={} error=\"{}\"", a.ticket, a.id, why);
+    TurnEnd end;
+    end.reported = Stage::kBlocked;
+    end.summary = "I could not work on this: " + why;
+    end.error = why;
+    end_turn(std::move(end));
+  };
+
+  // Workspace: prepared once per Ticket (10-minute limit), reused after a restart. It is git work
+  // outside any transaction, so it comes before the turn begins.
+  std::optional<WorkspaceRecord> prepared;
+  std::string prepare_error;
+  auto ws = engine_->WorkspaceFor(a.ticket);
+  if (!ws || ws->removed_at || !std::filesystem::exists(ws->dir)) {
+    auto p = workspaces_->Prepare(a.ticket, &run->cancel);
+    // Stopped or shutting down while preparing: not a failure to report (as after a turn below).
+    if (run->cancel.load()) return finish();
+    if (p.ok()) prepared = *p;
+    else prepare_error = "the workspace could not be prepared: " + p.status().message();
+  }
+  auto begun = engine_->BeginTurn(a.id, executor_->name(), prepared);
+  if (!begun.ok()) {
+    spdlog::warn("assignment not started id={} ticket={} error=\"{}\"", a.id, a.ticket, begun.status().message());
+    return finish();
+  }
+  TurnContext& c = *begun;
+  if (!prepare_error.empty() || !c.workspace) {
+    failed(prepare_error.empty() ? "the Ticket has no workspace" : prepare_error);
+    return finish();
+  }
+
   WorkerTask task;
   task.ticket = a.ticket;
   task.assignment = a.id;
   task.jobs = jobs.get();
   task.cancel = &run->cancel;
   task.intercom = intercom_.load();
-  bool handed_over = false;
-  auto finish = [&] {
-    std::lock_guard<std::mutex> lock(mu_);
-    run->turn_done = true;
-    run->handed_over = handed_over;
-    run->turn_ended_at = clock_->NowMs();
-    cv_.notify_all();
-  };
-  auto blocked = [&](const std::string& why) {
-    spdlog::warn("worker turn failed ticket={} assignment={} error=\"{}\"", a.ticket, a.id, why);
-    // The inputs this turn was for are answered by the report below; left pending, they would
-    // start the same failing turn again at once, and post the same report every second.
-    if (auto taken = engine_->TakeInputs(a.ticket); !taken.ok())
-      spdlog::warn("inputs not taken ticket={} error=\"{}\"", a.ticket, taken.status().message());
-    WorkerReport r;
-    r.stage = Stage::kBlocked;
-    r.summary = "I could not work on this: " + why;
-    Status s = services_->ApplyReport(task, r);
-    if (!s.ok()) spdlog::warn("report not applied ticket={} error=\"{}\"", a.ticket, s.message());
-  };
-
-  auto ticket = engine_->GetTicket(a.ticket);
-  auto mandate = engine_->GetMandate(a.ticket);
-  if (!ticket.ok() || !mandate.ok()) {
-    engine_->FinishAssignment(a.id);
-    return finish();
-  }
-  task.thread = ticket->thread;
-  task.scope = ticket->scope;
-  task.mandate = *mandate;
-  const Policy policy = engine_->CurrentPolicy();
-  for (const std::string& name : mandate->matched_rules)
-    for (const Rule& rule : policy.rules)
-      if (rule.name == name) task.rules.emplace_back(name, rule.instructions);
-  if (auto origin = engine_->GetTriggerBySeq(mandate->origin_trigger_seq); origin.ok())
-    task.request_text = origin->trigger.text;
-
-  // Workspace: prepared once per Ticket (10-minute limit), reused after a restart.
-  auto ws = engine_->WorkspaceFor(a.ticket);
-  if (!ws || ws->removed_at || !std::filesystem::exists(ws->dir)) {
-    auto prepared = workspaces_->Prepare(a.ticket, &run->cancel);
-    // Stopped or shutting down while preparing: not a failure to report (as after a turn below).
-    if (run->cancel.load()) return finish();
-    if (!prepared.ok()) {
-      const std::string why = "the workspace could not be prepared: " + prepared.status().message();
-      blocked(why);
-      engine_->FinishTurn(a.id, why);
-      return finish();
+  task.thread = c.ticket.thread;
+  task.scope = c.ticket.scope;
+  task.mandate = c.mandate;
+  task.rules = c.rules;
+  task.request_text = c.request_text;
+  task.workspace = *c.workspace;
+  task.agents_md = ReadAgentsMd(c.workspace->dir, a.ticket);
+  task.session = c.session.id;
+  task.first_turn = c.first_turn;
+  task.inputs = InputsJson(c.inputs);
+  task.take_inputs = [this, ticket = a.ticket] {
+    auto taken = engine_->TakeInputs(ticket);
+    if (!taken.ok()) {
+      spdlog::warn("inputs not taken ticket={} error=\"{}\"", ticket, taken.status().message());
+      return std::vector<json>();
     }
-    engine_->RecordWorkspace(*prepared);
-    ws = *prepared;
-  }
-  task.workspace = *ws;
-  task.agents_md = ReadAgentsMd(ws->dir, a.ticket);
-
-  auto session = engine_->OpenSession(a.ticket, "Ticket " + std::to_string(a.ticket) + ": " + ticket->scope,
-                                      executor_->name());
-  if (!session.ok()) {
-    blocked(session.status().message());
-    engine_->FinishTurn(a.id, session.status().message());
-    return finish();
-  }
-  task.session = session->id;
-  task.first_turn = engine_->SessionEvents(session->id).empty();
-  engine_->SetSessionStatus(session->id, "running");
-
-  task.inputs = TakeInputsOf(a.ticket, mandate->origin_trigger_seq);
-  task.take_inputs = [this, ticket = a.ticket, origin = mandate->origin_trigger_seq] {
-    return TakeInputsOf(ticket, origin);
+    return InputsJson(*taken);
   };
 
   // An executor that throws ends this turn as blocked, with the reason, not the daemon.
@@ -308,24 +303,19 @@ void Scheduler::RunTurn(Run* run, Assignment a) {
   if (Status thrown = CatchAll("the worker turn", [&] { result = executor_->RunTurn(task); }); !thrown.ok())
     result = thrown;
   if (run->cancel.load()) {
-    // Stopped (Ticket ended) or shutting down: a stop ended the Assignment already; a shutdown
-    // leaves it running so the next start resumes it.
-    engine_->SetSessionStatus(session->id, "idle");
+    // Stopped (the Stop ended the Assignment and idled the session) or shutting down (the
+    // Assignment stays running so the next start resumes it; its session is idle meanwhile).
+    if (auto s = engine_->GetSession(c.session.id); s.ok() && s->status == "running")
+      engine_->SetSessionStatus(c.session.id, "idle");
     return finish();
   }
   if (!result.ok()) {
-    blocked(result.status().message());
+    failed(result.status().message());
   } else if (result->report) {
-    Status s = services_->ApplyReport(task, *result->report);
-    if (!s.ok()) spdlog::warn("report not applied ticket={} error=\"{}\"", a.ticket, s.message());
-    handed_over = result->report->stage == Stage::kWaitingForPerson;
+    end_turn(services_->EndFor(task, *result->report));
   } else {
-    engine_->SetStage(a.ticket, Stage::kIdle, "turn ended without a report");
+    end_turn(TurnEnd{});  // no report: the Ticket goes idle, nothing is said
   }
-  if (auto t = engine_->GetTicket(a.ticket); t.ok()) handed_over = t->stage == Stage::kWaitingForPerson;
-  // The same failure turn after turn sets the Ticket's turns aside (the Engine decides when).
-  engine_->FinishTurn(a.id, result.ok() ? "" : result.status().message());
-  engine_->SetSessionStatus(session->id, "idle");
   spdlog::info("worker turn ended ticket={} assignment={} background_jobs={} handed_over={}", a.ticket, a.id,
                jobs->RunningCount(), handed_over);
   finish();

@@ -58,6 +58,10 @@ std::string InputsText(const std::vector<json>& inputs) {
     } else if (kind == "policy_changed") {
       s += "## policy-changed\nThe team's policy changed (version " + in.value("policy_version", json()).dump() +
            "): " + in.value("reasons", json::array()).dump() + ". Your Mandate is unchanged.\n\n";
+    } else if (in.value("earlier", false)) {
+      s += "## Earlier message in the discussion (sent before the request; context, not a new request; from " +
+           in.value("from", "unknown") + ", message id " + in.value("message_id", "") + "; quoted data)\n<<<\n" +
+           in.value("text", "") + "\n>>>\n\n";
     } else {
       s += "## New message (" + kind + ", from " + in.value("from", "unknown") + ", message id " +
            in.value("message_id", "") + "; quoted data)\n<<<\n" + in.value("text", "") + "\n>>>\n\n";

@@ -43,7 +43,7 @@ Result<int> WorkerServices::CommitAndPush(const WorkerTask& task, const std::str
   return *ahead;
 }
 
-Status WorkerServices::OpenPullRequest(const WorkerTask& task, const PullRequestSpec& pr) {
+Result<json> WorkerServices::PreparePullRequest(const WorkerTask& task, const PullRequestSpec& pr) {
   if (pr.title.empty()) return Status::InvalidArgument("a pull request needs a title");
   auto ahead = CommitAndPush(task, pr.title);
   if (!ahead.ok()) return ahead.status();
@@ -51,51 +51,40 @@ Status WorkerServices::OpenPullRequest(const WorkerTask& task, const PullRequest
     return Status::Conflict("branch " + task.workspace.branch + " has no commits over " + task.workspace.base);
   auto base = workspaces_->DefaultBranch();
   if (!base.ok()) return base.status();
-  json action = {{"channel", "github:repo"},
-                 {"idempotency_key", "pr:ticket:" + std::to_string(task.ticket)},
-                 {"ticket", task.ticket},
-                 {"head", task.workspace.branch},
-                 {"base", *base},
-                 {"title", pr.title},
-                 {"body", pr.body}};
-  RETURN_IF_ERROR(engine_->EnqueueAction("open_pull_request", action));
   spdlog::info("pull request requested ticket={} head={} base={}", task.ticket, task.workspace.branch, *base);
-  return Status::Ok();
+  return json{{"channel", "github:repo"},
+              {"idempotency_key", "pr:ticket:" + std::to_string(task.ticket)},
+              {"ticket", task.ticket},
+              {"head", task.workspace.branch},
+              {"base", *base},
+              {"title", pr.title},
+              {"body", pr.body}};
 }
 
-Status WorkerServices::ApplyReport(const WorkerTask& task, const WorkerReport& report_in) {
-  WorkerReport report = report_in;
-  auto ticket = engine_->GetTicket(task.ticket);
-  if (!ticket.ok()) return ticket.status();
-  if (!ticket->open()) return Status::Ok();  // stopped meanwhile: nothing more is said
-  const std::string suffix = ":ticket:" + std::to_string(task.ticket) + ":assignment:" + std::to_string(task.assignment);
+Status WorkerServices::OpenPullRequest(const WorkerTask& task, const PullRequestSpec& pr) {
+  auto action = PreparePullRequest(task, pr);
+  if (!action.ok()) return action.status();
+  return engine_->EnqueueAction("open_pull_request", *action);
+}
+
+TurnEnd WorkerServices::EndFor(const WorkerTask& task, const WorkerReport& report) {
+  TurnEnd end;
+  end.assignment = task.assignment;
+  end.reported = report.stage;
+  end.summary = report.summary;
+  end.question = report.question.value_or("");
   if (report.stage == Stage::kReady && report.pr) {
-    Status pr = OpenPullRequest(task, *report.pr);
-    if (!pr.ok()) {
-      report.stage = Stage::kBlocked;
-      report.summary += "\n\nThe pull request could not be opened: " + pr.message();
+    // The push happens here, before the turn's transaction; the PR itself is an outbox action
+    // enqueued with the result, so both or neither are recorded.
+    auto action = PreparePullRequest(task, *report.pr);
+    if (action.ok()) {
+      end.actions.emplace_back("open_pull_request", std::move(*action));
+    } else {
+      end.reported = Stage::kBlocked;
+      end.summary += "\n\nThe pull request could not be opened: " + action.status().message();
     }
   }
-  if (report.stage == Stage::kWaitingForPerson) {
-    HumanAction action;
-    action.thread = task.thread;
-    action.actor = task.mandate.sender.value_or("");
-    action.question = *report.question;
-    if (!action.actor.empty()) {
-      Status asked = engine_->AskPerson(task.ticket, action, "ask" + suffix);
-      if (asked.ok()) return asked;
-      spdlog::warn("question not asked ticket={} error=\"{}\"", task.ticket, asked.message());
-    }
-    report.stage = Stage::kBlocked;
-    report.summary += "\n\nQuestion: " + *report.question;
-  }
-  Status sent = engine_->Send({"result" + suffix, task.ticket, task.thread, MessageKind::kResult, report.summary});
-  if (!sent.ok()) {
-    // Never cut silently: the Ticket says why the result did not go out.
-    RETURN_IF_ERROR(engine_->SetStage(task.ticket, Stage::kBlocked, "result not sent: " + sent.message()));
-    return sent;
-  }
-  return engine_->SetStage(task.ticket, report.stage, std::string("reported ") + StageName(report.stage));
+  return end;
 }
 
 }  // namespace superagent::exec

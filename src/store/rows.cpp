@@ -1,7 +1,7 @@
 // Row readers shared by the Engine's store and the panel's read-only views.
 #include "store/rows.h"
 
-#include "superagent/engine.h"
+#include "superagent/source_state.h"
 
 namespace superagent::store {
 
@@ -89,6 +89,7 @@ TicketInput ReadInput(Stmt& s) {
   in.handback_kind = s.OptText(6).value_or("");
   in.handback_reason = s.OptText(7).value_or("");
   in.created_at = s.Int(8);
+  in.from_person = s.Int(9) != 0;
   return in;
 }
 

@@ -8,7 +8,7 @@
 #include "superagent/quarantine.h"
 
 namespace superagent {
-struct SourceHealth;  // superagent/engine.h
+struct SourceHealth;  // superagent/source_state.h
 }  // namespace superagent
 
 namespace superagent::store {
@@ -18,7 +18,8 @@ namespace superagent::store {
 #define TICKET_COLUMNS "id, thread_key, stage, scope, waiting, end_reason, decision_id, created_at, updated_at"
 #define DECISION_COLUMNS \
   "id, eval_id, thread_key, outcome, would_accept, strength, reason, assessment, ticket_id, policy_version, created_at"
-#define INPUT_COLUMNS "id, ticket_id, kind, trigger_seq, body, state, handback_kind, handback_reason, created_at"
+#define INPUT_COLUMNS \
+  "id, ticket_id, kind, trigger_seq, body, state, handback_kind, handback_reason, created_at, from_person"
 #define RECEIPT_COLUMNS "id, ticket_id, thread_key, channel, kind, body, status, created_at"
 
 #define HEALTH_COLUMNS "source, path, last_success_at, last_error, last_error_at, consecutive_failures, skipped_items"

@@ -413,6 +413,37 @@ CREATE TABLE IF NOT EXISTS daemon_run (
   stopped_at INTEGER
 );
 )SQL"},
+      {11, "ticket inputs say whether a person sent them, and an older message is kept as context", R"SQL(
+-- Issue 20: only a person's input may take the slot kept for people (SPEC §6), and a message
+-- older than a Ticket's request reaches it as context for its next turn, never as a new turn.
+-- Rebuilt for the state CHECK; existing rows keep their ids. from_person for old rows: answers
+-- and resumes came from people; a delivered message did when its Trigger was a person's, not CI.
+CREATE TABLE ticket_inputs_v11 (
+  id              INTEGER PRIMARY KEY,
+  ticket_id       INTEGER NOT NULL REFERENCES tickets (id),
+  kind            TEXT NOT NULL CHECK (kind IN ('trigger', 'answer', 'resume', 'policy_changed', 'restart', 'intercom')),
+  trigger_seq     INTEGER REFERENCES triggers (seq),
+  body            TEXT NOT NULL,
+  state           TEXT NOT NULL CHECK (state IN ('pending', 'context', 'taken', 'handed_back')),
+  handback_kind   TEXT,
+  handback_reason TEXT,
+  created_at      INTEGER NOT NULL,
+  from_person     INTEGER NOT NULL DEFAULT 0
+);
+INSERT INTO ticket_inputs_v11 (id, ticket_id, kind, trigger_seq, body, state, handback_kind, handback_reason,
+                               created_at, from_person)
+  SELECT i.id, i.ticket_id, i.kind, i.trigger_seq, i.body, i.state, i.handback_kind, i.handback_reason, i.created_at,
+         CASE WHEN i.kind IN ('answer', 'resume') THEN 1
+              WHEN i.kind = 'trigger' THEN COALESCE((SELECT t.human AND t.scope <> 'ci' FROM triggers t
+                                                     WHERE t.seq = i.trigger_seq), 0)
+              ELSE 0 END
+  FROM ticket_inputs i;
+DROP TABLE ticket_inputs;
+ALTER TABLE ticket_inputs_v11 RENAME TO ticket_inputs;
+CREATE UNIQUE INDEX ticket_inputs_once ON ticket_inputs (ticket_id, trigger_seq) WHERE trigger_seq IS NOT NULL;
+CREATE INDEX ticket_inputs_by_trigger ON ticket_inputs (trigger_seq);
+CREATE INDEX ticket_inputs_pending ON ticket_inputs (ticket_id) WHERE state = 'pending';
+)SQL"},
   };
   return kMigrations;
 }

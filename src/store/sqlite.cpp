@@ -225,7 +225,10 @@ std::optional<int64_t> Stmt::OptInt(int col) const {
 
 Missing::Missing(const Stmt& s) : status(s.status()) {}
 
-Tx::Tx(Db* db) : db_(db) { begin_ = db_->Exec("BEGIN IMMEDIATE"); }
+Tx::Tx(Db* db) : db_(db) {
+  begin_ = db_->Exec("BEGIN IMMEDIATE");
+  if (begin_.ok()) ++db_->write_transactions_;
+}
 
 Tx::~Tx() {
   if (!done_ && begin_.ok()) db_->Exec("ROLLBACK");

@@ -59,15 +59,20 @@ class Db {
   std::string ErrorMessage() const { return db_ ? sqlite3_errmsg(db_) : "database not open"; }
   // Statements of this connection that are mid-way (holding a read snapshot); 0 between calls.
   int BusyStatements() const;
+  // Write transactions (Tx) this connection began since it was opened: the cost of a domain
+  // event, which the SPEC wants to be one.
+  std::int64_t WriteTransactions() const { return write_transactions_; }
   sqlite3* raw() { return db_; }
 
  private:
   friend class Stmt;
+  friend class Tx;
   // Runs `attempt` until it returns something other than a busy code or the retries are spent.
   int WithRetry(const std::function<int()>& attempt);
 
   sqlite3* db_ = nullptr;
   DbOptions options_;
+  std::int64_t write_transactions_ = 0;
   struct Cache;
   Cache* cache_ = nullptr;
 };

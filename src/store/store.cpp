@@ -467,9 +467,10 @@ Result<std::vector<TicketId>> Store::OpenTickets() {
 
 Result<std::int64_t> Store::InsertInput(const TicketInput& in) {
   Stmt s = db_.Prepare(
-      "INSERT OR IGNORE INTO ticket_inputs (ticket_id, kind, trigger_seq, body, state, created_at) VALUES (?,?,?,?,?,?)");
+      "INSERT OR IGNORE INTO ticket_inputs (ticket_id, kind, trigger_seq, body, state, created_at, from_person) "
+      "VALUES (?,?,?,?,?,?,?)");
   s.Bind(1, in.ticket).Bind(2, in.kind).Bind(3, in.trigger_seq).Bind(4, in.body.dump()).Bind(5, in.state);
-  s.Bind(6, in.created_at);
+  s.Bind(6, in.created_at).Bind(7, in.from_person ? 1 : 0);
   if (Status st = s.Run(); !st.ok()) return st;
   return db_.Changes() == 0 ? 0 : db_.LastInsertId();
 }

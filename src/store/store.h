@@ -11,10 +11,10 @@
 
 #include "store/sqlite.h"
 #include "superagent/domain.h"
-#include "superagent/engine.h"
-#include "superagent/intercom.h"
+#include "superagent/mailbox.h"
 #include "superagent/quarantine.h"
 #include "superagent/session.h"
+#include "superagent/source_state.h"
 
 namespace superagent::store {
 
@@ -58,6 +58,8 @@ class Store {
   Result<bool> QuickCheck(std::chrono::milliseconds budget) { return store::QuickCheck(db_, budget); }
   // Statements caught mid-way (holding a read snapshot); always 0 between calls.
   int BusyStatements() const { return db_.BusyStatements(); }
+  // Write transactions begun since Open (Db::WriteTransactions).
+  std::int64_t WriteTransactions() const { return db_.WriteTransactions(); }
 
   // A write transaction (BEGIN IMMEDIATE); rolls back unless committed.
   std::unique_ptr<Tx> Begin() { return std::make_unique<Tx>(&db_); }
@@ -131,6 +133,7 @@ class Store {
   Result<std::vector<Assignment>> AssignmentsInState(const std::string& state);
   Result<std::optional<Assignment>> GetAssignment(std::int64_t id);
   Status SetAssignmentState(std::int64_t id, const std::string& state, const std::string& executor, TimeMs at);
+  // Pending and context inputs become taken.
   Status MarkInputsTaken(TicketId ticket);
   Result<SessionId> InsertSession(const Session& s);
   Result<std::optional<Session>> GetSession(SessionId id);
@@ -149,7 +152,13 @@ class Store {
   // Open Tickets, not waiting for a person, that hold a pending input and have no pending or
   // running Assignment: the ones a follow-up Assignment is due for. Indexed: the scheduler asks
   // every second, whatever the number of Tickets.
-  Result<std::vector<TicketId>> TicketsDueAFollowUp();
+  struct DueFollowUp {
+    TicketId ticket = 0;
+    bool from_person = false;  // a person sent one of its pending inputs
+  };
+  Result<std::vector<DueFollowUp>> TicketsDueAFollowUp();
+  // Whether the session's transcript holds any event (without reading it).
+  Result<bool> SessionHasEvents(SessionId id);
   Status MarkWorkspaceRemoved(TicketId ticket, TimeMs at);
 
   // Outbox.

@@ -64,7 +64,8 @@ Status Store::SetAssignmentState(std::int64_t id, const std::string& state, cons
 }
 
 Status Store::MarkInputsTaken(TicketId ticket) {
-  Stmt s = db_.Prepare("UPDATE ticket_inputs SET state = 'taken' WHERE ticket_id = ? AND state = 'pending'");
+  Stmt s = db_.Prepare(
+      "UPDATE ticket_inputs SET state = 'taken' WHERE ticket_id = ? AND state IN ('pending', 'context')");
   return s.Bind(1, ticket).Run();
 }
 
@@ -193,18 +194,26 @@ Result<std::vector<WorkspaceRecord>> Store::WorkspacesEndedForGood() {
   return out;
 }
 
-Result<std::vector<TicketId>> Store::TicketsDueAFollowUp() {
+Result<std::vector<Store::DueFollowUp>> Store::TicketsDueAFollowUp() {
   Stmt s = db_.Prepare(
-      "SELECT DISTINCT i.ticket_id FROM ticket_inputs i JOIN tickets t ON t.id = i.ticket_id "
+      "SELECT i.ticket_id, MAX(i.from_person) FROM ticket_inputs i JOIN tickets t ON t.id = i.ticket_id "
       "WHERE i.state = 'pending' AND t.stage NOT IN ('ended', 'waiting_for_person') "
       "AND NOT EXISTS (SELECT 1 FROM assignments a WHERE a.ticket_id = i.ticket_id AND a.state <> 'ended') "
       "AND NOT EXISTS (SELECT 1 FROM quarantine x WHERE x.kind = 'turn' AND x.item = CAST(i.ticket_id AS TEXT) "
       "AND x.set_aside_at IS NOT NULL) "
-      "ORDER BY i.ticket_id");
-  std::vector<TicketId> out;
-  while (s.Step()) out.push_back(s.Int(0));
+      "GROUP BY i.ticket_id ORDER BY i.ticket_id");
+  std::vector<DueFollowUp> out;
+  while (s.Step()) out.push_back({s.Int(0), s.Int(1) != 0});
   RETURN_IF_ERROR(s.status());
   return out;
+}
+
+Result<bool> Store::SessionHasEvents(SessionId id) {
+  Stmt s = db_.Prepare("SELECT EXISTS (SELECT 1 FROM session_events WHERE session_id = ?)");
+  s.Bind(1, id);
+  const bool any = s.Step() && s.Int(0) != 0;
+  RETURN_IF_ERROR(s.status());
+  return any;
 }
 
 Status Store::MarkWorkspaceRemoved(TicketId ticket, TimeMs at) {

@@ -173,7 +173,7 @@ bool Source::Followed(const Discussion& d, const std::map<std::string, std::stri
 }
 
 void Source::ReceiveNormalized(const Normalized& n, const std::string& via, bool followed, Intake* intake,
-                               RoundReport* report) {
+                               RoundReport* report, const SourceUpdate* with) {
   intake->any = true;
   if (n.kind == Normalized::Kind::kMalformed) {
     ++intake->skipped;
@@ -194,7 +194,7 @@ void Source::ReceiveNormalized(const Normalized& n, const std::string& via, bool
                     (t.scope == "comments" && options_.read_comments) || (t.scope == "ci" && options_.read_ci);
     if (!scope_on && !t.addressed && !followed) reason = "out_of_scope";
   }
-  auto r = engine_->Receive(t, via, reason);
+  auto r = engine_->Receive(t, via, reason, with);
   if (!r.ok() && r.status().code() == Status::Code::kInvalidArgument) {
     // Intake refused the item itself (it breaks a Trigger invariant): malformed, skipped and
     // counted like one the normalizer caught; a retry would only fail the same way.
@@ -221,13 +221,16 @@ void Source::ReceiveNormalized(const Normalized& n, const std::string& via, bool
   }
 }
 
+std::string Source::FollowCursor(TimeMs since) const {
+  return json{{"since", IsoSeconds(since - options_.overlap_ms)}, {"last_activity", since}, {"last_polled", 0}}.dump();
+}
+
 void Source::RegisterDiscussion(const Discussion& d, TimeMs since) {
   auto cursors = engine_->SourceCursors(kSource);
   if (cursors.count(d.Key())) return;
   SourceUpdate u;
   u.source = kSource;
-  u.set_cursors[d.Key()] =
-      json{{"since", IsoSeconds(since - options_.overlap_ms)}, {"last_activity", since}, {"last_polled", 0}}.dump();
+  u.set_cursors[d.Key()] = FollowCursor(since);
   if (Status s = Report(u); !s.ok())
     spdlog::error("github follow discussion={} failed: {}", d.Key(), s.ToString());
   else

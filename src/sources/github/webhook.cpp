@@ -181,18 +181,33 @@ WebhookReply Source::HandleWebhook(const WebhookRequest& req) {
   }
   if (n->kind == Normalized::Kind::kSkip) return {202, "not taken: " + n->why};
 
+  // One delivery, one transaction: the Trigger, the path's health and — for a request that
+  // addresses the agent in a discussion not yet followed — the cursor that starts following it.
+  const auto cursors = engine_->SourceCursors("github");
   bool followed = false;
   auto d = DiscussionOf(n->trigger.threads.back());
-  if (d) followed = Followed(*d, engine_->SourceCursors("github"));
+  if (d) followed = Followed(*d, cursors);
+  SourceUpdate u;
+  u.source = "github";
+  u.path = "webhook";
+  std::optional<Discussion> starts_following;
+  if (n->trigger.addressed && !json_read::BoolOr(n->trigger.meta, "own") && !followed) {
+    starts_following = DiscussionOf(n->trigger.threads.front());
+    if (starts_following && cursors.count(starts_following->Key())) starts_following.reset();
+    if (starts_following) u.set_cursors[starts_following->Key()] = FollowCursor(n->trigger.at);
+  }
   Intake intake;
   RoundReport report;
-  ReceiveNormalized(*n, "webhook", followed, &intake, &report);
+  ReceiveNormalized(*n, "webhook", followed, &intake, &report, &u);
   if (!intake.error.empty()) {
     health(false, intake.error);
     return {500, "could not store the event"};
   }
-  health(true, "");
-  for (const auto& [discussion, at] : intake.addressed) RegisterDiscussion(discussion, at);
+  if (intake.skipped > 0) {
+    health(true, "", intake.skipped);  // intake refused the item: nothing of `u` was written
+  } else if (starts_following) {
+    spdlog::info("github following discussion={}", starts_following->Key());
+  }
   const char* outcome = report.stored ? "stored" : report.duplicate ? "duplicate" : "filtered";
   spdlog::info("github webhook delivery={} event={}.{} trigger={} outcome={}", delivery, req.event, action,
                n->trigger.id, outcome);

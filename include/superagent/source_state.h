@@ -1,0 +1,46 @@
+// What the Engine keeps about each Source's read paths and about failing kinds of work: values
+// shared by the Engine, the Store and the panel (SPEC §3.5 health, §6 system problems).
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "superagent/clock.h"
+
+namespace superagent {
+
+// Health of one read path of a Source (SPEC §3.5: "realtime", "backfill", "notifications", ...).
+struct SourceHealth {
+  std::string source, path;
+  std::optional<TimeMs> last_success_at, last_error_at;
+  std::string last_error;
+  int consecutive_failures = 0;
+  std::int64_t skipped_items = 0;  // malformed items skipped and counted (SPEC §3.2)
+};
+
+// One round of a Source's bookkeeping, applied in one transaction (SPEC §3.3: the failed-item
+// set and the advanced global cursor are saved together).
+struct SourceUpdate {
+  std::string source;                              // "github", "feishu"
+  std::map<std::string, std::string> set_cursors;  // cursor name → value (any text, JSON welcome)
+  std::vector<std::string> erase_cursors;
+  std::string path;                                // read path this round reports on; "" for none
+  bool ok = true;                                  // the path's round succeeded
+  std::string error;                               // when !ok; never contains secrets
+  int skipped = 0;                                 // malformed items skipped this round
+  // !ok because the daemon's stop cut the read short: the stop's doing, not the peer's, so it is
+  // logged at info and neither recorded against the path nor counted toward a problem.
+  bool abandoned = false;
+};
+
+// A standing problem for "what needs me now" (SPEC §6: the same kind failing 3 times in a row).
+struct SystemProblem {
+  std::string kind;
+  std::string message;
+  int failures = 0;
+  TimeMs first_at = 0, last_at = 0;
+};
+
+}  // namespace superagent

@@ -1,0 +1,223 @@
+// Engine: worker turns (SPEC §6), each one transaction. BeginTurn reads and marks everything a turn
+// needs, so a Stop either lands before it (the turn does not start) or after it (the turn is
+// cancelled and its end says nothing); FinishTurn applies a report — actions, result message,
+// stage, the Assignment's end and the failure count — together, so a daemon killed at any point
+// has either done all of it (no turn is repeated) or none (the restarted turn posts the one result).
+#include <spdlog/spdlog.h>
+
+#include "core/ticket_stage.h"
+#include "store/store.h"
+#include "superagent/engine.h"
+#include "superagent/text.h"
+
+namespace superagent {
+
+using nlohmann::json;
+
+namespace {
+std::string Num(std::int64_t v) { return std::to_string(v); }
+}  // namespace
+
+Result<TurnContext> Engine::BeginTurn(std::int64_t assignment, const std::string& executor,
+                                      const std::optional<WorkspaceRecord>& prepared) {
+  std::lock_guard<std::mutex> lock(mu_);
+  const TimeMs now = clock_->NowMs();
+  auto tx = store_->Begin();
+  RETURN_IF_ERROR(tx->begin_status());
+  ASSIGN_OR_RETURN(auto a, store_->GetAssignment(assignment));
+  if (!a) return Status::NotFound("assignment " + Num(assignment) + " does not exist");
+  if (a->state != "pending") return Status::Conflict("assignment " + Num(assignment) + " is " + a->state);
+  ASSIGN_OR_RETURN(auto tk, store_->GetTicket(a->ticket));
+  if (!tk) return Status::NotFound("ticket " + Num(a->ticket) + " does not exist");
+  std::string refused;
+  if (!tk->open()) refused = "ticket " + Num(a->ticket) + " has ended";
+  else if (tk->stage == Stage::kWaitingForPerson) refused = "ticket " + Num(a->ticket) + " is waiting for a person";
+  ASSIGN_OR_RETURN(auto q, store_->GetQuarantine(kQuarantineTurn, Num(a->ticket)));
+  if (refused.empty() && q && q->set_aside())
+    refused = "ticket " + Num(a->ticket) + "'s turns are set aside (" + q->reason + ")";
+  if (!refused.empty()) {
+    // The Assignment can never run: it ends here, in the same transaction that says so.
+    RETURN_IF_ERROR(store_->SetAssignmentState(assignment, "ended", "", now));
+    RETURN_IF_ERROR(tx->Commit());
+    return Status::Conflict(refused);
+  }
+  ASSIGN_OR_RETURN(auto mandate, store_->MandateForTicket(a->ticket));
+  if (!mandate) return Status::Internal("ticket " + Num(a->ticket) + " has no mandate");
+
+  TurnContext c;
+  if (prepared) {
+    WorkspaceRecord w = *prepared;
+    w.created_at = now;
+    RETURN_IF_ERROR(store_->UpsertWorkspace(w));
+  }
+  ASSIGN_OR_RETURN(auto ws, store_->GetWorkspace(a->ticket));
+  if (ws && !ws->removed_at) c.workspace = *ws;
+
+  RETURN_IF_ERROR(store_->SetAssignmentState(assignment, "running", executor, now));
+  a->state = "running";
+  a->executor = executor;
+  a->started_at = now;
+  RETURN_IF_ERROR(ChangeStage(store_.get(), &*tk, Stage::kWorking, StageCause::kTurnStarted,
+                              "assignment " + Num(assignment) + " started", now));
+
+  ASSIGN_OR_RETURN(auto session, store_->SessionForTicket(a->ticket));
+  if (!session) {
+    Session s;
+    s.ticket = a->ticket;
+    s.title = "Ticket " + Num(a->ticket) + ": " + tk->scope;
+    s.executor = executor;
+    s.status = "idle";
+    s.created_at = s.updated_at = now;
+    ASSIGN_OR_RETURN(s.id, store_->InsertSession(s));
+    session = s;
+  }
+  RETURN_IF_ERROR(store_->SetSessionStatus(session->id, "running", now));
+  session->status = "running";
+  ASSIGN_OR_RETURN(const bool has_events, store_->SessionHasEvents(session->id));
+  c.first_turn = !has_events;
+
+  ASSIGN_OR_RETURN(c.inputs, TakeInputsLocked(a->ticket, mandate->origin_trigger_seq));
+  ASSIGN_OR_RETURN(auto origin, store_->FindTriggerBySeq(mandate->origin_trigger_seq));
+  if (origin) c.request_text = origin->trigger.text;
+  for (const std::string& name : mandate->matched_rules)
+    for (const Rule& rule : policy_.rules)
+      if (rule.name == name) c.rules.emplace_back(name, rule.instructions);
+  RETURN_IF_ERROR(tx->Commit());
+  spdlog::info("assignment started id={} ticket={} executor={} cause={}", assignment, a->ticket, executor, a->cause);
+  c.assignment = *a;
+  c.ticket = *tk;
+  c.mandate = *mandate;
+  c.session = *session;
+  return c;
+}
+
+Result<TurnOutcome> Engine::FinishTurn(const TurnEnd& end) {
+  std::lock_guard<std::mutex> lock(mu_);
+  const TimeMs now = clock_->NowMs();
+  auto tx = store_->Begin();
+  RETURN_IF_ERROR(tx->begin_status());
+  ASSIGN_OR_RETURN(auto a, store_->GetAssignment(end.assignment));
+  if (!a) return Status::NotFound("assignment " + Num(end.assignment) + " does not exist");
+  ASSIGN_OR_RETURN(auto tk, store_->GetTicket(a->ticket));
+  if (!tk) return Status::NotFound("ticket " + Num(a->ticket) + " does not exist");
+  TurnOutcome out;
+  if (a->state != "ended") RETURN_IF_ERROR(store_->SetAssignmentState(a->id, "ended", "", now));
+  ASSIGN_OR_RETURN(auto session, store_->SessionForTicket(a->ticket));
+  if (session && session->status == "running") RETURN_IF_ERROR(store_->SetSessionStatus(session->id, "idle", now));
+  out.stage = tk->stage;
+  // Stopped meanwhile (or its Assignment ended by a Stop): nothing more is said or changed.
+  if (!tk->open() || a->state == "ended") {
+    RETURN_IF_ERROR(tx->Commit());
+    return out;
+  }
+  RETURN_IF_ERROR(CountTurnLocked(a->ticket, end.error, now));
+  ASSIGN_OR_RETURN(tk, store_->GetTicket(a->ticket));  // setting turns aside may have blocked it
+  if (!tk->open() || tk->stage != Stage::kWorking) {
+    out.stage = tk->stage;
+    RETURN_IF_ERROR(tx->Commit());
+    return out;
+  }
+  ASSIGN_OR_RETURN(auto mandate, store_->MandateForTicket(a->ticket));
+  const std::string suffix = ":ticket:" + Num(a->ticket) + ":assignment:" + Num(a->id);
+  Stage to = end.reported.value_or(Stage::kIdle);
+  std::string summary = end.summary;
+  std::string detail = end.reported ? std::string("reported ") + StageName(to) : "turn ended without a report";
+
+  for (const auto& [kind, payload] : end.actions) RETURN_IF_ERROR(EnqueueActionLocked(kind, payload, now));
+  if (to == Stage::kWaitingForPerson) {
+    HumanAction action;
+    action.thread = tk->thread;
+    action.actor = mandate ? mandate->sender.value_or("") : "";
+    action.question = end.question;
+    if (!action.actor.empty() && !action.question.empty()) {
+      Status asked = AskPersonLocked(&*tk, action, "ask" + suffix, now);
+      if (asked.ok()) {
+        RETURN_IF_ERROR(tx->Commit());
+        out.stage = Stage::kWaitingForPerson;
+        out.handed_over = out.said = true;
+        return out;
+      }
+      spdlog::warn("question not asked ticket={} error=\"{}\"", a->ticket, asked.message());
+    }
+    // Nobody to ask (a CI-started Ticket): the question goes out with the result instead.
+    to = Stage::kBlocked;
+    summary += "\n\nQuestion: " + end.question;
+  }
+  if (end.reported) {
+    Status sent = SendLocked({"result" + suffix, a->ticket, tk->thread, MessageKind::kResult, summary}, now);
+    if (sent.ok()) {
+      out.said = true;
+    } else {
+      // Never cut silently: the Ticket says why the result did not go out.
+      out.not_sent = sent.message();
+      to = Stage::kBlocked;
+      detail = "result not sent: " + sent.message();
+    }
+  }
+  if (end.background_running) {
+    // SPEC §6: background work keeps the slot and the stage; EndBackgroundWork moves it on.
+    RETURN_IF_ERROR(store_->InsertTicketEvent(tk->id, now, tk->stage, tk->stage,
+                                              text::Repair(detail + "; background work still running")));
+    out.deferred = to;
+  } else {
+    RETURN_IF_ERROR(ChangeStage(store_.get(), &*tk, to, StageCause::kReported, detail, now));
+  }
+  RETURN_IF_ERROR(tx->Commit());
+  out.stage = tk->stage;
+  return out;
+}
+
+Status Engine::EndBackgroundWork(TicketId ticket, Stage after, const std::string& why) {
+  std::lock_guard<std::mutex> lock(mu_);
+  const TimeMs now = clock_->NowMs();
+  auto tx = store_->Begin();
+  RETURN_IF_ERROR(tx->begin_status());
+  ASSIGN_OR_RETURN(auto tk, store_->GetTicket(ticket));
+  if (!tk) return Status::NotFound("ticket " + Num(ticket) + " does not exist");
+  if (tk->stage != Stage::kWorking) return Status::Ok();
+  ASSIGN_OR_RETURN(auto assignments, store_->AssignmentsFor(ticket));
+  for (const Assignment& a : assignments)
+    if (a.state == "running") return Status::Ok();  // a new turn owns the stage now
+  RETURN_IF_ERROR(ChangeStage(store_.get(), &*tk, after, StageCause::kBackgroundDone, why, now));
+  return tx->Commit();
+}
+
+Result<std::vector<TakenInput>> Engine::TakeInputs(TicketId ticket) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto tx = store_->Begin();
+  RETURN_IF_ERROR(tx->begin_status());
+  ASSIGN_OR_RETURN(auto mandate, store_->MandateForTicket(ticket));
+  ASSIGN_OR_RETURN(auto out, TakeInputsLocked(ticket, mandate ? mandate->origin_trigger_seq : 0));
+  RETURN_IF_ERROR(tx->Commit());
+  return out;
+}
+
+Result<std::vector<TakenInput>> Engine::TakeInputsLocked(TicketId ticket, std::int64_t origin_seq) {
+  std::vector<TakenInput> out;
+  ASSIGN_OR_RETURN(auto inputs, store_->InputsForTicket(ticket));
+  for (TicketInput& in : inputs) {
+    if (in.state != "pending" && in.state != "context") continue;
+    TakenInput t;
+    t.context = in.state == "context";
+    t.input = std::move(in);
+    t.input.state = "taken";
+    if (t.input.trigger_seq) {
+      ASSIGN_OR_RETURN(auto rec, store_->FindTriggerBySeq(*t.input.trigger_seq));
+      if (rec) t.trigger = rec->trigger;
+      t.request = *t.input.trigger_seq == origin_seq;
+    }
+    out.push_back(std::move(t));
+  }
+  if (!out.empty()) RETURN_IF_ERROR(store_->MarkInputsTaken(ticket));
+  return out;
+}
+
+Status Engine::CountTurnLocked(TicketId ticket, const std::string& error, TimeMs now) {
+  if (error.empty()) return ClearedLocked(kQuarantineTurn, Num(ticket));
+  auto q = ChargeLocked(kQuarantineTurn, Num(ticket), error, false, now);
+  if (!q.ok()) return q.status();
+  if (DueForQuarantine(*q)) RETURN_IF_ERROR(SetAsideLocked(*q, now));
+  return Status::Ok();
+}
+
+}  // namespace superagent
