@@ -1,4 +1,4 @@
-#include "superagent/config.h"
+#include "app/config.h"
 
 #include <stdlib.h>
 #include <unistd.h>
@@ -12,6 +12,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <yaml-cpp/yaml.h>
+
+#include "superagent/host_port.h"
 
 namespace superagent {
 namespace {

@@ -1,4 +1,4 @@
-#include "superagent/config.h"
+#include "app/config.h"
 
 #include <cerrno>
 #include <cstdlib>
@@ -13,6 +13,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include "app/logging.h"
+#include "superagent/host_port.h"
 #include "policy/yaml_documents.h"
 
 namespace superagent {
@@ -314,41 +315,6 @@ std::vector<std::string> ExecutionEnvWarnings(const Config& c) {
                       ") to every worker command: a worker that reads strangers' text can be made to print or "
                       "send it; give the worker a credential of its own under another name instead");
   return out;
-}
-
-bool IsLoopbackHost(std::string_view host) {
-  if (host == "localhost" || host == "::1") return true;
-  // 127.0.0.0/8, written as a dotted quad.
-  if (host.substr(0, 4) != "127.") return false;
-  int dots = 0;
-  for (char c : host) {
-    if (c == '.') ++dots;
-    else if (c < '0' || c > '9') return false;
-  }
-  return dots == 3;
-}
-
-bool SplitHostPort(std::string_view listen, std::string* host, int* port) {
-  size_t colon = listen.rfind(':');
-  if (colon == std::string_view::npos) return false;
-  std::string_view h = listen.substr(0, colon);
-  std::string_view p = listen.substr(colon + 1);
-  if (h.size() >= 2 && h.front() == '[' && h.back() == ']') {
-    h = h.substr(1, h.size() - 2);
-  } else if (h.find(':') != std::string_view::npos) {
-    return false;  // an IPv6 address must be bracketed, or the port is ambiguous
-  }
-  if (h.empty() || p.empty() || p.size() > 5) return false;
-  int value = 0;
-  for (char c : p) {
-    if (c < '0' || c > '9') return false;
-    value = value * 10 + (c - '0');
-  }
-  if (value < 1 || value > 65535) return false;
-  if (h.find_first_of(" \t/") != std::string_view::npos) return false;
-  *host = std::string(h);
-  *port = value;
-  return true;
 }
 
 std::optional<Config> ParseConfig(std::string_view yaml, const std::string& file, std::vector<Problem>* problems) {

@@ -9,6 +9,9 @@
 // There are no keys holding secret values. Secrets (GitHub token, model API key) are read from
 // environment variables whose NAMES the config holds (*_env keys), so a config file can be
 // shown, committed and logged without leaking anything.
+//
+// Only app/ reads the config (and the environment): the modules take their own Options, which
+// app/wiring.h makes from a Config with the secrets already resolved.
 #pragma once
 
 #include <optional>
@@ -30,7 +33,7 @@ struct Config {
   std::string policy_file;
 
   struct Panel {
-    std::string listen = "127.0.0.1:8080";  // "host:port"; see SplitHostPort
+    std::string listen = "127.0.0.1:8080";  // "host:port"; see SplitHostPort (host_port.h)
     // NAME of the variable holding the panel password. Required when `listen` is not a loopback
     // address; when set (and the variable is), every request must carry it, also on loopback.
     std::string token_env;
@@ -162,14 +165,6 @@ std::vector<std::string> ExecutionEnvWarnings(const Config& config);
 
 // Every key, safe to show in logs, the panel and `check`: it holds only variable NAMES.
 nlohmann::json ConfigToJson(const Config& config);
-
-// Splits "host:port" (host may be "[v6addr]"; brackets are removed). Port must be 1..65535 and
-// host non-empty. Returns false on anything else.
-bool SplitHostPort(std::string_view listen, std::string* host, int* port);
-
-// True when `host` (as SplitHostPort returns it) is a loopback address: localhost, 127.0.0.0/8
-// or ::1. Only a loopback panel may run without a password.
-bool IsLoopbackHost(std::string_view host);
 
 // True when `name` can be an environment variable name: [A-Za-z_][A-Za-z0-9_]*.
 bool IsEnvVarName(std::string_view name);
