@@ -49,7 +49,7 @@ TEST(FeishuConfigTest, ProblemsPointAtTheValue) {
   EXPECT_FALSE(c);
   ASSERT_EQ(problems.size(), 3u);
   EXPECT_THAT(problems[0].ToString(), HasSubstr("superagent.yaml:2:"));
-  EXPECT_THAT(problems[0].message, HasSubstr("long_connection, callback"));
+  EXPECT_THAT(problems[0].message, HasSubstr("feishu.realtime: must be long_connection or callback (got \"polling\")"));
   EXPECT_THAT(problems[1].ToString(), HasSubstr("superagent.yaml:3:"));
   EXPECT_EQ(problems[2].line, 4);
 }
