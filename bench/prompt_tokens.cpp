@@ -10,8 +10,9 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "app/config.h"
+#include "app/wiring.h"
 #include "bench_common.h"
-#include "superagent/config.h"
 #include "superagent/eval.h"
 #include "superagent/gate.h"
 #include "superagent/http.h"
@@ -197,7 +198,7 @@ int main() {
   if (const char* key = std::getenv("DEEPSEEK_API_KEY"); key && *key) {
     Config config;
     auto http = MakeCurlHttpClient("superagent-bench");
-    auto assessor = MakeAssessor(config, http.get());
+    auto assessor = app::MakeAssessor(config, http.get());
     auto r = assessor->Assess(a, ca, *policy);
     if (r.ok()) {
       live = "ok";

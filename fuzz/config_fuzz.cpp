@@ -2,8 +2,8 @@
 // Config or problems naming the key — never a crash.
 #include <vector>
 
+#include "app/config.h"
 #include "fuzz_support.h"
-#include "superagent/config.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using namespace superagent;

@@ -1,10 +1,12 @@
-#include "superagent/config.h"
+#include "app/config.h"
 
 #include <stdlib.h>
 #include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
+#include <functional>
+#include <map>
 #include <set>
 #include <string>
 #include <vector>
@@ -12,6 +14,9 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <yaml-cpp/yaml.h>
+
+#include "app/logging.h"
+#include "superagent/host_port.h"
 
 namespace superagent {
 namespace {
@@ -157,16 +162,118 @@ void Leaves(const YAML::Node& n, const std::string& prefix, std::set<std::string
 }
 
 TEST(ConfigTest, ExampleSetsEveryKeyThereIs) {
-  std::set<std::string> keys, in_example;
-  Leaves(ConfigToJson(DefaultConfig()), "", &keys);
+  std::set<std::string> keys, in_example, in_json;
+  for (const ConfigKey& k : ConfigKeys()) keys.insert(std::string(k.name));
   Leaves(YAML::LoadFile(kExample), "", &in_example);
-  EXPECT_EQ(in_example, keys);
+  Leaves(ConfigToJson(DefaultConfig()), "", &in_json);
+  EXPECT_EQ(in_example, keys) << "the example sets exactly the keys of the table";
+  EXPECT_EQ(in_json, keys) << "ConfigToJson shows exactly the keys of the table";
+  EXPECT_EQ(keys.size(), ConfigKeys().size()) << "no key is in the table twice";
   // The names people and tools rely on.
   for (const char* k : {"data_dir", "policy_file", "panel.listen", "github.api_url", "github.repo", "github.token_env",
                         "llm.base_url", "llm.api_key_env", "llm.assessment_model", "llm.execution_model",
                         "execution.slots", "log.level", "eval.timeout_seconds", "eval.max_attempts"}) {
     EXPECT_TRUE(keys.count(k)) << k;
   }
+}
+
+// Each key of the example is preceded by its comment, which gives the default and, from the
+// table, the bounds or every allowed value: the file people read cannot drift from the parser.
+TEST(ConfigTest, ExampleDocumentsEveryKeyWithItsBoundsAndDefault) {
+  std::vector<std::string> lines;
+  {
+    std::ifstream in(kExample);
+    for (std::string line; std::getline(in, line);) lines.push_back(line);
+  }
+  // The comment lines right above line `n` (0-based), joined.
+  auto comment_above = [&](int n) {
+    std::string text;
+    for (int i = n - 1; i >= 0; --i) {
+      const std::string& l = lines[i];
+      const std::size_t first = l.find_first_not_of(' ');
+      if (first == std::string::npos || l[first] != '#') break;
+      text = l.substr(first + 1) + "\n" + text;
+    }
+    return text;
+  };
+  std::map<std::string, int> line_of;  // key -> 0-based line
+  std::function<void(const YAML::Node&, const std::string&)> walk = [&](const YAML::Node& n, const std::string& prefix) {
+    for (const auto& kv : n) {
+      const std::string p = prefix.empty() ? kv.first.Scalar() : prefix + "." + kv.first.Scalar();
+      if (kv.second.IsMap()) walk(kv.second, p);
+      else line_of[p] = kv.first.Mark().line;
+    }
+  };
+  walk(YAML::LoadFile(kExample), "");
+  for (const ConfigKey& k : ConfigKeys()) {
+    const std::string name(k.name);
+    EXPECT_FALSE(k.doc.empty()) << name << " has no one-line doc in the table";
+    ASSERT_TRUE(line_of.count(name)) << name << " is missing from " << kExample;
+    const std::string doc = comment_above(line_of[name]);
+    EXPECT_THAT(doc, HasSubstr("Default:")) << name << " is not documented by a comment above it";
+    if (k.type == ConfigKey::Type::kInt) {
+      EXPECT_THAT(doc, HasSubstr(std::to_string(k.min) + ".." + std::to_string(k.max))) << name;
+    }
+    for (std::string_view choice : k.choices) EXPECT_THAT(doc, HasSubstr(std::string(choice))) << name;
+  }
+}
+
+// "a.b: v" as nested YAML.
+std::string YamlFor(std::string_view dotted, const std::string& value) {
+  std::string out, indent;
+  for (std::size_t dot; (dot = dotted.find('.')) != std::string_view::npos; dotted.remove_prefix(dot + 1)) {
+    out += indent + std::string(dotted.substr(0, dot)) + ":\n";
+    indent += "  ";
+  }
+  return out + indent + std::string(dotted) + ": " + value + "\n";
+}
+
+TEST(ConfigTest, EveryIntegerKeyHoldsItsBoundsFromTheTable) {
+  for (const ConfigKey& k : ConfigKeys()) {
+    if (k.type != ConfigKey::Type::kInt) continue;
+    const std::string name(k.name);
+    EXPECT_TRUE(ProblemsOf(YamlFor(name, std::to_string(k.min))).empty()) << name;
+    EXPECT_TRUE(ProblemsOf(YamlFor(name, std::to_string(k.max))).empty()) << name;
+    for (int out : {k.min - 1, k.max + 1}) {
+      Problem p = OnlyProblem(YamlFor(name, std::to_string(out)));
+      EXPECT_EQ(p.message, name + ": must be between " + std::to_string(k.min) + " and " + std::to_string(k.max) +
+                               " (got " + std::to_string(out) + ")");
+    }
+  }
+}
+
+TEST(ConfigTest, EveryKeyWithChoicesRefusesAnythingElse) {
+  int keys = 0;
+  for (const ConfigKey& k : ConfigKeys()) {
+    if (k.choices.empty()) continue;
+    ++keys;
+    Problem p = OnlyProblem(YamlFor(k.name, "nonsense"));
+    EXPECT_THAT(p.message, HasSubstr(std::string(k.name) + ": must be "));
+    for (std::string_view choice : k.choices) EXPECT_THAT(p.message, HasSubstr(std::string(choice)));
+    EXPECT_THAT(p.message, HasSubstr("(got \"nonsense\")"));
+  }
+  EXPECT_EQ(keys, 5) << "log.level, feishu.realtime, execution.executor, .cgroups, .sandbox";
+}
+
+TEST(ConfigTest, LogLevelsAreTheLoggersLevels) {
+  for (const ConfigKey& k : ConfigKeys()) {
+    if (k.name != "log.level") continue;
+    for (std::string_view level : k.choices) {
+      spdlog::level::level_enum parsed;
+      EXPECT_TRUE(app::ParseLogLevel(level, &parsed)) << level;
+    }
+  }
+}
+
+TEST(ConfigTest, SecretEnvNamesAreTheEnvKeysOfTheTable) {
+  Config c = DefaultConfig();
+  c.panel.token_env = "PANEL_PASSWORD";
+  c.github.token_env = "";  // an empty name is no variable
+  std::set<std::string> keys;
+  for (const auto& [key, name] : SecretEnvNames(c)) keys.insert(key);
+  EXPECT_EQ(keys, (std::set<std::string>{"panel.token_env", "github.webhook_secret_env", "feishu.app_id_env",
+                                         "feishu.app_secret_env", "feishu.encrypt_key_env",
+                                         "feishu.verification_token_env", "llm.api_key_env"}));
 }
 
 TEST(ConfigTest, GoodFixtureReadsEveryValue) {

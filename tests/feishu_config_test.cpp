@@ -6,7 +6,8 @@
 #include <filesystem>
 #include <fstream>
 
-#include "superagent/config.h"
+#include "app/config.h"
+#include "app/wiring.h"
 #include "superagent/feishu.h"
 #include "run_binary.h"
 
@@ -48,7 +49,7 @@ TEST(FeishuConfigTest, ProblemsPointAtTheValue) {
   EXPECT_FALSE(c);
   ASSERT_EQ(problems.size(), 3u);
   EXPECT_THAT(problems[0].ToString(), HasSubstr("superagent.yaml:2:"));
-  EXPECT_THAT(problems[0].message, HasSubstr("long_connection, callback"));
+  EXPECT_THAT(problems[0].message, HasSubstr("feishu.realtime: must be long_connection or callback (got \"polling\")"));
   EXPECT_THAT(problems[1].ToString(), HasSubstr("superagent.yaml:3:"));
   EXPECT_EQ(problems[2].line, 4);
 }
@@ -56,19 +57,19 @@ TEST(FeishuConfigTest, ProblemsPointAtTheValue) {
 TEST(FeishuConfigTest, IntegrationNeedsToBeEnabledAndCredentials) {
   Config c = DefaultConfig();
   FakeClock clock;
-  auto off = feishu::Integration::Create(c, nullptr, &clock);
+  auto off = app::MakeFeishu(c, nullptr, &clock);
   EXPECT_FALSE(off.ok());
   c.feishu.enabled = true;
   c.feishu.app_id_env = "SUPERAGENT_TEST_FEISHU_ID";
   c.feishu.app_secret_env = "SUPERAGENT_TEST_FEISHU_SECRET";
   unsetenv("SUPERAGENT_TEST_FEISHU_ID");
-  auto missing = feishu::Integration::Create(c, nullptr, &clock);
+  auto missing = app::MakeFeishu(c, nullptr, &clock);
   ASSERT_FALSE(missing.ok());
   EXPECT_THAT(missing.status().message(), HasSubstr("SUPERAGENT_TEST_FEISHU_ID"));
   ASSERT_EQ(setenv("SUPERAGENT_TEST_FEISHU_ID", "cli_a1b2c3d4e5f60718", 1), 0);
   ASSERT_EQ(setenv("SUPERAGENT_TEST_FEISHU_SECRET", "s", 1), 0);
   c.feishu.realtime = "callback";
-  auto ok = feishu::Integration::Create(c, nullptr, &clock);
+  auto ok = app::MakeFeishu(c, nullptr, &clock);
   EXPECT_TRUE(ok.ok()) << ok.status().ToString();
   EXPECT_TRUE((*ok)->channel()->Handles("feishu:chat:oc_1"));
   unsetenv("SUPERAGENT_TEST_FEISHU_ID");

@@ -1,10 +1,11 @@
-// The github.* config keys the GitHub Source adds, and how they become SourceOptions.
+// The github.* config keys the GitHub Source adds, and how app/ turns them into its Options.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <cstdlib>
 
-#include "superagent/config.h"
+#include "app/config.h"
+#include "app/wiring.h"
 #include "superagent/github.h"
 
 namespace superagent {
@@ -82,7 +83,7 @@ TEST(GitHubConfigTest, SourceOptionsResolveTheSecretFromTheEnvironment) {
   ASSERT_EQ(setenv("SUPERAGENT_TEST_HOOK_SECRET", "shh", 1), 0);
   Config c = Ok("github:\n  repo: acme/widgets\n  webhook_secret_env: SUPERAGENT_TEST_HOOK_SECRET\n"
                 "  poll_interval_seconds: 90\n  read:\n    ci: false\n");
-  github::SourceOptions o = github::SourceOptionsFromConfig(c);
+  github::SourceOptions o = app::GitHubSourceOptionsFor(c);
   unsetenv("SUPERAGENT_TEST_HOOK_SECRET");
   EXPECT_EQ(o.repo, "acme/widgets");
   EXPECT_EQ(o.webhook_secret, "shh");
@@ -94,17 +95,17 @@ TEST(GitHubConfigTest, SourceOptionsResolveTheSecretFromTheEnvironment) {
 TEST(GitHubConfigTest, IntegrationNeedsARepositoryAndAToken) {
   FakeClock clock;
   Config c = DefaultConfig();
-  auto none = github::Integration::Create(c, nullptr, &clock);
+  auto none = app::MakeGitHub(c, nullptr, &clock);
   EXPECT_FALSE(none.ok());
   EXPECT_THAT(none.status().message(), HasSubstr("github.repo"));
   c.github.repo = "acme/widgets";
   c.github.token_env = "SUPERAGENT_TEST_UNSET_TOKEN";
   unsetenv("SUPERAGENT_TEST_UNSET_TOKEN");
-  auto no_token = github::Integration::Create(c, nullptr, &clock);
+  auto no_token = app::MakeGitHub(c, nullptr, &clock);
   EXPECT_FALSE(no_token.ok());
   EXPECT_THAT(no_token.status().message(), HasSubstr("SUPERAGENT_TEST_UNSET_TOKEN"));
   ASSERT_EQ(setenv("SUPERAGENT_TEST_UNSET_TOKEN", "ghp_x", 1), 0);
-  auto ok = github::Integration::Create(c, nullptr, &clock);
+  auto ok = app::MakeGitHub(c, nullptr, &clock);
   unsetenv("SUPERAGENT_TEST_UNSET_TOKEN");
   ASSERT_TRUE(ok.ok()) << ok.status().ToString();
   EXPECT_TRUE((*ok)->channel()->Handles("github:issue:1"));

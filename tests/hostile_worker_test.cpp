@@ -23,11 +23,12 @@
 
 #include <httplib.h>
 
+#include "app/config.h"
+#include "app/wiring.h"
 #include "daemon_process.h"
 #include "exec_fixture.h"
 #include "fake_chat_server.h"
 #include "run_binary.h"
-#include "superagent/config.h"
 #include "superagent/exec.h"
 #include "superagent/panel.h"
 #include "superagent/sandbox.h"
@@ -116,7 +117,7 @@ class HostileWorkerTest : public ExecTest {
   // The runner, workspaces and services as the daemon wires them from config_.
   void MakeRunner(const std::string& prepare = "") {
     exec::PosixRunnerOptions ro;
-    ro.sandbox = exec::SandboxPolicyFor(config_);
+    ro.sandbox = app::SandboxPolicyFor(config_);
     auto decision = exec::DecideSandbox("on", exec::ProbeSandbox(ro.sandbox));
     ASSERT_TRUE(decision.ok()) << "this suite needs a host that can sandbox: " << decision.status().ToString();
     ro.sandbox.enabled = decision->enabled;
@@ -296,7 +297,7 @@ TEST_F(HostileWorkerTest, ANormalTicketStillBuildsRunsItsTestsAndIsPushed) {
   EXPECT_THAT(first, HasSubstr("构建.txt"));
   EXPECT_THAT(first, HasSubstr("\n42\n"));
   EXPECT_THAT(first, HasSubstr("git-log-ok"));
-  const auto [home, tmp] = exec::ScopeDirs(exec::SandboxPolicyFor(config_), workspaces_->ScopeFor(id));
+  const auto [home, tmp] = exec::ScopeDirs(app::SandboxPolicyFor(config_), workspaces_->ScopeFor(id));
   EXPECT_THAT(first, HasSubstr("home=" + home + " tmp=/tmp"));
   // HOME and /tmp persist between the Ticket's commands, and are the Ticket's own directories.
   EXPECT_THAT(tool_text(2), HasSubstr("exit code 0\nstdout:\nx\ny\n"));
@@ -317,10 +318,10 @@ TEST_F(HostileWorkerTest, ThePanelRefusesAWorkerWithOrWithoutACsrfToken) {
   auto views = Views::Open((dir_ / "superagent.db").string());
   ASSERT_TRUE(views.ok()) << views.status().ToString();
   httplib::Server server;
-  panel::PanelContext ctx;
+  // panel.token_env names SUPERAGENT_HOSTILE_PANEL: a fixed password
+  panel::PanelContext ctx = app::PanelContextFor(config_);
   ctx.engine = engine_.get();
   ctx.views = views->get();
-  ctx.config = config_;  // panel.token_env names SUPERAGENT_HOSTILE_PANEL: a fixed password
   auto panel = panel::InstallRoutes(server, ctx);
   ASSERT_TRUE(panel.ok()) << panel.status().ToString();
   const int port = server.bind_to_any_port("127.0.0.1");
@@ -390,7 +391,7 @@ TEST_F(HostileWorkerTest, KillingASandboxedJobKillsAGrandchildThatCalledSetsid) 
   config_.execution.network = true;  // the host looks at the listener from outside
   exec::PosixRunnerOptions ro;
   ro.cgroup_parent = "off";
-  ro.sandbox = exec::SandboxPolicyFor(config_);
+  ro.sandbox = app::SandboxPolicyFor(config_);
   ro.sandbox.enabled = true;
   auto runner = exec::MakePosixProcessRunner(ro);
   exec::Jobs jobs(runner.get(), &exec_clock_, sleeper_, (dir_ / "jobs").string(), workspaces_->ScopeFor(99));
@@ -434,7 +435,7 @@ TEST_F(HostileWorkerTest, ARewrittenDotGitCannotMakeTheDaemonsGitRunAProgram) {
 // empties it.
 TEST_F(HostileWorkerTest, ASandboxedCommandRunsInsideItsJobsCgroup) {
   exec::PosixRunnerOptions ro;
-  ro.sandbox = exec::SandboxPolicyFor(config_);
+  ro.sandbox = app::SandboxPolicyFor(config_);
   ro.sandbox.enabled = true;
   ro.nice = 5;  // the whole wrapper chain: cgroup join, nice, bwrap
   auto runner = exec::MakePosixProcessRunner(ro);

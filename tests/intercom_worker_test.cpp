@@ -7,6 +7,7 @@
 
 #include <set>
 
+#include "app/wiring.h"
 #include "exec_fixture.h"
 #include "fake_chat_server.h"
 #include "superagent/intercom.h"
@@ -382,11 +383,11 @@ TEST(WorkerSessionsTest, IdsAreSessionPrefixedAndTheWorkspaceIsTheDaemonsReposit
   for (const char* bad : {"12", "session-", "session-0", "session-012", "session-1x", "Session-1", "session--1"})
     EXPECT_FALSE(exec::ParseIntercomSessionId(bad).has_value()) << bad;
   Config c;
-  EXPECT_EQ(exec::DaemonWorkspace(c), "");  // unknown: the intercom fails closed
+  EXPECT_EQ(app::DaemonWorkspace(c), "");  // unknown: the intercom fails closed
   c.github.repo = "acme/app";
-  EXPECT_EQ(exec::DaemonWorkspace(c), "acme/app");
+  EXPECT_EQ(app::DaemonWorkspace(c), "acme/app");
   c.execution.git_remote = "/srv/git/app.git";
-  EXPECT_EQ(exec::DaemonWorkspace(c), "/srv/git/app.git");
+  EXPECT_EQ(app::DaemonWorkspace(c), "/srv/git/app.git");
 }
 
 TEST(WorkerSessionsTest, TheSurfaceKeepsWhatWasSaidAndDropsToolCalls) {

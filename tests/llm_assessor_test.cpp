@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "app/wiring.h"
 #include "engine_fixture.h"
 #include "fake_chat_server.h"
 #include "superagent/model_assessor.h"
@@ -348,13 +349,13 @@ TEST(MakeAssessorTest, NoKeyMeansNoModelAndAKeyMeansTheModel) {
   c.eval.timeout_seconds = 60;
   auto http = MakeCurlHttpClient();
   ::unsetenv("SUPERAGENT_TEST_MAKE_ASSESSOR_KEY");
-  auto none = MakeAssessor(c, http.get());
+  auto none = app::MakeAssessor(c, http.get());
   EXPECT_NE(dynamic_cast<NoModelAssessor*>(none.get()), nullptr);
   ::setenv("SUPERAGENT_TEST_MAKE_ASSESSOR_KEY", "", 1);
-  EXPECT_NE(dynamic_cast<NoModelAssessor*>(MakeAssessor(c, http.get()).get()), nullptr) << "empty is unset";
+  EXPECT_NE(dynamic_cast<NoModelAssessor*>(app::MakeAssessor(c, http.get()).get()), nullptr) << "empty is unset";
 
   ::setenv("SUPERAGENT_TEST_MAKE_ASSESSOR_KEY", "sk-test-abcdef123456", 1);
-  auto model = MakeAssessor(c, http.get());
+  auto model = app::MakeAssessor(c, http.get());
   ::unsetenv("SUPERAGENT_TEST_MAKE_ASSESSOR_KEY");
   auto* m = dynamic_cast<ModelAssessor*>(model.get());
   ASSERT_NE(m, nullptr);

@@ -3,6 +3,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "app/wiring.h"
 #include "fake_chat_server.h"
 #include "superagent/llm.h"
 #include "superagent/text.h"
@@ -311,7 +312,7 @@ TEST(ChatOptionsTest, FromConfigReadsTheKeyFromTheNamedVariable) {
   c.llm.max_retries = 1;
   c.llm.max_retry_wait_seconds = 4;
   ::setenv("SUPERAGENT_TEST_LLM_KEY_OPTIONS", "sk-from-env-123456", 1);
-  ChatOptions o = ChatOptionsFromConfig(c);
+  ChatOptions o = app::ChatOptionsFor(c);
   ::unsetenv("SUPERAGENT_TEST_LLM_KEY_OPTIONS");
   EXPECT_EQ(o.api_key, "sk-from-env-123456");
   EXPECT_EQ(o.base_url, "https://api.deepseek.com");

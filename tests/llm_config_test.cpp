@@ -2,7 +2,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "superagent/config.h"
+#include "app/config.h"
 
 namespace superagent {
 namespace {

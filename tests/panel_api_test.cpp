@@ -11,6 +11,7 @@
 #include <httplib.h>
 #include <sqlite3.h>
 
+#include "app/wiring.h"
 #include "panel/guard.h"
 #include "panel_fixture.h"
 #include "superagent/panel.h"
@@ -40,10 +41,9 @@ class PanelApiTest : public PanelSeedTest {
     if (!views.ok()) return views.status();
     views_ = std::move(*views);
     server_ = std::make_unique<httplib::Server>();
-    panel::PanelContext ctx;
+    panel::PanelContext ctx = app::PanelContextFor(config);
     ctx.engine = engine_.get();
     ctx.views = views_.get();
-    ctx.config = config;
     ctx.token = kPanelTestToken;
     ctx.poll_ms = 50;
     ctx.slots = std::move(slots);

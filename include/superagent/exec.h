@@ -1,37 +1,46 @@
 // Execution as the daemon runs it (SPEC §6): the process runner, workspaces, the configured
-// executor and the slots scheduler, built from the config in one place.
+// executor and the slots scheduler, built in one place from options app/ resolves from the config
+// (app/wiring.h).
 #pragma once
 
 #include <memory>
+#include <string>
+#include <vector>
 
-#include "superagent/config.h"
 #include "superagent/engine.h"
 #include "superagent/http.h"
+#include "superagent/llm.h"
+#include "superagent/process.h"
 #include "superagent/scheduler.h"
 #include "superagent/workspace.h"
 
 namespace superagent::exec {
 
-// Where Tickets' code comes from and their branches go: execution.git_remote, else the GitHub
-// repository's https clone URL, else "" (execution disabled).
-std::string EffectiveGitRemote(const Config& config);
-// The workspace options the daemon uses for `config`, rooted at `root` (the daemon passes
-// <data_dir>/work; doctor a scratch directory), with git authenticated by the GitHub token.
-WorkspaceOptions WorkspaceOptionsFor(const Config& config, const std::string& root);
-
-// The sandbox rules for `config` (execution.network, execution.env), hiding data_dir, the
-// config's and the policy's directories and files, and /etc/superagent (the secrets file), with
-// the workers' HOMEs under <data_dir>/work/sandbox (Workspaces::Remove removes a Ticket's with its
-// directory). `enabled` is left false: DecideSandbox (sandbox.h) sets it from execution.sandbox
-// and ProbeSandbox.
-SandboxPolicy SandboxPolicyFor(const Config& config);
+// Everything Execution::Create needs, as values: no config file and no environment is read here.
+struct ExecutionOptions {
+  // Where code comes from and branches go; an empty `workspace.remote` disables execution. The
+  // jobs' output goes to <workspace.root>/jobs.
+  WorkspaceOptions workspace;
+  // Niceness, containment and the sandbox rules of every command a worker runs.
+  // `runner.sandbox.enabled` is ignored: Create decides it from `sandbox` and ProbeSandbox.
+  PosixRunnerOptions runner;
+  std::string sandbox = "on";        // "on": refuse to start where the host cannot sandbox; "off"
+  std::string executor = "builtin";  // "builtin" (the agent loop) | "command" (`command`)
+  std::string command;               // the team's coding CLI, run with /bin/sh -c; for "command"
+  llm::ChatOptions chat;             // the worker model's endpoint, for "builtin"
+  std::string model;                 // the worker model, for "builtin"
+  int slots = 3;                     // concurrent worker sessions (one more is reserved for people)
+  // Logged as warnings once the sandbox is decided, when execution is enabled (e.g. a secret
+  // passed to workers, a missing model key).
+  std::vector<std::string> warnings;
+};
 
 class Execution {
  public:
-  // Builds everything from `config` (execution.*, llm.*, github.repo, data_dir). With no git
-  // remote (neither execution.git_remote nor github.repo) execution is disabled: scheduler() is
-  // null and Tickets wait. `engine` and `llm_http` must outlive it.
-  static Result<std::unique_ptr<Execution>> Create(const Config& config, Engine* engine, HttpClient* llm_http);
+  // Builds everything from `options`. With no git remote (options.workspace.remote empty)
+  // execution is disabled: scheduler() is null and Tickets wait. InvalidArgument when the
+  // sandbox is "on" and the host cannot run it. `engine` and `llm_http` must outlive it.
+  static Result<std::unique_ptr<Execution>> Create(ExecutionOptions options, Engine* engine, HttpClient* llm_http);
   ~Execution();
   // Resumes interrupted work and starts the scheduler's loop.
   Status Start();

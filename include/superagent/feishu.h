@@ -29,7 +29,6 @@
 #include "superagent/channel.h"
 #include "superagent/chat.h"
 #include "superagent/clock.h"
-#include "superagent/config.h"
 #include "superagent/engine.h"
 #include "superagent/http.h"
 #include "superagent/status.h"
@@ -368,11 +367,18 @@ class FeishuChannel : public Channel {
 // ---------------------------------------------------------------------------------------------
 // Integration
 
+// What the Integration is built from, secrets already resolved (app/wiring.h).
+struct IntegrationOptions {
+  ClientOptions client;  // api_url, app_id and app_secret (both required); Create sets the reader's cancel
+  SourceOptions source;  // the callback's encrypt key and verification token, polling
+  bool long_connection = true;  // realtime events over a WebSocket the daemon opens; false: callbacks
+};
+
 class Integration {
  public:
-  // Reads app id/secret (and encrypt key, verification token) from the variables the config
-  // names. InvalidArgument when feishu is disabled or the credentials are missing.
-  static Result<std::unique_ptr<Integration>> Create(const Config& config, Engine* engine, Clock* clock,
+  // The Source, the Channel and (with long_connection) the WebSocket, over one HttpClient
+  // (`http`; null: libcurl). InvalidArgument when the app id or secret is empty.
+  static Result<std::unique_ptr<Integration>> Create(IntegrationOptions options, Engine* engine, Clock* clock,
                                                      std::unique_ptr<HttpClient> http = nullptr);
   ~Integration();
 
@@ -394,7 +400,5 @@ class Integration {
   std::unique_ptr<FeishuChannel> channel_;
   std::unique_ptr<LongConnection> ws_;
 };
-
-SourceOptions SourceOptionsFromConfig(const Config& config);
 
 }  // namespace superagent::feishu

@@ -28,7 +28,6 @@
 
 #include "superagent/channel.h"
 #include "superagent/clock.h"
-#include "superagent/config.h"
 #include "superagent/engine.h"
 #include "superagent/http.h"
 #include "superagent/status.h"
@@ -379,11 +378,17 @@ class GitHubChannel : public Channel {
 // ---------------------------------------------------------------------------------------------
 // Integration: what the daemon wires (one per process).
 
+// What the Integration is built from, secrets already resolved (app/wiring.h).
+struct IntegrationOptions {
+  ClientOptions client;  // api_url and token (required); Create sets user_agent and the poller's cancel
+  SourceOptions source;  // repo (required), the webhook secret, polling and read scopes
+};
+
 class Integration {
  public:
-  // Reads the token and webhook secret from the environment variables the config names.
-  // InvalidArgument when github.repo is empty (the Source is disabled) or the token is missing.
-  static Result<std::unique_ptr<Integration>> Create(const Config& config, Engine* engine, Clock* clock,
+  // The poller, the webhook's Source and the Channel over one HttpClient (`http`; null: libcurl).
+  // InvalidArgument when the repository or the token is empty.
+  static Result<std::unique_ptr<Integration>> Create(IntegrationOptions options, Engine* engine, Clock* clock,
                                                      std::unique_ptr<HttpClient> http = nullptr);
   ~Integration();
 
@@ -406,8 +411,5 @@ class Integration {
   std::unique_ptr<Source> source_;
   std::unique_ptr<GitHubChannel> channel_;
 };
-
-// The Source's settings from config (secrets resolved from the environment).
-SourceOptions SourceOptionsFromConfig(const Config& config);
 
 }  // namespace superagent::github

@@ -17,7 +17,6 @@
 #include <nlohmann/json.hpp>
 
 #include "superagent/clock.h"
-#include "superagent/config.h"
 #include "superagent/http.h"
 #include "superagent/status.h"
 
@@ -152,8 +151,5 @@ Result<ChatResponse> ParseChatResponse(const std::string& body);
 // an HTTP date. nullopt when absent or unreadable.
 std::optional<TimeMs> RetryAfterMs(const HttpResponse& response, TimeMs now);
 
-// Client options from the config: base URL, the key from the variable llm.api_key_env names,
-// timeouts and retries. The key may come back empty (no model configured).
-ChatOptions ChatOptionsFromConfig(const Config& config);
 
 }  // namespace superagent::llm

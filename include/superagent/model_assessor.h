@@ -12,7 +12,6 @@
 #include <vector>
 
 #include "superagent/assessment.h"
-#include "superagent/config.h"
 #include "superagent/http.h"
 #include "superagent/llm.h"
 #include "superagent/prompts.h"
@@ -59,11 +58,5 @@ llm::ToolSpec DecideTool(const Policy& policy);
 // InvalidArgument lists every problem found, worded for the model to correct.
 Result<Assessment> ParseDecideArguments(const std::string& arguments, const EvalJob& job,
                                         const std::vector<const Candidate*>& candidates, const Policy& policy);
-
-// The daemon's Assessor: a ModelAssessor when the variable named by llm.api_key_env holds a key,
-// else (with one warning line) NoModelAssessor. `http` is not owned and must outlive the result.
-std::unique_ptr<Assessor> MakeAssessor(const Config& config, HttpClient* http);
-// The same with injected time (tests).
-std::unique_ptr<Assessor> MakeAssessor(const Config& config, HttpClient* http, Clock* clock, llm::Sleeper sleeper);
 
 }  // namespace superagent

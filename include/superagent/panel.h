@@ -16,7 +16,6 @@
 #include <string>
 #include <vector>
 
-#include "superagent/config.h"
 #include "superagent/session.h"
 #include "superagent/status.h"
 
@@ -43,10 +42,15 @@ struct PolicyReloadResult {
 struct PanelContext {
   Engine* engine = nullptr;  // commands; must outlive the Panel
   Views* views = nullptr;    // reads; must outlive the Panel
-  Config config;             // listen, token_env, execution.slots
-  // The panel token (the daemon's data_dir/panel.token). Ignored when config.panel.token_env is
-  // set: that variable's value, a fixed password, is the token then. Never shown in a response.
+  std::string listen = "127.0.0.1:8080";  // the address the server is bound to ("host:port")
+  // The NAME of the variable holding a fixed password (panel.token_env), "" for none; only named
+  // in messages. When set, `password` (its value, which app/ reads) is the token, and `token`
+  // is ignored.
+  std::string password_env;
+  std::string password;
+  // The panel token (the daemon's data_dir/panel.token). Never shown in a response.
   std::string token;
+  int slots_configured = 3;  // execution.slots, shown by /api/status and /metrics
   // Re-reads the policy file and applies it (the daemon's reload); the panel records the command.
   std::function<PolicyReloadResult()> reload_policy;
   // The live worker slots; empty function or nullopt when execution is disabled (no git remote),
@@ -73,9 +77,9 @@ class Panel {
 };
 
 // Checks the security settings and installs every route (and the server's pre-routing handler)
-// on `server`. InvalidArgument, and nothing installed, when there is no token (neither
-// context.token nor a set token_env), when `listen` is not loopback and token_env is not set, or
-// when token_env names a variable that is unset or empty.
+// on `server`. InvalidArgument, and nothing installed, when `listen` is not "host:port", when
+// there is no token (neither context.token nor a password_env), when `listen` is not loopback
+// and password_env is not set, or when password_env is set but `password` is empty.
 Result<std::unique_ptr<Panel>> InstallRoutes(httplib::Server& server, PanelContext context);
 
 }  // namespace panel

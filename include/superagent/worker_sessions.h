@@ -8,7 +8,6 @@
 #include <string>
 #include <vector>
 
-#include "superagent/config.h"
 #include "superagent/engine.h"
 #include "superagent/intercom.h"
 #include "superagent/session.h"
@@ -21,19 +20,16 @@ std::string IntercomSessionId(SessionId id);
 // The SessionId in "session-<id>"; nullopt for anything else.
 std::optional<SessionId> ParseIntercomSessionId(const std::string& id);
 
-// The repository the daemon works on, which is every worker session's workspace:
-// execution.git_remote, else github.repo. "" when neither is set: unknown, so the intercom
-// refuses to deliver between sessions (it fails closed).
-std::string DaemonWorkspace(const Config& config);
-
 // The surface of a transcript: what was said (inputs, the model's text, its reports and
 // questions), not tool calls or their results. Oldest first.
 std::vector<SurfaceEntry> SurfaceOf(const std::vector<SessionEvent>& events);
 
 class WorkerSessionHost : public SessionHost {
  public:
-  // `wake` asks the scheduler for a pass now (Execution::Wake); may be empty (tests tick by
-  // hand). `engine` must outlive the host.
+  // `workspace` is the repository the daemon works on, every worker session's workspace
+  // (app's DaemonWorkspace); "" means unknown, so the intercom refuses to deliver between
+  // sessions (it fails closed). `wake` asks the scheduler for a pass now (Execution::Wake); may
+  // be empty (tests tick by hand). `engine` must outlive the host.
   WorkerSessionHost(Engine* engine, std::string workspace, std::function<void()> wake);
 
   // Status comes from the session's Ticket: ended → dormant; stage working (or the session is

@@ -28,6 +28,9 @@ struct WorkspaceOptions {
   // Added to every git command's environment (GitAuthEnv: the GitHub token for an https remote
   // on github.com, given as git config through the environment, never on a command line).
   std::vector<std::pair<std::string, std::string>> git_env;
+  // Added to every git command's environment: the daemon's own values of GitPassThroughNames()
+  // that are set, which reaching a remote may need on the team's box. app/ reads them.
+  std::vector<std::pair<std::string, std::string>> git_pass_env;
   std::string author_name = "superagent";
   std::string author_email = "superagent@localhost";
 };
@@ -38,6 +41,11 @@ struct WorkspaceOptions {
 // remote on github.com, an `http.extraHeader` set through GIT_CONFIG_* variables (ps never shows
 // it, and no credential helper is needed on the team box). Empty for other remotes or no token.
 std::vector<std::pair<std::string, std::string>> GitAuthEnv(const std::string& remote, const std::string& token);
+
+// The variables the daemon's own git is given when the daemon has them (WorkspaceOptions::
+// git_pass_env): a proxy, a CA bundle, an SSH agent. The runner gives the daemon's commands only
+// an allow-list of its environment, so git opts in to these.
+const std::vector<std::string>& GitPassThroughNames();
 
 class Workspaces {
  public:

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "app/commands.h"
-#include "superagent/config.h"
+#include "app/config.h"
 #include "superagent/policy.h"
 
 namespace superagent::app {

@@ -5,7 +5,7 @@
 #include <string>
 
 #include "app/commands.h"
-#include "superagent/config.h"
+#include "app/config.h"
 #include "superagent/engine.h"
 #include "superagent/text.h"
 

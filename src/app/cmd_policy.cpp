@@ -5,9 +5,9 @@
 #include <string>
 
 #include "app/commands.h"
+#include "app/config.h"
 #include "app/simulate.h"
 #include "superagent/clock.h"
-#include "superagent/config.h"
 #include "superagent/views.h"
 
 namespace superagent::app {

@@ -7,7 +7,7 @@
 #include <string>
 
 #include "app/commands.h"
-#include "superagent/config.h"
+#include "app/config.h"
 #include "superagent/engine.h"
 
 namespace superagent::app {

@@ -7,7 +7,7 @@
 #include <optional>
 #include <string>
 
-#include "superagent/config.h"
+#include "app/config.h"
 #include "superagent/engine.h"
 
 namespace superagent::app {

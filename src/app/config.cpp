@@ -1,29 +1,24 @@
-#include "superagent/config.h"
+#include "app/config.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <functional>
+#include <map>
 #include <set>
 #include <sstream>
 #include <utility>
 
 #include <yaml-cpp/yaml.h>
 
-#include "app/logging.h"
 #include "policy/yaml_documents.h"
+#include "superagent/host_port.h"
 
 namespace superagent {
 
 namespace {
-
-// One key of a mapping and what to do with its value.
-struct Field {
-  const char* name;
-  std::function<void(const YAML::Node& key, const YAML::Node& value, const std::string& path)> read;
-};
 
 std::string Quote(std::string_view s) {
   std::string out = "\"";
@@ -44,8 +39,10 @@ bool IsHttpUrl(std::string_view s) {
   return false;
 }
 
-// GitHub's own rules: owners are alphanumerics and '-', repository names add '.' and '_'.
-bool IsRepoName(std::string_view repo) {
+// GitHub's own rules: owners are alphanumerics and '-', repository names add '.' and '_'. Empty
+// means "no repository".
+bool IsEmptyOrRepoName(std::string_view repo) {
+  if (repo.empty()) return true;
   size_t slash = repo.find('/');
   if (slash == std::string_view::npos || slash == 0 || slash + 1 == repo.size()) return false;
   std::string_view owner = repo.substr(0, slash);
@@ -59,6 +56,217 @@ bool IsRepoName(std::string_view repo) {
   }
   return name != "." && name != "..";
 }
+
+// A GitHub login: letters, digits and single inner hyphens, at most 39 characters; an app's bot
+// account adds "[bot]". Empty means "ask GitHub".
+bool IsEmptyOrLogin(std::string_view s) {
+  if (s.empty()) return true;
+  std::string_view name = s;
+  if (name.size() > 5 && name.substr(name.size() - 5) == "[bot]") name.remove_suffix(5);
+  bool valid = name.size() <= 39 && !name.empty() && name.front() != '-' && name.back() != '-';
+  for (char c : name) {
+    bool alnum = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+    if (!alnum && c != '-') valid = false;
+  }
+  return valid;
+}
+
+bool IsListenAddress(std::string_view s) {
+  std::string host;
+  int port = 0;
+  return SplitHostPort(s, &host, &port);
+}
+
+// "on or off", "one of trace, debug, info, warn, error".
+std::string Alternatives(const std::vector<std::string_view>& choices) {
+  if (choices.size() == 2) return std::string(choices[0]) + " or " + std::string(choices[1]);
+  std::string out = "one of ";
+  for (std::size_t i = 0; i < choices.size(); ++i) out += (i > 0 ? ", " : "") + std::string(choices[i]);
+  return out;
+}
+
+// ---- the key table ----
+
+using Type = ConfigKey::Type;
+
+// The member `k` sets in `c`, by its type.
+std::string& StringOf(const ConfigKey& k, Config& c) { return std::get<std::string& (*)(Config&)>(k.field)(c); }
+int& IntOf(const ConfigKey& k, Config& c) { return std::get<int& (*)(Config&)>(k.field)(c); }
+bool& BoolOf(const ConfigKey& k, Config& c) { return std::get<bool& (*)(Config&)>(k.field)(c); }
+std::vector<std::string>& ListOf(const ConfigKey& k, Config& c) {
+  return std::get<std::vector<std::string>& (*)(Config&)>(k.field)(c);
+}
+
+// The member a key sets, as the function pointer ConfigKey::Field holds.
+#define CONFIG_FIELD(member) [](Config& c) -> auto& { return c.member; }
+
+ConfigKey String(std::string_view name, std::string& (*field)(Config&), std::string_view doc) {
+  ConfigKey k;
+  k.name = name;
+  k.type = Type::kString;
+  k.field = field;
+  k.doc = doc;
+  return k;
+}
+
+// A string that must not be empty.
+ConfigKey Required(std::string_view name, std::string& (*field)(Config&), std::string_view doc) {
+  ConfigKey k = String(name, field, doc);
+  k.required = true;
+  return k;
+}
+
+// A file or directory; relative means "next to the config file".
+ConfigKey Path(ConfigKey k) {
+  k.path = true;
+  return k;
+}
+
+// A string that must pass `valid`; `must` says what it must be.
+ConfigKey Checked(std::string_view name, std::string& (*field)(Config&), bool (*valid)(std::string_view),
+                  std::string_view must, std::string_view doc) {
+  ConfigKey k = String(name, field, doc);
+  k.valid = valid;
+  k.must = must;
+  return k;
+}
+
+ConfigKey Choice(std::string_view name, std::string& (*field)(Config&), std::vector<std::string_view> choices,
+                 std::string_view doc) {
+  ConfigKey k = String(name, field, doc);
+  k.choices = std::move(choices);
+  return k;
+}
+
+// The NAME of an environment variable; `optional` allows "" (none).
+ConfigKey EnvName(std::string_view name, std::string& (*field)(Config&), std::string_view doc,
+                  bool optional = false) {
+  ConfigKey k = String(name, field, doc);
+  k.type = Type::kEnvName;
+  k.required = !optional;
+  return k;
+}
+
+ConfigKey Int(std::string_view name, int& (*field)(Config&), int min, int max, std::string_view doc) {
+  ConfigKey k;
+  k.name = name;
+  k.type = Type::kInt;
+  k.field = field;
+  k.min = min;
+  k.max = max;
+  k.doc = doc;
+  return k;
+}
+
+ConfigKey Bool(std::string_view name, bool& (*field)(Config&), std::string_view doc, Type type = Type::kBool) {
+  ConfigKey k;
+  k.name = name;
+  k.type = type;
+  k.field = field;
+  k.doc = doc;
+  return k;
+}
+
+ConfigKey OnOff(std::string_view name, bool& (*field)(Config&), std::string_view doc) {
+  return Bool(name, field, doc, Type::kOnOff);
+}
+
+ConfigKey EnvNameList(std::string_view name, std::vector<std::string>& (*field)(Config&), std::string_view doc) {
+  ConfigKey k;
+  k.name = name;
+  k.type = Type::kEnvNameList;
+  k.field = field;
+  k.doc = doc;
+  return k;
+}
+
+}  // namespace
+
+const std::vector<ConfigKey>& ConfigKeys() {
+  static const std::vector<ConfigKey> kKeys = {
+      Path(Required("data_dir", CONFIG_FIELD(data_dir), "directory of the database, worktrees and transcripts")),
+      Path(String("policy_file", CONFIG_FIELD(policy_file), "policy.yaml to load; empty: the embedded default")),
+      Checked("panel.listen", CONFIG_FIELD(panel.listen), IsListenAddress, "\"host:port\" with port 1..65535",
+              "address the web panel listens on"),
+      EnvName("panel.token_env", CONFIG_FIELD(panel.token_env),
+              "variable holding a fixed panel password; empty: the generated token, loopback only",
+              /*optional=*/true),
+      Choice("log.level", CONFIG_FIELD(log.level), {"trace", "debug", "info", "warn", "error"},
+             "minimum level written to stderr"),
+      Checked("github.api_url", CONFIG_FIELD(github.api_url), IsHttpUrl, "an http:// or https:// URL",
+              "GitHub REST API base URL"),
+      Checked("github.repo", CONFIG_FIELD(github.repo), IsEmptyOrRepoName, "empty or \"owner/name\"",
+              "the one repository worked on; empty disables the GitHub Source"),
+      EnvName("github.token_env", CONFIG_FIELD(github.token_env), "variable holding the GitHub token"),
+      EnvName("github.webhook_secret_env", CONFIG_FIELD(github.webhook_secret_env),
+              "variable holding the webhook secret; webhooks are refused while it is unset"),
+      Checked("github.bot_login", CONFIG_FIELD(github.bot_login), IsEmptyOrLogin,
+              "empty or a GitHub login like my-agent", "the agent's login; empty: asked from GitHub"),
+      Int("github.poll_interval_seconds", CONFIG_FIELD(github.poll_interval_seconds), 60, 3600,
+          "seconds between polling rounds"),
+      Int("github.message_max_chars", CONFIG_FIELD(github.message_max_chars), 1000, 65000,
+          "longest comment the agent posts; a longer one is refused, never cut"),
+      Bool("github.read.issues", CONFIG_FIELD(github.read.issues), "read new issues repo-wide"),
+      Bool("github.read.pulls", CONFIG_FIELD(github.read.pulls), "read new pull requests repo-wide"),
+      Bool("github.read.comments", CONFIG_FIELD(github.read.comments), "read every issue/PR and review comment"),
+      Bool("github.read.ci", CONFIG_FIELD(github.read.ci), "read default-branch CI results"),
+      Bool("feishu.enabled", CONFIG_FIELD(feishu.enabled), "run the Feishu/Lark Source and Channel"),
+      Checked("feishu.api_url", CONFIG_FIELD(feishu.api_url), IsHttpUrl, "an http:// or https:// URL",
+              "Open Platform base URL (Lark: https://open.larksuite.com)"),
+      EnvName("feishu.app_id_env", CONFIG_FIELD(feishu.app_id_env), "variable holding the app id"),
+      EnvName("feishu.app_secret_env", CONFIG_FIELD(feishu.app_secret_env), "variable holding the app secret"),
+      EnvName("feishu.encrypt_key_env", CONFIG_FIELD(feishu.encrypt_key_env),
+              "variable holding the callbacks' Encrypt Key; callbacks are refused while it is unset"),
+      EnvName("feishu.verification_token_env", CONFIG_FIELD(feishu.verification_token_env),
+              "variable holding the callbacks' Verification Token"),
+      Choice("feishu.realtime", CONFIG_FIELD(feishu.realtime), {"long_connection", "callback"},
+             "how realtime events arrive: a WebSocket the daemon opens, or POSTs to /hooks/feishu"),
+      Int("feishu.poll_interval_seconds", CONFIG_FIELD(feishu.poll_interval_seconds), 10, 3600,
+          "seconds between backfill and thread polling rounds"),
+      Checked("llm.base_url", CONFIG_FIELD(llm.base_url), IsHttpUrl, "an http:// or https:// URL",
+              "OpenAI-compatible chat-completions API"),
+      EnvName("llm.api_key_env", CONFIG_FIELD(llm.api_key_env), "variable holding the model API key"),
+      Required("llm.assessment_model", CONFIG_FIELD(llm.assessment_model), "model that assesses messages (Evals)"),
+      String("llm.execution_model", CONFIG_FIELD(llm.execution_model),
+             "model of worker sessions; empty: assessment_model"),
+      Int("llm.timeout_seconds", CONFIG_FIELD(llm.timeout_seconds), 1, 3600, "one HTTP request to the model API"),
+      Int("llm.max_retries", CONFIG_FIELD(llm.max_retries), 0, 10,
+          "extra attempts after a 429, a 5xx or a connection failure"),
+      Int("llm.max_retry_wait_seconds", CONFIG_FIELD(llm.max_retry_wait_seconds), 1, 600,
+          "longest single wait before a retry"),
+      Path(String("prompts.team_dir", CONFIG_FIELD(prompts.team_dir),
+                  "directory of the team's prompt sections and skills; empty: built-in only")),
+      Int("execution.slots", CONFIG_FIELD(execution.slots), 1, 64,
+          "worker sessions at once (one more is reserved for people)"),
+      Choice("execution.executor", CONFIG_FIELD(execution.executor), {"builtin", "command"},
+             "who does a Ticket's work: the agent loop or execution.command"),
+      String("execution.command", CONFIG_FIELD(execution.command), "the team's coding CLI, for executor command"),
+      String("execution.git_remote", CONFIG_FIELD(execution.git_remote),
+             "where code comes from and branches go; empty: the GitHub repository"),
+      String("execution.prepare", CONFIG_FIELD(execution.prepare),
+             "command that makes a Ticket's directory; empty: git worktree add"),
+      Int("execution.nice", CONFIG_FIELD(execution.nice), 0, 19, "niceness of every command a worker runs"),
+      Choice("execution.cgroups", CONFIG_FIELD(execution.cgroups), {"auto", "off"},
+             "a cgroup v2 per worker process tree where the host allows"),
+      Choice("execution.sandbox", CONFIG_FIELD(execution.sandbox), {"on", "off"},
+             "worker commands in a bubblewrap sandbox; on refuses to start without one"),
+      OnOff("execution.network", CONFIG_FIELD(execution.network),
+            "off: sandboxed commands get a network namespace of their own"),
+      EnvNameList("execution.env", CONFIG_FIELD(execution.env),
+                  "names of daemon variables passed to worker commands on purpose"),
+      Int("eval.timeout_seconds", CONFIG_FIELD(eval.timeout_seconds), 1, 3600,
+          "one assessment call, before it is abandoned and retried"),
+      Int("eval.max_attempts", CONFIG_FIELD(eval.max_attempts), 1, 20,
+          "assessment attempts before a Trigger is parked as failed"),
+      Int("quarantine.after", CONFIG_FIELD(quarantine.after), 2, 100,
+          "same failures in a row before an item is set aside"),
+  };
+  return kKeys;
+}
+
+#undef CONFIG_FIELD
+
+namespace {
 
 // Collects problems against one file. yaml-cpp marks are 0-based and -1 when unknown; Problem
 // is 1-based with 0 meaning unknown.
@@ -83,39 +291,6 @@ class Reader {
   static YAML::Mark Where(const YAML::Node& key, const YAML::Node& value) {
     YAML::Mark m = value.Mark();
     return m.is_null() ? key.Mark() : m;
-  }
-
-  // Walks a mapping: every key must be one of `fields`, once. A missing or null section means
-  // "all defaults".
-  void Mapping(const YAML::Node& key, const YAML::Node& node, const std::string& path,
-               const std::vector<Field>& fields) {
-    if (!node.IsDefined() || node.IsNull()) return;
-    if (!node.IsMap()) {
-      Add(Where(key, node), (path.empty() ? std::string("the top level") : path) + ": must be a mapping of keys");
-      return;
-    }
-    std::set<std::string> seen;
-    for (const auto& kv : node) {
-      const YAML::Node& k = kv.first;
-      if (!k.IsScalar()) {
-        Add(k.Mark(), (path.empty() ? std::string("top level") : path) + ": keys must be plain names");
-        continue;
-      }
-      const std::string full = path.empty() ? k.Scalar() : path + "." + k.Scalar();
-      if (!seen.insert(k.Scalar()).second) {
-        Add(k.Mark(), full + ": duplicate key");
-        continue;
-      }
-      const Field* field = nullptr;
-      for (const Field& f : fields) {
-        if (k.Scalar() == f.name) field = &f;
-      }
-      if (field == nullptr) {
-        Add(k.Mark(), UnknownKeyMessage(full, k.Scalar(), path, fields));
-        continue;
-      }
-      field->read(k, kv.second, full);
-    }
   }
 
   // A string value. Null (`key:` with nothing after it) reads as "".
@@ -167,17 +342,6 @@ class Reader {
     *out = s;
   }
 
-  // A non-empty string.
-  void Required(const YAML::Node& key, const YAML::Node& value, const std::string& path, std::string* out) {
-    std::string s;
-    if (!String(key, value, path, &s)) return;
-    if (s.empty()) {
-      Add(Where(key, value), path + ": must not be empty");
-      return;
-    }
-    *out = s;
-  }
-
   // true / false (YAML 1.2 spellings only: "yes"/"on" are refused as ambiguous).
   void Bool(const YAML::Node& key, const YAML::Node& value, const std::string& path, bool* out) {
     if (value.IsScalar() && (value.Scalar() == "true" || value.Scalar() == "false")) {
@@ -188,43 +352,121 @@ class Reader {
     Add(Where(key, value), path + ": must be true or false" + got);
   }
 
-  // A GitHub login: letters, digits and single inner hyphens, at most 39 characters; an app's
-  // bot account adds "[bot]". Empty means "ask GitHub".
-  void Login(const YAML::Node& key, const YAML::Node& value, const std::string& path, std::string* out) {
-    std::string s;
-    if (!String(key, value, path, &s)) return;
-    std::string name = s;
-    if (name.size() > 5 && name.compare(name.size() - 5, 5, "[bot]") == 0) name.resize(name.size() - 5);
-    bool valid = name.size() <= 39 && !name.empty() && name.front() != '-' && name.back() != '-';
-    for (char c : name) {
-      bool alnum = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
-      if (!alnum && c != '-') valid = false;
+  // Sets `key`'s member of *cfg from `value`, or adds the problem.
+  void Value(const ConfigKey& k, const YAML::Node& key, const YAML::Node& value, const std::string& path,
+             Config* cfg) {
+    switch (k.type) {
+      case Type::kString: {
+        std::string s;
+        if (!String(key, value, path, &s)) return;
+        if (k.required && s.empty()) return Add(Where(key, value), path + ": must not be empty");
+        bool chosen = k.choices.empty();
+        for (std::string_view c : k.choices) chosen |= s == c;
+        if (!chosen)
+          return Add(Where(key, value), path + ": must be " + Alternatives(k.choices) + " (got " + Quote(s) + ")");
+        if (k.valid != nullptr && !k.valid(s))
+          return Add(Where(key, value), path + ": must be " + std::string(k.must) + " (got " + Quote(s) + ")");
+        StringOf(k, *cfg) = s;
+        return;
+      }
+      case Type::kEnvName: {
+        std::string& out = StringOf(k, *cfg);
+        if (!k.required) {
+          std::string s;
+          if (!String(key, value, path, &s)) return;
+          if (s.empty()) {  // none
+            out.clear();
+            return;
+          }
+        }
+        return EnvName(key, value, path, &out);
+      }
+      case Type::kInt:
+        return Int(key, value, path, k.min, k.max, &IntOf(k, *cfg));
+      case Type::kBool:
+        return Bool(key, value, path, &BoolOf(k, *cfg));
+      case Type::kOnOff: {
+        // YAML reads a bare on/off as a boolean: both spellings mean the same.
+        std::string s;
+        if (!String(key, value, path, &s)) return;
+        bool& out = BoolOf(k, *cfg);
+        if (s == "on" || s == "true") out = true;
+        else if (s == "off" || s == "false") out = false;
+        else Add(Where(key, value), path + ": must be on or off (got " + Quote(s) + ")");
+        return;
+      }
+      case Type::kEnvNameList: {
+        if (value.IsNull()) return;
+        if (!value.IsSequence()) return Add(Where(key, value), path + ": must be a list of environment variable names");
+        std::vector<std::string>& out = ListOf(k, *cfg);
+        out.clear();
+        for (std::size_t i = 0; i < value.size(); ++i) {
+          std::string name;
+          EnvName(value[i], value[i], path + "[" + std::to_string(i) + "]", &name);
+          if (!name.empty()) out.push_back(name);
+        }
+        return;
+      }
     }
-    if (!s.empty() && !valid) {
-      Add(Where(key, value), path + ": must be empty or a GitHub login like my-agent (got " + Quote(s) + ")");
-      return;
-    }
-    *out = s;
   }
 
-  void Url(const YAML::Node& key, const YAML::Node& value, const std::string& path, std::string* out) {
-    std::string s;
-    if (!String(key, value, path, &s)) return;
-    if (!IsHttpUrl(s)) {
-      Add(Where(key, value), path + ": must be an http:// or https:// URL (got " + Quote(s) + ")");
+  // Walks the mapping at `path` ("" = the top level): every key must be a key of the table or
+  // a section of them, once. A missing or null section means "all defaults". Records where each
+  // key's value is in *marks, for the rules between keys.
+  void Mapping(const YAML::Node& key, const YAML::Node& node, const std::string& path, Config* cfg,
+               std::map<std::string, YAML::Mark>* marks) {
+    if (!node.IsDefined() || node.IsNull()) return;
+    if (!node.IsMap()) {
+      Add(Where(key, node), (path.empty() ? std::string("the top level") : path) + ": must be a mapping of keys");
       return;
     }
-    *out = s;
+    const std::vector<std::string> names = Children(path);
+    std::set<std::string> seen;
+    for (const auto& kv : node) {
+      const YAML::Node& k = kv.first;
+      if (!k.IsScalar()) {
+        Add(k.Mark(), (path.empty() ? std::string("top level") : path) + ": keys must be plain names");
+        continue;
+      }
+      const std::string full = path.empty() ? k.Scalar() : path + "." + k.Scalar();
+      if (!seen.insert(k.Scalar()).second) {
+        Add(k.Mark(), full + ": duplicate key");
+        continue;
+      }
+      if (std::find(names.begin(), names.end(), k.Scalar()) == names.end()) {
+        Add(k.Mark(), UnknownKeyMessage(full, k.Scalar(), path, names));
+        continue;
+      }
+      const ConfigKey* leaf = nullptr;
+      for (const ConfigKey& c : ConfigKeys())
+        if (c.name == full) leaf = &c;
+      if (leaf == nullptr) {
+        Mapping(k, kv.second, full, cfg, marks);  // a section
+        continue;
+      }
+      (*marks)[full] = Where(k, kv.second);
+      Value(*leaf, k, kv.second, full, cfg);
+    }
   }
 
  private:
-  static std::string UnknownKeyMessage(const std::string& full, const std::string& name, const std::string& path,
-                                       const std::vector<Field>& fields) {
-    std::string known;
-    for (const Field& f : fields) {
-      if (!known.empty()) known += ", ";
-      known += f.name;
+  // The names one level below `path` ("" = the top level), in table order.
+  static std::vector<std::string> Children(const std::string& path) {
+    const std::string prefix = path.empty() ? "" : path + ".";
+    std::vector<std::string> out;
+    for (const ConfigKey& k : ConfigKeys()) {
+      if (!StartsWith(k.name, prefix)) continue;
+      std::string_view rest = k.name.substr(prefix.size());
+      std::string child(rest.substr(0, rest.find('.')));
+      if (std::find(out.begin(), out.end(), child) == out.end()) out.push_back(child);
     }
+    return out;
+  }
+
+  static std::string UnknownKeyMessage(const std::string& full, const std::string& name, const std::string& path,
+                                       const std::vector<std::string>& known_names) {
+    std::string known;
+    for (const std::string& n : known_names) known += (known.empty() ? "" : ", ") + n;
     std::string message = full + ": unknown key";
     // The likeliest reason for an unknown "token" key is an attempt to put the secret itself here.
     for (const char* hint : {"token", "secret", "password", "api_key", "apikey"}) {
@@ -289,19 +531,14 @@ bool LooksLikeSecret(std::string_view value) {
   return false;
 }
 
-std::vector<std::pair<std::string, std::string>> SecretEnvNames(const Config& c) {
+std::vector<std::pair<std::string, std::string>> SecretEnvNames(const Config& config) {
+  Config c = config;  // the table's accessors take a Config they may write; this only reads
   std::vector<std::pair<std::string, std::string>> out;
-  auto add = [&](const char* key, const std::string& name) {
-    if (!name.empty()) out.emplace_back(key, name);
-  };
-  add("github.token_env", c.github.token_env);
-  add("github.webhook_secret_env", c.github.webhook_secret_env);
-  add("feishu.app_id_env", c.feishu.app_id_env);
-  add("feishu.app_secret_env", c.feishu.app_secret_env);
-  add("feishu.encrypt_key_env", c.feishu.encrypt_key_env);
-  add("feishu.verification_token_env", c.feishu.verification_token_env);
-  add("llm.api_key_env", c.llm.api_key_env);
-  add("panel.token_env", c.panel.token_env);
+  for (const ConfigKey& k : ConfigKeys()) {
+    if (k.type != Type::kEnvName) continue;
+    const std::string& name = StringOf(k, c);
+    if (!name.empty()) out.emplace_back(std::string(k.name), name);
+  }
   return out;
 }
 
@@ -314,41 +551,6 @@ std::vector<std::string> ExecutionEnvWarnings(const Config& c) {
                       ") to every worker command: a worker that reads strangers' text can be made to print or "
                       "send it; give the worker a credential of its own under another name instead");
   return out;
-}
-
-bool IsLoopbackHost(std::string_view host) {
-  if (host == "localhost" || host == "::1") return true;
-  // 127.0.0.0/8, written as a dotted quad.
-  if (host.substr(0, 4) != "127.") return false;
-  int dots = 0;
-  for (char c : host) {
-    if (c == '.') ++dots;
-    else if (c < '0' || c > '9') return false;
-  }
-  return dots == 3;
-}
-
-bool SplitHostPort(std::string_view listen, std::string* host, int* port) {
-  size_t colon = listen.rfind(':');
-  if (colon == std::string_view::npos) return false;
-  std::string_view h = listen.substr(0, colon);
-  std::string_view p = listen.substr(colon + 1);
-  if (h.size() >= 2 && h.front() == '[' && h.back() == ']') {
-    h = h.substr(1, h.size() - 2);
-  } else if (h.find(':') != std::string_view::npos) {
-    return false;  // an IPv6 address must be bracketed, or the port is ambiguous
-  }
-  if (h.empty() || p.empty() || p.size() > 5) return false;
-  int value = 0;
-  for (char c : p) {
-    if (c < '0' || c > '9') return false;
-    value = value * 10 + (c - '0');
-  }
-  if (value < 1 || value > 65535) return false;
-  if (h.find_first_of(" \t/") != std::string_view::npos) return false;
-  *host = std::string(h);
-  *port = value;
-  return true;
 }
 
 std::optional<Config> ParseConfig(std::string_view yaml, const std::string& file, std::vector<Problem>* problems) {
@@ -372,250 +574,39 @@ std::optional<Config> ParseConfig(std::string_view yaml, const std::string& file
     return std::nullopt;
   }
 
-  using Y = const YAML::Node&;
-  using S = const std::string&;
-  YAML::Mark listen_mark = YAML::Mark::null_mark();  // where panel.listen was set, for the check below
-  YAML::Mark executor_mark = YAML::Mark::null_mark();  // where execution.executor was set
+  // Where each key was set, for the rules between keys below (a null mark when absent).
+  std::map<std::string, YAML::Mark> marks;
   try {
-    r.Mapping(YAML::Node(), root, "",
-              {
-                  {"data_dir", [&](Y k, Y v, S p) { r.Required(k, v, p, &cfg.data_dir); }},
-                  {"policy_file", [&](Y k, Y v, S p) { r.String(k, v, p, &cfg.policy_file); }},
-                  {"panel",
-                   [&](Y k, Y v, S p) {
-                     r.Mapping(k, v, p,
-                               {{"listen", [&](Y k2, Y v2, S p2) {
-                                   std::string s, host;
-                                   int port = 0;
-                                   if (!r.String(k2, v2, p2, &s)) return;
-                                   if (!SplitHostPort(s, &host, &port)) {
-                                     r.Add(Reader::Where(k2, v2),
-                                           p2 + ": must be \"host:port\" with port 1..65535 (got " + Quote(s) + ")");
-                                     return;
-                                   }
-                                   cfg.panel.listen = s;
-                                   listen_mark = Reader::Where(k2, v2);
-                                 }},
-                                {"token_env", [&](Y k2, Y v2, S p2) {
-                                   std::string s;
-                                   if (!r.String(k2, v2, p2, &s)) return;
-                                   if (s.empty()) cfg.panel.token_env.clear();
-                                   else r.EnvName(k2, v2, p2, &cfg.panel.token_env);
-                                 }}});
-                   }},
-                  {"log",
-                   [&](Y k, Y v, S p) {
-                     r.Mapping(k, v, p,
-                               {{"level", [&](Y k2, Y v2, S p2) {
-                                   std::string s;
-                                   spdlog::level::level_enum level = spdlog::level::info;
-                                   if (!r.String(k2, v2, p2, &s)) return;
-                                   if (!app::ParseLogLevel(s, &level)) {
-                                     r.Add(Reader::Where(k2, v2),
-                                           p2 + ": must be one of trace, debug, info, warn, error (got " + Quote(s) +
-                                               ")");
-                                     return;
-                                   }
-                                   cfg.log.level = s;
-                                 }}});
-                   }},
-                  {"github",
-                   [&](Y k, Y v, S p) {
-                     r.Mapping(k, v, p,
-                               {
-                                   {"api_url", [&](Y k2, Y v2, S p2) { r.Url(k2, v2, p2, &cfg.github.api_url); }},
-                                   {"repo",
-                                    [&](Y k2, Y v2, S p2) {
-                                      std::string s;
-                                      if (!r.String(k2, v2, p2, &s)) return;
-                                      if (!s.empty() && !IsRepoName(s)) {
-                                        r.Add(Reader::Where(k2, v2),
-                                              p2 + ": must be empty or \"owner/name\" (got " + Quote(s) + ")");
-                                        return;
-                                      }
-                                      cfg.github.repo = s;
-                                    }},
-                                   {"token_env",
-                                    [&](Y k2, Y v2, S p2) { r.EnvName(k2, v2, p2, &cfg.github.token_env); }},
-                                   {"webhook_secret_env",
-                                    [&](Y k2, Y v2, S p2) { r.EnvName(k2, v2, p2, &cfg.github.webhook_secret_env); }},
-                                   {"bot_login", [&](Y k2, Y v2, S p2) { r.Login(k2, v2, p2, &cfg.github.bot_login); }},
-                                   {"poll_interval_seconds",
-                                    [&](Y k2, Y v2, S p2) {
-                                      r.Int(k2, v2, p2, 60, 3600, &cfg.github.poll_interval_seconds);
-                                    }},
-                                   {"message_max_chars",
-                                    [&](Y k2, Y v2, S p2) {
-                                      r.Int(k2, v2, p2, 1000, 65000, &cfg.github.message_max_chars);
-                                    }},
-                                   {"read",
-                                    [&](Y k2, Y v2, S p2) {
-                                      auto& rd = cfg.github.read;
-                                      r.Mapping(k2, v2, p2,
-                                                {
-                                                    {"issues", [&](Y k3, Y v3, S p3) { r.Bool(k3, v3, p3, &rd.issues); }},
-                                                    {"pulls", [&](Y k3, Y v3, S p3) { r.Bool(k3, v3, p3, &rd.pulls); }},
-                                                    {"comments",
-                                                     [&](Y k3, Y v3, S p3) { r.Bool(k3, v3, p3, &rd.comments); }},
-                                                    {"ci", [&](Y k3, Y v3, S p3) { r.Bool(k3, v3, p3, &rd.ci); }},
-                                                });
-                                    }},
-                               });
-                   }},
-                  {"feishu",
-                   [&](Y k, Y v, S p) {
-                     auto& f = cfg.feishu;
-                     r.Mapping(k, v, p,
-                               {
-                                   {"enabled", [&](Y k2, Y v2, S p2) { r.Bool(k2, v2, p2, &f.enabled); }},
-                                   {"api_url", [&](Y k2, Y v2, S p2) { r.Url(k2, v2, p2, &f.api_url); }},
-                                   {"app_id_env", [&](Y k2, Y v2, S p2) { r.EnvName(k2, v2, p2, &f.app_id_env); }},
-                                   {"app_secret_env",
-                                    [&](Y k2, Y v2, S p2) { r.EnvName(k2, v2, p2, &f.app_secret_env); }},
-                                   {"encrypt_key_env",
-                                    [&](Y k2, Y v2, S p2) { r.EnvName(k2, v2, p2, &f.encrypt_key_env); }},
-                                   {"verification_token_env",
-                                    [&](Y k2, Y v2, S p2) { r.EnvName(k2, v2, p2, &f.verification_token_env); }},
-                                   {"realtime",
-                                    [&](Y k2, Y v2, S p2) {
-                                      std::string s;
-                                      if (!r.String(k2, v2, p2, &s)) return;
-                                      if (s != "long_connection" && s != "callback") {
-                                        r.Add(Reader::Where(k2, v2),
-                                              p2 + ": must be one of long_connection, callback (got " + Quote(s) + ")");
-                                        return;
-                                      }
-                                      f.realtime = s;
-                                    }},
-                                   {"poll_interval_seconds",
-                                    [&](Y k2, Y v2, S p2) { r.Int(k2, v2, p2, 10, 3600, &f.poll_interval_seconds); }},
-                               });
-                   }},
-                  {"llm",
-                   [&](Y k, Y v, S p) {
-                     r.Mapping(
-                         k, v, p,
-                         {
-                             {"base_url", [&](Y k2, Y v2, S p2) { r.Url(k2, v2, p2, &cfg.llm.base_url); }},
-                             {"api_key_env", [&](Y k2, Y v2, S p2) { r.EnvName(k2, v2, p2, &cfg.llm.api_key_env); }},
-                             {"assessment_model",
-                              [&](Y k2, Y v2, S p2) { r.Required(k2, v2, p2, &cfg.llm.assessment_model); }},
-                             {"execution_model",
-                              [&](Y k2, Y v2, S p2) { r.String(k2, v2, p2, &cfg.llm.execution_model); }},
-                             {"timeout_seconds",
-                              [&](Y k2, Y v2, S p2) { r.Int(k2, v2, p2, 1, 3600, &cfg.llm.timeout_seconds); }},
-                             {"max_retries", [&](Y k2, Y v2, S p2) { r.Int(k2, v2, p2, 0, 10, &cfg.llm.max_retries); }},
-                             {"max_retry_wait_seconds",
-                              [&](Y k2, Y v2, S p2) { r.Int(k2, v2, p2, 1, 600, &cfg.llm.max_retry_wait_seconds); }},
-                         });
-                   }},
-                  {"prompts",
-                   [&](Y k, Y v, S p) {
-                     r.Mapping(k, v, p,
-                               {{"team_dir", [&](Y k2, Y v2, S p2) { r.String(k2, v2, p2, &cfg.prompts.team_dir); }}});
-                   }},
-                  {"execution",
-                   [&](Y k, Y v, S p) {
-                     r.Mapping(k, v, p,
-                               {{"slots", [&](Y k2, Y v2, S p2) { r.Int(k2, v2, p2, 1, 64, &cfg.execution.slots); }},
-                                {"executor",
-                                 [&](Y k2, Y v2, S p2) {
-                                   std::string s;
-                                   if (!r.String(k2, v2, p2, &s)) return;
-                                   executor_mark = Reader::Where(k2, v2);
-                                   if (s != "builtin" && s != "command") {
-                                     r.Add(executor_mark, p2 + ": must be builtin or command (got " + Quote(s) + ")");
-                                     return;
-                                   }
-                                   cfg.execution.executor = s;
-                                 }},
-                                {"command", [&](Y k2, Y v2, S p2) { r.String(k2, v2, p2, &cfg.execution.command); }},
-                                {"git_remote",
-                                 [&](Y k2, Y v2, S p2) { r.String(k2, v2, p2, &cfg.execution.git_remote); }},
-                                {"prepare", [&](Y k2, Y v2, S p2) { r.String(k2, v2, p2, &cfg.execution.prepare); }},
-                                {"nice", [&](Y k2, Y v2, S p2) { r.Int(k2, v2, p2, 0, 19, &cfg.execution.nice); }},
-                                {"cgroups",
-                                 [&](Y k2, Y v2, S p2) {
-                                   std::string s;
-                                   if (!r.String(k2, v2, p2, &s)) return;
-                                   if (s != "auto" && s != "off") {
-                                     r.Add(Reader::Where(k2, v2), p2 + ": must be auto or off (got " + Quote(s) + ")");
-                                     return;
-                                   }
-                                   cfg.execution.cgroups = s;
-                                 }},
-                                {"sandbox",
-                                 [&](Y k2, Y v2, S p2) {
-                                   std::string s;
-                                   if (!r.String(k2, v2, p2, &s)) return;
-                                   if (s != "on" && s != "off") {
-                                     r.Add(Reader::Where(k2, v2), p2 + ": must be on or off (got " + Quote(s) + ")");
-                                     return;
-                                   }
-                                   cfg.execution.sandbox = s;
-                                 }},
-                                {"network",
-                                 [&](Y k2, Y v2, S p2) {
-                                   // YAML reads a bare on/off as a boolean: both spellings mean the same.
-                                   std::string s;
-                                   if (!r.String(k2, v2, p2, &s)) return;
-                                   if (s == "on" || s == "true") cfg.execution.network = true;
-                                   else if (s == "off" || s == "false") cfg.execution.network = false;
-                                   else r.Add(Reader::Where(k2, v2), p2 + ": must be on or off (got " + Quote(s) + ")");
-                                 }},
-                                {"env",
-                                 [&](Y k2, Y v2, S p2) {
-                                   if (v2.IsNull()) return;
-                                   if (!v2.IsSequence()) {
-                                     r.Add(Reader::Where(k2, v2), p2 + ": must be a list of environment variable names");
-                                     return;
-                                   }
-                                   cfg.execution.env.clear();
-                                   for (std::size_t i = 0; i < v2.size(); ++i) {
-                                     std::string name;
-                                     r.EnvName(v2[i], v2[i], p2 + "[" + std::to_string(i) + "]", &name);
-                                     if (!name.empty()) cfg.execution.env.push_back(name);
-                                   }
-                                 }}});
-                   }},
-                  {"eval",
-                   [&](Y k, Y v, S p) {
-                     r.Mapping(k, v, p,
-                               {
-                                   {"timeout_seconds",
-                                    [&](Y k2, Y v2, S p2) { r.Int(k2, v2, p2, 1, 3600, &cfg.eval.timeout_seconds); }},
-                                   {"max_attempts",
-                                    [&](Y k2, Y v2, S p2) { r.Int(k2, v2, p2, 1, 20, &cfg.eval.max_attempts); }},
-                               });
-                   }},
-                  {"quarantine",
-                   [&](Y k, Y v, S p) {
-                     r.Mapping(k, v, p,
-                               {
-                                   {"after", [&](Y k2, Y v2, S p2) { r.Int(k2, v2, p2, 2, 100, &cfg.quarantine.after); }},
-                               });
-                   }},
-              });
+    r.Mapping(YAML::Node(), root, "", &cfg, &marks);
   } catch (const YAML::Exception& e) {
     // Conversions above do not throw; this guards against yaml-cpp surprises on odd documents.
     r.Add(e.mark, "YAML: " + e.msg);
   }
+  auto mark_of = [&](const std::string& key) {
+    auto it = marks.find(key);
+    return it != marks.end() ? it->second : YAML::Mark::null_mark();
+  };
 
-  // A panel reachable from other machines must ask for a password (issue 7).
+  // The rules between keys; the table checks one key at a time. A panel reachable from other
+  // machines must ask for a password (issue 7).
   std::string listen_host;
   int listen_port = 0;
   if (!r.failed() && SplitHostPort(cfg.panel.listen, &listen_host, &listen_port) && !IsLoopbackHost(listen_host) &&
       cfg.panel.token_env.empty()) {
-    r.Add(listen_mark, "panel.listen: " + Quote(cfg.panel.listen) +
-                           " is not a loopback address, so the panel needs a password: set panel.token_env to the "
-                           "NAME of an environment variable holding it (or listen on 127.0.0.1 behind a proxy)");
+    r.Add(mark_of("panel.listen"),
+          "panel.listen: " + Quote(cfg.panel.listen) +
+              " is not a loopback address, so the panel needs a password: set panel.token_env to the "
+              "NAME of an environment variable holding it (or listen on 127.0.0.1 behind a proxy)");
   }
   if (!r.failed() && cfg.execution.executor == "command" && cfg.execution.command.empty())
-    r.Add(executor_mark, "execution.executor: command needs execution.command (the command line to run)");
+    r.Add(mark_of("execution.executor"),
+          "execution.executor: command needs execution.command (the command line to run)");
   if (r.failed()) return std::nullopt;
-  cfg.data_dir = ResolveAgainst(file, cfg.data_dir);
-  cfg.policy_file = ResolveAgainst(file, cfg.policy_file);
-  cfg.prompts.team_dir = ResolveAgainst(file, cfg.prompts.team_dir);
+  for (const ConfigKey& k : ConfigKeys()) {
+    if (!k.path) continue;
+    std::string& path = StringOf(k, cfg);
+    path = ResolveAgainst(file, path);
+  }
   return cfg;
 }
 
@@ -650,57 +641,26 @@ std::string ResolveSecret(const std::string& env_name) {
   return value == nullptr ? "" : std::string(value);
 }
 
-nlohmann::json ConfigToJson(const Config& c) {
-  return nlohmann::json{
-      {"data_dir", c.data_dir},
-      {"policy_file", c.policy_file},
-      {"panel", {{"listen", c.panel.listen}, {"token_env", c.panel.token_env}}},
-      {"log", {{"level", c.log.level}}},
-      {"feishu",
-       {{"enabled", c.feishu.enabled},
-        {"api_url", c.feishu.api_url},
-        {"app_id_env", c.feishu.app_id_env},
-        {"app_secret_env", c.feishu.app_secret_env},
-        {"encrypt_key_env", c.feishu.encrypt_key_env},
-        {"verification_token_env", c.feishu.verification_token_env},
-        {"realtime", c.feishu.realtime},
-        {"poll_interval_seconds", c.feishu.poll_interval_seconds}}},
-      {"github",
-       {{"api_url", c.github.api_url},
-        {"repo", c.github.repo},
-        {"token_env", c.github.token_env},
-        {"webhook_secret_env", c.github.webhook_secret_env},
-        {"bot_login", c.github.bot_login},
-        {"poll_interval_seconds", c.github.poll_interval_seconds},
-        {"message_max_chars", c.github.message_max_chars},
-        {"read",
-         {{"issues", c.github.read.issues},
-          {"pulls", c.github.read.pulls},
-          {"comments", c.github.read.comments},
-          {"ci", c.github.read.ci}}}}},
-      {"llm",
-       {{"base_url", c.llm.base_url},
-        {"api_key_env", c.llm.api_key_env},
-        {"assessment_model", c.llm.assessment_model},
-        {"execution_model", c.llm.execution_model},
-        {"timeout_seconds", c.llm.timeout_seconds},
-        {"max_retries", c.llm.max_retries},
-        {"max_retry_wait_seconds", c.llm.max_retry_wait_seconds}}},
-      {"prompts", {{"team_dir", c.prompts.team_dir}}},
-      {"execution",
-       {{"slots", c.execution.slots},
-        {"executor", c.execution.executor},
-        {"command", c.execution.command},
-        {"git_remote", c.execution.git_remote},
-        {"prepare", c.execution.prepare},
-        {"nice", c.execution.nice},
-        {"cgroups", c.execution.cgroups},
-        {"sandbox", c.execution.sandbox},
-        {"network", c.execution.network ? "on" : "off"},
-        {"env", c.execution.env}}},
-      {"eval", {{"timeout_seconds", c.eval.timeout_seconds}, {"max_attempts", c.eval.max_attempts}}},
-      {"quarantine", {{"after", c.quarantine.after}}},
-  };
+nlohmann::json ConfigToJson(const Config& config) {
+  Config c = config;  // the table's accessors take a Config they may write; this only reads
+  nlohmann::json out = nlohmann::json::object();
+  for (const ConfigKey& k : ConfigKeys()) {
+    // "a.b.c" -> out["a"]["b"]["c"]
+    nlohmann::json* at = &out;
+    std::string_view rest = k.name;
+    for (std::size_t dot; (dot = rest.find('.')) != std::string_view::npos; rest.remove_prefix(dot + 1))
+      at = &(*at)[std::string(rest.substr(0, dot))];
+    nlohmann::json& value = (*at)[std::string(rest)];
+    switch (k.type) {
+      case Type::kString:
+      case Type::kEnvName: value = StringOf(k, c); break;
+      case Type::kInt: value = IntOf(k, c); break;
+      case Type::kBool: value = BoolOf(k, c); break;
+      case Type::kOnOff: value = BoolOf(k, c) ? "on" : "off"; break;
+      case Type::kEnvNameList: value = ListOf(k, c); break;
+    }
+  }
+  return out;
 }
 
 }  // namespace superagent

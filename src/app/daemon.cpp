@@ -14,9 +14,10 @@
 #include "app/logging.h"
 #include "app/panel_token.h"
 #include "app/systemd.h"
+#include "app/wiring.h"
 #include "superagent/catch_all.h"
 #include "superagent/eval.h"
-#include "superagent/model_assessor.h"
+#include "superagent/host_port.h"
 #include "superagent/panel_source.h"
 
 namespace superagent::app {
@@ -107,12 +108,12 @@ Status Daemon::Start() {
   llm_http_ = MakeCurlHttpClient(std::string("superagent/") + SUPERAGENT_VERSION);
   assessor_ = MakeAssessor(config_, llm_http_.get());
   if (!config_.github.repo.empty()) {
-    auto gh = github::Integration::Create(config_, engine_.get(), SystemClock());
+    auto gh = MakeGitHub(config_, engine_.get(), SystemClock());
     if (!gh.ok()) return gh.status();
     github_ = std::move(*gh);
   }
   if (config_.feishu.enabled) {
-    auto fs = feishu::Integration::Create(config_, engine_.get(), SystemClock());
+    auto fs = MakeFeishu(config_, engine_.get(), SystemClock());
     if (!fs.ok()) return fs.status();
     feishu_ = std::move(*fs);
   }
@@ -122,12 +123,12 @@ Status Daemon::Start() {
   if (!SplitHostPort(config_.panel.listen, &host, &port))
     return Status::InvalidArgument("panel.listen: expected host:port, got \"" + config_.panel.listen + "\"");
   // Built before the routes (the panel reads its slots), started after the outbox.
-  auto execution = exec::Execution::Create(config_, engine_.get(), llm_http_.get());
+  auto execution = exec::Execution::Create(ExecutionOptionsFor(config_), engine_.get(), llm_http_.get());
   if (!execution.ok()) return execution.status();
   execution_ = std::move(*execution);
   // The intercom (SPEC §10) over the worker sessions: its tools go to every turn, the panel
   // gets its communication center.
-  session_host_ = std::make_unique<exec::WorkerSessionHost>(engine_.get(), exec::DaemonWorkspace(config_),
+  session_host_ = std::make_unique<exec::WorkerSessionHost>(engine_.get(), DaemonWorkspace(config_),
                                                             [this] { execution_->Wake(); });
   intercom_ = std::make_unique<Intercom>(engine_.get(), session_host_.get(), SystemClock());
   execution_->AttachIntercom(intercom_.get());
@@ -167,10 +168,9 @@ Status Daemon::Start() {
 }
 
 Status Daemon::InstallRoutes() {
-  panel::PanelContext ctx;
+  panel::PanelContext ctx = PanelContextFor(config_);
   ctx.engine = engine_.get();
   ctx.views = views_.get();
-  ctx.config = config_;
   ctx.token = panel_token_;
   ctx.reload_policy = [this] { return ReloadPolicy("panel"); };
   ctx.slots = [this]() -> std::optional<SlotsView> {

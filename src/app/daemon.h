@@ -11,8 +11,8 @@
 #include <string>
 #include <thread>
 
+#include "app/config.h"
 #include "app/data_dir.h"
-#include "superagent/config.h"
 #include "superagent/effects.h"
 #include "superagent/http.h"
 #include "superagent/engine.h"

@@ -14,6 +14,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "app/wiring.h"
 #include "superagent/exec.h"
 #include "superagent/feishu.h"
 #include "superagent/process.h"
@@ -384,7 +385,7 @@ class Doctor {
     // token handling), prepared in a scratch directory that is removed afterwards.
     namespace fs = std::filesystem;
     const fs::path scratch = fs::temp_directory_path() / ("superagent-doctor-" + std::to_string(::getpid()));
-    exec::WorkspaceOptions wo = exec::WorkspaceOptionsFor(config_, scratch.string());
+    exec::WorkspaceOptions wo = WorkspaceOptionsFor(config_, scratch.string());
     if (wo.remote.empty()) {
       Add("git.remote", R::kSkipped, "no execution.git_remote and no github.repo: execution is off, Tickets wait",
           "set github.repo (or execution.git_remote) so accepted Tickets are worked on");
@@ -394,7 +395,7 @@ class Doctor {
     // The prepare command as serve runs it: sandboxed where serve would sandbox it, its private
     // HOME and TMPDIR inside the scratch directory.
     exec::PosixRunnerOptions ro;
-    ro.sandbox = exec::SandboxPolicyFor(config_);
+    ro.sandbox = SandboxPolicyFor(config_);
     ro.sandbox.state_dir = (scratch / "sandbox").string();
     ro.sandbox.enabled = config_.execution.sandbox != "off" && exec::ProbeSandbox(ro.sandbox).supported;
     auto runner = exec::MakePosixProcessRunner(ro);
@@ -432,7 +433,7 @@ class Doctor {
 
   // Whether worker commands will run sandboxed, as `serve` decides it (issue 19).
   void Sandbox() {
-    exec::SandboxPolicy policy = exec::SandboxPolicyFor(config_);
+    exec::SandboxPolicy policy = SandboxPolicyFor(config_);
     const std::string& mode = config_.execution.sandbox;
     const exec::SandboxSupport support =
         mode == "off" ? exec::SandboxSupport{false, "not probed"} : exec::ProbeSandbox(policy);

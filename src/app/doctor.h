@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "superagent/config.h"
+#include "app/config.h"
 #include "superagent/http.h"
 
 namespace superagent::app {

@@ -9,6 +9,8 @@
 #include <cstring>
 #include <filesystem>
 
+#include "superagent/host_port.h"
+
 namespace superagent::app {
 
 namespace {

@@ -8,7 +8,7 @@
 
 #include <string>
 
-#include "superagent/config.h"
+#include "app/config.h"
 #include "superagent/status.h"
 
 namespace superagent::app {

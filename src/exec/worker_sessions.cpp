@@ -30,11 +30,6 @@ std::optional<SessionId> ParseIntercomSessionId(const std::string& id) {
   return n;
 }
 
-std::string DaemonWorkspace(const Config& config) {
-  if (!config.execution.git_remote.empty()) return config.execution.git_remote;
-  return config.github.repo;
-}
-
 std::vector<SurfaceEntry> SurfaceOf(const std::vector<SessionEvent>& events) {
   std::vector<SurfaceEntry> out;
   auto add = [&](const char* role, std::string text, TimeMs at) {

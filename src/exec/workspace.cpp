@@ -7,7 +7,6 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
-#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 
@@ -47,11 +46,14 @@ std::string Workspaces::ClonePath() const { return (fs::path(options_.root) / "r
 namespace {
 // git subcommands that reach the remote (and need the token for a private repository).
 const std::string kRemoteCommands[] = {"clone", "fetch", "ls-remote", "push"};
-const char* const kGitPassThrough[] = {"http_proxy",    "https_proxy",   "HTTP_PROXY",     "HTTPS_PROXY",
-                                       "no_proxy",      "NO_PROXY",      "all_proxy",      "ALL_PROXY",
-                                       "SSL_CERT_FILE", "SSL_CERT_DIR",  "GIT_SSL_CAINFO", "SSH_AUTH_SOCK",
-                                       "GIT_SSH",       "GIT_SSH_COMMAND"};
 }  // namespace
+
+const std::vector<std::string>& GitPassThroughNames() {
+  static const std::vector<std::string> kNames = {
+      "http_proxy",    "https_proxy",  "HTTP_PROXY",     "HTTPS_PROXY",   "no_proxy", "NO_PROXY",        "all_proxy",
+      "ALL_PROXY",     "SSL_CERT_FILE", "SSL_CERT_DIR", "GIT_SSL_CAINFO", "SSH_AUTH_SOCK", "GIT_SSH", "GIT_SSH_COMMAND"};
+  return kNames;
+}
 
 std::string Workspaces::DirFor(TicketId ticket) const {
   return (fs::path(options_.root) / "tickets" / ("ticket-" + std::to_string(ticket))).string();
@@ -103,8 +105,7 @@ Result<RunResult> Workspaces::Git(const std::string& cwd, std::vector<std::strin
   spec.env = {{"GIT_TERMINAL_PROMPT", "0"}, {"LC_ALL", "C"}};
   // The runner gives the daemon's own commands only an allow-list of its environment; git opts in
   // to what reaching a remote may need on the team's box (a proxy, a CA bundle, an SSH agent).
-  for (const char* name : kGitPassThrough)
-    if (const char* v = std::getenv(name)) spec.env.emplace_back(name, v);
+  spec.env.insert(spec.env.end(), options_.git_pass_env.begin(), options_.git_pass_env.end());
   // The token only for the commands that talk to the remote: a commit in a worktree a worker
   // wrote to (its hooks, its config) must not run with it.
   const bool remote = std::find(std::begin(kRemoteCommands), std::end(kRemoteCommands), subcommand) !=

@@ -287,14 +287,4 @@ Result<ChatResponse> OpenAiChatClient::Complete(const ChatRequest& req) {
   }
 }
 
-ChatOptions ChatOptionsFromConfig(const Config& config) {
-  ChatOptions o;
-  o.base_url = config.llm.base_url;
-  o.api_key = ResolveSecret(config.llm.api_key_env);
-  o.timeout_ms = config.llm.timeout_seconds * 1000L;
-  o.max_retries = config.llm.max_retries;
-  o.max_retry_wait_ms = config.llm.max_retry_wait_seconds * 1000LL;
-  return o;
-}
-
 }  // namespace superagent::llm

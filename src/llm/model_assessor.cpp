@@ -278,28 +278,4 @@ Result<Assessment> ModelAssessor::Assess(const EvalJob& job, const std::vector<c
                              " answers: " + last_problem);
 }
 
-std::unique_ptr<Assessor> MakeAssessor(const Config& config, HttpClient* http) {
-  return MakeAssessor(config, http, SystemClock(), llm::RealSleeper());
-}
-
-std::unique_ptr<Assessor> MakeAssessor(const Config& config, HttpClient* http, Clock* clock, llm::Sleeper sleeper) {
-  llm::ChatOptions chat = llm::ChatOptionsFromConfig(config);
-  if (chat.api_key.empty() || http == nullptr) {
-    spdlog::warn("llm disabled: environment variable {} is unset or empty; explicit requests are shaped from their "
-                 "first line and inferred candidates end unavailable until a key is set",
-                 config.llm.api_key_env);
-    return std::make_unique<NoModelAssessor>();
-  }
-  ModelAssessorOptions o;
-  o.model = config.llm.assessment_model;
-  o.repo = config.github.repo;
-  o.team_dir = config.prompts.team_dir;
-  // Leave a little of the Eval's deadline for recording the outcome.
-  const TimeMs eval_ms = config.eval.timeout_seconds * 1000LL;
-  o.budget_ms = std::max<TimeMs>(1'000, eval_ms - std::min<TimeMs>(2'000, eval_ms / 10));
-  auto client = std::make_unique<llm::OpenAiChatClient>(std::move(chat), http, clock, std::move(sleeper));
-  spdlog::info("llm enabled base_url={} model={} key_env={}", config.llm.base_url, o.model, config.llm.api_key_env);
-  return std::make_unique<ModelAssessor>(std::move(client), std::move(o), clock);
-}
-
 }  // namespace superagent

@@ -4,7 +4,7 @@
 #include <random>
 
 #include "policy/sha256.h"
-#include "superagent/config.h"
+#include "superagent/host_port.h"
 #include "superagent/text.h"
 
 namespace superagent::panel {

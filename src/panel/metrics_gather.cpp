@@ -9,7 +9,7 @@
 
 namespace superagent::panel {
 
-Result<metrics::Snapshot> GatherMetrics(Engine& engine, Views& views, const Config& config, int problem_threshold,
+Result<metrics::Snapshot> GatherMetrics(Engine& engine, Views& views, int slots_configured, int problem_threshold,
                                 std::optional<SlotsView> slots) {
   metrics::Snapshot s;
   s.version = SUPERAGENT_VERSION;
@@ -21,7 +21,7 @@ Result<metrics::Snapshot> GatherMetrics(Engine& engine, Views& views, const Conf
   s.would_accept = c.would_accept;
   s.tickets = c.tickets;
   s.eval_queue = c.eval_queue;
-  s.slots_configured = config.execution.slots;
+  s.slots_configured = slots_configured;
   s.slots_busy = slots ? slots->worker_used : c.assignments_running;
   if (slots) s.reserved_slot_busy = slots->reserved_used;
   nlohmann::json effects = engine.OutboxCounts();

@@ -2,7 +2,6 @@
 // big counts), the outbox through the Engine, and the process-wide Runtime.
 #pragma once
 
-#include "superagent/config.h"
 #include "superagent/metrics.h"
 #include "superagent/session.h"
 #include "superagent/status.h"
@@ -14,10 +13,10 @@ class Views;
 
 namespace superagent::panel {
 
-// `slots`: the scheduler's live view, or nullopt when execution is off (then the store's running
-// Assignments are counted). The store's error when it cannot be read (a scrape never gets zeros
-// made up for a failed read).
-Result<metrics::Snapshot> GatherMetrics(Engine& engine, Views& views, const Config& config, int problem_threshold,
+// `slots_configured`: execution.slots. `slots`: the scheduler's live view, or nullopt when
+// execution is off (then the store's running Assignments are counted). The store's error when it
+// cannot be read (a scrape never gets zeros made up for a failed read).
+Result<metrics::Snapshot> GatherMetrics(Engine& engine, Views& views, int slots_configured, int problem_threshold,
                                 std::optional<SlotsView> slots = std::nullopt);
 
 }  // namespace superagent::panel

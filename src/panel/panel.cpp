@@ -22,6 +22,7 @@
 #include "superagent/assign_or_return.h"
 #include "superagent/catch_all.h"
 #include "superagent/engine.h"
+#include "superagent/host_port.h"
 #include "superagent/json_read.h"
 #include "superagent/views.h"
 
@@ -236,7 +237,7 @@ struct Panel::Impl {
     j["receipts_pending"] = c.receipts_pending;
     j["receipts_failed"] = c.receipts_failed;
     std::optional<SlotsView> live = ctx.slots ? ctx.slots() : std::nullopt;
-    j["slots"] = {{"configured", ctx.config.execution.slots},
+    j["slots"] = {{"configured", ctx.slots_configured},
                   {"reserved_for_people", 1},
                   {"in_use", live ? live->worker_used : c.assignments_running},
                   {"reserved_in_use", live && live->reserved_used},
@@ -570,7 +571,7 @@ struct Panel::Impl {
     // Prometheus scrapes: behind the same Host and password checks as the API (pre-routing).
     server.Get("/metrics", [this](const Request&, Response& res) {
       res.set_header("Cache-Control", "no-store");
-      auto snapshot = GatherMetrics(*ctx.engine, *ctx.views, ctx.config, ctx.problem_threshold,
+      auto snapshot = GatherMetrics(*ctx.engine, *ctx.views, ctx.slots_configured, ctx.problem_threshold,
                                     ctx.slots ? ctx.slots() : std::nullopt);
       // A scrape of made-up zeros would hide an outage from the alert meant to catch it.
       if (!snapshot.ok()) return SendRead(res, "metrics", snapshot.status());
@@ -612,18 +613,18 @@ Result<std::unique_ptr<Panel>> InstallRoutes(httplib::Server& server, PanelConte
   if (!context.engine || !context.views) return Status::InvalidArgument("the panel needs an Engine and Views");
   std::string host;
   int port = 0;
-  if (!SplitHostPort(context.config.panel.listen, &host, &port))
-    return Status::InvalidArgument("panel.listen: expected host:port, got \"" + context.config.panel.listen + "\"");
+  if (!SplitHostPort(context.listen, &host, &port))
+    return Status::InvalidArgument("panel.listen: expected host:port, got \"" + context.listen + "\"");
   auto impl = std::make_unique<Panel::Impl>();
-  const std::string& env = context.config.panel.token_env;
+  const std::string& env = context.password_env;
   if (!env.empty()) {
-    impl->token = ResolveSecret(env);
+    impl->token = context.password;
     impl->fixed_password = true;
     if (impl->token.empty())
       return Status::InvalidArgument("panel.token_env names " + env +
                                      ", which is unset or empty: export the panel password in that variable");
   } else if (!IsLoopbackHost(host)) {
-    return Status::InvalidArgument("panel.listen " + context.config.panel.listen +
+    return Status::InvalidArgument("panel.listen " + context.listen +
                                    " is not a loopback address: set panel.token_env to the NAME of an environment "
                                    "variable holding the panel password, or listen on 127.0.0.1 behind a proxy");
   } else {

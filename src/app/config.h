@@ -9,12 +9,16 @@
 // There are no keys holding secret values. Secrets (GitHub token, model API key) are read from
 // environment variables whose NAMES the config holds (*_env keys), so a config file can be
 // shown, committed and logged without leaking anything.
+//
+// Only app/ reads the config (and the environment): the modules take their own Options, which
+// app/wiring.h makes from a Config with the secrets already resolved.
 #pragma once
 
 #include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
+#include <variant>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -23,6 +27,8 @@
 
 namespace superagent {
 
+// The members' initializers are the defaults. Each key's bounds, allowed values and one-line doc
+// are its row of the key table (ConfigKeys(), config.cpp), the one place they are written.
 struct Config {
   // Where the SQLite database, worktrees and transcripts live. Created by `serve` if missing.
   std::string data_dir = "./superagent-data";
@@ -30,14 +36,14 @@ struct Config {
   std::string policy_file;
 
   struct Panel {
-    std::string listen = "127.0.0.1:8080";  // "host:port"; see SplitHostPort
+    std::string listen = "127.0.0.1:8080";  // "host:port"; see SplitHostPort (host_port.h)
     // NAME of the variable holding the panel password. Required when `listen` is not a loopback
     // address; when set (and the variable is), every request must carry it, also on loopback.
     std::string token_env;
   } panel;
 
   struct Log {
-    std::string level = "info";  // trace | debug | info | warn | error
+    std::string level = "info";  // minimum level written to stderr
   } log;
 
   struct GitHub {
@@ -47,9 +53,9 @@ struct Config {
     // NAME of the variable holding the webhook secret; webhooks are refused (401) while it is unset.
     std::string webhook_secret_env = "GITHUB_WEBHOOK_SECRET";
     std::string bot_login;                 // the agent's login; empty: asked from GitHub (GET /user)
-    int poll_interval_seconds = 60;        // 60..3600; GitHub's X-Poll-Interval may stretch it
-    // Longest comment the agent posts, 1000..65000 (GitHub refuses bodies over 65 536); a longer
-    // message is refused when it is enqueued, with the reason, never cut silently.
+    int poll_interval_seconds = 60;        // GitHub's X-Poll-Interval may stretch it
+    // Longest comment the agent posts (GitHub refuses bodies over 65 536); a longer message is
+    // refused when it is enqueued, with the reason, never cut silently.
     int message_max_chars = 65'000;
     // Repo-wide read scopes (SPEC §3.3). Mentions, assignments and followed discussions are read
     // through notifications whatever these say.
@@ -72,8 +78,8 @@ struct Config {
     // while the encrypt key is unset.
     std::string encrypt_key_env = "FEISHU_ENCRYPT_KEY";
     std::string verification_token_env = "FEISHU_VERIFICATION_TOKEN";
-    std::string realtime = "long_connection";      // long_connection | callback
-    int poll_interval_seconds = 60;                // 10..3600: backfill and thread polling rounds
+    std::string realtime = "long_connection";      // a WebSocket the daemon opens, or callbacks
+    int poll_interval_seconds = 60;                // backfill and thread polling rounds
   } feishu;
 
   struct Llm {
@@ -103,7 +109,7 @@ struct Config {
     std::string command;     // the team's coding CLI, run with /bin/sh -c; required for "command"
     std::string git_remote;  // where code comes from and branches go; empty: the GitHub repo's clone URL
     std::string prepare;     // workspace command template ({repo} {remote} {branch} {dir} {base}); empty: git worktree
-    int nice = 10;  // niceness of every command a worker runs (0..19)
+    int nice = 10;  // niceness of every command a worker runs
     std::string cgroups = "auto";  // "auto": a cgroup v2 per process tree where the host allows; "off"
     // Worker commands in a bubblewrap sandbox (issue 19): "on" = always (the daemon refuses to start
     // where the host cannot), "off" = never (said loudly at start).
@@ -121,13 +127,46 @@ struct Config {
 
   struct Quarantine {
     // An Effect, a Thread's Evals or a Ticket's turns failing the same way this many times in a
-    // row, or in flight during this many abnormal exits in a row, are set aside (2..100).
+    // row, or in flight during this many abnormal exits in a row, are set aside.
     int after = 5;
   } quarantine;
 
   // The file this config was read from; empty for DefaultConfig(). Not a config key.
   std::string source_file;
 };
+
+// One config key, as Redis's config.c has them: its dotted name, the Config member it sets, how
+// its value is read, checked and shown, and a one-line doc. The table of them drives ParseConfig,
+// ConfigToJson and SecretEnvNames, and a test holds config/superagent.example.yaml to it.
+struct ConfigKey {
+  enum class Type {
+    kString,       // a string; null (`key:` alone) reads as ""
+    kEnvName,      // the NAME of an environment variable; a pasted secret is refused, never echoed
+    kInt,          // an integer within [min, max]
+    kBool,         // true | false (YAML 1.2 spellings only: "yes" is refused as ambiguous)
+    kOnOff,        // on | off, shown so; true | false too (YAML reads a bare on/off as a boolean)
+    kEnvNameList,  // a list of environment variable names
+  };
+  // The member the key sets, by type: a string (kString, kEnvName), an int, a bool (kBool,
+  // kOnOff) or a list of names.
+  using Field = std::variant<std::string& (*)(Config&), int& (*)(Config&), bool& (*)(Config&),
+                             std::vector<std::string>& (*)(Config&)>;
+
+  std::string_view name;  // dotted path, e.g. "github.poll_interval_seconds"
+  Type type = Type::kString;
+  Field field;
+  int min = 0, max = 0;                   // kInt: the bounds, inclusive
+  std::vector<std::string_view> choices;  // kString: the allowed values; empty = any
+  // kString: a further rule, and what a value must be to pass it ("an http:// or https:// URL").
+  bool (*valid)(std::string_view value) = nullptr;
+  std::string_view must;
+  bool required = false;  // kString: must not be empty; kEnvName: false allows "" (none)
+  bool path = false;      // kString: a relative path is resolved against the config file's directory
+  std::string_view doc;   // one line; config/superagent.example.yaml says more
+};
+
+// Every config key, in the order `check`'s "known keys" lists them.
+const std::vector<ConfigKey>& ConfigKeys();
 
 // The embedded defaults (the member initializers above), so `superagent serve` runs without
 // --config. Relative paths in it are relative to the current working directory.
@@ -138,8 +177,8 @@ Config DefaultConfig();
 // problem found (unknown keys, wrong types, invalid values), each with `file` and a 1-based
 // line and column. `problems` may be null when only success matters.
 //
-// Relative data_dir, policy_file and prompts.team_dir (including the default data_dir when the
-// key is absent) are resolved against the directory of `file`, so a config means the same thing
+// Relative data_dir, policy_file and prompts.team_dir (the table's `path` keys; including the
+// default data_dir when the key is absent) are resolved against the directory of `file`, so a config means the same thing
 // whatever directory the daemon is started from (systemd units rarely set one). An empty
 // policy_file or team_dir stays empty.
 std::optional<Config> ParseConfig(std::string_view yaml, const std::string& file, std::vector<Problem>* problems);
@@ -162,14 +201,6 @@ std::vector<std::string> ExecutionEnvWarnings(const Config& config);
 
 // Every key, safe to show in logs, the panel and `check`: it holds only variable NAMES.
 nlohmann::json ConfigToJson(const Config& config);
-
-// Splits "host:port" (host may be "[v6addr]"; brackets are removed). Port must be 1..65535 and
-// host non-empty. Returns false on anything else.
-bool SplitHostPort(std::string_view listen, std::string* host, int* port);
-
-// True when `host` (as SplitHostPort returns it) is a loopback address: localhost, 127.0.0.0/8
-// or ::1. Only a loopback panel may run without a password.
-bool IsLoopbackHost(std::string_view host);
 
 // True when `name` can be an environment variable name: [A-Za-z_][A-Za-z0-9_]*.
 bool IsEnvVarName(std::string_view name);

@@ -1,0 +1,195 @@
+#include "app/wiring.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+
+#include <spdlog/spdlog.h>
+
+#include "superagent/model_assessor.h"
+
+namespace superagent::app {
+
+namespace {
+
+// {name, value} of each of `names` set in the daemon's environment (set but empty counts).
+std::vector<std::pair<std::string, std::string>> EnvironmentOf(const std::vector<std::string>& names) {
+  std::vector<std::pair<std::string, std::string>> out;
+  for (const std::string& name : names)
+    if (const char* v = std::getenv(name.c_str())) out.emplace_back(name, v);
+  return out;
+}
+
+}  // namespace
+
+github::SourceOptions GitHubSourceOptionsFor(const Config& config) {
+  github::SourceOptions o;
+  o.repo = config.github.repo;
+  o.bot_login = config.github.bot_login;
+  o.webhook_secret = ResolveSecret(config.github.webhook_secret_env);
+  o.poll_interval_ms = static_cast<TimeMs>(config.github.poll_interval_seconds) * 1000;
+  o.read_issues = config.github.read.issues;
+  o.read_pulls = config.github.read.pulls;
+  o.read_comments = config.github.read.comments;
+  o.read_ci = config.github.read.ci;
+  return o;
+}
+
+Result<std::unique_ptr<github::Integration>> MakeGitHub(const Config& config, Engine* engine, Clock* clock,
+                                                        std::unique_ptr<HttpClient> http) {
+  if (config.github.repo.empty()) return Status::InvalidArgument("github.repo is empty: the GitHub Source is disabled");
+  github::IntegrationOptions o;
+  o.client.api_url = config.github.api_url;
+  o.client.token = ResolveSecret(config.github.token_env);
+  if (o.client.token.empty())
+    return Status::InvalidArgument("github.token_env: environment variable " + config.github.token_env +
+                                   " is not set (the GitHub Source needs a token: a classic PAT with repo and "
+                                   "notifications scopes)");
+  o.source = GitHubSourceOptionsFor(config);
+  return github::Integration::Create(std::move(o), engine, clock, std::move(http));
+}
+
+feishu::SourceOptions FeishuSourceOptionsFor(const Config& config) {
+  feishu::SourceOptions o;
+  o.encrypt_key = ResolveSecret(config.feishu.encrypt_key_env);
+  o.verification_token = ResolveSecret(config.feishu.verification_token_env);
+  o.poll_interval_ms = static_cast<TimeMs>(config.feishu.poll_interval_seconds) * 1000;
+  return o;
+}
+
+Result<std::unique_ptr<feishu::Integration>> MakeFeishu(const Config& config, Engine* engine, Clock* clock,
+                                                        std::unique_ptr<HttpClient> http) {
+  if (!config.feishu.enabled) return Status::InvalidArgument("feishu.enabled is false: the Feishu Source is disabled");
+  feishu::IntegrationOptions o;
+  o.client.api_url = config.feishu.api_url;
+  o.client.app_id = ResolveSecret(config.feishu.app_id_env);
+  o.client.app_secret = ResolveSecret(config.feishu.app_secret_env);
+  if (o.client.app_id.empty())
+    return Status::InvalidArgument("feishu.app_id_env: environment variable " + config.feishu.app_id_env + " is not set");
+  if (o.client.app_secret.empty())
+    return Status::InvalidArgument("feishu.app_secret_env: environment variable " + config.feishu.app_secret_env +
+                                   " is not set");
+  o.source = FeishuSourceOptionsFor(config);
+  o.long_connection = config.feishu.realtime == "long_connection";
+  return feishu::Integration::Create(std::move(o), engine, clock, std::move(http));
+}
+
+llm::ChatOptions ChatOptionsFor(const Config& config) {
+  llm::ChatOptions o;
+  o.base_url = config.llm.base_url;
+  o.api_key = ResolveSecret(config.llm.api_key_env);
+  o.timeout_ms = config.llm.timeout_seconds * 1000L;
+  o.max_retries = config.llm.max_retries;
+  o.max_retry_wait_ms = config.llm.max_retry_wait_seconds * 1000LL;
+  return o;
+}
+
+std::unique_ptr<Assessor> MakeAssessor(const Config& config, HttpClient* http) {
+  return MakeAssessor(config, http, SystemClock(), llm::RealSleeper());
+}
+
+std::unique_ptr<Assessor> MakeAssessor(const Config& config, HttpClient* http, Clock* clock, llm::Sleeper sleeper) {
+  llm::ChatOptions chat = ChatOptionsFor(config);
+  if (chat.api_key.empty() || http == nullptr) {
+    spdlog::warn("llm disabled: environment variable {} is unset or empty; explicit requests are shaped from their "
+                 "first line and inferred candidates end unavailable until a key is set",
+                 config.llm.api_key_env);
+    return std::make_unique<NoModelAssessor>();
+  }
+  ModelAssessorOptions o;
+  o.model = config.llm.assessment_model;
+  o.repo = config.github.repo;
+  o.team_dir = config.prompts.team_dir;
+  // Leave a little of the Eval's deadline for recording the outcome.
+  const TimeMs eval_ms = config.eval.timeout_seconds * 1000LL;
+  o.budget_ms = std::max<TimeMs>(1'000, eval_ms - std::min<TimeMs>(2'000, eval_ms / 10));
+  auto client = std::make_unique<llm::OpenAiChatClient>(std::move(chat), http, clock, std::move(sleeper));
+  spdlog::info("llm enabled base_url={} model={} key_env={}", config.llm.base_url, o.model, config.llm.api_key_env);
+  return std::make_unique<ModelAssessor>(std::move(client), std::move(o), clock);
+}
+
+std::string EffectiveGitRemote(const Config& config) {
+  if (!config.execution.git_remote.empty()) return config.execution.git_remote;
+  if (!config.github.repo.empty()) return "https://github.com/" + config.github.repo + ".git";
+  return "";
+}
+
+std::string DaemonWorkspace(const Config& config) {
+  if (!config.execution.git_remote.empty()) return config.execution.git_remote;
+  return config.github.repo;
+}
+
+exec::WorkspaceOptions WorkspaceOptionsFor(const Config& config, const std::string& root) {
+  exec::WorkspaceOptions wo;
+  wo.root = root;
+  wo.remote = EffectiveGitRemote(config);
+  wo.prepare = config.execution.prepare;
+  // Private repositories: git gets the token the GitHub Source already uses.
+  wo.git_env = exec::GitAuthEnv(wo.remote, ResolveSecret(config.github.token_env));
+  wo.git_pass_env = EnvironmentOf(exec::GitPassThroughNames());
+  return wo;
+}
+
+exec::SandboxPolicy SandboxPolicyFor(const Config& config) {
+  namespace fs = std::filesystem;
+  exec::SandboxPolicy p;
+  p.network = config.execution.network;
+  p.pass_env = config.execution.env;
+  std::error_code ec;
+  const fs::path data = fs::absolute(config.data_dir, ec).lexically_normal();
+  p.state_dir = (data / "work" / "sandbox").string();
+  // Also what a daemon run as root could read below /etc as the files' owner even without
+  // capabilities: password hashes, the host's SSH keys, TLS private keys.
+  p.hidden = {data.string(),     "/etc/superagent", "/etc/shadow",      "/etc/shadow-",  "/etc/gshadow",
+              "/etc/gshadow-",   "/etc/ssh",        "/etc/ssl/private", "/etc/sudoers", "/etc/sudoers.d"};
+  auto dir_of = [&](const std::string& file) {
+    if (!file.empty()) p.hidden.push_back(fs::absolute(file, ec).lexically_normal().parent_path().string());
+  };
+  dir_of(config.source_file);
+  dir_of(config.policy_file);
+  // A directory the config or policy lives in that is the root or a system directory itself
+  // would hide the system: those are only ever hidden file by file.
+  std::vector<std::string> kept;
+  for (const std::string& h : p.hidden) {
+    static const char* kSystem[] = {"/", "/etc", "/usr", "/opt", "/bin", "/lib"};
+    if (std::find(std::begin(kSystem), std::end(kSystem), h) == std::end(kSystem)) kept.push_back(h);
+  }
+  if (!config.source_file.empty()) kept.push_back(fs::absolute(config.source_file, ec).lexically_normal().string());
+  if (!config.policy_file.empty()) kept.push_back(fs::absolute(config.policy_file, ec).lexically_normal().string());
+  p.hidden = kept;
+  return p;
+}
+
+exec::ExecutionOptions ExecutionOptionsFor(const Config& config) {
+  exec::ExecutionOptions o;
+  std::error_code ec;
+  const std::string root = (std::filesystem::absolute(config.data_dir, ec) / "work").string();
+  o.workspace = WorkspaceOptionsFor(config, root);
+  if (config.execution.cgroups == "off") o.runner.cgroup_parent = "off";
+  o.runner.nice = config.execution.nice;
+  o.runner.sandbox = SandboxPolicyFor(config);
+  o.sandbox = config.execution.sandbox;
+  o.executor = config.execution.executor;
+  o.command = config.execution.command;
+  o.slots = config.execution.slots;
+  o.warnings = ExecutionEnvWarnings(config);
+  if (o.executor != "command") {
+    o.chat = ChatOptionsFor(config);
+    o.model = config.llm.EffectiveExecutionModel();
+    if (o.chat.api_key.empty())
+      o.warnings.push_back("worker model disabled: environment variable " + config.llm.api_key_env +
+                           " is unset; Tickets will be blocked");
+  }
+  return o;
+}
+
+panel::PanelContext PanelContextFor(const Config& config) {
+  panel::PanelContext ctx;
+  ctx.listen = config.panel.listen;
+  ctx.password_env = config.panel.token_env;
+  ctx.password = ResolveSecret(config.panel.token_env);
+  ctx.slots_configured = config.execution.slots;
+  return ctx;
+}
+
+}  // namespace superagent::app

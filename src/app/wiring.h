@@ -1,0 +1,94 @@
+// Wiring: the composition root's translation of the Config into each module's Options. Only
+// app/ reads the config file and the environment; every module below takes plain values (its
+// Options, with secrets already resolved by ResolveSecret), so a module never sees a config key
+// it does not use and never reads a secret it was not handed.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "app/config.h"
+#include "superagent/assessment.h"
+#include "superagent/clock.h"
+#include "superagent/engine.h"
+#include "superagent/exec.h"
+#include "superagent/feishu.h"
+#include "superagent/github.h"
+#include "superagent/http.h"
+#include "superagent/llm.h"
+#include "superagent/panel.h"
+
+namespace superagent::app {
+
+// ---- GitHub (github.*) ----
+
+// The Source's settings: repo, bot_login, the webhook secret from the variable
+// github.webhook_secret_env names ("" when unset), the poll interval and the read scopes.
+github::SourceOptions GitHubSourceOptionsFor(const Config& config);
+
+// The GitHub Source and Channel the daemon runs, over `http` (null: libcurl). InvalidArgument,
+// naming the key to fix, when github.repo is empty (the Source is disabled) or the variable
+// github.token_env names is unset or empty.
+Result<std::unique_ptr<github::Integration>> MakeGitHub(const Config& config, Engine* engine, Clock* clock,
+                                                        std::unique_ptr<HttpClient> http = nullptr);
+
+// ---- Feishu (feishu.*) ----
+
+// The Source's settings: the callback's encrypt key and verification token from the variables
+// feishu.encrypt_key_env and feishu.verification_token_env name, and the poll interval.
+feishu::SourceOptions FeishuSourceOptionsFor(const Config& config);
+
+// The Feishu Source, Channel and realtime path, over `http` (null: libcurl). InvalidArgument,
+// naming the key to fix, when feishu.enabled is false or the app id or secret variable is unset.
+Result<std::unique_ptr<feishu::Integration>> MakeFeishu(const Config& config, Engine* engine, Clock* clock,
+                                                        std::unique_ptr<HttpClient> http = nullptr);
+
+// ---- the model (llm.*) ----
+
+// The chat client's options: base URL, the key from the variable llm.api_key_env names (""
+// when unset: no model configured), timeouts and retries.
+llm::ChatOptions ChatOptionsFor(const Config& config);
+
+// The daemon's Assessor: a ModelAssessor on llm.assessment_model when the variable named by
+// llm.api_key_env holds a key, else (with one warning line) NoModelAssessor. Its budget stays
+// inside eval.timeout_seconds. `http` is not owned and must outlive the result.
+std::unique_ptr<Assessor> MakeAssessor(const Config& config, HttpClient* http);
+// The same with injected time (tests).
+std::unique_ptr<Assessor> MakeAssessor(const Config& config, HttpClient* http, Clock* clock, llm::Sleeper sleeper);
+
+// ---- execution (execution.*) ----
+
+// Where Tickets' code comes from and their branches go: execution.git_remote, else the GitHub
+// repository's https clone URL, else "" (execution disabled).
+std::string EffectiveGitRemote(const Config& config);
+
+// The repository the daemon works on, which is every worker session's intercom workspace:
+// execution.git_remote, else github.repo. "" when neither is set: unknown, so the intercom
+// refuses to deliver between sessions (it fails closed).
+std::string DaemonWorkspace(const Config& config);
+
+// The workspace options the daemon uses, rooted at `root` (the daemon passes <data_dir>/work;
+// doctor a scratch directory), with git authenticated by the GitHub token and given the
+// daemon's proxy, CA and SSH-agent variables (exec::GitPassThroughNames).
+exec::WorkspaceOptions WorkspaceOptionsFor(const Config& config, const std::string& root);
+
+// The sandbox rules (execution.network, execution.env), hiding data_dir, the config's and the
+// policy's directories and files, and /etc/superagent (the secrets file), with the workers'
+// HOMEs under <data_dir>/work/sandbox (Workspaces::Remove removes a Ticket's with its
+// directory). `enabled` is left false: DecideSandbox (sandbox.h) sets it from execution.sandbox
+// and ProbeSandbox.
+exec::SandboxPolicy SandboxPolicyFor(const Config& config);
+
+// Everything Execution::Create needs (execution.*, llm.*, github.repo, data_dir), rooted at
+// <data_dir>/work, with the start-up warnings (secrets passed to workers, a missing worker model
+// key) it logs when execution is enabled.
+exec::ExecutionOptions ExecutionOptionsFor(const Config& config);
+
+// ---- the panel (panel.*) ----
+
+// A PanelContext with what the config says: listen, the fixed password's variable name and
+// value (panel.token_env), execution.slots. The caller adds the Engine, Views, token and
+// callbacks.
+panel::PanelContext PanelContextFor(const Config& config);
+
+}  // namespace superagent::app
