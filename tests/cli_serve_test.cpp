@@ -4,6 +4,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <random>
 #include <thread>
 
 #include <httplib.h>
@@ -47,6 +48,46 @@ class ServeTest : public ::testing::Test {
   void TearDown() override { fs::remove_all(dir_); }
   void Write(const std::string& name, const std::string& text) { std::ofstream(dir_ / name) << text; }
   std::string Config() const { return (dir_ / "superagent.yaml").string(); }
+
+  // A repository with a typo and the team's `fix.sh` (the worker's command), a policy that lets
+  // Codertocat ask, and a config wiring GitHub (the fake) and the command executor; `extra` is
+  // appended to the config. Returns the origin's path. The script is in the repository, as a
+  // team's tools are: the worker's sandbox shows its worktree, not the test's directory.
+  fs::path PrepareFixRepo(FakeGitHub& github, const std::string& fix_script, const std::string& extra = "") {
+    github.issues[1] = WebhookExample("issue_comment", "created")["issue"];
+    const fs::path origin = dir_ / "origin.git";
+    const std::string seed = (dir_ / "seed").string();
+    fs::create_directories(seed);
+    std::ofstream(fs::path(seed) / "fix.sh") << fix_script;
+    EXPECT_EQ(std::system(("cd " + seed + " && git init -q -b master . && printf 'There is teh typo.\\n' > README.md"
+                           " && git add -A && git -c user.name=t -c user.email=t@t commit -q -m init"
+                           " && git clone -q --bare . " + origin.string())
+                              .c_str()),
+              0);
+    Write("policy.yaml", "mode: observe\nsources:\n  github:\n    people: [Codertocat]\n");
+    Write("superagent.yaml", "data_dir: data\npolicy_file: policy.yaml\npanel:\n  listen: 127.0.0.1:" +
+                                 std::to_string(port_) + "\ngithub:\n  api_url: " + github.url() + "\n  repo: " +
+                                 github.repo + "\nexecution:\n  executor: command\n  command: sh fix.sh" +
+                                 "\n  git_remote: " + origin.string() + "\n" + extra);
+    return origin;
+  }
+  // Codertocat's signed mention of the agent on issue 1, as GitHub delivers it.
+  std::string MentionBody(FakeGitHub& github) {
+    json payload = WebhookExample("issue_comment", "created");
+    payload["comment"] = github.MakeComment(492700400, 1, "Codertocat", "@superagent-bot please fix the typo in README",
+                                            SystemClock()->NowMs());
+    return payload.dump();
+  }
+  int Deliver(const std::string& body, const std::string& signature) {
+    httplib::Client http("127.0.0.1", port_);
+    httplib::Headers headers = {{"X-GitHub-Event", "issue_comment"}, {"X-GitHub-Delivery", "72d3162e"},
+                                {"X-Hub-Signature-256", signature}};
+    auto res = http.Post("/hooks/github", headers, body, "application/json");
+    return res ? res->status : 0;
+  }
+  static std::vector<std::pair<std::string, std::string>> GitHubEnv() {
+    return {{"GITHUB_TOKEN", "ghp_THISISASECRETVALUE0123456789"}, {"GITHUB_WEBHOOK_SECRET", "hook-secret"}};
+  }
 
   fs::path dir_;
   int port_ = 0;
@@ -146,46 +187,13 @@ TEST_F(ServeTest, ExplainAndReceiveWithoutADatabaseSayWhatToDo) {
 // answers nothing twice and opens no second PR.
 TEST_F(ServeTest, GitHubMentionByWebhookIsWorkedOnAndAnsweredOnceAcrossARestart) {
   FakeGitHub github(SystemClock());
-  json issue = WebhookExample("issue_comment", "created")["issue"];
-  github.issues[1] = issue;
-  const fs::path origin = dir_ / "origin.git";
-  const std::string seed = (dir_ / "seed").string();
-  ASSERT_EQ(std::system(("git init -q -b master " + seed + " && cd " + seed +
-                         " && printf 'There is teh typo.\\n' > README.md && git add -A"
-                         " && git -c user.name=t -c user.email=t@t commit -q -m init && git clone -q --bare . " +
-                         origin.string())
-                            .c_str()),
-            0);
-  Write("fix.sh",
-        "cat > task.json\nsed -i 's/teh typo/the typo/' README.md\n"
-        "echo '{\"stage\":\"ready\",\"summary\":\"Fixed the typo in README.\",\"question\":null,"
-        "\"pr\":{\"title\":\"Fix the typo\",\"body\":\"Fixes #1.\"}}'\n");
-  // The worker's script is in the repository, as a team's tools are: the worker's sandbox shows
-  // its worktree and the system, not the test's directory (the daemon's config and data).
-  ASSERT_EQ(std::system(("cp " + (dir_ / "fix.sh").string() + " " + seed + " && cd " + seed +
-                         " && git add fix.sh && git -c user.name=t -c user.email=t@t commit -q -m tools && git push -q " +
-                         origin.string() + " master")
-                            .c_str()),
-            0);
-  Write("policy.yaml", "mode: observe\nsources:\n  github:\n    people: [Codertocat]\n");
-  Write("superagent.yaml", "data_dir: data\npolicy_file: policy.yaml\npanel:\n  listen: 127.0.0.1:" +
-                               std::to_string(port_) + "\ngithub:\n  api_url: " + github.url() + "\n  repo: " +
-                               github.repo + "\nexecution:\n  executor: command\n  command: sh fix.sh" +
-                               "\n  git_remote: " + origin.string() + "\n");
-  const std::vector<std::pair<std::string, std::string>> env = {
-      {"GITHUB_TOKEN", "ghp_THISISASECRETVALUE0123456789"}, {"GITHUB_WEBHOOK_SECRET", "hook-secret"}};
-  json payload = WebhookExample("issue_comment", "created");
-  payload["comment"] = github.MakeComment(492700400, 1, "Codertocat", "@superagent-bot please fix the typo in README",
-                                          SystemClock()->NowMs());
-  const std::string body = payload.dump();
-  auto deliver = [&](const std::string& signature) {
-    httplib::Client http("127.0.0.1", port_);
-    http.set_bearer_token_auth(PanelTokenIn((dir_ / "data").string()));
-    httplib::Headers headers = {{"X-GitHub-Event", "issue_comment"}, {"X-GitHub-Delivery", "72d3162e"},
-                                {"X-Hub-Signature-256", signature}};
-    auto res = http.Post("/hooks/github", headers, body, "application/json");
-    return res ? res->status : 0;
-  };
+  const fs::path origin =
+      PrepareFixRepo(github, "cat > task.json\nsed -i 's/teh typo/the typo/' README.md\n"
+                             "echo '{\"stage\":\"ready\",\"summary\":\"Fixed the typo in README.\",\"question\":null,"
+                             "\"pr\":{\"title\":\"Fix the typo\",\"body\":\"Fixes #1.\"}}'\n");
+  const auto env = GitHubEnv();
+  const std::string body = MentionBody(github);
+  auto deliver = [&](const std::string& signature) { return Deliver(body, signature); };
   auto bodies = [&] {
     std::vector<std::string> out;
     auto lock = github.Lock();
@@ -244,6 +252,74 @@ TEST_F(ServeTest, GitHubMentionByWebhookIsWorkedOnAndAnsweredOnceAcrossARestart)
 // daemon (a byte cut inside a character; json type_error.316 uncaught in the turn thread) — and
 // again at every start, since the interrupted turn resumed. Now the turn ends blocked, the text
 // reaches the store, the panel and GitHub, and the daemon keeps serving, before and after a restart.
+// Issue 20: a turn's end — its PR action, its result and its stage — is one transaction, so a
+// daemon killed at any point of the work either finished all of it (nothing is redone) or none
+// (the restarted turn posts the one result). Six SIGKILLs land at random but reproducible
+// moments (a seeded generator) while the worker runs; then the daemon is left to finish.
+TEST_F(ServeTest, ADaemonKilledAtRandomPointsOfTheWorkPostsExactlyOneResult) {
+  FakeGitHub github(SystemClock());
+  // Slow enough for kills to land before, during and after the fix; an after of 50 so the
+  // crash-loop guard (which sets a turn aside after 5 kills in a row) stays out of this test.
+  PrepareFixRepo(github,
+                 "cat > task.json\nsleep 0.2\nsed -i 's/teh typo/the typo/' README.md\nsleep 0.2\n"
+                 "echo '{\"stage\":\"ready\",\"summary\":\"Fixed the typo in README.\",\"question\":null,"
+                 "\"pr\":{\"title\":\"Fix the typo\",\"body\":\"Fixes #1.\"}}'\n",
+                 "quarantine:\n  after: 50\n");
+  const auto env = GitHubEnv();
+  const std::string body = MentionBody(github);
+  auto said = [&](const std::string& words) {
+    int n = 0;
+    auto lock = github.Lock();
+    for (const json& c : github.comments) n += c["body"].get<std::string>().find(words) != std::string::npos;
+    return n;
+  };
+  std::mt19937 random(20);
+  std::uniform_int_distribution<int> after_ms(0, 1'200);
+  std::vector<int> kills;
+  int resumed = 0;  // starts that found a turn the last kill interrupted
+  for (int round = 0; round < 6; ++round) {
+    DaemonProcess d(SUPERAGENT_BINARY, {"serve", "--config", Config()}, env);
+    ASSERT_TRUE(d.WaitForLine("ready")) << d.log();
+    if (round == 0) {
+      ASSERT_TRUE(d.WaitForCount("github identity login=superagent-bot", 1)) << d.log();
+      ASSERT_EQ(Deliver(body, github::WebhookSignature("hook-secret", body)), 200);
+    }
+    kills.push_back(after_ms(random));
+    std::this_thread::sleep_for(std::chrono::milliseconds(kills.back()));  // the kill point, not a wait
+    d.Signal(SIGKILL);
+    d.Wait();
+    resumed += d.log().find("work resumed after restart") != std::string::npos;
+  }
+  {
+    DaemonProcess d(SUPERAGENT_BINARY, {"serve", "--config", Config()}, env);
+    ASSERT_TRUE(d.WaitForLine("ready")) << d.log();
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    while (said("Fixed the typo in README.") == 0 && std::chrono::steady_clock::now() < deadline)
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    ASSERT_EQ(said("Fixed the typo in README."), 1) << d.log();
+    d.Signal(SIGTERM);
+    EXPECT_EQ(d.Wait(), 0) << d.log();
+  }
+  {
+    // One more start has nothing left to do: no interrupted turn, no follow-up.
+    DaemonProcess d(SUPERAGENT_BINARY, {"serve", "--config", Config()}, env);
+    ASSERT_TRUE(d.WaitForLine("ready")) << d.log();
+    EXPECT_NE(d.log().find("resumed=0"), std::string::npos) << d.log();
+    d.Signal(SIGTERM);
+    EXPECT_EQ(d.Wait(), 0) << d.log();
+    EXPECT_EQ(d.log().find("worker turn"), std::string::npos) << d.log();
+  }
+  std::string points;
+  for (int k : kills) points += std::to_string(k) + " ";
+  EXPECT_EQ(said("Fixed the typo in README."), 1) << "kills at ms: " << points;
+  {
+    auto lock = github.Lock();
+    EXPECT_EQ(github.comments.size(), 2u) << "the acknowledgement and the result, once each";
+  }
+  EXPECT_EQ(github.pulls.size(), 1u) << "kills at ms: " << points;
+  EXPECT_GE(resumed, 1) << "no kill landed inside a turn; kills at ms: " << points;
+}
+
 TEST_F(ServeTest, ChineseOutputOfAFailingWorkerCommandNeitherCrashesTheDaemonNorLoopsAcrossARestart) {
   FakeGitHub github(SystemClock());
   github.issues[1] = WebhookExample("issue_comment", "created")["issue"];

@@ -109,6 +109,39 @@ TEST_F(ExecSchedulerTest, WithOneSlotAPersonsFollowUpUsesTheReservedSlotWhileNew
   EXPECT_EQ(engine_->GetTicket(c)->stage, Stage::kReady);
 }
 
+// SPEC §6: the extra slot is for people. A bot's comment on a Ticket whose worker slot is taken
+// waits for an ordinary slot; a person's message on the same Ticket does not.
+TEST_F(ExecSchedulerTest, ABotsCommentNeverTakesTheSlotKeptForPeople) {
+  ScriptedExecutor executor;
+  auto scheduler = MakeScheduler(&executor, /*slots=*/1);
+  const TicketId b = AcceptedTicket("b1", 2);
+  ASSERT_EQ(*scheduler->Tick(), 1);
+  scheduler->WaitForTurns();
+  ASSERT_TRUE(scheduler->Tick().ok());
+  const TicketId a = AcceptedTicket("a1", 1);
+  executor.Hold(a);
+  ASSERT_EQ(*scheduler->Tick(), 1);  // a holds the only worker slot
+  executor.WaitTurns(2);
+
+  Receive(Comment("bot", "renovate[bot]", false, "Update dependency eslint to v9", 2, /*human=*/false));
+  EXPECT_EQ(*scheduler->Tick(), 0) << "the bot's update waits for a's slot";
+  EXPECT_EQ(engine_->Assignments(b).back().cause, "update");
+  EXPECT_FALSE(scheduler->Slots().reserved_used);
+
+  // A person's message to the same Ticket makes its queued turn theirs: it starts now, in the
+  // reserved slot, and takes both inputs.
+  Receive(Comment("person", "alice", false, "please also bump the lockfile", 2));
+  EXPECT_EQ(engine_->Assignments(b).back().cause, "follow_up");
+  EXPECT_EQ(*scheduler->Tick(), 1);
+  executor.WaitTurns(3);
+  EXPECT_EQ(executor.Turns()[2], b);
+  EXPECT_TRUE(scheduler->Slots().reserved_used);
+  ASSERT_EQ(executor.inputs[b].size(), 2u) << "one turn takes both";
+  scheduler->WaitForTurns(b);
+  executor.Release(a);
+  scheduler->WaitForTurns();
+}
+
 TEST_F(ExecSchedulerTest, QueuedTicketsStartInOrder) {
   ScriptedExecutor executor;
   auto scheduler = MakeScheduler(&executor, /*slots=*/1);

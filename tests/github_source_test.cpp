@@ -761,3 +761,36 @@ TEST_F(GitHubSourceTest, NotificationWithANullRepositoryNameIsSkippedFoundByFuzz
 
 }  // namespace
 }  // namespace superagent::github
+
+namespace superagent::github {
+namespace {
+
+// Issue 20: one webhook delivery is one write transaction — the Trigger, the webhook path's
+// health and the cursor that starts following the discussion the request came from — and reads
+// the Source's cursors once.
+TEST_F(GitHubSourceTest, AWebhookDeliveryIsOneWriteTransaction) {
+  options_.bot_login = "superagent-bot";
+  NewSource();
+  json payload = WebhookExample("issue_comment", "created");
+  payload["comment"] = fake_->MakeComment(777, 1, "Codertocat", "@superagent-bot 请修复 README 里的错字 🙏", t0_ + 1'000);
+  const std::string body = payload.dump();
+  const std::int64_t before = engine_->WriteTransactions();
+  WebhookReply w = source_->HandleWebhook({"issue_comment", "d-9", WebhookSignature(kSecret, body), body});
+  EXPECT_EQ(w.status, 200) << w.message;
+  EXPECT_EQ(w.message, "stored");
+  EXPECT_EQ(engine_->WriteTransactions() - before, 1);
+  const auto cursors = engine_->SourceCursors("github");
+  EXPECT_EQ(cursors.count(Discussion{false, 1}.Key()), 1u) << "the discussion is followed from now on";
+  bool webhook_health = false;
+  for (const SourceHealth& h : engine_->SourcesHealth())
+    webhook_health |= h.source == "github" && h.path == "webhook" && h.last_success_at.has_value();
+  EXPECT_TRUE(webhook_health);
+  // The same delivery again: a duplicate, still one transaction (its health), nothing else.
+  const std::int64_t again = engine_->WriteTransactions();
+  EXPECT_EQ(source_->HandleWebhook({"issue_comment", "d-9", WebhookSignature(kSecret, body), body}).message,
+            "duplicate");
+  EXPECT_EQ(engine_->WriteTransactions() - again, 1);
+}
+
+}  // namespace
+}  // namespace superagent::github

@@ -195,6 +195,8 @@ Result<IntakeResult> Engine::Receive(const Trigger& trigger, const std::string& 
     in.from_person = from_person;
     auto id = store_->InsertInput(in);
     if (!id.ok()) return id.status();
+    // A turn already queued for a bot's or CI's input becomes this person's (SPEC §6).
+    if (from_person && in.state == "pending") RETURN_IF_ERROR(store_->PromoteQueuedUpdate(ticket));
     result.delivered_to.push_back(ticket);
     return Status::Ok();
   };

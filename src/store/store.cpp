@@ -522,6 +522,12 @@ Result<std::vector<Assignment>> Store::AssignmentsFor(TicketId ticket) {
   return out;
 }
 
+Status Store::PromoteQueuedUpdate(TicketId ticket) {
+  Stmt s = db_.Prepare(
+      "UPDATE assignments SET cause = 'follow_up' WHERE ticket_id = ? AND state = 'pending' AND cause = 'update'");
+  return s.Bind(1, ticket).Run();
+}
+
 Status Store::EndAssignments(TicketId ticket, TimeMs at) {
   Stmt s = db_.Prepare("UPDATE assignments SET state = 'ended', ended_at = ? WHERE ticket_id = ? AND state != 'ended'");
   return s.Bind(1, at).Bind(2, ticket).Run();

@@ -128,6 +128,8 @@ class Store {
   Result<std::int64_t> InsertAssignment(TicketId ticket, const std::string& executor, const std::string& cause, TimeMs at);
   Result<std::vector<Assignment>> AssignmentsFor(TicketId ticket);
   Status EndAssignments(TicketId ticket, TimeMs at);
+  // The Ticket's pending Assignment of cause "update" (if any) becomes "follow_up".
+  Status PromoteQueuedUpdate(TicketId ticket);
 
   // Execution (store_exec.cpp): Assignments by state, sessions, transcripts, usage, workspaces.
   Result<std::vector<Assignment>> AssignmentsInState(const std::string& state);

@@ -1,0 +1,355 @@
+// Issue 20 on the Engine: the one Ticket state machine, worker turns as one transaction each
+// (BeginTurn, FinishTurn), a Stop racing a turn's start, inputs that know their sender and age,
+// and the write transactions each domain event costs.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "core/ticket_stage.h"
+#include "engine_fixture.h"
+#include "superagent/views.h"
+
+namespace superagent::testing {
+namespace {
+
+using ::testing::HasSubstr;
+using nlohmann::json;
+
+constexpr Stage kAllStages[] = {Stage::kWorking, Stage::kIdle,    Stage::kWaitingForPerson,
+                                Stage::kReady,   Stage::kBlocked, Stage::kEnded};
+constexpr StageCause kAllCauses[] = {StageCause::kTurnStarted, StageCause::kReported,  StageCause::kAsked,
+                                     StageCause::kAnswered,    StageCause::kResumed,   StageCause::kSetAside,
+                                     StageCause::kRetried,     StageCause::kBackgroundDone,
+                                     StageCause::kEnded,       StageCause::kStopped};
+
+// The SPEC's rules, checked against every (from, to, cause) the table could hold.
+TEST(TicketStageTest, EveryLegalMoveKeepsTheSpecsRules) {
+  int legal = 0;
+  for (Stage from : kAllStages) {
+    for (Stage to : kAllStages) {
+      for (StageCause cause : kAllCauses) {
+        // Staying is not a move: ChangeStage writes nothing for it, whatever the table says.
+        if (from == to || !StageChangeAllowed(from, to, cause)) continue;
+        ++legal;
+        const std::string move = std::string(StageName(from)) + " -> " + StageName(to) + " (" + StageCauseName(cause) + ")";
+        // SPEC §4.5: an ended Ticket is reopened only by a person's message (or answer), in place.
+        if (from == Stage::kEnded) {
+          EXPECT_TRUE(to == Stage::kIdle && cause == StageCause::kResumed) << move;
+        }
+        // Only the end of the work or a stop ends a Ticket.
+        if (to == Stage::kEnded) {
+          EXPECT_TRUE(cause == StageCause::kEnded || cause == StageCause::kStopped) << move;
+        }
+        // Work starts only with a turn, never on a Ticket waiting for a person or ended.
+        if (to == Stage::kWorking) {
+          EXPECT_EQ(cause, StageCause::kTurnStarted) << move;
+          EXPECT_NE(from, Stage::kWaitingForPerson) << move;
+        }
+        // A question is answered, set aside or the Ticket ends; nothing else moves it on.
+        if (from == Stage::kWaitingForPerson) {
+          EXPECT_TRUE(to == Stage::kIdle || to == Stage::kBlocked || to == Stage::kEnded) << move;
+        }
+        // A question is only ever asked (SPEC §1: structured, never inferred from a report's text).
+        if (to == Stage::kWaitingForPerson) {
+          EXPECT_EQ(cause, StageCause::kAsked) << move;
+        }
+      }
+    }
+  }
+  EXPECT_GT(legal, 20) << "the table lost its moves";
+  EXPECT_FALSE(StageChangeAllowed(Stage::kEnded, Stage::kIdle, StageCause::kReported));
+  EXPECT_FALSE(StageChangeAllowed(Stage::kEnded, Stage::kWorking, StageCause::kTurnStarted));
+  EXPECT_FALSE(StageChangeAllowed(Stage::kWaitingForPerson, Stage::kWorking, StageCause::kTurnStarted));
+  EXPECT_FALSE(StageChangeAllowed(Stage::kReady, Stage::kIdle, StageCause::kBackgroundDone));
+  EXPECT_TRUE(StageChangeAllowed(Stage::kWorking, Stage::kReady, StageCause::kBackgroundDone));
+}
+
+class EngineTurnsTest : public EngineTest {
+ protected:
+  WorkspaceRecord Workspace(TicketId t) {
+    WorkspaceRecord w;
+    w.ticket = t;
+    w.dir = (dir_ / ("work-" + std::to_string(t))).string();
+    w.branch = "superagent/ticket-" + std::to_string(t);
+    w.base = "origin/main";
+    return w;
+  }
+  std::int64_t PendingAssignment(TicketId t) {
+    for (const Assignment& a : engine_->Assignments(t))
+      if (a.state == "pending") return a.id;
+    ADD_FAILURE() << "ticket " << t << " has no pending assignment";
+    return 0;
+  }
+  std::vector<Receipt> ResultsOf(TicketId t) {
+    std::vector<Receipt> out;
+    for (const Receipt& r : engine_->Receipts(t))
+      if (r.kind == MessageKind::kResult) out.push_back(r);
+    return out;
+  }
+  // Runs one whole turn of `t` reporting ready; returns the inputs it was given.
+  std::vector<TakenInput> Turn(TicketId t, const std::string& summary = "Fixed the typo.") {
+    auto begun = engine_->BeginTurn(PendingAssignment(t), "builtin", Workspace(t));
+    EXPECT_TRUE(begun.ok()) << begun.status().ToString();
+    if (!begun.ok()) return {};
+    TurnEnd end;
+    end.assignment = begun->assignment.id;
+    end.reported = Stage::kReady;
+    end.summary = summary;
+    auto out = engine_->FinishTurn(end);
+    EXPECT_TRUE(out.ok()) << out.status().ToString();
+    return begun->inputs;
+  }
+  // How many write transactions `fn` began.
+  std::int64_t Writes(const std::function<void()>& fn) {
+    const std::int64_t before = engine_->WriteTransactions();
+    fn();
+    return engine_->WriteTransactions() - before;
+  }
+};
+
+TEST_F(EngineTurnsTest, BeginTurnGivesTheWholeContextAndFinishTurnAppliesTheReportInOneTransactionEach) {
+  const TicketId t = AcceptedTicket("c1");
+  const std::int64_t a = PendingAssignment(t);
+  Result<TurnContext> begun = Status::Internal("not run");
+  EXPECT_EQ(Writes([&] { begun = engine_->BeginTurn(a, "builtin", Workspace(t)); }), 1);
+  ASSERT_TRUE(begun.ok()) << begun.status().ToString();
+  EXPECT_EQ(begun->ticket.stage, Stage::kWorking);
+  EXPECT_EQ(begun->assignment.state, "running");
+  EXPECT_EQ(begun->session.status, "running");
+  EXPECT_TRUE(begun->first_turn);
+  EXPECT_EQ(begun->request_text, "@agent please fix the typo in README");
+  ASSERT_TRUE(begun->workspace.has_value());
+  EXPECT_EQ(begun->workspace->branch, "superagent/ticket-" + std::to_string(t));
+  ASSERT_EQ(begun->inputs.size(), 1u);
+  EXPECT_TRUE(begun->inputs[0].request);
+  EXPECT_TRUE(begun->inputs[0].input.from_person);
+  EXPECT_TRUE(engine_->TicketInputs(t)[0].state == "taken");
+
+  TurnEnd end;
+  end.assignment = a;
+  end.reported = Stage::kReady;
+  end.summary = "Fixed the typo; 修好了 🎉";
+  end.actions.emplace_back("open_pull_request", json{{"channel", "github:repo"}, {"idempotency_key", "pr:ticket:1"}});
+  Result<TurnOutcome> out = Status::Internal("not run");
+  EXPECT_EQ(Writes([&] { out = engine_->FinishTurn(end); }), 1);
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  EXPECT_TRUE(out->said);
+  EXPECT_EQ(out->stage, Stage::kReady);
+  EXPECT_EQ(engine_->GetTicket(t)->stage, Stage::kReady);
+  EXPECT_EQ(engine_->Assignments(t).back().state, "ended");
+  EXPECT_EQ(engine_->SessionForTicket(t)->status, "idle");
+  ASSERT_EQ(ResultsOf(t).size(), 1u);
+  EXPECT_EQ(ResultsOf(t)[0].body, "Fixed the typo; 修好了 🎉");
+  EXPECT_EQ(engine_->OutboxCounts()["pending"].get<int>(), 3) << "ack, result and the PR action";
+
+  // The same report again (a retried call) neither says nor changes anything more.
+  ASSERT_TRUE(engine_->FinishTurn(end).ok());
+  EXPECT_EQ(ResultsOf(t).size(), 1u);
+  EXPECT_EQ(engine_->OutboxCounts()["pending"].get<int>(), 3);
+}
+
+TEST_F(EngineTurnsTest, AResultOverTheLimitIsNotCutButBlocksTheTicketWithWhy) {
+  const TicketId t = AcceptedTicket("c1");
+  auto begun = engine_->BeginTurn(PendingAssignment(t), "builtin", Workspace(t));
+  ASSERT_TRUE(begun.ok());
+  TurnEnd end;
+  end.assignment = begun->assignment.id;
+  end.reported = Stage::kReady;
+  end.summary = std::string(70'000, 'x');
+  auto out = engine_->FinishTurn(end);
+  ASSERT_TRUE(out.ok());
+  EXPECT_FALSE(out->said);
+  EXPECT_THAT(out->not_sent, HasSubstr("at most 65000 characters"));
+  EXPECT_EQ(engine_->GetTicket(t)->stage, Stage::kBlocked);
+  EXPECT_TRUE(ResultsOf(t).empty());
+}
+
+// A Stop and a turn's start, in both orders (the Engine's lock makes every interleaving one of
+// these two): the ended Ticket is never left with a running session, and says nothing more.
+TEST_F(EngineTurnsTest, AStopRacingATurnsStartNeverLeavesARunningSessionForAnEndedTicket) {
+  // Stop first: the turn does not begin, its Assignment ends with it.
+  const TicketId first = AcceptedTicket("c1", 1);
+  const std::int64_t a1 = PendingAssignment(first);
+  std::int64_t stop_writes = Writes([&] { ASSERT_TRUE(engine_->StopTicket(first, "alice").ok()); });
+  EXPECT_EQ(stop_writes, 1);
+  auto refused = engine_->BeginTurn(a1, "builtin", Workspace(first));
+  EXPECT_EQ(refused.status().code(), Status::Code::kConflict);
+  EXPECT_THAT(refused.status().message(), HasSubstr("ended")) << "the Stop ended its Assignment";
+  EXPECT_EQ(engine_->Assignments(first).back().state, "ended");
+  EXPECT_FALSE(engine_->SessionForTicket(first).has_value()) << "no session was opened for it";
+
+  // The turn first: the Stop idles its session in the Stop's own transaction, and the turn's end
+  // (a report of the work it did until the cancel reached it) says nothing.
+  const TicketId second = AcceptedTicket("c2", 2);
+  auto begun = engine_->BeginTurn(PendingAssignment(second), "builtin", Workspace(second));
+  ASSERT_TRUE(begun.ok());
+  EXPECT_EQ(engine_->SessionForTicket(second)->status, "running");
+  stop_writes = Writes([&] { ASSERT_TRUE(engine_->StopTicket(second, "alice").ok()); });
+  EXPECT_EQ(stop_writes, 1);
+  EXPECT_EQ(engine_->SessionForTicket(second)->status, "idle");
+  TurnEnd end;
+  end.assignment = begun->assignment.id;
+  end.reported = Stage::kReady;
+  end.summary = "Done.";
+  auto out = engine_->FinishTurn(end);
+  ASSERT_TRUE(out.ok());
+  EXPECT_FALSE(out->said);
+  EXPECT_EQ(out->stage, Stage::kEnded);
+  EXPECT_TRUE(ResultsOf(second).empty());
+  for (const Session& s : engine_->Sessions()) EXPECT_NE(s.status, "running") << "session " << s.id;
+}
+
+// The reported defect: the issue's opening text, older than the mention that made the Ticket,
+// arrived by polling after the Ticket was worked to a result and started a second turn that
+// posted a second result.
+TEST_F(EngineTurnsTest, AMessageOlderThanTheRequestIsContextForTheNextTurnAndStartsNone) {
+  const Trigger opening = [&] {
+    Trigger t = Comment("issue-opened", "alice", false, "README says 'teh typo'.", 1);
+    t.scope = "issues";
+    return t;
+  }();
+  clock_.Advance(5 * 60'000);
+  const TicketId t = AcceptedTicket("mention");
+  Turn(t);
+  ASSERT_EQ(ResultsOf(t).size(), 1u);
+
+  IntakeResult r = Receive(opening);  // polling brings the older opening text now
+  EXPECT_THAT(r.delivered_to, ::testing::ElementsAre(t)) << "it reached the Ticket: no Eval of it";
+  EXPECT_FALSE(r.queued_for_eval);
+  EXPECT_EQ(engine_->TicketInputs(t).back().state, "context");
+  EXPECT_EQ(*engine_->AssignFollowUps(), 0) << "an older message starts no turn";
+  EXPECT_EQ(engine_->GetTicket(t)->stage, Stage::kReady);
+  EXPECT_EQ(ResultsOf(t).size(), 1u);
+
+  // A person's later message does start one, and that turn sees the older text as context.
+  clock_.Advance(60'000);
+  Receive(Comment("later", "alice", false, "and the heading too", 1));
+  ASSERT_EQ(*engine_->AssignFollowUps(), 1);
+  EXPECT_EQ(engine_->Assignments(t).back().cause, "follow_up");
+  const std::vector<TakenInput> inputs = Turn(t, "Fixed the heading too.");
+  ASSERT_EQ(inputs.size(), 2u);
+  EXPECT_TRUE(inputs[0].context);
+  EXPECT_EQ(inputs[0].trigger->id, "issue-opened");
+  EXPECT_FALSE(inputs[1].context);
+  EXPECT_EQ(inputs[1].trigger->text, "and the heading too");
+  EXPECT_EQ(ResultsOf(t).size(), 2u) << "one result per piece of work";
+}
+
+TEST_F(EngineTurnsTest, AnOlderPersonsMessageDoesNotResumeAnEndedTicket) {
+  const Trigger older = Comment("older", "alice", false, "context from before", 1);
+  clock_.Advance(60'000);
+  const TicketId t = AcceptedTicket("mention");
+  Turn(t);
+  ASSERT_TRUE(engine_->EndTicket(t, "result delivered").ok());
+  Receive(older);
+  EXPECT_EQ(engine_->GetTicket(t)->stage, Stage::kEnded);
+  EXPECT_EQ(engine_->TicketInputs(t).back().state, "context");
+  Receive(Comment("newer", "alice", false, "one more thing", 1));
+  EXPECT_EQ(engine_->GetTicket(t)->stage, Stage::kIdle) << "a newer one resumes it in place";
+}
+
+// SPEC §6: the extra slot is for people. A bot's comment or CI's result on a Ticket's Thread is
+// still delivered, but its turn waits for an ordinary slot.
+TEST_F(EngineTurnsTest, OnlyAPersonsInputMakesAFollowUpThatMayTakeTheReservedSlot) {
+  const TicketId t = AcceptedTicket("mention");
+  Turn(t);
+  Receive(Comment("bot", "dependabot[bot]", false, "Bumps lodash", 1, /*human=*/false));
+  ASSERT_EQ(*engine_->AssignFollowUps(), 1);
+  EXPECT_EQ(engine_->Assignments(t).back().cause, "update");
+  EXPECT_FALSE(engine_->TicketInputs(t).back().from_person);
+  Turn(t);
+  Trigger ci = Comment("ci", "github-actions", false, "CI failed on main", 1);
+  ci.scope = "ci";
+  Receive(ci);
+  ASSERT_EQ(*engine_->AssignFollowUps(), 1);
+  EXPECT_EQ(engine_->Assignments(t).back().cause, "update") << "CI is not a person, even when marked human";
+  Turn(t);
+  Receive(Comment("person", "bob", false, "thanks, one more", 1));
+  ASSERT_EQ(*engine_->AssignFollowUps(), 1);
+  EXPECT_EQ(engine_->Assignments(t).back().cause, "follow_up");
+  EXPECT_TRUE(engine_->TicketInputs(t).back().from_person);
+  Turn(t);
+  // A person's message to a Ticket whose turn is queued for a bot's input makes that turn theirs.
+  Receive(Comment("bot2", "dependabot[bot]", false, "Bumps axios", 1, /*human=*/false));
+  ASSERT_EQ(*engine_->AssignFollowUps(), 1);
+  EXPECT_EQ(engine_->Assignments(t).back().cause, "update");
+  Receive(Comment("person2", "bob", false, "and please rebase", 1));
+  EXPECT_EQ(engine_->Assignments(t).back().cause, "follow_up");
+  EXPECT_EQ(*engine_->AssignFollowUps(), 0) << "still one queued turn";
+}
+
+TEST_F(EngineTurnsTest, BackgroundWorkKeepsTheTicketWorkingUntilItEnds) {
+  const TicketId t = AcceptedTicket("mention");
+  auto begun = engine_->BeginTurn(PendingAssignment(t), "builtin", Workspace(t));
+  ASSERT_TRUE(begun.ok());
+  TurnEnd end;
+  end.assignment = begun->assignment.id;
+  end.reported = Stage::kReady;
+  end.summary = "The server is up at :8080 for review.";
+  end.background_running = true;
+  auto out = engine_->FinishTurn(end);
+  ASSERT_TRUE(out.ok());
+  EXPECT_TRUE(out->said) << "the result goes out at once";
+  EXPECT_EQ(out->stage, Stage::kWorking);
+  ASSERT_TRUE(out->deferred.has_value());
+  EXPECT_EQ(*out->deferred, Stage::kReady);
+  EXPECT_EQ(engine_->GetTicket(t)->stage, Stage::kWorking);
+
+  // An illegal move is refused and writes nothing.
+  auto views = Views::Open((dir_ / "superagent.db").string());
+  ASSERT_TRUE(views.ok());
+  const std::size_t events = (*views)->Detail(t)->events.size();
+  Status illegal = engine_->EndBackgroundWork(t, Stage::kWaitingForPerson, "jobs ended");
+  EXPECT_EQ(illegal.code(), Status::Code::kConflict);
+  EXPECT_THAT(illegal.message(), HasSubstr("cannot go from working to waiting_for_person"));
+  EXPECT_EQ(engine_->GetTicket(t)->stage, Stage::kWorking);
+  EXPECT_EQ((*views)->Detail(t)->events.size(), events);
+
+  ASSERT_TRUE(engine_->EndBackgroundWork(t, Stage::kReady, "background work ended").ok());
+  EXPECT_EQ(engine_->GetTicket(t)->stage, Stage::kReady);
+  EXPECT_EQ((*views)->Detail(t)->events.back().cause, "background work ended");
+}
+
+TEST_F(EngineTurnsTest, ARestartIdlesATicketWhoseBackgroundWorkDiedWithTheDaemon) {
+  const TicketId t = AcceptedTicket("mention");
+  auto begun = engine_->BeginTurn(PendingAssignment(t), "builtin", Workspace(t));
+  ASSERT_TRUE(begun.ok());
+  TurnEnd end;
+  end.assignment = begun->assignment.id;
+  end.reported = Stage::kReady;
+  end.summary = "Done; the dev server runs.";
+  end.background_running = true;
+  ASSERT_TRUE(engine_->FinishTurn(end).ok());
+  Open(MakePolicy("observe"));  // the daemon restarts
+  ASSERT_TRUE(engine_->RecoverInterruptedWork().ok());
+  EXPECT_EQ(engine_->GetTicket(t)->stage, Stage::kIdle);
+  EXPECT_EQ(ResultsOf(t).size(), 1u);
+  EXPECT_EQ(*engine_->AssignFollowUps(), 0) << "nothing to redo";
+}
+
+// One delivery by a Source is one transaction, also when it starts following a discussion.
+TEST_F(EngineTurnsTest, AReceiveWithItsSourcesBookkeepingIsOneTransaction) {
+  SourceUpdate u;
+  u.source = "github";
+  u.path = "webhook";
+  u.set_cursors["issue:7"] = R"({"since":"2026-01-01T00:00:00Z"})";
+  EXPECT_EQ(Writes([&] { ASSERT_TRUE(engine_->Receive(Comment("w1", "alice", true, "@agent 修一下", 7), "webhook", "", &u).ok()); }),
+            1);
+  EXPECT_EQ(engine_->SourceCursors("github").count("issue:7"), 1u);
+  bool found = false;
+  for (const SourceHealth& h : engine_->SourcesHealth()) found |= h.source == "github" && h.path == "webhook";
+  EXPECT_TRUE(found);
+  // A duplicate still records the path's health, in one transaction, and stores nothing else.
+  u.set_cursors.clear();
+  Result<IntakeResult> dup = Status::Internal("not run");
+  EXPECT_EQ(Writes([&] { dup = engine_->Receive(Comment("w1", "alice", true, "@agent 修一下", 7), "webhook", "", &u); }), 1);
+  ASSERT_TRUE(dup.ok());
+  EXPECT_EQ(dup->outcome, IntakeOutcome::kDuplicate);
+  // A Trigger intake refuses writes neither it nor the bookkeeping.
+  Trigger bad = Comment("", "alice", true, "no id", 7);
+  u.set_cursors["issue:8"] = "{}";
+  EXPECT_EQ(Writes([&] { EXPECT_FALSE(engine_->Receive(bad, "webhook", "", &u).ok()); }), 0);
+  EXPECT_EQ(engine_->SourceCursors("github").count("issue:8"), 0u);
+}
+
+}  // namespace
+}  // namespace superagent::testing
