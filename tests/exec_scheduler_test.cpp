@@ -464,6 +464,9 @@ TEST_F(ExecSchedulerTest, ATurnFailingTheSameWayFiveTimesIsSetAsideUntilRetried)
   }
   EXPECT_EQ(executor.Turns().size(), 5u);
   EXPECT_EQ(engine_->GetTicket(id)->stage, Stage::kBlocked);
+  int said = 0;  // every failed turn says why, the one that sets the turns aside too
+  for (const Receipt& r : engine_->Receipts(id)) said += r.kind == MessageKind::kResult;
+  EXPECT_EQ(said, 5);
   auto q = engine_->Quarantined();
   ASSERT_EQ(q.size(), 1u);
   EXPECT_EQ(q[0].kind, "turn");

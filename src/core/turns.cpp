@@ -110,13 +110,14 @@ Result<TurnOutcome> Engine::FinishTurn(const TurnEnd& end) {
     RETURN_IF_ERROR(tx->Commit());
     return out;
   }
-  RETURN_IF_ERROR(CountTurnLocked(a->ticket, end.error, now));
-  ASSIGN_OR_RETURN(tk, store_->GetTicket(a->ticket));  // setting turns aside may have blocked it
-  if (!tk->open() || tk->stage != Stage::kWorking) {
-    out.stage = tk->stage;
-    RETURN_IF_ERROR(tx->Commit());
-    return out;
-  }
+  // Last, the turn's failure (or success) is counted: the report of a failure that sets the
+  // Ticket's turns aside is still said, and the Ticket ends up blocked with why.
+  auto count_and_commit = [&]() -> Status {
+    RETURN_IF_ERROR(CountTurnLocked(a->ticket, end.error, now));
+    ASSIGN_OR_RETURN(auto now_tk, store_->GetTicket(a->ticket));
+    if (now_tk) out.stage = now_tk->stage;
+    return tx->Commit();
+  };
   ASSIGN_OR_RETURN(auto mandate, store_->MandateForTicket(a->ticket));
   const std::string suffix = ":ticket:" + Num(a->ticket) + ":assignment:" + Num(a->id);
   Stage to = end.reported.value_or(Stage::kIdle);
@@ -132,9 +133,8 @@ Result<TurnOutcome> Engine::FinishTurn(const TurnEnd& end) {
     if (!action.actor.empty() && !action.question.empty()) {
       Status asked = AskPersonLocked(&*tk, action, "ask" + suffix, now);
       if (asked.ok()) {
-        RETURN_IF_ERROR(tx->Commit());
-        out.stage = Stage::kWaitingForPerson;
         out.handed_over = out.said = true;
+        RETURN_IF_ERROR(count_and_commit());
         return out;
       }
       spdlog::warn("question not asked ticket={} error=\"{}\"", a->ticket, asked.message());
@@ -162,8 +162,8 @@ Result<TurnOutcome> Engine::FinishTurn(const TurnEnd& end) {
   } else {
     RETURN_IF_ERROR(ChangeStage(store_.get(), &*tk, to, StageCause::kReported, detail, now));
   }
-  RETURN_IF_ERROR(tx->Commit());
-  out.stage = tk->stage;
+  RETURN_IF_ERROR(count_and_commit());
+  if (out.stage != Stage::kWorking) out.deferred.reset();  // set aside meanwhile: nothing to defer
   return out;
 }
 
