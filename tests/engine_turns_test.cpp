@@ -85,18 +85,25 @@ class EngineTurnsTest : public EngineTest {
       if (r.kind == MessageKind::kResult) out.push_back(r);
     return out;
   }
-  // Runs one whole turn of `t` reporting ready; returns the inputs it was given.
-  std::vector<TakenInput> Turn(TicketId t, const std::string& summary = "Fixed the typo.") {
+  // A turn's end reporting ready with `summary`, its background work still running or not.
+  static TurnEnd Ready(const std::string& summary, bool background_running = false) {
+    TurnEnd end;
+    end.reported = Stage::kReady;
+    end.summary = summary;
+    end.background_running = background_running;
+    return end;
+  }
+  // Runs one whole turn of `t` (its pending Assignment) ending as `end` says; `inputs`, when
+  // given, receives what the turn was given.
+  TurnOutcome Turn(TicketId t, TurnEnd end = Ready("Fixed the typo."), std::vector<TakenInput>* inputs = nullptr) {
     auto begun = engine_->BeginTurn(PendingAssignment(t), "builtin", Workspace(t));
     EXPECT_TRUE(begun.ok()) << begun.status().ToString();
     if (!begun.ok()) return {};
-    TurnEnd end;
+    if (inputs) *inputs = begun->inputs;
     end.assignment = begun->assignment.id;
-    end.reported = Stage::kReady;
-    end.summary = summary;
     auto out = engine_->FinishTurn(end);
     EXPECT_TRUE(out.ok()) << out.status().ToString();
-    return begun->inputs;
+    return out.ok() ? *out : TurnOutcome{};
   }
   // How many write transactions `fn` began.
   std::int64_t Writes(const std::function<void()>& fn) {
@@ -149,16 +156,9 @@ TEST_F(EngineTurnsTest, BeginTurnGivesTheWholeContextAndFinishTurnAppliesTheRepo
 
 TEST_F(EngineTurnsTest, AResultOverTheLimitIsNotCutButBlocksTheTicketWithWhy) {
   const TicketId t = AcceptedTicket("c1");
-  auto begun = engine_->BeginTurn(PendingAssignment(t), "builtin", Workspace(t));
-  ASSERT_TRUE(begun.ok());
-  TurnEnd end;
-  end.assignment = begun->assignment.id;
-  end.reported = Stage::kReady;
-  end.summary = std::string(70'000, 'x');
-  auto out = engine_->FinishTurn(end);
-  ASSERT_TRUE(out.ok());
-  EXPECT_FALSE(out->said);
-  EXPECT_THAT(out->not_sent, HasSubstr("at most 65000 characters"));
+  const TurnOutcome out = Turn(t, Ready(std::string(70'000, 'x')));
+  EXPECT_FALSE(out.said);
+  EXPECT_THAT(out.not_sent, HasSubstr("at most 65000 characters"));
   EXPECT_EQ(engine_->GetTicket(t)->stage, Stage::kBlocked);
   EXPECT_TRUE(ResultsOf(t).empty());
 }
@@ -186,10 +186,8 @@ TEST_F(EngineTurnsTest, AStopRacingATurnsStartNeverLeavesARunningSessionForAnEnd
   stop_writes = Writes([&] { ASSERT_TRUE(engine_->StopTicket(second, "alice").ok()); });
   EXPECT_EQ(stop_writes, 1);
   EXPECT_EQ(engine_->SessionForTicket(second)->status, "idle");
-  TurnEnd end;
+  TurnEnd end = Ready("Done.");
   end.assignment = begun->assignment.id;
-  end.reported = Stage::kReady;
-  end.summary = "Done.";
   auto out = engine_->FinishTurn(end);
   ASSERT_TRUE(out.ok());
   EXPECT_FALSE(out->said);
@@ -225,7 +223,8 @@ TEST_F(EngineTurnsTest, AMessageOlderThanTheRequestIsContextForTheNextTurnAndSta
   Receive(Comment("later", "alice", false, "and the heading too", 1));
   ASSERT_EQ(*engine_->AssignFollowUps(), 1);
   EXPECT_EQ(engine_->Assignments(t).back().cause, "follow_up");
-  const std::vector<TakenInput> inputs = Turn(t, "Fixed the heading too.");
+  std::vector<TakenInput> inputs;
+  Turn(t, Ready("Fixed the heading too."), &inputs);
   ASSERT_EQ(inputs.size(), 2u);
   EXPECT_TRUE(inputs[0].context);
   EXPECT_EQ(inputs[0].trigger->id, "issue-opened");
@@ -279,19 +278,11 @@ TEST_F(EngineTurnsTest, OnlyAPersonsInputMakesAFollowUpThatMayTakeTheReservedSlo
 
 TEST_F(EngineTurnsTest, BackgroundWorkKeepsTheTicketWorkingUntilItEnds) {
   const TicketId t = AcceptedTicket("mention");
-  auto begun = engine_->BeginTurn(PendingAssignment(t), "builtin", Workspace(t));
-  ASSERT_TRUE(begun.ok());
-  TurnEnd end;
-  end.assignment = begun->assignment.id;
-  end.reported = Stage::kReady;
-  end.summary = "The server is up at :8080 for review.";
-  end.background_running = true;
-  auto out = engine_->FinishTurn(end);
-  ASSERT_TRUE(out.ok());
-  EXPECT_TRUE(out->said) << "the result goes out at once";
-  EXPECT_EQ(out->stage, Stage::kWorking);
-  ASSERT_TRUE(out->deferred.has_value());
-  EXPECT_EQ(*out->deferred, Stage::kReady);
+  const TurnOutcome out = Turn(t, Ready("The server is up at :8080 for review.", /*background_running=*/true));
+  EXPECT_TRUE(out.said) << "the result goes out at once";
+  EXPECT_EQ(out.stage, Stage::kWorking);
+  ASSERT_TRUE(out.deferred.has_value());
+  EXPECT_EQ(*out.deferred, Stage::kReady);
   EXPECT_EQ(engine_->GetTicket(t)->stage, Stage::kWorking);
 
   // An illegal move is refused and writes nothing.
@@ -311,14 +302,7 @@ TEST_F(EngineTurnsTest, BackgroundWorkKeepsTheTicketWorkingUntilItEnds) {
 
 TEST_F(EngineTurnsTest, ARestartIdlesATicketWhoseBackgroundWorkDiedWithTheDaemon) {
   const TicketId t = AcceptedTicket("mention");
-  auto begun = engine_->BeginTurn(PendingAssignment(t), "builtin", Workspace(t));
-  ASSERT_TRUE(begun.ok());
-  TurnEnd end;
-  end.assignment = begun->assignment.id;
-  end.reported = Stage::kReady;
-  end.summary = "Done; the dev server runs.";
-  end.background_running = true;
-  ASSERT_TRUE(engine_->FinishTurn(end).ok());
+  EXPECT_EQ(Turn(t, Ready("Done; the dev server runs.", /*background_running=*/true)).stage, Stage::kWorking);
   Open(MakePolicy("observe"));  // the daemon restarts
   ASSERT_TRUE(engine_->RecoverInterruptedWork().ok());
   EXPECT_EQ(engine_->GetTicket(t)->stage, Stage::kIdle);
