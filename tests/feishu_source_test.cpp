@@ -7,6 +7,7 @@
 #include "engine_fixture.h"
 #include "fake_feishu_server.h"
 #include "superagent/feishu.h"
+#include "superagent/metrics.h"
 
 namespace superagent::feishu {
 namespace {
@@ -112,6 +113,29 @@ TEST_F(FeishuSourceTest, FirstSightRecordsNowThenEachChatAdvancesOnItsOwn) {
   for (const auto& l : fake_->log())
     if (l.params.count("start_time")) seconds |= l.params.at("start_time") == std::to_string((t0_ - 5'000 + 20'000) / 1000);
   EXPECT_TRUE(seconds);
+}
+
+// docs/007: every Source's polling rounds are in /metrics (superagent_source_poll_*), Feishu's too.
+TEST_F(FeishuSourceTest, EveryRoundIsInThePollMetricsAndOneWithAFailedChatCountsAsFailed) {
+  const metrics::SourceRounds before = metrics::ProcessRuntime().Rounds()["feishu"];
+  source_->RunOnce();  // every chat seen first: a clean round
+  {
+    auto lock = fake_->Lock();
+    fake_->fail_container["oc_b"] = 500;
+  }
+  clock_.Advance(20'000);
+  RoundReport failed = source_->RunOnce();
+  ASSERT_EQ(failed.chats_failed, 1);
+  const metrics::SourceRounds after = metrics::ProcessRuntime().Rounds()["feishu"];
+  EXPECT_EQ(after.rounds - before.rounds, 2);
+  EXPECT_EQ(after.failed - before.failed, 1);
+  // As the panel's /metrics renders them.
+  metrics::Snapshot snapshot;
+  snapshot.rounds = metrics::ProcessRuntime().Rounds();
+  const std::string text = metrics::RenderPrometheus(snapshot);
+  EXPECT_THAT(text, HasSubstr("superagent_source_poll_seconds_count{source=\"feishu\"} " + std::to_string(after.rounds) + "\n"));
+  EXPECT_THAT(text, HasSubstr("superagent_source_poll_failures_total{source=\"feishu\"} " + std::to_string(after.failed) + "\n"));
+  EXPECT_THAT(text, HasSubstr("superagent_source_poll_last_seconds{source=\"feishu\"} "));
 }
 
 TEST_F(FeishuSourceTest, AMessageSeenByRealtimeAndByBackfillIsADuplicate) {

@@ -686,6 +686,7 @@ TEST_F(GitHubSourceTest, NoWebhookSecretConfiguredRefusesEverything) {
 TEST_F(GitHubSourceTest, StartPollsAtOnceAndStopReturnsPromptly) {
   Mention(101, 1, 1'000);
   clock_.Advance(10'000);
+  const std::int64_t rounds_before = metrics::ProcessRuntime().Rounds()["github"].rounds;
   source_->Start();
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
   while (fake_->Count("GET", "/repos/Codertocat/Hello-World/commits/") == 0 && std::chrono::steady_clock::now() < deadline)
@@ -695,6 +696,7 @@ TEST_F(GitHubSourceTest, StartPollsAtOnceAndStopReturnsPromptly) {
   EXPECT_LT(std::chrono::steady_clock::now() - stop_started, std::chrono::seconds(5));
   EXPECT_EQ(fake_->Count("GET", "/notifications"), 1);
   EXPECT_TRUE(engine_->GetTrigger("github:comment:101@" + fake_->Iso(t0_ + 1'000)).ok());
+  EXPECT_EQ(metrics::ProcessRuntime().Rounds()["github"].rounds - rounds_before, 1) << "the round is in /metrics";
 }
 
 // --- no double post across a crash ---

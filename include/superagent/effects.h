@@ -2,16 +2,13 @@
 // records every outcome through the Engine. The only code that calls a platform's write API.
 #pragma once
 
-#include <atomic>
-#include <condition_variable>
 #include <cstdint>
-#include <mutex>
 #include <random>
-#include <thread>
 #include <vector>
 
 #include "superagent/channel.h"
 #include "superagent/engine.h"
+#include "superagent/periodic.h"
 
 namespace superagent {
 
@@ -54,11 +51,7 @@ class EffectsLoop {
   Clock* clock_;
   EffectsOptions options_;
   std::mt19937_64 rng_;
-  std::thread thread_;
-  std::mutex mu_;
-  std::condition_variable cv_;
-  std::atomic<bool> stopping_{false};
-  bool woken_ = false;
+  Periodic loop_;  // RunOnce again at once while it performs, else every idle_wait_ms; last member
 };
 
 }  // namespace superagent

@@ -31,6 +31,7 @@
 #include "superagent/clock.h"
 #include "superagent/engine.h"
 #include "superagent/http.h"
+#include "superagent/periodic.h"
 #include "superagent/status.h"
 #include "superagent/trigger.h"
 
@@ -190,14 +191,15 @@ class Source {
 
   // One round now: identity, backfill of every configured chat and known allowed direct chat
   // (each from its own cursor; one chat failing leaves the others advancing), then subscribed
-  // topic threads (each with its own pollError).
+  // topic threads (each with its own pollError). Its duration and outcome go to the process's
+  // poll metrics (docs/007): failed when a path failed or the round threw (passed on).
   RoundReport RunOnce();
   // Runs rounds on a thread (first at once), every poll_interval_ms or sooner after RequestRound().
+  // Stop() interrupts the wait and joins.
   void Start();
   void Stop();
   // Asks the running loop for a round now (e.g. after the long connection reconnected).
   void RequestRound();
-  void InterruptibleSleep(TimeMs ms);
 
   // Takes one realtime event envelope (v2 schema; plaintext). `via` is "realtime:ws" or
   // "realtime:callback". Returns the intake outcome name ("stored", "duplicate", "filtered"),
@@ -219,6 +221,8 @@ class Source {
 
  private:
   struct Intake;
+  // RunOnce without the metrics.
+  RoundReport Round();
   bool EnsureIdentity(RoundReport* report);
   // The open_id the identity cursor holds, without the network; false when there is none.
   bool AdoptStoredIdentity();
@@ -247,11 +251,7 @@ class Source {
   std::atomic<std::int64_t> refused_since_report_{0};
   bool refusals_reported_ = false;   // the round thread's: the last summary was a failure
   std::mutex round_mu_;
-  std::thread thread_;
-  std::mutex wait_mu_;
-  std::condition_variable wait_cv_;
-  std::atomic<bool> stopping_{false};
-  bool round_requested_ = false;
+  Periodic poller_;  // RunOnce every poll_interval_ms; last member: it stops before the rest goes
 };
 
 // Installs `POST /hooks/feishu` answering with Source::HandleCallback.

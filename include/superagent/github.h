@@ -30,6 +30,7 @@
 #include "superagent/clock.h"
 #include "superagent/engine.h"
 #include "superagent/http.h"
+#include "superagent/periodic.h"
 #include "superagent/status.h"
 #include "superagent/trigger.h"
 
@@ -257,11 +258,14 @@ class Source {
 
   // One polling round now: identity, saved failed items first, notifications (when due), followed
   // discussions, repo-wide scopes, CI. Each path's cursors and health are saved as it finishes.
+  // Its duration and outcome go to the process's poll metrics (docs/007): failed when a path
+  // failed or the round threw (the exception is passed on).
   RoundReport RunOnce();
   // Milliseconds until the next round should start (poll interval, X-Poll-Interval, rate-limit block).
   TimeMs NextDelayMs() const;
   // Runs rounds on a thread: the first at once (a restarted daemon catches up immediately), then
-  // every NextDelayMs(). Stop() interrupts any wait and joins.
+  // every NextDelayMs() (poll_interval_ms after a round that threw). Stop() interrupts any wait
+  // and joins.
   void Start();
   void Stop();
   // Sleeps up to `ms`, returning early on Stop(). Usable as the Client's Sleeper.
@@ -282,6 +286,8 @@ class Source {
  private:
   struct ReadOutcome;
   struct Intake;
+  // RunOnce without the metrics.
+  RoundReport Round();
   bool EnsureIdentity(RoundReport* report);
   // The login from options or the identity cursor, without the network; false when neither has one.
   bool AdoptStoredIdentity();
@@ -327,10 +333,7 @@ class Source {
   TimeMs next_notifications_at_ = 0;
   TimeMs poll_interval_header_ms_ = 0;  // last X-Poll-Interval
   std::set<std::string> ticket_discussions_;
-  std::thread thread_;
-  std::mutex wait_mu_;
-  std::condition_variable wait_cv_;
-  std::atomic<bool> stopping_{false};
+  Periodic poller_;  // RunOnce, then NextDelayMs(); last member: it stops before the rest goes
 };
 
 // Installs `POST /hooks/github` on the daemon's HTTP server, answering with Source::HandleWebhook.

@@ -14,6 +14,7 @@
 
 #include "superagent/engine.h"
 #include "superagent/jobs.h"
+#include "superagent/periodic.h"
 #include "superagent/worker.h"
 
 namespace superagent::exec {
@@ -52,6 +53,7 @@ class Scheduler {
   // Cancels every turn, waits at most shutdown_wait_ms per worker, kills every shell. Running
   // Assignments stay running in the store: the next Start() resumes them.
   void Stop();
+  // Ticks now instead of at the end of tick_ms (work was queued or a turn ended).
   void Wake();
 
  private:
@@ -84,13 +86,12 @@ class Scheduler {
   SchedulerOptions options_;
 
   std::mutex mu_;
-  std::condition_variable cv_;
+  std::condition_variable cv_;  // a turn finished (turn_done)
   std::map<TicketId, std::unique_ptr<Run>> runs_;
   std::map<TicketId, std::shared_ptr<Jobs>> jobs_;
-  std::thread loop_;
   std::atomic<Intercom*> intercom_{nullptr};
-  bool stopping_ = false;
-  bool wake_ = false;
+  bool stopping_ = false;  // guarded by mu_: no turn starts once Stop() began
+  Periodic loop_;          // Tick() every tick_ms; declared last, so it stops first
 };
 
 }  // namespace superagent::exec

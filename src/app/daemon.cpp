@@ -95,6 +95,14 @@ Status Daemon::Start() {
   auto engine = Engine::Open(db_path, SystemClock(), policy, origin, options);
   if (!engine.ok()) return engine.status();
   engine_ = std::move(*engine);
+  // New Triggers wake the Eval runner (WakeEvalLoop); requeued ones become due on their own
+  // schedule (backoff), and a short interval bounds that delay. Made before anything can queue a
+  // Trigger from another thread; started once the loops it wakes run.
+  eval_loop_ = std::make_unique<Periodic>(PeriodicOptions{"the eval runner", 500, engine_.get()},
+                                          [this]() -> std::optional<TimeMs> {
+                                            RunDueEvals();
+                                            return std::nullopt;
+                                          });
   // Before any loop picks work: what was in flight when the previous run died is charged, and a
   // crash loop's item is set aside here instead of crashing this run too.
   auto set_aside = engine_->RecordStart(static_cast<std::int64_t>(getpid()));
@@ -154,7 +162,7 @@ Status Daemon::Start() {
   effects_ = std::make_unique<EffectsLoop>(engine_.get(), channels, SystemClock());
   effects_->Start();
   if (Status s = execution_->Start(); !s.ok()) return s;
-  eval_thread_ = std::thread([this] { EvalLoop(); });  // after effects_ and execution_: it wakes both
+  eval_loop_->Start();  // after effects_ and execution_: it wakes both
   if (github_) github_->Start();
   if (feishu_) feishu_->Start();
 
@@ -184,39 +192,26 @@ Status Daemon::InstallRoutes() {
   return Status::Ok();
 }
 
-void Daemon::EvalLoop() {
-  LoopGuard guard("the eval runner", engine_.get());
+void Daemon::RunDueEvals() {
+  // A step that throws is logged and recorded by the loop's guard; the Eval it held expires and
+  // is retried by its own rules.
+  if (stopping_) return;
+  if (auto expired = engine_->ExpireEvals(); !expired.ok())
+    spdlog::error("eval expiry failed {}", Kv("error", expired.status().ToString()));
   while (!stopping_) {
-    // An iteration that throws is logged and recorded by the guard; the Eval it held expires
-    // and is retried by its own rules.
-    guard.Run([this] {
-      if (auto expired = engine_->ExpireEvals(); !expired.ok())
-        spdlog::error("eval expiry failed {}", Kv("error", expired.status().ToString()));
-      while (!stopping_) {
-        auto ran = RunOneEval(*engine_, *assessor_);
-        if (!ran.ok()) {
-          spdlog::error("eval failed {}", Kv("error", ran.status().ToString()));
-          break;
-        }
-        if (!*ran) break;
-        effects_->Wake();     // an acknowledgement may be waiting in the outbox
-        execution_->Wake();  // and an accepted Ticket's first Assignment
-      }
-    });
-    std::unique_lock<std::mutex> lock(mu_);
-    // New Triggers wake the loop (WakeEvalLoop); requeued ones become due on their own schedule
-    // (backoff), and a short wait bounds that delay.
-    wake_.wait_for(lock, std::chrono::milliseconds(500), [this] { return stopping_.load() || eval_woken_; });
-    eval_woken_ = false;
+    auto ran = RunOneEval(*engine_, *assessor_);
+    if (!ran.ok()) {
+      spdlog::error("eval failed {}", Kv("error", ran.status().ToString()));
+      break;
+    }
+    if (!*ran) break;
+    effects_->Wake();     // an acknowledgement may be waiting in the outbox
+    execution_->Wake();  // and an accepted Ticket's first Assignment
   }
 }
 
 void Daemon::WakeEvalLoop() {
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    eval_woken_ = true;
-  }
-  wake_.notify_all();
+  if (eval_loop_) eval_loop_->Wake();
 }
 
 bool Daemon::PolicyFileChanged() {
@@ -338,8 +333,7 @@ void Daemon::KillWorkerProcesses() {
 }
 
 void Daemon::Shutdown() {
-  if (stopping_.exchange(true)) return;
-  wake_.notify_all();
+  if (stopping_.exchange(true)) return;  // the Eval runner starts no further Eval
   if (intercom_) intercom_->Shutdown();  // a turn waiting in intercom_ask returns at once
   if (execution_) execution_->Stop();  // before the effects loop: a last report still gets enqueued
   if (github_) github_->Stop();
@@ -348,7 +342,7 @@ void Daemon::Shutdown() {
   if (panel_) panel_->Stop();  // live-update streams end, so the server stops at once
   if (http_) http_->stop();
   if (http_thread_.joinable()) http_thread_.join();
-  if (eval_thread_.joinable()) eval_thread_.join();
+  if (eval_loop_) eval_loop_->Stop();
   panel_.reset();
   {
     std::lock_guard<std::mutex> lock(execution_mu_);

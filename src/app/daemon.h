@@ -4,7 +4,6 @@
 
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <filesystem>
 #include <memory>
 #include <mutex>
@@ -21,6 +20,7 @@
 #include "superagent/github.h"
 #include "superagent/intercom.h"
 #include "superagent/panel.h"
+#include "superagent/periodic.h"
 #include "superagent/views.h"
 #include "superagent/worker_sessions.h"
 
@@ -55,7 +55,8 @@ class Daemon {
   panel::PolicyReloadResult ReloadPolicy(const std::string& why);
 
  private:
-  void EvalLoop();
+  // One step of eval_loop_: expired Evals are released, then due ones run until none is left.
+  void RunDueEvals();
   void WatchSecondSignal();
   // Exiting at once must not leave a worker's commands running (there may be no systemd to
   // kill the rest of the cgroup).
@@ -81,12 +82,10 @@ class Daemon {
   std::unique_ptr<Views> views_;  // the panel's read-only connection
   std::unique_ptr<httplib::Server> http_;
   std::unique_ptr<panel::Panel> panel_;
-  std::thread http_thread_, eval_thread_;
+  std::unique_ptr<Periodic> eval_loop_;  // made right after engine_, which wakes it (on_eval_queued)
+  std::thread http_thread_;
   std::thread stop_watch_;  // started by the first stop signal; see Run()
   std::atomic<bool> shut_down_{false};
-  std::mutex mu_;
-  std::condition_variable wake_;
-  bool eval_woken_ = false;  // guarded by mu_
   std::atomic<bool> stopping_{false};
   bool marked_running_ = false;  // RecordStart succeeded: a clean Shutdown records its stop
   std::mutex reload_mu_;  // guards policy_mtime_ and serializes reloads

@@ -18,7 +18,13 @@ TimeMs BackoffDelay(bool is_message, int attempt, const EffectsOptions& o) {
 
 EffectsLoop::EffectsLoop(Engine* engine, std::vector<Channel*> channels, Clock* clock, EffectsOptions options,
                          std::uint64_t seed)
-    : engine_(engine), channels_(std::move(channels)), clock_(clock), options_(options), rng_(seed) {}
+    : engine_(engine), channels_(std::move(channels)), clock_(clock), options_(options), rng_(seed),
+      loop_({"the effects loop", options_.idle_wait_ms, engine_}, [this]() -> std::optional<TimeMs> {
+        Result<int> n = RunOnce();  // a throw is logged and recorded by the loop's guard
+        if (!n.ok()) spdlog::error("effects loop error=\"{}\"", n.status().ToString());
+        if (n.ok() && *n > 0) return 0;  // more may be due right away
+        return std::nullopt;
+      }) {}
 
 EffectsLoop::~EffectsLoop() { Stop(); }
 
@@ -46,7 +52,7 @@ Result<int> EffectsLoop::RunOnce() {
   int performed = 0;
   for (const ClaimedEffect& c : *claimed) {
     Delivery d;
-    if (stopping_) {
+    if (loop_.stopping()) {
       // Claimed but not performed: leave it for the next start, which will look before acting.
       d = Delivery::Retry("shutting down before this attempt");
       if (Status s = engine_->RecordDelivery(c.effect.id, d, clock_->NowMs()); !s.ok()) return s;
@@ -72,37 +78,10 @@ Result<int> EffectsLoop::RunOnce() {
   return performed;
 }
 
-void EffectsLoop::Start() {
-  stopping_ = false;
-  thread_ = std::thread([this] {
-    LoopGuard guard("the effects loop", engine_);
-    while (!stopping_) {
-      Result<int> n = 0;
-      const bool clean = guard.Run([&] { n = RunOnce(); });  // a throw is logged and recorded there
-      if (!n.ok()) spdlog::error("effects loop error=\"{}\"", n.status().ToString());
-      if (clean && n.ok() && *n > 0) continue;  // more may be due right away
-      std::unique_lock<std::mutex> lock(mu_);
-      cv_.wait_for(lock, std::chrono::milliseconds(options_.idle_wait_ms), [this] { return stopping_ || woken_; });
-      woken_ = false;
-    }
-  });
-}
+void EffectsLoop::Start() { loop_.Start(); }
 
-void EffectsLoop::Stop() {
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    stopping_ = true;
-  }
-  cv_.notify_all();
-  if (thread_.joinable()) thread_.join();
-}
+void EffectsLoop::Stop() { loop_.Stop(); }
 
-void EffectsLoop::Wake() {
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    woken_ = true;
-  }
-  cv_.notify_all();
-}
+void EffectsLoop::Wake() { loop_.Wake(); }
 
 }  // namespace superagent

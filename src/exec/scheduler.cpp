@@ -33,7 +33,12 @@ std::string ReadAgentsMd(const std::string& worktree, TicketId ticket) {
 Scheduler::Scheduler(Engine* engine, Workspaces* workspaces, Executor* executor, WorkerServices* services,
                      ProcessRunner* runner, Clock* clock, Sleeper sleeper, SchedulerOptions options)
     : engine_(engine), workspaces_(workspaces), executor_(executor), services_(services), runner_(runner),
-      clock_(clock), sleeper_(std::move(sleeper)), options_(std::move(options)) {}
+      clock_(clock), sleeper_(std::move(sleeper)), options_(std::move(options)),
+      loop_({"the scheduler", options_.tick_ms, engine_}, [this]() -> std::optional<TimeMs> {
+        Result<int> r = Tick();  // a throw is logged and recorded by the loop's guard
+        if (!r.ok()) spdlog::warn("scheduler tick failed error=\"{}\"", r.status().message());
+        return std::nullopt;
+      }) {}
 
 Scheduler::~Scheduler() { Stop(); }
 
@@ -333,38 +338,21 @@ void Scheduler::WaitForTurns(std::optional<TicketId> ticket) {
 Status Scheduler::Start() {
   auto recovered = engine_->RecoverInterruptedWork();
   if (!recovered.ok()) return recovered.status();
-  loop_ = std::thread([this] {
-    LoopGuard guard("the scheduler", engine_);
-    std::unique_lock<std::mutex> lock(mu_);
-    while (!stopping_) {
-      lock.unlock();
-      Result<int> r = 0;
-      guard.Run([&] { r = Tick(); });  // a throw is logged and recorded there
-      if (!r.ok()) spdlog::warn("scheduler tick failed error=\"{}\"", r.status().message());
-      lock.lock();
-      cv_.wait_for(lock, std::chrono::milliseconds(options_.tick_ms), [&] { return stopping_ || wake_; });
-      wake_ = false;
-    }
-  });
+  loop_.Start();
   spdlog::info("scheduler started slots={} reserved=1 executor={} resumed={}", options_.slots, executor_->name(),
                recovered->size());
   return Status::Ok();
 }
 
-void Scheduler::Wake() {
-  std::lock_guard<std::mutex> lock(mu_);
-  wake_ = true;
-  cv_.notify_all();
-}
+void Scheduler::Wake() { loop_.Wake(); }
 
 void Scheduler::Stop() {
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (stopping_ && runs_.empty() && jobs_.empty()) return;
     stopping_ = true;
-    cv_.notify_all();
   }
-  if (loop_.joinable()) loop_.join();
+  loop_.Stop();  // a tick in progress finishes; it starts no turn now
   std::vector<std::thread> to_join;
   {
     std::unique_lock<std::mutex> lock(mu_);

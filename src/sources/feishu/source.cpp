@@ -7,13 +7,12 @@
 //               after their last activity, each with its own pollError.
 // Cursors live in the Engine's source cursor store under "chat:<id>" and "thread:<id>".
 #include <algorithm>
-#include <chrono>
 
 #include <spdlog/spdlog.h>
 
 #include "superagent/feishu.h"
-#include "superagent/catch_all.h"
 #include "superagent/json_read.h"
+#include "superagent/metrics.h"
 
 namespace superagent::feishu {
 
@@ -51,7 +50,11 @@ struct Source::Intake {
 };
 
 Source::Source(Engine* engine, Client* client, Clock* clock, SourceOptions options)
-    : engine_(engine), client_(client), clock_(clock), options_(std::move(options)) {}
+    : engine_(engine), client_(client), clock_(clock), options_(std::move(options)),
+      poller_({"the feishu poller", options_.poll_interval_ms, engine_}, [this]() -> std::optional<TimeMs> {
+        RunOnce();  // a round that throws is logged and recorded by the loop's guard
+        return std::nullopt;
+      }) {}
 
 Source::~Source() { Stop(); }
 
@@ -332,6 +335,19 @@ void Source::PollThreads(RoundReport* report) {
 }
 
 RoundReport Source::RunOnce() {
+  const TimeMs started = clock_->NowMs();
+  RoundReport report;
+  try {
+    report = Round();
+  } catch (...) {
+    metrics::ProcessRuntime().ObserveSourceRound(kSource, clock_->NowMs() - started, /*ok=*/false);
+    throw;
+  }
+  metrics::ProcessRuntime().ObserveSourceRound(kSource, clock_->NowMs() - started, report.errors.empty());
+  return report;
+}
+
+RoundReport Source::Round() {
   std::lock_guard<std::mutex> round(round_mu_);
   RoundReport report;
   ReportRefusedCallbacks();
@@ -387,39 +403,11 @@ void Source::RecordRealtime(bool ok, const std::string& error) {
 }
 
 void Source::Start() {
-  if (thread_.joinable()) return;
-  stopping_ = false;
-  thread_ = std::thread([this] {
-    spdlog::info("feishu source started interval_s={}", options_.poll_interval_ms / 1000);
-    LoopGuard guard("the feishu poller", engine_);
-    while (!stopping_) {
-      guard.Run([this] { RunOnce(); });  // a round that throws is logged and recorded there
-      InterruptibleSleep(options_.poll_interval_ms);
-    }
-  });
+  if (poller_.Start()) spdlog::info("feishu source started interval_s={}", options_.poll_interval_ms / 1000);
 }
 
-void Source::Stop() {
-  {
-    std::lock_guard<std::mutex> lock(wait_mu_);
-    stopping_ = true;
-  }
-  wait_cv_.notify_all();
-  if (thread_.joinable()) thread_.join();
-}
+void Source::Stop() { poller_.Stop(); }
 
-void Source::RequestRound() {
-  {
-    std::lock_guard<std::mutex> lock(wait_mu_);
-    round_requested_ = true;
-  }
-  wait_cv_.notify_all();
-}
-
-void Source::InterruptibleSleep(TimeMs ms) {
-  std::unique_lock<std::mutex> lock(wait_mu_);
-  wait_cv_.wait_for(lock, std::chrono::milliseconds(ms), [this] { return stopping_.load() || round_requested_; });
-  round_requested_ = false;
-}
+void Source::RequestRound() { poller_.Wake(); }
 
 }  // namespace superagent::feishu

@@ -5,11 +5,9 @@
 // health in one Engine::UpdateSource transaction; the failed-item set is saved in the same one as
 // the advanced notifications cursor.
 #include <algorithm>
-#include <chrono>
 
 #include <spdlog/spdlog.h>
 
-#include "superagent/catch_all.h"
 #include "superagent/json_read.h"
 #include "superagent/metrics.h"
 
@@ -60,7 +58,13 @@ bool IsGone(const ApiResponse& r) { return r.status == 410; }
 }  // namespace
 
 Source::Source(Engine* engine, Client* client, Clock* clock, SourceOptions options)
-    : engine_(engine), client_(client), clock_(clock), options_(std::move(options)) {}
+    : engine_(engine), client_(client), clock_(clock), options_(std::move(options)),
+      poller_({"the github poller", options_.poll_interval_ms, engine_}, [this]() -> std::optional<TimeMs> {
+        // A round that throws is logged and recorded by the loop's guard; its cursors did not
+        // move, so the next round reads the same items again.
+        RunOnce();
+        return NextDelayMs();
+      }) {}
 
 Source::~Source() { Stop(); }
 
@@ -93,39 +97,13 @@ TimeMs Source::NextDelayMs() const {
 }
 
 void Source::Start() {
-  if (thread_.joinable()) return;
-  {
-    std::lock_guard<std::mutex> lock(wait_mu_);
-    stopping_ = false;
-  }
-  thread_ = std::thread([this] {
+  if (poller_.Start())
     spdlog::info("github source started repo={} interval_s={}", options_.repo, options_.poll_interval_ms / 1000);
-    LoopGuard guard("the github poller", engine_);
-    while (!stopping_) {
-      const TimeMs started = clock_->NowMs();
-      RoundReport report;
-      // A round that throws is logged and recorded there; its cursors did not move, so the next
-      // round reads the same items again.
-      if (!guard.Run([&] { report = RunOnce(); })) report.errors.push_back("the round failed unexpectedly");
-      metrics::ProcessRuntime().ObserveSourceRound(kSource, clock_->NowMs() - started, report.errors.empty());
-      InterruptibleSleep(NextDelayMs());
-    }
-  });
 }
 
-void Source::Stop() {
-  {
-    std::lock_guard<std::mutex> lock(wait_mu_);
-    stopping_ = true;
-  }
-  wait_cv_.notify_all();
-  if (thread_.joinable()) thread_.join();
-}
+void Source::Stop() { poller_.Stop(); }
 
-void Source::InterruptibleSleep(TimeMs ms) {
-  std::unique_lock<std::mutex> lock(wait_mu_);
-  wait_cv_.wait_for(lock, std::chrono::milliseconds(ms), [this] { return stopping_.load(); });
-}
+void Source::InterruptibleSleep(TimeMs ms) { poller_.Sleep(ms); }
 
 bool Source::EnsureIdentity(RoundReport* report) {
   {
@@ -730,6 +708,19 @@ void Source::PollCi(std::map<std::string, std::string>& cursors, RoundReport* re
 }
 
 RoundReport Source::RunOnce() {
+  const TimeMs started = clock_->NowMs();
+  RoundReport report;
+  try {
+    report = Round();
+  } catch (...) {
+    metrics::ProcessRuntime().ObserveSourceRound(kSource, clock_->NowMs() - started, /*ok=*/false);
+    throw;
+  }
+  metrics::ProcessRuntime().ObserveSourceRound(kSource, clock_->NowMs() - started, report.errors.empty());
+  return report;
+}
+
+RoundReport Source::Round() {
   std::lock_guard<std::mutex> round(round_mu_);
   RoundReport report;
   ReportRefusedDeliveries();
