@@ -188,7 +188,11 @@ TEST_F(OpsTest, WithoutSystemdNothingIsSentAndServeRunsTheSame) {
 TEST_F(OpsTest, AStopAbandonsAPollRequestGitHubHolds) {
   FakeGitHub github(SystemClock());
   github.Hold("GET", "/notifications");
-  WriteConfig("github:\n  api_url: " + github.url() + "\n  repo: " + github.repo + "\n");
+  // A local remote that does not exist: tests never reach the network (without it the daemon
+  // would clone https://github.com/<repo>, and a clone left running after the daemon's immediate
+  // exit wrote into the test's directory while it was being removed).
+  WriteConfig("github:\n  api_url: " + github.url() + "\n  repo: " + github.repo + "\nexecution:\n  git_remote: " +
+              (dir_ / "no-origin.git").string() + "\n");
   DaemonProcess d(SUPERAGENT_BINARY, {"serve", "--config", Config()}, {{"GITHUB_TOKEN", "ghp_OPSTEST0123456789"}});
   ASSERT_TRUE(d.WaitForLine("ready")) << d.log();
   ASSERT_TRUE(github.WaitUntilHolding()) << d.log();
@@ -209,7 +213,11 @@ TEST_F(OpsTest, ASecondStopSignalExitsAtOnceWhileTheShutdownWaits) {
   github.issues[1] = WebhookExample("issue_comment", "created")["issue"];
   github.Hold("POST", github.repo_path() + "/issues/1/comments");
   Write("policy.yaml", "mode: observe\nsources:\n  github:\n    people: [Codertocat]\n");
-  WriteConfig("github:\n  api_url: " + github.url() + "\n  repo: " + github.repo + "\n");
+  // A local remote that does not exist: tests never reach the network (without it the daemon
+  // would clone https://github.com/<repo>, and a clone left running after the daemon's immediate
+  // exit wrote into the test's directory while it was being removed).
+  WriteConfig("github:\n  api_url: " + github.url() + "\n  repo: " + github.repo + "\nexecution:\n  git_remote: " +
+              (dir_ / "no-origin.git").string() + "\n");
   DaemonProcess d(SUPERAGENT_BINARY, {"serve", "--config", Config()},
                   {{"GITHUB_TOKEN", "ghp_OPSTEST0123456789"}, {"GITHUB_WEBHOOK_SECRET", "hook-secret"}});
   ASSERT_TRUE(d.WaitForLine("ready")) << d.log();
