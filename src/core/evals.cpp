@@ -3,8 +3,6 @@
 // Mandate and acknowledgement; ExpireEvals and RecordEvalError requeue a batch with backoff (or end
 // it `unavailable`, or set a poison Thread aside). What the outcome is, from the Gate and the
 // Assessment, is decided in eval.cpp; this file only records it.
-#include <algorithm>
-
 #include <spdlog/spdlog.h>
 
 #include "core/engine_internal.h"
@@ -30,7 +28,7 @@ std::string WithinLimit(const std::string& channel, const std::string& body, con
 
 // The Eval retry schedule: eval_backoff_ms doubled per attempt, capped.
 TimeMs EvalRetryDelay(const EngineOptions& o, int attempts) {
-  return std::min(o.eval_backoff_ms << std::min(attempts - 1, 20), o.eval_backoff_max_ms);
+  return DoublingDelay(o.eval_backoff_ms, attempts - 1, o.eval_backoff_max_ms);
 }
 
 }  // namespace
