@@ -183,6 +183,16 @@ TEST_F(EngineTest, NotAdmittedMessagesAreIgnoredWithoutAskingTheModel) {
   EXPECT_EQ((*story)["evals"][0]["decision"]["outcome"], "ignore");
 }
 
+// The one retry schedule (Evals, model calls, GitHub requests): doubled per step, capped, and a
+// huge or negative count neither overflows nor shrinks it.
+TEST(DoublingDelayTest, DoublesUpToTheCap) {
+  EXPECT_EQ(DoublingDelay(30'000, 0, 600'000), 30'000);
+  EXPECT_EQ(DoublingDelay(30'000, 2, 600'000), 120'000);
+  EXPECT_EQ(DoublingDelay(30'000, 10, 600'000), 600'000);
+  EXPECT_EQ(DoublingDelay(30'000, 1'000, 600'000), 600'000);
+  EXPECT_EQ(DoublingDelay(30'000, -1, 600'000), 30'000);
+}
+
 TEST_F(EngineTest, ModelFailureIsUnavailableAndRequeuedWithBackoffUntilAttemptsRunOut) {
   options_.eval_max_attempts = 2;
   options_.eval_backoff_ms = 30'000;

@@ -12,6 +12,7 @@
 #include <functional>
 
 #include "store/store.h"
+#include "superagent/views.h"
 
 namespace superagent::store {
 namespace {
@@ -87,6 +88,36 @@ TEST_F(StoreTest, MandatesAndDecisionsAreImmutable) {
   EXPECT_FALSE(db.Exec("UPDATE mandates SET scope = 'wider'").ok());
   EXPECT_FALSE(db.Exec("UPDATE decisions SET outcome = 'accept'").ok());
   EXPECT_FALSE(db.Exec("DELETE FROM decisions").ok());
+}
+
+// The Engine's store and the panel's views read a Mandate with one reader (rows.cpp): a damaged
+// matched_rules reads the same in both, without throwing — only its strings are kept.
+TEST_F(StoreTest, ADamagedMandateReadsTheSameInTheStoreAndTheViews) {
+  Db db;
+  ASSERT_TRUE(db.Open(path_).ok());
+  ASSERT_TRUE(db.Exec("PRAGMA foreign_keys=OFF; INSERT INTO policy_versions VALUES (1,'f','{}','t',0);"
+                      "INSERT INTO mandates (ticket_id, policy_version, scope, strength, matched_rules, source, "
+                      "admission, origin_trigger_seq, created_at) VALUES "
+                      "(1,1,'s','inferred','[1,\"triage\",null,{\"a\":1}]','github','a',1,0),"
+                      "(2,1,'s','inferred','{\"not\":\"a list\"}','github','a',2,0);"
+                      "INSERT INTO tickets (id, origin_trigger_seq, decision_id, thread_key, scope, stage, created_at, "
+                      "updated_at) VALUES (1,1,1,'t','s','idle',0,0), (2,2,1,'t','s','idle',0,0);")
+                  .ok());
+  auto views = Views::Open(path_);
+  ASSERT_TRUE(views.ok()) << views.status().ToString();
+  auto rows = (*views)->Tickets(std::nullopt, 10, std::nullopt);
+  ASSERT_TRUE(rows.ok()) << rows.status().ToString();
+  ASSERT_EQ(rows->size(), 2u);
+  for (const TicketRow& row : *rows) {
+    auto from_store = store_->MandateForTicket(row.ticket.id);
+    ASSERT_TRUE(from_store.ok() && *from_store) << from_store.status().ToString();
+    ASSERT_TRUE(row.mandate);
+    const std::vector<std::string> want =
+        row.ticket.id == 1 ? std::vector<std::string>{"triage"} : std::vector<std::string>{};
+    EXPECT_EQ((*from_store)->matched_rules, want);
+    EXPECT_EQ(row.mandate->mandate.matched_rules, want);
+    EXPECT_EQ((*from_store)->strength, row.mandate->mandate.strength);
+  }
 }
 
 TEST_F(StoreTest, SchemaAllowsOneRunningEvalPerThread) {

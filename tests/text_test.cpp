@@ -283,5 +283,14 @@ TEST(TextTest, FitFieldCutsOnlyTheNamedField) {
   EXPECT_EQ(tiny["text"], "");
 }
 
+// One Trim and one AsciiLower serve every module (they were copied into six files).
+TEST(TextTest, TrimAndAsciiLower) {
+  EXPECT_EQ(text::Trim(" \t main\r\n"), "main");
+  EXPECT_EQ(text::Trim(" \r\n\t"), "");
+  EXPECT_EQ(text::Trim("a b"), "a b");
+  EXPECT_EQ(text::AsciiLower("Content-Type"), "content-type");
+  EXPECT_EQ(text::AsciiLower("Öl-BOT"), "Öl-bot");  // UTF-8 bytes are left as they are
+}
+
 }  // namespace
 }  // namespace superagent

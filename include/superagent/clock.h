@@ -39,4 +39,9 @@ std::string FormatTime(TimeMs t);
 // allowed). Returns false and leaves *out untouched on malformed input.
 bool ParseTime(const std::string& text, TimeMs* out);
 
+// The one exponential retry schedule: `first` doubled `doublings` times (clamped to 0..20, so the
+// shift cannot overflow), never more than `cap`. E.g. Eval retries: DoublingDelay(30 s, attempts - 1,
+// 10 min).
+TimeMs DoublingDelay(TimeMs first, int doublings, TimeMs cap);
+
 }  // namespace superagent

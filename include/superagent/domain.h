@@ -68,6 +68,12 @@ struct Mandate {
   std::string ended_reason;
 };
 
+// The one rendering of a Mandate, for `explain` and the panel alike: its grant, "created_at" as
+// FormatTime, "status" ("active" | "withdrawn" | "revoked") and, once ended, "ended": {reason, by,
+// at} — `ended_by` and `ended_at` when the caller read them ("" and null when not).
+nlohmann::json MandateJson(const Mandate& m, const std::string& ended_by = "",
+                           std::optional<TimeMs> ended_at = std::nullopt);
+
 // A structured question waiting for one person (SPEC §1 human_action).
 struct HumanAction {
   std::string thread;    // where the person is asked

@@ -154,6 +154,7 @@ struct TurnOutcome {
 
 class Engine {
  public:
+  // --- Opening (engine.cpp) ---
   // Opens (creating and migrating) the store at `db_path` and records `policy` as the current
   // version if it differs from the last stored one. `clock` must outlive the Engine.
   static Result<std::unique_ptr<Engine>> Open(const std::string& db_path, Clock* clock, const Policy& policy,
@@ -164,7 +165,7 @@ class Engine {
                                                       EngineOptions options = {});
   ~Engine();
 
-  // --- Intake (SPEC §3.2) ---
+  // --- Intake (SPEC §3.2, §4.1; intake.cpp) ---
   // Receives one Trigger in one transaction. `filter_reason` non-empty means the Source already
   // decided it goes no further (stored as kFiltered with that reason). `via` says how it arrived.
   // `with`, when given, is the delivering Source's bookkeeping (its path's health, a cursor it
@@ -172,8 +173,11 @@ class Engine {
   // webhook delivery is one transaction. Nothing of either is written when the Trigger is refused.
   Result<IntakeResult> Receive(const Trigger& trigger, const std::string& via, const std::string& filter_reason = "",
                                const SourceUpdate* with = nullptr);
+  // A worker returns a message outside its Mandate (SPEC §4.1). At most once per (Ticket, message);
+  // the message goes to Eval, with every executor's reasons, only when no Ticket still holds it.
+  Status Handback(TicketId ticket, const std::string& trigger_id, HandbackKind kind, const std::string& reason);
 
-  // --- Eval (SPEC §5) ---
+  // --- Evals (SPEC §5; evals.cpp) ---
   // Starts an Eval on a Thread whose queued Triggers are due and which has no running Eval.
   // Returns nullopt when there is nothing to do. The batch's gate fields are not yet filled.
   Result<std::optional<EvalJob>> BeginEval();
@@ -183,11 +187,12 @@ class Engine {
   // Times out running Evals past their deadline: their Triggers are requeued with backoff, or end
   // `unavailable` once attempts are exhausted. Returns how many Evals timed out.
   Result<int> ExpireEvals();
+  // An Eval that could not finish (its judging threw, or FinishEval failed): in one transaction
+  // the batch is released with backoff — or, at options.quarantine_after failures in a row on the
+  // Thread, the Thread is set aside. Conflict when the Eval is no longer running.
+  Status RecordEvalError(EvalId eval, const std::string& error);
 
-  // --- Tickets ---
-  // A worker returns a message outside its Mandate (SPEC §4.1). At most once per (Ticket, message);
-  // the message goes to Eval, with every executor's reasons, only when no Ticket still holds it.
-  Status Handback(TicketId ticket, const std::string& trigger_id, HandbackKind kind, const std::string& reason);
+  // --- Tickets (SPEC §4, §6; tickets.cpp): every stage change goes through ticket_stage.cpp ---
   // The Ticket asks one structured question: stage waiting_for_person, and an attention message
   // on the question's Thread. The asked person's next message there goes to this Ticket.
   Status AskPerson(TicketId ticket, const HumanAction& action, const std::string& message_id);
@@ -195,93 +200,10 @@ class Engine {
   Status SetStage(TicketId ticket, Stage stage, const std::string& cause);
   // The work is over (result delivered or given up); Mandate and Subscriptions stay.
   Status EndTicket(TicketId ticket, const std::string& reason);
-  // The panel's Stop (SPEC §4.5): a command from a person; ends the Ticket and withdraws its Mandate.
-  Status StopTicket(TicketId ticket, const std::string& who);
-  // Enqueues a message (Receipt + Effect, one transaction). A repeated id is ignored (ok).
-  // Chat messages over the word limit are refused with InvalidArgument.
-  Status Send(const MessageSpec& message);
+  // Adds a line to the Ticket's history without changing its stage (e.g. killed background jobs).
+  Status NoteTicket(TicketId ticket, const std::string& cause);
 
-  // The panel's answer to a waiting Ticket's question: delivered as its answer input; the Ticket
-  // resumes (stage idle, new Assignment). Conflict when the Ticket is not waiting.
-  Status AnswerQuestion(TicketId ticket, const std::string& who, const nlohmann::json& answer);
-
-  // --- Sources (SPEC §3) ---
-  // Applies one round of cursors, health and skip counts in one transaction. Three consecutive
-  // failures of a path raise a system problem "source:<source>:<path>"; a success clears it.
-  Status UpdateSource(const SourceUpdate& update);
-  // Every cursor a Source saved, by name.
-  std::map<std::string, std::string> SourceCursors(const std::string& source);
-  std::vector<SourceHealth> SourcesHealth();
-  // The platform says the discussion is gone (e.g. GitHub 410): nothing more is delivered there.
-  Status MarkThreadDeleted(const std::string& thread, const std::string& why);
-  // Whether a Source may send; a disabled Source's pending messages wait. Sources are enabled
-  // until disabled.
-  Status SetSourceEnabled(const std::string& source, bool enabled);
-
-  // --- System problems ---
-  // Counts a failure of `kind`; at options.problem_threshold consecutive failures the problem is
-  // raised (shown once, however often it fails after that).
-  Status ReportFailure(const std::string& kind, const std::string& message);
-  // Clears the failure count of `kind` and the problem, if raised.
-  Status ReportSuccess(const std::string& kind);
-  std::vector<SystemProblem> SystemProblems();
-
-  // --- Outbox delivery (SPEC §8; used by the Effects loop) ---
-  // Claims up to `limit` due Effects, oldest first, that may be performed now: the receipt is
-  // still pending, its Source enabled, and no earlier receipt of the same Ticket or Thread is
-  // pending. Effects whose target no longer accepts messages (Ticket stopped, discussion deleted)
-  // are cancelled here with the reason recorded. Each claimed Effect is marked in flight; one
-  // found already in flight (a crash mid-send) or retried comes back with outcome_unknown set.
-  Result<std::vector<ClaimedEffect>> ClaimDueEffects(int limit);
-  // Records what happened to a claimed Effect: done, retry at `retry_at`, failed or target gone.
-  // Also counts failures per kind ("effect:<kind>:<platform>") for system problems.
-  Status RecordDelivery(std::int64_t effect_id, const Delivery& delivery, TimeMs retry_at);
-  // Enqueues an external action (not a message): `payload` must name its "channel" (e.g.
-  // "github:pull:12") and carry an "idempotency_key"; a repeated key is ignored (ok).
-  Status EnqueueAction(const std::string& kind, const nlohmann::json& payload);
-  // Effects not yet done: "pending" (waiting or in flight) and "failed" counts.
-  nlohmann::json OutboxCounts();
-
-  // --- Quarantine (issue 18; src/core/engine_quarantine.cpp) ---
-  // The daemon's start, before any loop runs. Marks this run as running; when the previous run
-  // never reached RecordCleanStop (it died), everything it had in flight — claimed Effects,
-  // running Evals, running turns — is charged one abnormal exit, and what reached
-  // options.quarantine_after of them in a row is set aside now instead of being processed again.
-  // Returns the items set aside by this call.
-  Result<std::vector<QuarantineItem>> RecordStart(std::int64_t pid);
-  // The daemon stopped cleanly: the next start charges nothing.
-  Status RecordCleanStop();
-  // Items set aside, oldest first.
-  std::vector<QuarantineItem> Quarantined();
-  // A person's Retry (panel), one transaction: the record and its counts are cleared and the item
-  // is due again now (an Effect is requeued, a Thread's queued Triggers judged, a Ticket given a
-  // new turn). NotFound when nothing of that kind and item is set aside.
-  Status RetryQuarantined(const std::string& kind, const std::string& item, const std::string& who);
-  // An Eval that could not finish (its judging threw, or FinishEval failed): in one transaction
-  // the batch is released with backoff — or, at options.quarantine_after failures in a row on the
-  // Thread, the Thread is set aside. Conflict when the Eval is no longer running.
-  Status RecordEvalError(EvalId eval, const std::string& error);
-
-  // --- Policy (SPEC §4.6) ---
-  // Makes `policy` current. A new version only when its content differs; then running Evals are
-  // discarded and requeued and affected live Tickets get one policy_changed input.
-  Result<PolicyChange> ApplyPolicy(const Policy& policy, const std::string& origin);
-  // The current Policy and its version.
-  Policy CurrentPolicy() const;
-  std::int64_t PolicyVersion() const;
-
-  // --- Commands from people (panel) ---
-  // Records a command that changes no domain state by itself (e.g. a policy reload) with who
-  // gave it and when; Stop and answers record theirs in their own transaction.
-  Status RecordCommand(const std::string& who, const std::string& command, const std::string& target,
-                       const std::string& detail);
-
-  // --- GitHub Source support (src/core/engine_github.cpp) ---
-  // Thread keys subscribed by open Tickets that start with `prefix` (e.g. "github:"): the
-  // discussions a Source keeps polling while work is in progress (SPEC §3.5).
-  std::vector<std::string> OpenTicketThreads(const std::string& prefix);
-
-  // --- Worker turns (SPEC §6; src/core/turns.cpp): each one transaction ---
+  // --- Worker turns (SPEC §6; turns.cpp): each one transaction ---
   // Starts pending Assignment `assignment` with `executor`: the Assignment runs, the Ticket is
   // `working`, `prepared` (a workspace made for this turn) is recorded, the Ticket's session is
   // opened (created on first use) and running, and its pending inputs are taken. Conflict — and
@@ -302,8 +224,6 @@ class Engine {
   Status EndBackgroundWork(TicketId ticket, Stage after, const std::string& why);
   // The Ticket's pending and context inputs, oldest first, now marked taken, with their messages.
   Result<std::vector<TakenInput>> TakeInputs(TicketId ticket);
-
-  // --- Execution (SPEC §6; src/core/engine_exec.cpp) ---
   // Gives every open Ticket that holds pending inputs but has no pending or running Assignment a
   // new one — cause "follow_up" when a person sent one of them (it may take the slot kept for
   // people), "update" otherwise (a bot, CI, a policy notice) — so an input to an idle session
@@ -321,10 +241,8 @@ class Engine {
   // After a restart: every running Assignment ends; its open Ticket gets a "restart" input and a
   // new pending Assignment (cause "restart"). Returns those Tickets.
   Result<std::vector<TicketId>> RecoverInterruptedWork();
-  // Adds a line to the Ticket's history without changing its stage (e.g. killed background jobs).
-  Status NoteTicket(TicketId ticket, const std::string& cause);
-  // The Trigger with arrival number `seq`.
-  Result<TriggerRecord> GetTriggerBySeq(std::int64_t seq);
+
+  // --- Sessions, transcripts, token usage, workspaces (SPEC §6; sessions.cpp) ---
   // The Ticket's worker session, created idle on first use.
   Result<Session> OpenSession(TicketId ticket, const std::string& title, const std::string& executor);
   std::optional<Session> SessionForTicket(TicketId ticket);
@@ -349,22 +267,83 @@ class Engine {
   std::vector<WorkspaceRecord> WorkspacesToRemove();
   Status MarkWorkspaceRemoved(TicketId ticket);
 
-  // --- Reading ---
-  Result<Ticket> GetTicket(TicketId id);
-  Result<Mandate> GetMandate(TicketId ticket);
-  std::vector<TicketInput> TicketInputs(TicketId ticket);
-  std::vector<Assignment> Assignments(TicketId ticket);
-  std::vector<Receipt> Receipts(std::optional<TicketId> ticket);
-  std::vector<Decision> Decisions(const std::string& thread);
-  Result<TriggerRecord> GetTrigger(const std::string& id);
-  // A Trigger's whole story (SPEC §12 explain): lookup by Trigger id or message URL.
-  Result<nlohmann::json> Explain(const std::string& id_or_url);
-  // Counts for status lines: triggers by outcome, queued evals, tickets by stage.
-  nlohmann::json Stats();
-  // Write transactions begun since Open: each domain event should cost one (/metrics, tests).
-  std::int64_t WriteTransactions() const;
+  // --- Outbox (SPEC §8; outbox.cpp; delivered by the Effects loop) ---
+  // Enqueues a message (Receipt + Effect, one transaction). A repeated id is ignored (ok).
+  // Chat messages over the word limit are refused with InvalidArgument.
+  Status Send(const MessageSpec& message);
+  // Enqueues an external action (not a message): `payload` must name its "channel" (e.g.
+  // "github:pull:12") and carry an "idempotency_key"; a repeated key is ignored (ok).
+  Status EnqueueAction(const std::string& kind, const nlohmann::json& payload);
+  // Claims up to `limit` due Effects, oldest first, that may be performed now: the receipt is
+  // still pending, its Source enabled, and no earlier receipt of the same Ticket or Thread is
+  // pending. Effects whose target no longer accepts messages (Ticket stopped, discussion deleted)
+  // are cancelled here with the reason recorded. Each claimed Effect is marked in flight; one
+  // found already in flight (a crash mid-send) or retried comes back with outcome_unknown set.
+  Result<std::vector<ClaimedEffect>> ClaimDueEffects(int limit);
+  // Records what happened to a claimed Effect: done, retry at `retry_at`, failed or target gone.
+  // Also counts failures per kind ("effect:<kind>:<platform>") for system problems.
+  Status RecordDelivery(std::int64_t effect_id, const Delivery& delivery, TimeMs retry_at);
+  // Effects not yet done: "pending" (waiting or in flight) and "failed" counts.
+  nlohmann::json OutboxCounts();
 
-  // --- Intercom (SPEC §10): the durable mailbox, wake budgets and groups ---
+  // --- Source rounds and system problems (SPEC §3; source_rounds.cpp) ---
+  // Applies one round of cursors, health and skip counts in one transaction. Three consecutive
+  // failures of a path raise a system problem "source:<source>:<path>"; a success clears it.
+  Status UpdateSource(const SourceUpdate& update);
+  // Every cursor a Source saved, by name.
+  std::map<std::string, std::string> SourceCursors(const std::string& source);
+  std::vector<SourceHealth> SourcesHealth();
+  // The platform says the discussion is gone (e.g. GitHub 410): nothing more is delivered there.
+  Status MarkThreadDeleted(const std::string& thread, const std::string& why);
+  // Whether a Source may send; a disabled Source's pending messages wait. Sources are enabled
+  // until disabled.
+  Status SetSourceEnabled(const std::string& source, bool enabled);
+  // Thread keys subscribed by open Tickets that start with `prefix` (e.g. "github:"): the
+  // discussions a Source keeps polling while work is in progress (SPEC §3.5).
+  std::vector<std::string> OpenTicketThreads(const std::string& prefix);
+  // Counts a failure of `kind`; at options.problem_threshold consecutive failures the problem is
+  // raised (shown once, however often it fails after that).
+  Status ReportFailure(const std::string& kind, const std::string& message);
+  // Clears the failure count of `kind` and the problem, if raised.
+  Status ReportSuccess(const std::string& kind);
+  std::vector<SystemProblem> SystemProblems();
+
+  // --- Policy versions (SPEC §4.6; policy_versions.cpp, the current one in engine.cpp) ---
+  // Makes `policy` current. A new version only when its content differs; then running Evals are
+  // discarded and requeued and affected live Tickets get one policy_changed input.
+  Result<PolicyChange> ApplyPolicy(const Policy& policy, const std::string& origin);
+  // The current Policy and its version.
+  Policy CurrentPolicy() const;
+  std::int64_t PolicyVersion() const;
+
+  // --- Panel commands: commands from people (SPEC §4.5; panel_commands.cpp) ---
+  // The panel's Stop (SPEC §4.5): a command from a person; ends the Ticket and withdraws its Mandate.
+  Status StopTicket(TicketId ticket, const std::string& who);
+  // The panel's answer to a waiting Ticket's question: delivered as its answer input; the Ticket
+  // resumes (stage idle, new Assignment). Conflict when the Ticket is not waiting.
+  Status AnswerQuestion(TicketId ticket, const std::string& who, const nlohmann::json& answer);
+  // Records a command that changes no domain state by itself (e.g. a policy reload) with who
+  // gave it and when; Stop and answers record theirs in their own transaction.
+  Status RecordCommand(const std::string& who, const std::string& command, const std::string& target,
+                       const std::string& detail);
+
+  // --- Quarantine (issue 18; quarantine.cpp) ---
+  // The daemon's start, before any loop runs. Marks this run as running; when the previous run
+  // never reached RecordCleanStop (it died), everything it had in flight — claimed Effects,
+  // running Evals, running turns — is charged one abnormal exit, and what reached
+  // options.quarantine_after of them in a row is set aside now instead of being processed again.
+  // Returns the items set aside by this call.
+  Result<std::vector<QuarantineItem>> RecordStart(std::int64_t pid);
+  // The daemon stopped cleanly: the next start charges nothing.
+  Status RecordCleanStop();
+  // Items set aside, oldest first.
+  std::vector<QuarantineItem> Quarantined();
+  // A person's Retry (panel), one transaction: the record and its counts are cleared and the item
+  // is due again now (an Effect is requeued, a Thread's queued Triggers judged, a Ticket given a
+  // new turn). NotFound when nothing of that kind and item is set aside.
+  Status RetryQuarantined(const std::string& kind, const std::string& item, const std::string& who);
+
+  // --- Intercom mailbox (SPEC §10; mailbox.cpp): the durable mailbox, wake budgets and groups ---
   // Stores `m` after the checks that need stored state, in one transaction: at most
   // limits.per_target_per_minute messages to the target and per_pair_per_minute from this sender
   // to it in the last 60 s (Conflict, nothing stored, when over). Fills m.applied: a person's
@@ -406,13 +385,31 @@ class Engine {
   // Messages waiting in `session`'s inbox (read only; TakeIntercomInbox delivers them).
   std::vector<IntercomMessage> QueuedIntercom(const std::string& session);
 
+  // --- Reading (engine.cpp; Explain in explain.cpp) ---
+  Result<Ticket> GetTicket(TicketId id);
+  Result<Mandate> GetMandate(TicketId ticket);
+  std::vector<TicketInput> TicketInputs(TicketId ticket);
+  std::vector<Assignment> Assignments(TicketId ticket);
+  std::vector<Receipt> Receipts(std::optional<TicketId> ticket);
+  std::vector<Decision> Decisions(const std::string& thread);
+  Result<TriggerRecord> GetTrigger(const std::string& id);
+  // The Trigger with arrival number `seq`.
+  Result<TriggerRecord> GetTriggerBySeq(std::int64_t seq);
+  // A Trigger's whole story (SPEC §12 explain): lookup by Trigger id or message URL.
+  Result<nlohmann::json> Explain(const std::string& id_or_url);
+  // Counts for status lines: triggers by outcome, queued evals, tickets by stage.
+  nlohmann::json Stats();
+  // Write transactions begun since Open: each domain event should cost one (/metrics, tests).
+  std::int64_t WriteTransactions() const;
+
  private:
   Engine(std::unique_ptr<store::Store> store, Clock* clock, EngineOptions options);
-  // PostIntercom's work inside a transaction the caller holds (mu_ held too).
+
+  // mailbox.cpp: PostIntercom's work inside a transaction the caller holds (mu_ held too).
   Result<IntercomMessage> PostIntercomLocked(IntercomMessage m, bool target_idle, const IntercomLimits& limits,
                                              TimeMs now);
 
-  // Quarantine bookkeeping inside a transaction the caller holds (mu_ held too). Charge counts a
+  // quarantine.cpp: quarantine bookkeeping inside a transaction the caller holds (mu_ held too). Charge counts a
   // failure (`crash`: an abnormal exit while in flight) and returns the record; an item already set
   // aside is returned unchanged. SetAside records the reason and does what setting aside means for
   // the kind. Cleared deletes the record after a success.
@@ -421,15 +418,22 @@ class Engine {
   bool DueForQuarantine(const QuarantineItem& q) const;
   Status SetAsideLocked(QuarantineItem q, TimeMs now);
   Status ClearedLocked(const std::string& kind, const std::string& item);
-  // A turn ended: `error` empty clears the Ticket's turn failures, else counts one (and sets its
+
+  // turns.cpp. A turn ended: `error` empty clears the Ticket's turn failures, else counts one (and sets its
   // turns aside at options.quarantine_after). Inside the caller's transaction.
   Status CountTurnLocked(TicketId ticket, const std::string& error, TimeMs now);
-  // Send, EnqueueAction and AskPerson's work inside a transaction the caller holds (mu_ held).
+  // TakeInputs' work inside the caller's transaction; the input carrying Trigger `origin_seq` is
+  // marked as the Ticket's request.
+  Result<std::vector<TakenInput>> TakeInputsLocked(TicketId ticket, std::int64_t origin_seq);
+
+  // outbox.cpp: Send's and EnqueueAction's work inside a transaction the caller holds (mu_ held).
   Status SendLocked(const MessageSpec& message, TimeMs now);
   Status EnqueueActionLocked(const std::string& kind, const nlohmann::json& payload, TimeMs now);
+
+  // tickets.cpp: AskPerson's work inside a transaction the caller holds (mu_ held).
   Status AskPersonLocked(Ticket* ticket, const HumanAction& action, const std::string& message_id, TimeMs now);
-  Result<std::vector<TakenInput>> TakeInputsLocked(TicketId ticket, std::int64_t origin_seq);
-  // UpdateSource's writes inside the caller's transaction; true when a problem was just raised.
+
+  // source_rounds.cpp: UpdateSource's writes inside the caller's transaction; true when a problem was just raised.
   Result<bool> UpdateSourceLocked(const SourceUpdate& u, TimeMs now);
   void LogSourceUpdate(const SourceUpdate& u, bool raised) const;
 

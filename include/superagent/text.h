@@ -66,6 +66,13 @@ std::string CutWords(std::string_view s, std::size_t max_words);
 // The first line of `s`, at most `max` code points ("…" at the end when cut).
 std::string FirstLine(std::string_view s, std::size_t max);
 
+// `s` without leading and trailing ASCII whitespace (space, tab, CR, LF).
+std::string Trim(std::string_view s);
+
+// `s` with ASCII letters lowered and every other byte (UTF-8 included) unchanged: for names that
+// compare without case by protocol — HTTP header names, GitHub logins and repositories.
+std::string AsciiLower(std::string_view s);
+
 // Repairs every string (values and keys) inside `j` in place.
 void RepairJson(nlohmann::json* j);
 

@@ -1,5 +1,6 @@
 #include "superagent/clock.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <ctime>
@@ -41,6 +42,10 @@ bool Digits(const std::string& s, size_t pos, size_t n, int* out) {
 Clock* SystemClock() {
   static RealClock* clock = new RealClock();
   return clock;
+}
+
+TimeMs DoublingDelay(TimeMs first, int doublings, TimeMs cap) {
+  return std::min(first << std::clamp(doublings, 0, 20), cap);
 }
 
 std::string FormatTime(TimeMs t) {

@@ -25,6 +25,22 @@ const char* IntakeOutcomeName(IntakeOutcome o) {
   return "?";
 }
 
+nlohmann::json MandateJson(const Mandate& m, const std::string& ended_by, std::optional<TimeMs> ended_at) {
+  using nlohmann::json;
+  json j{{"policy_version", m.policy_version},
+         {"scope", m.scope},
+         {"strength", StrengthName(m.strength)},
+         {"matched_rules", m.matched_rules},
+         {"source", m.source},
+         {"sender", m.sender ? json(*m.sender) : json(nullptr)},
+         {"admission", m.admission},
+         {"created_at", FormatTime(m.created_at)},
+         {"status", m.ended_as.empty() ? "active" : m.ended_as}};
+  if (!m.ended_as.empty())
+    j["ended"] = {{"reason", m.ended_reason}, {"by", ended_by}, {"at", ended_at ? json(FormatTime(*ended_at)) : json(nullptr)}};
+  return j;
+}
+
 const char* StageName(Stage s) {
   switch (s) {
     case Stage::kWorking: return "working";

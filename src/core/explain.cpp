@@ -16,14 +16,6 @@ json TicketJson(const Ticket& t) {
   return j;
 }
 
-json MandateJson(const Mandate& m) {
-  json j{{"policy_version", m.policy_version}, {"scope", m.scope}, {"strength", StrengthName(m.strength)},
-         {"matched_rules", m.matched_rules}, {"source", m.source}, {"sender", m.sender ? json(*m.sender) : json(nullptr)},
-         {"admission", m.admission}, {"status", m.ended_as.empty() ? "active" : m.ended_as}};
-  if (!m.ended_reason.empty()) j["status_reason"] = m.ended_reason;
-  return j;
-}
-
 json ReceiptJson(const Receipt& r) {
   return json{{"id", r.id}, {"kind", MessageKindName(r.kind)}, {"channel", r.channel}, {"status", r.status},
               {"created_at", FormatTime(r.created_at)}, {"body", r.body}};

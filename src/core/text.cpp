@@ -255,6 +255,19 @@ std::string CutWords(std::string_view s, std::size_t max_words) {
 
 std::string FirstLine(std::string_view s, std::size_t max) { return Cut(s.substr(0, s.find('\n')), max); }
 
+std::string Trim(std::string_view s) {
+  const std::size_t b = s.find_first_not_of(" \t\r\n");
+  if (b == std::string_view::npos) return "";
+  return std::string(s.substr(b, s.find_last_not_of(" \t\r\n") - b + 1));
+}
+
+std::string AsciiLower(std::string_view s) {
+  std::string out(s);
+  for (char& c : out)
+    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+  return out;
+}
+
 void RepairJson(json* j) {
   if (j->is_string()) {
     auto& v = j->get_ref<std::string&>();

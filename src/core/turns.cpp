@@ -3,8 +3,11 @@
 // cancelled and its end says nothing); FinishTurn applies a report — actions, result message,
 // stage, the Assignment's end and the failure count — together, so a daemon killed at any point
 // has either done all of it (no turn is repeated) or none (the restarted turn posts the one result).
+// The Assignments a Ticket is owed — follow-ups, a restart's recovery — are made here too.
 #include <spdlog/spdlog.h>
 
+#include "core/engine_internal.h"
+#include "core/logged_read.h"
 #include "core/ticket_stage.h"
 #include "store/store.h"
 #include "superagent/engine.h"
@@ -13,10 +16,6 @@
 namespace superagent {
 
 using nlohmann::json;
-
-namespace {
-std::string Num(std::int64_t v) { return std::to_string(v); }
-}  // namespace
 
 Result<TurnContext> Engine::BeginTurn(std::int64_t assignment, const std::string& executor,
                                       const std::optional<WorkspaceRecord>& prepared) {
@@ -218,6 +217,108 @@ Status Engine::CountTurnLocked(TicketId ticket, const std::string& error, TimeMs
   if (!q.ok()) return q.status();
   if (DueForQuarantine(*q)) RETURN_IF_ERROR(SetAsideLocked(*q, now));
   return Status::Ok();
+}
+
+// ---------------------------------------------------------------------------------------------
+// Assignments: the turns a Ticket is owed, before BeginTurn and after a restart
+
+Result<int> Engine::AssignFollowUps() {
+  std::lock_guard<std::mutex> lock(mu_);
+  const TimeMs now = clock_->NowMs();
+  // Asked every scheduler pass: usually nothing is due, and then no write transaction is begun.
+  ASSIGN_OR_RETURN(const auto due, store_->TicketsDueAFollowUp());
+  if (due.empty()) return 0;
+  auto tx = store_->Begin();
+  RETURN_IF_ERROR(tx->begin_status());
+  int created = 0;
+  for (const auto& d : due) {  // the Engine's lock is held: nothing changed since the query
+    // SPEC §6: only a person's input may take the slot kept for people; a bot's comment, a CI
+    // result or a policy notice waits for an ordinary slot ("update").
+    auto a = store_->InsertAssignment(d.ticket, "worker", d.from_person ? "follow_up" : "update", now);
+    if (!a.ok()) return a.status();
+    ++created;
+  }
+  RETURN_IF_ERROR(tx->Commit());
+  return created;
+}
+
+std::vector<Assignment> Engine::AssignmentsInState(const std::string& state) {
+  std::lock_guard<std::mutex> lock(mu_);
+  return LoggedRead(store_->AssignmentsInState(state), "assignments by state");
+}
+
+Status Engine::StartAssignment(std::int64_t assignment, const std::string& executor) {
+  std::lock_guard<std::mutex> lock(mu_);
+  const TimeMs now = clock_->NowMs();
+  auto tx = store_->Begin();
+  RETURN_IF_ERROR(tx->begin_status());
+  ASSIGN_OR_RETURN(auto a, store_->GetAssignment(assignment));
+  if (!a) return Status::NotFound("assignment " + Num(assignment) + " does not exist");
+  if (a->state != "pending") return Status::Conflict("assignment " + Num(assignment) + " is " + a->state);
+  ASSIGN_OR_RETURN(auto tk, store_->GetTicket(a->ticket));
+  if (!tk || !tk->open()) return Status::Conflict("ticket " + Num(a->ticket) + " has ended");
+  if (tk->stage == Stage::kWaitingForPerson)
+    return Status::Conflict("ticket " + Num(a->ticket) + " is waiting for a person");
+  ASSIGN_OR_RETURN(auto q, store_->GetQuarantine(kQuarantineTurn, Num(a->ticket)));
+  if (q && q->set_aside())
+    return Status::Conflict("ticket " + Num(a->ticket) + "'s turns are set aside (" + q->reason + ")");
+  RETURN_IF_ERROR(store_->SetAssignmentState(assignment, "running", executor, now));
+  RETURN_IF_ERROR(ChangeStage(store_.get(), &*tk, Stage::kWorking, StageCause::kTurnStarted,
+                              "assignment " + Num(assignment) + " started", now));
+  RETURN_IF_ERROR(tx->Commit());
+  spdlog::info("assignment started id={} ticket={} executor={} cause={}", assignment, a->ticket, executor, a->cause);
+  return Status::Ok();
+}
+
+Status Engine::FinishAssignment(std::int64_t assignment) {
+  std::lock_guard<std::mutex> lock(mu_);
+  const TimeMs now = clock_->NowMs();
+  auto tx = store_->Begin();
+  RETURN_IF_ERROR(tx->begin_status());
+  ASSIGN_OR_RETURN(auto a, store_->GetAssignment(assignment));
+  if (!a) return Status::NotFound("assignment " + Num(assignment) + " does not exist");
+  if (a->state == "ended") return Status::Ok();
+  RETURN_IF_ERROR(store_->SetAssignmentState(assignment, "ended", "", now));
+  return tx->Commit();
+}
+
+Result<std::vector<TicketId>> Engine::RecoverInterruptedWork() {
+  std::lock_guard<std::mutex> lock(mu_);
+  const TimeMs now = clock_->NowMs();
+  auto tx = store_->Begin();
+  RETURN_IF_ERROR(tx->begin_status());
+  std::vector<TicketId> out;
+  ASSIGN_OR_RETURN(auto running, store_->AssignmentsInState("running"));
+  for (const Assignment& a : running) {
+    RETURN_IF_ERROR(store_->SetAssignmentState(a.id, "ended", "", now));
+    ASSIGN_OR_RETURN(auto tk, store_->GetTicket(a.ticket));
+    if (!tk || !tk->open()) continue;
+    TicketInput in;
+    in.ticket = a.ticket;
+    in.kind = "restart";
+    in.body = json{{"interrupted_assignment", a.id}};
+    in.state = "pending";
+    in.created_at = now;
+    auto iid = store_->InsertInput(in);
+    if (!iid.ok()) return iid.status();
+    auto nid = store_->InsertAssignment(a.ticket, "worker", "restart", now);
+    if (!nid.ok()) return nid.status();
+    RETURN_IF_ERROR(store_->InsertTicketEvent(a.ticket, now, tk->stage, tk->stage, "restarted after a daemon restart"));
+    out.push_back(a.ticket);
+  }
+  // Background work that kept a Ticket working after its turn died with the daemon: nothing runs
+  // for it any more, so it is idle (its result, if any, was already enqueued).
+  ASSIGN_OR_RETURN(auto open, store_->OpenTickets());
+  for (TicketId id : open) {
+    if (std::find(out.begin(), out.end(), id) != out.end()) continue;
+    ASSIGN_OR_RETURN(auto tk, store_->GetTicket(id));
+    if (!tk || tk->stage != Stage::kWorking) continue;
+    RETURN_IF_ERROR(ChangeStage(store_.get(), &*tk, Stage::kIdle, StageCause::kBackgroundDone,
+                                "background work ended with the daemon's restart", now));
+  }
+  RETURN_IF_ERROR(tx->Commit());
+  for (TicketId id : out) spdlog::info("work resumed after restart ticket={}", id);
+  return out;
 }
 
 }  // namespace superagent

@@ -15,10 +15,6 @@ namespace superagent::exec {
 namespace fs = std::filesystem;
 
 namespace {
-std::string Trim(std::string s) {
-  while (!s.empty() && (s.back() == '\n' || s.back() == '\r' || s.back() == ' ')) s.pop_back();
-  return s;
-}
 std::vector<std::string> With(std::vector<std::string> front, const std::vector<std::string>& back) {
   front.insert(front.end(), back.begin(), back.end());
   return front;
@@ -181,7 +177,7 @@ std::vector<std::pair<std::string, std::string>> GitAuthEnv(const std::string& r
 Result<std::string> Workspaces::DefaultBranch() {
   auto r = Git(ClonePath(), {"symbolic-ref", "--short", "HEAD"});
   RETURN_IF_ERROR(Failed("cannot read the default branch", r));
-  return Trim(r->out);
+  return text::Trim(r->out);
 }
 
 // A preparation that failed or was killed half-way must not leave a directory that the next
@@ -275,7 +271,7 @@ Result<bool> Workspaces::CommitAll(const WorkspaceRecord& w, const std::string& 
   RETURN_IF_ERROR(Failed("git add failed", r));
   r = Git(w.dir, With(WorktreeArgs(w), {"status", "--porcelain"}));
   RETURN_IF_ERROR(Failed("git status failed", r));
-  if (Trim(r->out).empty()) return false;
+  if (text::Trim(r->out).empty()) return false;
   r = Git(w.dir, With(WorktreeArgs(w), {"commit", "-q", "-m", message}));
   RETURN_IF_ERROR(Failed("git commit failed", r));
   return true;
@@ -285,9 +281,9 @@ Result<int> Workspaces::CommitsAhead(const WorkspaceRecord& w) {
   auto r = Git(w.dir, With(WorktreeArgs(w), {"rev-list", "--count", w.base + "..HEAD"}));
   RETURN_IF_ERROR(Failed("cannot count commits", r));
   try {
-    return std::stoi(Trim(r->out));
+    return std::stoi(text::Trim(r->out));
   } catch (...) {
-    return Status::Internal("git rev-list printed \"" + Trim(r->out) + "\"");
+    return Status::Internal("git rev-list printed \"" + text::Trim(r->out) + "\"");
   }
 }
 

@@ -6,6 +6,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "superagent/clock.h"
 #include "superagent/metrics.h"
 #include "superagent/llm.h"
 #include "superagent/text.h"
@@ -267,7 +268,7 @@ Result<ChatResponse> OpenAiChatClient::Complete(const ChatRequest& req) {
     if (attempt >= options_.max_retries)
       return fail(Status::Unavailable(what + " (after " + std::to_string(attempt + 1) + " attempts)"));
 
-    TimeMs wait = std::min(options_.backoff_initial_ms << std::min(attempt, 20), options_.max_retry_wait_ms);
+    TimeMs wait = DoublingDelay(options_.backoff_initial_ms, attempt, options_.max_retry_wait_ms);
     if (auto asked = RetryAfterMs(resp, now)) {
       if (*asked > options_.max_retry_wait_ms)
         return fail(Status::Unavailable(what + " (server asks to retry after " + std::to_string(*asked / 1000) +

@@ -45,11 +45,6 @@ std::string OneLine(const std::string& s, std::size_t max) {
   return text::Cut(out, max);
 }
 
-std::string Trim(const std::string& s) {
-  std::size_t b = s.find_first_not_of(" \t\r\n"), e = s.find_last_not_of(" \t\r\n");
-  return b == std::string::npos ? "" : s.substr(b, e - b + 1);
-}
-
 std::string Join(const std::vector<std::string>& items) {
   std::string out;
   for (const std::string& s : items) out += (out.empty() ? "" : "; ") + s;
@@ -138,7 +133,7 @@ Result<Assessment> ParseDecideArguments(const std::string& arguments, const Eval
     problems.push_back("target_basis must be stated, existing_standard or undetermined (got \"" + a.target_basis + "\")");
   flag("open_design_decision", &a.open_design_decision);
   text("evidence", &a.evidence);
-  a.evidence = Trim(a.evidence);
+  a.evidence = text::Trim(a.evidence);
 
   if (!j["rules"].is_array()) {
     problems.push_back("rules must be an array of {name, matched, reason}");
@@ -169,7 +164,7 @@ Result<Assessment> ParseDecideArguments(const std::string& arguments, const Eval
   }
 
   text("acknowledgement", &a.acknowledgement);
-  a.acknowledgement = Trim(a.acknowledgement);
+  a.acknowledgement = text::Trim(a.acknowledgement);
   const Candidate* request = RequestOf(candidates);
   if (request) {
     // SPEC §1: a chat message is one short summary of at most 100 words. Code enforces it, so a

@@ -7,19 +7,10 @@
 #include <mutex>
 
 #include "superagent/http.h"
+#include "superagent/text.h"
 
 namespace superagent {
 namespace {
-
-std::string Lower(std::string s) {
-  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return s;
-}
-
-std::string Trim(const std::string& s) {
-  size_t b = s.find_first_not_of(" \t\r\n"), e = s.find_last_not_of(" \t\r\n");
-  return b == std::string::npos ? "" : s.substr(b, e - b + 1);
-}
 
 size_t WriteBody(char* data, size_t size, size_t n, void* user) {
   static_cast<std::string*>(user)->append(data, size * n);
@@ -35,8 +26,8 @@ size_t WriteHeader(char* data, size_t size, size_t n, void* user) {
   }
   auto colon = line.find(':');
   if (colon != std::string::npos) {
-    std::string name = Lower(Trim(line.substr(0, colon)));
-    std::string value = Trim(line.substr(colon + 1));
+    std::string name = text::AsciiLower(text::Trim(line.substr(0, colon)));
+    std::string value = text::Trim(line.substr(colon + 1));
     auto& slot = resp->headers[name];
     slot = slot.empty() ? value : slot + ", " + value;
   }
@@ -119,7 +110,7 @@ class CurlHttpClient : public HttpClient {
 }  // namespace
 
 std::string HttpResponse::Header(const std::string& name) const {
-  auto it = headers.find(Lower(name));
+  auto it = headers.find(text::AsciiLower(name));
   return it == headers.end() ? "" : it->second;
 }
 

@@ -28,23 +28,6 @@ json TriggerJson(const TriggerRecord& r) {
   return j;
 }
 
-json MandateJson(const MandateView& v) {
-  const Mandate& m = v.mandate;
-  json j{{"policy_version", m.policy_version},
-         {"scope", m.scope},
-         {"strength", StrengthName(m.strength)},
-         {"matched_rules", m.matched_rules},
-         {"source", m.source},
-         {"sender", m.sender ? json(*m.sender) : json(nullptr)},
-         {"admission", m.admission},
-         {"created_at", TimeJson(m.created_at)},
-         {"status", m.ended_as.empty() ? "active" : m.ended_as}};
-  if (!m.ended_as.empty()) {
-    j["ended"] = {{"reason", m.ended_reason}, {"by", v.ended_by}, {"at", TimeJson(v.ended_at)}};
-  }
-  return j;
-}
-
 json TicketRowJson(const TicketRow& row) {
   const Ticket& t = row.ticket;
   json j{{"id", t.id},
@@ -53,7 +36,8 @@ json TicketRowJson(const TicketRow& row) {
          {"scope", t.scope},
          {"created_at", TimeJson(t.created_at)},
          {"updated_at", TimeJson(t.updated_at)},
-         {"mandate", row.mandate ? MandateJson(*row.mandate) : json(nullptr)},
+         {"mandate", row.mandate ? MandateJson(row.mandate->mandate, row.mandate->ended_by, row.mandate->ended_at)
+                               : json(nullptr)},
          {"request", row.origin ? TriggerJson(*row.origin) : json(nullptr)}};
   if (!t.end_reason.empty()) j["end_reason"] = t.end_reason;
   if (t.waiting)

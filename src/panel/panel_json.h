@@ -10,7 +10,6 @@ namespace superagent::panel {
 
 nlohmann::json TimeJson(std::optional<TimeMs> t);  // RFC 3339 or null
 nlohmann::json TriggerJson(const TriggerRecord& r);
-nlohmann::json MandateJson(const MandateView& m);
 nlohmann::json TicketRowJson(const TicketRow& row);
 nlohmann::json DecisionJson(const DecisionView& d);
 nlohmann::json ProblemJson(const SystemProblem& p);

@@ -24,11 +24,6 @@ bool IsSectionName(const std::string& name) {
                      [](char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '_'; });
 }
 
-std::string Trim(const std::string& s) {
-  std::size_t b = s.find_first_not_of(" \t\r\n"), e = s.find_last_not_of(" \t\r\n");
-  return b == std::string::npos ? "" : s.substr(b, e - b + 1);
-}
-
 // The file `rel` beneath the team directory, trimmed and bounded; problems noted against `rel`.
 bool ReadTeamFile(const std::string& team_dir, const std::string& rel, std::size_t max_chars, TeamFiles* team,
                   std::string* text) {
@@ -38,7 +33,7 @@ bool ReadTeamFile(const std::string& team_dir, const std::string& rel, std::size
     return false;
   }
   bool cut = false;
-  *text = text::CutMiddle(Trim(*raw), max_chars, &cut);
+  *text = text::CutMiddle(text::Trim(*raw), max_chars, &cut);
   if (cut) team->problems.push_back(rel + ": longer than " + std::to_string(max_chars) + " characters; its middle was cut");
   return true;
 }
@@ -59,9 +54,9 @@ std::string Description(const std::string& text) {
   std::istringstream lines(text);
   std::string line;
   while (std::getline(lines, line)) {
-    line = Trim(line);
+    line = text::Trim(line);
     while (!line.empty() && line.front() == '#') line.erase(0, 1);
-    line = Trim(line);
+    line = text::Trim(line);
     if (!line.empty()) return text::Cut(line, 200);
   }
   return "(no description)";

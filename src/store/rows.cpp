@@ -50,6 +50,27 @@ Ticket ReadTicket(Stmt& s) {
   return t;
 }
 
+Mandate ReadMandate(Stmt& s) {
+  Mandate m;
+  m.id = s.Int(0);
+  m.ticket = s.Int(1);
+  m.policy_version = s.Int(2);
+  m.scope = s.Text(3);
+  ParseStrength(s.Text(4), &m.strength);
+  json rules = json::parse(s.Text(5), nullptr, false);
+  if (rules.is_array())
+    for (const auto& r : rules)
+      if (r.is_string()) m.matched_rules.push_back(r.get<std::string>());
+  m.source = s.Text(6);
+  m.sender = s.OptText(7);
+  m.admission = s.Text(8);
+  m.origin_trigger_seq = s.Int(9);
+  m.created_at = s.Int(10);
+  m.ended_as = s.OptText(11).value_or("");
+  m.ended_reason = s.OptText(12).value_or("");
+  return m;
+}
+
 Decision ReadDecision(Stmt& s) {
   Decision d;
   d.id = s.Int(0);

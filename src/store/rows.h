@@ -21,6 +21,11 @@ namespace superagent::store {
 #define INPUT_COLUMNS \
   "id, ticket_id, kind, trigger_seq, body, state, handback_kind, handback_reason, created_at, from_person"
 #define RECEIPT_COLUMNS "id, ticket_id, thread_key, channel, kind, body, status, created_at"
+// A Mandate with its end: select these FROM MANDATE_TABLES (columns after them are the caller's).
+#define MANDATE_COLUMNS                                                                                  \
+  "m.id, m.ticket_id, m.policy_version, m.scope, m.strength, m.matched_rules, m.source, m.sender, " \
+  "m.admission, m.origin_trigger_seq, m.created_at, e.kind, e.reason"
+#define MANDATE_TABLES "mandates m LEFT JOIN mandate_ends e ON e.mandate_id = m.id"
 
 #define HEALTH_COLUMNS "source, path, last_success_at, last_error, last_error_at, consecutive_failures, skipped_items"
 #define QUARANTINE_COLUMNS "kind, item, label, last_error, failures, crashes, set_aside_at, reason, updated_at"
@@ -31,6 +36,9 @@ TriggerRecord ReadTrigger(Stmt& s, int c = 0);
 Ticket ReadTicket(Stmt& s);
 // The current row as a Decision; `assessment` is null when none was recorded.
 Decision ReadDecision(Stmt& s);
+// The current row as a Mandate (MANDATE_COLUMNS). A damaged `matched_rules` still reads: what is
+// not a JSON array reads as no rules, and an element that is not a string is skipped.
+Mandate ReadMandate(Stmt& s);
 // The current row as a Ticket input (follow-up, handback, policy change …).
 TicketInput ReadInput(Stmt& s);
 // The current row as a Receipt (a message the agent has decided to say).

@@ -392,30 +392,12 @@ Result<std::int64_t> Store::InsertMandate(const Mandate& m) {
 }
 
 Result<std::optional<Mandate>> Store::MandateForTicket(TicketId id) {
-  Stmt s = db_.Prepare(
-      "SELECT m.id, m.ticket_id, m.policy_version, m.scope, m.strength, m.matched_rules, m.source, m.sender, "
-      "m.admission, m.origin_trigger_seq, m.created_at, e.kind, e.reason "
-      "FROM mandates m LEFT JOIN mandate_ends e ON e.mandate_id = m.id WHERE m.ticket_id = ?");
+  Stmt s = db_.Prepare("SELECT " MANDATE_COLUMNS " FROM " MANDATE_TABLES " WHERE m.ticket_id = ?");
   s.Bind(1, id);
   if (!s.Step()) return Missing(s);
-  Mandate m;
-  m.id = s.Int(0);
-  m.ticket = s.Int(1);
-  m.policy_version = s.Int(2);
-  m.scope = s.Text(3);
-  ParseStrength(s.Text(4), &m.strength);
-  json rules = json::parse(s.Text(5), nullptr, false);
-  if (rules.is_array())
-    for (const auto& r : rules) m.matched_rules.push_back(r.get<std::string>());
-  m.source = s.Text(6);
-  m.sender = s.OptText(7);
-  m.admission = s.Text(8);
-  m.origin_trigger_seq = s.Int(9);
-  m.created_at = s.Int(10);
-  m.ended_as = s.OptText(11).value_or("");
-  m.ended_reason = s.OptText(12).value_or("");
+  Mandate m = ReadMandate(s);
   s.Reset();
-  return std::optional<Mandate>(m);
+  return std::optional<Mandate>(std::move(m));
 }
 
 Status Store::EndMandate(std::int64_t mandate_id, const std::string& kind, const std::string& reason,

@@ -75,30 +75,11 @@ std::int64_t Views::DataVersion() {
 }
 
 Result<std::optional<MandateView>> Views::MandateOf(TicketId id) {
-  Stmt s = db_->Prepare(
-      "SELECT m.id, m.ticket_id, m.policy_version, m.scope, m.strength, m.matched_rules, m.source, m.sender, "
-      "m.admission, m.origin_trigger_seq, m.created_at, e.kind, e.reason, e.by_whom, e.at "
-      "FROM mandates m LEFT JOIN mandate_ends e ON e.mandate_id = m.id WHERE m.ticket_id = ?");
+  Stmt s = db_->Prepare("SELECT " MANDATE_COLUMNS ", e.by_whom, e.at FROM " MANDATE_TABLES " WHERE m.ticket_id = ?");
   s.Bind(1, id);
   if (!s.Step()) return store::Missing(s);
   MandateView v;
-  Mandate& m = v.mandate;
-  m.id = s.Int(0);
-  m.ticket = s.Int(1);
-  m.policy_version = s.Int(2);
-  m.scope = s.Text(3);
-  ParseStrength(s.Text(4), &m.strength);
-  json rules = json::parse(s.Text(5), nullptr, false);
-  if (rules.is_array())
-    for (const auto& r : rules)
-      if (r.is_string()) m.matched_rules.push_back(r.get<std::string>());
-  m.source = s.Text(6);
-  m.sender = s.OptText(7);
-  m.admission = s.Text(8);
-  m.origin_trigger_seq = s.Int(9);
-  m.created_at = s.Int(10);
-  m.ended_as = s.OptText(11).value_or("");
-  m.ended_reason = s.OptText(12).value_or("");
+  v.mandate = store::ReadMandate(s);
   v.ended_by = s.OptText(13).value_or("");
   v.ended_at = s.OptInt(14);
   return std::optional<MandateView>(std::move(v));

@@ -6,6 +6,7 @@
 #include <cstdlib>
 
 #include "superagent/feishu.h"
+#include "superagent/json_read.h"
 
 namespace superagent::feishu {
 
@@ -25,8 +26,17 @@ struct Message {
   std::vector<Mention> mentions;
 };
 
-std::string Str(const json& j, const char* key) {
-  return j.is_object() && j.contains(key) && j[key].is_string() ? j[key].get<std::string>() : "";
+// The ids both message shapes (an event's `message`, a listed `item`) carry under the same names;
+// only the key of the message's type differs ("message_type" in events, "msg_type" when listed).
+Message MessageIds(const json& j, const char* type_key) {
+  Message m;
+  m.message_id = json_read::StringOr(j, "message_id");
+  m.chat_id = json_read::StringOr(j, "chat_id");
+  m.thread_id = json_read::StringOr(j, "thread_id");
+  m.root_id = json_read::StringOr(j, "root_id");
+  m.parent_id = json_read::StringOr(j, "parent_id");
+  m.msg_type = json_read::StringOr(j, type_key);
+  return m;
 }
 
 // Feishu times are millisecond strings; a value that can only be seconds is scaled, so a shape
@@ -61,15 +71,15 @@ void ReplaceAll(std::string& s, const std::string& from, const std::string& to) 
 }
 
 void RenderPostElement(const json& el, const std::map<std::string, std::string>& names, std::string* out) {
-  const std::string tag = Str(el, "tag");
+  const std::string tag = json_read::StringOr(el, "tag");
   if (tag == "text" || tag == "md" || tag == "code_block") {
-    *out += Str(el, "text");
+    *out += json_read::StringOr(el, "text");
   } else if (tag == "a") {
-    const std::string text = Str(el, "text"), href = Str(el, "href");
+    const std::string text = json_read::StringOr(el, "text"), href = json_read::StringOr(el, "href");
     *out += text.empty() ? href : (href.empty() || href == text ? text : text + " (" + href + ")");
   } else if (tag == "at") {
-    std::string name = Str(el, "user_name");
-    const std::string id = Str(el, "user_id");
+    std::string name = json_read::StringOr(el, "user_name");
+    const std::string id = json_read::StringOr(el, "user_id");
     if (name.empty()) {
       auto it = names.find(id);
       name = it != names.end() ? it->second.substr(1) : (id == "all" || id == "@_all" ? "all" : id);
@@ -80,7 +90,7 @@ void RenderPostElement(const json& el, const std::map<std::string, std::string>&
   } else if (tag == "media") {
     *out += "[video]";
   } else if (tag == "emotion") {
-    *out += ":" + Str(el, "emoji_type") + ":";
+    *out += ":" + json_read::StringOr(el, "emoji_type") + ":";
   } else if (tag == "hr") {
     *out += "---";
   }
@@ -167,7 +177,7 @@ std::optional<std::string> RenderContent(const std::string& msg_type, const json
         }
     }
     if (!post->contains("content") || !(*post)["content"].is_array()) return std::nullopt;
-    std::string out = Str(*post, "title");
+    std::string out = json_read::StringOr(*post, "title");
     for (const json& para : (*post)["content"]) {
       if (!para.is_array()) continue;
       std::string line;
@@ -186,28 +196,22 @@ Normalized NormalizeEvent(const json& event, const NormalizeContext& ctx) {
   if (!event.contains("message") || !event["message"].is_object()) return Malformed("event.message is missing");
   const json& msg = event["message"];
   const json& sender = event.contains("sender") && event["sender"].is_object() ? event["sender"] : json::object();
-  Message m;
-  m.message_id = Str(msg, "message_id");
-  m.chat_id = Str(msg, "chat_id");
-  m.thread_id = Str(msg, "thread_id");
-  m.root_id = Str(msg, "root_id");
-  m.parent_id = Str(msg, "parent_id");
-  m.msg_type = Str(msg, "message_type");
+  Message m = MessageIds(msg, "message_type");
   if (!msg.contains("content") || !msg["content"].is_string()) return Malformed("event.message.content is missing");
   m.content = msg["content"].get<std::string>();
   if (!ParseStamp(msg, "create_time", &m.create_ms)) m.create_ms = 0;
   if (ParseStamp(msg, "update_time", &m.update_ms)) m.edited = m.update_ms > m.create_ms;
-  m.direct = Str(msg, "chat_type") == "p2p";
+  m.direct = json_read::StringOr(msg, "chat_type") == "p2p";
   if (sender.contains("sender_id") && sender["sender_id"].is_object()) {
-    m.sender_id = Str(sender["sender_id"], "open_id");
+    m.sender_id = json_read::StringOr(sender["sender_id"], "open_id");
     m.sender_id_type = "open_id";
   }
-  m.sender_type = Str(sender, "sender_type");
+  m.sender_type = json_read::StringOr(sender, "sender_type");
   if (msg.contains("mentions") && msg["mentions"].is_array()) {
     for (const json& x : msg["mentions"]) {
       if (!x.is_object()) continue;
-      Mention mention{Str(x, "key"), "", Str(x, "name")};
-      if (x.contains("id") && x["id"].is_object()) mention.open_id = Str(x["id"], "open_id");
+      Mention mention{json_read::StringOr(x, "key"), "", json_read::StringOr(x, "name")};
+      if (x.contains("id") && x["id"].is_object()) mention.open_id = json_read::StringOr(x["id"], "open_id");
       m.mentions.push_back(mention);
     }
   }
@@ -221,13 +225,7 @@ Normalized NormalizeHistoryItem(const json& item, const NormalizeContext& ctx, b
     n.why = "recalled";
     return n;
   }
-  Message m;
-  m.message_id = Str(item, "message_id");
-  m.chat_id = Str(item, "chat_id");
-  m.thread_id = Str(item, "thread_id");
-  m.root_id = Str(item, "root_id");
-  m.parent_id = Str(item, "parent_id");
-  m.msg_type = Str(item, "msg_type");
+  Message m = MessageIds(item, "msg_type");
   if (!item.contains("body") || !item["body"].is_object() || !item["body"].contains("content") ||
       !item["body"]["content"].is_string())
     return Malformed("body.content is missing (" + m.message_id + ")");
@@ -238,18 +236,18 @@ Normalized NormalizeHistoryItem(const json& item, const NormalizeContext& ctx, b
                                                                       : m.update_ms > m.create_ms;
   m.direct = direct;
   if (item.contains("sender") && item["sender"].is_object()) {
-    m.sender_id = Str(item["sender"], "id");
-    m.sender_id_type = Str(item["sender"], "id_type");
-    m.sender_type = Str(item["sender"], "sender_type");
+    m.sender_id = json_read::StringOr(item["sender"], "id");
+    m.sender_id_type = json_read::StringOr(item["sender"], "id_type");
+    m.sender_type = json_read::StringOr(item["sender"], "sender_type");
   }
   if (item.contains("mentions") && item["mentions"].is_array()) {
     for (const json& x : item["mentions"]) {
       if (!x.is_object()) continue;
-      Mention mention{Str(x, "key"), "", Str(x, "name")};
-      if (x.contains("id") && x["id"].is_string() && Str(x, "id_type") != "user_id" && Str(x, "id_type") != "union_id")
+      Mention mention{json_read::StringOr(x, "key"), "", json_read::StringOr(x, "name")};
+      if (x.contains("id") && x["id"].is_string() && json_read::StringOr(x, "id_type") != "user_id" && json_read::StringOr(x, "id_type") != "union_id")
         mention.open_id = x["id"].get<std::string>();
       else if (x.contains("id") && x["id"].is_object())
-        mention.open_id = Str(x["id"], "open_id");
+        mention.open_id = json_read::StringOr(x["id"], "open_id");
       m.mentions.push_back(mention);
     }
   }

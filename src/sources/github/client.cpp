@@ -8,18 +8,15 @@
 
 #include <spdlog/spdlog.h>
 
+#include "superagent/clock.h"
 #include "superagent/github.h"
+#include "superagent/text.h"
 
 namespace superagent::github {
 
 using nlohmann::json;
 
 namespace {
-
-std::string Lower(std::string s) {
-  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return s;
-}
 
 bool ParseInt64(const std::string& s, std::int64_t* out) {
   if (s.empty()) return false;
@@ -70,14 +67,14 @@ std::string GitHubMessage(const std::string& body) {
 }
 
 bool IsRateLimitMessage(const std::string& message) {
-  std::string m = Lower(message);
+  std::string m = text::AsciiLower(message);
   return m.find("rate limit") != std::string::npos;
 }
 
 }  // namespace
 
 std::string ApiResponse::Header(const std::string& name) const {
-  auto it = headers.find(Lower(name));
+  auto it = headers.find(text::AsciiLower(name));
   return it == headers.end() ? "" : it->second;
 }
 
@@ -295,7 +292,7 @@ ApiResponse Client::Perform(const std::string& method, const std::string& origin
     if (!resp.error.empty()) {
       out.error = method + " " + PathOf(url) + ": " + resp.error;
       if (++attempt < attempts) {
-        TimeMs wait = std::min(options_.backoff_max_ms, options_.backoff_initial_ms << (attempt - 1));
+        TimeMs wait = DoublingDelay(options_.backoff_initial_ms, attempt - 1, options_.backoff_max_ms);
         spdlog::warn("github request failed, retrying in {} ms: {}", wait, out.error);
         sleeper_(wait);
         continue;
@@ -388,7 +385,7 @@ ApiResponse Client::Perform(const std::string& method, const std::string& origin
 
     out.error = method + " " + PathOf(url) + ": " + std::to_string(st) + (message.empty() ? "" : " " + message);
     if (st >= 500 && ++attempt < attempts) {
-      TimeMs wait = std::min(options_.backoff_max_ms, options_.backoff_initial_ms << (attempt - 1));
+      TimeMs wait = DoublingDelay(options_.backoff_initial_ms, attempt - 1, options_.backoff_max_ms);
       spdlog::warn("github {}; retrying in {} ms", out.error, wait);
       sleeper_(wait);
       continue;

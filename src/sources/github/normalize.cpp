@@ -5,17 +5,13 @@
 
 #include "policy/sha256.h"
 #include "superagent/github.h"
+#include "superagent/text.h"
 
 namespace superagent::github {
 
 using nlohmann::json;
 
 namespace {
-
-std::string Lower(std::string s) {
-  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return s;
-}
 
 const json* Field(const json& j, const char* key) {
   if (!j.is_object()) return nullptr;
@@ -84,7 +80,7 @@ Normalized Skip(std::string why) {
   return n;
 }
 
-bool SameLogin(const std::string& a, const std::string& b) { return !a.empty() && Lower(a) == Lower(b); }
+bool SameLogin(const std::string& a, const std::string& b) { return !a.empty() && text::AsciiLower(a) == text::AsciiLower(b); }
 
 // Who wrote it, as the Source reports people: login, human or not, own or not.
 struct Author {
@@ -173,10 +169,10 @@ std::optional<Discussion> DiscussionOf(const std::string& key) {
 }
 
 bool Mentions(const std::string& text, const std::string& login_in) {
-  std::string login = Lower(login_in);
+  std::string login = text::AsciiLower(login_in);
   if (login.size() > 5 && login.compare(login.size() - 5, 5, "[bot]") == 0) login.resize(login.size() - 5);
   if (login.empty()) return false;
-  const std::string lower = Lower(text);
+  const std::string lower = text::AsciiLower(text);
   bool in_fence = false, in_comment = false;
   std::string fence;
   std::size_t start = 0;
@@ -345,7 +341,7 @@ Normalized NormalizeReview(const json& r, const NormalizeContext& ctx, std::int6
   if (!ReqInt(r, "id", &id)) return Malformed("review: no integer id");
   const std::string what = "review " + std::to_string(id);
   if (!ReqString(r, "state", &state)) return Malformed(what + ": no state");
-  state = Lower(state);
+  state = text::AsciiLower(state);
   if (state == "pending") return Skip(what + ": pending (not submitted)");
   const json* submitted = Field(r, "submitted_at");
   if (submitted == nullptr || submitted->is_null()) return Skip(what + ": not submitted");

@@ -11,6 +11,7 @@
 #include "superagent/metrics.h"
 #include "sources/github/source_internal.h"
 #include "superagent/json_read.h"
+#include "superagent/text.h"
 
 namespace superagent::github {
 
@@ -151,11 +152,7 @@ WebhookReply Source::HandleWebhook(const WebhookRequest& req) {
     health(true, "", 1);
     return {400, "skipped: " + why};
   }
-  auto lower = [](std::string s) {
-    for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    return s;
-  };
-  if (lower(*full_name) != lower(options_.repo)) return {202, "not the configured repository"};
+  if (text::AsciiLower(*full_name) != text::AsciiLower(options_.repo)) return {202, "not the configured repository"};
   // Never GET /user here: the sender waits at most 10 s and GitHub never redelivers. The login
   // the last run learned (its identity cursor) serves until the round confirms it; on a first
   // start the delivery waits in memory for the round that learns it.

@@ -1,6 +1,10 @@
-// Engine: the outbox's delivery bookkeeping (SPEC §8). The Effects loop performs; this records.
+// The outbox (SPEC §8): the Engine tells the outside world only by enqueueing — a message (Send:
+// Receipt + Effect) or an external action (EnqueueAction), each one transaction with an idempotency
+// key, so a repeat is harmless. The Effects loop claims and performs them; this records what
+// happened (ClaimDueEffects, RecordDelivery).
 #include <spdlog/spdlog.h>
 
+#include "core/engine_internal.h"
 #include "core/logged_read.h"
 #include "store/store.h"
 #include "superagent/engine.h"
@@ -19,6 +23,37 @@ std::string ProblemKind(const std::string& kind, const std::string& platform) {
 }
 
 }  // namespace
+
+Status Engine::Send(const MessageSpec& message) {
+  std::lock_guard<std::mutex> lock(mu_);
+  const TimeMs now = clock_->NowMs();
+  auto tx = store_->Begin();
+  RETURN_IF_ERROR(tx->begin_status());
+  RETURN_IF_ERROR(SendLocked(message, now));
+  return tx->Commit();
+}
+
+Status Engine::SendLocked(const MessageSpec& message_in, TimeMs now) {
+  MessageSpec message = message_in;
+  message.body = text::Repair(message.body);
+  if (message.id.empty()) return Status::InvalidArgument("message id is required (it is the idempotency key)");
+  if (message.body.empty()) return Status::InvalidArgument("message body is empty");
+  ASSIGN_OR_RETURN(auto channel, store_->ThreadChannel(message.thread));
+  if (!channel) return Status::InvalidArgument("thread " + message.thread + " is unknown");
+  if (std::string why = TooLong(*channel, message.body, options_); !why.empty()) return Status::InvalidArgument(why);
+  Receipt r;
+  r.id = message.id;
+  r.ticket = message.ticket;
+  r.thread = message.thread;
+  r.channel = *channel;
+  r.kind = message.kind;
+  r.body = message.body;
+  r.created_at = now;
+  auto inserted = store_->InsertReceipt(r);
+  if (!inserted.ok()) return inserted.status();
+  if (*inserted) RETURN_IF_ERROR(store_->InsertEffect(r.id, "post_message", json{{"receipt", r.id}}.dump(), now));
+  return Status::Ok();
+}
 
 Result<std::vector<ClaimedEffect>> Engine::ClaimDueEffects(int limit) {
   std::lock_guard<std::mutex> lock(mu_);

@@ -1,5 +1,7 @@
-// Engine: quarantine of poison items and the crash-loop guard (issue 18). One place decides when
-// an item is set aside (DueForQuarantine) and what setting aside means for each kind.
+// Quarantine (issue 18): poison items set aside — an Effect, a Thread's Evals, a Ticket's turns —
+// and the crash-loop guard, so one bad item cannot stop the daemon's loops. One place decides when
+// an item is set aside (DueForQuarantine) and what setting aside means for each kind; a person's
+// Retry from the panel is here too, since it undoes exactly that.
 #include <spdlog/spdlog.h>
 
 #include "core/logged_read.h"

@@ -1,4 +1,9 @@
-// Engine: Source bookkeeping, system problems and panel answers.
+// Source rounds (SPEC §3): a Source's bookkeeping between deliveries — cursors, each path's health,
+// skipped counts — applied in one transaction per round (a webhook delivery applies the same in its
+// intake transaction, intake.cpp); the system problems repeated failures raise; discussions gone at
+// the platform; and the open discussions a Source keeps polling while work is in progress (SPEC §3.5).
+#include <set>
+
 #include <spdlog/spdlog.h>
 
 #include "core/logged_read.h"
@@ -119,33 +124,14 @@ std::vector<SystemProblem> Engine::SystemProblems() {
   return LoggedRead(store_->RaisedProblems(options_.problem_threshold), "system problems");
 }
 
-Status Engine::AnswerQuestion(TicketId ticket, const std::string& who, const json& answer) {
+std::vector<std::string> Engine::OpenTicketThreads(const std::string& prefix) {
   std::lock_guard<std::mutex> lock(mu_);
-  if (who.empty()) return Status::InvalidArgument("an answer must say who gave it");
-  const TimeMs now = clock_->NowMs();
-  auto tx = store_->Begin();
-  RETURN_IF_ERROR(tx->begin_status());
-  ASSIGN_OR_RETURN(auto tk, store_->GetTicket(ticket));
-  if (!tk) return Status::NotFound("ticket " + std::to_string(ticket) + " does not exist");
-  if (tk->stage != Stage::kWaitingForPerson)
-    return Status::Conflict("ticket " + std::to_string(ticket) + " is not waiting for an answer (stage " +
-                            StageName(tk->stage) + ")");
-  TicketInput in;
-  in.ticket = ticket;
-  in.kind = "answer";
-  in.body = json{{"from", who}, {"via", "panel"}, {"question", tk->waiting->question}, {"answer", answer}};
-  in.state = "pending";
-  in.created_at = now;
-  in.from_person = true;
-  auto id = store_->InsertInput(in);
-  if (!id.ok()) return id.status();
-  RETURN_IF_ERROR(ChangeStage(store_.get(), &*tk, Stage::kIdle, StageCause::kAnswered, "answered by " + who, now));
-  auto a = store_->InsertAssignment(ticket, "worker", "answer", now);
-  if (!a.ok()) return a.status();
-  RETURN_IF_ERROR(store_->InsertCommand(now, who, "answer", "ticket:" + std::to_string(ticket), answer.dump()));
-  RETURN_IF_ERROR(tx->Commit());
-  spdlog::info("ticket answered id={} by={}", ticket, who);
-  return Status::Ok();
+  std::set<std::string> keys;
+  // The GitHub Source only narrows its reads with these: a failed read logs and reads as none.
+  for (TicketId id : LoggedRead(store_->OpenTickets(), "open tickets"))
+    for (const std::string& thread : LoggedRead(store_->TicketThreads(id), "ticket threads"))
+      if (thread.rfind(prefix, 0) == 0) keys.insert(thread);
+  return {keys.begin(), keys.end()};
 }
 
 }  // namespace superagent

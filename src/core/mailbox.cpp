@@ -1,6 +1,6 @@
-// Engine: the intercom's durable mailbox, wake budgets and groups (SPEC §10). The rules that
-// need stored state live here, inside the transaction that stores the message, so two sends at
-// once cannot both pass a limit.
+// The intercom mailbox (SPEC §10): the Engine's side of the intercom — its durable mailbox, wake
+// budgets and groups. The rules that need stored state live here, inside the transaction that
+// stores the message, so two sends at once cannot both pass a limit.
 #include <algorithm>
 
 #include <spdlog/spdlog.h>

@@ -1,0 +1,26 @@
+// What the Engine's event files (intake.cpp, evals.cpp, tickets.cpp, outbox.cpp, turns.cpp, ...)
+// share, kept in one place so the rules cannot drift apart between them. Private to src/core.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "superagent/engine.h"
+
+namespace superagent {
+
+namespace store { class Store; }
+
+// The length rules of every message the Engine enqueues: SPEC §1's word limit for chats (counted
+// by text::CountWords, so Chinese is bounded too) and GitHub's character cap (characters, not
+// bytes). "" when `body` may go to `channel`, else why not. Defined in engine.cpp.
+std::string TooLong(const std::string& channel, const std::string& body, const EngineOptions& o);
+
+// Whether a message sent at `at` is older than the request that made the Mandate's Ticket: such a
+// message is context for the Ticket, never something that starts its work again.
+Result<bool> OlderThanRequest(store::Store* store, const Mandate& m, TimeMs at);
+
+// An id in a message ("ticket 12 has ended").
+inline std::string Num(std::int64_t v) { return std::to_string(v); }
+
+}  // namespace superagent

@@ -1,0 +1,305 @@
+// Evals (SPEC §5): the Engine's side of judging, each step one transaction. BeginEval takes a
+// Thread's due Triggers as one batch; FinishEval records the Decision — on accept with its Ticket,
+// Mandate and acknowledgement; ExpireEvals and RecordEvalError requeue a batch with backoff (or end
+// it `unavailable`, or set a poison Thread aside). What the outcome is, from the Gate and the
+// Assessment, is decided in eval.cpp; this file only records it.
+#include <spdlog/spdlog.h>
+
+#include "core/engine_internal.h"
+#include "core/ticket_stage.h"
+#include "store/store.h"
+#include "superagent/chat.h"
+#include "superagent/engine.h"
+#include "superagent/text.h"
+
+namespace superagent {
+
+using nlohmann::json;
+
+namespace {
+
+// An acknowledgement is never refused (that would lose the Decision): one that is too long is
+// cut to the limit, visibly ("…"), and the log says so.
+std::string WithinLimit(const std::string& channel, const std::string& body, const EngineOptions& o) {
+  if (TooLong(channel, body, o).empty()) return body;
+  spdlog::warn("acknowledgement cut to the limit channel={} reason=\"{}\"", channel, TooLong(channel, body, o));
+  return IsChat(channel) ? text::CutWords(body, o.chat_word_limit) : text::Cut(body, o.github_char_limit);
+}
+
+// The Eval retry schedule: eval_backoff_ms doubled per attempt, capped.
+TimeMs EvalRetryDelay(const EngineOptions& o, int attempts) {
+  return DoublingDelay(o.eval_backoff_ms, attempts - 1, o.eval_backoff_max_ms);
+}
+
+}  // namespace
+
+Result<std::optional<EvalJob>> Engine::BeginEval() {
+  std::lock_guard<std::mutex> lock(mu_);
+  const TimeMs now = clock_->NowMs();
+  auto tx = store_->Begin();
+  RETURN_IF_ERROR(tx->begin_status());
+  ASSIGN_OR_RETURN(auto thread, store_->NextDueThread(now));
+  if (!thread) return std::optional<EvalJob>();
+  auto eval = store_->InsertEval(*thread, policy_version_, now, now + options_.eval_timeout_ms);
+  if (!eval.ok()) return eval.status();
+  RETURN_IF_ERROR(store_->ClaimBatch(*eval, *thread, now));
+
+  EvalJob job;
+  job.id = *eval;
+  job.thread = *thread;
+  job.policy_version = policy_version_;
+  job.policy = policy_;
+  ASSIGN_OR_RETURN(auto queued, store_->Batch(*eval));
+  for (const store::QueueRow& row : queued) {
+    ASSIGN_OR_RETURN(auto rec, store_->FindTriggerBySeq(row.seq));
+    if (!rec) return Status::Internal("queued trigger " + std::to_string(row.seq) + " is missing");
+    Candidate c;
+    c.seq = row.seq;
+    c.trigger = rec->trigger;
+    c.handback = row.handback.empty() ? json(nullptr) : json::parse(row.handback, nullptr, false);
+    job.batch.push_back(std::move(c));
+  }
+  ASSIGN_OR_RETURN(job.history, store_->ThreadHistory(*thread, options_.history_limit));
+  ASSIGN_OR_RETURN(auto subscribed, store_->SubscribedTickets({*thread}));
+  for (TicketId id : subscribed) {
+    ASSIGN_OR_RETURN(auto tk, store_->GetTicket(id));
+    ASSIGN_OR_RETURN(auto m, store_->MandateForTicket(id));
+    if (tk) job.tickets.push_back({id, tk->stage, tk->scope, m && m->ended_as.empty()});
+  }
+  RETURN_IF_ERROR(tx->Commit());
+  spdlog::debug("eval started id={} thread={} batch={}", job.id, job.thread, job.batch.size());
+  return std::optional<EvalJob>(std::move(job));
+}
+
+Result<FinishResult> Engine::FinishEval(EvalId eval_id, const EvalOutcome& out) {
+  std::lock_guard<std::mutex> lock(mu_);
+  const TimeMs now = clock_->NowMs();
+  auto tx = store_->Begin();
+  RETURN_IF_ERROR(tx->begin_status());
+  ASSIGN_OR_RETURN(auto eval, store_->GetEval(eval_id));
+  if (!eval) return Status::NotFound("eval " + std::to_string(eval_id) + " does not exist");
+  if (eval->status != "running")
+    return Status::Conflict("eval " + std::to_string(eval_id) + " is " + eval->status + "; its outcome is dropped");
+
+  ASSIGN_OR_RETURN(std::vector<store::QueueRow> batch, store_->Batch(eval_id));
+  for (const Candidate& c : out.gated)
+    RETURN_IF_ERROR(store_->InsertGateRow({eval_id, c.seq, StrengthName(c.gate.strength), c.gate.reason, c.gate.candidate}));
+
+  FinishResult result;
+  Decision d;
+  d.eval = eval_id;
+  d.thread = eval->thread;
+  d.outcome = out.outcome;
+  d.would_accept = out.would_accept;
+  d.strength = out.strength;
+  d.reason = out.reason;
+  d.assessment = out.assessment ? AssessmentToJson(*out.assessment) : json(nullptr);
+  d.policy_version = eval->policy_version;
+  d.created_at = now;
+
+  // Which Ticket does this Decision concern? Computed before the Decision row is written.
+  std::optional<TicketId> attach;
+  if (out.outcome == DecisionOutcome::kAccept) {
+    ASSIGN_OR_RETURN(auto existing, store_->TicketByOrigin(out.request_seq));
+    if (existing) {
+      attach = *existing;  // the same Trigger accepted twice still yields one Ticket
+    } else if (out.related_ticket) {
+      ASSIGN_OR_RETURN(auto tk, store_->GetTicket(*out.related_ticket));
+      ASSIGN_OR_RETURN(auto m, store_->MandateForTicket(*out.related_ticket));
+      if (tk && tk->open() && m && m->ended_as.empty()) attach = tk->id;
+    }
+  }
+
+  ASSIGN_OR_RETURN(auto request, store_->FindTriggerBySeq(out.request_seq));
+  TicketId new_ticket = 0;
+  if (out.outcome == DecisionOutcome::kAccept && !attach) {
+    if (!request) return Status::InvalidArgument("accept names request trigger " + std::to_string(out.request_seq) + " which does not exist");
+    // Decision first (the Ticket references it), then Ticket, Mandate, Subscriptions, ack.
+    auto did = store_->InsertDecision(d);
+    if (!did.ok()) return did.status();
+    result.decision_id = *did;
+    Ticket tk;
+    tk.thread = eval->thread;
+    tk.stage = Stage::kIdle;
+    tk.scope = text::Repair(out.scope.empty() ? text::FirstLine(request->trigger.text, 120) : out.scope);
+    tk.decision_id = *did;
+    tk.created_at = tk.updated_at = now;
+    auto tid = store_->InsertTicket(tk, out.request_seq);
+    if (!tid.ok()) return tid.status();
+    new_ticket = *tid;
+    RETURN_IF_ERROR(store_->InsertTicketEvent(new_ticket, now, std::nullopt, Stage::kIdle, "accepted"));
+    Mandate m;
+    m.ticket = new_ticket;
+    m.policy_version = eval->policy_version;
+    m.scope = tk.scope;
+    m.strength = out.strength;
+    m.matched_rules = out.matched_rules;
+    m.source = request->trigger.source;
+    m.sender = request->trigger.actor;
+    m.admission = out.admission;
+    m.origin_trigger_seq = out.request_seq;
+    m.created_at = now;
+    auto mid = store_->InsertMandate(m);
+    if (!mid.ok()) return mid.status();
+    auto aid = store_->InsertAssignment(new_ticket, "worker", "accepted", now);
+    if (!aid.ok()) return aid.status();
+    attach = new_ticket;
+    if (!out.silent) {
+      Receipt r;
+      r.id = "ack:ticket:" + std::to_string(new_ticket);
+      r.ticket = new_ticket;
+      r.thread = eval->thread;
+      ASSIGN_OR_RETURN(auto channel, store_->ThreadChannel(eval->thread));
+      r.channel = channel.value_or(request->trigger.channel);
+      r.kind = MessageKind::kAcknowledgement;
+      r.body = WithinLimit(r.channel, text::Repair(out.acknowledgement.empty() ? "On it: " + tk.scope : out.acknowledgement),
+                           options_);
+      r.created_at = now;
+      auto inserted = store_->InsertReceipt(r);
+      if (!inserted.ok()) return inserted.status();
+      if (*inserted) RETURN_IF_ERROR(store_->InsertEffect(r.id, "post_message", json{{"receipt", r.id}}.dump(), now));
+    }
+  } else {
+    d.ticket = attach;
+    auto did = store_->InsertDecision(d);
+    if (!did.ok()) return did.status();
+    result.decision_id = *did;
+  }
+
+  if (attach) {
+    // Subscriptions: every Thread the batch touched; the batch becomes the Ticket's input.
+    result.ticket = attach;
+    for (const store::QueueRow& row : batch) {
+      ASSIGN_OR_RETURN(auto threads, store_->TriggerThreads(row.seq));
+      for (const std::string& th : threads) RETURN_IF_ERROR(store_->Subscribe(th, *attach, now));
+      ASSIGN_OR_RETURN(auto message, store_->FindTriggerBySeq(row.seq));
+      TicketInput in;
+      in.ticket = *attach;
+      in.kind = "trigger";
+      in.trigger_seq = row.seq;
+      in.body = json{{"request", row.seq == out.request_seq}};
+      in.state = "pending";
+      in.created_at = now;
+      in.from_person = message && message->trigger.human && message->trigger.scope != "ci";
+      if (*attach != new_ticket && message) {  // an existing Ticket: older messages are context
+        ASSIGN_OR_RETURN(auto mandate, store_->MandateForTicket(*attach));
+        if (mandate) {
+          ASSIGN_OR_RETURN(const bool older, OlderThanRequest(store_.get(), *mandate, message->trigger.at));
+          if (older) in.state = "context";
+        }
+      }
+      auto id = store_->InsertInput(in);
+      if (!id.ok()) return id.status();
+    }
+  }
+
+  if (out.outcome == DecisionOutcome::kStop) {
+    std::vector<TicketId> targets;
+    if (out.related_ticket) targets.push_back(*out.related_ticket);
+    else {
+      ASSIGN_OR_RETURN(targets, store_->SubscribedTickets({eval->thread}));
+    }
+    for (TicketId id : targets) {
+      ASSIGN_OR_RETURN(auto tk, store_->GetTicket(id));
+      if (!tk || !tk->open()) continue;
+      tk->end_reason = "stopped in conversation";
+      RETURN_IF_ERROR(ChangeStage(store_.get(), &*tk, Stage::kEnded, StageCause::kStopped, "decision stop", now));
+      RETURN_IF_ERROR(store_->EndAssignments(id, now));
+      result.stopped.push_back(id);
+    }
+  }
+
+  const int attempts = batch.empty() ? 0 : batch.front().attempts + 1;
+  if (out.outcome == DecisionOutcome::kUnavailable && out.retry && attempts < options_.eval_max_attempts) {
+    const TimeMs delay = EvalRetryDelay(options_, attempts);
+    RETURN_IF_ERROR(store_->ReleaseBatch(eval_id, now + delay, 1));
+    result.requeued = true;
+  } else {
+    RETURN_IF_ERROR(store_->DequeueBatch(eval_id));
+  }
+  RETURN_IF_ERROR(store_->SetEvalStatus(eval_id, "done", now));
+  RETURN_IF_ERROR(ClearedLocked(kQuarantineEval, eval->thread));  // an Eval finished: the Thread is not poison
+  RETURN_IF_ERROR(tx->Commit());
+  spdlog::info("decision eval={} thread={} outcome={}{} strength={} reason=\"{}\"{}", eval_id, eval->thread,
+               DecisionOutcomeName(out.outcome), out.would_accept ? " would_accept=true" : "",
+               StrengthName(out.strength), out.reason,
+               result.ticket ? " ticket=" + std::to_string(*result.ticket) : std::string());
+  return result;
+}
+
+Result<int> Engine::ExpireEvals() {
+  std::lock_guard<std::mutex> lock(mu_);
+  const TimeMs now = clock_->NowMs();
+  auto tx = store_->Begin();
+  RETURN_IF_ERROR(tx->begin_status());
+  int expired = 0;
+  ASSIGN_OR_RETURN(auto running, store_->RunningEvals());
+  for (const store::EvalRow& e : running) {
+    if (e.deadline_at > now) continue;
+    ++expired;
+    ASSIGN_OR_RETURN(std::vector<store::QueueRow> batch, store_->Batch(e.id));
+    const int attempts = batch.empty() ? 0 : batch.front().attempts + 1;
+    RETURN_IF_ERROR(store_->SetEvalStatus(e.id, "timed_out", now));
+    if (attempts < options_.eval_max_attempts) {
+      const TimeMs delay = EvalRetryDelay(options_, attempts);
+      RETURN_IF_ERROR(store_->ReleaseBatch(e.id, now + delay, 1));
+      spdlog::warn("eval timed out id={} thread={} attempt={} requeued=true", e.id, e.thread, attempts);
+    } else {
+      Decision d;
+      d.eval = e.id;
+      d.thread = e.thread;
+      d.outcome = DecisionOutcome::kUnavailable;
+      d.reason = "eval timed out " + std::to_string(attempts) + " times";
+      d.policy_version = e.policy_version;
+      d.created_at = now;
+      auto did = store_->InsertDecision(d);
+      if (!did.ok()) return did.status();
+      RETURN_IF_ERROR(store_->DequeueBatch(e.id));
+      spdlog::warn("eval timed out id={} thread={} attempt={} outcome=unavailable", e.id, e.thread, attempts);
+    }
+  }
+  RETURN_IF_ERROR(tx->Commit());
+  return expired;
+}
+
+Status Engine::RecordEvalError(EvalId eval_id, const std::string& error) {
+  std::lock_guard<std::mutex> lock(mu_);
+  const TimeMs now = clock_->NowMs();
+  auto tx = store_->Begin();
+  RETURN_IF_ERROR(tx->begin_status());
+  ASSIGN_OR_RETURN(auto e, store_->GetEval(eval_id));
+  if (!e) return Status::NotFound("eval " + std::to_string(eval_id) + " does not exist");
+  if (e->status != "running") return Status::Conflict("eval " + std::to_string(eval_id) + " is " + e->status);
+  ASSIGN_OR_RETURN(std::vector<store::QueueRow> batch, store_->Batch(eval_id));
+  const int attempts = batch.empty() ? 0 : batch.front().attempts + 1;
+  // Each Trigger's story shows the attempt and why it was not judged.
+  for (const store::QueueRow& row : batch)
+    RETURN_IF_ERROR(store_->InsertGateRow({eval_id, row.seq, StrengthName(Strength::kNone), "not judged: " + error, false}));
+  RETURN_IF_ERROR(store_->SetEvalStatus(eval_id, "discarded", now));
+  auto q = ChargeLocked(kQuarantineEval, e->thread, error, false, now);
+  if (!q.ok()) return q.status();
+  if (DueForQuarantine(*q)) {
+    // Queued, not judged: the Thread waits for a person's Retry; other Threads go on.
+    RETURN_IF_ERROR(store_->ReleaseBatch(eval_id, now, 1));
+    RETURN_IF_ERROR(SetAsideLocked(*q, now));
+  } else if (attempts < options_.eval_max_attempts) {
+    RETURN_IF_ERROR(store_->ReleaseBatch(eval_id, now + EvalRetryDelay(options_, attempts), 1));
+    spdlog::warn("eval failed id={} thread={} attempt={} requeued=true error=\"{}\"", eval_id, e->thread, attempts, error);
+  } else {
+    Decision d;
+    d.eval = eval_id;
+    d.thread = e->thread;
+    d.outcome = DecisionOutcome::kUnavailable;
+    d.reason = "eval failed " + std::to_string(attempts) + " times: " + error;
+    d.policy_version = e->policy_version;
+    d.created_at = now;
+    auto did = store_->InsertDecision(d);
+    if (!did.ok()) return did.status();
+    RETURN_IF_ERROR(store_->DequeueBatch(eval_id));
+    spdlog::warn("eval failed id={} thread={} attempt={} outcome=unavailable error=\"{}\"", eval_id, e->thread,
+                 attempts, error);
+  }
+  return tx->Commit();
+}
+
+}  // namespace superagent

@@ -1,0 +1,79 @@
+// Panel commands (SPEC §4.5): what a person does in the panel — Stop a Ticket, answer its question,
+// any other command (a policy reload) — each one transaction that also records who gave the command
+// and when. A person's Retry of an item set aside is quarantine.cpp's.
+#include <spdlog/spdlog.h>
+
+#include "core/ticket_stage.h"
+#include "store/store.h"
+#include "superagent/engine.h"
+#include "superagent/text.h"
+
+namespace superagent {
+
+using nlohmann::json;
+
+Status Engine::StopTicket(TicketId ticket, const std::string& who) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (who.empty()) return Status::InvalidArgument("a stop must say who pressed it");
+  const TimeMs now = clock_->NowMs();
+  auto tx = store_->Begin();
+  RETURN_IF_ERROR(tx->begin_status());
+  ASSIGN_OR_RETURN(auto tk, store_->GetTicket(ticket));
+  if (!tk) return Status::NotFound("ticket " + std::to_string(ticket) + " does not exist");
+  ASSIGN_OR_RETURN(auto m, store_->MandateForTicket(ticket));
+  if (!m) return Status::Internal("ticket " + std::to_string(ticket) + " has no mandate");
+  if (tk->open()) {
+    tk->end_reason = "stopped by " + who;
+    RETURN_IF_ERROR(ChangeStage(store_.get(), &*tk, Stage::kEnded, StageCause::kStopped, "panel stop by " + who, now));
+    RETURN_IF_ERROR(store_->EndAssignments(ticket, now));
+  }
+  // A turn that started before this Stop leaves no running session behind for an ended Ticket.
+  ASSIGN_OR_RETURN(auto session, store_->SessionForTicket(ticket));
+  if (session && session->status == "running") RETURN_IF_ERROR(store_->SetSessionStatus(session->id, "idle", now));
+  RETURN_IF_ERROR(store_->EndMandate(m->id, "withdrawn", "stopped in the panel", who, now));
+  RETURN_IF_ERROR(store_->InsertCommand(now, who, "stop", "ticket:" + std::to_string(ticket), ""));
+  RETURN_IF_ERROR(tx->Commit());
+  spdlog::info("ticket stopped id={} by={} mandate=withdrawn", ticket, who);
+  return Status::Ok();
+}
+
+Status Engine::AnswerQuestion(TicketId ticket, const std::string& who, const json& answer) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (who.empty()) return Status::InvalidArgument("an answer must say who gave it");
+  const TimeMs now = clock_->NowMs();
+  auto tx = store_->Begin();
+  RETURN_IF_ERROR(tx->begin_status());
+  ASSIGN_OR_RETURN(auto tk, store_->GetTicket(ticket));
+  if (!tk) return Status::NotFound("ticket " + std::to_string(ticket) + " does not exist");
+  if (tk->stage != Stage::kWaitingForPerson)
+    return Status::Conflict("ticket " + std::to_string(ticket) + " is not waiting for an answer (stage " +
+                            StageName(tk->stage) + ")");
+  TicketInput in;
+  in.ticket = ticket;
+  in.kind = "answer";
+  in.body = json{{"from", who}, {"via", "panel"}, {"question", tk->waiting->question}, {"answer", answer}};
+  in.state = "pending";
+  in.created_at = now;
+  in.from_person = true;
+  auto id = store_->InsertInput(in);
+  if (!id.ok()) return id.status();
+  RETURN_IF_ERROR(ChangeStage(store_.get(), &*tk, Stage::kIdle, StageCause::kAnswered, "answered by " + who, now));
+  auto a = store_->InsertAssignment(ticket, "worker", "answer", now);
+  if (!a.ok()) return a.status();
+  RETURN_IF_ERROR(store_->InsertCommand(now, who, "answer", "ticket:" + std::to_string(ticket), answer.dump()));
+  RETURN_IF_ERROR(tx->Commit());
+  spdlog::info("ticket answered id={} by={}", ticket, who);
+  return Status::Ok();
+}
+
+Status Engine::RecordCommand(const std::string& who, const std::string& command, const std::string& target,
+                             const std::string& detail) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (who.empty() || command.empty()) return Status::InvalidArgument("a command must say who gave it and what it is");
+  auto tx = store_->Begin();
+  if (!tx->begin_status().ok()) return tx->begin_status();
+  if (Status s = store_->InsertCommand(clock_->NowMs(), text::Repair(who), command, target, text::Repair(detail)); !s.ok()) return s;
+  return tx->Commit();
+}
+
+}  // namespace superagent

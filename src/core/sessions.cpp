@@ -1,0 +1,132 @@
+// Worker sessions (SPEC §6, §10): a Ticket's session, its transcript, the model usage charged to it
+// and its workspace, each record one transaction. A turn's start and end (turns.cpp) change these
+// together with the Ticket; what is here is what the worker services record during a turn.
+#include "core/engine_internal.h"
+#include "core/logged_read.h"
+#include "store/store.h"
+#include "superagent/engine.h"
+#include "superagent/text.h"
+
+namespace superagent {
+
+using nlohmann::json;
+
+Result<Session> Engine::OpenSession(TicketId ticket, const std::string& title, const std::string& executor) {
+  std::lock_guard<std::mutex> lock(mu_);
+  ASSIGN_OR_RETURN(auto existing, store_->SessionForTicket(ticket));
+  if (existing) return *existing;
+  const TimeMs now = clock_->NowMs();
+  auto tx = store_->Begin();
+  RETURN_IF_ERROR(tx->begin_status());
+  ASSIGN_OR_RETURN(auto tk, store_->GetTicket(ticket));
+  if (!tk) return Status::NotFound("ticket " + Num(ticket) + " does not exist");
+  Session s;
+  s.ticket = ticket;
+  s.title = title;
+  s.executor = executor;
+  s.status = "idle";
+  s.created_at = s.updated_at = now;
+  auto id = store_->InsertSession(s);
+  if (!id.ok()) return id.status();
+  RETURN_IF_ERROR(tx->Commit());
+  s.id = *id;
+  return s;
+}
+
+std::optional<Session> Engine::SessionForTicket(TicketId ticket) {
+  std::lock_guard<std::mutex> lock(mu_);
+  return LoggedRead(store_->SessionForTicket(ticket), "session of a ticket");
+}
+
+Result<Session> Engine::GetSession(SessionId id) {
+  std::lock_guard<std::mutex> lock(mu_);
+  ASSIGN_OR_RETURN(auto s, store_->GetSession(id));
+  if (!s) return Status::NotFound("session " + Num(id) + " does not exist");
+  return *s;
+}
+
+std::vector<Session> Engine::Sessions() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return LoggedRead(store_->AllSessions(), "sessions");
+}
+
+Status Engine::SetSessionStatus(SessionId session, const std::string& status) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (status != "idle" && status != "running" && status != "ended")
+    return Status::InvalidArgument("session status must be idle, running or ended, not \"" + status + "\"");
+  auto tx = store_->Begin();
+  RETURN_IF_ERROR(tx->begin_status());
+  ASSIGN_OR_RETURN(auto existing, store_->GetSession(session));
+  if (!existing) return Status::NotFound("session " + Num(session) + " does not exist");
+  RETURN_IF_ERROR(store_->SetSessionStatus(session, status, clock_->NowMs()));
+  return tx->Commit();
+}
+
+Result<std::int64_t> Engine::AppendSessionEvent(SessionId session, std::int64_t assignment, const std::string& kind,
+                                                const json& body) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (kind.empty()) return Status::InvalidArgument("a session event needs a kind");
+  auto tx = store_->Begin();
+  RETURN_IF_ERROR(tx->begin_status());
+  SessionEvent e;
+  e.session = session;
+  e.assignment = assignment;
+  e.kind = kind;
+  e.body = body;
+  // A transcript holds what processes printed and files held: repaired so it can be stored
+  // (the store keeps it as JSON) and shown.
+  text::RepairJson(&e.body);
+  e.at = clock_->NowMs();
+  auto id = store_->InsertSessionEvent(e);
+  if (!id.ok()) return id.status();
+  RETURN_IF_ERROR(tx->Commit());
+  return *id;
+}
+
+std::vector<SessionEvent> Engine::SessionEvents(SessionId session, std::int64_t after_id) {
+  std::lock_guard<std::mutex> lock(mu_);
+  return LoggedRead(store_->SessionEvents(session, after_id), "session events");
+}
+
+Status Engine::RecordTokenUsage(TicketId ticket, std::optional<SessionId> session, const json& usage) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto tx = store_->Begin();
+  RETURN_IF_ERROR(tx->begin_status());
+  RETURN_IF_ERROR(store_->InsertTokenUsage(ticket, session, usage, clock_->NowMs()));
+  return tx->Commit();
+}
+
+json Engine::TokenUsage(TicketId ticket) {
+  std::lock_guard<std::mutex> lock(mu_);
+  return LoggedRead(store_->TokenTotals(ticket), "token usage");
+}
+
+Status Engine::RecordWorkspace(const WorkspaceRecord& workspace) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto tx = store_->Begin();
+  RETURN_IF_ERROR(tx->begin_status());
+  WorkspaceRecord w = workspace;
+  w.created_at = clock_->NowMs();
+  RETURN_IF_ERROR(store_->UpsertWorkspace(w));
+  return tx->Commit();
+}
+
+std::optional<WorkspaceRecord> Engine::WorkspaceFor(TicketId ticket) {
+  std::lock_guard<std::mutex> lock(mu_);
+  return LoggedRead(store_->GetWorkspace(ticket), "workspace");
+}
+
+std::vector<WorkspaceRecord> Engine::WorkspacesToRemove() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return LoggedRead(store_->WorkspacesEndedForGood(), "workspaces to remove");
+}
+
+Status Engine::MarkWorkspaceRemoved(TicketId ticket) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto tx = store_->Begin();
+  RETURN_IF_ERROR(tx->begin_status());
+  RETURN_IF_ERROR(store_->MarkWorkspaceRemoved(ticket, clock_->NowMs()));
+  return tx->Commit();
+}
+
+}  // namespace superagent

@@ -1,0 +1,98 @@
+// Tickets (SPEC §4, §6): what an executor tells the domain about a Ticket's work — a question for a
+// person, progress, the end of the work, a line in its history — each one transaction. Every stage
+// change goes through ChangeStage (ticket_stage.cpp), the one Ticket state machine.
+#include <spdlog/spdlog.h>
+
+#include "core/engine_internal.h"
+#include "core/ticket_stage.h"
+#include "store/store.h"
+#include "superagent/engine.h"
+#include "superagent/text.h"
+
+namespace superagent {
+
+using nlohmann::json;
+
+Status Engine::AskPerson(TicketId ticket, const HumanAction& action, const std::string& message_id) {
+  std::lock_guard<std::mutex> lock(mu_);
+  const TimeMs now = clock_->NowMs();
+  auto tx = store_->Begin();
+  RETURN_IF_ERROR(tx->begin_status());
+  ASSIGN_OR_RETURN(auto tk, store_->GetTicket(ticket));
+  if (!tk) return Status::NotFound("ticket " + std::to_string(ticket) + " does not exist");
+  RETURN_IF_ERROR(AskPersonLocked(&*tk, action, message_id, now));
+  return tx->Commit();
+}
+
+Status Engine::AskPersonLocked(Ticket* tk, const HumanAction& action_in, const std::string& message_id, TimeMs now) {
+  HumanAction action = action_in;
+  for (std::string* s : {&action.thread, &action.actor, &action.question}) *s = text::Repair(*s);
+  text::RepairJson(&action.form);
+  if (action.thread.empty() || action.actor.empty() || action.question.empty())
+    return Status::InvalidArgument("human_action needs thread, actor and question");
+  if (!tk->open()) return Status::Conflict("ticket " + std::to_string(tk->id) + " has ended");
+  ASSIGN_OR_RETURN(auto channel, store_->ThreadChannel(action.thread));
+  if (!channel) return Status::InvalidArgument("thread " + action.thread + " is unknown");
+  if (std::string why = TooLong(*channel, action.question, options_); !why.empty()) return Status::InvalidArgument(why);
+  const bool was_waiting = tk->stage == Stage::kWaitingForPerson;
+  tk->waiting = action;  // also when it was waiting already: the newest question is the one open
+  if (was_waiting) RETURN_IF_ERROR(store_->UpdateTicket(*tk));
+  else RETURN_IF_ERROR(ChangeStage(store_.get(), tk, Stage::kWaitingForPerson, StageCause::kAsked, "asked " + action.actor, now));
+  RETURN_IF_ERROR(store_->Subscribe(action.thread, tk->id, now));
+  Receipt r;
+  r.id = message_id;
+  r.ticket = tk->id;
+  r.thread = action.thread;
+  r.channel = *channel;
+  r.kind = MessageKind::kAttention;
+  r.body = action.question;
+  r.created_at = now;
+  auto inserted = store_->InsertReceipt(r);
+  if (!inserted.ok()) return inserted.status();
+  if (*inserted) RETURN_IF_ERROR(store_->InsertEffect(r.id, "post_message", json{{"receipt", r.id}}.dump(), now));
+  return Status::Ok();
+}
+
+Status Engine::SetStage(TicketId ticket, Stage stage, const std::string& cause) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (stage == Stage::kEnded || stage == Stage::kWaitingForPerson)
+    return Status::InvalidArgument(std::string("stage ") + StageName(stage) + " is set by EndTicket/StopTicket/AskPerson");
+  const TimeMs now = clock_->NowMs();
+  auto tx = store_->Begin();
+  RETURN_IF_ERROR(tx->begin_status());
+  ASSIGN_OR_RETURN(auto tk, store_->GetTicket(ticket));
+  if (!tk) return Status::NotFound("ticket " + std::to_string(ticket) + " does not exist");
+  if (!tk->open()) return Status::Conflict("ticket " + std::to_string(ticket) + " has ended");
+  const StageCause why = stage == Stage::kWorking ? StageCause::kTurnStarted : StageCause::kReported;
+  RETURN_IF_ERROR(ChangeStage(store_.get(), &*tk, stage, why, cause, now));
+  return tx->Commit();
+}
+
+Status Engine::EndTicket(TicketId ticket, const std::string& reason) {
+  std::lock_guard<std::mutex> lock(mu_);
+  const TimeMs now = clock_->NowMs();
+  auto tx = store_->Begin();
+  RETURN_IF_ERROR(tx->begin_status());
+  ASSIGN_OR_RETURN(auto tk, store_->GetTicket(ticket));
+  if (!tk) return Status::NotFound("ticket " + std::to_string(ticket) + " does not exist");
+  if (!tk->open()) return Status::Ok();
+  tk->end_reason = text::Repair(reason);
+  RETURN_IF_ERROR(ChangeStage(store_.get(), &*tk, Stage::kEnded, StageCause::kEnded, tk->end_reason, now));
+  RETURN_IF_ERROR(store_->EndAssignments(ticket, now));
+  RETURN_IF_ERROR(tx->Commit());
+  spdlog::info("ticket ended id={} reason=\"{}\"", ticket, reason);
+  return Status::Ok();
+}
+
+Status Engine::NoteTicket(TicketId ticket, const std::string& cause) {
+  std::lock_guard<std::mutex> lock(mu_);
+  const TimeMs now = clock_->NowMs();
+  auto tx = store_->Begin();
+  RETURN_IF_ERROR(tx->begin_status());
+  ASSIGN_OR_RETURN(auto tk, store_->GetTicket(ticket));
+  if (!tk) return Status::NotFound("ticket " + Num(ticket) + " does not exist");
+  RETURN_IF_ERROR(store_->InsertTicketEvent(ticket, now, tk->stage, tk->stage, text::Repair(cause)));
+  return tx->Commit();
+}
+
+}  // namespace superagent
