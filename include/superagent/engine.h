@@ -425,6 +425,9 @@ class Engine {
   // TakeInputs' work inside the caller's transaction; the input carrying Trigger `origin_seq` is
   // marked as the Ticket's request.
   Result<std::vector<TakenInput>> TakeInputsLocked(TicketId ticket, std::int64_t origin_seq);
+  // Starts pending Assignment `a` (running, its Ticket `tk` working) inside the caller's
+  // transaction; "" when started, else why it may not start (nothing is written then).
+  Result<std::string> StartAssignmentLocked(Assignment* a, Ticket* tk, const std::string& executor, TimeMs now);
 
   // outbox.cpp: Send's and EnqueueAction's work inside a transaction the caller holds (mu_ held).
   Status SendLocked(const MessageSpec& message, TimeMs now);

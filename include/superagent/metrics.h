@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "superagent/clock.h"
-#include "superagent/engine.h"  // SourceHealth
+#include "superagent/source_state.h"  // SourceHealth
 
 namespace superagent::metrics {
 
@@ -51,6 +51,22 @@ class Runtime {
 
 // The one Runtime of this process.
 Runtime& ProcessRuntime();
+
+// Runs one polling round of `source` (`round` returns a report with `errors`) and records it in
+// the process's poll metrics: its duration, and ok when it had no errors. A round that throws is
+// recorded as failed and the exception goes on to the loop's guard.
+template <typename RoundFn>
+auto ObservedRound(const std::string& source, Clock* clock, RoundFn&& round) -> decltype(round()) {
+  const TimeMs started = clock->NowMs();
+  try {
+    auto report = round();
+    ProcessRuntime().ObserveSourceRound(source, clock->NowMs() - started, report.errors.empty());
+    return report;
+  } catch (...) {
+    ProcessRuntime().ObserveSourceRound(source, clock->NowMs() - started, /*ok=*/false);
+    throw;
+  }
+}
 
 // GitHub's primary rate limit as the Source last saw it (its "rate" cursor).
 struct RateLimit {

@@ -1,4 +1,5 @@
 #include "superagent/metrics.h"
+#include "superagent/quarantine.h"
 
 #include <cinttypes>
 #include <cstdio>

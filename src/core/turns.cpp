@@ -25,18 +25,12 @@ Result<TurnContext> Engine::BeginTurn(std::int64_t assignment, const std::string
   RETURN_IF_ERROR(tx->begin_status());
   ASSIGN_OR_RETURN(auto a, store_->GetAssignment(assignment));
   if (!a) return Status::NotFound("assignment " + Num(assignment) + " does not exist");
-  if (a->state != "pending") return Status::Conflict("assignment " + Num(assignment) + " is " + a->state);
   ASSIGN_OR_RETURN(auto tk, store_->GetTicket(a->ticket));
   if (!tk) return Status::NotFound("ticket " + Num(a->ticket) + " does not exist");
-  std::string refused;
-  if (!tk->open()) refused = "ticket " + Num(a->ticket) + " has ended";
-  else if (tk->stage == Stage::kWaitingForPerson) refused = "ticket " + Num(a->ticket) + " is waiting for a person";
-  ASSIGN_OR_RETURN(auto q, store_->GetQuarantine(kQuarantineTurn, Num(a->ticket)));
-  if (refused.empty() && q && q->set_aside())
-    refused = "ticket " + Num(a->ticket) + "'s turns are set aside (" + q->reason + ")";
+  ASSIGN_OR_RETURN(const std::string refused, StartAssignmentLocked(&*a, &*tk, executor, now));
   if (!refused.empty()) {
     // The Assignment can never run: it ends here, in the same transaction that says so.
-    RETURN_IF_ERROR(store_->SetAssignmentState(assignment, "ended", "", now));
+    if (a->state == "pending") RETURN_IF_ERROR(store_->SetAssignmentState(assignment, "ended", "", now));
     RETURN_IF_ERROR(tx->Commit());
     return Status::Conflict(refused);
   }
@@ -51,13 +45,6 @@ Result<TurnContext> Engine::BeginTurn(std::int64_t assignment, const std::string
   }
   ASSIGN_OR_RETURN(auto ws, store_->GetWorkspace(a->ticket));
   if (ws && !ws->removed_at) c.workspace = *ws;
-
-  RETURN_IF_ERROR(store_->SetAssignmentState(assignment, "running", executor, now));
-  a->state = "running";
-  a->executor = executor;
-  a->started_at = now;
-  RETURN_IF_ERROR(ChangeStage(store_.get(), &*tk, Stage::kWorking, StageCause::kTurnStarted,
-                              "assignment " + Num(assignment) + " started", now));
 
   ASSIGN_OR_RETURN(auto session, store_->SessionForTicket(a->ticket));
   if (!session) {
@@ -254,20 +241,28 @@ Status Engine::StartAssignment(std::int64_t assignment, const std::string& execu
   RETURN_IF_ERROR(tx->begin_status());
   ASSIGN_OR_RETURN(auto a, store_->GetAssignment(assignment));
   if (!a) return Status::NotFound("assignment " + Num(assignment) + " does not exist");
-  if (a->state != "pending") return Status::Conflict("assignment " + Num(assignment) + " is " + a->state);
   ASSIGN_OR_RETURN(auto tk, store_->GetTicket(a->ticket));
-  if (!tk || !tk->open()) return Status::Conflict("ticket " + Num(a->ticket) + " has ended");
-  if (tk->stage == Stage::kWaitingForPerson)
-    return Status::Conflict("ticket " + Num(a->ticket) + " is waiting for a person");
-  ASSIGN_OR_RETURN(auto q, store_->GetQuarantine(kQuarantineTurn, Num(a->ticket)));
-  if (q && q->set_aside())
-    return Status::Conflict("ticket " + Num(a->ticket) + "'s turns are set aside (" + q->reason + ")");
-  RETURN_IF_ERROR(store_->SetAssignmentState(assignment, "running", executor, now));
-  RETURN_IF_ERROR(ChangeStage(store_.get(), &*tk, Stage::kWorking, StageCause::kTurnStarted,
-                              "assignment " + Num(assignment) + " started", now));
+  if (!tk) return Status::Conflict("ticket " + Num(a->ticket) + " has ended");
+  ASSIGN_OR_RETURN(const std::string refused, StartAssignmentLocked(&*a, &*tk, executor, now));
+  if (!refused.empty()) return Status::Conflict(refused);
   RETURN_IF_ERROR(tx->Commit());
   spdlog::info("assignment started id={} ticket={} executor={} cause={}", assignment, a->ticket, executor, a->cause);
   return Status::Ok();
+}
+
+Result<std::string> Engine::StartAssignmentLocked(Assignment* a, Ticket* tk, const std::string& executor, TimeMs now) {
+  if (a->state != "pending") return "assignment " + Num(a->id) + " is " + a->state;
+  if (!tk->open()) return "ticket " + Num(a->ticket) + " has ended";
+  if (tk->stage == Stage::kWaitingForPerson) return "ticket " + Num(a->ticket) + " is waiting for a person";
+  ASSIGN_OR_RETURN(auto q, store_->GetQuarantine(kQuarantineTurn, Num(a->ticket)));
+  if (q && q->set_aside()) return "ticket " + Num(a->ticket) + "'s turns are set aside (" + q->reason + ")";
+  RETURN_IF_ERROR(store_->SetAssignmentState(a->id, "running", executor, now));
+  a->state = "running";
+  a->executor = executor;
+  a->started_at = now;
+  RETURN_IF_ERROR(ChangeStage(store_.get(), tk, Stage::kWorking, StageCause::kTurnStarted,
+                              "assignment " + Num(a->id) + " started", now));
+  return std::string();
 }
 
 Status Engine::FinishAssignment(std::int64_t assignment) {

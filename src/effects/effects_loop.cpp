@@ -9,11 +9,8 @@
 namespace superagent {
 
 TimeMs BackoffDelay(bool is_message, int attempt, const EffectsOptions& o) {
-  TimeMs start = is_message ? o.message_backoff_start_ms : o.action_backoff_start_ms;
-  TimeMs cap = is_message ? o.message_backoff_max_ms : o.action_backoff_max_ms;
-  TimeMs delay = start;
-  for (int i = 1; i < attempt && delay < cap; ++i) delay *= 2;
-  return std::min(delay, cap);
+  return is_message ? DoublingDelay(o.message_backoff_start_ms, attempt - 1, o.message_backoff_max_ms)
+                    : DoublingDelay(o.action_backoff_start_ms, attempt - 1, o.action_backoff_max_ms);
 }
 
 EffectsLoop::EffectsLoop(Engine* engine, std::vector<Channel*> channels, Clock* clock, EffectsOptions options,

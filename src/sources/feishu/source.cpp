@@ -335,16 +335,7 @@ void Source::PollThreads(RoundReport* report) {
 }
 
 RoundReport Source::RunOnce() {
-  const TimeMs started = clock_->NowMs();
-  RoundReport report;
-  try {
-    report = Round();
-  } catch (...) {
-    metrics::ProcessRuntime().ObserveSourceRound(kSource, clock_->NowMs() - started, /*ok=*/false);
-    throw;
-  }
-  metrics::ProcessRuntime().ObserveSourceRound(kSource, clock_->NowMs() - started, report.errors.empty());
-  return report;
+  return metrics::ObservedRound(kSource, clock_, [this] { return Round(); });
 }
 
 RoundReport Source::Round() {
