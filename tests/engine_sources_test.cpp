@@ -11,19 +11,19 @@ TEST_F(EngineTest, SourceUpdateSavesCursorsAndFailedItemsTogether) {
   u.path = "notifications";
   u.skipped = 2;
   ASSERT_TRUE(engine_->UpdateSource(u).ok());
-  auto cursors = engine_->SourceCursors("github");
+  auto cursors = engine_->SourceCursors("github").value();
   EXPECT_EQ(cursors.size(), 2u);
   EXPECT_EQ(cursors["retry:issue:57"], R"({"since":"x","attempts":1})");
   SourceUpdate done;
   done.source = "github";
   done.erase_cursors = {"retry:issue:57"};
   ASSERT_TRUE(engine_->UpdateSource(done).ok());
-  EXPECT_EQ(engine_->SourceCursors("github").count("retry:issue:57"), 0u);
+  EXPECT_EQ(engine_->SourceCursors("github").value().count("retry:issue:57"), 0u);
   auto health = engine_->SourcesHealth();
   ASSERT_EQ(health.size(), 1u);
   EXPECT_EQ(health[0].skipped_items, 2);
   EXPECT_EQ(health[0].last_success_at, clock_.NowMs());
-  EXPECT_TRUE(engine_->SourceCursors("feishu").empty()) << "each Source keeps its own cursors";
+  EXPECT_TRUE(engine_->SourceCursors("feishu").value().empty()) << "each Source keeps its own cursors";
 }
 
 TEST_F(EngineTest, ThreeConsecutiveFailuresRaiseOneProblemAndSuccessClearsIt) {
@@ -72,7 +72,7 @@ TEST_F(EngineTest, AnAbandonedReadIsNeitherRecordedNorCounted) {
   ASSERT_EQ(health.size(), 1u);
   EXPECT_EQ(health[0].consecutive_failures, 2);
   EXPECT_EQ(health[0].last_error, "HTTP 502");
-  EXPECT_EQ(engine_->SourceCursors("github").count("retry:issue:57"), 1u);
+  EXPECT_EQ(engine_->SourceCursors("github").value().count("retry:issue:57"), 1u);
 }
 
 TEST_F(EngineTest, GenericFailuresUseTheSameThreshold) {

@@ -318,7 +318,7 @@ TEST_F(EngineTurnsTest, AReceiveWithItsSourcesBookkeepingIsOneTransaction) {
   u.set_cursors["issue:7"] = R"({"since":"2026-01-01T00:00:00Z"})";
   EXPECT_EQ(Writes([&] { ASSERT_TRUE(engine_->Receive(Comment("w1", "alice", true, "@agent 修一下", 7), "webhook", "", &u).ok()); }),
             1);
-  EXPECT_EQ(engine_->SourceCursors("github").count("issue:7"), 1u);
+  EXPECT_EQ(engine_->SourceCursors("github").value().count("issue:7"), 1u);
   bool found = false;
   for (const SourceHealth& h : engine_->SourcesHealth()) found |= h.source == "github" && h.path == "webhook";
   EXPECT_TRUE(found);
@@ -332,7 +332,7 @@ TEST_F(EngineTurnsTest, AReceiveWithItsSourcesBookkeepingIsOneTransaction) {
   Trigger bad = Comment("", "alice", true, "no id", 7);
   u.set_cursors["issue:8"] = "{}";
   EXPECT_EQ(Writes([&] { EXPECT_FALSE(engine_->Receive(bad, "webhook", "", &u).ok()); }), 0);
-  EXPECT_EQ(engine_->SourceCursors("github").count("issue:8"), 0u);
+  EXPECT_EQ(engine_->SourceCursors("github").value().count("issue:8"), 0u);
 }
 
 }  // namespace

@@ -44,7 +44,7 @@ class FeishuSourceTest : public superagent::testing::EngineTest {
   }
 
   json Cursor(const std::string& name) {
-    auto c = engine_->SourceCursors("feishu");
+    auto c = engine_->SourceCursors("feishu").value();
     return c.count(name) ? json::parse(c[name]) : json();
   }
   std::optional<SourceHealth> Health(const std::string& path) {

@@ -1,6 +1,7 @@
 // The GitHub Source end to end against the loopback fake: real libcurl, real SQLite, real Engine,
 // a FakeClock and a sleeper that advances it (nothing here sleeps). Scenarios of issue 3.
 #include <gmock/gmock.h>
+#include <sqlite3.h>
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -82,7 +83,7 @@ class GitHubSourceTest : public superagent::testing::EngineTest {
   static std::string CommentId(const json& c) {
     return "github:comment:" + std::to_string(c["id"].get<std::int64_t>()) + "@" + c["updated_at"].get<std::string>();
   }
-  std::map<std::string, std::string> Cursors() { return engine_->SourceCursors("github"); }
+  std::map<std::string, std::string> Cursors() { return engine_->SourceCursors("github").value(); }
   json Cursor(const std::string& name) {
     auto c = Cursors();
     return c.count(name) ? json::parse(c[name]) : json();
@@ -781,7 +782,7 @@ TEST_F(GitHubSourceTest, AWebhookDeliveryIsOneWriteTransaction) {
   EXPECT_EQ(w.status, 200) << w.message;
   EXPECT_EQ(w.message, "stored");
   EXPECT_EQ(engine_->WriteTransactions() - before, 1);
-  const auto cursors = engine_->SourceCursors("github");
+  const auto cursors = engine_->SourceCursors("github").value();
   EXPECT_EQ(cursors.count(Discussion{false, 1}.Key()), 1u) << "the discussion is followed from now on";
   bool webhook_health = false;
   for (const SourceHealth& h : engine_->SourcesHealth())
@@ -792,6 +793,34 @@ TEST_F(GitHubSourceTest, AWebhookDeliveryIsOneWriteTransaction) {
   EXPECT_EQ(source_->HandleWebhook({"issue_comment", "d-9", WebhookSignature(kSecret, body), body}).message,
             "duplicate");
   EXPECT_EQ(engine_->WriteTransactions() - again, 1);
+}
+
+// A cursor read that fails is not "nothing followed": the delivery is refused (503; the
+// notifications round brings the same comment) and no follow cursor is written over the one the
+// discussion already has.
+TEST_F(GitHubSourceTest, AWebhookWhoseCursorsCannotBeReadIsRefusedAndOverwritesNothing) {
+  options_.bot_login = "superagent-bot";
+  NewSource();
+  json payload = WebhookExample("issue_comment", "created");
+  payload["comment"] = fake_->MakeComment(778, 1, "Codertocat", "@superagent-bot 再看一下 🙂", t0_ + 1'000);
+  std::string body = payload.dump();
+  ASSERT_EQ(source_->HandleWebhook({"issue_comment", "d-10", WebhookSignature(kSecret, body), body}).status, 200);
+  const std::string followed = engine_->SourceCursors("github").value().at(Discussion{false, 1}.Key());
+
+  sqlite3* outside = nullptr;  // another process breaks the table under the daemon
+  ASSERT_EQ(sqlite3_open((dir_ / "superagent.db").string().c_str(), &outside), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(outside, "ALTER TABLE source_cursors RENAME TO hidden_cursors", nullptr, nullptr, nullptr),
+            SQLITE_OK);
+  payload["comment"] = fake_->MakeComment(779, 1, "Codertocat", "@superagent-bot and the heading", t0_ + 2'000);
+  body = payload.dump();
+  WebhookReply w = source_->HandleWebhook({"issue_comment", "d-11", WebhookSignature(kSecret, body), body});
+  EXPECT_EQ(w.status, 503) << w.message;
+  EXPECT_FALSE(engine_->SourceCursors("github").ok());
+  ASSERT_EQ(sqlite3_exec(outside, "ALTER TABLE hidden_cursors RENAME TO source_cursors", nullptr, nullptr, nullptr),
+            SQLITE_OK);
+  sqlite3_close(outside);
+  EXPECT_EQ(engine_->SourceCursors("github").value().at(Discussion{false, 1}.Key()), followed);
+  EXPECT_FALSE(engine_->GetTrigger(CommentId(payload["comment"])).ok()) << "nothing of it was stored";
 }
 
 }  // namespace

@@ -291,7 +291,9 @@ class Engine {
   // failures of a path raise a system problem "source:<source>:<path>"; a success clears it.
   Status UpdateSource(const SourceUpdate& update);
   // Every cursor a Source saved, by name.
-  std::map<std::string, std::string> SourceCursors(const std::string& source);
+  // A failed read is an error, never "no cursors": a Source that took it for empty would start
+  // following discussions again from fresh cursors.
+  Result<std::map<std::string, std::string>> SourceCursors(const std::string& source);
   std::vector<SourceHealth> SourcesHealth();
   // The platform says the discussion is gone (e.g. GitHub 410): nothing more is delivered there.
   Status MarkThreadDeleted(const std::string& thread, const std::string& why);

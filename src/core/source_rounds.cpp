@@ -69,9 +69,9 @@ void Engine::LogSourceUpdate(const SourceUpdate& u, bool raised) const {
   if (u.skipped > 0) spdlog::warn("source skipped malformed items source={} path={} count={}", u.source, u.path, u.skipped);
 }
 
-std::map<std::string, std::string> Engine::SourceCursors(const std::string& source) {
+Result<std::map<std::string, std::string>> Engine::SourceCursors(const std::string& source) {
   std::lock_guard<std::mutex> lock(mu_);
-  return LoggedRead(store_->Cursors(source), "source cursors");
+  return store_->Cursors(source);
 }
 
 std::vector<SourceHealth> Engine::SourcesHealth() {

@@ -100,8 +100,12 @@ bool Source::EnsureIdentity(RoundReport* report) {
 bool Source::AdoptStoredIdentity() {
   if (!BotOpenId().empty()) return true;
   auto cursors = engine_->SourceCursors(kSource);
-  auto it = cursors.find("identity");
-  if (it == cursors.end()) return false;
+  if (!cursors.ok()) {  // unknown for now: the round learns it from Feishu
+    spdlog::warn("feishu identity not read from the store error=\"{}\"", cursors.status().message());
+    return false;
+  }
+  auto it = cursors->find("identity");
+  if (it == cursors->end()) return false;
   json j = json::parse(it->second, nullptr, false);
   if (!j.is_object() || !j.contains("open_id") || !j["open_id"].is_string() || j["open_id"].get<std::string>().empty())
     return false;
@@ -179,7 +183,12 @@ void Source::NoteChat(const Trigger& t) {
     }
   }
   if (!note_direct && !follow_thread) return;
-  auto cursors = engine_->SourceCursors(kSource);
+  auto read = engine_->SourceCursors(kSource);
+  if (!read.ok()) {  // the next round's backfill and thread polls find it again
+    spdlog::error("feishu cursors not read, thread not followed error=\"{}\"", read.status().message());
+    return;
+  }
+  const auto& cursors = *read;
   SourceUpdate u;
   u.source = kSource;
   if (note_direct && !cursors.count("chat:" + chat)) {
@@ -216,7 +225,12 @@ Status Source::ReadThread(const std::string& thread_id, TimeMs since, bool direc
 }
 
 void Source::Backfill(RoundReport* report) {
-  auto cursors = engine_->SourceCursors(kSource);
+  auto read = engine_->SourceCursors(kSource);
+  if (!read.ok()) {
+    report->errors.push_back("cursors not read: " + read.status().message());
+    return;
+  }
+  auto cursors = std::move(*read);
   const TimeMs now = clock_->NowMs();
   std::map<std::string, bool> chats;  // chat id → direct
   Policy policy = engine_->CurrentPolicy();
@@ -287,7 +301,12 @@ void Source::Backfill(RoundReport* report) {
 }
 
 void Source::PollThreads(RoundReport* report) {
-  auto cursors = engine_->SourceCursors(kSource);
+  auto read = engine_->SourceCursors(kSource);
+  if (!read.ok()) {
+    report->errors.push_back("cursors not read: " + read.status().message());
+    return;
+  }
+  auto cursors = std::move(*read);
   const TimeMs now = clock_->NowMs();
   std::set<std::string> threads;
   for (const std::string& key : engine_->OpenTicketThreads("feishu:thread:")) threads.insert(key.substr(14));

@@ -205,7 +205,11 @@ std::string Source::FollowCursor(TimeMs since) const {
 
 void Source::RegisterDiscussion(const Discussion& d, TimeMs since) {
   auto cursors = engine_->SourceCursors(kSource);
-  if (cursors.count(d.Key())) return;
+  if (!cursors.ok()) {  // not followed now; the notifications cursor still brings its mentions
+    spdlog::error("github follow discussion={} failed: {}", d.Key(), cursors.status().ToString());
+    return;
+  }
+  if (cursors->count(d.Key())) return;
   SourceUpdate u;
   u.source = kSource;
   u.set_cursors[d.Key()] = FollowCursor(since);
@@ -717,7 +721,12 @@ RoundReport Source::Round() {
   ReportRefusedDeliveries();
   if (!EnsureIdentity(&report)) return report;  // without it, its own messages could not be told apart
   TakeWaitingDeliveries();
-  auto cursors = engine_->SourceCursors(kSource);
+  auto stored = engine_->SourceCursors(kSource);
+  if (!stored.ok()) {  // a round on empty cursors would read everything again from the start
+    report.errors.push_back("cursors not read: " + stored.status().message());
+    return report;
+  }
+  auto cursors = std::move(*stored);
   std::set<std::string> read;
   const TimeMs now = clock_->NowMs();
 

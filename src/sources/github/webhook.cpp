@@ -180,7 +180,14 @@ WebhookReply Source::HandleWebhook(const WebhookRequest& req) {
 
   // One delivery, one transaction: the Trigger, the path's health and — for a request that
   // addresses the agent in a discussion not yet followed — the cursor that starts following it.
-  const auto cursors = engine_->SourceCursors("github");
+  const auto stored = engine_->SourceCursors("github");
+  if (!stored.ok()) {
+    // Taken as "nothing followed", it would restart a followed discussion from a fresh cursor.
+    // Not stored now: the notifications round brings the same comment.
+    health(false, "cursors not read: " + stored.status().message());
+    return {503, "the agent's state could not be read; the next polling round takes this event"};
+  }
+  const auto& cursors = *stored;
   bool followed = false;
   auto d = DiscussionOf(n->trigger.threads.back());
   if (d) followed = Followed(*d, cursors);
@@ -216,7 +223,8 @@ bool Source::AdoptStoredIdentity() {
   std::string login = options_.bot_login;
   if (login.empty()) {
     auto cursors = engine_->SourceCursors("github");
-    if (auto it = cursors.find("identity"); it != cursors.end()) {
+    if (!cursors.ok()) return false;  // unknown for now: the delivery waits for the round
+    if (auto it = cursors->find("identity"); it != cursors->end()) {
       json j = json::parse(it->second, nullptr, false);
       if (j.is_object() && j.contains("login") && j["login"].is_string()) login = j["login"].get<std::string>();
     }
