@@ -17,17 +17,34 @@ namespace superagent {
 
 using nlohmann::json;
 
+namespace {
+
+// An Assignment and its Ticket, as the caller's transaction reads them.
+struct AssignmentAndTicket {
+  Assignment assignment;
+  Ticket ticket;
+};
+
+Result<AssignmentAndTicket> LoadAssignment(store::Store* store, std::int64_t id) {
+  ASSIGN_OR_RETURN(auto a, store->GetAssignment(id));
+  if (!a) return Status::NotFound("assignment " + Num(id) + " does not exist");
+  ASSIGN_OR_RETURN(auto tk, store->GetTicket(a->ticket));
+  if (!tk) return Status::NotFound("ticket " + Num(a->ticket) + " does not exist");
+  return AssignmentAndTicket{*a, *tk};
+}
+
+}  // namespace
+
 Result<TurnContext> Engine::BeginTurn(std::int64_t assignment, const std::string& executor,
                                       const std::optional<WorkspaceRecord>& prepared) {
   std::lock_guard<std::mutex> lock(mu_);
   const TimeMs now = clock_->NowMs();
   auto tx = store_->Begin();
   RETURN_IF_ERROR(tx->begin_status());
-  ASSIGN_OR_RETURN(auto a, store_->GetAssignment(assignment));
-  if (!a) return Status::NotFound("assignment " + Num(assignment) + " does not exist");
-  ASSIGN_OR_RETURN(auto tk, store_->GetTicket(a->ticket));
-  if (!tk) return Status::NotFound("ticket " + Num(a->ticket) + " does not exist");
-  ASSIGN_OR_RETURN(const std::string refused, StartAssignmentLocked(&*a, &*tk, executor, now));
+  ASSIGN_OR_RETURN(AssignmentAndTicket loaded, LoadAssignment(store_.get(), assignment));
+  Assignment* a = &loaded.assignment;
+  Ticket* tk = &loaded.ticket;
+  ASSIGN_OR_RETURN(const std::string refused, StartAssignmentLocked(a, tk, executor, now));
   if (!refused.empty()) {
     // The Assignment can never run: it ends here, in the same transaction that says so.
     if (a->state == "pending") RETURN_IF_ERROR(store_->SetAssignmentState(assignment, "ended", "", now));
@@ -239,11 +256,9 @@ Status Engine::StartAssignment(std::int64_t assignment, const std::string& execu
   const TimeMs now = clock_->NowMs();
   auto tx = store_->Begin();
   RETURN_IF_ERROR(tx->begin_status());
-  ASSIGN_OR_RETURN(auto a, store_->GetAssignment(assignment));
-  if (!a) return Status::NotFound("assignment " + Num(assignment) + " does not exist");
-  ASSIGN_OR_RETURN(auto tk, store_->GetTicket(a->ticket));
-  if (!tk) return Status::Conflict("ticket " + Num(a->ticket) + " has ended");
-  ASSIGN_OR_RETURN(const std::string refused, StartAssignmentLocked(&*a, &*tk, executor, now));
+  ASSIGN_OR_RETURN(AssignmentAndTicket loaded, LoadAssignment(store_.get(), assignment));
+  const Assignment* a = &loaded.assignment;
+  ASSIGN_OR_RETURN(const std::string refused, StartAssignmentLocked(&loaded.assignment, &loaded.ticket, executor, now));
   if (!refused.empty()) return Status::Conflict(refused);
   RETURN_IF_ERROR(tx->Commit());
   spdlog::info("assignment started id={} ticket={} executor={} cause={}", assignment, a->ticket, executor, a->cause);
