@@ -12,6 +12,7 @@
 #include "superagent/llm.h"
 #include "superagent/process.h"
 #include "superagent/scheduler.h"
+#include "superagent/worker.h"
 #include "superagent/workspace.h"
 
 namespace superagent::exec {
@@ -27,6 +28,8 @@ struct ExecutionOptions {
   std::string sandbox = "on";        // "on": refuse to start where the host cannot sandbox; "off"
   std::string executor = "builtin";  // "builtin" (the agent loop) | "command" (`command`)
   std::string command;               // the team's coding CLI, run with /bin/sh -c; for "command"
+  // | "claude-code" | "codex" | "gemini-cli" | "qwen-code": the CLI's adapter and its options
+  CliExecutorOptions cli;
   llm::ChatOptions chat;             // the worker model's endpoint, for "builtin"
   std::string model;                 // the worker model, for "builtin"
   int slots = 3;                     // concurrent worker sessions (one more is reserved for people)

@@ -43,6 +43,10 @@ class Jobs {
   // (then it continues as a background job), or when *cancel becomes true (then it is killed).
   Result<ShellResult> Run(const std::string& command, const std::string& cwd, const std::string& stdin_text,
                           TimeMs foreground_ms, const std::atomic<bool>* cancel = nullptr);
+  // Starts `spec` as a worker's process in this session's scope (its environment and sandbox),
+  // its output under the jobs directory, with `readable` also shown read-only (a coding CLI's
+  // installation). Not a job: the caller owns and polls it (a coding CLI's turn).
+  Result<std::unique_ptr<Process>> Spawn(ProcessSpec spec, const std::vector<std::string>& readable);
   // Every background job, oldest first, with its current state.
   std::vector<JobInfo> List();
   // Output so far (stdout then stderr). NotFound for an unknown job.

@@ -111,6 +111,32 @@ struct CommandExecutorOptions {
 // execution.executor: command — docs/003-execution.md has the contract.
 std::unique_ptr<Executor> MakeCommandExecutor(CommandExecutorOptions options, Engine* engine);
 
+// execution.executor: claude-code | codex | gemini-cli | qwen-code — a team's coding CLI, driven
+// headless by an adapter that knows its flags and output (docs/003-execution.md "Coding CLIs").
+struct CliExecutorOptions {
+  std::string cli;      // which CLI: one of CliExecutorNames()
+  std::string binary;   // path or name in PATH; "" = the CLI's usual name
+  std::string model;    // the model it asks for; "" = the CLI's default
+  // The model key's VALUE (app/ reads it from the variable execution.<cli>.api_key_env names);
+  // passed to the CLI under its own variable name only, inside the sandbox. "" = none.
+  std::string api_key;
+  std::string base_url;  // the model API's base URL; "" = the CLI's default endpoint
+  std::vector<std::string> args;              // extra arguments, after the adapter's own
+  std::vector<std::string> allowed_commands;  // shell command prefixes it may run; empty = any
+  // Directories shown read-only in the sandbox so the CLI can start (its installation: the
+  // node_modules it lives in). app/ derives them from the binary's real path.
+  std::vector<std::string> readable;
+  TimeMs turn_ms = 30 * 60 * 1000;  // one turn's wall time; past it the CLI's tree is killed
+};
+
+// The executor names of the coding CLIs: "claude-code", "codex", "gemini-cli", "qwen-code".
+const std::vector<std::string>& CliExecutorNames();
+
+// execution.executor: one of CliExecutorNames(). InvalidArgument for another name. `clock` and
+// `sleeper` time the turn (poll and limit); `engine`, `services`, `clock` must outlive it.
+Result<std::unique_ptr<Executor>> MakeCliExecutor(CliExecutorOptions options, Engine* engine,
+                                                  WorkerServices* services, Clock* clock, Sleeper sleeper);
+
 struct BuiltinExecutorOptions {
   std::string model;
   int max_steps = 60;                // model calls per turn before it is reported blocked

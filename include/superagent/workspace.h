@@ -64,6 +64,9 @@ class Workspaces {
   Result<bool> CommitAll(const WorkspaceRecord& workspace, const std::string& message);
   // Commits on the branch that `base` does not have.
   Result<int> CommitsAhead(const WorkspaceRecord& workspace);
+  // Whether the directory has anything to offer as a PR: uncommitted changes (untracked files
+  // included) or commits over `base`.
+  Result<bool> HasChanges(const WorkspaceRecord& workspace);
   // Pushes the branch to the remote (forced: the branch belongs to this Ticket alone).
   Status Push(const WorkspaceRecord& workspace);
   // The default branch's name on the remote, e.g. "main" (known after the first Prepare).

@@ -180,7 +180,30 @@ ConfigKey EnvNameList(std::string_view name, std::vector<std::string>& (*field)(
   return k;
 }
 
+ConfigKey StringList(std::string_view name, std::vector<std::string>& (*field)(Config&), std::string_view doc) {
+  ConfigKey k = EnvNameList(name, field, doc);
+  k.type = Type::kStringList;
+  return k;
+}
+
+bool IsEmptyOrHttpUrl(std::string_view s) { return s.empty() || IsHttpUrl(s); }
+
 }  // namespace
+
+// The seven keys of one coding CLI's block (Config::CodingCli), for execution.<block>.
+#define CODING_CLI_KEYS(block, cli)                                                                           \
+  String("execution." block ".binary", CONFIG_FIELD(execution.cli.binary),                                    \
+         "the CLI's program: a path or a name in PATH; empty: its usual name"),                               \
+      String("execution." block ".model", CONFIG_FIELD(execution.cli.model), "model the CLI asks for; empty: its default"), \
+      EnvName("execution." block ".api_key_env", CONFIG_FIELD(execution.cli.api_key_env),                     \
+              "variable holding the CLI's model key, passed into its sandbox under the CLI's own name"),       \
+      Checked("execution." block ".base_url", CONFIG_FIELD(execution.cli.base_url), IsEmptyOrHttpUrl,         \
+              "empty or an http:// or https:// URL", "the model API's base URL; empty: the CLI's default"),   \
+      StringList("execution." block ".args", CONFIG_FIELD(execution.cli.args), "extra arguments to the CLI"), \
+      StringList("execution." block ".allowed_commands", CONFIG_FIELD(execution.cli.allowed_commands),        \
+                 "shell command prefixes the CLI may run; empty: any (the sandbox confines them)"),           \
+      Int("execution." block ".turn_seconds", CONFIG_FIELD(execution.cli.turn_seconds), 10, 86400,            \
+          "one turn's wall time before the CLI's process tree is killed")
 
 const std::vector<ConfigKey>& ConfigKeys() {
   static const std::vector<ConfigKey> kKeys = {
@@ -238,8 +261,9 @@ const std::vector<ConfigKey>& ConfigKeys() {
                   "directory of the team's prompt sections and skills; empty: built-in only")),
       Int("execution.slots", CONFIG_FIELD(execution.slots), 1, 64,
           "worker sessions at once (one more is reserved for people)"),
-      Choice("execution.executor", CONFIG_FIELD(execution.executor), {"builtin", "command"},
-             "who does a Ticket's work: the agent loop or execution.command"),
+      Choice("execution.executor", CONFIG_FIELD(execution.executor),
+             {"builtin", "command", "claude-code", "codex", "gemini-cli", "qwen-code"},
+             "who does a Ticket's work: the agent loop, execution.command, or a coding CLI"),
       String("execution.command", CONFIG_FIELD(execution.command), "the team's coding CLI, for executor command"),
       String("execution.git_remote", CONFIG_FIELD(execution.git_remote),
              "where code comes from and branches go; empty: the GitHub repository"),
@@ -254,6 +278,10 @@ const std::vector<ConfigKey>& ConfigKeys() {
             "off: sandboxed commands get a network namespace of their own"),
       EnvNameList("execution.env", CONFIG_FIELD(execution.env),
                   "names of daemon variables passed to worker commands on purpose"),
+      CODING_CLI_KEYS("claude_code", claude_code),
+      CODING_CLI_KEYS("codex", codex),
+      CODING_CLI_KEYS("gemini_cli", gemini_cli),
+      CODING_CLI_KEYS("qwen_code", qwen_code),
       Int("eval.timeout_seconds", CONFIG_FIELD(eval.timeout_seconds), 1, 3600,
           "one assessment call, before it is abandoned and retried"),
       Int("eval.max_attempts", CONFIG_FIELD(eval.max_attempts), 1, 20,
@@ -264,6 +292,7 @@ const std::vector<ConfigKey>& ConfigKeys() {
   return kKeys;
 }
 
+#undef CODING_CLI_KEYS
 #undef CONFIG_FIELD
 
 namespace {
@@ -393,6 +422,17 @@ class Reader {
         if (s == "on" || s == "true") out = true;
         else if (s == "off" || s == "false") out = false;
         else Add(Where(key, value), path + ": must be on or off (got " + Quote(s) + ")");
+        return;
+      }
+      case Type::kStringList: {
+        if (value.IsNull()) return;
+        if (!value.IsSequence()) return Add(Where(key, value), path + ": must be a list of strings");
+        std::vector<std::string>& out = ListOf(k, *cfg);
+        out.clear();
+        for (std::size_t i = 0; i < value.size(); ++i) {
+          std::string item;
+          if (String(value[i], value[i], path + "[" + std::to_string(i) + "]", &item)) out.push_back(item);
+        }
         return;
       }
       case Type::kEnvNameList: {
@@ -657,7 +697,8 @@ nlohmann::json ConfigToJson(const Config& config) {
       case Type::kInt: value = IntOf(k, c); break;
       case Type::kBool: value = BoolOf(k, c); break;
       case Type::kOnOff: value = BoolOf(k, c) ? "on" : "off"; break;
-      case Type::kEnvNameList: value = ListOf(k, c); break;
+      case Type::kEnvNameList:
+      case Type::kStringList: value = ListOf(k, c); break;
     }
   }
   return out;

@@ -103,9 +103,23 @@ struct Config {
     std::string team_dir;  // empty: built-in sections only
   } prompts;
 
+  // One coding CLI's block (execution.claude_code, .codex, .gemini_cli, .qwen_code): kept side by
+  // side, so a team switches its executor by editing execution.executor alone.
+  struct CodingCli {
+    std::string binary;       // path or name in PATH; empty: the CLI's usual name (claude, codex, gemini, qwen)
+    std::string model;        // empty: the CLI's default model
+    std::string api_key_env;  // NAME of the variable holding its model key, passed into the sandbox
+    std::string base_url;     // the model API's base URL; empty: the CLI's default endpoint
+    std::vector<std::string> args;              // extra arguments
+    std::vector<std::string> allowed_commands;  // shell command prefixes it may run; empty: any
+    int turn_seconds = 1800;  // one turn's wall time before its process tree is killed
+  };
+
   struct Execution {
     int slots = 3;  // concurrent worker sessions; one more slot is always reserved for people
-    std::string executor = "builtin";  // "builtin" (agent loop) | "command" (execution.command)
+    // "builtin" (agent loop) | "command" (execution.command) | a coding CLI: "claude-code",
+    // "codex", "gemini-cli", "qwen-code" (its block below)
+    std::string executor = "builtin";
     std::string command;     // the team's coding CLI, run with /bin/sh -c; required for "command"
     std::string git_remote;  // where code comes from and branches go; empty: the GitHub repo's clone URL
     std::string prepare;     // workspace command template ({repo} {remote} {branch} {dir} {base}); empty: git worktree
@@ -118,6 +132,15 @@ struct Config {
     // NAMES of daemon environment variables passed to worker commands on purpose (e.g. a coding
     // CLI's own model key); nothing else of the daemon's environment reaches a worker.
     std::vector<std::string> env;
+    CodingCli claude_code, codex, gemini_cli, qwen_code;
+    // The block of the coding CLI execution.executor names; nullptr for builtin and command.
+    const CodingCli* ChosenCli() const {
+      if (executor == "claude-code") return &claude_code;
+      if (executor == "codex") return &codex;
+      if (executor == "gemini-cli") return &gemini_cli;
+      if (executor == "qwen-code") return &qwen_code;
+      return nullptr;
+    }
   } execution;
 
   struct Eval {
@@ -146,6 +169,7 @@ struct ConfigKey {
     kBool,         // true | false (YAML 1.2 spellings only: "yes" is refused as ambiguous)
     kOnOff,        // on | off, shown so; true | false too (YAML reads a bare on/off as a boolean)
     kEnvNameList,  // a list of environment variable names
+    kStringList,   // a list of strings (null reads as empty)
   };
   // The member the key sets, by type: a string (kString, kEnvName), an int, a bool (kBool,
   // kOnOff) or a list of names.

@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
+#include <map>
+
+#include <unistd.h>
 
 #include <spdlog/spdlog.h>
 
@@ -160,6 +163,59 @@ exec::SandboxPolicy SandboxPolicyFor(const Config& config) {
   return p;
 }
 
+std::string FindProgram(const std::string& name) {
+  namespace fs = std::filesystem;
+  if (name.find('/') != std::string::npos) {
+    std::error_code ec;
+    return fs::absolute(name, ec).lexically_normal().string();
+  }
+  const char* path = std::getenv("PATH");
+  std::string dirs = path != nullptr ? path : "/usr/local/bin:/usr/bin:/bin";
+  for (std::size_t start = 0; start <= dirs.size();) {
+    std::size_t end = dirs.find(':', start);
+    if (end == std::string::npos) end = dirs.size();
+    const fs::path candidate = fs::path(dirs.substr(start, end - start)) / name;
+    if (!candidate.parent_path().empty() && access(candidate.c_str(), X_OK) == 0) return candidate.string();
+    start = end + 1;
+  }
+  return "";
+}
+
+std::vector<std::string> CliInstallDirs(const std::string& binary) {
+  namespace fs = std::filesystem;
+  std::vector<std::string> dirs;
+  if (binary.empty()) return dirs;
+  std::error_code ec;
+  for (const fs::path& p : {fs::path(binary), fs::canonical(binary, ec)}) {
+    if (p.empty()) continue;
+    // npm installs a CLI's code, its native binary and its dependencies as siblings below one
+    // node_modules: the outermost one above the program is shown whole.
+    fs::path shown = p.parent_path();
+    for (fs::path at = p.parent_path(); !at.empty() && at != at.root_path(); at = at.parent_path())
+      if (at.filename() == "node_modules") shown = at;
+    if (std::find(dirs.begin(), dirs.end(), shown.string()) == dirs.end()) dirs.push_back(shown.string());
+  }
+  return dirs;
+}
+
+exec::CliExecutorOptions CliExecutorOptionsFor(const std::string& executor, const Config::CodingCli& cli) {
+  exec::CliExecutorOptions o;
+  o.cli = executor;
+  static const std::map<std::string, std::string> kUsualName = {
+      {"claude-code", "claude"}, {"codex", "codex"}, {"gemini-cli", "gemini"}, {"qwen-code", "qwen"}};
+  const std::string wanted = cli.binary.empty() ? kUsualName.at(executor) : cli.binary;
+  o.binary = FindProgram(wanted);
+  if (o.binary.empty()) o.binary = wanted;  // not found: the turn says so when it cannot start
+  o.readable = CliInstallDirs(o.binary);
+  o.model = cli.model;
+  o.api_key = ResolveSecret(cli.api_key_env);
+  o.base_url = cli.base_url;
+  o.args = cli.args;
+  o.allowed_commands = cli.allowed_commands;
+  o.turn_ms = cli.turn_seconds * 1000LL;
+  return o;
+}
+
 exec::ExecutionOptions ExecutionOptionsFor(const Config& config) {
   exec::ExecutionOptions o;
   std::error_code ec;
@@ -173,7 +229,12 @@ exec::ExecutionOptions ExecutionOptionsFor(const Config& config) {
   o.command = config.execution.command;
   o.slots = config.execution.slots;
   o.warnings = ExecutionEnvWarnings(config);
-  if (o.executor != "command") {
+  if (const Config::CodingCli* cli = config.execution.ChosenCli()) {
+    o.cli = CliExecutorOptionsFor(config.execution.executor, *cli);
+    if (!cli->api_key_env.empty() && o.cli.api_key.empty())
+      o.warnings.push_back(config.execution.executor + ": environment variable " + cli->api_key_env +
+                           " (its model key) is unset; its turns will fail");
+  } else if (o.executor != "command") {
     o.chat = ChatOptionsFor(config);
     o.model = config.llm.EffectiveExecutionModel();
     if (o.chat.api_key.empty())

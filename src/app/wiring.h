@@ -6,6 +6,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "app/config.h"
 #include "superagent/assessment.h"
@@ -83,6 +84,16 @@ exec::SandboxPolicy SandboxPolicyFor(const Config& config);
 // <data_dir>/work, with the start-up warnings (secrets passed to workers, a missing worker model
 // key) it logs when execution is enabled.
 exec::ExecutionOptions ExecutionOptionsFor(const Config& config);
+
+// A program's path: `name` made absolute when it has a slash, else the first executable of that
+// name in PATH; "" when none is found.
+std::string FindProgram(const std::string& name);
+// What a coding CLI needs shown read-only in the sandbox to start: the outermost node_modules
+// above `binary` (and above its real path, through symlinks), or the directories holding them.
+std::vector<std::string> CliInstallDirs(const std::string& binary);
+// The options of the coding CLI `executor` names ("claude-code", …) from its config block: the
+// binary found, its install directories, its model key read from the variable the block names.
+exec::CliExecutorOptions CliExecutorOptionsFor(const std::string& executor, const Config::CodingCli& cli);
 
 // ---- the panel (panel.*) ----
 

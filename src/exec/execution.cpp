@@ -5,6 +5,8 @@
 
 #include <filesystem>
 
+#include "superagent/assign_or_return.h"
+
 namespace superagent::exec {
 
 Result<std::unique_ptr<Execution>> Execution::Create(ExecutionOptions options, Engine* engine, HttpClient* llm_http) {
@@ -36,6 +38,12 @@ Result<std::unique_ptr<Execution>> Execution::Create(ExecutionOptions options, E
   e->services_ = std::make_unique<WorkerServices>(engine, e->workspaces_.get());
   if (options.executor == "command") {
     e->executor_ = MakeCommandExecutor({options.command}, engine);
+  } else if (options.executor != "builtin") {
+    options.cli.cli = options.executor;
+    spdlog::info("executor cli={} binary={} model={} readable={}", options.executor, options.cli.binary,
+                 options.cli.model.empty() ? "(its default)" : options.cli.model, options.cli.readable.size());
+    ASSIGN_OR_RETURN(e->executor_, MakeCliExecutor(std::move(options.cli), engine, e->services_.get(), SystemClock(),
+                                                   RealSleeper()));
   } else {
     e->chat_ = std::make_unique<llm::OpenAiChatClient>(std::move(options.chat), llm_http, SystemClock(),
                                                        llm::RealSleeper());

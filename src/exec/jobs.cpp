@@ -14,6 +14,13 @@ Jobs::Jobs(ProcessRunner* runner, Clock* clock, Sleeper sleeper, std::string out
 
 Jobs::~Jobs() { KillAll(); }
 
+Result<std::unique_ptr<Process>> Jobs::Spawn(ProcessSpec spec, const std::vector<std::string>& readable) {
+  spec.output_dir = output_dir_;
+  spec.worker = scope_ ? *scope_ : WorkerScope{std::filesystem::path(spec.cwd).filename().string(), {spec.cwd}, {}};
+  for (const std::string& dir : readable) spec.worker->readable.push_back(dir);
+  return runner_->Spawn(spec);
+}
+
 Result<ShellResult> Jobs::Run(const std::string& command, const std::string& cwd, const std::string& stdin_text,
                               TimeMs foreground_ms, const std::atomic<bool>* cancel) {
   ProcessSpec spec;

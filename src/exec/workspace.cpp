@@ -287,6 +287,15 @@ Result<int> Workspaces::CommitsAhead(const WorkspaceRecord& w) {
   }
 }
 
+Result<bool> Workspaces::HasChanges(const WorkspaceRecord& w) {
+  auto r = Git(w.dir, With(WorktreeArgs(w), {"status", "--porcelain"}));
+  RETURN_IF_ERROR(Failed("git status failed", r));
+  if (!text::Trim(r->out).empty()) return true;
+  auto ahead = CommitsAhead(w);
+  if (!ahead.ok()) return ahead.status();
+  return *ahead > 0;
+}
+
 Status Workspaces::Push(const WorkspaceRecord& w) {
   std::lock_guard<std::mutex> lock(clone_mu_);  // updates the clone's origin/* refs
   auto r = Git(w.dir, With(WorktreeArgs(w), {"push", "--force", "origin", "HEAD:refs/heads/" + w.branch}));

@@ -1,0 +1,96 @@
+// A coding CLI (Claude Code, Codex, Gemini CLI, Qwen Code) as a turn's executor: what each one
+// needs to know to run headless in a Ticket's worktree and what it makes of the CLI's JSONL
+// output. The turn itself — prompt, sandbox, time limit, transcript, usage, the report — is
+// cli_executor.cpp's, the same for every CLI; an adapter only speaks its CLI's dialect
+// (docs/003-execution.md "Coding CLIs", ../shared/research/coding-clis.md for what was measured).
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "superagent/worker.h"
+
+namespace superagent::exec {
+
+// One turn as the CLI is asked to do it.
+struct CliTurn {
+  std::string prompt;                  // given as an argument, never on stdin (stdin is empty)
+  std::optional<std::string> resume;   // the CLI's own session id to continue, when it has one
+  std::string worktree;                // the Ticket's git worktree, the CLI's working directory
+};
+
+// How to start the CLI for one turn.
+struct CliInvocation {
+  std::vector<std::string> argv;  // argv[0] is options.binary
+  // Its variables: the model key under the CLI's own name, the base URL, the switches that keep
+  // it quiet and offline. Added to the worker environment the runner builds (sandbox.h).
+  std::vector<std::pair<std::string, std::string>> env;
+  // Written below the private HOME before it starts (path relative to HOME, content): settings
+  // files a CLI reads only from there. Paths are the adapter's constants, never input.
+  std::vector<std::pair<std::string, std::string>> home_files;
+};
+
+// What an adapter has read from the CLI's output so far. The executor takes `events` and `usage`
+// after every batch of lines (and clears them); the rest accumulates over the turn.
+struct CliProgress {
+  // For the session transcript, in the builtin worker's shapes so the panel shows both alike:
+  //   "assistant"   {"role":"assistant","content":TEXT,"tool_calls":[{"id","name","arguments"(JSON text)}]}
+  //   "tool_result" {"role":"tool","tool_call_id":ID,"content":TEXT}
+  //   "command"     {"command","exit_code","stdout_tail"}            (a shell command the CLI ran)
+  std::vector<std::pair<std::string, nlohmann::json>> events;
+  // Token usage per model call or per turn, in llm::Usage::ToJson's shape
+  // {"model","purpose":"worker","calls","prompt_tokens","completion_tokens","total_tokens"}, plus
+  // "cost_usd" where the CLI reports a cost.
+  std::vector<nlohmann::json> usage;
+  std::optional<std::string> session_id;  // the CLI's own session, for resuming it next turn
+  std::string model;        // the model the CLI says it uses, for token_usage
+  bool finished = false;    // the CLI's final record was read
+  bool failed = false;      // the final record (or an error record) says the turn failed
+  std::string final_text;   // the CLI's last answer: where the report block is looked for
+  std::string error;        // why it failed, in the CLI's words
+  std::vector<std::string> refused;  // shell commands refused by the allow-list (for the log)
+};
+
+class CliAdapter {
+ public:
+  virtual ~CliAdapter() = default;
+  // "claude-code" | "codex" | "gemini-cli" | "qwen-code": execution.executor's value.
+  virtual std::string name() const = 0;
+  // The binary's usual name in PATH ("claude", "codex", "gemini", "qwen").
+  virtual std::string default_binary() const = 0;
+  // The command line, variables and HOME files for `turn` under `options`. Headless, permissions
+  // non-interactive, shell commands limited to options.allowed_commands (empty: any — the
+  // sandbox confines them), telemetry and update checks off, retries bounded.
+  virtual CliInvocation Invocation(const CliExecutorOptions& options, const CliTurn& turn) const = 0;
+  // One stdout line that parsed as a JSON object. Must accept anything (unknown types, missing
+  // or mistyped fields) without throwing: the output is the CLI's, and the CLI read strangers'
+  // text.
+  virtual void OnLine(const nlohmann::json& line, CliProgress* progress) const = 0;
+  // The CLI exited with `exit_code`; judges what the lines did not say (no final record).
+  virtual void OnExit(int exit_code, CliProgress* progress) const;
+};
+
+std::unique_ptr<CliAdapter> MakeClaudeCodeAdapter();
+std::unique_ptr<CliAdapter> MakeCodexAdapter();
+std::unique_ptr<CliAdapter> MakeGeminiCliAdapter();
+std::unique_ptr<CliAdapter> MakeQwenCodeAdapter();
+
+// Helpers the adapters share.
+// `options.allowed_commands` as the command prefixes a CLI's allow-list syntax wraps (e.g.
+// Claude's "Bash(git diff:*)"), each trimmed; empty entries dropped.
+std::vector<std::string> AllowedCommandPrefixes(const CliExecutorOptions& options);
+// A transcript "assistant" body with text and/or tool calls.
+nlohmann::json AssistantEvent(const std::string& text, const nlohmann::json& tool_calls = nlohmann::json::array());
+nlohmann::json ToolCallJson(const std::string& id, const std::string& name, const nlohmann::json& arguments);
+nlohmann::json ToolResultEvent(const std::string& id, const std::string& content);
+// The stream-json dialect Claude Code and Qwen Code share (system/init, assistant, user, result).
+void OnClaudeStyleLine(const nlohmann::json& line, CliProgress* progress);
+nlohmann::json UsageJson(const std::string& model, std::int64_t prompt_tokens, std::int64_t completion_tokens,
+                         std::optional<double> cost_usd = std::nullopt);
+
+}  // namespace superagent::exec
