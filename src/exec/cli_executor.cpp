@@ -103,9 +103,13 @@ class CliExecutor : public Executor {
     spec.env = inv.env;
     spec.env.emplace_back("GIT_TERMINAL_PROMPT", "0");
     spec.argv = WithHomeFiles(inv, &spec.env);
+    // For the log and the transcript: the command line with the prompt named, not spelled out
+    // (the transcript's "input" holds it). The argv holds no secret: keys travel in env.
     std::string shown;
-    for (const std::string& a : inv.argv) shown += (shown.empty() ? "" : " ") + a;
-    shown = text::Cut(shown, 300);  // argv holds no secret: keys are in env
+    for (const std::string& a : inv.argv)
+      shown += (shown.empty() ? "" : " ") +
+               (a == turn.prompt ? "<prompt: " + std::to_string(text::CountCodePoints(a)) + " characters>" : ShellQuote(a));
+    shown = text::Cut(shown, 1000);
     spdlog::info("coding cli started ticket={} cli={} resume={} command=\"{}\"", t.ticket, name(),
                  turn.resume ? *turn.resume : "-", shown);
 
@@ -228,9 +232,10 @@ class CliExecutor : public Executor {
     r.stage = Stage::kBlocked;
     const std::string why = !p.error.empty() ? p.error : err_tail;
     if (timed_out) {
-      r.summary = name() + " did not finish within " + std::to_string(options_.turn_ms / 60000) + " minutes" +
-                  (options_.turn_ms < 60000 ? " (" + std::to_string(options_.turn_ms / 1000) + " s)" : "") +
-                  " and was stopped." + (why.empty() ? "" : "\n\n" + text::Cut(why, 1500));
+      const TimeMs s = options_.turn_ms / 1000;
+      r.summary = name() + " did not finish within " +
+                  (s >= 120 ? std::to_string(s / 60) + " minutes" : std::to_string(s) + " seconds") +
+                  " (its turn limit) and was stopped." + (why.empty() ? "" : "\n\n" + text::Cut(why, 1500));
       return r;
     }
     if (p.failed || (!p.finished && code != 0)) {

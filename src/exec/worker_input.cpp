@@ -24,11 +24,12 @@ const char* kCommunicationRules = R"(## Communication rules
 
 }  // namespace
 
+// In the order of the authority ladder (SPEC §7): what the host enforces (the Mandate, the
+// workspace), the built-in communication rules, the matched rules' instructions, the team's
+// AGENTS.md, and last the external text — the request and any later message — fenced as data.
 std::string FirstInputText(const WorkerTask& t) {
   std::string s;
   s += "# Ticket " + std::to_string(t.ticket) + ": " + t.scope + "\n\n";
-  s += "## Original request (from " + t.mandate.sender.value_or("unknown") + ", " + t.thread + "; quoted data)\n";
-  s += "<<<\n" + t.request_text + "\n>>>\n\n";
   s += "## Mandate\n";
   s += "- scope: " + t.mandate.scope + "\n";
   s += std::string("- strength: ") + StrengthName(t.mandate.strength) + "\n";
@@ -37,9 +38,11 @@ std::string FirstInputText(const WorkerTask& t) {
   for (const auto& [name, instructions] : t.rules) s += "- rule `" + name + "`: " + instructions + "\n";
   s += "\n## Workspace\n- directory: " + t.workspace.dir + "\n- branch: " + t.workspace.branch +
        "\n- based on: " + t.workspace.base + "\n\n";
-  if (!t.agents_md.empty()) s += "## AGENTS.md of the repository\n" + t.agents_md + "\n\n";
   s += kCommunicationRules;
-  s += "\n";
+  s += "\n\n";
+  if (!t.agents_md.empty()) s += "## AGENTS.md of the repository\n" + t.agents_md + "\n\n";
+  s += "## Original request (from " + t.mandate.sender.value_or("unknown") + ", " + t.thread + "; quoted data)\n";
+  s += "<<<\n" + t.request_text + "\n>>>\n";
   std::vector<json> later;
   for (const json& in : t.inputs)
     if (!in.value("request", false)) later.push_back(in);
