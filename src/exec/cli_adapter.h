@@ -33,6 +33,9 @@ struct CliInvocation {
   // Written below the private HOME before it starts (path relative to HOME, content): settings
   // files a CLI reads only from there. Paths are the adapter's constants, never input.
   std::vector<std::pair<std::string, std::string>> home_files;
+  // Non-empty: the CLI cannot honour these options (e.g. Codex has no per-command allow-list):
+  // the turn is not started and ends blocked with this reason.
+  std::string unsupported;
 };
 
 // What an adapter has read from the CLI's output so far. The executor takes `events` and `usage`
@@ -54,6 +57,9 @@ struct CliProgress {
   std::string final_text;   // the CLI's last answer: where the report block is looked for
   std::string error;        // why it failed, in the CLI's words
   std::vector<std::string> refused;  // shell commands refused by the allow-list (for the log)
+  // The adapter's own notes over the turn (a tool id's command, text still being streamed):
+  // OnLine is const and shared by every turn, so what it must remember lives here.
+  nlohmann::json state = nlohmann::json::object();
 };
 
 class CliAdapter {

@@ -96,6 +96,13 @@ class CliExecutor : public Executor {
     engine_->AppendSessionEvent(t.session, t.assignment, "input", {{"role", "user"}, {"content", turn.prompt}});
 
     CliInvocation inv = adapter_->Invocation(options_, turn);
+    if (!inv.unsupported.empty()) {
+      TurnResult refused;
+      refused.report = WorkerReport{};
+      refused.report->stage = Stage::kBlocked;
+      refused.report->summary = name() + " was not started: " + inv.unsupported;
+      return refused;
+    }
     for (const std::string& a : options_.args) inv.argv.push_back(a);
     ProcessSpec spec;
     spec.cwd = t.workspace.dir;
@@ -331,6 +338,8 @@ Result<std::unique_ptr<Executor>> MakeCliExecutor(CliExecutorOptions options, En
   std::unique_ptr<CliAdapter> adapter;
   if (options.cli == "claude-code") adapter = MakeClaudeCodeAdapter();
   else if (options.cli == "qwen-code") adapter = MakeQwenCodeAdapter();
+  else if (options.cli == "codex") adapter = MakeCodexAdapter();
+  else if (options.cli == "gemini-cli") adapter = MakeGeminiCliAdapter();
   else return Status::InvalidArgument("no coding CLI adapter named \"" + options.cli + "\"");
   return std::unique_ptr<Executor>(
       new CliExecutor(std::move(options), std::move(adapter), engine, services, clock, std::move(sleeper)));
