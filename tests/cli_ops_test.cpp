@@ -17,6 +17,7 @@
 #include "app/systemd.h"
 #include "daemon_process.h"
 #include "fake_chat_server.h"
+#include "fake_coding_model.h"
 #include "fake_feishu_server.h"
 #include "fake_github_server.h"
 #include "run_binary.h"
@@ -419,6 +420,45 @@ TEST_F(DoctorTest, AHealthyDeploymentPassesEveryCheck) {
   EXPECT_EQ(checks["feishu"].result, R::kSkipped);
   EXPECT_EQ(checks["feishu"].detail, "no Feishu configured");
   EXPECT_TRUE(chat_.problems().empty());
+}
+
+// The chosen coding CLI (issue 21): the real Claude Code from tests/node_modules, its version, and
+// a one-token call to a loopback Anthropic API; then each thing a team gets wrong, with a fix.
+TEST_F(DoctorTest, TheChosenCodingCliIsCheckedEndToEnd) {
+  FakeCodingModel model(FakeCodingModel::Wire::kAnthropic, "sk-doctor-cli", "claude-sonnet-4-5");
+  setenv("SUPERAGENT_DOCTOR_CLI", "sk-doctor-cli", 1);
+  superagent::Config c = Healthy();
+  c.execution.executor = "claude-code";
+  c.execution.claude_code.binary = NodeModulesDir() + "/.bin/claude";
+  c.execution.claude_code.model = "claude-sonnet-4-5";
+  c.execution.claude_code.api_key_env = "SUPERAGENT_DOCTOR_CLI";
+  c.execution.claude_code.base_url = model.base_url();
+  auto checks = Run(c);
+  EXPECT_EQ(checks["cli"].result, R::kOk) << checks["cli"].detail;
+  EXPECT_THAT(checks["cli"].detail, HasSubstr("Claude Code"));  // `claude --version` names itself
+  EXPECT_EQ(checks["cli.model"].result, R::kOk) << checks["cli.model"].detail;
+  EXPECT_EQ(model.calls(), 1);
+
+  setenv("SUPERAGENT_DOCTOR_CLI", "sk-wrong", 1);
+  checks = Run(c);
+  EXPECT_EQ(checks["cli.model"].result, R::kFailed);
+  EXPECT_THAT(checks["cli.model"].detail, HasSubstr("401"));
+  EXPECT_THAT(checks["cli.model"].fix, HasSubstr("SUPERAGENT_DOCTOR_CLI"));
+
+  unsetenv("SUPERAGENT_DOCTOR_CLI");
+  checks = Run(c);
+  EXPECT_EQ(checks["cli.model"].result, R::kFailed);
+  EXPECT_THAT(checks["cli.model"].detail, HasSubstr("is not set"));
+
+  c.execution.claude_code.binary = "no-such-claude-程序";
+  checks = Run(c);
+  EXPECT_EQ(checks["cli"].result, R::kFailed);
+  EXPECT_THAT(checks["cli"].fix, HasSubstr("npm install -g @anthropic-ai/claude-code"));
+  EXPECT_EQ(checks["cli.model"].result, R::kSkipped);
+
+  // builtin: no CLI lines at all.
+  checks = Run(Healthy());
+  EXPECT_EQ(checks.count("cli"), 0u);
 }
 
 TEST_F(DoctorTest, EachCommonMistakeFailsWithAFix) {

@@ -11,7 +11,10 @@
 #include <nlohmann/json.hpp>
 
 #include "daemon_process.h"
+#include "fake_coding_model.h"
+#include "fake_gemini_model.h"
 #include "fake_github_server.h"
+#include "fake_responses_model.h"
 #include "run_binary.h"
 #include "superagent/json_read.h"
 
@@ -585,6 +588,91 @@ TEST_F(ServeTest, AMessageInFlightDuringFiveKillsIsSetAsideAtTheNextStartAndRetr
   d.Signal(SIGTERM);
   EXPECT_EQ(d.Wait(), 0) << d.log();
 }
+
+
+// Issue 21, as a team runs it: `execution.executor` names a coding CLI, and a mention on GitHub
+// is worked by the REAL CLI from tests/node_modules against a loopback model API — the daemon
+// acknowledges, the CLI edits the worktree in its sandbox, the daemon pushes the branch, opens the
+// PR and posts the result after the acknowledgement. One key switches the executor.
+class ServeCliTest : public ServeTest, public ::testing::WithParamInterface<std::string> {
+ protected:
+  // Works Codertocat's mention with the CLI `cli` whose model API is at `base_url`.
+  void WorkMentionWith(const std::string& block, const std::string& binary, const std::string& model,
+                       const std::string& base_url, const std::string& key) {
+    FakeGitHub github(SystemClock());
+    const fs::path origin = PrepareFixRepo(github, "exit 1\n");
+    std::ifstream in(dir_ / "superagent.yaml");
+    std::string config((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    const std::string command_executor = "executor: command\n  command: sh fix.sh";
+    ASSERT_NE(config.find(command_executor), std::string::npos);
+    config.replace(config.find(command_executor), command_executor.size(),
+                   "executor: " + GetParam() + "\n  " + block + ":\n    binary: " + NodeModulesDir() + "/.bin/" +
+                       binary + "\n    model: " + model + "\n    api_key_env: SA_TEST_CLI_KEY\n    base_url: " + base_url +
+                       "\n    turn_seconds: 120");
+    Write("superagent.yaml", config);
+    auto env = GitHubEnv();
+    env.emplace_back("SA_TEST_CLI_KEY", key);
+    const std::string body = MentionBody(github);
+    {
+      DaemonProcess d(SUPERAGENT_BINARY, {"serve", "--config", Config()}, env);
+      ASSERT_TRUE(d.WaitForLine("ready")) << d.log();
+      ASSERT_TRUE(d.WaitForCount("github identity login=superagent-bot", 1)) << d.log();
+      EXPECT_EQ(Deliver(body, github::WebhookSignature("hook-secret", body)), 200);
+      ASSERT_TRUE(d.WaitForCount("worker turn ended", 1, 120'000)) << d.log();
+      ASSERT_TRUE(d.WaitForCount("pull request opened", 1)) << d.log();
+      ASSERT_TRUE(d.WaitForCount("github message posted", 2)) << d.log();
+      d.Signal(SIGTERM);
+      EXPECT_EQ(d.Wait(), 0) << d.log();
+      EXPECT_NE(d.log().find("executor cli=" + GetParam()), std::string::npos) << d.log();
+      EXPECT_NE(d.log().find("coding cli ended ticket=1 cli=" + GetParam() + " exit_code=0 stage=ready"), std::string::npos)
+          << d.log();
+      EXPECT_NE(d.log().find("sandbox mode=bwrap"), std::string::npos) << d.log();
+      EXPECT_EQ(d.log().find(key), std::string::npos) << "the CLI's key reached the log";
+      EXPECT_EQ(d.log().find("ghp_THISISASECRETVALUE"), std::string::npos) << "a secret reached the log";
+    }
+    std::vector<std::string> said;
+    {
+      auto lock = github.Lock();
+      for (const json& c : github.comments) said.push_back(c["body"]);
+    }
+    ASSERT_EQ(said.size(), 2u);
+    EXPECT_NE(said[0].find("fix the typo"), std::string::npos) << said[0];  // the acknowledgement first
+    ASSERT_EQ(github.pulls.size(), 1u);
+    EXPECT_EQ(github.pulls.begin()->second["head"]["ref"], "superagent/ticket-1");
+    std::string pushed;
+    FILE* p = ::popen(("git -C " + origin.string() + " show superagent/ticket-1:README.md").c_str(), "r");
+    char buf[256];
+    while (p != nullptr && std::fgets(buf, sizeof buf, p) != nullptr) pushed += buf;
+    if (p != nullptr) ::pclose(p);
+    EXPECT_EQ(pushed, "There is the typo.\n");
+  }
+};
+
+TEST_P(ServeCliTest, AMentionIsWorkedByTheRealCliAndAnsweredAfterTheAcknowledgement) {
+  const std::string cli = GetParam();
+  if (cli == "claude-code" || cli == "qwen-code") {
+    const bool claude = cli == "claude-code";
+    const std::string model = claude ? "claude-sonnet-4-5" : "qwen3-coder-plus";
+    FakeCodingModel fake(claude ? FakeCodingModel::Wire::kAnthropic : FakeCodingModel::Wire::kOpenAiChat, "sk-serve-cli-42",
+                         model, CodingScript{.old_text = "teh typo", .new_text = "the typo"});
+    WorkMentionWith(claude ? "claude_code" : "qwen_code", claude ? "claude" : "qwen", model, fake.base_url(),
+                    "sk-serve-cli-42");
+    EXPECT_TRUE(fake.problems().empty()) << fake.problems().front();
+  } else if (cli == "codex") {
+    FakeResponsesModel fake(FakeCliScript{});
+    WorkMentionWith("codex", "codex", "gpt-5.5", fake.base_url(), "sk-codex-test-1234");
+  } else {
+    FakeGeminiModel fake(FakeCliScript{});
+    WorkMentionWith("gemini_cli", "gemini", "gemini-2.5-pro", fake.base_url(), "gk-gemini-test-5678");
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(RealClis, ServeCliTest, ::testing::Values("claude-code", "codex", "gemini-cli", "qwen-code"),
+                         [](const auto& test) {
+                           std::string n = test.param;
+                           n.erase(std::remove(n.begin(), n.end(), '-'), n.end());
+                           return n;
+                         });
 
 }  // namespace
 }  // namespace superagent::testing

@@ -330,7 +330,22 @@ TEST(ConfigTest, ExecutorIsBuiltinOrACommandThatIsGiven) {
   Problem bad = OnlyProblem("execution:\n  executor: claude\n");
   EXPECT_EQ(bad.line, 2);
   EXPECT_EQ(bad.column, 13);
-  EXPECT_THAT(bad.message, HasSubstr("execution.executor: must be builtin or command (got \"claude\")"));
+  EXPECT_THAT(bad.message, HasSubstr("execution.executor: must be one of builtin, command, claude-code, codex, "
+                                     "gemini-cli, qwen-code (got \"claude\")"));
+  // A coding CLI's block: its own keys, checked like every other; switching is one key.
+  Config cli = ParseOk("execution:\n  executor: qwen-code\n  qwen_code:\n    model: deepseek-chat\n"
+                       "    api_key_env: DEEPSEEK_API_KEY\n    base_url: https://api.deepseek.com\n"
+                       "    allowed_commands: [\"git diff\", \"npm test\"]\n    turn_seconds: 600\n");
+  ASSERT_NE(cli.execution.ChosenCli(), nullptr);
+  EXPECT_EQ(cli.execution.ChosenCli(), &cli.execution.qwen_code);
+  EXPECT_EQ(cli.execution.qwen_code.allowed_commands, (std::vector<std::string>{"git diff", "npm test"}));
+  EXPECT_EQ(cli.execution.qwen_code.turn_seconds, 600);
+  EXPECT_THAT(OnlyProblem("execution:\n  qwen_code:\n    turn_seconds: 5\n").message, HasSubstr("turn_seconds"));
+  EXPECT_THAT(OnlyProblem("execution:\n  qwen_code:\n    api_key_env: sk-abc123\n").message, HasSubstr("api_key_env"));
+  EXPECT_THAT(OnlyProblem("execution:\n  qwen_code:\n    allowed_commands: git diff\n").message,
+              HasSubstr("must be a list of strings"));
+  EXPECT_THAT(OnlyProblem("execution:\n  executor: codex\n  codex:\n    allowed_commands: [\"git diff\"]\n").message,
+              HasSubstr("Codex has no per-command allow-list"));
   Problem missing = OnlyProblem("execution:\n  slots: 2\n  executor: command\n");
   EXPECT_EQ(missing.line, 3);
   EXPECT_THAT(missing.message, HasSubstr("execution.executor: command needs execution.command"));

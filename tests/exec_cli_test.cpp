@@ -31,6 +31,9 @@ struct CliCase {
   std::string model;
 };
 
+// gtest names the case by its CLI instead of dumping its bytes.
+void PrintTo(const CliCase& c, std::ostream* os) { *os << c.cli; }
+
 class ExecCliTest : public ExecTest, public ::testing::WithParamInterface<CliCase> {
  protected:
   void SetUp() override {

@@ -196,7 +196,7 @@ bool IsEmptyOrHttpUrl(std::string_view s) { return s.empty() || IsHttpUrl(s); }
          "the CLI's program: a path or a name in PATH; empty: its usual name"),                               \
       String("execution." block ".model", CONFIG_FIELD(execution.cli.model), "model the CLI asks for; empty: its default"), \
       EnvName("execution." block ".api_key_env", CONFIG_FIELD(execution.cli.api_key_env),                     \
-              "variable holding the CLI's model key, passed into its sandbox under the CLI's own name"),       \
+              "variable holding the CLI's model key, passed into its sandbox under the CLI's own name", true), \
       Checked("execution." block ".base_url", CONFIG_FIELD(execution.cli.base_url), IsEmptyOrHttpUrl,         \
               "empty or an http:// or https:// URL", "the model API's base URL; empty: the CLI's default"),   \
       StringList("execution." block ".args", CONFIG_FIELD(execution.cli.args), "extra arguments to the CLI"), \
@@ -641,6 +641,10 @@ std::optional<Config> ParseConfig(std::string_view yaml, const std::string& file
   if (!r.failed() && cfg.execution.executor == "command" && cfg.execution.command.empty())
     r.Add(mark_of("execution.executor"),
           "execution.executor: command needs execution.command (the command line to run)");
+  if (!r.failed() && cfg.execution.executor == "codex" && !cfg.execution.codex.allowed_commands.empty())
+    r.Add(mark_of("execution.executor"),
+          "execution.codex.allowed_commands: Codex has no per-command allow-list (anything its rules do not "
+          "match runs); leave the list empty and let the sandbox confine its commands, or choose a CLI that has one");
   if (r.failed()) return std::nullopt;
   for (const ConfigKey& k : ConfigKeys()) {
     if (!k.path) continue;

@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <map>
 
 #include <nlohmann/json.hpp>
 
@@ -47,6 +48,7 @@ class Doctor {
     Model();
     Git();
     Sandbox();
+    CodingCli();
     return std::move(checks_);
   }
 
@@ -450,6 +452,81 @@ class Doctor {
       Add("sandbox", R::kSkipped, d->detail,
           "set execution.sandbox: on where bubblewrap can run, so workers cannot read the daemon's data and secrets");
     }
+  }
+
+  // The coding CLI execution.executor names (issue 21): its program, its version, its model key,
+  // and a one-token call to its model endpoint in the CLI's own wire format.
+  void CodingCli() {
+    const Config::CodingCli* cli = config_.execution.ChosenCli();
+    if (cli == nullptr) return;
+    const std::string& executor = config_.execution.executor;
+    const std::string block = "execution." + std::string(executor == "claude-code" ? "claude_code"
+                                                          : executor == "gemini-cli" ? "gemini_cli"
+                                                          : executor == "qwen-code"  ? "qwen_code"
+                                                                                     : "codex");
+    static const std::map<std::string, std::string> kPackage = {{"claude-code", "@anthropic-ai/claude-code"},
+                                                                {"codex", "@openai/codex"},
+                                                                {"gemini-cli", "@google/gemini-cli"},
+                                                                {"qwen-code", "@qwen-code/qwen-code"}};
+    const exec::CliExecutorOptions o = CliExecutorOptionsFor(executor, *cli);
+    if (FindProgram(o.binary).empty()) {
+      Add("cli", R::kFailed, executor + ": program \"" + o.binary + "\" not found",
+          "install it (npm install -g " + kPackage.at(executor) + ") or set " + block + ".binary to its path");
+      Add("cli.model", R::kSkipped, "needs the program");
+      return;
+    }
+    std::string version;
+    if (RunCommand({o.binary, "--version"}, {}, &version) != 0) {
+      Add("cli", R::kFailed, o.binary + " --version failed: " + text::TailLines(version, 3, 300),
+          "run it by hand as the service user; " + block + ".binary must be the CLI itself");
+      Add("cli.model", R::kSkipped, "needs a runnable program");
+      return;
+    }
+    Add("cli", R::kOk, executor + ": " + o.binary + " (" + text::FirstLine(version, 100) + ")");
+    if (!cli->api_key_env.empty() && o.api_key.empty()) {
+      Add("cli.model", R::kFailed, "environment variable " + cli->api_key_env + " (" + block + ".api_key_env) is not set",
+          "put " + cli->api_key_env + "=<key> in the service's EnvironmentFile");
+      return;
+    }
+    if (o.model.empty() || o.base_url.empty()) {
+      Add("cli.model", R::kSkipped, "the CLI's default " + std::string(o.model.empty() ? "model" : "endpoint") +
+                                        " is used; set " + block + ".model and .base_url to have it checked");
+      return;
+    }
+    HttpRequest req;
+    req.method = "POST";
+    req.timeout_ms = 30'000;
+    req.connect_timeout_ms = 5'000;
+    std::string base = o.base_url;
+    while (!base.empty() && base.back() == '/') base.pop_back();
+    json body;
+    if (executor == "claude-code") {
+      req.url = base + "/v1/messages";
+      req.headers = {{"x-api-key", o.api_key}, {"anthropic-version", "2023-06-01"}, {"Content-Type", "application/json"}};
+      body = {{"model", o.model}, {"max_tokens", 1}, {"messages", {{{"role", "user"}, {"content", "ping"}}}}};
+    } else if (executor == "codex") {
+      req.url = base + "/responses";
+      req.headers = {{"Authorization", "Bearer " + o.api_key}, {"Content-Type", "application/json"}};
+      body = {{"model", o.model}, {"input", "ping"}, {"max_output_tokens", 16}, {"store", false}};
+    } else if (executor == "gemini-cli") {
+      req.url = base + "/v1beta/models/" + o.model + ":generateContent";
+      req.headers = {{"x-goog-api-key", o.api_key}, {"Content-Type", "application/json"}};
+      body = {{"contents", {{{"role", "user"}, {"parts", {{{"text", "ping"}}}}}}},
+              {"generationConfig", {{"maxOutputTokens", 1}}}};
+    } else {
+      req.url = base + "/chat/completions";
+      req.headers = {{"Authorization", "Bearer " + o.api_key}, {"Content-Type", "application/json"}};
+      body = {{"model", o.model}, {"max_tokens", 1}, {"messages", {{{"role", "user"}, {"content", "ping"}}}}};
+    }
+    req.body = body.dump();
+    HttpResponse r = http_.Send(req);
+    if (r.ok()) {
+      Add("cli.model", R::kOk, "POST " + req.url + " answers for " + o.model);
+      return;
+    }
+    Add("cli.model", R::kFailed, "POST " + req.url + ": " + Answer(r),
+        r.status == 401 || r.status == 403 ? "the key in " + cli->api_key_env + " is refused: check it"
+                                           : "check " + block + ".base_url and .model");
   }
 
   // Runs `argv` (no shell) with `env` added to this process's environment; stdout and stderr
