@@ -596,9 +596,18 @@ TEST_F(ServeTest, AMessageInFlightDuringFiveKillsIsSetAsideAtTheNextStartAndRetr
 // PR and posts the result after the acknowledgement. One key switches the executor.
 class ServeCliTest : public ServeTest, public ::testing::WithParamInterface<std::string> {
  protected:
-  // Works Codertocat's mention with the CLI `cli` whose model API is at `base_url`.
+  // Codertocat's signed comment `id` on issue 1 saying `text`.
+  std::string CommentBody(FakeGitHub& github, std::int64_t id, const std::string& text) {
+    json payload = WebhookExample("issue_comment", "created");
+    payload["comment"] = github.MakeComment(id, 1, "Codertocat", text, SystemClock()->NowMs());
+    return payload.dump();
+  }
+
+  // Works Codertocat's mention with the CLI GetParam() whose model API is at `base_url`, then a
+  // follow-up that must resume the same CLI session. With `dead`, the model refuses every call:
+  // the Ticket ends blocked with the reason, and no PR is opened.
   void WorkMentionWith(const std::string& block, const std::string& binary, const std::string& model,
-                       const std::string& base_url, const std::string& key) {
+                       const std::string& base_url, const std::string& key, bool dead = false) {
     FakeGitHub github(SystemClock());
     const fs::path origin = PrepareFixRepo(github, "exit 1\n");
     std::ifstream in(dir_ / "superagent.yaml");
@@ -608,35 +617,62 @@ class ServeCliTest : public ServeTest, public ::testing::WithParamInterface<std:
     config.replace(config.find(command_executor), command_executor.size(),
                    "executor: " + GetParam() + "\n  " + block + ":\n    binary: " + NodeModulesDir() + "/.bin/" +
                        binary + "\n    model: " + model + "\n    api_key_env: SA_TEST_CLI_KEY\n    base_url: " + base_url +
-                       "\n    turn_seconds: 120");
+                       "\n    turn_seconds: 60");
     Write("superagent.yaml", config);
     auto env = GitHubEnv();
     env.emplace_back("SA_TEST_CLI_KEY", key);
     const std::string body = MentionBody(github);
+    const std::string cli = GetParam();
+    std::vector<std::string> said;
+    auto comments = [&] {
+      std::vector<std::string> out;
+      auto lock = github.Lock();
+      for (const json& c : github.comments) out.push_back(c["body"]);
+      return out;
+    };
     {
       DaemonProcess d(SUPERAGENT_BINARY, {"serve", "--config", Config()}, env);
       ASSERT_TRUE(d.WaitForLine("ready")) << d.log();
       ASSERT_TRUE(d.WaitForCount("github identity login=superagent-bot", 1)) << d.log();
       EXPECT_EQ(Deliver(body, github::WebhookSignature("hook-secret", body)), 200);
       ASSERT_TRUE(d.WaitForCount("worker turn ended", 1, 120'000)) << d.log();
-      ASSERT_TRUE(d.WaitForCount("pull request opened", 1)) << d.log();
       ASSERT_TRUE(d.WaitForCount("github message posted", 2)) << d.log();
+      EXPECT_NE(d.log().find("executor cli=" + cli), std::string::npos) << d.log();
+      EXPECT_NE(d.log().find("sandbox mode=bwrap"), std::string::npos) << d.log();
+      if (dead) {
+        EXPECT_NE(d.log().find("coding cli ended ticket=1 cli=" + cli), std::string::npos) << d.log();
+        EXPECT_NE(d.log().find("stage=blocked"), std::string::npos) << d.log();
+      } else {
+        ASSERT_TRUE(d.WaitForCount("pull request opened", 1)) << d.log();
+        EXPECT_NE(d.log().find("coding cli ended ticket=1 cli=" + cli + " exit_code=0 stage=ready"), std::string::npos)
+            << d.log();
+        EXPECT_NE(d.log().find("resume=- "), std::string::npos) << d.log();  // the first turn starts a session
+        // A person's follow-up on the same discussion continues the CLI's own session.
+        const std::string follow = CommentBody(github, 492700401, "@superagent-bot FOLLOW-UP-7f3a: FOLLOW-UP anything else?");
+        EXPECT_EQ(Deliver(follow, github::WebhookSignature("hook-secret", follow)), 200);
+        ASSERT_TRUE(d.WaitForCount("worker turn ended", 2, 120'000)) << d.log();
+        ASSERT_TRUE(d.WaitForCount("github message posted", 3)) << d.log();
+        const std::size_t second = d.log().find("coding cli started ticket=1 cli=" + cli + " resume=",
+                                                d.log().find("coding cli ended ticket=1"));
+        ASSERT_NE(second, std::string::npos) << d.log();
+        EXPECT_NE(d.log().substr(second, 120).find("resume="), std::string::npos);
+        EXPECT_EQ(d.log().substr(second, 120).find("resume=- "), std::string::npos) << "the follow-up did not resume:\n"
+                                                                                      << d.log().substr(second, 300);
+      }
       d.Signal(SIGTERM);
       EXPECT_EQ(d.Wait(), 0) << d.log();
-      EXPECT_NE(d.log().find("executor cli=" + GetParam()), std::string::npos) << d.log();
-      EXPECT_NE(d.log().find("coding cli ended ticket=1 cli=" + GetParam() + " exit_code=0 stage=ready"), std::string::npos)
-          << d.log();
-      EXPECT_NE(d.log().find("sandbox mode=bwrap"), std::string::npos) << d.log();
       EXPECT_EQ(d.log().find(key), std::string::npos) << "the CLI's key reached the log";
       EXPECT_EQ(d.log().find("ghp_THISISASECRETVALUE"), std::string::npos) << "a secret reached the log";
     }
-    std::vector<std::string> said;
-    {
-      auto lock = github.Lock();
-      for (const json& c : github.comments) said.push_back(c["body"]);
-    }
-    ASSERT_EQ(said.size(), 2u);
+    said = comments();
+    ASSERT_GE(said.size(), 2u);
     EXPECT_NE(said[0].find("fix the typo"), std::string::npos) << said[0];  // the acknowledgement first
+    if (dead) {
+      EXPECT_NE(said[1].find(cli), std::string::npos) << said[1];  // the reason names the CLI
+      EXPECT_EQ(github.pulls.size(), 0u);
+      return;
+    }
+    ASSERT_EQ(said.size(), 3u);  // one result per piece of work: the first turn's, the follow-up's
     ASSERT_EQ(github.pulls.size(), 1u);
     EXPECT_EQ(github.pulls.begin()->second["head"]["ref"], "superagent/ticket-1");
     std::string pushed;
@@ -664,6 +700,28 @@ TEST_P(ServeCliTest, AMentionIsWorkedByTheRealCliAndAnsweredAfterTheAcknowledgem
   } else {
     FakeGeminiModel fake(FakeCliScript{});
     WorkMentionWith("gemini_cli", "gemini", "gemini-2.5-pro", fake.base_url(), "gk-gemini-test-5678");
+  }
+}
+
+TEST_P(ServeCliTest, ADeadModelEndsTheTicketBlockedWithTheReasonAndNoPullRequest) {
+  const std::string cli = GetParam();
+  if (cli == "claude-code" || cli == "qwen-code") {
+    const bool claude = cli == "claude-code";
+    const std::string model = claude ? "claude-sonnet-4-5" : "qwen3-coder-plus";
+    FakeCodingModel fake(claude ? FakeCodingModel::Wire::kAnthropic : FakeCodingModel::Wire::kOpenAiChat, "sk-serve-cli-42",
+                         model, CodingScript{.fail_status = 401});
+    WorkMentionWith(claude ? "claude_code" : "qwen_code", claude ? "claude" : "qwen", model, fake.base_url(),
+                    "sk-serve-cli-42", true);
+  } else {
+    FakeCliScript s;
+    s.mode = FakeCliScript::Mode::kFail401;
+    if (cli == "codex") {
+      FakeResponsesModel fake(s);
+      WorkMentionWith("codex", "codex", "gpt-5.5", fake.base_url(), "sk-codex-test-1234", true);
+    } else {
+      FakeGeminiModel fake(s);
+      WorkMentionWith("gemini_cli", "gemini", "gemini-2.5-pro", fake.base_url(), "gk-gemini-test-5678", true);
+    }
   }
 }
 

@@ -159,6 +159,24 @@ class CliCodexGeminiTest : public ExecTest {
     EXPECT_EQ(Readme(id), "Hello\nThere is teh typo.\n");
   }
 
+ public:
+  template <typename Fake>
+  void StopKillsWith(const std::string& cli, Fake& fake, int port) {
+    const TicketId id = AcceptedTicket("c1");
+    auto executor = Executor(Options(cli, fake.base_url(), fake.key(), fake.model()));
+    ASSERT_NE(executor, nullptr);
+    auto scheduler = MakeScheduler(executor.get());
+    ASSERT_EQ(*scheduler->Tick(), 1);
+    ASSERT_TRUE(Eventually([&] { return Listening(port); }, 60'000)) << "the CLI never ran the listener";
+    const auto stop = std::chrono::steady_clock::now();
+    ASSERT_TRUE(engine_->StopTicket(id, "alice").ok());
+    ASSERT_TRUE(scheduler->Tick().ok());
+    scheduler->WaitForTurns();
+    EXPECT_TRUE(Eventually([&] { return !Listening(port); }, 5'000)) << "the CLI's grandchild survived the Stop";
+    EXPECT_LT(std::chrono::steady_clock::now() - stop, std::chrono::seconds(5));
+    EXPECT_EQ(engine_->GetTicket(id)->stage, Stage::kEnded);
+  }
+
   bool sandboxed_ = false;
 };
 
@@ -237,23 +255,48 @@ TEST_F(CliCodexGeminiTest, CodexRefusesToStartWithAnAllowListItCannotHonour) {
   EXPECT_EQ(fake.requests(), 0);
 }
 
-TEST_F(CliCodexGeminiTest, StopKillsTheCliAndItsChildren) {
+// Stop during a shell command: the CLI and the grandchild it started die at once.
+template <typename Fake>
+void StopKills(CliCodexGeminiTest* t, const std::string& cli) {
   const int port = FreePort();
   FakeCliScript s;
   s.outside_command = ListenerCommand(port);  // a grandchild that would outlive a careless kill
-  FakeGeminiModel fake(s);
-  const TicketId id = AcceptedTicket("c1");
-  auto executor = Executor(Options("gemini-cli", fake.base_url(), fake.key(), fake.model()));
-  ASSERT_NE(executor, nullptr);
-  auto scheduler = MakeScheduler(executor.get());
-  ASSERT_EQ(*scheduler->Tick(), 1);
-  ASSERT_TRUE(Eventually([&] { return Listening(port); }, 60'000)) << "the CLI never ran the listener";
-  const auto stop = std::chrono::steady_clock::now();
-  ASSERT_TRUE(engine_->StopTicket(id, "alice").ok());
-  ASSERT_TRUE(scheduler->Tick().ok());
-  scheduler->WaitForTurns();
-  EXPECT_TRUE(Eventually([&] { return !Listening(port); }, 5'000)) << "the CLI's grandchild survived the Stop";
-  EXPECT_LT(std::chrono::steady_clock::now() - stop, std::chrono::seconds(5));
+  Fake fake(s);
+  t->StopKillsWith(cli, fake, port);
+}
+
+TEST_F(CliCodexGeminiTest, StopKillsTheCliAndItsChildren) { StopKills<FakeGeminiModel>(this, "gemini-cli"); }
+
+TEST_F(CliCodexGeminiTest, StopKillsCodexAndItsChildren) { StopKills<FakeResponsesModel>(this, "codex"); }
+
+// A decision needed: one structured question, the Ticket waits for the person who asked.
+TEST_F(CliCodexGeminiTest, BothAskOneQuestionWhenADecisionIsNeeded) {
+  const std::string question = "改 README 还是 docs/README？ Which one should change?";
+  FakeCliScript s;
+  s.final_text = "I need a decision.\n```superagent-report\n" +
+                 json({{"stage", "waiting_for_person"}, {"summary", "Two READMEs could be meant."}, {"question", question}})
+                     .dump() +
+                 "\n```";
+  {
+    FakeResponsesModel codex(s);
+    const TicketId id = AcceptedTicket("q1", 1);
+    auto executor = Executor(Options("codex", codex.base_url(), codex.key(), codex.model()));
+    ASSERT_NE(executor, nullptr);
+    auto scheduler = MakeScheduler(executor.get());
+    RunTurn(*scheduler);
+    EXPECT_EQ(engine_->GetTicket(id)->stage, Stage::kWaitingForPerson) << LastResult(id);
+    EXPECT_THAT(LastResult(id), HasSubstr(question));
+  }
+  {
+    FakeGeminiModel gemini(s);
+    const TicketId id = AcceptedTicket("q2", 2);
+    auto executor = Executor(Options("gemini-cli", gemini.base_url(), gemini.key(), gemini.model()));
+    ASSERT_NE(executor, nullptr);
+    auto scheduler = MakeScheduler(executor.get());
+    RunTurn(*scheduler);
+    EXPECT_EQ(engine_->GetTicket(id)->stage, Stage::kWaitingForPerson) << LastResult(id);
+    EXPECT_THAT(LastResult(id), HasSubstr(question));
+  }
 }
 
 // --- the line parsers against whatever a CLI (or the text it read) may print ------------------

@@ -249,6 +249,30 @@ TEST_P(ExecCliTest, ACommandOutsideTheAllowListIsRefusedWithoutAPromptAndShown) 
   EXPECT_TRUE(refused_shown) << results;
 }
 
+// A CLI that needs a decision asks one structured question (SPEC §1): the Ticket waits for the
+// person who asked, and the question — in Chinese here — is what reaches the discussion.
+TEST_P(ExecCliTest, ACliThatNeedsADecisionAsksOneQuestionAndTheTicketWaits) {
+  const std::string question = "改 README 还是 docs/README？ Which one should change?";
+  FakeCodingModel model(GetParam().wire, kKey, GetParam().model,
+                        {.old_text = "teh typo",
+                         .new_text = "the typo",
+                         .report = json({{"stage", "waiting_for_person"},
+                                         {"summary", "Two READMEs could be meant."},
+                                         {"question", question}})
+                                       .dump()});
+  const TicketId id = AcceptedTicket("c1");
+  auto executor = Executor(Options(model));
+  ASSERT_NE(executor, nullptr);
+  auto scheduler = MakeScheduler(executor.get());
+  RunTurns(*scheduler);
+  EXPECT_THAT(model.problems(), ::testing::IsEmpty());
+  auto ticket = engine_->GetTicket(id);
+  ASSERT_TRUE(ticket.ok());
+  EXPECT_EQ(ticket->stage, Stage::kWaitingForPerson) << ResultText(id);
+  ASSERT_TRUE(ticket->waiting.has_value());
+  EXPECT_THAT(ResultText(id), HasSubstr(question));
+}
+
 TEST_P(ExecCliTest, StopKillsTheCliAndItsChildren) {
   // A model that never answers keeps the CLI waiting; Stop must end it at once.
   FakeCodingModel model(GetParam().wire, kKey, GetParam().model, {.old_text = "teh typo", .new_text = "the typo",

@@ -32,6 +32,8 @@ struct CodingScript {
   std::string final_words = "Edited README.md and checked the diff.";
   int fail_status = 0;                      // every model call answered with this (500, 401)
   std::string followup_marker = "FOLLOW-UP";  // a newest user text with it gets the follow-up answer
+  // The final report block's JSON; empty: ready with a PR.
+  std::string report;
 };
 
 class FakeCodingModel {
@@ -241,10 +243,12 @@ class FakeCodingModel {
           break;
         default:
           step = {{"text", script_.final_words + "\n\n```superagent-report\n" +
-                               json({{"stage", "ready"},
-                                     {"summary", script_.final_words},
-                                     {"pr", {{"title", "Edit README"}, {"body", "The CLI edited README.md."}}}})
-                                   .dump() +
+                               (!script_.report.empty()
+                                    ? script_.report
+                                    : json({{"stage", "ready"},
+                                            {"summary", script_.final_words},
+                                            {"pr", {{"title", "Edit README"}, {"body", "The CLI edited README.md."}}}})
+                                          .dump()) +
                                "\n```"}};
       }
       if (step.contains("tool")) {
