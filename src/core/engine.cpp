@@ -7,7 +7,6 @@
 #include <filesystem>
 
 #include "core/engine_internal.h"
-#include "core/logged_read.h"
 #include "store/store.h"
 #include "superagent/chat.h"
 #include "superagent/engine.h"
@@ -110,24 +109,24 @@ Result<Mandate> Engine::GetMandate(TicketId ticket) {
   return *m;
 }
 
-std::vector<TicketInput> Engine::TicketInputs(TicketId ticket) {
+Result<std::vector<TicketInput>> Engine::TicketInputs(TicketId ticket) {
   std::lock_guard<std::mutex> lock(mu_);
-  return LoggedRead(store_->InputsForTicket(ticket), "ticket inputs");
+  return store_->InputsForTicket(ticket);
 }
 
-std::vector<Assignment> Engine::Assignments(TicketId ticket) {
+Result<std::vector<Assignment>> Engine::Assignments(TicketId ticket) {
   std::lock_guard<std::mutex> lock(mu_);
-  return LoggedRead(store_->AssignmentsFor(ticket), "assignments");
+  return store_->AssignmentsFor(ticket);
 }
 
-std::vector<Receipt> Engine::Receipts(std::optional<TicketId> ticket) {
+Result<std::vector<Receipt>> Engine::Receipts(std::optional<TicketId> ticket) {
   std::lock_guard<std::mutex> lock(mu_);
-  return LoggedRead(store_->ReceiptsFor(ticket), "receipts");
+  return store_->ReceiptsFor(ticket);
 }
 
-std::vector<Decision> Engine::Decisions(const std::string& thread) {
+Result<std::vector<Decision>> Engine::Decisions(const std::string& thread) {
   std::lock_guard<std::mutex> lock(mu_);
-  return LoggedRead(store_->DecisionsForThread(thread), "decisions");
+  return store_->DecisionsForThread(thread);
 }
 
 Result<TriggerRecord> Engine::GetTrigger(const std::string& id) {
@@ -144,9 +143,9 @@ Result<TriggerRecord> Engine::GetTriggerBySeq(std::int64_t seq) {
   return *r;
 }
 
-json Engine::Stats() {
+Result<json> Engine::Stats() {
   std::lock_guard<std::mutex> lock(mu_);
-  json s = LoggedRead(store_->Stats(), "stats");
+  ASSIGN_OR_RETURN(json s, store_->Stats());
   s["policy_version"] = policy_version_;
   s["mode"] = ModeName(policy_.mode);
   return s;
