@@ -2,6 +2,7 @@
 // work limits, stop and shutdown killing whole process trees, restart recovery, workspace cleanup.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <sqlite3.h>
 
 #include <condition_variable>
 #include <functional>
@@ -483,6 +484,39 @@ TEST_F(ExecSchedulerTest, ATurnFailingTheSameWayFiveTimesIsSetAsideUntilRetried)
   EXPECT_EQ(executor.Turns().size(), 6u);
   EXPECT_EQ(engine_->GetTicket(id)->stage, Stage::kReady);
   EXPECT_TRUE(Ok(engine_->Quarantined()).empty());
+}
+
+// Issue 20: a read the store failed is not "nothing": the scheduler starts no turn on it — and
+// prepares no fresh workspace over the one the Ticket may have — says its queue is unknown, and
+// the next pass, with the store readable again, does the work.
+TEST_F(ExecSchedulerTest, AReadTheStoreFailsStartsNothingAndTheNextPassDoesTheWork) {
+  ScriptedExecutor executor;
+  auto scheduler = MakeScheduler(&executor, /*slots=*/1);
+  const TicketId id = AcceptedTicket("t1");
+  sqlite3* outside = nullptr;  // another process breaks a table under the daemon, then mends it
+  ASSERT_EQ(sqlite3_open((dir_ / "superagent.db").string().c_str(), &outside), SQLITE_OK);
+  auto sql = [&](const char* statement) {
+    ASSERT_EQ(sqlite3_exec(outside, statement, nullptr, nullptr, nullptr), SQLITE_OK) << statement;
+  };
+
+  sql("ALTER TABLE assignments RENAME TO hidden_assignments");
+  EXPECT_FALSE(scheduler->Tick().ok()) << "a failed read is the pass's error";
+  EXPECT_EQ(scheduler->Slots().queued, -1) << "unknown, not 'nothing queued'";
+  sql("ALTER TABLE hidden_assignments RENAME TO assignments");
+
+  sql("ALTER TABLE workspaces RENAME TO hidden_workspaces");
+  ASSERT_TRUE(scheduler->Tick().ok());  // the turn's thread reads no workspace and begins nothing
+  scheduler->WaitForTurns();
+  EXPECT_TRUE(executor.Turns().empty());
+  EXPECT_EQ(Ok(engine_->Assignments(id)).back().state, "pending") << "it waits for the next pass";
+  sql("ALTER TABLE hidden_workspaces RENAME TO workspaces");
+  sqlite3_close(outside);
+
+  EXPECT_EQ(scheduler->Slots().queued, 1);
+  ASSERT_EQ(*scheduler->Tick(), 1);
+  scheduler->WaitForTurns();
+  EXPECT_EQ(executor.Turns().size(), 1u);
+  EXPECT_EQ(engine_->GetTicket(id)->stage, Stage::kReady);
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <httplib.h>
+#include <sqlite3.h>
 
 #include <fstream>
 #include <map>
@@ -149,6 +150,37 @@ TEST_F(PanelIntercomTest, ASessionShowsItsSurfaceItsWorkerTranscriptAndTokenUsag
   EXPECT_EQ(d["wakes_spent"], 0);
   GetJson("/api/intercom/sessions/session-999", 404);
   GetJson("/api/intercom/sessions/" + dormant_);  // a dormant transcript stays readable
+}
+
+// Issue 20: a store that cannot be read is a 503 with the reason — never a center with no
+// sessions, a session with no transcript, or a 404.
+TEST_F(PanelIntercomTest, AStoreThatCannotBeReadIsA503NotAnEmptyCenter) {
+  StartServer();
+  ASSERT_EQ(GetJson("/api/intercom")["sessions"].size(), 3u);
+  sqlite3* outside = nullptr;  // another process breaks a table under the daemon, then mends it
+  ASSERT_EQ(sqlite3_open((dir_ / "superagent.db").string().c_str(), &outside), SQLITE_OK);
+  auto sql = [&](const char* statement) {
+    ASSERT_EQ(sqlite3_exec(outside, statement, nullptr, nullptr, nullptr), SQLITE_OK) << statement;
+  };
+
+  sql("ALTER TABLE session_events RENAME TO hidden_events");
+  json d = GetJson("/api/intercom/sessions/" + idle_, 503);
+  EXPECT_THAT(d["error"].get<std::string>(), HasSubstr("the store could not be read"));
+  EXPECT_THAT(d["error"].get<std::string>(), HasSubstr("session_events"));
+  sql("ALTER TABLE hidden_events RENAME TO session_events");
+
+  sql("ALTER TABLE intercom_messages RENAME TO hidden_messages");
+  json o = GetJson("/api/intercom", 503);
+  EXPECT_THAT(o["error"].get<std::string>(), HasSubstr("the store could not be read (intercom)"));
+  sql("ALTER TABLE hidden_messages RENAME TO intercom_messages");
+
+  sql("ALTER TABLE sessions RENAME TO hidden_sessions");
+  o = GetJson("/api/intercom", 503);
+  EXPECT_THAT(o["error"].get<std::string>(), HasSubstr("the store could not be read"));
+  sql("ALTER TABLE hidden_sessions RENAME TO sessions");
+  sqlite3_close(outside);
+
+  EXPECT_EQ(GetJson("/api/intercom")["sessions"].size(), 3u) << "readable again: served again";
 }
 
 TEST_F(PanelIntercomTest, ThePersonSendsAsThemselfNeverAsASession) {
