@@ -317,7 +317,9 @@ TEST_F(EffectsTest, MessagesWithoutAChannelRaiseAProblemInsteadOfVanishing) {
 }
 
 TEST_F(EffectsTest, GitHubMessagesOverTheCharacterCapAreRefusedAndNothingIsQueued) {
-  options_.github_char_limit = 1000;
+  Config config;
+  config.github.message_max_chars = 1000;
+  options_.message_limit = app::MessageLimitsFor(config);
   Open(MakePolicy("observe"));
   Receive(Comment("c1", "alice", true, "hi"));
   const std::int64_t before = Ok(engine_->OutboxCounts())["pending"];

@@ -15,7 +15,6 @@
 
 #include "superagent/assessment.h"
 #include "superagent/channel.h"
-#include "superagent/chat.h"
 #include "superagent/clock.h"
 #include "superagent/domain.h"
 #include "superagent/mailbox.h"
@@ -35,8 +34,10 @@ struct EngineOptions {
   TimeMs eval_backoff_ms = 30'000;      // first retry delay, doubled per attempt
   TimeMs eval_backoff_max_ms = 600'000;
   std::size_t history_limit = 50;       // Thread snapshot size given to an Eval
-  std::size_t chat_word_limit = kChatWordLimit;  // SPEC §1: chat messages ≤ 100 words (level-1 host fact)
-  std::size_t github_char_limit = 65'000;
+  // The length rule of the platform `channel` belongs to; nullopt (or unset): no limit. app/ sets
+  // it from the platforms' modules (app::MessageLimitsFor): SPEC §1's word limit for chats,
+  // GitHub's character cap. Every message the Engine enqueues is checked against it.
+  std::function<std::optional<MessageLimit>(const std::string& channel)> message_limit;
   int problem_threshold = 3;            // SPEC §6: the same kind failing 3 times in a row
   // Issue 18: an Effect, a Thread's Evals or a Ticket's turns failing the same way this many
   // times in a row, or in flight during this many abnormal exits in a row, are set aside.

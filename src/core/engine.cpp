@@ -69,21 +69,23 @@ std::int64_t Engine::PolicyVersion() const {
 // ---------------------------------------------------------------------------------------------
 // What the event files share (declared in core/engine_internal.h)
 
-// The length rules of every message the Engine enqueues, in one place: SPEC §1's word limit for
-// chats (counted by text::CountWords, so Chinese is bounded too) and GitHub's character cap
-// (characters, not bytes: a Chinese comment is three times longer in UTF-8). "" when `body` may
-// go to `channel`, else why not.
+// Every message the Engine enqueues goes through here: the rule is the channel's platform's
+// (EngineOptions::message_limit, set by app/), never core's.
+namespace {
+std::optional<MessageLimit> LimitOf(const std::string& channel, const EngineOptions& o) {
+  if (!o.message_limit) return std::nullopt;
+  return o.message_limit(channel);
+}
+}  // namespace
+
 std::string TooLong(const std::string& channel, const std::string& body, const EngineOptions& o) {
-  if (IsChat(channel)) {
-    if (std::size_t words = text::CountWords(body); words > o.chat_word_limit)
-      return "chat messages may have at most " + std::to_string(o.chat_word_limit) + " words; this one has " +
-             std::to_string(words);
-  } else if (channel.rfind("github", 0) == 0) {
-    if (std::size_t chars = text::CountCodePoints(body); chars > o.github_char_limit)
-      return "GitHub messages may have at most " + std::to_string(o.github_char_limit) + " characters; this one has " +
-             std::to_string(chars);
-  }
-  return "";
+  auto limit = LimitOf(channel, o);
+  return limit && limit->too_long ? limit->too_long(body) : "";
+}
+
+std::string CutToLimit(const std::string& channel, const std::string& body, const EngineOptions& o) {
+  auto limit = LimitOf(channel, o);
+  return limit && limit->cut ? limit->cut(body) : body;
 }
 
 // Whether a message sent at `at` is older than the request that made the Mandate's Ticket.
