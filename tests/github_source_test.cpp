@@ -824,5 +824,26 @@ TEST_F(GitHubSourceTest, AWebhookWhoseCursorsCannotBeReadIsRefusedAndOverwritesN
   EXPECT_FALSE(engine_->GetTrigger(CommentId(payload["comment"])).ok()) << "nothing of it was stored";
 }
 
+// Issue 20: open Tickets' discussions that cannot be read are not "none": the round says so
+// (a round error, counted in its health) instead of letting those discussions go unfollowed.
+TEST_F(GitHubSourceTest, ARoundWhoseOpenTicketsCannotBeReadReportsItInsteadOfFollowingNone) {
+  clock_.Advance(10'000);
+  RoundReport first = source_->RunOnce();
+  ASSERT_TRUE(first.errors.empty()) << first.errors.front();
+  sqlite3* outside = nullptr;  // another process breaks the table under the daemon, then mends it
+  ASSERT_EQ(sqlite3_open((dir_ / "superagent.db").string().c_str(), &outside), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(outside, "ALTER TABLE tickets RENAME TO hidden_tickets", nullptr, nullptr, nullptr), SQLITE_OK);
+  clock_.Advance(120'000);
+  RoundReport r = source_->RunOnce();
+  ASSERT_EQ(sqlite3_exec(outside, "ALTER TABLE hidden_tickets RENAME TO tickets", nullptr, nullptr, nullptr), SQLITE_OK);
+  sqlite3_close(outside);
+  bool said = false;
+  for (const std::string& e : r.errors) said |= e.find("open tickets' discussions not read") != std::string::npos;
+  EXPECT_TRUE(said) << "errors: " << json(r.errors).dump();
+  clock_.Advance(120'000);
+  RoundReport mended = source_->RunOnce();
+  EXPECT_TRUE(mended.errors.empty()) << mended.errors.front();
+}
+
 }  // namespace
 }  // namespace superagent::github
