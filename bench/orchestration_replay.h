@@ -418,7 +418,9 @@ class Replay {
       const SlotsView slots = scheduler_->Slots();
       r_.max_worker_used = std::max(r_.max_worker_used, slots.worker_used);
       if (slots.reserved_used && !reserved_before) ++r_.reserved_turns;
-      for (const Assignment& a : engine_->AssignmentsInState("running"))
+      auto running = engine_->AssignmentsInState("running");
+      if (!running.ok()) return Fail("running assignments not read: " + running.status().ToString());
+      for (const Assignment& a : *running)
         if (!requested_at_.count(a.ticket)) NoteTicket(a.ticket);
     }
     return r_.problem.empty();

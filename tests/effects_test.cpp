@@ -14,6 +14,7 @@
 #include "superagent/catch_all.h"
 #include "superagent/effects.h"
 #include "superagent/http.h"
+#include "result_ok.h"
 
 namespace superagent::testing {
 namespace {
@@ -136,7 +137,7 @@ class EffectsTest : public EngineTest {
     }
   }
   std::string ReceiptStatus(const std::string& id) {
-    for (const Receipt& r : engine_->Receipts(std::nullopt))
+    for (const Receipt& r : Ok(engine_->Receipts(std::nullopt)))
       if (r.id == id) return r.status;
     return "missing";
   }
@@ -219,19 +220,19 @@ TEST_F(EffectsTest, ThreeFailuresInARowBecomeOneSystemProblemAndSuccessClearsIt)
   Run();
   clock_.Advance(5'000);
   Run();
-  EXPECT_TRUE(engine_->SystemProblems().empty());
+  EXPECT_TRUE(Ok(engine_->SystemProblems()).empty());
   peer_.FailNext({500, 500});
   clock_.Advance(10'000);
   Run();
-  auto problems = engine_->SystemProblems();
+  auto problems = Ok(engine_->SystemProblems());
   ASSERT_EQ(problems.size(), 1u);
   EXPECT_EQ(problems[0].kind, "effect:post_message:github");
   clock_.Advance(20'000);
   Run();
-  EXPECT_EQ(engine_->SystemProblems().size(), 1u) << "still one problem, not one per failure";
+  EXPECT_EQ(Ok(engine_->SystemProblems()).size(), 1u) << "still one problem, not one per failure";
   clock_.Advance(40'000);
   EXPECT_EQ(Run(), 1);
-  EXPECT_TRUE(engine_->SystemProblems().empty());
+  EXPECT_TRUE(Ok(engine_->SystemProblems()).empty());
   EXPECT_EQ(peer_.Messages().size(), 1u);
 }
 
@@ -243,7 +244,7 @@ TEST_F(EffectsTest, StoppedTicketsPendingMessagesAreCancelledWithAReason) {
   EXPECT_TRUE(peer_.Messages().empty());
   EXPECT_EQ(ReceiptStatus("ack:ticket:" + std::to_string(id)), "abandoned");
   EXPECT_EQ(ReceiptStatus("result:1"), "abandoned");
-  EXPECT_EQ(engine_->OutboxCounts()["abandoned"], 2);
+  EXPECT_EQ(Ok(engine_->OutboxCounts())["abandoned"], 2);
 }
 
 TEST_F(EffectsTest, CrashBetweenSendAndRecordNeverPostsTwice) {
@@ -262,7 +263,7 @@ TEST_F(EffectsTest, CrashBetweenSendAndRecordNeverPostsTwice) {
   EXPECT_EQ(peer_.posts(), 1) << "posted twice after a crash";
   EXPECT_EQ(peer_.lookups(), 1) << "the channel was not told the outcome was unknown";
   EXPECT_EQ(peer_.Messages().size(), 1u);
-  auto receipts = engine_->Receipts(std::nullopt);
+  auto receipts = Ok(engine_->Receipts(std::nullopt));
   ASSERT_EQ(receipts.size(), 1u);
   EXPECT_EQ(receipts[0].status, "sent");
 }
@@ -283,14 +284,14 @@ TEST_F(EffectsTest, PermanentFailureIsNotRetried) {
   EXPECT_EQ(Run(), 1);
   clock_.Advance(3'600'000);
   EXPECT_EQ(Run(), 0);
-  EXPECT_EQ(engine_->OutboxCounts()["failed"], 1);
+  EXPECT_EQ(Ok(engine_->OutboxCounts())["failed"], 1);
 }
 
 TEST_F(EffectsTest, DisabledSourceWaitsAndNothingIsLost) {
   AcceptedTicket("c1");
   ASSERT_TRUE(engine_->SetSourceEnabled("github", false).ok());
   EXPECT_EQ(Run(), 0);
-  EXPECT_EQ(engine_->OutboxCounts()["pending"], 1);
+  EXPECT_EQ(Ok(engine_->OutboxCounts())["pending"], 1);
   ASSERT_TRUE(engine_->SetSourceEnabled("github", true).ok());
   EXPECT_EQ(Run(), 1);
   EXPECT_EQ(peer_.Messages().size(), 1u);
@@ -308,18 +309,20 @@ TEST_F(EffectsTest, MessagesWithoutAChannelRaiseAProblemInsteadOfVanishing) {
     clock_.Advance(delay);
     Run();
   }
-  auto problems = engine_->SystemProblems();
+  auto problems = Ok(engine_->SystemProblems());
   ASSERT_EQ(problems.size(), 1u);
   EXPECT_EQ(problems[0].kind, "effect:post_message:feishu");
   EXPECT_NE(problems[0].message.find("no channel"), std::string::npos);
-  EXPECT_EQ(engine_->OutboxCounts()["pending"], 1);
+  EXPECT_EQ(Ok(engine_->OutboxCounts())["pending"], 1);
 }
 
 TEST_F(EffectsTest, GitHubMessagesOverTheCharacterCapAreRefusedAndNothingIsQueued) {
-  options_.github_char_limit = 1000;
+  Config config;
+  config.github.message_max_chars = 1000;
+  options_.message_limit = app::MessageLimitsFor(config);
   Open(MakePolicy("observe"));
   Receive(Comment("c1", "alice", true, "hi"));
-  const std::int64_t before = engine_->OutboxCounts()["pending"];
+  const std::int64_t before = Ok(engine_->OutboxCounts())["pending"];
   // 1000 characters of three UTF-8 bytes each fit: the cap counts characters, not bytes.
   std::string fits;
   for (int i = 0; i < 1000; ++i) fits += "\u5b57";
@@ -327,7 +330,7 @@ TEST_F(EffectsTest, GitHubMessagesOverTheCharacterCapAreRefusedAndNothingIsQueue
   Status refused = engine_->Send({"long", std::nullopt, "github:issue:1", MessageKind::kAnswer, fits + "x"});
   EXPECT_EQ(refused.code(), Status::Code::kInvalidArgument);
   EXPECT_NE(refused.message().find("at most 1000 characters; this one has 1001"), std::string::npos) << refused.ToString();
-  EXPECT_EQ(engine_->OutboxCounts()["pending"], before + 1);
+  EXPECT_EQ(Ok(engine_->OutboxCounts())["pending"], before + 1);
 }
 
 TEST_F(EffectsTest, ActionsAreIdempotentAndUseTheActionSchedule) {
@@ -352,7 +355,7 @@ TEST_F(EffectsTest, AThousandReceiptsDrainWithNoLossAndNoDuplicate) {
     ASSERT_TRUE(engine_->Send({"r" + std::to_string(i), std::nullopt, "github:issue:" + std::to_string(1000 + i % 100),
                                MessageKind::kAnswer, "message " + std::to_string(i)}).ok());
   peer_.FailNext({500, 502, 503});
-  for (int round = 0; round < 200 && engine_->OutboxCounts()["pending"] > 0; ++round) {
+  for (int round = 0; round < 200 && Ok(engine_->OutboxCounts())["pending"] > 0; ++round) {
     Drain();
     clock_.Advance(5'000);
   }
@@ -371,7 +374,7 @@ TEST_F(EffectsTest, AThousandReceiptsDrainWithNoLossAndNoDuplicate) {
     EXPECT_LT(last_per_thread.count(thread) ? last_per_thread[thread] : -1, n);
     last_per_thread[thread] = n;
   }
-  EXPECT_EQ(engine_->OutboxCounts()["done"], 1000);
+  EXPECT_EQ(Ok(engine_->OutboxCounts())["done"], 1000);
 }
 
 
@@ -449,19 +452,19 @@ TEST_F(EffectsTest, AnIterationThatThrowsIsRecordedAsAProblemAndTheLoopThreadGoe
   EXPECT_EQ(peer_.Messages().size(), 1u);
   EXPECT_EQ(throwing.handles_throws, 0);
   // The clean iteration after the throws cleared the problem again; its count was recorded.
-  EXPECT_TRUE(engine_->SystemProblems().empty());
+  EXPECT_TRUE(Ok(engine_->SystemProblems()).empty());
 }
 
 TEST_F(EffectsTest, ALoopGuardRaisesAProblemAfterThreeThrowsInARowAndClearsItOnSuccess) {
   LoopGuard guard("the test loop", engine_.get());
   for (int i = 0; i < 3; ++i) EXPECT_FALSE(guard.Run([] { throw std::runtime_error("boom 爆"); }));
-  auto problems = engine_->SystemProblems();
+  auto problems = Ok(engine_->SystemProblems());
   ASSERT_EQ(problems.size(), 1u);
   EXPECT_EQ(problems[0].kind, "unexpected:the test loop");
   EXPECT_EQ(problems[0].message, "unexpected error in the test loop: boom 爆");
   EXPECT_EQ(problems[0].failures, 3);
   EXPECT_TRUE(guard.Run([] {}));
-  EXPECT_TRUE(engine_->SystemProblems().empty());
+  EXPECT_TRUE(Ok(engine_->SystemProblems()).empty());
 }
 
 }  // namespace

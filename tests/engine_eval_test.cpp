@@ -1,5 +1,6 @@
 // SPEC §5 Eval: one per Thread, batch draining, Decisions, and code (not the model) deciding.
 #include "engine_fixture.h"
+#include "result_ok.h"
 
 namespace superagent::testing {
 namespace {
@@ -24,15 +25,15 @@ TEST_F(EngineTest, ExplicitAcceptCreatesTicketMandateSubscriptionsAndAckInOneGo)
   EXPECT_EQ(mandate->policy_version, engine_->PolicyVersion());
   EXPECT_TRUE(mandate->matched_rules.empty());  // explicit work needs no rule
 
-  auto receipts = engine_->Receipts(id);
+  auto receipts = Ok(engine_->Receipts(id));
   ASSERT_EQ(receipts.size(), 1u);
   EXPECT_EQ(receipts[0].kind, MessageKind::kAcknowledgement);
   EXPECT_EQ(receipts[0].status, "pending");
   EXPECT_EQ(receipts[0].body, "I'll fix the typo in README.");
   // The acknowledgement's delivery is an Effect enqueued in the same transaction.
-  EXPECT_EQ(engine_->Stats()["effects_pending"], 1);
-  EXPECT_EQ(engine_->Assignments(id).size(), 1u);
-  EXPECT_EQ(engine_->Assignments(id)[0].state, "pending");
+  EXPECT_EQ(Ok(engine_->Stats())["effects_pending"], 1);
+  EXPECT_EQ(Ok(engine_->Assignments(id)).size(), 1u);
+  EXPECT_EQ(Ok(engine_->Assignments(id))[0].state, "pending");
 
   // Both Threads are subscribed: a later message on the Feishu thread reaches the Ticket.
   Trigger chat = Comment("f1", "ou_bob", false, "looks related");
@@ -78,13 +79,13 @@ TEST_F(EngineTest, ObserveRecordsWouldAcceptAndCreatesNothing) {
   Receive(Comment("c1", "alice", false, "there's a typo in the README heading"));  // inferred cell
   assessor_.answers.push_back(ScriptedAssessor::Accept());
   ASSERT_EQ(Drain(), 1);
-  auto d = engine_->Decisions("github:issue:1");
+  auto d = Ok(engine_->Decisions("github:issue:1"));
   ASSERT_EQ(d.size(), 1u);
   EXPECT_EQ(d[0].outcome, DecisionOutcome::kIgnore);
   EXPECT_TRUE(d[0].would_accept);
   EXPECT_EQ(d[0].strength, Strength::kInferred);
   EXPECT_FALSE(engine_->Explain("c1")->contains("ticket_created"));
-  EXPECT_TRUE(engine_->Receipts(std::nullopt).empty());
+  EXPECT_TRUE(Ok(engine_->Receipts(std::nullopt)).empty());
 }
 
 TEST_F(EngineTest, AutoAcceptsInferredOnlyWithMatchedRuleEvidenceAndDirection) {
@@ -121,7 +122,7 @@ TEST_F(EngineTest, AutoAcceptsInferredOnlyWithMatchedRuleEvidenceAndDirection) {
     auto story = engine_->Explain(id);
     ASSERT_TRUE(story.ok());
     EXPECT_EQ(story->contains("ticket_created"), c.accepted) << story->dump(2);
-    auto d = engine_->Decisions("github:issue:" + std::to_string(issue));
+    auto d = Ok(engine_->Decisions("github:issue:" + std::to_string(issue)));
     ASSERT_EQ(d.size(), 1u);
     EXPECT_EQ(d[0].outcome, c.accepted ? DecisionOutcome::kAccept : DecisionOutcome::kIgnore);
     EXPECT_FALSE(d[0].would_accept);
@@ -140,7 +141,7 @@ TEST_F(EngineTest, ExplicitRequestIsAcceptedEvenWhenTheModelWouldIgnoreIt) {
   a.rules.clear();  // explicit requests need no rule coverage
   assessor_.answers.push_back(a);
   ASSERT_EQ(Drain(), 1);
-  auto d = engine_->Decisions("github:issue:1");
+  auto d = Ok(engine_->Decisions("github:issue:1"));
   ASSERT_EQ(d.size(), 1u);
   EXPECT_EQ(d[0].outcome, DecisionOutcome::kAccept);
 }
@@ -153,7 +154,7 @@ TEST_F(EngineTest, SilentRuleSuppressesTheAcknowledgement) {
   ASSERT_EQ(Drain(), 1);
   auto story = engine_->Explain("c1");
   ASSERT_TRUE(story->contains("ticket_created"));
-  EXPECT_TRUE(engine_->Receipts(std::nullopt).empty());
+  EXPECT_TRUE(Ok(engine_->Receipts(std::nullopt)).empty());
 }
 
 TEST_F(EngineTest, OffModeNeverAssessesInferredCandidates) {
@@ -161,7 +162,7 @@ TEST_F(EngineTest, OffModeNeverAssessesInferredCandidates) {
   Receive(Comment("c1", "alice", false, "typo in the heading"));
   ASSERT_EQ(Drain(), 1);
   EXPECT_EQ(assessor_.calls, 0);
-  auto d = engine_->Decisions("github:issue:1");
+  auto d = Ok(engine_->Decisions("github:issue:1"));
   ASSERT_EQ(d.size(), 1u);
   EXPECT_EQ(d[0].outcome, DecisionOutcome::kIgnore);
   EXPECT_NE(d[0].reason.find("mode_off"), std::string::npos) << d[0].reason;
@@ -200,16 +201,16 @@ TEST_F(EngineTest, ModelFailureIsUnavailableAndRequeuedWithBackoffUntilAttemptsR
   Receive(Comment("c1", "alice", true, "@agent fix it"));
   assessor_.answers.push_back(Status::Unavailable("HTTP 503"));
   ASSERT_EQ(Drain(), 1);
-  auto d = engine_->Decisions("github:issue:1");
+  auto d = Ok(engine_->Decisions("github:issue:1"));
   ASSERT_EQ(d.size(), 1u);
   EXPECT_EQ(d[0].outcome, DecisionOutcome::kUnavailable);
-  EXPECT_EQ(engine_->Stats()["eval_queue"], 1);
+  EXPECT_EQ(Ok(engine_->Stats())["eval_queue"], 1);
   EXPECT_EQ(Drain(), 0) << "retried before its backoff";
   clock_.Advance(30'000);
   assessor_.answers.push_back(Status::Unavailable("HTTP 503"));
   ASSERT_EQ(Drain(), 1);
-  EXPECT_EQ(engine_->Stats()["eval_queue"], 0) << "attempts exhausted: ends unavailable";
-  EXPECT_EQ(engine_->Decisions("github:issue:1").size(), 2u);
+  EXPECT_EQ(Ok(engine_->Stats())["eval_queue"], 0) << "attempts exhausted: ends unavailable";
+  EXPECT_EQ(Ok(engine_->Decisions("github:issue:1")).size(), 2u);
 }
 
 // An assessor that throws (a type error while reading a model's answer) used to take the eval
@@ -231,8 +232,8 @@ TEST_F(EngineTest, AnAssessorThatThrowsIsUnavailableWithTheReasonAndRequeued) {
   EXPECT_TRUE(*ran);
   // Not judged yet: requeued with backoff and counted against the Thread (a poison Thread is set
   // aside after quarantine.after in a row; QuarantineTest); the story says why.
-  EXPECT_TRUE(engine_->Decisions("github:issue:1").empty());
-  EXPECT_EQ(engine_->Stats()["eval_queue"], 1);
+  EXPECT_TRUE(Ok(engine_->Decisions("github:issue:1")).empty());
+  EXPECT_EQ(Ok(engine_->Stats())["eval_queue"], 1);
   const std::string story = engine_->Explain("c1")->dump();
   EXPECT_NE(story.find("not judged: internal error: judging threw: [json.exception.type_error.302]"), std::string::npos)
       << story;
@@ -252,7 +253,7 @@ TEST_F(EngineTest, InvalidRuleCoverageIsTreatedAsAModelFailure) {
     clock_.Advance(3'600'000);
     ASSERT_EQ(Drain(), 1);
   }
-  auto d = engine_->Decisions("github:issue:1");
+  auto d = Ok(engine_->Decisions("github:issue:1"));
   ASSERT_EQ(d.size(), 3u);
   for (const Decision& x : d) {
     EXPECT_EQ(x.outcome, DecisionOutcome::kUnavailable);
@@ -276,8 +277,8 @@ TEST_F(EngineTest, TimedOutEvalIsRequeuedAndItsLateOutcomeDropped) {
   late.request_seq = (*job)->batch[0].seq;
   auto finished = engine_->FinishEval((*job)->id, late);
   EXPECT_EQ(finished.status().code(), Status::Code::kConflict);
-  EXPECT_TRUE(engine_->Decisions("github:issue:1").empty());
-  EXPECT_EQ(engine_->Stats()["eval_queue"], 1);
+  EXPECT_TRUE(Ok(engine_->Decisions("github:issue:1")).empty());
+  EXPECT_EQ(Ok(engine_->Stats())["eval_queue"], 1);
   clock_.Advance(3'600'000);
   assessor_.answers.push_back(ScriptedAssessor::Accept());
   ASSERT_EQ(Drain(), 1);
@@ -291,12 +292,12 @@ TEST_F(EngineTest, SameTriggerAcceptedTwiceYieldsOneTicket) {
   ASSERT_TRUE(engine_->Handback(id, "c1", HandbackKind::kOutOfScope, "test").ok());
   assessor_.answers.push_back(ScriptedAssessor::Accept());
   ASSERT_EQ(Drain(), 1);
-  auto d = engine_->Decisions("github:issue:1");
+  auto d = Ok(engine_->Decisions("github:issue:1"));
   ASSERT_EQ(d.size(), 2u);
   EXPECT_EQ(d[1].outcome, DecisionOutcome::kAccept);
   EXPECT_EQ(d[1].ticket, id);
-  EXPECT_EQ(engine_->Stats()["tickets"]["idle"], 1);
-  EXPECT_EQ(engine_->Receipts(std::nullopt).size(), 1u) << "acknowledged once";
+  EXPECT_EQ(Ok(engine_->Stats())["tickets"]["idle"], 1);
+  EXPECT_EQ(Ok(engine_->Receipts(std::nullopt)).size(), 1u) << "acknowledged once";
 }
 
 TEST_F(EngineTest, FailedFinishWritesNothing) {
@@ -308,8 +309,8 @@ TEST_F(EngineTest, FailedFinishWritesNothing) {
   bogus.request_seq = 9999;  // no such Trigger
   auto r = engine_->FinishEval((*job)->id, bogus);
   EXPECT_FALSE(r.ok());
-  EXPECT_TRUE(engine_->Decisions("github:issue:1").empty());
-  EXPECT_EQ(engine_->Stats()["tickets"], nlohmann::json::object());
+  EXPECT_TRUE(Ok(engine_->Decisions("github:issue:1")).empty());
+  EXPECT_EQ(Ok(engine_->Stats())["tickets"], nlohmann::json::object());
   // The Eval is still running and can finish properly.
   EvalOutcome ok = JudgeEval(**job, (*job)->policy, assessor_);
   EXPECT_TRUE(engine_->FinishEval((*job)->id, ok).ok());
@@ -332,7 +333,7 @@ TEST_F(EngineTest, ExplicitStopEndsLiveTicketsButBotsCannotStop) {
   assessor_.answers.push_back(ScriptedAssessor::Stop());
   ASSERT_EQ(Drain(), 1);
   EXPECT_NE(engine_->GetTicket(other)->stage, Stage::kEnded);
-  auto d = engine_->Decisions("github:issue:2");
+  auto d = Ok(engine_->Decisions("github:issue:2"));
   EXPECT_EQ(d.back().outcome, DecisionOutcome::kIgnore);
 }
 

@@ -10,6 +10,7 @@
 #include <memory>
 #include <string>
 
+#include "app/wiring.h"
 #include "superagent/engine.h"
 #include "superagent/eval.h"
 
@@ -171,7 +172,12 @@ class EngineTest : public ::testing::Test {
 
   std::filesystem::path dir_;
   FakeClock clock_;
-  EngineOptions options_;
+  // The daemon's message length rules (app::MessageLimitsFor): core has none of its own.
+  EngineOptions options_ = [] {
+    EngineOptions o;
+    o.message_limit = app::MessageLimitsFor(Config{});
+    return o;
+  }();
   ScriptedAssessor assessor_;
   std::unique_ptr<Engine> engine_;
 };

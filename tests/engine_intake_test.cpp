@@ -1,5 +1,6 @@
 // SPEC §3.2 intake outcomes and the §2 Trigger invariants.
 #include "engine_fixture.h"
+#include "result_ok.h"
 
 namespace superagent::testing {
 namespace {
@@ -9,17 +10,17 @@ TEST_F(EngineTest, IntakeStoresAndQueuesForEvalWhenNoTicketHoldsIt) {
   EXPECT_EQ(r.outcome, IntakeOutcome::kStored);
   EXPECT_TRUE(r.queued_for_eval);
   EXPECT_TRUE(r.delivered_to.empty());
-  EXPECT_EQ(engine_->Stats()["eval_queue"], 1);
+  EXPECT_EQ(Ok(engine_->Stats())["eval_queue"], 1);
 }
 
 TEST_F(EngineTest, IntakeDuplicateChangesNothing) {
   Receive(Comment("c1", "alice", true, "@agent fix the typo"));
-  auto before = engine_->Stats();
+  auto before = Ok(engine_->Stats());
   Trigger again = Comment("c1", "mallory", true, "different text, same id");
   IntakeResult r = Receive(again);
   EXPECT_EQ(r.outcome, IntakeOutcome::kDuplicate);
   EXPECT_FALSE(r.queued_for_eval);
-  EXPECT_EQ(engine_->Stats(), before);
+  EXPECT_EQ(Ok(engine_->Stats()), before);
   EXPECT_EQ(engine_->GetTrigger("c1")->trigger.actor, "alice");  // the first one stands
 }
 
@@ -29,7 +30,7 @@ TEST_F(EngineTest, IntakeFilteredIsStoredWithReasonAndGoesNoFurther) {
   EXPECT_EQ(r->outcome, IntakeOutcome::kFiltered);
   EXPECT_EQ(r->filter_reason, "own_message");
   EXPECT_FALSE(r->queued_for_eval);
-  EXPECT_EQ(engine_->Stats()["eval_queue"], 0);
+  EXPECT_EQ(Ok(engine_->Stats())["eval_queue"], 0);
   auto rec = engine_->GetTrigger("c1");
   ASSERT_TRUE(rec.ok());
   EXPECT_EQ(rec->outcome, IntakeOutcome::kFiltered);
@@ -104,7 +105,7 @@ TEST_F(EngineTest, EditedCommentWithNewVersionIdIsANewTrigger) {
             IntakeOutcome::kStored);
   EXPECT_EQ(Receive(Comment("github:comment:7@2026-01-01T00:05:00Z", "alice", true, "v2")).outcome,
             IntakeOutcome::kStored);
-  EXPECT_EQ(engine_->Stats()["triggers"]["stored"], 2);
+  EXPECT_EQ(Ok(engine_->Stats())["triggers"]["stored"], 2);
 }
 
 TEST_F(EngineTest, StateSurvivesReopenWithoutANewPolicyVersion) {

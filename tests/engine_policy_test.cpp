@@ -1,13 +1,14 @@
 // SPEC §4.6 policy versions: new version only on change, Evals discarded and requeued,
 // policy_changed inputs only for affected live Tickets.
 #include "engine_fixture.h"
+#include "result_ok.h"
 
 namespace superagent::testing {
 namespace {
 
 std::vector<TicketInput> PolicyNotices(Engine& e, TicketId id) {
   std::vector<TicketInput> out;
-  for (auto& in : e.TicketInputs(id))
+  for (auto& in : Ok(e.TicketInputs(id)))
     if (in.kind == "policy_changed") out.push_back(in);
   return out;
 }
@@ -33,11 +34,11 @@ TEST_F(EngineTest, PolicyChangeDiscardsRunningEvalsAndRequeuesTheirTriggers) {
   EXPECT_EQ(change->discarded_evals, 1);
   EvalOutcome stale = JudgeEval(**job, (*job)->policy, assessor_);
   EXPECT_EQ(engine_->FinishEval((*job)->id, stale).status().code(), Status::Code::kConflict);
-  EXPECT_TRUE(engine_->Decisions("github:issue:1").empty());
+  EXPECT_TRUE(Ok(engine_->Decisions("github:issue:1")).empty());
   // Requeued at once and without using up an attempt; the new Eval runs under the new version.
   assessor_.answers.push_back(ScriptedAssessor::Accept());
   ASSERT_EQ(Drain(), 1);
-  auto d = engine_->Decisions("github:issue:1");
+  auto d = Ok(engine_->Decisions("github:issue:1"));
   ASSERT_EQ(d.size(), 1u);
   EXPECT_EQ(d[0].policy_version, engine_->PolicyVersion());
   EXPECT_EQ(d[0].outcome, DecisionOutcome::kAccept);

@@ -1,5 +1,6 @@
 // Source bookkeeping (SPEC §3.3–3.5), system problems (SPEC §6) and answers from the panel.
 #include "engine_fixture.h"
+#include "result_ok.h"
 
 namespace superagent::testing {
 namespace {
@@ -19,7 +20,7 @@ TEST_F(EngineTest, SourceUpdateSavesCursorsAndFailedItemsTogether) {
   done.erase_cursors = {"retry:issue:57"};
   ASSERT_TRUE(engine_->UpdateSource(done).ok());
   EXPECT_EQ(engine_->SourceCursors("github").value().count("retry:issue:57"), 0u);
-  auto health = engine_->SourcesHealth();
+  auto health = Ok(engine_->SourcesHealth());
   ASSERT_EQ(health.size(), 1u);
   EXPECT_EQ(health[0].skipped_items, 2);
   EXPECT_EQ(health[0].last_success_at, clock_.NowMs());
@@ -33,24 +34,24 @@ TEST_F(EngineTest, ThreeConsecutiveFailuresRaiseOneProblemAndSuccessClearsIt) {
   fail.ok = false;
   fail.error = "HTTP 502";
   for (int i = 0; i < 2; ++i) ASSERT_TRUE(engine_->UpdateSource(fail).ok());
-  EXPECT_TRUE(engine_->SystemProblems().empty()) << "two failures are not yet a problem";
+  EXPECT_TRUE(Ok(engine_->SystemProblems()).empty()) << "two failures are not yet a problem";
   ASSERT_TRUE(engine_->UpdateSource(fail).ok());
   ASSERT_TRUE(engine_->UpdateSource(fail).ok());
-  auto problems = engine_->SystemProblems();
+  auto problems = Ok(engine_->SystemProblems());
   ASSERT_EQ(problems.size(), 1u);
   EXPECT_EQ(problems[0].kind, "source:github:notifications");
   EXPECT_EQ(problems[0].failures, 4);
-  EXPECT_EQ(engine_->SourcesHealth()[0].consecutive_failures, 4);
+  EXPECT_EQ(Ok(engine_->SourcesHealth())[0].consecutive_failures, 4);
   SourceUpdate ok;
   ok.source = "github";
   ok.path = "notifications";
   ASSERT_TRUE(engine_->UpdateSource(ok).ok());
-  EXPECT_TRUE(engine_->SystemProblems().empty());
-  EXPECT_EQ(engine_->SourcesHealth()[0].consecutive_failures, 0);
-  EXPECT_EQ(engine_->SourcesHealth()[0].last_error, "HTTP 502") << "the last error stays visible";
+  EXPECT_TRUE(Ok(engine_->SystemProblems()).empty());
+  EXPECT_EQ(Ok(engine_->SourcesHealth())[0].consecutive_failures, 0);
+  EXPECT_EQ(Ok(engine_->SourcesHealth())[0].last_error, "HTTP 502") << "the last error stays visible";
   // A new run of failures starts counting from one.
   ASSERT_TRUE(engine_->UpdateSource(fail).ok());
-  EXPECT_TRUE(engine_->SystemProblems().empty());
+  EXPECT_TRUE(Ok(engine_->SystemProblems()).empty());
 }
 
 // A read the daemon's stop cut short is not the peer's failure: its cursors are still saved, but
@@ -67,8 +68,8 @@ TEST_F(EngineTest, AnAbandonedReadIsNeitherRecordedNorCounted) {
   abandoned.abandoned = true;
   abandoned.set_cursors = {{"retry:issue:57", "{}"}};
   ASSERT_TRUE(engine_->UpdateSource(abandoned).ok());
-  EXPECT_TRUE(engine_->SystemProblems().empty()) << "an abandoned read is not a third failure";
-  auto health = engine_->SourcesHealth();
+  EXPECT_TRUE(Ok(engine_->SystemProblems()).empty()) << "an abandoned read is not a third failure";
+  auto health = Ok(engine_->SourcesHealth());
   ASSERT_EQ(health.size(), 1u);
   EXPECT_EQ(health[0].consecutive_failures, 2);
   EXPECT_EQ(health[0].last_error, "HTTP 502");
@@ -77,9 +78,9 @@ TEST_F(EngineTest, AnAbandonedReadIsNeitherRecordedNorCounted) {
 
 TEST_F(EngineTest, GenericFailuresUseTheSameThreshold) {
   for (int i = 0; i < 3; ++i) ASSERT_TRUE(engine_->ReportFailure("effect:post_message:github", "HTTP 500").ok());
-  ASSERT_EQ(engine_->SystemProblems().size(), 1u);
+  ASSERT_EQ(Ok(engine_->SystemProblems()).size(), 1u);
   ASSERT_TRUE(engine_->ReportSuccess("effect:post_message:github").ok());
-  EXPECT_TRUE(engine_->SystemProblems().empty());
+  EXPECT_TRUE(Ok(engine_->SystemProblems()).empty());
 }
 
 TEST_F(EngineTest, PanelAnswerResumesOnlyAWaitingTicket) {
@@ -89,7 +90,7 @@ TEST_F(EngineTest, PanelAnswerResumesOnlyAWaitingTicket) {
   EXPECT_EQ(engine_->AnswerQuestion(id, "", "root").code(), Status::Code::kInvalidArgument);
   ASSERT_TRUE(engine_->AnswerQuestion(id, "panel:alice", "root").ok());
   EXPECT_EQ(engine_->GetTicket(id)->stage, Stage::kIdle);
-  auto last = engine_->TicketInputs(id).back();
+  auto last = Ok(engine_->TicketInputs(id)).back();
   EXPECT_EQ(last.kind, "answer");
   EXPECT_EQ(last.body["answer"], "root");
   EXPECT_EQ(last.body["question"], "Which README?");

@@ -1,5 +1,6 @@
 // Ticket lifecycle (SPEC §2, §4.1, §4.5): fan-out, handback, follow-up ownership, Stop, resume.
 #include "engine_fixture.h"
+#include "result_ok.h"
 
 namespace superagent::testing {
 namespace {
@@ -13,7 +14,7 @@ TEST_F(EngineTest, SubscriptionDeliversEverythingOnTheThreadWithoutTheGate) {
     EXPECT_EQ(r.delivered_to, std::vector<TicketId>{id}) << tid;
     EXPECT_FALSE(r.queued_for_eval) << tid;
   }
-  auto inputs = engine_->TicketInputs(id);
+  auto inputs = Ok(engine_->TicketInputs(id));
   EXPECT_EQ(inputs.size(), 4u);  // the request plus three deliveries
   EXPECT_EQ(engine_->GetMandate(id)->scope, "Fix the typo in README") << "delivery grants nothing new";
 }
@@ -60,11 +61,11 @@ TEST_F(EngineTest, HandbackAtMostOnceAndToEvalOnlyWhenNoTicketHoldsIt) {
   IntakeResult r = Receive(Comment("c3", "alice", false, "what about the footer?"));
   ASSERT_EQ(r.delivered_to.size(), 2u);
   ASSERT_TRUE(engine_->Handback(a, "c3", HandbackKind::kOtherTicket, "footer is not mine").ok());
-  EXPECT_EQ(engine_->Stats()["eval_queue"], 0) << "Ticket b still holds it";
+  EXPECT_EQ(Ok(engine_->Stats())["eval_queue"], 0) << "Ticket b still holds it";
   Status again = engine_->Handback(a, "c3", HandbackKind::kOtherTicket, "twice");
   EXPECT_EQ(again.code(), Status::Code::kConflict);
   ASSERT_TRUE(engine_->Handback(b, "c3", HandbackKind::kUnrelatedThread, "not mine either").ok());
-  EXPECT_EQ(engine_->Stats()["eval_queue"], 1);
+  EXPECT_EQ(Ok(engine_->Stats())["eval_queue"], 1);
   auto story = engine_->Explain("c3");
   ASSERT_EQ((*story)["eval_queue"]["handback"].size(), 2u);
   EXPECT_EQ((*story)["eval_queue"]["handback"][1]["kind"], "unrelated_thread");
@@ -86,7 +87,7 @@ TEST_F(EngineTest, AskedPersonsNextMessageGoesOnlyToTheWaitingTicket) {
   HumanAction q{"github:issue:1", "bob", "Which README: root or docs/?", {{"choices", {"root", "docs"}}}};
   ASSERT_TRUE(engine_->AskPerson(b, q, "ask:1").ok());
   EXPECT_EQ(engine_->GetTicket(b)->stage, Stage::kWaitingForPerson);
-  auto receipts = engine_->Receipts(b);
+  auto receipts = Ok(engine_->Receipts(b));
   ASSERT_EQ(receipts.back().kind, MessageKind::kAttention);
 
   // Someone else speaking reaches both Tickets; the asked person's answer reaches only b.
@@ -97,8 +98,8 @@ TEST_F(EngineTest, AskedPersonsNextMessageGoesOnlyToTheWaitingTicket) {
   auto ticket = engine_->GetTicket(b);
   EXPECT_EQ(ticket->stage, Stage::kIdle);
   EXPECT_FALSE(ticket->waiting.has_value());
-  EXPECT_EQ(engine_->TicketInputs(b).back().kind, "answer");
-  EXPECT_EQ(engine_->Assignments(b).size(), 2u) << "the answer resumes it with a new Assignment";
+  EXPECT_EQ(Ok(engine_->TicketInputs(b)).back().kind, "answer");
+  EXPECT_EQ(Ok(engine_->Assignments(b)).size(), 2u) << "the answer resumes it with a new Assignment";
 }
 
 TEST_F(EngineTest, AskPersonValidatesItsQuestion) {
@@ -107,7 +108,7 @@ TEST_F(EngineTest, AskPersonValidatesItsQuestion) {
   EXPECT_EQ(engine_->AskPerson(a, {"github:issue:404", "bob", "q?", {}}, "ask:x").code(),
             Status::Code::kInvalidArgument);
   EXPECT_EQ(engine_->GetTicket(a)->stage, Stage::kIdle);
-  EXPECT_EQ(engine_->Receipts(a).size(), 1u);
+  EXPECT_EQ(Ok(engine_->Receipts(a)).size(), 1u);
 }
 
 TEST_F(EngineTest, PanelStopWithdrawsTheMandateAndTheTicketReceivesNothingMore) {
@@ -116,7 +117,7 @@ TEST_F(EngineTest, PanelStopWithdrawsTheMandateAndTheTicketReceivesNothingMore) 
   auto t = engine_->GetTicket(id);
   EXPECT_EQ(t->stage, Stage::kEnded);
   EXPECT_EQ(engine_->GetMandate(id)->ended_as, "withdrawn");
-  EXPECT_EQ(engine_->Assignments(id).back().state, "ended");
+  EXPECT_EQ(Ok(engine_->Assignments(id)).back().state, "ended");
   IntakeResult r = Receive(Comment("c2", "alice", false, "please continue"));
   EXPECT_TRUE(r.delivered_to.empty());
   EXPECT_TRUE(r.resumed.empty()) << "a withdrawn Ticket is never resumed";
@@ -128,13 +129,13 @@ TEST_F(EngineTest, PanelStopWithdrawsTheMandateAndTheTicketReceivesNothingMore) 
 TEST_F(EngineTest, PersonsMessageResumesAnEndedTicketInPlaceWithoutAnEval) {
   TicketId id = AcceptedTicket("c1");
   ASSERT_TRUE(engine_->EndTicket(id, "result delivered").ok());
-  std::size_t decisions = engine_->Decisions("github:issue:1").size();
+  std::size_t decisions = Ok(engine_->Decisions("github:issue:1")).size();
   IntakeResult r = Receive(Comment("c2", "alice", false, "one more typo on line 3"));
   EXPECT_EQ(r.resumed, std::vector<TicketId>{id});
   EXPECT_FALSE(r.queued_for_eval);
   EXPECT_EQ(engine_->GetTicket(id)->stage, Stage::kIdle);
-  EXPECT_EQ(engine_->Decisions("github:issue:1").size(), decisions) << "no new Decision";
-  EXPECT_EQ(engine_->TicketInputs(id).back().kind, "resume");
+  EXPECT_EQ(Ok(engine_->Decisions("github:issue:1")).size(), decisions) << "no new Decision";
+  EXPECT_EQ(Ok(engine_->TicketInputs(id)).back().kind, "resume");
 }
 
 TEST_F(EngineTest, BotsAndCiCannotWakeAnEndedTicket) {
@@ -189,11 +190,11 @@ TEST_F(EngineTest, SendEnforcesLengthLimitsAndIsIdempotent) {
   Status s = engine_->Send({"m1", id, "feishu:chat:oc_support", MessageKind::kResult, long_text});
   EXPECT_EQ(s.code(), Status::Code::kInvalidArgument);
   EXPECT_NE(s.message().find("100 words"), std::string::npos) << s.message();
-  std::size_t before = engine_->Receipts(std::nullopt).size();
-  EXPECT_EQ(engine_->Receipts(std::nullopt).size(), before);
+  std::size_t before = Ok(engine_->Receipts(std::nullopt)).size();
+  EXPECT_EQ(Ok(engine_->Receipts(std::nullopt)).size(), before);
   ASSERT_TRUE(engine_->Send({"m2", id, "github:issue:1", MessageKind::kResult, long_text}).ok());
   ASSERT_TRUE(engine_->Send({"m2", id, "github:issue:1", MessageKind::kResult, "other"}).ok());
-  auto receipts = engine_->Receipts(id);
+  auto receipts = Ok(engine_->Receipts(id));
   ASSERT_EQ(receipts.size(), 2u);  // ack + m2 once
   EXPECT_EQ(receipts[1].body, long_text);
 }

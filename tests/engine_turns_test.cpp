@@ -7,6 +7,7 @@
 #include "core/ticket_stage.h"
 #include "engine_fixture.h"
 #include "superagent/views.h"
+#include "result_ok.h"
 
 namespace superagent::testing {
 namespace {
@@ -74,14 +75,14 @@ class EngineTurnsTest : public EngineTest {
     return w;
   }
   std::int64_t PendingAssignment(TicketId t) {
-    for (const Assignment& a : engine_->Assignments(t))
+    for (const Assignment& a : Ok(engine_->Assignments(t)))
       if (a.state == "pending") return a.id;
     ADD_FAILURE() << "ticket " << t << " has no pending assignment";
     return 0;
   }
   std::vector<Receipt> ResultsOf(TicketId t) {
     std::vector<Receipt> out;
-    for (const Receipt& r : engine_->Receipts(t))
+    for (const Receipt& r : Ok(engine_->Receipts(t)))
       if (r.kind == MessageKind::kResult) out.push_back(r);
     return out;
   }
@@ -129,7 +130,7 @@ TEST_F(EngineTurnsTest, BeginTurnGivesTheWholeContextAndFinishTurnAppliesTheRepo
   ASSERT_EQ(begun->inputs.size(), 1u);
   EXPECT_TRUE(begun->inputs[0].request);
   EXPECT_TRUE(begun->inputs[0].input.from_person);
-  EXPECT_TRUE(engine_->TicketInputs(t)[0].state == "taken");
+  EXPECT_TRUE(Ok(engine_->TicketInputs(t))[0].state == "taken");
 
   TurnEnd end;
   end.assignment = a;
@@ -142,16 +143,16 @@ TEST_F(EngineTurnsTest, BeginTurnGivesTheWholeContextAndFinishTurnAppliesTheRepo
   EXPECT_TRUE(out->said);
   EXPECT_EQ(out->stage, Stage::kReady);
   EXPECT_EQ(engine_->GetTicket(t)->stage, Stage::kReady);
-  EXPECT_EQ(engine_->Assignments(t).back().state, "ended");
-  EXPECT_EQ(engine_->SessionForTicket(t)->status, "idle");
+  EXPECT_EQ(Ok(engine_->Assignments(t)).back().state, "ended");
+  EXPECT_EQ(Ok(engine_->SessionForTicket(t))->status, "idle");
   ASSERT_EQ(ResultsOf(t).size(), 1u);
   EXPECT_EQ(ResultsOf(t)[0].body, "Fixed the typo; 修好了 🎉");
-  EXPECT_EQ(engine_->OutboxCounts()["pending"].get<int>(), 3) << "ack, result and the PR action";
+  EXPECT_EQ(Ok(engine_->OutboxCounts())["pending"].get<int>(), 3) << "ack, result and the PR action";
 
   // The same report again (a retried call) neither says nor changes anything more.
   ASSERT_TRUE(engine_->FinishTurn(end).ok());
   EXPECT_EQ(ResultsOf(t).size(), 1u);
-  EXPECT_EQ(engine_->OutboxCounts()["pending"].get<int>(), 3);
+  EXPECT_EQ(Ok(engine_->OutboxCounts())["pending"].get<int>(), 3);
 }
 
 TEST_F(EngineTurnsTest, AResultOverTheLimitIsNotCutButBlocksTheTicketWithWhy) {
@@ -174,18 +175,18 @@ TEST_F(EngineTurnsTest, AStopRacingATurnsStartNeverLeavesARunningSessionForAnEnd
   auto refused = engine_->BeginTurn(a1, "builtin", Workspace(first));
   EXPECT_EQ(refused.status().code(), Status::Code::kConflict);
   EXPECT_THAT(refused.status().message(), HasSubstr("ended")) << "the Stop ended its Assignment";
-  EXPECT_EQ(engine_->Assignments(first).back().state, "ended");
-  EXPECT_FALSE(engine_->SessionForTicket(first).has_value()) << "no session was opened for it";
+  EXPECT_EQ(Ok(engine_->Assignments(first)).back().state, "ended");
+  EXPECT_FALSE(Ok(engine_->SessionForTicket(first)).has_value()) << "no session was opened for it";
 
   // The turn first: the Stop idles its session in the Stop's own transaction, and the turn's end
   // (a report of the work it did until the cancel reached it) says nothing.
   const TicketId second = AcceptedTicket("c2", 2);
   auto begun = engine_->BeginTurn(PendingAssignment(second), "builtin", Workspace(second));
   ASSERT_TRUE(begun.ok());
-  EXPECT_EQ(engine_->SessionForTicket(second)->status, "running");
+  EXPECT_EQ(Ok(engine_->SessionForTicket(second))->status, "running");
   stop_writes = Writes([&] { ASSERT_TRUE(engine_->StopTicket(second, "alice").ok()); });
   EXPECT_EQ(stop_writes, 1);
-  EXPECT_EQ(engine_->SessionForTicket(second)->status, "idle");
+  EXPECT_EQ(Ok(engine_->SessionForTicket(second))->status, "idle");
   TurnEnd end = Ready("Done.");
   end.assignment = begun->assignment.id;
   auto out = engine_->FinishTurn(end);
@@ -193,7 +194,7 @@ TEST_F(EngineTurnsTest, AStopRacingATurnsStartNeverLeavesARunningSessionForAnEnd
   EXPECT_FALSE(out->said);
   EXPECT_EQ(out->stage, Stage::kEnded);
   EXPECT_TRUE(ResultsOf(second).empty());
-  for (const Session& s : engine_->Sessions()) EXPECT_NE(s.status, "running") << "session " << s.id;
+  for (const Session& s : Ok(engine_->Sessions())) EXPECT_NE(s.status, "running") << "session " << s.id;
 }
 
 // The reported defect: the issue's opening text, older than the mention that made the Ticket,
@@ -213,7 +214,7 @@ TEST_F(EngineTurnsTest, AMessageOlderThanTheRequestIsContextForTheNextTurnAndSta
   IntakeResult r = Receive(opening);  // polling brings the older opening text now
   EXPECT_THAT(r.delivered_to, ::testing::ElementsAre(t)) << "it reached the Ticket: no Eval of it";
   EXPECT_FALSE(r.queued_for_eval);
-  EXPECT_EQ(engine_->TicketInputs(t).back().state, "context");
+  EXPECT_EQ(Ok(engine_->TicketInputs(t)).back().state, "context");
   EXPECT_EQ(*engine_->AssignFollowUps(), 0) << "an older message starts no turn";
   EXPECT_EQ(engine_->GetTicket(t)->stage, Stage::kReady);
   EXPECT_EQ(ResultsOf(t).size(), 1u);
@@ -222,7 +223,7 @@ TEST_F(EngineTurnsTest, AMessageOlderThanTheRequestIsContextForTheNextTurnAndSta
   clock_.Advance(60'000);
   Receive(Comment("later", "alice", false, "and the heading too", 1));
   ASSERT_EQ(*engine_->AssignFollowUps(), 1);
-  EXPECT_EQ(engine_->Assignments(t).back().cause, "follow_up");
+  EXPECT_EQ(Ok(engine_->Assignments(t)).back().cause, "follow_up");
   std::vector<TakenInput> inputs;
   Turn(t, Ready("Fixed the heading too."), &inputs);
   ASSERT_EQ(inputs.size(), 2u);
@@ -241,7 +242,7 @@ TEST_F(EngineTurnsTest, AnOlderPersonsMessageDoesNotResumeAnEndedTicket) {
   ASSERT_TRUE(engine_->EndTicket(t, "result delivered").ok());
   Receive(older);
   EXPECT_EQ(engine_->GetTicket(t)->stage, Stage::kEnded);
-  EXPECT_EQ(engine_->TicketInputs(t).back().state, "context");
+  EXPECT_EQ(Ok(engine_->TicketInputs(t)).back().state, "context");
   Receive(Comment("newer", "alice", false, "one more thing", 1));
   EXPECT_EQ(engine_->GetTicket(t)->stage, Stage::kIdle) << "a newer one resumes it in place";
 }
@@ -253,26 +254,26 @@ TEST_F(EngineTurnsTest, OnlyAPersonsInputMakesAFollowUpThatMayTakeTheReservedSlo
   Turn(t);
   Receive(Comment("bot", "dependabot[bot]", false, "Bumps lodash", 1, /*human=*/false));
   ASSERT_EQ(*engine_->AssignFollowUps(), 1);
-  EXPECT_EQ(engine_->Assignments(t).back().cause, "update");
-  EXPECT_FALSE(engine_->TicketInputs(t).back().from_person);
+  EXPECT_EQ(Ok(engine_->Assignments(t)).back().cause, "update");
+  EXPECT_FALSE(Ok(engine_->TicketInputs(t)).back().from_person);
   Turn(t);
   Trigger ci = Comment("ci", "github-actions", false, "CI failed on main", 1);
   ci.scope = "ci";
   Receive(ci);
   ASSERT_EQ(*engine_->AssignFollowUps(), 1);
-  EXPECT_EQ(engine_->Assignments(t).back().cause, "update") << "CI is not a person, even when marked human";
+  EXPECT_EQ(Ok(engine_->Assignments(t)).back().cause, "update") << "CI is not a person, even when marked human";
   Turn(t);
   Receive(Comment("person", "bob", false, "thanks, one more", 1));
   ASSERT_EQ(*engine_->AssignFollowUps(), 1);
-  EXPECT_EQ(engine_->Assignments(t).back().cause, "follow_up");
-  EXPECT_TRUE(engine_->TicketInputs(t).back().from_person);
+  EXPECT_EQ(Ok(engine_->Assignments(t)).back().cause, "follow_up");
+  EXPECT_TRUE(Ok(engine_->TicketInputs(t)).back().from_person);
   Turn(t);
   // A person's message to a Ticket whose turn is queued for a bot's input makes that turn theirs.
   Receive(Comment("bot2", "dependabot[bot]", false, "Bumps axios", 1, /*human=*/false));
   ASSERT_EQ(*engine_->AssignFollowUps(), 1);
-  EXPECT_EQ(engine_->Assignments(t).back().cause, "update");
+  EXPECT_EQ(Ok(engine_->Assignments(t)).back().cause, "update");
   Receive(Comment("person2", "bob", false, "and please rebase", 1));
-  EXPECT_EQ(engine_->Assignments(t).back().cause, "follow_up");
+  EXPECT_EQ(Ok(engine_->Assignments(t)).back().cause, "follow_up");
   EXPECT_EQ(*engine_->AssignFollowUps(), 0) << "still one queued turn";
 }
 
@@ -320,7 +321,7 @@ TEST_F(EngineTurnsTest, AReceiveWithItsSourcesBookkeepingIsOneTransaction) {
             1);
   EXPECT_EQ(engine_->SourceCursors("github").value().count("issue:7"), 1u);
   bool found = false;
-  for (const SourceHealth& h : engine_->SourcesHealth()) found |= h.source == "github" && h.path == "webhook";
+  for (const SourceHealth& h : Ok(engine_->SourcesHealth())) found |= h.source == "github" && h.path == "webhook";
   EXPECT_TRUE(found);
   // A duplicate still records the path's health, in one transaction, and stores nothing else.
   u.set_cursors.clear();

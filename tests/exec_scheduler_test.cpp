@@ -2,6 +2,7 @@
 // work limits, stop and shutdown killing whole process trees, restart recovery, workspace cleanup.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <sqlite3.h>
 
 #include <condition_variable>
 #include <functional>
@@ -12,6 +13,7 @@
 #include "exec_fixture.h"
 #include "superagent/views.h"
 #include "superagent/worker.h"
+#include "result_ok.h"
 
 namespace superagent::testing {
 namespace {
@@ -96,7 +98,7 @@ TEST_F(ExecSchedulerTest, WithOneSlotAPersonsFollowUpUsesTheReservedSlotWhileNew
   EXPECT_EQ(executor.inputs[b][0]["text"], "and the other typo too");
   scheduler->WaitForTurns(b);  // b's follow-up finishes (a is still held)
   ASSERT_TRUE(scheduler->Tick().ok());
-  EXPECT_EQ(engine_->Assignments(c)[0].state, "pending");  // new work still waits for a's slot
+  EXPECT_EQ(Ok(engine_->Assignments(c))[0].state, "pending");  // new work still waits for a's slot
   EXPECT_EQ(engine_->GetTicket(c)->stage, Stage::kIdle);
 
   executor.Release(a);
@@ -125,13 +127,13 @@ TEST_F(ExecSchedulerTest, ABotsCommentNeverTakesTheSlotKeptForPeople) {
 
   Receive(Comment("bot", "renovate[bot]", false, "Update dependency eslint to v9", 2, /*human=*/false));
   EXPECT_EQ(*scheduler->Tick(), 0) << "the bot's update waits for a's slot";
-  EXPECT_EQ(engine_->Assignments(b).back().cause, "update");
+  EXPECT_EQ(Ok(engine_->Assignments(b)).back().cause, "update");
   EXPECT_FALSE(scheduler->Slots().reserved_used);
 
   // A person's message to the same Ticket makes its queued turn theirs: it starts now, in the
   // reserved slot, and takes both inputs.
   Receive(Comment("person", "alice", false, "please also bump the lockfile", 2));
-  EXPECT_EQ(engine_->Assignments(b).back().cause, "follow_up");
+  EXPECT_EQ(Ok(engine_->Assignments(b)).back().cause, "follow_up");
   EXPECT_EQ(*scheduler->Tick(), 1);
   executor.WaitTurns(3);
   EXPECT_EQ(executor.Turns()[2], b);
@@ -176,7 +178,7 @@ TEST_F(ExecSchedulerTest, ATurnThatThrowsBlocksItsTicketWithWhyAndTheNextTurnRun
   EXPECT_EQ(engine_->GetTicket(first)->stage, Stage::kBlocked);
   EXPECT_EQ(engine_->GetTicket(second)->stage, Stage::kReady);
   bool said_why = false;
-  for (const Receipt& r : engine_->Receipts(first))
+  for (const Receipt& r : Ok(engine_->Receipts(first)))
     said_why = said_why || r.body.find("unexpected error in the worker turn") != std::string::npos;
   EXPECT_TRUE(said_why) << "the blocked result says why";
   EXPECT_EQ(scheduler->Slots().worker_used, 0);
@@ -213,7 +215,7 @@ TEST_F(ExecSchedulerTest, BackgroundWorkKeepsTheSlotAndIsKilledAfterThirtyMinute
   auto detail = (*views)->Detail(id);
   ASSERT_TRUE(detail.ok());
   EXPECT_THAT(detail->events.back().cause, HasSubstr("background jobs killed after 30 min: " + ListenerCommand(port)));
-  auto events = engine_->SessionEvents(engine_->SessionForTicket(id)->id);
+  auto events = Ok(engine_->SessionEvents(Ok(engine_->SessionForTicket(id))->id));
   EXPECT_EQ(events.back().kind, "jobs_killed");
 }
 
@@ -236,9 +238,9 @@ TEST_F(ExecSchedulerTest, StoppingATicketKillsItsWholeProcessTree) {
   ASSERT_TRUE(scheduler->Tick().ok());
   EXPECT_EQ(scheduler->Slots().worker_used, 0);
   EXPECT_EQ(engine_->GetTicket(id)->stage, Stage::kEnded);
-  EXPECT_EQ(engine_->Receipts(id).size(), 1u);  // only the acknowledgement: a stopped Ticket says nothing more
+  EXPECT_EQ(Ok(engine_->Receipts(id)).size(), 1u);  // only the acknowledgement: a stopped Ticket says nothing more
   // Ended for good (Mandate withdrawn): the worktree and its local branch are gone.
-  auto ws = engine_->WorkspaceFor(id);
+  auto ws = Ok(engine_->WorkspaceFor(id));
   ASSERT_TRUE(ws.has_value());
   EXPECT_TRUE(ws->removed_at.has_value());
   EXPECT_FALSE(std::filesystem::exists(ws->dir));
@@ -261,7 +263,7 @@ TEST_F(ExecSchedulerTest, ShutdownKillsRunningTreesAndARestartResumesWithACheckF
     scheduler->Stop();
   }
   EXPECT_TRUE(Eventually([&] { return !Listening(port); }));
-  auto before = engine_->Assignments(id);
+  auto before = Ok(engine_->Assignments(id));
   ASSERT_EQ(before.size(), 1u);
   EXPECT_EQ(before[0].state, "running");  // interrupted, not finished
 
@@ -272,7 +274,7 @@ TEST_F(ExecSchedulerTest, ShutdownKillsRunningTreesAndARestartResumesWithACheckF
   EXPECT_EQ(*recovered, std::vector<TicketId>{id});
   ASSERT_EQ(*scheduler->Tick(), 1);
   scheduler->WaitForTurns();
-  auto assignments = engine_->Assignments(id);
+  auto assignments = Ok(engine_->Assignments(id));
   ASSERT_EQ(assignments.size(), 2u);
   EXPECT_EQ(assignments[0].state, "ended");
   EXPECT_EQ(assignments[1].cause, "restart");
@@ -293,20 +295,20 @@ TEST_F(ExecSchedulerTest, APrepareFailureBlocksTheTicketWithGitsWords) {
   scheduler->WaitForTurns();
   EXPECT_TRUE(executor.Turns().empty());
   EXPECT_EQ(engine_->GetTicket(id)->stage, Stage::kBlocked);
-  auto receipts = engine_->Receipts(id);
+  auto receipts = Ok(engine_->Receipts(id));
   ASSERT_EQ(receipts.size(), 2u);
   EXPECT_THAT(receipts[1].body, HasSubstr("cannot clone"));
   EXPECT_THAT(receipts[1].body, HasSubstr("does not exist"));
   // Reported once: the failed turn does not start again by itself (it did, every second).
   ASSERT_EQ(*scheduler->Tick(), 0);
   ASSERT_EQ(*scheduler->Tick(), 0);
-  EXPECT_EQ(engine_->Receipts(id).size(), 2u);
+  EXPECT_EQ(Ok(engine_->Receipts(id)).size(), 2u);
   // A person's next message is a new reason to try, and one more report.
   Receive(Comment("t2", "alice", false, "the remote is back, try again", 1));
   ASSERT_EQ(*scheduler->Tick(), 1);
   scheduler->WaitForTurns();
   ASSERT_EQ(*scheduler->Tick(), 0);
-  EXPECT_EQ(engine_->Receipts(id).size(), 3u);
+  EXPECT_EQ(Ok(engine_->Receipts(id)).size(), 3u);
 }
 
 // data_dir and a local git_remote may be relative (to where the daemon runs); git runs in
@@ -412,16 +414,16 @@ TEST_F(ExecSchedulerTest, OnlyWorkspacesOfTicketsEndedForGoodAreToBeRemoved) {
   }
   ASSERT_TRUE(engine_->EndTicket(ended, "done").ok());
   ASSERT_TRUE(engine_->StopTicket(stopped, "alice").ok());
-  auto remove = engine_->WorkspacesToRemove();
+  auto remove = Ok(engine_->WorkspacesToRemove());
   ASSERT_EQ(remove.size(), 1u);
   EXPECT_EQ(remove[0].ticket, stopped);
   ASSERT_TRUE(engine_->MarkWorkspaceRemoved(stopped).ok());
-  EXPECT_TRUE(engine_->WorkspacesToRemove().empty()) << "a removed workspace is not removed twice";
+  EXPECT_TRUE(Ok(engine_->WorkspacesToRemove()).empty()) << "a removed workspace is not removed twice";
 }
 
 TEST_F(ExecSchedulerTest, EngineRefusesToStartAnAssignmentTwiceOrForAnEndedTicket) {
   const TicketId id = AcceptedTicket("t1");
-  auto pending = engine_->AssignmentsInState("pending");
+  auto pending = Ok(engine_->AssignmentsInState("pending"));
   ASSERT_EQ(pending.size(), 1u);
   EXPECT_EQ(pending[0].cause, "accepted");
   ASSERT_TRUE(engine_->StartAssignment(pending[0].id, "command").ok());
@@ -429,7 +431,7 @@ TEST_F(ExecSchedulerTest, EngineRefusesToStartAnAssignmentTwiceOrForAnEndedTicke
   EXPECT_EQ(engine_->GetTicket(id)->stage, Stage::kWorking);
   EXPECT_EQ(engine_->SetSessionStatus(1, "sleeping").code(), Status::Code::kInvalidArgument);
   ASSERT_TRUE(engine_->EndTicket(id, "done").ok());
-  EXPECT_TRUE(engine_->AssignmentsInState("running").empty());
+  EXPECT_TRUE(Ok(engine_->AssignmentsInState("running")).empty());
 }
 
 TEST_F(ExecSchedulerTest, ATicketWaitingForAPersonDoesNotStartBeforeTheAnswer) {
@@ -437,7 +439,7 @@ TEST_F(ExecSchedulerTest, ATicketWaitingForAPersonDoesNotStartBeforeTheAnswer) {
   auto scheduler = MakeScheduler(&executor);
   const TicketId id = AcceptedTicket("t1");
   ASSERT_TRUE(engine_->AskPerson(id, {"github:issue:1", "alice", "Which file?", json::object()}, "ask:1").ok());
-  const auto pending = engine_->AssignmentsInState("pending");
+  const auto pending = Ok(engine_->AssignmentsInState("pending"));
   ASSERT_EQ(pending.size(), 1u);
   EXPECT_EQ(engine_->StartAssignment(pending[0].id, "scripted").code(), Status::Code::kConflict);
   EXPECT_EQ(*scheduler->Tick(), 0);
@@ -465,9 +467,9 @@ TEST_F(ExecSchedulerTest, ATurnFailingTheSameWayFiveTimesIsSetAsideUntilRetried)
   EXPECT_EQ(executor.Turns().size(), 5u);
   EXPECT_EQ(engine_->GetTicket(id)->stage, Stage::kBlocked);
   int said = 0;  // every failed turn says why, the one that sets the turns aside too
-  for (const Receipt& r : engine_->Receipts(id)) said += r.kind == MessageKind::kResult;
+  for (const Receipt& r : Ok(engine_->Receipts(id))) said += r.kind == MessageKind::kResult;
   EXPECT_EQ(said, 5);
-  auto q = engine_->Quarantined();
+  auto q = Ok(engine_->Quarantined());
   ASSERT_EQ(q.size(), 1u);
   EXPECT_EQ(q[0].kind, "turn");
   EXPECT_THAT(q[0].reason, HasSubstr("failed the same way 5 times in a row"));
@@ -481,7 +483,40 @@ TEST_F(ExecSchedulerTest, ATurnFailingTheSameWayFiveTimesIsSetAsideUntilRetried)
   scheduler->WaitForTurns();
   EXPECT_EQ(executor.Turns().size(), 6u);
   EXPECT_EQ(engine_->GetTicket(id)->stage, Stage::kReady);
-  EXPECT_TRUE(engine_->Quarantined().empty());
+  EXPECT_TRUE(Ok(engine_->Quarantined()).empty());
+}
+
+// Issue 20: a read the store failed is not "nothing": the scheduler starts no turn on it — and
+// prepares no fresh workspace over the one the Ticket may have — says its queue is unknown, and
+// the next pass, with the store readable again, does the work.
+TEST_F(ExecSchedulerTest, AReadTheStoreFailsStartsNothingAndTheNextPassDoesTheWork) {
+  ScriptedExecutor executor;
+  auto scheduler = MakeScheduler(&executor, /*slots=*/1);
+  const TicketId id = AcceptedTicket("t1");
+  sqlite3* outside = nullptr;  // another process breaks a table under the daemon, then mends it
+  ASSERT_EQ(sqlite3_open((dir_ / "superagent.db").string().c_str(), &outside), SQLITE_OK);
+  auto sql = [&](const char* statement) {
+    ASSERT_EQ(sqlite3_exec(outside, statement, nullptr, nullptr, nullptr), SQLITE_OK) << statement;
+  };
+
+  sql("ALTER TABLE assignments RENAME TO hidden_assignments");
+  EXPECT_FALSE(scheduler->Tick().ok()) << "a failed read is the pass's error";
+  EXPECT_EQ(scheduler->Slots().queued, -1) << "unknown, not 'nothing queued'";
+  sql("ALTER TABLE hidden_assignments RENAME TO assignments");
+
+  sql("ALTER TABLE workspaces RENAME TO hidden_workspaces");
+  ASSERT_TRUE(scheduler->Tick().ok());  // the turn's thread reads no workspace and begins nothing
+  scheduler->WaitForTurns();
+  EXPECT_TRUE(executor.Turns().empty());
+  EXPECT_EQ(Ok(engine_->Assignments(id)).back().state, "pending") << "it waits for the next pass";
+  sql("ALTER TABLE hidden_workspaces RENAME TO workspaces");
+  sqlite3_close(outside);
+
+  EXPECT_EQ(scheduler->Slots().queued, 1);
+  ASSERT_EQ(*scheduler->Tick(), 1);
+  scheduler->WaitForTurns();
+  EXPECT_EQ(executor.Turns().size(), 1u);
+  EXPECT_EQ(engine_->GetTicket(id)->stage, Stage::kReady);
 }
 
 }  // namespace

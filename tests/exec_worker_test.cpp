@@ -13,6 +13,7 @@
 #include "superagent/github.h"
 #include "superagent/text.h"
 #include "superagent/worker.h"
+#include "result_ok.h"
 
 namespace superagent::testing {
 namespace {
@@ -95,7 +96,7 @@ TEST_F(ExecWorkerTest, TheCommandExecutorFixesPushesAndOpensThePullRequestAfterT
   EXPECT_EQ(OnOrigin("superagent/ticket-" + std::to_string(id), "README.md"), "Hello\nThere is the typo.\n");
   EXPECT_EQ(OnOrigin("main", "README.md"), "Hello\nThere is teh typo.\n");
   EXPECT_EQ(engine_->GetTicket(id)->stage, Stage::kReady);
-  auto assignments = engine_->Assignments(id);
+  auto assignments = Ok(engine_->Assignments(id));
   ASSERT_EQ(assignments.size(), 1u);
   EXPECT_EQ(assignments[0].executor, "command");
   EXPECT_EQ(assignments[0].state, "ended");
@@ -113,10 +114,10 @@ TEST_F(ExecWorkerTest, TheCommandExecutorFixesPushesAndOpensThePullRequestAfterT
   EXPECT_THAT(bodies[1], HasSubstr("Fixed the typo in README."));
 
   // The run is in the transcript.
-  auto session = engine_->SessionForTicket(id);
+  auto session = Ok(engine_->SessionForTicket(id));
   ASSERT_TRUE(session.has_value());
   EXPECT_EQ(session->status, "idle");
-  auto events = engine_->SessionEvents(session->id);
+  auto events = Ok(engine_->SessionEvents(session->id));
   ASSERT_GE(events.size(), 3u);
   EXPECT_EQ(events[0].kind, "input");
   EXPECT_EQ(events[1].kind, "command");
@@ -130,12 +131,12 @@ TEST_F(ExecWorkerTest, ACommandExitingNonZeroBlocksTheTicketWithTheStderrTail) {
   auto scheduler = MakeScheduler(executor.get());
   RunTurns(*scheduler);
   EXPECT_EQ(engine_->GetTicket(id)->stage, Stage::kBlocked);
-  auto receipts = engine_->Receipts(id);
+  auto receipts = Ok(engine_->Receipts(id));
   ASSERT_EQ(receipts.size(), 2u);
   EXPECT_EQ(receipts[1].kind, MessageKind::kResult);
   EXPECT_THAT(receipts[1].body, HasSubstr("exited with code 3"));
   EXPECT_THAT(receipts[1].body, HasSubstr("step 1 ok\nboom: tests failed"));
-  EXPECT_EQ(engine_->OutboxCounts()["pending"], 2);  // no PR action
+  EXPECT_EQ(Ok(engine_->OutboxCounts())["pending"], 2);  // no PR action
 }
 
 TEST_F(ExecWorkerTest, ACommandWhoseLastLineIsNoResultBlocksTheTicketSayingWhy) {
@@ -144,7 +145,7 @@ TEST_F(ExecWorkerTest, ACommandWhoseLastLineIsNoResultBlocksTheTicketSayingWhy) 
   auto scheduler = MakeScheduler(executor.get());
   RunTurns(*scheduler);
   EXPECT_EQ(engine_->GetTicket(id)->stage, Stage::kBlocked);
-  auto receipts = engine_->Receipts(id);
+  auto receipts = Ok(engine_->Receipts(id));
   ASSERT_EQ(receipts.size(), 2u);
   EXPECT_THAT(receipts[1].body, HasSubstr("report.stage must be ready, blocked or waiting_for_person"));
 }
@@ -190,9 +191,9 @@ TEST_F(ExecWorkerTest, ACommandPrintingAThousandChineseCharactersIsStoredWholeAn
   auto scheduler = MakeScheduler(executor.get());
   RunTurns(*scheduler);
   EXPECT_EQ(engine_->GetTicket(id)->stage, Stage::kBlocked);
-  auto session = engine_->SessionForTicket(id);
+  auto session = Ok(engine_->SessionForTicket(id));
   ASSERT_TRUE(session.has_value());
-  auto events = engine_->SessionEvents(session->id);
+  auto events = Ok(engine_->SessionEvents(session->id));
   ASSERT_GE(events.size(), 2u);
   ASSERT_EQ(events[1].kind, "command");
   const std::string out = events[1].body["stdout_tail"];
@@ -217,7 +218,7 @@ TEST_F(ExecWorkerTest, CjkOnAFailingCommandsStderrBlocksTheTicketWithItsTailAndI
   auto scheduler = MakeScheduler(executor.get());
   RunTurns(*scheduler);
   EXPECT_EQ(engine_->GetTicket(id)->stage, Stage::kBlocked);
-  auto receipts = engine_->Receipts(id);
+  auto receipts = Ok(engine_->Receipts(id));
   ASSERT_EQ(receipts.size(), 2u);
   const std::string& said = receipts[1].body;
   EXPECT_TRUE(text::IsValid(said));
@@ -228,9 +229,9 @@ TEST_F(ExecWorkerTest, CjkOnAFailingCommandsStderrBlocksTheTicketWithItsTailAndI
   auto bodies = CommentBodies();
   ASSERT_EQ(bodies.size(), 2u);
   EXPECT_THAT(bodies[1], HasSubstr("测试失败：断言错误"));
-  auto session = engine_->SessionForTicket(id);
+  auto session = Ok(engine_->SessionForTicket(id));
   ASSERT_TRUE(session.has_value());
-  auto events = engine_->SessionEvents(session->id);
+  auto events = Ok(engine_->SessionEvents(session->id));
   ASSERT_GE(events.size(), 2u);
   EXPECT_THAT(events[1].body["stderr_tail"].get<std::string>(), HasSubstr("测试失败"));
 }
@@ -270,10 +271,10 @@ TEST_F(ExecWorkerTest, ToolResultsOfMultiByteAndInvalidTextReachTheModelAndTheTr
   EXPECT_THAT(cut, HasSubstr("characters cut"));
   EXPECT_THAT(cut, HasSubstr("最后一行")) << "the end of an output is kept";
   EXPECT_EQ(engine_->GetTicket(id)->stage, Stage::kBlocked);
-  auto session = engine_->SessionForTicket(id);
+  auto session = Ok(engine_->SessionForTicket(id));
   ASSERT_TRUE(session.has_value());
   int results = 0;
-  for (const SessionEvent& e : engine_->SessionEvents(session->id)) results += e.kind == "tool_result";
+  for (const SessionEvent& e : Ok(engine_->SessionEvents(session->id))) results += e.kind == "tool_result";
   EXPECT_EQ(results, 4);
 }
 
@@ -428,9 +429,9 @@ TEST_F(ExecWorkerTest, TheBuiltinWorkerEditsTestsCommitsAndReportsReadyDrivenByT
   EXPECT_THAT(bodies[1], HasSubstr("Fixed the typo in README; tests pass."));
 
   // Transcript and token usage.
-  auto session = engine_->SessionForTicket(id);
+  auto session = Ok(engine_->SessionForTicket(id));
   ASSERT_TRUE(session.has_value());
-  auto events = engine_->SessionEvents(session->id);
+  auto events = Ok(engine_->SessionEvents(session->id));
   int inputs = 0, assistant = 0, results = 0;
   for (const auto& e : events) {
     inputs += e.kind == "input";
@@ -440,7 +441,7 @@ TEST_F(ExecWorkerTest, TheBuiltinWorkerEditsTestsCommitsAndReportsReadyDrivenByT
   EXPECT_EQ(inputs, 1);
   EXPECT_EQ(assistant, 6);
   EXPECT_EQ(results, 6);
-  auto usage = engine_->TokenUsage(id);
+  auto usage = Ok(engine_->TokenUsage(id));
   EXPECT_EQ(usage["calls"], 6);
   EXPECT_EQ(usage["prompt_tokens"], 6 * 1200);
   EXPECT_EQ(usage["completion_tokens"], 6 * 80);
@@ -471,9 +472,9 @@ TEST_F(ExecWorkerTest, StoppingATicketAbandonsTheModelCallInFlight) {
   ASSERT_TRUE(scheduler->Tick().ok());
   EXPECT_EQ(scheduler->Slots().worker_used, 0);
   // Nothing was made of the abandoned call: no assistant message, no tool run.
-  auto session = engine_->SessionForTicket(id);
+  auto session = Ok(engine_->SessionForTicket(id));
   ASSERT_TRUE(session.has_value());
-  for (const SessionEvent& e : engine_->SessionEvents(session->id)) EXPECT_NE(e.kind, "assistant");
+  for (const SessionEvent& e : Ok(engine_->SessionEvents(session->id))) EXPECT_NE(e.kind, "assistant");
   model.Release();
 }
 
@@ -534,8 +535,8 @@ TEST_F(ExecWorkerTest, AFollowUpDuringATurnReachesTheSessionAtItsNextStep) {
   EXPECT_THAT(msgs[4]["content"].get<std::string>(), HasSubstr("also the one in docs/"));
   EXPECT_EQ(engine_->GetTicket(id)->stage, Stage::kReady);
   ASSERT_TRUE(scheduler->Tick().ok());
-  EXPECT_EQ(engine_->Assignments(id).size(), 1u) << "the follow-up was answered in the turn it arrived in";
-  EXPECT_TRUE(engine_->AssignmentsInState("pending").empty());
+  EXPECT_EQ(Ok(engine_->Assignments(id)).size(), 1u) << "the follow-up was answered in the turn it arrived in";
+  EXPECT_TRUE(Ok(engine_->AssignmentsInState("pending")).empty());
   EXPECT_TRUE(model.problems().empty());
 }
 

@@ -14,6 +14,7 @@
 #include "run_binary.h"
 #include "superagent/feishu.h"
 #include "superagent/metrics.h"
+#include "result_ok.h"
 
 namespace superagent::feishu {
 namespace {
@@ -64,7 +65,7 @@ class FeishuCallbackTest : public superagent::testing::EngineTest {
     ASSERT_TRUE(engine_->UpdateSource(u).ok());
   }
   std::optional<SourceHealth> Health(const std::string& path) {
-    for (const SourceHealth& h : engine_->SourcesHealth())
+    for (const SourceHealth& h : Ok(engine_->SourcesHealth()))
       if (h.source == "feishu" && h.path == path) return h;
     return std::nullopt;
   }

@@ -8,6 +8,7 @@
 #include "fake_feishu_server.h"
 #include "superagent/effects.h"
 #include "superagent/feishu.h"
+#include "result_ok.h"
 
 namespace superagent::feishu {
 namespace {
@@ -179,7 +180,7 @@ TEST_F(FeishuChannelTest, TheOutboxDeliversAnAcknowledgementOnceThroughTheChanne
   auto sent = Sent();
   ASSERT_EQ(sent.size(), 1u);
   EXPECT_EQ(sent[0]["uuid"], "ack:feishu:om_1");
-  auto receipts = engine_->Receipts(std::nullopt);
+  auto receipts = Ok(engine_->Receipts(std::nullopt));
   ASSERT_EQ(receipts.size(), 1u);
   EXPECT_EQ(receipts[0].status, "sent");
 }

@@ -8,6 +8,7 @@
 #include "fake_feishu_server.h"
 #include "superagent/feishu.h"
 #include "superagent/metrics.h"
+#include "result_ok.h"
 
 namespace superagent::feishu {
 namespace {
@@ -48,7 +49,7 @@ class FeishuSourceTest : public superagent::testing::EngineTest {
     return c.count(name) ? json::parse(c[name]) : json();
   }
   std::optional<SourceHealth> Health(const std::string& path) {
-    for (const auto& h : engine_->SourcesHealth())
+    for (const auto& h : Ok(engine_->SourcesHealth()))
       if (h.source == "feishu" && h.path == path) return h;
     return std::nullopt;
   }

@@ -13,6 +13,7 @@
 #include "fake_feishu_server.h"
 #include "fake_feishu_ws.h"
 #include "superagent/feishu.h"
+#include "result_ok.h"
 
 namespace superagent::feishu {
 namespace {
@@ -136,12 +137,12 @@ class FeishuWsTest : public superagent::testing::EngineTest {
     return Soon([&] { return engine_->GetTrigger(id).ok(); });
   }
   std::optional<SourceHealth> Realtime() {
-    for (const auto& h : engine_->SourcesHealth())
+    for (const auto& h : Ok(engine_->SourcesHealth()))
       if (h.source == "feishu" && h.path == "realtime") return h;
     return std::nullopt;
   }
   bool RealtimeProblemRaised() {
-    for (const auto& p : engine_->SystemProblems())
+    for (const auto& p : Ok(engine_->SystemProblems()))
       if (p.kind == "source:feishu:realtime") return true;
     return false;
   }

@@ -12,6 +12,7 @@
 #include "superagent/effects.h"
 #include "superagent/github.h"
 #include "superagent/metrics.h"
+#include "result_ok.h"
 
 namespace superagent::github {
 namespace {
@@ -89,7 +90,7 @@ class GitHubSourceTest : public superagent::testing::EngineTest {
     return c.count(name) ? json::parse(c[name]) : json();
   }
   std::optional<SourceHealth> Health(const std::string& path) {
-    for (const SourceHealth& h : engine_->SourcesHealth())
+    for (const SourceHealth& h : Ok(engine_->SourcesHealth()))
       if (h.source == "github" && h.path == path) return h;
     return std::nullopt;
   }
@@ -123,7 +124,7 @@ TEST_F(GitHubSourceTest, MentionBecomesOneTriggerOneAcknowledgementOneComment) {
 
   assessor_.answers.push_back(ScriptedAssessor::Accept());
   ASSERT_EQ(Drain(), 1);
-  auto receipts = engine_->Receipts(std::nullopt);
+  auto receipts = Ok(engine_->Receipts(std::nullopt));
   ASSERT_EQ(receipts.size(), 1u);
   EXPECT_EQ(receipts[0].kind, MessageKind::kAcknowledgement);
   EXPECT_EQ(receipts[0].channel, "github:issue:1");
@@ -136,7 +137,7 @@ TEST_F(GitHubSourceTest, MentionBecomesOneTriggerOneAcknowledgementOneComment) {
   const json& posted = fake_->comments.back();
   EXPECT_EQ(posted["body"].get<std::string>().rfind(std::string(kAutomatedFirstLine) + "\n", 0), 0u);
   EXPECT_THAT(posted["body"].get<std::string>(), HasSubstr(ReceiptMarker(receipts[0].id)));
-  EXPECT_EQ(engine_->Receipts(std::nullopt)[0].status, "sent");
+  EXPECT_EQ(Ok(engine_->Receipts(std::nullopt))[0].status, "sent");
 
   // The next round reads the agent's own comment: stored as filtered, never a request.
   clock_.Advance(61'000);
@@ -149,7 +150,7 @@ TEST_F(GitHubSourceTest, MentionBecomesOneTriggerOneAcknowledgementOneComment) {
   EXPECT_EQ(own->outcome, IntakeOutcome::kFiltered);
   EXPECT_EQ(own->filter_reason, "own_message");
   EXPECT_EQ(Drain(), 0);
-  EXPECT_EQ(engine_->Receipts(std::nullopt).size(), 1u);
+  EXPECT_EQ(Ok(engine_->Receipts(std::nullopt)).size(), 1u);
 }
 
 TEST_F(GitHubSourceTest, TheSameCommentByNotificationRepoPollingAndWebhookIsOneTrigger) {
@@ -236,7 +237,7 @@ TEST_F(GitHubSourceTest, PersistentErrorsRaiseAProblemAndAreDroppedAfter24Hours)
   }
   EXPECT_EQ(Cursor("retry:issue:2")["attempts"], 3);
   bool raised = false;
-  for (const SystemProblem& p : engine_->SystemProblems()) raised |= p.kind == "source:github:discussions";
+  for (const SystemProblem& p : Ok(engine_->SystemProblems())) raised |= p.kind == "source:github:discussions";
   EXPECT_TRUE(raised);
   clock_.Advance(24LL * 3600 * 1000);
   source_->RunOnce();
@@ -265,7 +266,7 @@ TEST_F(GitHubSourceTest, GoneMarksTheDiscussionDeletedAndDropsItsRetry) {
   ASSERT_TRUE(loop.RunOnce().ok());
   EXPECT_EQ(fake_->Count("POST", "/repos/"), 0);
   bool abandoned = false;
-  for (const Receipt& rc : engine_->Receipts(std::nullopt)) abandoned |= rc.id == "late-reply" && rc.status == "abandoned";
+  for (const Receipt& rc : Ok(engine_->Receipts(std::nullopt))) abandoned |= rc.id == "late-reply" && rc.status == "abandoned";
   EXPECT_TRUE(abandoned);
   // And it is polled no more.
   fake_->ClearLog();
@@ -725,7 +726,7 @@ TEST_F(GitHubSourceTest, CrashBetweenPostedAndRecordedStillLeavesOneComment) {
     clock_.Advance(400'000);
   }
   EXPECT_EQ(fake_->Count("POST", "/repos/Codertocat/Hello-World/issues/1/comments"), 1);
-  auto receipts = engine_->Receipts(std::nullopt);
+  auto receipts = Ok(engine_->Receipts(std::nullopt));
   ASSERT_EQ(receipts.size(), 1u);
   EXPECT_EQ(receipts[0].status, "sent");
 }
@@ -785,7 +786,7 @@ TEST_F(GitHubSourceTest, AWebhookDeliveryIsOneWriteTransaction) {
   const auto cursors = engine_->SourceCursors("github").value();
   EXPECT_EQ(cursors.count(Discussion{false, 1}.Key()), 1u) << "the discussion is followed from now on";
   bool webhook_health = false;
-  for (const SourceHealth& h : engine_->SourcesHealth())
+  for (const SourceHealth& h : Ok(engine_->SourcesHealth()))
     webhook_health |= h.source == "github" && h.path == "webhook" && h.last_success_at.has_value();
   EXPECT_TRUE(webhook_health);
   // The same delivery again: a duplicate, still one transaction (its health), nothing else.
@@ -821,6 +822,27 @@ TEST_F(GitHubSourceTest, AWebhookWhoseCursorsCannotBeReadIsRefusedAndOverwritesN
   sqlite3_close(outside);
   EXPECT_EQ(engine_->SourceCursors("github").value().at(Discussion{false, 1}.Key()), followed);
   EXPECT_FALSE(engine_->GetTrigger(CommentId(payload["comment"])).ok()) << "nothing of it was stored";
+}
+
+// Issue 20: open Tickets' discussions that cannot be read are not "none": the round says so
+// (a round error, counted in its health) instead of letting those discussions go unfollowed.
+TEST_F(GitHubSourceTest, ARoundWhoseOpenTicketsCannotBeReadReportsItInsteadOfFollowingNone) {
+  clock_.Advance(10'000);
+  RoundReport first = source_->RunOnce();
+  ASSERT_TRUE(first.errors.empty()) << first.errors.front();
+  sqlite3* outside = nullptr;  // another process breaks the table under the daemon, then mends it
+  ASSERT_EQ(sqlite3_open((dir_ / "superagent.db").string().c_str(), &outside), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(outside, "ALTER TABLE tickets RENAME TO hidden_tickets", nullptr, nullptr, nullptr), SQLITE_OK);
+  clock_.Advance(120'000);
+  RoundReport r = source_->RunOnce();
+  ASSERT_EQ(sqlite3_exec(outside, "ALTER TABLE hidden_tickets RENAME TO tickets", nullptr, nullptr, nullptr), SQLITE_OK);
+  sqlite3_close(outside);
+  bool said = false;
+  for (const std::string& e : r.errors) said |= e.find("open tickets' discussions not read") != std::string::npos;
+  EXPECT_TRUE(said) << "errors: " << json(r.errors).dump();
+  clock_.Advance(120'000);
+  RoundReport mended = source_->RunOnce();
+  EXPECT_TRUE(mended.errors.empty()) << mended.errors.front();
 }
 
 }  // namespace

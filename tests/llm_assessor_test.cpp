@@ -11,6 +11,7 @@
 #include "engine_fixture.h"
 #include "fake_chat_server.h"
 #include "superagent/model_assessor.h"
+#include "result_ok.h"
 
 namespace superagent::testing {
 namespace {
@@ -51,7 +52,7 @@ class ModelEvalTest : public EngineTest {
   }
 
   Decision OnlyDecision(const std::string& thread = "github:issue:1") {
-    auto d = engine_->Decisions(thread);
+    auto d = Ok(engine_->Decisions(thread));
     EXPECT_EQ(d.size(), 1u);
     return d.empty() ? Decision{} : d.back();
   }
@@ -80,7 +81,7 @@ TEST_F(ModelEvalTest, ExplicitAcceptShapesTheTicketAndRecordsWhatTheEvalCost) {
   ASSERT_TRUE(story->contains("ticket_created")) << story->dump(2);
   TicketId id = (*story)["ticket_created"]["id"];
   EXPECT_EQ(engine_->GetTicket(id)->scope, "Fix the typo in the README heading");
-  auto receipts = engine_->Receipts(id);
+  auto receipts = Ok(engine_->Receipts(id));
   ASSERT_EQ(receipts.size(), 1u);
   EXPECT_EQ(receipts[0].body, "I'll fix the typo in the README heading.");
 
@@ -132,7 +133,7 @@ TEST_F(ModelEvalTest, ExplicitStopEndsTheTicket) {
   ASSERT_EQ(DrainWith(*model), 1);
   ExpectCleanWire();
   EXPECT_EQ(engine_->GetTicket(id)->stage, Stage::kEnded);
-  EXPECT_EQ(engine_->Decisions("github:issue:1").back().outcome, DecisionOutcome::kStop);
+  EXPECT_EQ(Ok(engine_->Decisions("github:issue:1")).back().outcome, DecisionOutcome::kStop);
   // The model saw the Ticket (ended ones too are listed) and the worker's handback reason.
   std::string user = server_.requests()[0]["messages"][1]["content"];
   EXPECT_THAT(user, HasSubstr("<<<DATA ticket id=\"" + std::to_string(id) + "\""));
@@ -150,7 +151,7 @@ TEST_F(ModelEvalTest, ObserveRecordsWouldAcceptAndRunsNothing) {
   EXPECT_TRUE(d.would_accept);
   EXPECT_EQ(d.strength, Strength::kInferred);
   EXPECT_FALSE(HasTicket("c1"));
-  EXPECT_TRUE(engine_->Receipts(std::nullopt).empty());
+  EXPECT_TRUE(Ok(engine_->Receipts(std::nullopt)).empty());
 }
 
 TEST_F(ModelEvalTest, AutoAcceptsInferredWorkUnderAMatchedRule) {
@@ -206,7 +207,7 @@ TEST_F(ModelEvalTest, MalformedTwiceIsUnavailableAndRequeued) {
   EXPECT_EQ(d.outcome, DecisionOutcome::kUnavailable);
   EXPECT_THAT(d.reason, HasSubstr("malformed assessment after 2 answers"));
   EXPECT_THAT(d.reason, HasSubstr("does not answer rule \"visual\""));
-  EXPECT_EQ(engine_->Stats()["eval_queue"], 1) << "the batch is requeued with backoff";
+  EXPECT_EQ(Ok(engine_->Stats())["eval_queue"], 1) << "the batch is requeued with backoff";
   EXPECT_FALSE(HasTicket("c1"));
   // A text answer is corrected with a host-written user turn.
   auto sent = server_.requests();
@@ -239,7 +240,7 @@ TEST_F(ModelEvalTest, TimeoutIsUnavailableAndRequeued) {
   Decision d = OnlyDecision();
   EXPECT_EQ(d.outcome, DecisionOutcome::kUnavailable);
   EXPECT_THAT(d.reason, HasSubstr("timed out"));
-  EXPECT_EQ(engine_->Stats()["eval_queue"], 1);
+  EXPECT_EQ(Ok(engine_->Stats())["eval_queue"], 1);
   EXPECT_FALSE(HasTicket("c1"));
 }
 
@@ -312,7 +313,7 @@ TEST_F(ModelEvalTest, InjectionInObserveModeIsAtMostAWouldAccept) {
   EXPECT_EQ(d.outcome, DecisionOutcome::kIgnore);
   EXPECT_TRUE(d.would_accept);
   EXPECT_FALSE(HasTicket("c1"));
-  EXPECT_TRUE(engine_->Receipts(std::nullopt).empty());
+  EXPECT_TRUE(Ok(engine_->Receipts(std::nullopt)).empty());
 }
 
 // ---- prompts re-read per call ----

@@ -16,6 +16,7 @@
 #include "panel_fixture.h"
 #include "superagent/panel.h"
 #include "superagent/views.h"
+#include "result_ok.h"
 
 namespace superagent::testing {
 namespace {
@@ -801,7 +802,7 @@ TEST_F(PanelApiTest, ASetAsideItemIsACardInNeedsYouAndRetryIsACsrfGuardedCommand
   const TicketId id = Accept("gh:comment:2001", 21, "@agent please translate the 安装 guide");
   for (int turn = 1; turn <= 5; ++turn) {
     std::int64_t pending = 0;
-    for (const Assignment& a : engine_->Assignments(id))
+    for (const Assignment& a : Ok(engine_->Assignments(id)))
       if (a.state == "pending") pending = a.id;
     ASSERT_NE(pending, 0) << "turn " << turn;
     ASSERT_TRUE(engine_->StartAssignment(pending, "worker").ok());

@@ -13,6 +13,7 @@
 #include "daemon_process.h"
 #include "panel_fixture.h"
 #include "run_binary.h"
+#include "result_ok.h"
 
 namespace superagent::testing {
 namespace {
@@ -52,7 +53,7 @@ TEST_F(PanelBrowserTest, APersonUsesThePanelInChromium) {
   // a card in Needs-you with its reason and a Retry.
   const TicketId poisoned = Accept("gh:comment:1006", 16, "@agent 请把 README 的标题翻译成中文 🙏");
   for (int turn = 1; turn <= 5; ++turn) {
-    for (const Assignment& a : engine_->AssignmentsInState("pending")) {
+    for (const Assignment& a : Ok(engine_->AssignmentsInState("pending"))) {
       if (a.ticket != poisoned) continue;
       ASSERT_TRUE(engine_->StartAssignment(a.id, "worker").ok());
       ASSERT_TRUE(engine_->FinishTurn({.assignment = a.id, .error = "model answer unreadable: type_error.316 at byte " + std::to_string(turn)}).ok());
@@ -60,7 +61,7 @@ TEST_F(PanelBrowserTest, APersonUsesThePanelInChromium) {
     Receive(Comment("gh:comment:1006-" + std::to_string(turn), "alice", false, "还是不行，请再试一次", 16));
     ASSERT_TRUE(engine_->AssignFollowUps().ok());
   }
-  ASSERT_EQ(engine_->Quarantined().size(), 1u) << "the seed has no set-aside item";
+  ASSERT_EQ(Ok(engine_->Quarantined()).size(), 1u) << "the seed has no set-aside item";
   engine_.reset();  // the daemon owns the store from here on
 
   const int port = FreeLoopbackPort();

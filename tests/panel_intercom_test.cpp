@@ -5,6 +5,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <httplib.h>
+#include <sqlite3.h>
 
 #include <fstream>
 #include <map>
@@ -19,6 +20,7 @@
 #include "superagent/panel.h"
 #include "superagent/views.h"
 #include "superagent/worker_sessions.h"
+#include "result_ok.h"
 
 namespace superagent::testing {
 namespace {
@@ -50,7 +52,7 @@ class PanelIntercomTest : public PanelSeedTest {
   std::string OpenWorkerSession(TicketId t, const std::string& title) {
     auto s = engine_->OpenSession(t, title, "builtin");
     EXPECT_TRUE(s.ok());
-    for (const Assignment& a : engine_->Assignments(t)) EXPECT_TRUE(engine_->FinishAssignment(a.id).ok());  // its turn ran
+    for (const Assignment& a : Ok(engine_->Assignments(t))) EXPECT_TRUE(engine_->FinishAssignment(a.id).ok());  // its turn ran
     auto add = [&](const char* kind, json body) { EXPECT_TRUE(engine_->AppendSessionEvent(s->id, 1, kind, body).ok()); };
     add("input", {{"role", "user"}, {"content", "# " + title + "\nplease do it"}});
     add("assistant", {{"role", "assistant"}, {"content", ""}, {"tool_calls", {{{"id", "c1"}, {"name", "shell"}, {"arguments", R"({"command":"./test.sh"})"}}}}});
@@ -97,7 +99,7 @@ class PanelIntercomTest : public PanelSeedTest {
     if (!r) return {0, json()};
     return {r->status, json::parse(r->body, nullptr, false)};
   }
-  std::size_t Stored(const std::string& session) { return engine_->IntercomMessagesOf(session, -1, 1000).size(); }
+  std::size_t Stored(const std::string& session) { return Ok(engine_->IntercomMessagesOf(session, -1, 1000)).size(); }
 
   PanelSeed seed_;
   std::string idle_, waiting_, dormant_;
@@ -150,6 +152,37 @@ TEST_F(PanelIntercomTest, ASessionShowsItsSurfaceItsWorkerTranscriptAndTokenUsag
   GetJson("/api/intercom/sessions/" + dormant_);  // a dormant transcript stays readable
 }
 
+// Issue 20: a store that cannot be read is a 503 with the reason — never a center with no
+// sessions, a session with no transcript, or a 404.
+TEST_F(PanelIntercomTest, AStoreThatCannotBeReadIsA503NotAnEmptyCenter) {
+  StartServer();
+  ASSERT_EQ(GetJson("/api/intercom")["sessions"].size(), 3u);
+  sqlite3* outside = nullptr;  // another process breaks a table under the daemon, then mends it
+  ASSERT_EQ(sqlite3_open((dir_ / "superagent.db").string().c_str(), &outside), SQLITE_OK);
+  auto sql = [&](const char* statement) {
+    ASSERT_EQ(sqlite3_exec(outside, statement, nullptr, nullptr, nullptr), SQLITE_OK) << statement;
+  };
+
+  sql("ALTER TABLE session_events RENAME TO hidden_events");
+  json d = GetJson("/api/intercom/sessions/" + idle_, 503);
+  EXPECT_THAT(d["error"].get<std::string>(), HasSubstr("the store could not be read"));
+  EXPECT_THAT(d["error"].get<std::string>(), HasSubstr("session_events"));
+  sql("ALTER TABLE hidden_events RENAME TO session_events");
+
+  sql("ALTER TABLE intercom_messages RENAME TO hidden_messages");
+  json o = GetJson("/api/intercom", 503);
+  EXPECT_THAT(o["error"].get<std::string>(), HasSubstr("the store could not be read (intercom)"));
+  sql("ALTER TABLE hidden_messages RENAME TO intercom_messages");
+
+  sql("ALTER TABLE sessions RENAME TO hidden_sessions");
+  o = GetJson("/api/intercom", 503);
+  EXPECT_THAT(o["error"].get<std::string>(), HasSubstr("the store could not be read"));
+  sql("ALTER TABLE hidden_sessions RENAME TO sessions");
+  sqlite3_close(outside);
+
+  EXPECT_EQ(GetJson("/api/intercom")["sessions"].size(), 3u) << "readable again: served again";
+}
+
 TEST_F(PanelIntercomTest, ThePersonSendsAsThemselfNeverAsASession) {
   StartServer();
   auto [status, body] = Post("/api/intercom/sessions/" + idle_ + "/send",
@@ -157,13 +190,13 @@ TEST_F(PanelIntercomTest, ThePersonSendsAsThemselfNeverAsASession) {
   ASSERT_EQ(status, 200) << body.dump();
   EXPECT_EQ(body["applied"], "wake");
   EXPECT_EQ(body["by"], "Tess (panel)");
-  auto m = engine_->GetIntercomMessage(body["message_id"]);
+  auto m = Ok(engine_->GetIntercomMessage(body["message_id"]));
   ASSERT_TRUE(m.has_value());
   EXPECT_EQ(m->from_person, "Tess (panel)");
   EXPECT_EQ(m->from_session, "");
   EXPECT_EQ(wakes_, 1) << "the scheduler was asked for a pass";
-  EXPECT_EQ(engine_->Assignments(seed_.blocked).back().cause, "follow_up");  // a person's: may use the reserved slot
-  EXPECT_EQ(engine_->TicketInputs(seed_.blocked).back().kind, "intercom");
+  EXPECT_EQ(Ok(engine_->Assignments(seed_.blocked)).back().cause, "follow_up");  // a person's: may use the reserved slot
+  EXPECT_EQ(Ok(engine_->TicketInputs(seed_.blocked)).back().kind, "intercom");
   // Its wrapper says a person wrote it, not a session.
   std::vector<std::string> inbox = intercom_->TakeInbox(idle_);
   ASSERT_EQ(inbox.size(), 1u);
@@ -210,7 +243,7 @@ TEST_F(PanelIntercomTest, RefusedSendsSayWhyAndStoreNothing) {
   EXPECT_THAT(b11["error"].get<std::string>(), HasSubstr("rate limit"));
   EXPECT_EQ(Stored(waiting_), 10u);
   // A Ticket waiting for its person gets the messages queued, not a turn before the answer.
-  EXPECT_EQ(engine_->QueuedIntercom(waiting_).size(), 10u);
+  EXPECT_EQ(Ok(engine_->QueuedIntercom(waiting_)).size(), 10u);
   EXPECT_EQ(engine_->GetTicket(seed_.question_new)->stage, Stage::kWaitingForPerson);
 }
 
@@ -241,9 +274,9 @@ TEST_F(PanelIntercomTest, APersonsMessageResumesADormantSessionInPlace) {
   EXPECT_EQ(b2["resumed"], true);
   EXPECT_EQ(b2["applied"], "wake");
   EXPECT_EQ(engine_->GetTicket(seed_.ended)->stage, Stage::kIdle);
-  EXPECT_EQ(engine_->Assignments(seed_.ended).back().cause, "resume");
-  EXPECT_EQ(engine_->Assignments(seed_.ended).back().state, "pending");
-  EXPECT_EQ(engine_->QueuedIntercom(dormant_).size(), 1u);
+  EXPECT_EQ(Ok(engine_->Assignments(seed_.ended)).back().cause, "resume");
+  EXPECT_EQ(Ok(engine_->Assignments(seed_.ended)).back().state, "pending");
+  EXPECT_EQ(Ok(engine_->QueuedIntercom(dormant_)).size(), 1u);
   EXPECT_EQ(wakes_, 1);
   json detail = GetJson("/api/tickets/" + std::to_string(seed_.ended));
   bool resumed = false;
@@ -340,13 +373,13 @@ TEST_F(PanelIntercomTest, NewSessionIsAnExplicitPanelRequestThatTheEvalTurnsInto
   EXPECT_EQ(m->strength, Strength::kExplicit);
   EXPECT_EQ(m->sender, "Tess (panel)");
   EXPECT_EQ(engine_->GetTicket(t)->thread, thread);
-  EXPECT_EQ(engine_->Assignments(t).back().cause, "accepted");
+  EXPECT_EQ(Ok(engine_->Assignments(t)).back().cause, "accepted");
 
   // The acknowledgement is delivered in the panel (recorded, nothing leaves the daemon).
   auto channel = panel::MakePanelChannel();
   EffectsLoop effects(engine_.get(), {channel.get()}, &clock_);
   ASSERT_TRUE(effects.RunOnce().ok());
-  auto receipts = engine_->Receipts(t);
+  auto receipts = Ok(engine_->Receipts(t));
   ASSERT_EQ(receipts.size(), 1u);
   EXPECT_EQ(receipts[0].channel, thread);
   EXPECT_EQ(receipts[0].body, "On it: a CHANGELOG entry for 0.3.");

@@ -3,17 +3,11 @@
 #include <sqlite3.h>
 
 #include "panel_fixture.h"
+#include "result_ok.h"
 #include "superagent/views.h"
 
 namespace superagent::testing {
 namespace {
-
-// The value of a read that must succeed here; a failure fails the test with the store's words.
-template <typename T>
-T Ok(Result<T> r) {
-  EXPECT_TRUE(r.ok()) << r.status().ToString();
-  return r.ok() ? std::move(*r) : T{};
-}
 
 class ViewsTest : public PanelSeedTest {
  protected:

@@ -2,6 +2,7 @@
 // platform (GitHub, Feishu); each makes a retried delivery safe on its own terms.
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <string>
 
@@ -37,6 +38,16 @@ struct Delivery {
   static Delivery Retry(std::string error, TimeMs after = 0) { return {Outcome::kRetry, "", std::move(error), after}; }
   static Delivery Failed(std::string error) { return {Outcome::kFailed, "", std::move(error), 0}; }
   static Delivery Gone(std::string error) { return {Outcome::kTargetGone, "", std::move(error), 0}; }
+};
+
+// How long one message to a channel may be: the platform's rule (SPEC §1's word limit for chats,
+// GitHub's character cap), said by the platform's own module and handed to the Engine by app/
+// (EngineOptions::message_limit), so core knows no platform.
+struct MessageLimit {
+  // "" when `body` fits, else why not (the limit and the count, for whoever reads the refusal).
+  std::function<std::string(const std::string& body)> too_long;
+  // `body` cut to fit, visibly ("…"): for what must not be refused (an acknowledgement).
+  std::function<std::string(const std::string& body)> cut;
 };
 
 class Channel {

@@ -15,7 +15,6 @@
 
 #include "superagent/assessment.h"
 #include "superagent/channel.h"
-#include "superagent/chat.h"
 #include "superagent/clock.h"
 #include "superagent/domain.h"
 #include "superagent/mailbox.h"
@@ -35,8 +34,10 @@ struct EngineOptions {
   TimeMs eval_backoff_ms = 30'000;      // first retry delay, doubled per attempt
   TimeMs eval_backoff_max_ms = 600'000;
   std::size_t history_limit = 50;       // Thread snapshot size given to an Eval
-  std::size_t chat_word_limit = kChatWordLimit;  // SPEC §1: chat messages ≤ 100 words (level-1 host fact)
-  std::size_t github_char_limit = 65'000;
+  // The length rule of the platform `channel` belongs to; nullopt (or unset): no limit. app/ sets
+  // it from the platforms' modules (app::MessageLimitsFor): SPEC §1's word limit for chats,
+  // GitHub's character cap. Every message the Engine enqueues is checked against it.
+  std::function<std::optional<MessageLimit>(const std::string& channel)> message_limit;
   int problem_threshold = 3;            // SPEC §6: the same kind failing 3 times in a row
   // Issue 18: an Effect, a Thread's Evals or a Ticket's turns failing the same way this many
   // times in a row, or in flight during this many abnormal exits in a row, are set aside.
@@ -232,7 +233,7 @@ class Engine {
   // Returns how many were created.
   Result<int> AssignFollowUps();
   // Assignments in `state` ("pending" | "running" | "ended"), oldest first.
-  std::vector<Assignment> AssignmentsInState(const std::string& state);
+  Result<std::vector<Assignment>> AssignmentsInState(const std::string& state);
   // pending → running, naming the executor; the Ticket becomes `working`. Conflict when the
   // Assignment is not pending or its Ticket has ended.
   Status StartAssignment(std::int64_t assignment, const std::string& executor);
@@ -245,26 +246,28 @@ class Engine {
   // --- Sessions, transcripts, token usage, workspaces (SPEC §6; sessions.cpp) ---
   // The Ticket's worker session, created idle on first use.
   Result<Session> OpenSession(TicketId ticket, const std::string& title, const std::string& executor);
-  std::optional<Session> SessionForTicket(TicketId ticket);
+  // The Ticket's session; nullopt when it has none yet.
+  Result<std::optional<Session>> SessionForTicket(TicketId ticket);
   Result<Session> GetSession(SessionId id);
-  std::vector<Session> Sessions();
+  Result<std::vector<Session>> Sessions();
   // "idle" | "running" | "ended"; InvalidArgument for anything else.
   Status SetSessionStatus(SessionId session, const std::string& status);
   // Appends one transcript event; returns its id.
   Result<std::int64_t> AppendSessionEvent(SessionId session, std::int64_t assignment, const std::string& kind,
                                           const nlohmann::json& body);
   // Transcript events after `after_id`, oldest first.
-  std::vector<SessionEvent> SessionEvents(SessionId session, std::int64_t after_id = 0);
+  Result<std::vector<SessionEvent>> SessionEvents(SessionId session, std::int64_t after_id = 0);
   // Records one model call's usage (llm::Usage::ToJson()) against the Ticket.
   Status RecordTokenUsage(TicketId ticket, std::optional<SessionId> session, const nlohmann::json& usage);
   // Totals for the Ticket: calls, prompt/completion/total/cache_hit tokens.
-  nlohmann::json TokenUsage(TicketId ticket);
+  Result<nlohmann::json> TokenUsage(TicketId ticket);
   // Workspaces: recorded once prepared; removed when the Ticket has ended for good.
   Status RecordWorkspace(const WorkspaceRecord& workspace);
-  std::optional<WorkspaceRecord> WorkspaceFor(TicketId ticket);
+  // nullopt: none was recorded for the Ticket.
+  Result<std::optional<WorkspaceRecord>> WorkspaceFor(TicketId ticket);
   // Live workspaces whose Ticket has ended and whose Mandate has ended too (stopped or revoked):
   // nothing can resume them, so their directory and branch can go.
-  std::vector<WorkspaceRecord> WorkspacesToRemove();
+  Result<std::vector<WorkspaceRecord>> WorkspacesToRemove();
   Status MarkWorkspaceRemoved(TicketId ticket);
 
   // --- Outbox (SPEC §8; outbox.cpp; delivered by the Effects loop) ---
@@ -284,7 +287,7 @@ class Engine {
   // Also counts failures per kind ("effect:<kind>:<platform>") for system problems.
   Status RecordDelivery(std::int64_t effect_id, const Delivery& delivery, TimeMs retry_at);
   // Effects not yet done: "pending" (waiting or in flight) and "failed" counts.
-  nlohmann::json OutboxCounts();
+  Result<nlohmann::json> OutboxCounts();
 
   // --- Source rounds and system problems (SPEC §3; source_rounds.cpp) ---
   // Applies one round of cursors, health and skip counts in one transaction. Three consecutive
@@ -294,21 +297,22 @@ class Engine {
   // A failed read is an error, never "no cursors": a Source that took it for empty would start
   // following discussions again from fresh cursors.
   Result<std::map<std::string, std::string>> SourceCursors(const std::string& source);
-  std::vector<SourceHealth> SourcesHealth();
+  Result<std::vector<SourceHealth>> SourcesHealth();
   // The platform says the discussion is gone (e.g. GitHub 410): nothing more is delivered there.
   Status MarkThreadDeleted(const std::string& thread, const std::string& why);
   // Whether a Source may send; a disabled Source's pending messages wait. Sources are enabled
   // until disabled.
   Status SetSourceEnabled(const std::string& source, bool enabled);
   // Thread keys subscribed by open Tickets that start with `prefix` (e.g. "github:"): the
-  // discussions a Source keeps polling while work is in progress (SPEC §3.5).
-  std::vector<std::string> OpenTicketThreads(const std::string& prefix);
+  // discussions a Source keeps polling while work is in progress (SPEC §3.5). A failed read is an
+  // error, never "no discussions": a round that took it for empty would stop following them.
+  Result<std::vector<std::string>> OpenTicketThreads(const std::string& prefix);
   // Counts a failure of `kind`; at options.problem_threshold consecutive failures the problem is
   // raised (shown once, however often it fails after that).
   Status ReportFailure(const std::string& kind, const std::string& message);
   // Clears the failure count of `kind` and the problem, if raised.
   Status ReportSuccess(const std::string& kind);
-  std::vector<SystemProblem> SystemProblems();
+  Result<std::vector<SystemProblem>> SystemProblems();
 
   // --- Policy versions (SPEC §4.6; policy_versions.cpp, the current one in engine.cpp) ---
   // Makes `policy` current. A new version only when its content differs; then running Evals are
@@ -339,7 +343,7 @@ class Engine {
   // The daemon stopped cleanly: the next start charges nothing.
   Status RecordCleanStop();
   // Items set aside, oldest first.
-  std::vector<QuarantineItem> Quarantined();
+  Result<std::vector<QuarantineItem>> Quarantined();
   // A person's Retry (panel), one transaction: the record and its counts are cleared and the item
   // is due again now (an Effect is requeued, a Thread's queued Triggers judged, a Ticket given a
   // new turn). NotFound when nothing of that kind and item is set aside.
@@ -356,21 +360,22 @@ class Engine {
   Result<IntercomMessage> PostIntercom(IntercomMessage m, bool target_idle, const IntercomLimits& limits);
   // The session's queued messages, oldest first, marked delivered in the same transaction.
   Result<std::vector<IntercomMessage>> TakeIntercomInbox(const std::string& session);
-  std::optional<IntercomMessage> GetIntercomMessage(const std::string& id);
+  // nullopt: no message has that id.
+  Result<std::optional<IntercomMessage>> GetIntercomMessage(const std::string& id);
   // Messages `from` sent to `to` that answer `to`'s messages to `from` (reply_to links), oldest
   // first; the queued ones are marked delivered in the same transaction, so the inbox will not
   // deliver them a second time.
   Result<std::vector<IntercomMessage>> TakeIntercomReplies(const std::string& from, const std::string& to);
   // Wakes `session` has spent since a person last wrote to it.
-  int IntercomWakesSpent(const std::string& session);
+  Result<int> IntercomWakesSpent(const std::string& session);
   // Messages to or from `session` newer than `since`, the newest `limit`, oldest first.
-  std::vector<IntercomMessage> IntercomMessagesOf(const std::string& session, TimeMs since, int limit);
+  Result<std::vector<IntercomMessage>> IntercomMessagesOf(const std::string& session, TimeMs since, int limit);
   // Groups: ids of explicit groups are "group-N"; "auto" cannot be created or deleted.
   Result<IntercomGroup> CreateIntercomGroup(const std::string& name, const std::vector<std::string>& members);
   Status AddIntercomMember(const std::string& group, const std::string& session);
   Status RemoveIntercomMember(const std::string& group, const std::string& session);
   Status DeleteIntercomGroup(const std::string& group);
-  std::vector<IntercomGroup> IntercomGroups();
+  Result<std::vector<IntercomGroup>> IntercomGroups();
   // Rings the doorbell of an idle Ticket's worker session (SPEC §10 wake): a pending input of
   // kind "intercom" and, when the Ticket has no pending or running Assignment, a new one — cause
   // "follow_up" for a person's message (it may take the slot kept for people), "intercom" for a
@@ -385,22 +390,25 @@ class Engine {
   // why: the Mandate was withdrawn or revoked, or which revalidation rule fails now.
   Result<IntercomMessage> ResumeForPersonsMessage(TicketId ticket, IntercomMessage m, const IntercomLimits& limits);
   // Messages waiting in `session`'s inbox (read only; TakeIntercomInbox delivers them).
-  std::vector<IntercomMessage> QueuedIntercom(const std::string& session);
+  Result<std::vector<IntercomMessage>> QueuedIntercom(const std::string& session);
 
   // --- Reading (engine.cpp; Explain in explain.cpp) ---
+  // Every read returns Result: what is not there is a value (NotFound for a single item asked by
+  // id, an empty list, nullopt), and a read the store failed is its error — never "empty", so no
+  // caller acts on nothing when something is there (issue 20).
   Result<Ticket> GetTicket(TicketId id);
   Result<Mandate> GetMandate(TicketId ticket);
-  std::vector<TicketInput> TicketInputs(TicketId ticket);
-  std::vector<Assignment> Assignments(TicketId ticket);
-  std::vector<Receipt> Receipts(std::optional<TicketId> ticket);
-  std::vector<Decision> Decisions(const std::string& thread);
+  Result<std::vector<TicketInput>> TicketInputs(TicketId ticket);
+  Result<std::vector<Assignment>> Assignments(TicketId ticket);
+  Result<std::vector<Receipt>> Receipts(std::optional<TicketId> ticket);
+  Result<std::vector<Decision>> Decisions(const std::string& thread);
   Result<TriggerRecord> GetTrigger(const std::string& id);
   // The Trigger with arrival number `seq`.
   Result<TriggerRecord> GetTriggerBySeq(std::int64_t seq);
   // A Trigger's whole story (SPEC §12 explain): lookup by Trigger id or message URL.
   Result<nlohmann::json> Explain(const std::string& id_or_url);
   // Counts for status lines: triggers by outcome, queued evals, tickets by stage.
-  nlohmann::json Stats();
+  Result<nlohmann::json> Stats();
   // Write transactions begun since Open: each domain event should cost one (/metrics, tests).
   std::int64_t WriteTransactions() const;
 

@@ -351,6 +351,13 @@ std::string ReceiptMarker(const std::string& id);
 // The text posted for `body`: the first line, a blank line, the body, the hidden marker.
 std::string MessageText(const std::string& body, const std::string& marker_id);
 
+// The channels GitHubChannel delivers to: "github:…".
+bool IsGitHubChannel(const std::string& channel);
+// GitHub's length rule for one message body: at most `max_chars` characters — code points, not
+// bytes (a Chinese comment is three times longer in UTF-8) — cut with "…" when it must fit.
+// app/ hands it to the Engine (EngineOptions::message_limit) with github.message_max_chars.
+MessageLimit MessageLimitOf(std::size_t max_chars);
+
 // Delivers Effects whose channel starts with "github:". Kinds:
 //   post_message       — the Receipt's body to its channel: "github:issue:<n>" / "github:pull:<n>"
 //                        (issue comment), "github:pull:<n>:review:<comment id>" (review reply),

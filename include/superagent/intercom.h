@@ -55,12 +55,12 @@ struct SurfaceEntry {
 class SessionHost {
  public:
   virtual ~SessionHost() = default;
-  // Every session, live and dormant.
-  virtual std::vector<SessionInfo> Sessions() = 0;
+  // Every session, live and dormant. A failed read is an error, never "no sessions".
+  virtual Result<std::vector<SessionInfo>> Sessions() = 0;
   // One session; nullopt when the id is unknown.
   virtual std::optional<SessionInfo> Find(const std::string& id) = 0;
-  // The session's surface transcript, oldest first.
-  virtual std::vector<SurfaceEntry> Surface(const std::string& id) = 0;
+  // The session's surface transcript, oldest first; an error when it could not be read.
+  virtual Result<std::vector<SurfaceEntry>> Surface(const std::string& id) = 0;
   // Intercom messages wait in `id`'s inbox (Intercom::TakeInbox). `start_turn`: the session is
   // idle and was woken, so start a turn now; otherwise pick them up at the next step.
   virtual void InboxChanged(const std::string& id, bool start_turn) = 0;
@@ -150,7 +150,7 @@ class Intercom {
   SendOutcome Deliver(const std::string& from_session, const std::string& person, const SessionInfo& target,
                       const std::string& text, const std::string& delivery, const std::string& reply_to,
                       const std::string& group);
-  std::vector<IntercomGroup> PrunedGroups();
+  Result<std::vector<IntercomGroup>> PrunedGroups();
   std::string TitleOf(const std::string& session);
   // "" when `text` may be sent with `delivery`, else why not (nothing is sent).
   std::string CheckText(const std::string& text, const std::string& delivery) const;

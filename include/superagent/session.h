@@ -52,7 +52,7 @@ struct WorkspaceRecord {
 struct SlotsView {
   int worker_slots = 0, worker_used = 0;
   bool reserved_used = false;
-  int queued = 0;  // pending Assignments
+  int queued = 0;  // pending Assignments; -1 when the store could not be read
 };
 
 }  // namespace superagent

@@ -35,9 +35,9 @@ class WorkerSessionHost : public SessionHost {
   // Status comes from the session's Ticket: ended → dormant; stage working (or the session is
   // mid-turn) → working; waiting_for_person → waiting_for_person; idle, ready, blocked → idle
   // (a wake starts a turn).
-  std::vector<SessionInfo> Sessions() override;
+  Result<std::vector<SessionInfo>> Sessions() override;
   std::optional<SessionInfo> Find(const std::string& id) override;
-  std::vector<SurfaceEntry> Surface(const std::string& id) override;
+  Result<std::vector<SurfaceEntry>> Surface(const std::string& id) override;
   // start_turn: rings the Ticket's doorbell (Engine::WakeForIntercom — a pending "intercom"
   // input, hence a turn at the scheduler's next pass) and wakes the scheduler. Otherwise the
   // running turn takes the inbox at its next model step.

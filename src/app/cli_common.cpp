@@ -3,6 +3,7 @@
 #include <filesystem>
 
 #include "app/commands.h"
+#include "app/wiring.h"
 
 namespace superagent::app {
 
@@ -35,7 +36,10 @@ std::optional<Config> LoadConfigOrReport(const std::string& path) {
 }
 
 std::unique_ptr<Engine> OpenExistingOrReport(const Config& config, const char* command) {
-  auto engine = Engine::OpenExisting((std::filesystem::path(config.data_dir) / "superagent.db").string(), SystemClock());
+  EngineOptions options;
+  options.message_limit = MessageLimitsFor(config);  // as the daemon's: a tool enqueues by the same rules
+  auto engine = Engine::OpenExisting((std::filesystem::path(config.data_dir) / "superagent.db").string(), SystemClock(),
+                                     options);
   if (!engine.ok()) {
     std::fprintf(stderr, "%s: %s\n", command, engine.status().message().c_str());
     return nullptr;

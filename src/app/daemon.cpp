@@ -86,7 +86,7 @@ Status Daemon::Start() {
   EngineOptions options;
   options.eval_timeout_ms = config_.eval.timeout_seconds * 1000LL;
   options.eval_max_attempts = config_.eval.max_attempts;
-  options.github_char_limit = static_cast<std::size_t>(config_.github.message_max_chars);
+  options.message_limit = MessageLimitsFor(config_);
   options.quarantine_after = config_.quarantine.after;
   // A Trigger that arrives (webhook, poll, panel) is judged now, not at the loop's next poll.
   options.on_eval_queued = [this] { WakeEvalLoop(); };

@@ -9,7 +9,9 @@
 
 #include <spdlog/spdlog.h>
 
+#include "superagent/chat.h"
 #include "superagent/model_assessor.h"
+#include "superagent/text.h"
 
 namespace superagent::app {
 
@@ -75,6 +77,23 @@ Result<std::unique_ptr<feishu::Integration>> MakeFeishu(const Config& config, En
   o.source = FeishuSourceOptionsFor(config);
   o.long_connection = config.feishu.realtime == "long_connection";
   return feishu::Integration::Create(std::move(o), engine, clock, std::move(http));
+}
+
+MessageLimit ChatMessageLimit() {
+  MessageLimit limit;
+  limit.too_long = [](const std::string& body) { return ChatTooLong(body, kChatWordLimit); };
+  limit.cut = [](const std::string& body) { return text::CutWords(body, kChatWordLimit); };
+  return limit;
+}
+
+std::function<std::optional<MessageLimit>(const std::string& channel)> MessageLimitsFor(const Config& config) {
+  MessageLimit github_limit = github::MessageLimitOf(static_cast<std::size_t>(config.github.message_max_chars));
+  MessageLimit chat_limit = ChatMessageLimit();
+  return [github_limit, chat_limit](const std::string& channel) -> std::optional<MessageLimit> {
+    if (github::IsGitHubChannel(channel)) return github_limit;
+    if (IsChat(channel)) return chat_limit;
+    return std::nullopt;
+  };
 }
 
 llm::ChatOptions ChatOptionsFor(const Config& config) {

@@ -4,7 +4,9 @@
 // it does not use and never reads a secret it was not handed.
 #pragma once
 
+#include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -43,6 +45,16 @@ feishu::SourceOptions FeishuSourceOptionsFor(const Config& config);
 // naming the key to fix, when feishu.enabled is false or the app id or secret variable is unset.
 Result<std::unique_ptr<feishu::Integration>> MakeFeishu(const Config& config, Engine* engine, Clock* clock,
                                                         std::unique_ptr<HttpClient> http = nullptr);
+
+// ---- the Engine: each platform's message length rule ----
+
+// SPEC §1's rule for a chat message (Feishu, the panel): at most kChatWordLimit words
+// (ChatTooLong, text::CountWords), cut by text::CutWords.
+MessageLimit ChatMessageLimit();
+// EngineOptions::message_limit as the daemon sets it: a GitHub channel gets GitHub's character
+// cap (github.message_max_chars, github::MessageLimitOf), a chat the word limit above; other
+// channels have none.
+std::function<std::optional<MessageLimit>(const std::string& channel)> MessageLimitsFor(const Config& config);
 
 // ---- the model (llm.*) ----
 

@@ -1,6 +1,8 @@
 // Which platforms are chats (chat.h).
 #include "superagent/chat.h"
 
+#include "superagent/text.h"
+
 namespace superagent {
 
 bool IsChat(const std::string& channel_or_source) {
@@ -10,6 +12,13 @@ bool IsChat(const std::string& channel_or_source) {
       return true;
   }
   return false;
+}
+
+std::string ChatTooLong(const std::string& body, std::size_t max_words) {
+  if (std::size_t words = text::CountWords(body); words > max_words)
+    return "chat messages may have at most " + std::to_string(max_words) + " words; this one has " +
+           std::to_string(words);
+  return "";
 }
 
 }  // namespace superagent

@@ -7,7 +7,6 @@
 #include <filesystem>
 
 #include "core/engine_internal.h"
-#include "core/logged_read.h"
 #include "store/store.h"
 #include "superagent/chat.h"
 #include "superagent/engine.h"
@@ -70,21 +69,23 @@ std::int64_t Engine::PolicyVersion() const {
 // ---------------------------------------------------------------------------------------------
 // What the event files share (declared in core/engine_internal.h)
 
-// The length rules of every message the Engine enqueues, in one place: SPEC §1's word limit for
-// chats (counted by text::CountWords, so Chinese is bounded too) and GitHub's character cap
-// (characters, not bytes: a Chinese comment is three times longer in UTF-8). "" when `body` may
-// go to `channel`, else why not.
+// Every message the Engine enqueues goes through here: the rule is the channel's platform's
+// (EngineOptions::message_limit, set by app/), never core's.
+namespace {
+std::optional<MessageLimit> LimitOf(const std::string& channel, const EngineOptions& o) {
+  if (!o.message_limit) return std::nullopt;
+  return o.message_limit(channel);
+}
+}  // namespace
+
 std::string TooLong(const std::string& channel, const std::string& body, const EngineOptions& o) {
-  if (IsChat(channel)) {
-    if (std::size_t words = text::CountWords(body); words > o.chat_word_limit)
-      return "chat messages may have at most " + std::to_string(o.chat_word_limit) + " words; this one has " +
-             std::to_string(words);
-  } else if (channel.rfind("github", 0) == 0) {
-    if (std::size_t chars = text::CountCodePoints(body); chars > o.github_char_limit)
-      return "GitHub messages may have at most " + std::to_string(o.github_char_limit) + " characters; this one has " +
-             std::to_string(chars);
-  }
-  return "";
+  auto limit = LimitOf(channel, o);
+  return limit && limit->too_long ? limit->too_long(body) : "";
+}
+
+std::string CutToLimit(const std::string& channel, const std::string& body, const EngineOptions& o) {
+  auto limit = LimitOf(channel, o);
+  return limit && limit->cut ? limit->cut(body) : body;
 }
 
 // Whether a message sent at `at` is older than the request that made the Mandate's Ticket.
@@ -110,24 +111,24 @@ Result<Mandate> Engine::GetMandate(TicketId ticket) {
   return *m;
 }
 
-std::vector<TicketInput> Engine::TicketInputs(TicketId ticket) {
+Result<std::vector<TicketInput>> Engine::TicketInputs(TicketId ticket) {
   std::lock_guard<std::mutex> lock(mu_);
-  return LoggedRead(store_->InputsForTicket(ticket), "ticket inputs");
+  return store_->InputsForTicket(ticket);
 }
 
-std::vector<Assignment> Engine::Assignments(TicketId ticket) {
+Result<std::vector<Assignment>> Engine::Assignments(TicketId ticket) {
   std::lock_guard<std::mutex> lock(mu_);
-  return LoggedRead(store_->AssignmentsFor(ticket), "assignments");
+  return store_->AssignmentsFor(ticket);
 }
 
-std::vector<Receipt> Engine::Receipts(std::optional<TicketId> ticket) {
+Result<std::vector<Receipt>> Engine::Receipts(std::optional<TicketId> ticket) {
   std::lock_guard<std::mutex> lock(mu_);
-  return LoggedRead(store_->ReceiptsFor(ticket), "receipts");
+  return store_->ReceiptsFor(ticket);
 }
 
-std::vector<Decision> Engine::Decisions(const std::string& thread) {
+Result<std::vector<Decision>> Engine::Decisions(const std::string& thread) {
   std::lock_guard<std::mutex> lock(mu_);
-  return LoggedRead(store_->DecisionsForThread(thread), "decisions");
+  return store_->DecisionsForThread(thread);
 }
 
 Result<TriggerRecord> Engine::GetTrigger(const std::string& id) {
@@ -144,9 +145,9 @@ Result<TriggerRecord> Engine::GetTriggerBySeq(std::int64_t seq) {
   return *r;
 }
 
-json Engine::Stats() {
+Result<json> Engine::Stats() {
   std::lock_guard<std::mutex> lock(mu_);
-  json s = LoggedRead(store_->Stats(), "stats");
+  ASSIGN_OR_RETURN(json s, store_->Stats());
   s["policy_version"] = policy_version_;
   s["mode"] = ModeName(policy_.mode);
   return s;

@@ -11,10 +11,11 @@ namespace superagent {
 
 namespace store { class Store; }
 
-// The length rules of every message the Engine enqueues: SPEC §1's word limit for chats (counted
-// by text::CountWords, so Chinese is bounded too) and GitHub's character cap (characters, not
-// bytes). "" when `body` may go to `channel`, else why not. Defined in engine.cpp.
+// The length rule of every message the Engine enqueues, the channel's platform's
+// (EngineOptions::message_limit; none when unset): "" when `body` may go to `channel`, else why
+// not. CutToLimit: `body` cut to fit (an acknowledgement is cut, never refused). In engine.cpp.
 std::string TooLong(const std::string& channel, const std::string& body, const EngineOptions& o);
+std::string CutToLimit(const std::string& channel, const std::string& body, const EngineOptions& o);
 
 // Whether a message sent at `at` is older than the request that made the Mandate's Ticket: such a
 // message is context for the Ticket, never something that starts its work again.

@@ -21,9 +21,10 @@ namespace {
 // An acknowledgement is never refused (that would lose the Decision): one that is too long is
 // cut to the limit, visibly ("…"), and the log says so.
 std::string WithinLimit(const std::string& channel, const std::string& body, const EngineOptions& o) {
-  if (TooLong(channel, body, o).empty()) return body;
-  spdlog::warn("acknowledgement cut to the limit channel={} reason=\"{}\"", channel, TooLong(channel, body, o));
-  return IsChat(channel) ? text::CutWords(body, o.chat_word_limit) : text::Cut(body, o.github_char_limit);
+  const std::string why = TooLong(channel, body, o);
+  if (why.empty()) return body;
+  spdlog::warn("acknowledgement cut to the limit channel={} reason=\"{}\"", channel, why);
+  return CutToLimit(channel, body, o);
 }
 
 // The Eval retry schedule: eval_backoff_ms doubled per attempt, capped.

@@ -6,7 +6,6 @@
 #include <spdlog/spdlog.h>
 
 #include "core/revalidate.h"
-#include "core/logged_read.h"
 #include "core/ticket_stage.h"
 #include "store/store.h"
 #include "superagent/engine.h"
@@ -169,9 +168,9 @@ Result<IntercomMessage> Engine::ResumeForPersonsMessage(TicketId ticket, Interco
   return posted;
 }
 
-std::vector<IntercomMessage> Engine::QueuedIntercom(const std::string& session) {
+Result<std::vector<IntercomMessage>> Engine::QueuedIntercom(const std::string& session) {
   std::lock_guard<std::mutex> lock(mu_);
-  return LoggedRead(store_->QueuedIntercomFor(session), "queued intercom");
+  return store_->QueuedIntercomFor(session);
 }
 
 Result<std::vector<IntercomMessage>> Engine::TakeIntercomInbox(const std::string& session) {
@@ -189,9 +188,9 @@ Result<std::vector<IntercomMessage>> Engine::TakeIntercomInbox(const std::string
   return out;
 }
 
-std::optional<IntercomMessage> Engine::GetIntercomMessage(const std::string& id) {
+Result<std::optional<IntercomMessage>> Engine::GetIntercomMessage(const std::string& id) {
   std::lock_guard<std::mutex> lock(mu_);
-  return LoggedRead(store_->GetIntercomMessage(id), "intercom message");
+  return store_->GetIntercomMessage(id);
 }
 
 Result<std::vector<IntercomMessage>> Engine::TakeIntercomReplies(const std::string& from, const std::string& to) {
@@ -208,14 +207,14 @@ Result<std::vector<IntercomMessage>> Engine::TakeIntercomReplies(const std::stri
   return out;
 }
 
-int Engine::IntercomWakesSpent(const std::string& session) {
+Result<int> Engine::IntercomWakesSpent(const std::string& session) {
   std::lock_guard<std::mutex> lock(mu_);
-  return LoggedRead(store_->WakesSpent(session), "intercom wakes");
+  return store_->WakesSpent(session);
 }
 
-std::vector<IntercomMessage> Engine::IntercomMessagesOf(const std::string& session, TimeMs since, int limit) {
+Result<std::vector<IntercomMessage>> Engine::IntercomMessagesOf(const std::string& session, TimeMs since, int limit) {
   std::lock_guard<std::mutex> lock(mu_);
-  return LoggedRead(store_->IntercomMessagesOf(session, since, limit), "intercom messages");
+  return store_->IntercomMessagesOf(session, since, limit);
 }
 
 Result<IntercomGroup> Engine::CreateIntercomGroup(const std::string& name, const std::vector<std::string>& members) {
@@ -284,9 +283,9 @@ Status Engine::DeleteIntercomGroup(const std::string& group) {
   return tx->Commit();
 }
 
-std::vector<IntercomGroup> Engine::IntercomGroups() {
+Result<std::vector<IntercomGroup>> Engine::IntercomGroups() {
   std::lock_guard<std::mutex> lock(mu_);
-  return LoggedRead(store_->IntercomGroups(), "intercom groups");
+  return store_->IntercomGroups();
 }
 
 }  // namespace superagent

@@ -5,7 +5,6 @@
 #include <spdlog/spdlog.h>
 
 #include "core/engine_internal.h"
-#include "core/logged_read.h"
 #include "store/store.h"
 #include "superagent/engine.h"
 #include "superagent/text.h"
@@ -211,9 +210,9 @@ Status Engine::EnqueueActionLocked(const std::string& kind, const json& payload,
   return store_->InsertEffect("", kind, payload.dump(), now, "action");
 }
 
-json Engine::OutboxCounts() {
+Result<json> Engine::OutboxCounts() {
   std::lock_guard<std::mutex> lock(mu_);
-  return LoggedRead(store_->EffectCounts(), "outbox counts");
+  return store_->EffectCounts();
 }
 
 }  // namespace superagent

@@ -4,7 +4,6 @@
 // Retry from the panel is here too, since it undoes exactly that.
 #include <spdlog/spdlog.h>
 
-#include "core/logged_read.h"
 #include "core/ticket_stage.h"
 #include "store/store.h"
 #include "superagent/engine.h"
@@ -164,9 +163,9 @@ Status Engine::RecordCleanStop() {
   return tx->Commit();
 }
 
-std::vector<QuarantineItem> Engine::Quarantined() {
+Result<std::vector<QuarantineItem>> Engine::Quarantined() {
   std::lock_guard<std::mutex> lock(mu_);
-  return LoggedRead(store_->SetAsideItems(), "set-aside items");
+  return store_->SetAsideItems();
 }
 
 Status Engine::RetryQuarantined(const std::string& kind, const std::string& item, const std::string& who) {

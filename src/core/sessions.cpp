@@ -2,7 +2,6 @@
 // and its workspace, each record one transaction. A turn's start and end (turns.cpp) change these
 // together with the Ticket; what is here is what the worker services record during a turn.
 #include "core/engine_internal.h"
-#include "core/logged_read.h"
 #include "store/store.h"
 #include "superagent/engine.h"
 #include "superagent/text.h"
@@ -33,9 +32,9 @@ Result<Session> Engine::OpenSession(TicketId ticket, const std::string& title, c
   return s;
 }
 
-std::optional<Session> Engine::SessionForTicket(TicketId ticket) {
+Result<std::optional<Session>> Engine::SessionForTicket(TicketId ticket) {
   std::lock_guard<std::mutex> lock(mu_);
-  return LoggedRead(store_->SessionForTicket(ticket), "session of a ticket");
+  return store_->SessionForTicket(ticket);
 }
 
 Result<Session> Engine::GetSession(SessionId id) {
@@ -45,9 +44,9 @@ Result<Session> Engine::GetSession(SessionId id) {
   return *s;
 }
 
-std::vector<Session> Engine::Sessions() {
+Result<std::vector<Session>> Engine::Sessions() {
   std::lock_guard<std::mutex> lock(mu_);
-  return LoggedRead(store_->AllSessions(), "sessions");
+  return store_->AllSessions();
 }
 
 Status Engine::SetSessionStatus(SessionId session, const std::string& status) {
@@ -83,9 +82,9 @@ Result<std::int64_t> Engine::AppendSessionEvent(SessionId session, std::int64_t 
   return *id;
 }
 
-std::vector<SessionEvent> Engine::SessionEvents(SessionId session, std::int64_t after_id) {
+Result<std::vector<SessionEvent>> Engine::SessionEvents(SessionId session, std::int64_t after_id) {
   std::lock_guard<std::mutex> lock(mu_);
-  return LoggedRead(store_->SessionEvents(session, after_id), "session events");
+  return store_->SessionEvents(session, after_id);
 }
 
 Status Engine::RecordTokenUsage(TicketId ticket, std::optional<SessionId> session, const json& usage) {
@@ -96,9 +95,9 @@ Status Engine::RecordTokenUsage(TicketId ticket, std::optional<SessionId> sessio
   return tx->Commit();
 }
 
-json Engine::TokenUsage(TicketId ticket) {
+Result<json> Engine::TokenUsage(TicketId ticket) {
   std::lock_guard<std::mutex> lock(mu_);
-  return LoggedRead(store_->TokenTotals(ticket), "token usage");
+  return store_->TokenTotals(ticket);
 }
 
 Status Engine::RecordWorkspace(const WorkspaceRecord& workspace) {
@@ -111,14 +110,14 @@ Status Engine::RecordWorkspace(const WorkspaceRecord& workspace) {
   return tx->Commit();
 }
 
-std::optional<WorkspaceRecord> Engine::WorkspaceFor(TicketId ticket) {
+Result<std::optional<WorkspaceRecord>> Engine::WorkspaceFor(TicketId ticket) {
   std::lock_guard<std::mutex> lock(mu_);
-  return LoggedRead(store_->GetWorkspace(ticket), "workspace");
+  return store_->GetWorkspace(ticket);
 }
 
-std::vector<WorkspaceRecord> Engine::WorkspacesToRemove() {
+Result<std::vector<WorkspaceRecord>> Engine::WorkspacesToRemove() {
   std::lock_guard<std::mutex> lock(mu_);
-  return LoggedRead(store_->WorkspacesEndedForGood(), "workspaces to remove");
+  return store_->WorkspacesEndedForGood();
 }
 
 Status Engine::MarkWorkspaceRemoved(TicketId ticket) {

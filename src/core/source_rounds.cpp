@@ -6,7 +6,6 @@
 
 #include <spdlog/spdlog.h>
 
-#include "core/logged_read.h"
 #include "core/ticket_stage.h"
 #include "store/store.h"
 #include "superagent/engine.h"
@@ -74,9 +73,9 @@ Result<std::map<std::string, std::string>> Engine::SourceCursors(const std::stri
   return store_->Cursors(source);
 }
 
-std::vector<SourceHealth> Engine::SourcesHealth() {
+Result<std::vector<SourceHealth>> Engine::SourcesHealth() {
   std::lock_guard<std::mutex> lock(mu_);
-  return LoggedRead(store_->AllHealth(), "source health");
+  return store_->AllHealth();
 }
 
 Status Engine::MarkThreadDeleted(const std::string& thread, const std::string& why) {
@@ -119,19 +118,21 @@ Status Engine::ReportSuccess(const std::string& kind) {
   return tx->Commit();
 }
 
-std::vector<SystemProblem> Engine::SystemProblems() {
+Result<std::vector<SystemProblem>> Engine::SystemProblems() {
   std::lock_guard<std::mutex> lock(mu_);
-  return LoggedRead(store_->RaisedProblems(options_.problem_threshold), "system problems");
+  return store_->RaisedProblems(options_.problem_threshold);
 }
 
-std::vector<std::string> Engine::OpenTicketThreads(const std::string& prefix) {
+Result<std::vector<std::string>> Engine::OpenTicketThreads(const std::string& prefix) {
   std::lock_guard<std::mutex> lock(mu_);
   std::set<std::string> keys;
-  // The GitHub Source only narrows its reads with these: a failed read logs and reads as none.
-  for (TicketId id : LoggedRead(store_->OpenTickets(), "open tickets"))
-    for (const std::string& thread : LoggedRead(store_->TicketThreads(id), "ticket threads"))
+  ASSIGN_OR_RETURN(std::vector<TicketId> open, store_->OpenTickets());
+  for (TicketId id : open) {
+    ASSIGN_OR_RETURN(std::vector<std::string> threads, store_->TicketThreads(id));
+    for (const std::string& thread : threads)
       if (thread.rfind(prefix, 0) == 0) keys.insert(thread);
-  return {keys.begin(), keys.end()};
+  }
+  return std::vector<std::string>(keys.begin(), keys.end());
 }
 
 }  // namespace superagent

@@ -7,7 +7,6 @@
 #include <spdlog/spdlog.h>
 
 #include "core/engine_internal.h"
-#include "core/logged_read.h"
 #include "core/ticket_stage.h"
 #include "store/store.h"
 #include "superagent/engine.h"
@@ -246,9 +245,9 @@ Result<int> Engine::AssignFollowUps() {
   return created;
 }
 
-std::vector<Assignment> Engine::AssignmentsInState(const std::string& state) {
+Result<std::vector<Assignment>> Engine::AssignmentsInState(const std::string& state) {
   std::lock_guard<std::mutex> lock(mu_);
-  return LoggedRead(store_->AssignmentsInState(state), "assignments by state");
+  return store_->AssignmentsInState(state);
 }
 
 Status Engine::StartAssignment(std::int64_t assignment, const std::string& executor) {

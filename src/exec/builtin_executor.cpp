@@ -7,6 +7,7 @@
 #include <set>
 
 #include "exec/worker_tools.h"
+#include "superagent/assign_or_return.h"
 #include "superagent/catch_all.h"
 #include "superagent/json_read.h"
 #include "superagent/worker.h"
@@ -55,7 +56,10 @@ class BuiltinExecutor : public Executor {
   Result<TurnResult> RunTurn(const WorkerTask& t) override {
     std::vector<llm::Message> messages = {llm::Message::System(std::string(kSystem) + (t.intercom ? IntercomSystemNote() : ""))};
     std::set<std::string> answered;
-    for (const SessionEvent& e : engine_->SessionEvents(t.session)) {
+    // A transcript that cannot be read fails the turn: a turn begun on an empty one would start
+    // the work over as if nothing had been said.
+    ASSIGN_OR_RETURN(std::vector<SessionEvent> transcript, engine_->SessionEvents(t.session));
+    for (const SessionEvent& e : transcript) {
       if (e.kind != "input" && e.kind != "assistant" && e.kind != "tool_result") continue;
       messages.push_back(MessageFromJson(e.body));
     }

@@ -66,7 +66,14 @@ SlotsView Scheduler::Slots() {
     if (run->reserved) v.reserved_used = true;
     else ++v.worker_used;
   }
-  v.queued = static_cast<int>(engine_->AssignmentsInState("pending").size());
+  // -1: the store could not be read (never "nothing queued").
+  auto pending = engine_->AssignmentsInState("pending");
+  if (pending.ok()) {
+    v.queued = static_cast<int>(pending->size());
+  } else {
+    spdlog::error("pending assignments could not be read error=\"{}\"", pending.status().message());
+    v.queued = -1;
+  }
   return v;
 }
 
@@ -115,8 +122,11 @@ Result<int> Scheduler::Tick() {
       for (const JobInfo& k : killed) list += (list.empty() ? "" : "; ") + k.command;
       why = "background jobs killed after " + std::to_string(options_.background_limit_ms / 60'000) + " min: " + list;
       if (!run.deferred) engine_->NoteTicket(run.ticket, why);  // else the stage change below says it
-      if (auto s = engine_->SessionForTicket(run.ticket))
-        engine_->AppendSessionEvent(s->id, run.assignment, "jobs_killed",
+      if (auto s = engine_->SessionForTicket(run.ticket); !s.ok())
+        spdlog::error("session not read; jobs_killed not recorded ticket={} error=\"{}\"", run.ticket,
+                      s.status().message());
+      else if (*s)
+        engine_->AppendSessionEvent((*s)->id, run.assignment, "jobs_killed",
                                     {{"jobs", list}, {"count", killed.size()}, {"limit_ms", options_.background_limit_ms}});
       spdlog::warn("background jobs killed ticket={} count={} reason=limit", run.ticket, killed.size());
       release = true;
@@ -138,7 +148,10 @@ Result<int> Scheduler::Tick() {
     if (run->reserved) reserved_used = true;
     else ++worker_used;
   }
-  for (const Assignment& a : engine_->AssignmentsInState("pending")) {
+  // A failed read starts nothing this pass (the loop logs it); the next tick reads again.
+  auto pending = engine_->AssignmentsInState("pending");
+  if (!pending.ok()) return pending.status();
+  for (const Assignment& a : *pending) {
     if (stopping_) break;
     auto existing = runs_.find(a.ticket);
     if (existing != runs_.end() && existing->second->in_turn) continue;  // one turn at a time per Ticket
@@ -188,7 +201,13 @@ Result<int> Scheduler::Tick() {
   }
 
   // Workspaces of Tickets that can never resume: their directory and branch go.
-  for (const WorkspaceRecord& w : engine_->WorkspacesToRemove()) {
+  // A failed read removes nothing this pass; what started above stays started.
+  auto to_remove = engine_->WorkspacesToRemove();
+  if (!to_remove.ok()) {
+    spdlog::error("workspaces to remove could not be read error=\"{}\"", to_remove.status().message());
+    return started;
+  }
+  for (const WorkspaceRecord& w : *to_remove) {
     if (runs_.count(w.ticket)) continue;
     if (auto j = jobs_.find(w.ticket); j != jobs_.end()) {
       j->second->KillAll();
@@ -259,7 +278,15 @@ void Scheduler::RunTurn(Run* run, Assignment a) {
   // outside any transaction, so it comes before the turn begins.
   std::optional<WorkspaceRecord> prepared;
   std::string prepare_error;
-  auto ws = engine_->WorkspaceFor(a.ticket);
+  auto recorded = engine_->WorkspaceFor(a.ticket);
+  if (!recorded.ok()) {
+    // Not "no workspace": preparing one over a live one could lose its work. The Assignment stays
+    // pending and the next tick tries again.
+    spdlog::error("workspace not read; turn not begun ticket={} assignment={} error=\"{}\"", a.ticket, a.id,
+                  recorded.status().message());
+    return finish();
+  }
+  const std::optional<WorkspaceRecord>& ws = *recorded;
   if (!ws || ws->removed_at || !std::filesystem::exists(ws->dir)) {
     auto p = workspaces_->Prepare(a.ticket, &run->cancel);
     // Stopped or shutting down while preparing: not a failure to report (as after a turn below).

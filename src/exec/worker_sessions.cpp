@@ -6,6 +6,7 @@
 
 #include <algorithm>
 
+#include "superagent/assign_or_return.h"
 #include "superagent/json_read.h"
 
 namespace superagent::exec {
@@ -94,9 +95,10 @@ std::optional<SessionInfo> WorkerSessionHost::Describe(const Session& s) {
   return info;
 }
 
-std::vector<SessionInfo> WorkerSessionHost::Sessions() {
+Result<std::vector<SessionInfo>> WorkerSessionHost::Sessions() {
+  ASSIGN_OR_RETURN(std::vector<Session> sessions, engine_->Sessions());
   std::vector<SessionInfo> out;
-  for (const Session& s : engine_->Sessions())
+  for (const Session& s : sessions)
     if (auto d = Describe(s)) out.push_back(std::move(*d));
   return out;
 }
@@ -109,10 +111,11 @@ std::optional<SessionInfo> WorkerSessionHost::Find(const std::string& id) {
   return Describe(*s);
 }
 
-std::vector<SurfaceEntry> WorkerSessionHost::Surface(const std::string& id) {
+Result<std::vector<SurfaceEntry>> WorkerSessionHost::Surface(const std::string& id) {
   auto n = ParseIntercomSessionId(id);
-  if (!n) return {};
-  return SurfaceOf(engine_->SessionEvents(*n));
+  if (!n) return std::vector<SurfaceEntry>{};
+  ASSIGN_OR_RETURN(std::vector<SessionEvent> events, engine_->SessionEvents(*n));
+  return SurfaceOf(events);
 }
 
 void WorkerSessionHost::InboxChanged(const std::string& id, bool start_turn) {
@@ -121,8 +124,14 @@ void WorkerSessionHost::InboxChanged(const std::string& id, bool start_turn) {
   if (!n) return;
   auto s = engine_->GetSession(*n);
   if (!s.ok() || !s->ticket) return;
+  // Unread, the waiting mail counts as a session's: the wake never takes the slot kept for people.
+  auto queued = engine_->QueuedIntercom(id);
+  if (!queued.ok())
+    spdlog::error("intercom inbox not read; woken as a session's mail session={} error=\"{}\"", id,
+                  queued.status().message());
   bool from_person = false;
-  for (const IntercomMessage& m : engine_->QueuedIntercom(id)) from_person |= !m.from_person.empty();
+  if (queued.ok())
+    for (const IntercomMessage& m : *queued) from_person |= !m.from_person.empty();
   if (Status st = engine_->WakeForIntercom(*s->ticket, from_person); !st.ok()) {
     spdlog::warn("intercom wake not delivered session={} ticket={} error=\"{}\"", id, *s->ticket, st.message());
     return;

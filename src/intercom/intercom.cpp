@@ -7,6 +7,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "superagent/assign_or_return.h"
 #include "superagent/engine.h"
 #include "superagent/text.h"
 
@@ -45,6 +46,10 @@ json SessionJson(const SessionInfo& s) {
 }
 
 json Refused(const std::string& why) { return {{"ok", false}, {"error", why}}; }
+// A read the store failed: refused too, and marked so the panel answers 503, not "no such thing".
+json Unreadable(const Status& s) {
+  return {{"ok", false}, {"error", "the store could not be read: " + s.message()}, {"unreadable", true}};
+}
 
 }  // namespace
 
@@ -321,7 +326,9 @@ std::vector<std::string> Intercom::TakeInbox(const std::string& session) {
 json Intercom::List(const std::string& caller) {
   auto me = host_->Find(caller);
   json list = json::array();
-  for (const SessionInfo& s : host_->Sessions()) {
+  auto sessions = host_->Sessions();
+  if (!sessions.ok()) return Unreadable(sessions.status());
+  for (const SessionInfo& s : *sessions) {
     if (!s.top_level || !Live(s) || (me && s.workspace != me->workspace)) continue;
     json j = SessionJson(s);
     if (s.id == caller) j["you"] = true;
@@ -333,7 +340,9 @@ json Intercom::List(const std::string& caller) {
 json Intercom::ListDormant(const std::string& caller) {
   auto me = host_->Find(caller);
   std::vector<SessionInfo> dormant;
-  for (const SessionInfo& s : host_->Sessions())
+  auto sessions = host_->Sessions();
+  if (!sessions.ok()) return Unreadable(sessions.status());
+  for (const SessionInfo& s : *sessions)
     if (s.top_level && !Live(s) && (!me || s.workspace == me->workspace)) dormant.push_back(s);
   std::sort(dormant.begin(), dormant.end(), [](const auto& a, const auto& b) { return a.last_activity > b.last_activity; });
   json list = json::array();
@@ -352,7 +361,9 @@ json Intercom::Read(const std::string& caller, const std::string& target, int ma
   if (max_events == 0) max_events = limits_.default_read_events;
   if (max_events < 1 || max_events > limits_.max_read_events)
     return Refused("max_events must be 1.." + std::to_string(limits_.max_read_events));
-  std::vector<SurfaceEntry> surface = host_->Surface(target);
+  auto read = host_->Surface(target);
+  if (!read.ok()) return Unreadable(read.status());
+  const std::vector<SurfaceEntry>& surface = *read;
   const std::size_t start = surface.size() > static_cast<std::size_t>(max_events) ? surface.size() - max_events : 0;
   std::string text;
   for (std::size_t i = start; i < surface.size(); ++i)
@@ -375,8 +386,13 @@ json Intercom::Collect(const std::string& caller, const std::vector<std::string>
       results.push_back({{"id", id}, {"error", !s ? "unknown session" : !s->top_level ? "a sub-agent" : "another workspace"}});
       continue;
     }
+    auto surface = host_->Surface(id);
+    if (!surface.ok()) {
+      results.push_back({{"id", id}, {"error", "the store could not be read: " + surface.status().message()}});
+      continue;
+    }
     std::string last;
-    for (const SurfaceEntry& e : host_->Surface(id))
+    for (const SurfaceEntry& e : *surface)
       if (e.role == "assistant") last = e.text;
     results.push_back({{"id", id}, {"title", s->title}, {"status", SessionStatusName(s->status)},
                        {"last_conclusion", text::Cut(last, limits_.max_last_text)}});
@@ -384,8 +400,8 @@ json Intercom::Collect(const std::string& caller, const std::vector<std::string>
   return {{"ok", true}, {"results", results}};
 }
 
-std::vector<IntercomGroup> Intercom::PrunedGroups() {
-  std::vector<IntercomGroup> groups = engine_->IntercomGroups();
+Result<std::vector<IntercomGroup>> Intercom::PrunedGroups() {
+  ASSIGN_OR_RETURN(std::vector<IntercomGroup> groups, engine_->IntercomGroups());
   for (IntercomGroup& g : groups) {
     if (!g.automatic) continue;
     std::vector<std::string> kept;
@@ -446,7 +462,9 @@ json Intercom::DeleteGroup(const std::string&, const std::string& group) {
 
 json Intercom::Groups(const std::string&) {
   json list = json::array();
-  for (const IntercomGroup& g : PrunedGroups()) {
+  auto groups = PrunedGroups();
+  if (!groups.ok()) return Unreadable(groups.status());
+  for (const IntercomGroup& g : *groups) {
     json members = json::array();
     for (const std::string& m : g.members) members.push_back({{"id", m}, {"title", TitleOf(m)}});
     list.push_back({{"id", g.id}, {"name", g.name}, {"automatic", g.automatic}, {"members", members}});
@@ -459,7 +477,9 @@ json Intercom::Broadcast(const std::string& caller, const std::string& group, co
   auto from = host_->Find(caller);
   if (!from || !Live(*from)) return Refused("the calling session is unknown or dormant");
   const IntercomGroup* g = nullptr;
-  std::vector<IntercomGroup> groups = PrunedGroups();
+  auto read = PrunedGroups();
+  if (!read.ok()) return Unreadable(read.status());
+  const std::vector<IntercomGroup>& groups = *read;
   for (const IntercomGroup& x : groups)
     if (x.id == group) g = &x;
   if (!g) return Refused("no group " + group);
@@ -486,7 +506,9 @@ json Intercom::Broadcast(const std::string& caller, const std::string& group, co
 
 json Intercom::ReadGroup(const std::string& caller, const std::string& group, TimeMs since) {
   auto me = host_->Find(caller);
-  std::vector<IntercomGroup> groups = PrunedGroups();
+  auto read = PrunedGroups();
+  if (!read.ok()) return Unreadable(read.status());
+  const std::vector<IntercomGroup>& groups = *read;
   const IntercomGroup* g = nullptr;
   for (const IntercomGroup& x : groups)
     if (x.id == group) g = &x;
@@ -501,7 +523,9 @@ json Intercom::ReadGroup(const std::string& caller, const std::string& group, Ti
     auto s = host_->Find(member);
     if (!s || (me && s->workspace != me->workspace)) continue;
     const std::string title = SafeTitle(s->title.empty() ? member : s->title);
-    for (const SurfaceEntry& e : host_->Surface(member))
+    auto surface = host_->Surface(member);
+    if (!surface.ok()) return Unreadable(surface.status());
+    for (const SurfaceEntry& e : *surface)
       if (e.at > since) lines.push_back({e.at, lines.size(), title + ": [" + e.role + "] " + e.text});
   }
   std::stable_sort(lines.begin(), lines.end(), [](const Line& a, const Line& b) { return a.at < b.at; });
@@ -516,7 +540,9 @@ json Intercom::BroadcastAsPerson(const std::string& person, const std::string& g
                                  const std::string& delivery) {
   if (person.empty()) return Refused("the person is unknown");
   if (std::string why = CheckText(text, delivery); !why.empty()) return Refused(why);
-  std::vector<IntercomGroup> groups = PrunedGroups();
+  auto read = PrunedGroups();
+  if (!read.ok()) return Unreadable(read.status());
+  const std::vector<IntercomGroup>& groups = *read;
   const IntercomGroup* g = nullptr;
   for (const IntercomGroup& x : groups)
     if (x.id == group) g = &x;
@@ -540,7 +566,9 @@ json Intercom::BroadcastAsPerson(const std::string& person, const std::string& g
 }
 
 json Intercom::GroupFeed(const std::string& group, TimeMs since, int limit) {
-  std::vector<IntercomGroup> groups = PrunedGroups();
+  auto read = PrunedGroups();
+  if (!read.ok()) return Unreadable(read.status());
+  const std::vector<IntercomGroup>& groups = *read;
   const IntercomGroup* g = nullptr;
   for (const IntercomGroup& x : groups)
     if (x.id == group) g = &x;
@@ -556,10 +584,14 @@ json Intercom::GroupFeed(const std::string& group, TimeMs since, int limit) {
   for (const std::string& member : g->members) {
     auto s = host_->Find(member);
     if (!s) continue;
-    for (const SurfaceEntry& e : host_->Surface(member))
+    auto surface = host_->Surface(member);
+    if (!surface.ok()) return Unreadable(surface.status());
+    for (const SurfaceEntry& e : *surface)
       if (e.at > since)
         lines.push_back({e.at, {{"session", member}, {"title", s->title}, {"role", e.role}, {"text", e.text}, {"at", e.at}}});
-    for (const IntercomMessage& m : engine_->IntercomMessagesOf(member, since, limit)) {
+    auto messages = engine_->IntercomMessagesOf(member, since, limit);
+    if (!messages.ok()) return Unreadable(messages.status());
+    for (const IntercomMessage& m : *messages) {
       if (m.group != group || std::find(seen.begin(), seen.end(), m.id) != seen.end()) continue;
       seen.push_back(m.id);
       relays.push_back({{"id", m.id}, {"from", m.from_session}, {"from_person", m.from_person}, {"to", m.to_session},

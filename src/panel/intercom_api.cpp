@@ -23,6 +23,15 @@ std::string Cut(const std::string& s, std::size_t max) { return text::CutNoted(s
 
 // Refusals by the intercom's rules are 409 with the exact reason; a malformed request is 400.
 ApiReply Refusal(const std::string& why) { return {409, {{"error", why}}}; }
+// A read the store failed is 503, as every other panel read (never an empty list or a 404).
+ApiReply Unreadable(const char* what, const Status& s) {
+  return {503, {{"error", std::string("the store could not be read (") + what + "): " + s.message()}}};
+}
+// The Intercom's refusal `r`: 503 when it could not read the store, else 409.
+ApiReply RefusalOf(const json& r) {
+  if (r.value("unreadable", false)) return {503, {{"error", r.value("error", "the store could not be read")}}};
+  return Refusal(r.value("error", "refused"));
+}
 ApiReply BadRequest(const std::string& why) { return {400, {{"error", why}}}; }
 
 // The person speaks as themself: a body naming a sender is refused rather than ignored, so a
@@ -84,53 +93,70 @@ json MessageJson(const IntercomMessage& m) {
 
 }  // namespace
 
-json IntercomApi::Overview() {
+ApiReply IntercomApi::Overview() {
   json sessions = json::array();
   for (const char* part : {"sessions", "dormant"}) {
-    json list = std::string(part) == "sessions" ? intercom_->List("")["sessions"] : intercom_->ListDormant("")["sessions"];
-    for (json s : list) {
+    json listed = std::string(part) == "sessions" ? intercom_->List("") : intercom_->ListDormant("");
+    if (!listed.value("ok", false)) return RefusalOf(listed);
+    for (json s : listed["sessions"]) {
       s["last_activity"] = TimeJson(s["last_activity"].get<TimeMs>());
-      s["queued"] = engine_->QueuedIntercom(s["id"].get<std::string>()).size();
+      auto queued = engine_->QueuedIntercom(s["id"].get<std::string>());
+      if (!queued.ok()) return Unreadable("intercom", queued.status());
+      s["queued"] = queued->size();
       sessions.push_back(std::move(s));
     }
   }
+  json groups = intercom_->Groups("");
+  if (!groups.value("ok", false)) return RefusalOf(groups);
   const IntercomLimits& l = intercom_->limits();
-  return {{"sessions", sessions},
-          {"groups", intercom_->Groups("")["groups"]},
+  return {200, {{"sessions", sessions},
+          {"groups", groups["groups"]},
           {"limits",
            {{"max_text", l.max_text},
             {"per_target_per_minute", l.per_target_per_minute},
             {"per_pair_per_minute", l.per_pair_per_minute},
-            {"wake_budget", l.wake_budget}}}};
+            {"wake_budget", l.wake_budget}}}}};
 }
 
 ApiReply IntercomApi::Session(const std::string& id) {
   auto n = exec::ParseIntercomSessionId(id);
   json info;
   for (const char* part : {"sessions", "dormant"}) {
-    json list = std::string(part) == "sessions" ? intercom_->List("")["sessions"] : intercom_->ListDormant("")["sessions"];
-    for (const json& s : list)
+    json listed = std::string(part) == "sessions" ? intercom_->List("") : intercom_->ListDormant("");
+    if (!listed.value("ok", false)) return RefusalOf(listed);
+    for (const json& s : listed["sessions"])
       if (s["id"] == id) info = s;
   }
   if (!n || info.is_null()) return {404, {{"error", "no session " + id}}};
   info["last_activity"] = TimeJson(info["last_activity"].get<TimeMs>());
   json surface = json::array();
-  std::vector<SessionEvent> events = engine_->SessionEvents(*n);
+  auto read = engine_->SessionEvents(*n);
+  if (!read.ok()) return Unreadable("transcript", read.status());
+  const std::vector<SessionEvent>& events = *read;
   for (const SurfaceEntry& e : exec::SurfaceOf(events))
     surface.push_back({{"role", e.role}, {"text", e.text}, {"at", TimeJson(e.at)}});
   json transcript = json::array();
   const std::size_t start = events.size() > kMaxEvents ? events.size() - kMaxEvents : 0;
   for (std::size_t i = start; i < events.size(); ++i) transcript.push_back(EventJson(events[i]));
   json messages = json::array();
-  for (const IntercomMessage& m : engine_->IntercomMessagesOf(id, -1, 200)) messages.push_back(MessageJson(m));
+  auto stored = engine_->IntercomMessagesOf(id, -1, 200);
+  if (!stored.ok()) return Unreadable("intercom messages", stored.status());
+  for (const IntercomMessage& m : *stored) messages.push_back(MessageJson(m));
+  auto wakes = engine_->IntercomWakesSpent(id);
+  if (!wakes.ok()) return Unreadable("wake budget", wakes.status());
   json body = {{"session", info},
                {"surface", surface},
                {"transcript", transcript},
                {"transcript_cut", start},
                {"messages", messages},
-               {"wakes_spent", engine_->IntercomWakesSpent(id)},
+               {"wakes_spent", *wakes},
                {"wake_budget", intercom_->limits().wake_budget}};
-  body["token_usage"] = info["ticket"].is_number() ? engine_->TokenUsage(info["ticket"].get<TicketId>()) : json(nullptr);
+  body["token_usage"] = nullptr;
+  if (info["ticket"].is_number()) {
+    auto usage = engine_->TokenUsage(info["ticket"].get<TicketId>());
+    if (!usage.ok()) return Unreadable("token usage", usage.status());
+    body["token_usage"] = *usage;
+  }
   // Whether a person's message could still resume it: a withdrawn or revoked Mandate never does.
   if (info["ticket"].is_number())
     if (auto m = engine_->GetMandate(info["ticket"].get<TicketId>()); m.ok())
@@ -140,6 +166,7 @@ ApiReply IntercomApi::Session(const std::string& id) {
 
 ApiReply IntercomApi::Group(const std::string& id, TimeMs since) {
   json feed = intercom_->GroupFeed(id, since);
+  if (feed.value("unreadable", false)) return RefusalOf(feed);
   if (!feed.value("ok", false)) return {404, {{"error", feed.value("error", "no group " + id)}}};
   for (json& e : feed["entries"]) e["at"] = TimeJson(e["at"].get<TimeMs>());
   for (json& r : feed["relays"]) r["at"] = TimeJson(r["at"].get<TimeMs>());
@@ -171,7 +198,7 @@ ApiReply IntercomApi::CreateGroup(const json& body) {
     }
   }
   json r = intercom_->CreateGroup("", *name, members);
-  if (!r.value("ok", false)) return Refusal(r.value("error", "refused"));
+  if (!r.value("ok", false)) return RefusalOf(r);
   return {200, r};
 }
 
@@ -179,7 +206,7 @@ ApiReply IntercomApi::AddMember(const std::string& group, const json& body) {
   auto member = StringField(body, "member");
   if (!member) return BadRequest("\"member\" (a session id) is required");
   json r = intercom_->AddMember("", group, *member);
-  if (!r.value("ok", false)) return Refusal(r.value("error", "refused"));
+  if (!r.value("ok", false)) return RefusalOf(r);
   return {200, r};
 }
 
@@ -187,13 +214,13 @@ ApiReply IntercomApi::RemoveMember(const std::string& group, const json& body) {
   auto member = StringField(body, "member");
   if (!member) return BadRequest("\"member\" (a session id) is required");
   json r = intercom_->RemoveMember("", group, *member);
-  if (!r.value("ok", false)) return Refusal(r.value("error", "refused"));
+  if (!r.value("ok", false)) return RefusalOf(r);
   return {200, r};
 }
 
 ApiReply IntercomApi::DeleteGroup(const std::string& group) {
   json r = intercom_->DeleteGroup("", group);
-  if (!r.value("ok", false)) return Refusal(r.value("error", "refused"));
+  if (!r.value("ok", false)) return RefusalOf(r);
   return {200, r};
 }
 
@@ -204,7 +231,7 @@ ApiReply IntercomApi::Broadcast(const std::string& who, const std::string& group
   auto delivery = json_read::OptString(body, "delivery", "wake");
   if (!delivery.ok()) return BadRequest(delivery.status().message());
   json r = intercom_->BroadcastAsPerson(who, group, *text, *delivery);
-  if (!r.value("ok", false)) return Refusal(r.value("error", "refused"));
+  if (!r.value("ok", false)) return RefusalOf(r);
   r["by"] = who;
   return {200, r};
 }

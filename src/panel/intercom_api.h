@@ -24,8 +24,8 @@ class IntercomApi {
   IntercomApi(Intercom* intercom, Engine* engine, Clock* clock) : intercom_(intercom), engine_(engine), clock_(clock) {}
 
   // Every session, live and dormant (each with its waiting-message count), every group, and the
-  // rules of the road.
-  nlohmann::json Overview();
+  // rules of the road. 503 when the store could not be read (here and in Session and Group).
+  ApiReply Overview();
   // One session: its surface, the worker transcript (tool calls summarized), its intercom
   // messages, the Ticket's token usage and the wake budget spent. 404 for an unknown id.
   ApiReply Session(const std::string& id);

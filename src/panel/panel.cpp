@@ -447,9 +447,9 @@ struct Panel::Impl {
     };
     server.Get("/api/intercom", [this, off](const Request&, Response& res) {
       if (off(res)) return;
-      json j = intercom->Overview();
-      j["enabled"] = true;
-      SendJson(res, 200, j);
+      ApiReply r = intercom->Overview();
+      if (r.status == 200) r.body["enabled"] = true;
+      Reply(res, r);
     });
     server.Get(R"(/api/intercom/sessions/([A-Za-z0-9_-]{1,64}))", [this, off](const Request& req, Response& res) {
       if (!off(res)) Reply(res, intercom->Session(req.matches[1].str()));

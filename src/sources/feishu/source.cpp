@@ -308,8 +308,14 @@ void Source::PollThreads(RoundReport* report) {
   }
   auto cursors = std::move(*read);
   const TimeMs now = clock_->NowMs();
+  // Unread, the open Tickets' threads are not "none": this round reads no thread and says why.
+  auto open = engine_->OpenTicketThreads("feishu:thread:");
+  if (!open.ok()) {
+    report->errors.push_back("open tickets' threads not read: " + open.status().message());
+    return;
+  }
   std::set<std::string> threads;
-  for (const std::string& key : engine_->OpenTicketThreads("feishu:thread:")) threads.insert(key.substr(14));
+  for (const std::string& key : *open) threads.insert(key.substr(14));
   for (const auto& [name, value] : cursors) {
     if (name.rfind("thread:", 0) != 0) continue;
     json c = ParseCursor(cursors, name);

@@ -5,6 +5,7 @@
 #include <spdlog/spdlog.h>
 
 #include "superagent/github.h"
+#include "superagent/text.h"
 
 namespace superagent::github {
 
@@ -81,7 +82,21 @@ std::string MessageText(const std::string& body, const std::string& marker_id) {
 
 GitHubChannel::GitHubChannel(Client* client, std::string repo) : client_(client), repo_(std::move(repo)) {}
 
-bool GitHubChannel::Handles(const std::string& channel) const { return channel.rfind("github:", 0) == 0; }
+bool IsGitHubChannel(const std::string& channel) { return channel.rfind("github:", 0) == 0; }
+
+MessageLimit MessageLimitOf(std::size_t max_chars) {
+  MessageLimit limit;
+  limit.too_long = [max_chars](const std::string& body) -> std::string {
+    if (std::size_t chars = text::CountCodePoints(body); chars > max_chars)
+      return "GitHub messages may have at most " + std::to_string(max_chars) + " characters; this one has " +
+             std::to_string(chars);
+    return "";
+  };
+  limit.cut = [max_chars](const std::string& body) { return text::Cut(body, max_chars); };
+  return limit;
+}
+
+bool GitHubChannel::Handles(const std::string& channel) const { return IsGitHubChannel(channel); }
 
 Delivery GitHubChannel::Perform(const Effect& effect, bool outcome_unknown) {
   if (effect.kind == "post_message") return PostMessage(effect, outcome_unknown);

@@ -483,8 +483,17 @@ void Source::PollNotifications(std::map<std::string, std::string>& cursors, Sour
 void Source::PollFollowed(std::map<std::string, std::string>& cursors, std::set<std::string>* read,
                           RoundReport* report) {
   const TimeMs now = clock_->NowMs();
+  // Unread, the open Tickets' discussions are not "none": this round follows nothing and says why
+  // (a round that took them for none would let their discussions fall out of the follow window).
+  auto open = engine_->OpenTicketThreads("github:");
+  if (!open.ok()) {
+    const std::string error = "open tickets' discussions not read: " + open.status().message();
+    spdlog::error("github followed discussions skipped error=\"{}\"", error);
+    if (report) report->errors.push_back(error);
+    return;
+  }
   std::set<std::string> tickets;
-  for (const std::string& thread : engine_->OpenTicketThreads("github:"))
+  for (const std::string& thread : *open)
     if (auto d = DiscussionOf(thread)) tickets.insert(d->Key());
   {
     std::lock_guard<std::mutex> lock(mu_);
