@@ -13,6 +13,7 @@
 
 #include "exec/cli_adapter.h"
 #include "exec_fixture.h"
+#include "result_ok.h"
 #include "fake_gemini_model.h"
 #include "fake_responses_model.h"
 #include "superagent/sandbox.h"
@@ -85,8 +86,8 @@ class CliCodexGeminiTest : public ExecTest {
   }
 
   std::vector<SessionEvent> Events(TicketId id) {
-    auto session = engine_->SessionForTicket(id);
-    return session ? engine_->SessionEvents(session->id) : std::vector<SessionEvent>{};
+    auto session = Ok(engine_->SessionForTicket(id));
+    return session ? Ok(engine_->SessionEvents(session->id)) : std::vector<SessionEvent>{};
   }
   int Count(const std::vector<SessionEvent>& events, const std::string& kind) {
     int n = 0;
@@ -95,7 +96,7 @@ class CliCodexGeminiTest : public ExecTest {
   }
   std::string Readme(TicketId id) { return ReadText(dir_ / "work" / "tickets" / ("ticket-" + std::to_string(id)) / "README.md"); }
   std::string LastResult(TicketId id) {
-    auto receipts = engine_->Receipts(id);
+    auto receipts = Ok(engine_->Receipts(id));
     return receipts.empty() ? "" : receipts.back().body;
   }
 
@@ -128,7 +129,7 @@ class CliCodexGeminiTest : public ExecTest {
       if (e.kind == "command" && e.body.value("command", "").find("git diff --stat") != std::string::npos)
         diff_seen = diff_seen || e.body.dump().find("README.md") != std::string::npos;
     EXPECT_TRUE(diff_seen);
-    auto usage = engine_->TokenUsage(id);
+    auto usage = Ok(engine_->TokenUsage(id));
     EXPECT_GT(usage.value("prompt_tokens", 0), 0) << usage.dump();
     EXPECT_GT(usage.value("completion_tokens", 0), 0) << usage.dump();
 

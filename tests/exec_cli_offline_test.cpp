@@ -29,6 +29,7 @@
 #include <gtest/gtest.h>
 
 #include "exec_fixture.h"
+#include "result_ok.h"
 #include "fake_coding_model.h"
 #include "fake_gemini_model.h"
 #include "fake_responses_model.h"
@@ -131,7 +132,7 @@ class ExecCliOfflineTest : public ExecTest {
   }
 
   std::string LastResult(TicketId id) {
-    auto receipts = engine_->Receipts(id);
+    auto receipts = Ok(engine_->Receipts(id));
     return receipts.empty() ? "" : receipts.back().body;
   }
 

@@ -10,6 +10,7 @@
 
 #include "exec/cli_adapter.h"
 #include "exec_fixture.h"
+#include "result_ok.h"
 #include "fake_coding_model.h"
 #include "fake_github_server.h"
 #include "superagent/sandbox.h"
@@ -81,14 +82,14 @@ class ExecCliTest : public ExecTest, public ::testing::WithParamInterface<CliCas
   }
 
   std::vector<SessionEvent> Transcript(TicketId id) {
-    auto session = engine_->SessionForTicket(id);
+    auto session = Ok(engine_->SessionForTicket(id));
     if (!session) return {};
-    return engine_->SessionEvents(session->id);
+    return Ok(engine_->SessionEvents(session->id));
   }
 
   // The last message the Ticket enqueued (its result, or why it is blocked).
   std::string ResultText(TicketId id) {
-    auto receipts = engine_->Receipts(id);
+    auto receipts = Ok(engine_->Receipts(id));
     return receipts.empty() ? "" : receipts.back().body;
   }
 
@@ -133,7 +134,7 @@ TEST_P(ExecCliTest, TheRealCliEditsTheWorktreeAndTheDaemonPushesTheBranch) {
   // The CLI's own edit tool changed the worktree; the daemon committed and pushed it.
   EXPECT_EQ(OnOrigin("superagent/ticket-" + std::to_string(id), "README.md"), "Hello\nThere is the typo.\n");
   EXPECT_EQ(OnOrigin("main", "README.md"), "Hello\nThere is teh typo.\n");
-  EXPECT_EQ(engine_->Assignments(id).back().executor, GetParam().cli);
+  EXPECT_EQ(Ok(engine_->Assignments(id)).back().executor, GetParam().cli);
 
   // The transcript shows the CLI's work like the builtin worker's: the prompt, its tool calls and
   // their results, the shell command's output, and the report.
@@ -156,11 +157,11 @@ TEST_P(ExecCliTest, TheRealCliEditsTheWorktreeAndTheDaemonPushesTheBranch) {
   EXPECT_LT(prompt.find("## Mandate"), prompt.find("## Original request"));
   EXPECT_THAT(prompt, HasSubstr("superagent-report"));
   // Token usage reached token_usage.
-  json usage = engine_->TokenUsage(id);
+  json usage = Ok(engine_->TokenUsage(id));
   EXPECT_GT(usage.dump().find("prompt_tokens"), 0u) << usage.dump();
   EXPECT_NE(usage.dump(), "{}") << usage.dump();
   // The CLI's state stayed in the private HOME, not in the worktree.
-  auto ws = engine_->WorkspaceFor(id);
+  auto ws = Ok(engine_->WorkspaceFor(id));
   ASSERT_TRUE(ws.has_value());
   EXPECT_EQ(Sh("git -C " + ws->dir + " status --porcelain"), "");
 }

@@ -89,7 +89,13 @@ class CliExecutor : public Executor {
     if (t.jobs == nullptr) return Status::Internal("a coding CLI's turn needs the session's Jobs");
     CliTurn turn;
     turn.worktree = t.workspace.dir;
-    if (!t.first_turn) turn.resume = LastCliSession(t.session);
+    if (!t.first_turn) {
+      // Unreadable is not "no session": starting the CLI afresh would redo the work without the
+      // conversation it continues.
+      auto resume = LastCliSession(t.session);
+      if (!resume.ok()) return Status::Unavailable("the session's transcript could not be read: " + resume.status().message());
+      turn.resume = *resume;
+    }
     // One argument may not exceed 128 KiB (Linux's MAX_ARG_STRLEN): a prompt past 30,000 code
     // points keeps its head (the host facts, the Mandate) and its tail (the newest input).
     turn.prompt = text::CutMiddle(PromptFor(t, turn.resume.has_value()), 30000);
@@ -178,9 +184,11 @@ class CliExecutor : public Executor {
   }
 
   // The CLI's own session of this worker session, from the transcript (so it survives restarts).
-  std::optional<std::string> LastCliSession(SessionId session) const {
+  Result<std::optional<std::string>> LastCliSession(SessionId session) const {
+    auto events = engine_->SessionEvents(session);
+    if (!events.ok()) return events.status();
     std::optional<std::string> id;
-    for (const SessionEvent& e : engine_->SessionEvents(session))
+    for (const SessionEvent& e : *events)
       if (e.kind == "cli_session" && json_read::StringOr(e.body, "cli") == name())
         if (std::string v = json_read::StringOr(e.body, "id"); !v.empty()) id = v;
     return id;
