@@ -426,7 +426,10 @@ TEST_F(ServeTest, ChineseOutputOfAFailingWorkerCommandNeitherCrashesTheDaemonNor
 TEST_F(ServeTest, WrongTypesInANotificationPageAreSkippedAndCountedAcrossARestart) {
   FakeGitHub github(SystemClock());
   github.issues[1] = WebhookExample("issue_comment", "created")["issue"];
-  const TimeMs now = SystemClock()->NowMs();
+  // A first start reads from its own start time, in GitHub's whole seconds: items stamped now
+  // fell before it whenever the daemon started in the next second (1 run in 10). Two seconds
+  // ahead, they are always new to it.
+  const TimeMs now = SystemClock()->NowMs() + 2'000;
   github.comments.push_back(github.MakeComment(492700400, 1, "Codertocat", "@superagent-bot 请修复 README 里的错字 🙏", now));
   json full_name_null = github.MakeNotification("11", 1, false, now);
   full_name_null["repository"]["full_name"] = nullptr;
