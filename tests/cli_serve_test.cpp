@@ -599,6 +599,21 @@ TEST_F(ServeTest, AMessageInFlightDuringFiveKillsIsSetAsideAtTheNextStartAndRetr
 // PR and posts the result after the acknowledgement. One key switches the executor.
 class ServeCliTest : public ServeTest, public ::testing::WithParamInterface<std::string> {
  protected:
+  // Rewrites the config PrepareFixRepo wrote to use the CLI GetParam() from its `block`, with
+  // `extra` YAML lines appended to the block.
+  void UseCli(const std::string& block, const std::string& binary, const std::string& model, const std::string& base_url,
+              const std::string& extra) {
+    std::ifstream in(dir_ / "superagent.yaml");
+    std::string config((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    const std::string command_executor = "executor: command\n  command: sh fix.sh";
+    ASSERT_NE(config.find(command_executor), std::string::npos);
+    config.replace(config.find(command_executor), command_executor.size(),
+                   "executor: " + GetParam() + "\n  " + block + ":\n    binary: " + NodeModulesDir() + "/.bin/" +
+                       binary + "\n    model: " + model + "\n    api_key_env: SA_TEST_CLI_KEY\n    base_url: " + base_url +
+                       "\n    turn_seconds: 60" + extra);
+    Write("superagent.yaml", config);
+  }
+
   // Codertocat's signed comment `id` on issue 1 saying `text`.
   std::string CommentBody(FakeGitHub& github, std::int64_t id, const std::string& text) {
     json payload = WebhookExample("issue_comment", "created");
@@ -726,6 +741,155 @@ TEST_P(ServeCliTest, ADeadModelEndsTheTicketBlockedWithTheReasonAndNoPullRequest
       WorkMentionWith("gemini_cli", "gemini", "gemini-2.5-pro", fake.base_url(), "gk-gemini-test-5678", true);
     }
   }
+}
+
+// The fake model for GetParam(), whose shell step runs `command`.
+struct CliFake {
+  std::unique_ptr<FakeCodingModel> coding;
+  std::unique_ptr<FakeResponsesModel> responses;
+  std::unique_ptr<FakeGeminiModel> gemini;
+  std::string block, binary, model, base_url, key;
+};
+
+CliFake MakeCliFake(const std::string& cli, const std::string& command) {
+  CliFake f;
+  if (cli == "claude-code" || cli == "qwen-code") {
+    const bool claude = cli == "claude-code";
+    f.model = claude ? "claude-sonnet-4-5" : "qwen3-coder-plus";
+    f.key = "sk-serve-cli-42";
+    f.coding = std::make_unique<FakeCodingModel>(
+        claude ? FakeCodingModel::Wire::kAnthropic : FakeCodingModel::Wire::kOpenAiChat, f.key, f.model,
+        CodingScript{.old_text = "teh typo", .new_text = "the typo", .command = command});
+    f.block = claude ? "claude_code" : "qwen_code";
+    f.binary = claude ? "claude" : "qwen";
+    f.base_url = f.coding->base_url();
+  } else {
+    FakeCliScript s;
+    s.outside_command = command;
+    if (cli == "codex") {
+      f.responses = std::make_unique<FakeResponsesModel>(s);
+      f.block = f.binary = "codex";
+      f.model = "gpt-5.5";
+      f.key = "sk-codex-test-1234";
+      f.base_url = f.responses->base_url();
+    } else {
+      f.gemini = std::make_unique<FakeGeminiModel>(s);
+      f.block = "gemini_cli";
+      f.binary = "gemini";
+      f.model = "gemini-2.5-pro";
+      f.key = "gk-gemini-test-5678";
+      f.base_url = f.gemini->base_url();
+    }
+  }
+  return f;
+}
+
+// Whether a process whose command line holds `needle` runs (any pid namespace: /proc shows all).
+bool ProcessRunning(const std::string& needle) {
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator("/proc", ec)) {
+    const std::string name = entry.path().filename().string();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::ifstream in(entry.path() / "cmdline");
+    std::string cmdline((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    std::replace(cmdline.begin(), cmdline.end(), '\0', ' ');
+    if (cmdline.find(needle) != std::string::npos) return true;
+  }
+  return false;
+}
+
+// A panel Stop, as the page sends it: the panel token, same origin, the CSRF token.
+int PanelStop(int port, const std::string& data_dir, int ticket) {
+  httplib::Client http("127.0.0.1", port);
+  http.set_bearer_token_auth(PanelTokenIn(data_dir));
+  auto session = http.Get("/api/session");
+  if (!session || session->status != 200) return 0;
+  httplib::Headers h{{"Origin", "http://127.0.0.1:" + std::to_string(port)},
+                     {"X-CSRF-Token", json::parse(session->body)["csrf_token"].get<std::string>()}};
+  auto r = http.Post(("/api/tickets/" + std::to_string(ticket) + "/stop").c_str(), h,
+                     json{{"confirm", true}, {"name", "Tess"}}.dump(), "application/json");
+  return r ? r->status : 0;
+}
+
+// A person presses Stop in the panel while the CLI's shell step runs: the CLI and the command it
+// started die at once, and the Ticket ends.
+TEST_P(ServeCliTest, AStopFromThePanelKillsTheCliAndTheCommandItStarted) {
+  const std::string marker = "time.sleep(" + std::to_string(3000 + ::getpid() % 997) + ")";
+  CliFake fake = MakeCliFake(GetParam(), "python3 -c 'import time; " + marker + "'");
+  FakeGitHub github(SystemClock());
+  PrepareFixRepo(github, "exit 1\n");
+  UseCli(fake.block, fake.binary, fake.model, fake.base_url, "");
+  auto env = GitHubEnv();
+  env.emplace_back("SA_TEST_CLI_KEY", fake.key);
+  const std::string body = MentionBody(github);
+  DaemonProcess d(SUPERAGENT_BINARY, {"serve", "--config", Config()}, env);
+  ASSERT_TRUE(d.WaitForLine("ready")) << d.log();
+  ASSERT_TRUE(d.WaitForCount("github identity login=superagent-bot", 1)) << d.log();
+  EXPECT_EQ(Deliver(body, github::WebhookSignature("hook-secret", body)), 200);
+  bool running = false;
+  for (int i = 0; i < 6000 && !(running = ProcessRunning(marker)); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  ASSERT_TRUE(running) << "the CLI never ran its shell step\n" << d.log();
+  EXPECT_EQ(PanelStop(port_, (dir_ / "data").string(), 1), 200);
+  ASSERT_TRUE(d.WaitForLine("to=ended")) << d.log();
+  bool gone = false;
+  for (int i = 0; i < 1000 && !(gone = !ProcessRunning(marker)); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  EXPECT_TRUE(gone) << "the CLI's command outlived the Stop";
+  // The ended Ticket's worktree goes once its turn has let go of it.
+  ASSERT_TRUE(d.WaitForLine("workspace removed ticket=1")) << d.log();
+  EXPECT_EQ(d.log().find("coding cli ended"), std::string::npos) << "a stopped turn was judged:\n" << d.log();
+  d.Signal(SIGTERM);
+  EXPECT_EQ(d.Wait(), 0) << d.log();
+  EXPECT_EQ(github.pulls.size(), 0u);
+}
+
+// With an allow-list, a shell command outside it is refused without a prompt (the turn goes on
+// to its report) and the session's transcript in the panel shows the refusal. Codex has no
+// allow-list: a config that gives it one does not start.
+TEST_P(ServeCliTest, ACommandOutsideTheAllowListIsRefusedAndThePanelTranscriptShowsIt) {
+  const std::string outside = (dir_ / "outside-marker").string();
+  CliFake fake = MakeCliFake(GetParam(), "touch " + outside);
+  FakeGitHub github(SystemClock());
+  PrepareFixRepo(github, "exit 1\n");
+  UseCli(fake.block, fake.binary, fake.model, fake.base_url, "\n    allowed_commands: [\"git diff\", \"git status\"]");
+  auto env = GitHubEnv();
+  env.emplace_back("SA_TEST_CLI_KEY", fake.key);
+  if (GetParam() == "codex") {
+    DaemonProcess d(SUPERAGENT_BINARY, {"serve", "--config", Config()}, env);
+    EXPECT_NE(d.Wait(), 0);
+    EXPECT_NE(d.log().find("Codex has no per-command allow-list"), std::string::npos) << d.log();
+    return;
+  }
+  const std::string body = MentionBody(github);
+  DaemonProcess d(SUPERAGENT_BINARY, {"serve", "--config", Config()}, env);
+  ASSERT_TRUE(d.WaitForLine("ready")) << d.log();
+  ASSERT_TRUE(d.WaitForCount("github identity login=superagent-bot", 1)) << d.log();
+  EXPECT_EQ(Deliver(body, github::WebhookSignature("hook-secret", body)), 200);
+  ASSERT_TRUE(d.WaitForCount("worker turn ended", 1, 120'000)) << d.log();
+  EXPECT_FALSE(fs::exists(outside)) << "a command outside the allow-list ran";
+  EXPECT_NE(d.log().find("stage=ready"), std::string::npos) << d.log();
+  httplib::Client http("127.0.0.1", port_);
+  http.set_bearer_token_auth(PanelTokenIn((dir_ / "data").string()));
+  auto session = http.Get("/api/intercom/sessions/session-1");
+  ASSERT_TRUE(session) << d.log();
+  ASSERT_EQ(session->status, 200) << session->body;
+  const json transcript = json::parse(session->body)["transcript"];
+  bool asked = false, refused = false;
+  std::string results;
+  for (const json& e : transcript) {
+    const std::string text = e.value("text", "");
+    if (e.value("kind", "") == "assistant" && e.dump().find("touch ") != std::string::npos) asked = true;
+    if (e.value("kind", "") == "tool_result") {
+      results += text + "\n";
+      for (const char* word : {"refused", "not allowed", "permission", "denied", "error"})
+        refused = refused || text.find(word) != std::string::npos;
+    }
+  }
+  EXPECT_TRUE(asked) << session->body;
+  EXPECT_TRUE(refused) << results;
+  d.Signal(SIGTERM);
+  EXPECT_EQ(d.Wait(), 0) << d.log();
 }
 
 INSTANTIATE_TEST_SUITE_P(RealClis, ServeCliTest, ::testing::Values("claude-code", "codex", "gemini-cli", "qwen-code"),

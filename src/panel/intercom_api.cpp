@@ -68,9 +68,14 @@ json EventJson(const SessionEvent& e) {
   } else if (e.kind == "report") {
     j["text"] = StringOr(b, "stage", "?") + ": " + StringOr(b, "summary");
   } else if (e.kind == "command") {
+    // What ran and how it ended: a worker's shell, the command executor, or a coding CLI's
+    // own run (whose output is its transcript; its stderr is what it said when it failed).
     const json* code = json_read::Find(b, "exit_code");
-    j["text"] = "exit code " + (code != nullptr ? code->dump() : std::string("null")) + "\n" +
-                Cut(StringOr(b, "stdout_tail"), kToolTextChars);
+    const std::string command = StringOr(b, "command");
+    std::string out = StringOr(b, "stdout_tail");
+    if (out.empty()) out = StringOr(b, "stderr_tail");
+    j["text"] = (command.empty() ? "" : "$ " + Cut(command, 600) + "\n") + "exit code " +
+                (code != nullptr ? code->dump() : std::string("null")) + "\n" + Cut(out, kToolTextChars);
   } else {
     j["text"] = Cut(text::Dump(b), kToolTextChars);
   }
