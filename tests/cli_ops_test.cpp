@@ -18,6 +18,8 @@
 #include "daemon_process.h"
 #include "fake_chat_server.h"
 #include "fake_coding_model.h"
+#include "fake_gemini_model.h"
+#include "fake_responses_model.h"
 #include "fake_feishu_server.h"
 #include "fake_github_server.h"
 #include "run_binary.h"
@@ -459,6 +461,44 @@ TEST_F(DoctorTest, TheChosenCodingCliIsCheckedEndToEnd) {
   // builtin: no CLI lines at all.
   checks = Run(Healthy());
   EXPECT_EQ(checks.count("cli"), 0u);
+}
+
+// The one-token call speaks each CLI's own wire format: Responses for Codex, Gemini's REST API,
+// OpenAI chat for Qwen Code — each against a fake that checks the key and the model.
+TEST_F(DoctorTest, EachCodingCliIsCheckedInItsOwnWireFormat) {
+  FakeResponsesModel codex(FakeCliScript{});
+  FakeGeminiModel gemini(FakeCliScript{});
+  FakeCodingModel qwen(FakeCodingModel::Wire::kOpenAiChat, "sk-doctor-qwen", "qwen3-coder-plus");
+  struct Case {
+    std::string executor, binary, model, key, base_url;
+    superagent::Config::CodingCli superagent::Config::Execution::*block;
+  };
+  const std::vector<Case> cases = {
+      {"codex", "codex", "gpt-5.5", "sk-codex-test-1234", codex.base_url(), &superagent::Config::Execution::codex},
+      {"gemini-cli", "gemini", "gemini-2.5-pro", "gk-gemini-test-5678", gemini.base_url(),
+       &superagent::Config::Execution::gemini_cli},
+      {"qwen-code", "qwen", "qwen3-coder-plus", "sk-doctor-qwen", qwen.base_url(), &superagent::Config::Execution::qwen_code},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.executor);
+    setenv("SUPERAGENT_DOCTOR_CLI", c.key.c_str(), 1);
+    superagent::Config config = Healthy();
+    config.execution.executor = c.executor;
+    superagent::Config::CodingCli& cli = config.execution.*(c.block);
+    cli.binary = NodeModulesDir() + "/.bin/" + c.binary;
+    cli.model = c.model;
+    cli.api_key_env = "SUPERAGENT_DOCTOR_CLI";
+    cli.base_url = c.base_url;
+    auto checks = Run(config);
+    EXPECT_EQ(checks["cli"].result, R::kOk) << checks["cli"].detail;
+    EXPECT_EQ(checks["cli.model"].result, R::kOk) << checks["cli.model"].detail;
+    setenv("SUPERAGENT_DOCTOR_CLI", "wrong-key", 1);
+    checks = Run(config);
+    EXPECT_EQ(checks["cli.model"].result, R::kFailed) << checks["cli.model"].detail;
+  }
+  unsetenv("SUPERAGENT_DOCTOR_CLI");
+  EXPECT_GE(codex.requests(), 2);
+  EXPECT_GE(qwen.calls(), 2);
 }
 
 TEST_F(DoctorTest, EachCommonMistakeFailsWithAFix) {

@@ -503,11 +503,15 @@ class Doctor {
     if (executor == "claude-code") {
       req.url = base + "/v1/messages";
       req.headers = {{"x-api-key", o.api_key}, {"anthropic-version", "2023-06-01"}, {"Content-Type", "application/json"}};
-      body = {{"model", o.model}, {"max_tokens", 1}, {"messages", {{{"role", "user"}, {"content", "ping"}}}}};
+      body = {{"model", o.model}, {"max_tokens", 1}, {"stream", true}, {"messages", {{{"role", "user"}, {"content", "ping"}}}}};
     } else if (executor == "codex") {
       req.url = base + "/responses";
       req.headers = {{"Authorization", "Bearer " + o.api_key}, {"Content-Type", "application/json"}};
-      body = {{"model", o.model}, {"input", "ping"}, {"max_output_tokens", 16}, {"store", false}};
+      body = {{"model", o.model},
+              {"input", {{{"role", "user"}, {"content", "ping"}}}},
+              {"max_output_tokens", 16},
+              {"store", false},
+              {"stream", true}};
     } else if (executor == "gemini-cli") {
       req.url = base + "/v1beta/models/" + o.model + ":generateContent";
       req.headers = {{"x-goog-api-key", o.api_key}, {"Content-Type", "application/json"}};
@@ -516,8 +520,9 @@ class Doctor {
     } else {
       req.url = base + "/chat/completions";
       req.headers = {{"Authorization", "Bearer " + o.api_key}, {"Content-Type", "application/json"}};
-      body = {{"model", o.model}, {"max_tokens", 1}, {"messages", {{{"role", "user"}, {"content", "ping"}}}}};
+      body = {{"model", o.model}, {"max_tokens", 1}, {"stream", true}, {"messages", {{{"role", "user"}, {"content", "ping"}}}}};
     }
+    // Streamed, as the CLI itself asks: only the status is read, and the call costs one token.
     req.body = body.dump();
     HttpResponse r = http_.Send(req);
     if (r.ok()) {
