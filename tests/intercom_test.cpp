@@ -153,6 +153,25 @@ TEST_F(IntercomTest, TenPerMinutePerTargetAndRefusedSendsAreNotCharged) {
   EXPECT_TRUE(intercom_->Send("s-a", "s-b", "later", "wake").ok);
 }
 
+// Issue 22: after ten session-to-session messages in a minute, a person's own message to that
+// session was refused with 409 for a minute. A person is always heard: the limits are on sessions,
+// a person's message passes them and is not counted in them.
+TEST_F(IntercomTest, APersonIsHeardWhenSessionsHaveUsedUpATargetsMinute) {
+  host_.SetStatus("s-b", SessionStatus::kWorking);
+  for (int i = 0; i < 5; ++i) ASSERT_TRUE(intercom_->Send("s-a", "s-b", "a" + std::to_string(i), "wake").ok);
+  for (int i = 0; i < 5; ++i) ASSERT_TRUE(intercom_->Send("s-c", "s-b", "c" + std::to_string(i), "wake").ok);
+  ASSERT_FALSE(intercom_->Send("s-a", "s-b", "one more", "wake").ok);  // sessions are limited
+  for (int i = 0; i < 12; ++i) {
+    SendOutcome o = intercom_->SendAsPerson("alice", "s-b", "请先看解析器 " + std::to_string(i) + " 🙏", "wake");
+    EXPECT_TRUE(o.ok) << i << ": " << o.error;
+  }
+  EXPECT_EQ(Stored("s-b"), 22);
+  // And a person's messages do not lock sessions out: after the minute, sessions are counted alone.
+  clock_.Advance(60'001);
+  for (int i = 0; i < 3; ++i) ASSERT_TRUE(intercom_->SendAsPerson("alice", "s-b", "again", "wake").ok);
+  EXPECT_TRUE(intercom_->Send("s-a", "s-b", "later", "wake").ok);
+}
+
 TEST_F(IntercomTest, OneNoisySenderIsLimitedPerPairBeforeItBlocksATargetForEveryone) {
   IntercomLimits limits;
   limits.per_pair_per_minute = 3;

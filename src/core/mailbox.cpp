@@ -32,9 +32,11 @@ Result<IntercomMessage> Engine::PostIntercom(IntercomMessage m, bool target_idle
 
 Result<IntercomMessage> Engine::PostIntercomLocked(IntercomMessage m, bool target_idle, const IntercomLimits& limits,
                                                    TimeMs now) {
+  // The per-minute limits keep sessions from flooding a session; a person is always heard
+  // (SPEC §10), so their message is neither refused by them nor counted in them.
   const bool person = !m.from_person.empty();
   ASSIGN_OR_RETURN(int to_target, store_->CountIntercomSince(m.to_session, std::nullopt, now - kMinute));
-  if (to_target >= limits.per_target_per_minute)
+  if (!person && to_target >= limits.per_target_per_minute)
     return Status::Conflict("rate limit: " + m.to_session + " has received " +
                             std::to_string(limits.per_target_per_minute) + " messages in the last minute; try later");
   ASSIGN_OR_RETURN(int in_pair, store_->CountIntercomSince(m.to_session, m.from_session, now - kMinute));

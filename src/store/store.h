@@ -238,7 +238,8 @@ class Store {
   Status InsertIntercomMessage(const IntercomMessage& m);
   Result<std::optional<IntercomMessage>> GetIntercomMessage(const std::string& id);
   Result<std::int64_t> IntercomMessageCount();
-  // Messages to `to` from anyone (and, when `from` is set, only from it) since `since`.
+  // Messages sessions sent to `to` (when `from` is set, only that session's) since `since`. A
+  // person's messages are not counted: the limits are on sessions talking to sessions.
   Result<int> CountIntercomSince(const std::string& to, const std::optional<std::string>& from, TimeMs since);
   Result<std::vector<IntercomMessage>> QueuedIntercomFor(const std::string& session);
   Status MarkIntercomDelivered(const std::string& id, TimeMs at);

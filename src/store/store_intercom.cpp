@@ -61,7 +61,7 @@ Result<std::int64_t> Store::IntercomMessageCount() {
 Result<int> Store::CountIntercomSince(const std::string& to, const std::optional<std::string>& from, TimeMs since) {
   Stmt s = db_.Prepare(
       "SELECT COUNT(*) FROM intercom_messages WHERE to_session = ?1 AND created_at > ?2 "
-      "AND (?3 IS NULL OR from_session = ?3)");
+      "AND (?3 IS NULL OR from_session = ?3) AND from_person = ''");
   s.Bind(1, to).Bind(2, since).Bind(3, from);
   int n = s.Step() ? static_cast<int>(s.Int(0)) : 0;
   RETURN_IF_ERROR(s.status());
