@@ -839,6 +839,14 @@ TEST_P(ServeCliTest, AStopFromThePanelKillsTheCliAndTheCommandItStarted) {
   // The ended Ticket's worktree goes once its turn has let go of it.
   ASSERT_TRUE(d.WaitForLine("workspace removed ticket=1")) << d.log();
   EXPECT_EQ(d.log().find("coding cli ended"), std::string::npos) << "a stopped turn was judged:\n" << d.log();
+  // The discussion says why no result will come: the acknowledgement, then one line (issue 22).
+  ASSERT_TRUE(d.WaitForCount("github message posted", 2)) << d.log();
+  {
+    auto lock = github.Lock();
+    ASSERT_EQ(github.comments.size(), 2u);
+    const std::string last = github.comments.back()["body"];
+    EXPECT_NE(last.find("Stopped by Tess from the panel; nothing more will be done here."), std::string::npos) << last;
+  }
   d.Signal(SIGTERM);
   EXPECT_EQ(d.Wait(), 0) << d.log();
   EXPECT_EQ(github.pulls.size(), 0u);

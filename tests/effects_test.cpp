@@ -239,12 +239,17 @@ TEST_F(EffectsTest, ThreeFailuresInARowBecomeOneSystemProblemAndSuccessClearsIt)
 TEST_F(EffectsTest, StoppedTicketsPendingMessagesAreCancelledWithAReason) {
   TicketId id = AcceptedTicket("c1");
   ASSERT_TRUE(engine_->Send({"result:1", id, "github:issue:1", MessageKind::kResult, "Done."}).ok());
-  ASSERT_TRUE(engine_->StopTicket(id, "panel:alice").ok());
-  EXPECT_EQ(Run(), 0);
-  EXPECT_TRUE(peer_.Messages().empty());
+  ASSERT_TRUE(engine_->StopTicket(id, "Tess (panel)").ok());
+  // Only the Stop's own line goes out (issue 22): the discussion learns why no result comes.
+  EXPECT_EQ(Run(), 1);
+  ASSERT_EQ(peer_.Messages().size(), 1u);
+  EXPECT_THAT(peer_.Messages()[0]["body"].get<std::string>(), HasSubstr("Stopped by Tess from the panel"));
   EXPECT_EQ(ReceiptStatus("ack:ticket:" + std::to_string(id)), "abandoned");
   EXPECT_EQ(ReceiptStatus("result:1"), "abandoned");
   EXPECT_EQ(Ok(engine_->OutboxCounts())["abandoned"], 2);
+  // A second Stop of the ended Ticket says nothing again.
+  ASSERT_TRUE(engine_->StopTicket(id, "Tess (panel)").ok());
+  EXPECT_EQ(Run(), 0);
 }
 
 TEST_F(EffectsTest, CrashBetweenSendAndRecordNeverPostsTwice) {

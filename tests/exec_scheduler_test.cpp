@@ -238,7 +238,9 @@ TEST_F(ExecSchedulerTest, StoppingATicketKillsItsWholeProcessTree) {
   ASSERT_TRUE(scheduler->Tick().ok());
   EXPECT_EQ(scheduler->Slots().worker_used, 0);
   EXPECT_EQ(engine_->GetTicket(id)->stage, Stage::kEnded);
-  EXPECT_EQ(Ok(engine_->Receipts(id)).size(), 1u);  // only the acknowledgement: a stopped Ticket says nothing more
+  // Only the acknowledgement is the Ticket's: a stopped Ticket says nothing more itself (the
+  // Stop's one line in the discussion is the daemon's, not attached to the Ticket).
+  EXPECT_EQ(Ok(engine_->Receipts(id)).size(), 1u);
   // Ended for good (Mandate withdrawn): the worktree and its local branch are gone.
   auto ws = Ok(engine_->WorkspaceFor(id));
   ASSERT_TRUE(ws.has_value());

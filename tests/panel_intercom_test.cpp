@@ -236,14 +236,11 @@ TEST_F(PanelIntercomTest, RefusedSendsSayWhyAndStoreNothing) {
   EXPECT_EQ(b["error"], "unknown session: session-999");
   EXPECT_EQ(Stored(idle_), 0u);
   EXPECT_EQ(wakes_, 0);
-  // Ten a minute per target, the person included.
-  for (int i = 0; i < 10; ++i) ASSERT_EQ(Post("/api/intercom/sessions/" + waiting_ + "/send", {{"text", "ping " + std::to_string(i)}}).first, 200);
-  auto [s11, b11] = Post("/api/intercom/sessions/" + waiting_ + "/send", {{"text", "one more"}});
-  EXPECT_EQ(s11, 409);
-  EXPECT_THAT(b11["error"].get<std::string>(), HasSubstr("rate limit"));
-  EXPECT_EQ(Stored(waiting_), 10u);
+  // The per-target limit is on sessions: a person is always heard (issue 22), the eleventh too.
+  for (int i = 0; i < 11; ++i) ASSERT_EQ(Post("/api/intercom/sessions/" + waiting_ + "/send", {{"text", "ping " + std::to_string(i)}}).first, 200);
+  EXPECT_EQ(Stored(waiting_), 11u);
   // A Ticket waiting for its person gets the messages queued, not a turn before the answer.
-  EXPECT_EQ(Ok(engine_->QueuedIntercom(waiting_)).size(), 10u);
+  EXPECT_EQ(Ok(engine_->QueuedIntercom(waiting_)).size(), 11u);
   EXPECT_EQ(engine_->GetTicket(seed_.question_new)->stage, Stage::kWaitingForPerson);
 }
 

@@ -26,6 +26,18 @@ Status Engine::StopTicket(TicketId ticket, const std::string& who) {
     tk->end_reason = "stopped by " + who;
     RETURN_IF_ERROR(ChangeStage(store_.get(), &*tk, Stage::kEnded, StageCause::kStopped, "panel stop by " + who, now));
     RETURN_IF_ERROR(store_->EndAssignments(ticket, now));
+    // The discussion tells its own story (issue 22): one short line where the request was made,
+    // so the people there do not wait for a result that will never come. Same transaction. It is
+    // the daemon's line about the Ticket, not the Ticket's own output: unattached, so the rule
+    // that a stopped Ticket's pending messages are cancelled does not cancel it too.
+    ASSIGN_OR_RETURN(auto channel, store_->ThreadChannel(tk->thread));
+    std::string name = who;
+    if (static const std::string kTag = " (panel)"; name.size() > kTag.size() && name.ends_with(kTag))
+      name.resize(name.size() - kTag.size());  // the panel names its people "NAME (panel)"
+    if (channel)
+      RETURN_IF_ERROR(SendLocked({"stop:ticket:" + std::to_string(ticket), std::nullopt, tk->thread, MessageKind::kResult,
+                                  "Stopped by " + text::Cut(name, 80) + " from the panel; nothing more will be done here."},
+                                 now));
   }
   // A turn that started before this Stop leaves no running session behind for an ended Ticket.
   ASSIGN_OR_RETURN(auto session, store_->SessionForTicket(ticket));
