@@ -40,14 +40,7 @@ class CliCodexGeminiTest : public ExecTest {
     ro.sandbox.state_dir = (dir_ / "work" / "sandbox").string();
     ro.sandbox.enabled = exec::ProbeSandbox(ro.sandbox).supported;
     sandboxed_ = ro.sandbox.enabled;
-    services_.reset();
-    workspaces_.reset();
-    runner_ = exec::MakePosixProcessRunner(ro);
-    exec::WorkspaceOptions wo;
-    wo.root = (dir_ / "work").string();
-    wo.remote = origin_.string();
-    workspaces_ = std::make_unique<exec::Workspaces>(wo, runner_.get(), &exec_clock_, sleeper_);
-    services_ = std::make_unique<exec::WorkerServices>(engine_.get(), workspaces_.get());
+    UseRunner(ro);
   }
 
   exec::CliExecutorOptions Options(const std::string& cli, const std::string& base_url, const std::string& key,

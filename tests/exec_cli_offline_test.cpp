@@ -71,14 +71,7 @@ class ExecCliOfflineTest : public ExecTest {
       GTEST_SKIP() << "this host cannot sandbox with a network namespace of its own, so offline cannot be proven here: "
                    << support.detail;
     ro.sandbox.enabled = true;
-    services_.reset();
-    workspaces_.reset();
-    runner_ = exec::MakePosixProcessRunner(ro);
-    exec::WorkspaceOptions wo;
-    wo.root = (dir_ / "work").string();
-    wo.remote = origin_.string();
-    workspaces_ = std::make_unique<exec::Workspaces>(wo, runner_.get(), &exec_clock_, sleeper_);
-    services_ = std::make_unique<exec::WorkerServices>(engine_.get(), workspaces_.get());
+    UseRunner(ro);
 
     // A short directory: a unix socket's path may not exceed 107 bytes.
     std::string tmpl = (fs::temp_directory_path() / "sa-offline-XXXXXX").string();

@@ -47,12 +47,7 @@ class ExecCliTest : public ExecTest, public ::testing::WithParamInterface<CliCas
     ro.sandbox.hidden = {(dir_ / "db").string()};
     sandboxed_ = exec::ProbeSandbox(ro.sandbox).supported;
     ro.sandbox.enabled = sandboxed_;
-    runner_ = exec::MakePosixProcessRunner(ro);
-    exec::WorkspaceOptions wo;
-    wo.root = (dir_ / "work").string();
-    wo.remote = origin_.string();
-    workspaces_ = std::make_unique<exec::Workspaces>(wo, runner_.get(), &exec_clock_, sleeper_);
-    services_ = std::make_unique<exec::WorkerServices>(engine_.get(), workspaces_.get());
+    UseRunner(ro);
   }
 
   exec::CliExecutorOptions Options(const FakeCodingModel& model) {

@@ -121,6 +121,19 @@ class ExecTest : public EngineTest {
     services_ = std::make_unique<exec::WorkerServices>(engine_.get(), workspaces_.get());
   }
 
+  // Rebuilds the runner from `ro` (e.g. the sandbox on, as the daemon runs workers) and the
+  // workspaces and services on top of it.
+  void UseRunner(exec::PosixRunnerOptions ro) {
+    services_.reset();
+    workspaces_.reset();
+    runner_ = exec::MakePosixProcessRunner(ro);
+    exec::WorkspaceOptions wo;
+    wo.root = (dir_ / "work").string();
+    wo.remote = origin_.string();
+    workspaces_ = std::make_unique<exec::Workspaces>(wo, runner_.get(), &exec_clock_, sleeper_);
+    services_ = std::make_unique<exec::WorkerServices>(engine_.get(), workspaces_.get());
+  }
+
   std::unique_ptr<exec::Scheduler> MakeScheduler(exec::Executor* executor, int slots = 3) {
     exec::SchedulerOptions so;
     so.slots = slots;
