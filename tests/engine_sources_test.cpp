@@ -92,7 +92,7 @@ TEST_F(EngineTest, PanelAnswerResumesOnlyAWaitingTicket) {
   EXPECT_EQ(engine_->GetTicket(id)->stage, Stage::kIdle);
   auto last = Ok(engine_->TicketInputs(id)).back();
   EXPECT_EQ(last.kind, "answer");
-  EXPECT_EQ(last.body["answer"], "root");
+  EXPECT_EQ(last.body["answer"], (nlohmann::json{{"text", "root"}}));
   EXPECT_EQ(last.body["question"], "Which README?");
 }
 

@@ -5,6 +5,8 @@
 namespace superagent::testing {
 namespace {
 
+using nlohmann::json;
+
 TEST_F(EngineTest, SubscriptionDeliversEverythingOnTheThreadWithoutTheGate) {
   TicketId id = AcceptedTicket("c1");
   // A stranger, a bot and an allow-listed person: all reach the live Ticket, none go to Eval.
@@ -109,6 +111,51 @@ TEST_F(EngineTest, AskPersonValidatesItsQuestion) {
             Status::Code::kInvalidArgument);
   EXPECT_EQ(engine_->GetTicket(a)->stage, Stage::kIdle);
   EXPECT_EQ(Ok(engine_->Receipts(a)).size(), 1u);
+}
+
+TEST_F(EngineTest, AQuestionWithOptionsIsOneMessageWithNumberedOptions) {
+  TicketId a = AcceptedTicket("c1");
+  HumanAction q{"github:issue:1", "bob", "Which README?", {{"options", {"root", "docs/ 文档"}}, {"free_text", false}}};
+  ASSERT_TRUE(engine_->AskPerson(a, q, "ask:1").ok());
+  Receipt asked = Ok(engine_->Receipts(a)).back();
+  EXPECT_EQ(asked.kind, MessageKind::kAttention);
+  EXPECT_EQ(asked.body, "Which README?\n\n1. root\n2. docs/ 文档\n\nReply with the number of your choice.");
+  EXPECT_EQ(engine_->GetTicket(a)->waiting->form, (json{{"options", {"root", "docs/ 文档"}}, {"free_text", false}}))
+      << "the form is stored with the Ticket, as the panel renders it";
+
+  // The asked person's reply "2" is the structured answer; the Ticket resumes.
+  Receive(Comment("c2", "bob", false, "２"));
+  TicketInput in = Ok(engine_->TicketInputs(a)).back();
+  EXPECT_EQ(in.kind, "answer");
+  EXPECT_EQ(in.body["answer"], (json{{"option", 2}, {"text", "docs/ 文档"}}));
+  EXPECT_EQ(in.body["from"], "bob");
+  EXPECT_EQ(in.body["trigger_id"], "c2");
+  EXPECT_EQ(engine_->GetTicket(a)->stage, Stage::kIdle);
+}
+
+TEST_F(EngineTest, ABadFormIsRefusedAndNothingIsAsked) {
+  TicketId a = AcceptedTicket("c1");
+  Status s = engine_->AskPerson(a, {"github:issue:1", "bob", "Which?", {{"options", {"a", 3}}}}, "ask:1");
+  EXPECT_EQ(s.code(), Status::Code::kInvalidArgument);
+  EXPECT_EQ(s.message(), "form.options[1]: must be a string");
+  EXPECT_EQ(engine_->GetTicket(a)->stage, Stage::kIdle);
+  EXPECT_EQ(Ok(engine_->Receipts(a)).size(), 1u) << "only the acknowledgement";
+}
+
+TEST_F(EngineTest, APanelAnswerIsShownInTheDiscussionWithWhoGaveIt) {
+  TicketId a = AcceptedTicket("c1");
+  ASSERT_TRUE(engine_->AskPerson(a, {"github:issue:1", "bob", "Which?", {{"options", {"root", "docs"}}}}, "ask:1").ok());
+  Status bad = engine_->AnswerQuestion(a, "Alice (panel)", json{{"option", 3}});
+  EXPECT_EQ(bad.message(), "answer.option: must be a number from 1 to 2");
+  EXPECT_EQ(engine_->GetTicket(a)->stage, Stage::kWaitingForPerson) << "a refused answer changes nothing";
+  const std::size_t before = Ok(engine_->Receipts(a)).size();
+
+  ASSERT_TRUE(engine_->AnswerQuestion(a, "Alice (panel)", json{{"option", 1}}).ok());
+  EXPECT_EQ(Ok(engine_->TicketInputs(a)).back().body["answer"], (json{{"option", 1}, {"text", "root"}}));
+  auto receipts = Ok(engine_->Receipts(a));
+  ASSERT_EQ(receipts.size(), before + 1);
+  EXPECT_EQ(receipts.back().thread, "github:issue:1");
+  EXPECT_EQ(receipts.back().body, "Alice answered in the panel: root");
 }
 
 TEST_F(EngineTest, PanelStopWithdrawsTheMandateAndTheTicketReceivesNothingMore) {

@@ -12,6 +12,7 @@
 #include "core/ticket_stage.h"
 #include "store/store.h"
 #include "superagent/engine.h"
+#include "superagent/question.h"
 #include "superagent/text.h"
 
 namespace superagent {
@@ -28,6 +29,17 @@ Trigger Repaired(Trigger t) {
   for (std::string& th : t.threads) th = text::Repair(th);
   text::RepairJson(&t.meta);
   return t;
+}
+
+// The asked person's reply, read against the question's form: the worker (and a purpose's code,
+// such as a budget's) gets the structured answer — the option chosen, or the words — beside the
+// message itself. A reply that answers nothing the form accepts is delivered as the message alone.
+json AnswerBody(const HumanAction& asked, const Trigger& t) {
+  json body{{"from", t.actor.value_or("")}, {"via", t.source}, {"question", asked.question}};
+  auto form = ParseQuestionForm(asked.form);
+  if (!form.ok()) return body;
+  if (auto answer = MatchAnswer(*form, t.text)) body["answer"] = *answer;
+  return body;
 }
 
 }  // namespace
@@ -95,12 +107,13 @@ Result<IntakeResult> Engine::Receive(const Trigger& trigger, const std::string& 
 
   // Only a person's message (not a bot's, not CI's) may take the slot kept for people.
   const bool from_person = t.human && t.scope != "ci";
-  auto deliver = [&](TicketId ticket, const char* kind, const char* state = "pending") -> Status {
+  auto deliver = [&](TicketId ticket, const char* kind, const char* state = "pending", json body = json::object()) -> Status {
     TicketInput in;
     in.ticket = ticket;
     in.kind = kind;
     in.trigger_seq = *seq;
-    in.body = json{{"trigger_id", t.id}};
+    body["trigger_id"] = t.id;
+    in.body = std::move(body);
     in.state = state;
     in.created_at = now;
     in.from_person = from_person;
@@ -117,7 +130,7 @@ Result<IntakeResult> Engine::Receive(const Trigger& trigger, const std::string& 
       ASSIGN_OR_RETURN(auto owner, store_->GetTicket(id));
       if (!owner) return Status::Internal("ticket " + std::to_string(id) + " vanished during intake");
       Ticket tk = *owner;
-      RETURN_IF_ERROR(deliver(id, "answer"));
+      RETURN_IF_ERROR(deliver(id, "answer", "pending", AnswerBody(*owner->waiting, t)));
       // Resumes: the scheduler gives it a slot.
       RETURN_IF_ERROR(ChangeStage(store_.get(), &tk, Stage::kIdle, StageCause::kAnswered, "answer from " + *t.actor, now));
       auto a = store_->InsertAssignment(id, "worker", "answer", now);

@@ -6,11 +6,24 @@
 #include "core/ticket_stage.h"
 #include "store/store.h"
 #include "superagent/engine.h"
+#include "superagent/question.h"
 #include "superagent/text.h"
 
 namespace superagent {
 
 using nlohmann::json;
+
+namespace {
+
+// The panel names its people "NAME (panel)"; a line in a discussion names them as people know them.
+std::string PanelName(const std::string& who) {
+  std::string name = who;
+  if (static const std::string kTag = " (panel)"; name.size() > kTag.size() && name.ends_with(kTag))
+    name.resize(name.size() - kTag.size());
+  return text::Cut(name, 80);
+}
+
+}  // namespace
 
 Status Engine::StopTicket(TicketId ticket, const std::string& who) {
   std::lock_guard<std::mutex> lock(mu_);
@@ -31,12 +44,10 @@ Status Engine::StopTicket(TicketId ticket, const std::string& who) {
     // the daemon's line about the Ticket, not the Ticket's own output: unattached, so the rule
     // that a stopped Ticket's pending messages are cancelled does not cancel it too.
     ASSIGN_OR_RETURN(auto channel, store_->ThreadChannel(tk->thread));
-    std::string name = who;
-    if (static const std::string kTag = " (panel)"; name.size() > kTag.size() && name.ends_with(kTag))
-      name.resize(name.size() - kTag.size());  // the panel names its people "NAME (panel)"
+    const std::string name = PanelName(who);
     if (channel)
       RETURN_IF_ERROR(SendLocked({"stop:ticket:" + std::to_string(ticket), std::nullopt, tk->thread, MessageKind::kResult,
-                                  "Stopped by " + text::Cut(name, 80) + " from the panel; nothing more will be done here."},
+                                  "Stopped by " + name + " from the panel; nothing more will be done here."},
                                  now));
   }
   // A turn that started before this Stop leaves no running session behind for an ended Ticket.
@@ -60,19 +71,34 @@ Status Engine::AnswerQuestion(TicketId ticket, const std::string& who, const jso
   if (tk->stage != Stage::kWaitingForPerson)
     return Status::Conflict("ticket " + std::to_string(ticket) + " is not waiting for an answer (stage " +
                             StageName(tk->stage) + ")");
+  ASSIGN_OR_RETURN(const QuestionForm form, ParseQuestionForm(tk->waiting->form));
+  ASSIGN_OR_RETURN(const json structured, NormalizeAnswer(form, answer));
   TicketInput in;
   in.ticket = ticket;
   in.kind = "answer";
-  in.body = json{{"from", who}, {"via", "panel"}, {"question", tk->waiting->question}, {"answer", answer}};
+  in.body = json{{"from", who}, {"via", "panel"}, {"question", tk->waiting->question}, {"answer", structured}};
   in.state = "pending";
   in.created_at = now;
   in.from_person = true;
   auto id = store_->InsertInput(in);
   if (!id.ok()) return id.status();
+  const HumanAction asked = *tk->waiting;
   RETURN_IF_ERROR(ChangeStage(store_.get(), &*tk, Stage::kIdle, StageCause::kAnswered, "answered by " + who, now));
   auto a = store_->InsertAssignment(ticket, "worker", "answer", now);
   if (!a.ok()) return a.status();
-  RETURN_IF_ERROR(store_->InsertCommand(now, who, "answer", "ticket:" + std::to_string(ticket), answer.dump()));
+  RETURN_IF_ERROR(store_->InsertCommand(now, who, "answer", "ticket:" + std::to_string(ticket), structured.dump()));
+  // The discussion where the question was asked tells its own story: one line with the answer,
+  // which the asked person would otherwise never see (issue 22). Cut to the channel's limit.
+  ASSIGN_OR_RETURN(auto channel, store_->ThreadChannel(asked.thread));
+  if (channel) {
+    MessageSpec line;
+    line.id = "answer:ticket:" + std::to_string(ticket) + ":input:" + std::to_string(*id);
+    line.ticket = ticket;
+    line.thread = asked.thread;
+    line.kind = MessageKind::kAnswer;
+    line.body = text::CutWords(PanelName(who) + " answered in the panel: " + AnswerText(structured), 100);
+    RETURN_IF_ERROR(SendLocked(line, now));
+  }
   RETURN_IF_ERROR(tx->Commit());
   spdlog::info("ticket answered id={} by={}", ticket, who);
   return Status::Ok();

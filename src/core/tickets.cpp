@@ -7,6 +7,7 @@
 #include "core/ticket_stage.h"
 #include "store/store.h"
 #include "superagent/engine.h"
+#include "superagent/question.h"
 #include "superagent/text.h"
 
 namespace superagent {
@@ -27,13 +28,16 @@ Status Engine::AskPerson(TicketId ticket, const HumanAction& action, const std::
 Status Engine::AskPersonLocked(Ticket* tk, const HumanAction& action_in, const std::string& message_id, TimeMs now) {
   HumanAction action = action_in;
   for (std::string* s : {&action.thread, &action.actor, &action.question}) *s = text::Repair(*s);
-  text::RepairJson(&action.form);
   if (action.thread.empty() || action.actor.empty() || action.question.empty())
     return Status::InvalidArgument("human_action needs thread, actor and question");
+  ASSIGN_OR_RETURN(const QuestionForm form, ParseQuestionForm(action.form));
+  action.form = QuestionFormJson(form);
   if (!tk->open()) return Status::Conflict("ticket " + std::to_string(tk->id) + " has ended");
   ASSIGN_OR_RETURN(auto channel, store_->ThreadChannel(action.thread));
   if (!channel) return Status::InvalidArgument("thread " + action.thread + " is unknown");
-  if (std::string why = TooLong(*channel, action.question, options_); !why.empty()) return Status::InvalidArgument(why);
+  // The person reads the question with its numbered options: that whole message must fit.
+  const std::string body = RenderQuestion(action.question, form);
+  if (std::string why = TooLong(*channel, body, options_); !why.empty()) return Status::InvalidArgument(why);
   const bool was_waiting = tk->stage == Stage::kWaitingForPerson;
   tk->waiting = action;  // also when it was waiting already: the newest question is the one open
   if (was_waiting) RETURN_IF_ERROR(store_->UpdateTicket(*tk));
@@ -45,7 +49,7 @@ Status Engine::AskPersonLocked(Ticket* tk, const HumanAction& action_in, const s
   r.thread = action.thread;
   r.channel = *channel;
   r.kind = MessageKind::kAttention;
-  r.body = action.question;
+  r.body = body;
   r.created_at = now;
   auto inserted = store_->InsertReceipt(r);
   if (!inserted.ok()) return inserted.status();
