@@ -357,9 +357,14 @@ TEST_F(PanelApiTest, AnsweringResumesTheWaitingTicket) {
   json d = GetJson("/api/tickets/" + std::to_string(seed_.question_old));
   EXPECT_EQ(d["stage"], "idle");
   EXPECT_EQ(d["assignments"].size(), 2u);  // a new Assignment to resume
-  const json& last_input = d["transcript"][d["transcript"].size() - 2];
-  EXPECT_EQ(last_input["kind"], "answer");
-  EXPECT_EQ(last_input["text"], "docs/setup.md");
+  const json& transcript = d["transcript"];
+  auto answer = std::find_if(transcript.begin(), transcript.end(), [](const json& e) { return e["kind"] == "answer" && e["type"] == "input"; });
+  ASSERT_NE(answer, transcript.end()) << transcript.dump();
+  EXPECT_EQ((*answer)["text"], "docs/setup.md");
+  // The discussion is told, in one line, what was answered and by whom.
+  auto told = std::find_if(transcript.begin(), transcript.end(), [](const json& e) { return e["type"] == "sent" && e["kind"] == "answer"; });
+  ASSERT_NE(told, transcript.end()) << transcript.dump();
+  EXPECT_EQ((*told)["text"], "panel user at 127.0.0.1 answered in the panel: docs/setup.md");
   // The next question is now first in line.
   json needs = GetJson("/api/needs");
   ASSERT_EQ(needs["questions"].size(), 1u);

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "superagent/question.h"
+
 namespace superagent::panel {
 
 using nlohmann::json;
@@ -115,15 +117,6 @@ json HealthJson(const SourceHealth& h) {
           {"consecutive_failures", h.consecutive_failures},
           {"skipped_items", h.skipped_items}};
 }
-
-namespace {
-
-std::string AnswerText(const json& answer) {
-  if (answer.is_string()) return answer.get<std::string>();
-  return answer.dump();
-}
-
-}  // namespace
 
 json DetailJson(const TicketDetail& d) {
   json j = TicketRowJson(d.row);
