@@ -33,6 +33,7 @@ struct Delivery {
   std::string external_id;  // e.g. the GitHub comment id or Feishu message_id
   std::string error;        // for logs and the panel; never contains secrets
   TimeMs retry_after_ms = 0;  // a peer's own wait instruction (Retry-After), 0 when none
+  std::string url;            // the web address of what was made (a pull request), "" when none
 
   static Delivery Done(std::string external_id) { return {Outcome::kDone, std::move(external_id), "", 0}; }
   static Delivery Retry(std::string error, TimeMs after = 0) { return {Outcome::kRetry, "", std::move(error), after}; }

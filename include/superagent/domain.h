@@ -95,6 +95,19 @@ struct Ticket {
   bool open() const { return stage != Stage::kEnded; }
 };
 
+// A pull request the daemon opened for a Ticket (SPEC §6: a linked open PR keeps being tracked).
+struct TicketPull {
+  TicketId ticket = 0;
+  std::int64_t number = 0;
+  std::string head_branch;
+  std::string url;            // the PR's web address, "" when the platform did not say
+  std::string state = "open";  // "open" | "merged" | "closed"
+  int ci_fix_attempts = 0;    // pushes whose failing checks were handed to the worker so far
+  std::string ci_fix_sha;     // the head commit of the last of them
+  TimeMs created_at = 0;
+  TimeMs updated_at = 0;
+};
+
 struct Decision {
   std::int64_t id = 0;
   EvalId eval = 0;

@@ -42,6 +42,12 @@ struct EngineOptions {
   // Issue 18: an Effect, a Thread's Evals or a Ticket's turns failing the same way this many
   // times in a row, or in flight during this many abnormal exits in a row, are set aside.
   int quarantine_after = 5;
+  // Issue 22 (SPEC §6): failing checks on a Ticket's own PR handed to its worker before a person is
+  // asked instead (execution.ci_fix_attempts).
+  int ci_fix_attempts = 2;
+  // A Ticket's follow-up turn starts once its newest pending input is this old, so a burst (a
+  // review's comments arriving as one webhook each) is one turn. The daemon uses 3 s.
+  TimeMs follow_up_settle_ms = 0;
   // Called after a commit that queued a Trigger for an Eval due now (Receive, Handback), with
   // the Engine's lock held, so the daemon wakes its Eval loop instead of waiting for its next
   // poll. Must not block or call the Engine. Empty: nobody is told.
@@ -74,6 +80,7 @@ struct EvalOutcome {
   std::string acknowledgement;
   bool silent = false;                         // a matched rule suppresses the acknowledgement
   std::optional<TicketId> related_ticket;      // accept: attach to it; stop: the Ticket to stop
+  std::string verb;                            // "stop" | "status" when a verb decided it (no model)
 };
 
 struct FinishResult {
@@ -405,6 +412,11 @@ class Engine {
   Result<TriggerRecord> GetTrigger(const std::string& id);
   // The Trigger with arrival number `seq`.
   Result<TriggerRecord> GetTriggerBySeq(std::int64_t seq);
+  // Open pull requests opened for Tickets whose Mandate stands: what the GitHub Source follows
+  // (their CI, reviews, merge or close) besides what it reads anyway.
+  Result<std::vector<TicketPull>> TrackedPulls();
+  // The pull requests opened for `ticket`, oldest first.
+  Result<std::vector<TicketPull>> TicketPulls(TicketId ticket);
   // A Trigger's whole story (SPEC §12 explain): lookup by Trigger id or message URL.
   Result<nlohmann::json> Explain(const std::string& id_or_url);
   // Counts for status lines: triggers by outcome, queued evals, tickets by stage.
@@ -442,6 +454,24 @@ class Engine {
   // outbox.cpp: Send's and EnqueueAction's work inside a transaction the caller holds (mu_ held).
   Status SendLocked(const MessageSpec& message, TimeMs now);
   Status EnqueueActionLocked(const std::string& kind, const nlohmann::json& payload, TimeMs now);
+
+  // verbs.cpp: the one short answer to a person's verb ("stop", "status") on `thread`, in the
+  // Eval's transaction (acknowledge once: what was stopped, or the Thread's Tickets and their state).
+  Status AnswerVerbLocked(EvalId eval, const std::string& thread, const std::string& verb,
+                          const std::vector<TicketId>& stopped, TimeMs now);
+
+  // pulls.cpp, inside the caller's transaction (mu_ held). A PR action's outcome: a PR opened for
+  // a Ticket is recorded and subscribed to (its Thread and its head branch's CI Thread), and the
+  // Ticket's pending result learns its link; one that could not be opened says so in the result.
+  Status PullDeliveredLocked(const std::string& kind, const nlohmann::json& payload, const Delivery& d, TimeMs now);
+  // A Trigger on an open Ticket's own PR: what it does there. Returns true when it handled the
+  // delivery (CI passing → context; failing → a fix turn, or a question once the attempts are
+  // spent; merged/closed → the Ticket ends); false when the Trigger is an ordinary one.
+  Result<bool> RouteOnPullLocked(Ticket* tk, const Trigger& t, const std::function<Status(const char* state)>& deliver,
+                                 TimeMs now);
+  // An answer to `asked` arrived: what code does with it besides the worker (a "ci_fix" question
+  // answered "Try again" gives the Ticket's PRs a fresh set of fix attempts).
+  Status AnsweredLocked(TicketId ticket, const HumanAction& asked, const nlohmann::json& answer, TimeMs now);
 
   // tickets.cpp: AskPerson's work inside a transaction the caller holds (mu_ held).
   Status AskPersonLocked(Ticket* ticket, const HumanAction& action, const std::string& message_id, TimeMs now);

@@ -1,6 +1,10 @@
 // The Eval runner (SPEC §5): Gate, then Assessment, then code decides what the answer means.
 #pragma once
 
+#include <optional>
+#include <string>
+#include <vector>
+
 #include "superagent/assessment.h"
 #include "superagent/engine.h"
 
@@ -11,8 +15,21 @@ namespace superagent {
 //  - explicit: accept (the model shapes scope and acknowledgement) unless it judges a stop;
 //  - inferred: every enabled rule answered exactly once, direction allowed, a matched rule and
 //    evidence; in observe an accept is recorded as ignore + would_accept; only auto accepts;
-//  - a stop needs an explicit (hence human) sender: bots never stop a Ticket.
+//  - a stop needs an explicit (hence human) sender: bots never stop a Ticket;
+//  - a verb (ParseVerb) from an explicit sender is decided here, with no model call: "stop" stops
+//    the Thread's Tickets, "status" answers with their state.
 EvalOutcome JudgeEval(const EvalJob& job, const Policy& policy, Assessor& assessor);
+
+// Issue 22: what a person addressing the agent may say without any model deciding it (docs/002).
+enum class Verb { kStop, kStatus };
+// The verb `text` is once mentions ("@name" words) are set aside: exactly "stop", "/stop", "停止",
+// "status", "/status" or "状态" (any case, trailing "!", ".", "。", "！" ignored); nullopt for
+// anything else — a sentence that contains "stop" is for the Eval's model, never a verb.
+// `mentions`: how the Source shows mentions in the text ("@Super Agent"), removed first, so a name
+// with a space is not taken for words.
+std::optional<Verb> ParseVerb(const std::string& text, const std::vector<std::string>& mentions = {});
+// ParseVerb over a Trigger's text with the mentions its Source listed (meta.mentions, strings).
+std::optional<Verb> VerbOf(const Trigger& t);
 
 // "" when `a` answers every enabled rule of `policy` exactly once and names no other rule;
 // otherwise what is wrong. A model-backed Assessor may use it to retry a malformed answer.

@@ -261,6 +261,8 @@ const std::vector<ConfigKey>& ConfigKeys() {
                   "directory of the team's prompt sections and skills; empty: built-in only")),
       Int("execution.slots", CONFIG_FIELD(execution.slots), 1, 64,
           "worker sessions at once (one more is reserved for people)"),
+      Int("execution.ci_fix_attempts", CONFIG_FIELD(execution.ci_fix_attempts), 0, 10,
+          "failing CI on a Ticket's own PR: fix turns (one per push) before a person is asked"),
       Choice("execution.executor", CONFIG_FIELD(execution.executor),
              {"builtin", "command", "claude-code", "codex", "gemini-cli", "qwen-code"},
              "who does a Ticket's work: the agent loop, execution.command, or a coding CLI"),

@@ -117,6 +117,7 @@ struct Config {
 
   struct Execution {
     int slots = 3;  // concurrent worker sessions; one more slot is always reserved for people
+    int ci_fix_attempts = 2;  // pushes whose failing checks a Ticket's worker fixes before a person is asked
     // "builtin" (agent loop) | "command" (execution.command) | a coding CLI: "claude-code",
     // "codex", "gemini-cli", "qwen-code" (its block below)
     std::string executor = "builtin";

@@ -88,6 +88,8 @@ Status Daemon::Start() {
   options.eval_max_attempts = config_.eval.max_attempts;
   options.message_limit = MessageLimitsFor(config_);
   options.quarantine_after = config_.quarantine.after;
+  options.ci_fix_attempts = config_.execution.ci_fix_attempts;
+  options.follow_up_settle_ms = 3'000;
   // A Trigger that arrives (webhook, poll, panel) is judged now, not at the loop's next poll.
   options.on_eval_queued = [this] { WakeEvalLoop(); };
   const std::string db_path = (std::filesystem::path(config_.data_dir) / "superagent.db").string();

@@ -53,6 +53,42 @@ Result<Assessment> NoModelAssessor::Assess(const EvalJob&, const std::vector<con
   return a;
 }
 
+std::optional<Verb> ParseVerb(const std::string& text_arg, const std::vector<std::string>& mentions) {
+  std::string text_in = text_arg;
+  for (const std::string& m : mentions) {
+    if (m.empty()) continue;
+    for (std::size_t at = text_in.find(m); at != std::string::npos; at = text_in.find(m, at)) text_in.replace(at, m.size(), " ");
+  }
+  std::string rest;
+  std::size_t words = 0;
+  for (std::size_t i = 0; i < text_in.size();) {
+    const std::size_t b = text_in.find_first_not_of(" \t\r\n", i);
+    if (b == std::string::npos) break;
+    std::size_t e = text_in.find_first_of(" \t\r\n", b);
+    if (e == std::string::npos) e = text_in.size();
+    const std::string word = text_in.substr(b, e - b);
+    i = e;
+    if (word.front() == '@') continue;  // a mention: who is addressed, not what is said
+    rest = word;
+    if (++words > 1) return std::nullopt;
+  }
+  for (const std::string tail : {"!", ".", "\xE3\x80\x82", "\xEF\xBC\x81"}) {
+    while (rest.size() > tail.size() && rest.ends_with(tail)) rest.resize(rest.size() - tail.size());
+  }
+  rest = text::AsciiLower(rest);
+  if (rest == "stop" || rest == "/stop" || rest == "\xE5\x81\x9C\xE6\xAD\xA2") return Verb::kStop;        // 停止
+  if (rest == "status" || rest == "/status" || rest == "\xE7\x8A\xB6\xE6\x80\x81") return Verb::kStatus;  // 状态
+  return std::nullopt;
+}
+
+std::optional<Verb> VerbOf(const Trigger& t) {
+  std::vector<std::string> mentions;
+  if (auto it = t.meta.find("mentions"); it != t.meta.end() && it->is_array())
+    for (const json& m : *it)
+      if (m.is_string()) mentions.push_back(m.get<std::string>());
+  return ParseVerb(t.text, mentions);
+}
+
 EvalOutcome JudgeEval(const EvalJob& job, const Policy& policy, Assessor& assessor) {
   EvalOutcome out;
   out.gated = job.batch;
@@ -75,6 +111,23 @@ EvalOutcome JudgeEval(const EvalJob& job, const Policy& policy, Assessor& assess
   out.strength = request->gate.strength;
   out.request_seq = request->seq;
   out.admission = request->gate.reason;
+
+  // A person's verb is decided by code: no model call, so "stop" works when the model does not.
+  if (request->gate.strength == Strength::kExplicit && request->trigger.human && request->trigger.addressed) {
+    if (auto verb = VerbOf(request->trigger)) {
+      const std::string who = request->trigger.actor.value_or("?");
+      if (*verb == Verb::kStop) {
+        out.outcome = DecisionOutcome::kStop;
+        out.verb = "stop";
+        out.reason = "stop command from " + who;
+      } else {
+        out.outcome = DecisionOutcome::kIgnore;
+        out.verb = "status";
+        out.reason = "status command from " + who;
+      }
+      return out;
+    }
+  }
 
   // A throw is not caught here: RunOneEval records it against the Thread (RecordEvalError),
   // which requeues it with backoff and sets a poison Thread aside after quarantine.after in a row.

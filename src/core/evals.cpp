@@ -209,6 +209,7 @@ Result<FinishResult> Engine::FinishEval(EvalId eval_id, const EvalOutcome& out) 
       result.stopped.push_back(id);
     }
   }
+  if (!out.verb.empty()) RETURN_IF_ERROR(AnswerVerbLocked(eval_id, eval->thread, out.verb, result.stopped, now));
 
   const int attempts = batch.empty() ? 0 : batch.front().attempts + 1;
   if (out.outcome == DecisionOutcome::kUnavailable && out.retry && attempts < options_.eval_max_attempts) {

@@ -12,6 +12,7 @@
 #include "core/ticket_stage.h"
 #include "store/store.h"
 #include "superagent/engine.h"
+#include "superagent/eval.h"
 #include "superagent/question.h"
 #include "superagent/text.h"
 
@@ -96,6 +97,10 @@ Result<IntakeResult> Engine::Receive(const Trigger& trigger, const std::string& 
     if (tk) tickets.push_back(*tk);
   }
 
+  // A person's verb ("@agent stop") is for the Eval, which decides it by code; a Ticket that
+  // received it instead would have to judge it with its model (docs/002).
+  if (t.human && t.addressed && VerbOf(t)) tickets.clear();
+
   std::vector<TicketId> owners;
   if (t.human && t.actor) {
     for (const Ticket& tk : tickets) {
@@ -130,7 +135,9 @@ Result<IntakeResult> Engine::Receive(const Trigger& trigger, const std::string& 
       ASSIGN_OR_RETURN(auto owner, store_->GetTicket(id));
       if (!owner) return Status::Internal("ticket " + std::to_string(id) + " vanished during intake");
       Ticket tk = *owner;
-      RETURN_IF_ERROR(deliver(id, "answer", "pending", AnswerBody(*owner->waiting, t)));
+      const json body = AnswerBody(*owner->waiting, t);
+      RETURN_IF_ERROR(deliver(id, "answer", "pending", body));
+      if (body.contains("answer")) RETURN_IF_ERROR(AnsweredLocked(id, *owner->waiting, body["answer"], now));
       // Resumes: the scheduler gives it a slot.
       RETURN_IF_ERROR(ChangeStage(store_.get(), &tk, Stage::kIdle, StageCause::kAnswered, "answer from " + *t.actor, now));
       auto a = store_->InsertAssignment(id, "worker", "answer", now);
@@ -140,6 +147,11 @@ Result<IntakeResult> Engine::Receive(const Trigger& trigger, const std::string& 
     for (Ticket& tk : tickets) {
       ASSIGN_OR_RETURN(auto mandate, store_->MandateForTicket(tk.id));
       if (!mandate || !mandate->ended_as.empty()) continue;  // stopped or revoked: receives nothing
+      // The Ticket's own PR: its CI, its merge or close (pulls.cpp). A merge never resumes it.
+      ASSIGN_OR_RETURN(const bool on_pull, RouteOnPullLocked(&tk, t, [&](const char* state) {
+        return deliver(tk.id, "trigger", state);
+      }, now));
+      if (on_pull) continue;
       if (tk.open()) {
         // A message older than the Ticket's request (an issue's opening text that arrives by
         // polling after the webhook's mention was worked on) is context for its next turn, never

@@ -2,6 +2,8 @@
 // Receipt + Effect) or an external action (EnqueueAction), each one transaction with an idempotency
 // key, so a repeat is harmless. The Effects loop claims and performs them; this records what
 // happened (ClaimDueEffects, RecordDelivery).
+#include <algorithm>
+
 #include <spdlog/spdlog.h>
 
 #include "core/engine_internal.h"
@@ -94,6 +96,11 @@ Result<std::vector<ClaimedEffect>> Engine::ClaimDueEffects(int limit) {
       }
       ASSIGN_OR_RETURN(bool earlier, store_->EarlierReceiptPending(receipt->id));
       if (earlier) continue;  // an acknowledgement goes first
+      if (receipt->ticket && receipt->kind == MessageKind::kResult) {
+        // A result waits for its Ticket's pull request, so it can say where the work is (pulls.cpp).
+        ASSIGN_OR_RETURN(bool pr_pending, store_->ActionPendingFor(*receipt->ticket, "open_pull_request"));
+        if (pr_pending) continue;
+      }
       c.effect.receipt = *receipt;
       // Rows written before text was repaired at intake may hold invalid UTF-8; a channel that
       // dumps it into a request would throw at every start.
@@ -135,6 +142,7 @@ Status Engine::RecordDelivery(std::int64_t effect_id, const Delivery& d, TimeMs 
   switch (d.outcome) {
     case Delivery::Outcome::kDone:
       RETURN_IF_ERROR(store_->FinishEffect(effect_id, "done", "", d.external_id));
+      RETURN_IF_ERROR(PullDeliveredLocked(row->kind, payload, d, now));
       if (receipt) RETURN_IF_ERROR(store_->SetReceiptStatus(receipt->id, "sent", d.external_id, now));
       RETURN_IF_ERROR(store_->ClearFailures(problem, now));
       RETURN_IF_ERROR(ClearedLocked(kQuarantineEffect, item));
@@ -155,6 +163,7 @@ Status Engine::RecordDelivery(std::int64_t effect_id, const Delivery& d, TimeMs 
     }
     case Delivery::Outcome::kFailed: {
       RETURN_IF_ERROR(store_->FinishEffect(effect_id, "failed", d.error, ""));
+      RETURN_IF_ERROR(PullDeliveredLocked(row->kind, payload, d, now));
       if (receipt) RETURN_IF_ERROR(store_->SetReceiptStatus(receipt->id, "failed", "", now));
       auto n = store_->CountFailure(problem, row->kind + " on " + platform + " failed: " + d.error, now);
       if (!n.ok()) return n.status();
@@ -207,7 +216,25 @@ Status Engine::EnqueueActionLocked(const std::string& kind, const json& payload,
   // The idempotency key lives in the payload; one action per key, ever.
   ASSIGN_OR_RETURN(bool exists, store_->ActionExists(payload["idempotency_key"].get<std::string>()));
   if (exists) return Status::Ok();
-  return store_->InsertEffect("", kind, payload.dump(), now, "action");
+  json out = payload;
+  if (kind == "open_pull_request" && payload.contains("ticket") && payload["ticket"].is_number_integer()) {
+    // The PR points back at the discussion that asked for it (issue 22), as the result points at the PR.
+    ASSIGN_OR_RETURN(auto mandate, store_->MandateForTicket(payload["ticket"].get<TicketId>()));
+    if (mandate) {
+      ASSIGN_OR_RETURN(auto origin, store_->FindTriggerBySeq(mandate->origin_trigger_seq));
+      if (origin) {
+        if (std::string url = TriggerUrl(origin->trigger); !url.empty()) out["discussion_url"] = url;
+      }
+      // SPEC §4.4: a review rule names the approver; the PR asks them for the review.
+      std::vector<std::string> reviewers;
+      for (const std::string& name : mandate->matched_rules)
+        if (const Rule* r = policy_.FindRule(name); r && !r->approver.empty() &&
+            std::find(reviewers.begin(), reviewers.end(), r->approver) == reviewers.end())
+          reviewers.push_back(r->approver);
+      if (!reviewers.empty()) out["reviewers"] = reviewers;
+    }
+  }
+  return store_->InsertEffect("", kind, out.dump(), now, "action");
 }
 
 Result<json> Engine::OutboxCounts() {

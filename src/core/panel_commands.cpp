@@ -83,6 +83,7 @@ Status Engine::AnswerQuestion(TicketId ticket, const std::string& who, const jso
   auto id = store_->InsertInput(in);
   if (!id.ok()) return id.status();
   const HumanAction asked = *tk->waiting;
+  RETURN_IF_ERROR(AnsweredLocked(ticket, asked, structured, now));
   RETURN_IF_ERROR(ChangeStage(store_.get(), &*tk, Stage::kIdle, StageCause::kAnswered, "answered by " + who, now));
   auto a = store_->InsertAssignment(ticket, "worker", "answer", now);
   if (!a.ok()) return a.status();

@@ -145,6 +145,13 @@ Result<TurnOutcome> Engine::FinishTurn(const TurnEnd& end) {
     to = Stage::kBlocked;
     summary += "\n\nQuestion: " + end.question;
   }
+  if (end.reported && to == Stage::kReady) {
+    // A later turn's result (a CI fix, a review follow-up) names the PR it updated; a PR opened in
+    // this turn is named when it is (pulls.cpp), as the result waits for it.
+    ASSIGN_OR_RETURN(auto pulls, store_->TicketPulls(a->ticket));
+    for (const TicketPull& p : pulls)
+      if (p.state == "open") summary += "\n\nPull request: " + (p.url.empty() ? "#" + Num(p.number) : p.url);
+  }
   if (end.reported) {
     Status sent = SendLocked({"result" + suffix, a->ticket, tk->thread, MessageKind::kResult, summary}, now);
     if (sent.ok()) {
@@ -229,7 +236,8 @@ Result<int> Engine::AssignFollowUps() {
   std::lock_guard<std::mutex> lock(mu_);
   const TimeMs now = clock_->NowMs();
   // Asked every scheduler pass: usually nothing is due, and then no write transaction is begun.
-  ASSIGN_OR_RETURN(const auto due, store_->TicketsDueAFollowUp());
+  // A burst (a review's comments, several checks of one push) settles first: one turn takes it all.
+  ASSIGN_OR_RETURN(const auto due, store_->TicketsDueAFollowUp(now - options_.follow_up_settle_ms));
   if (due.empty()) return 0;
   auto tx = store_->Begin();
   RETURN_IF_ERROR(tx->begin_status());

@@ -444,6 +444,23 @@ CREATE UNIQUE INDEX ticket_inputs_once ON ticket_inputs (ticket_id, trigger_seq)
 CREATE INDEX ticket_inputs_by_trigger ON ticket_inputs (trigger_seq);
 CREATE INDEX ticket_inputs_pending ON ticket_inputs (ticket_id) WHERE state = 'pending';
 )SQL"},
+      {13, "pull requests opened for Tickets, followed until merged or closed", R"SQL(
+-- Issue 22 (SPEC §6): "a linked open PR keeps being tracked". One row per PR the daemon opened for
+-- a Ticket; its CI and reviews reach the Ticket through Subscriptions, and its end ends the Ticket.
+CREATE TABLE ticket_pulls (
+  ticket_id       INTEGER NOT NULL REFERENCES tickets (id),
+  number          INTEGER NOT NULL,
+  head_branch     TEXT NOT NULL,
+  url             TEXT NOT NULL DEFAULT '',
+  state           TEXT NOT NULL DEFAULT 'open' CHECK (state IN ('open', 'merged', 'closed')),
+  ci_fix_attempts INTEGER NOT NULL DEFAULT 0,  -- pushes whose failing checks went to the worker
+  ci_fix_sha      TEXT NOT NULL DEFAULT '',    -- the head commit of the last of them
+  created_at      INTEGER NOT NULL,
+  updated_at      INTEGER NOT NULL,
+  PRIMARY KEY (ticket_id, number)
+);
+CREATE INDEX ticket_pulls_open ON ticket_pulls (state) WHERE state = 'open';
+)SQL"},
   };
   return kMigrations;
 }

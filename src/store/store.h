@@ -158,7 +158,8 @@ class Store {
     TicketId ticket = 0;
     bool from_person = false;  // a person sent one of its pending inputs
   };
-  Result<std::vector<DueFollowUp>> TicketsDueAFollowUp();
+  // Only Tickets whose newest pending input arrived at or before `settled_at` (a burst has settled).
+  Result<std::vector<DueFollowUp>> TicketsDueAFollowUp(TimeMs settled_at);
   // Whether the session's transcript holds any event (without reading it).
   Result<bool> SessionHasEvents(SessionId id);
   Status MarkWorkspaceRemoved(TicketId ticket, TimeMs at);
@@ -171,6 +172,21 @@ class Store {
                       const std::string& kind_class = "message");
   Result<std::vector<Receipt>> ReceiptsFor(std::optional<TicketId> ticket);
   Result<std::vector<Receipt>> ReceiptsForThread(const std::string& thread);
+
+  // Pull requests opened for Tickets (store_pulls.cpp).
+  // Records the PR (again: harmless, the first row stays).
+  Status InsertTicketPull(const TicketPull& p);
+  Result<std::vector<TicketPull>> TicketPulls(TicketId ticket);
+  // Open PRs of Tickets whose Mandate still stands, oldest first: what the Source follows.
+  Result<std::vector<TicketPull>> OpenTicketPulls();
+  // The Ticket's PR whose Thread is `thread_key` ("github:pull:<n>") or whose CI Thread is it
+  // ("github:ci:<head_branch>"); not found when none.
+  Result<std::optional<TicketPull>> TicketPullOn(TicketId ticket, const std::string& thread_key);
+  Status UpdateTicketPull(const TicketPull& p);
+  // Whether an action of `kind` for `ticket` (payload.ticket) is still pending.
+  Result<bool> ActionPendingFor(TicketId ticket, const std::string& kind);
+  // A pending receipt's text, replaced before it is sent (the result learns its PR's link).
+  Status SetReceiptBody(const std::string& id, const std::string& body);
 
   // Sources and problems (store_sources.cpp).
   Status SetCursor(const std::string& source, const std::string& name, const std::string& value, TimeMs at);

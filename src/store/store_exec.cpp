@@ -194,14 +194,15 @@ Result<std::vector<WorkspaceRecord>> Store::WorkspacesEndedForGood() {
   return out;
 }
 
-Result<std::vector<Store::DueFollowUp>> Store::TicketsDueAFollowUp() {
+Result<std::vector<Store::DueFollowUp>> Store::TicketsDueAFollowUp(TimeMs settled_at) {
   Stmt s = db_.Prepare(
       "SELECT i.ticket_id, MAX(i.from_person) FROM ticket_inputs i JOIN tickets t ON t.id = i.ticket_id "
       "WHERE i.state = 'pending' AND t.stage NOT IN ('ended', 'waiting_for_person') "
       "AND NOT EXISTS (SELECT 1 FROM assignments a WHERE a.ticket_id = i.ticket_id AND a.state <> 'ended') "
       "AND NOT EXISTS (SELECT 1 FROM quarantine x WHERE x.kind = 'turn' AND x.item = CAST(i.ticket_id AS TEXT) "
       "AND x.set_aside_at IS NOT NULL) "
-      "GROUP BY i.ticket_id ORDER BY i.ticket_id");
+      "GROUP BY i.ticket_id HAVING MAX(i.created_at) <= ? ORDER BY i.ticket_id");
+  s.Bind(1, settled_at);
   std::vector<DueFollowUp> out;
   while (s.Step()) out.push_back({s.Int(0), s.Int(1) != 0});
   RETURN_IF_ERROR(s.status());

@@ -140,6 +140,13 @@ Normalized Build(const Message& m, const NormalizeContext& ctx) {
                 {"chat_type", m.direct ? "p2p" : "group"},
                 {"msg_type", m.msg_type},
                 {"own", own}};
+  // The mentions as the text shows them ("@Super Agent"): a name with a space is still one mention
+  // to whoever reads the words after it (core's ParseVerb).
+  if (!names.empty()) {
+    json shown = json::array();
+    for (const auto& [key, name] : names) shown.push_back(name);
+    t.meta["mentions"] = shown;
+  }
   if (!m.thread_id.empty()) t.meta["thread_id"] = m.thread_id;
   if (!m.root_id.empty()) t.meta["root_id"] = m.root_id;
   if (!m.parent_id.empty()) t.meta["parent_id"] = m.parent_id;

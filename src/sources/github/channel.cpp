@@ -210,7 +210,13 @@ Delivery GitHubChannel::OpenPullRequest(const Effect& effect, bool outcome_unkno
   const std::string head_ref = head.find(':') == std::string::npos ? owner + ":" + head : head;
   const std::string repo = "/repos/" + repo_;
   // An existing PR from the same head that carries our marker is this very action, done before.
-  auto find_existing = [&](bool require_marker, std::string* error) -> std::optional<std::string> {
+  // Done with the PR's number and its web address, which the Ticket's result links to.
+  auto done = [](const json& pr) {
+    Delivery d = Delivery::Done(IdOf(pr, "number"));
+    if (pr.is_object() && pr.contains("html_url") && pr["html_url"].is_string()) d.url = pr["html_url"].get<std::string>();
+    return d;
+  };
+  auto find_existing = [&](bool require_marker, std::string* error) -> std::optional<json> {
     ApiResponse r =
         client_->GetAll(repo + "/pulls?state=all&head=" + QueryValue(head_ref) + "&per_page=100", "", CallOptions{0, 2});
     if (!r.ok()) {
@@ -220,27 +226,30 @@ Delivery GitHubChannel::OpenPullRequest(const Effect& effect, bool outcome_unkno
     for (const json& pr : r.body) {
       if (!pr.is_object()) continue;
       std::string body = pr.contains("body") && pr["body"].is_string() ? pr["body"].get<std::string>() : "";
-      if (!require_marker || body.find(marker) != std::string::npos) return IdOf(pr, "number");
+      if (!require_marker || body.find(marker) != std::string::npos) return pr;
     }
     return std::nullopt;
   };
   if (outcome_unknown) {
     std::string error;
-    if (auto existing = find_existing(true, &error)) return Delivery::Done(*existing);
+    if (auto existing = find_existing(true, &error)) return done(*existing);
     if (!error.empty()) return Delivery::Retry("looking for an earlier pull request: " + error);
   }
-  json body{{"head", head}, {"base", base}, {"title", title}, {"body", MessageText(p.value("body", ""), key)},
+  // The PR points back at the discussion that asked for it; GitHub links both ways from this.
+  std::string text = p.value("body", "");
+  if (std::string url = p.value("discussion_url", ""); !url.empty()) text += (text.empty() ? "" : "\n\n") + ("Requested in " + url);
+  json body{{"head", head}, {"base", base}, {"title", title}, {"body", MessageText(text, key)},
             {"draft", p.value("draft", false)}};
   ApiResponse r = client_->Send("POST", repo + "/pulls", body);
   if (r.ok()) {
-    std::string number = IdOf(r.body, "number");
-    spdlog::info("github pull request opened number={} head={} base={}", number, head, base);
-    return Delivery::Done(number);
+    Delivery d = done(r.body);
+    spdlog::info("github pull request opened number={} head={} base={}", d.external_id, head, base);
+    return d;
   }
   if (r.status == 422 && r.error.find("already exists") != std::string::npos) {
     // The branch already has an open PR (ours from an earlier attempt, or a person's): record it.
     std::string error;
-    if (auto existing = find_existing(false, &error)) return Delivery::Done(*existing);
+    if (auto existing = find_existing(false, &error)) return done(*existing);
   }
   return FromResponse(r, "open pull request " + head + " → " + base);
 }

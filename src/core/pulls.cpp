@@ -1,0 +1,193 @@
+// A Ticket's own pull request (SPEC §6: "Ready means the result can be used/reviewed; a linked open
+// PR keeps being tracked"). When the daemon opens a PR for a Ticket, the Ticket is subscribed to the
+// PR's Thread and to its head branch's CI Thread, so reviews and CI reach it as inputs like any
+// message; this file decides what the PR-specific ones do: a failing check starts a fix turn at most
+// `ci_fix_attempts` times (per push), then a person is asked; passing checks are context; a merged or
+// closed PR ends the Ticket with that reason. All inside the caller's transaction.
+#include <spdlog/spdlog.h>
+
+#include "core/engine_internal.h"
+#include "core/ticket_stage.h"
+#include "store/store.h"
+#include "superagent/engine.h"
+#include "superagent/question.h"
+#include "superagent/text.h"
+
+namespace superagent {
+
+using nlohmann::json;
+
+namespace {
+
+std::string PullThread(std::int64_t number) { return "github:pull:" + std::to_string(number); }
+
+std::string PullLink(const TicketPull& p) { return p.url.empty() ? "#" + std::to_string(p.number) : p.url; }
+
+// A check that says the change is broken; "cancelled" and "skipped" are a person's or the
+// workflow's choice, not a failure to fix.
+bool CheckFailed(const std::string& conclusion) {
+  return conclusion == "failure" || conclusion == "timed_out" || conclusion == "action_required" ||
+         conclusion == "startup_failure";
+}
+
+std::string MetaString(const Trigger& t, const char* key) {
+  auto it = t.meta.find(key);
+  return it != t.meta.end() && it->is_string() ? it->get<std::string>() : "";
+}
+
+}  // namespace
+
+Result<std::vector<TicketPull>> Engine::TrackedPulls() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return store_->OpenTicketPulls();
+}
+
+Result<std::vector<TicketPull>> Engine::TicketPulls(TicketId ticket) {
+  std::lock_guard<std::mutex> lock(mu_);
+  return store_->TicketPulls(ticket);
+}
+
+Status Engine::PullDeliveredLocked(const std::string& kind, const json& payload, const Delivery& d, TimeMs now) {
+  if (kind != "open_pull_request" || !payload.is_object()) return Status::Ok();
+  auto ticket_it = payload.find("ticket");
+  if (ticket_it == payload.end() || !ticket_it->is_number_integer()) return Status::Ok();
+  const TicketId ticket = ticket_it->get<TicketId>();
+  ASSIGN_OR_RETURN(auto tk, store_->GetTicket(ticket));
+  if (!tk) return Status::Ok();
+
+  std::string line;
+  if (d.outcome == Delivery::Outcome::kDone) {
+    TicketPull p;
+    p.ticket = ticket;
+    try {
+      p.number = std::stoll(d.external_id);
+    } catch (const std::exception&) {
+      p.number = 0;
+    }
+    if (p.number <= 0) {
+      spdlog::warn("pull request opened without a number ticket={} external_id=\"{}\"", ticket, d.external_id);
+      return Status::Ok();
+    }
+    p.head_branch = text::Repair(payload.value("head", ""));
+    p.url = text::Repair(d.url);
+    p.created_at = p.updated_at = now;
+    RETURN_IF_ERROR(store_->InsertTicketPull(p));
+    // Its reviews and its CI reach the Ticket by Subscription, as any message on its Threads.
+    RETURN_IF_ERROR(store_->UpsertThread(PullThread(p.number), "github", PullThread(p.number), now));
+    RETURN_IF_ERROR(store_->Subscribe(PullThread(p.number), ticket, now));
+    if (!p.head_branch.empty()) {
+      const std::string ci = "github:ci:" + p.head_branch;
+      ASSIGN_OR_RETURN(auto ci_channel, store_->ThreadChannel(ci));
+      if (!ci_channel) RETURN_IF_ERROR(store_->UpsertThread(ci, "github", "", now));
+      RETURN_IF_ERROR(store_->Subscribe(ci, ticket, now));
+    }
+    RETURN_IF_ERROR(store_->InsertTicketEvent(ticket, now, tk->stage, tk->stage,
+                                              "pull request #" + Num(p.number) + " opened"));
+    spdlog::info("pull request linked ticket={} number={} head={}", ticket, p.number, p.head_branch);
+    line = "Pull request: " + PullLink(p);
+  } else if (d.outcome == Delivery::Outcome::kFailed) {
+    line = "The pull request could not be opened: " + text::Cut(d.error, 200);
+  } else {
+    return Status::Ok();
+  }
+  // The result waited for this (ClaimDueEffects): it now says where the work is, or that it is not.
+  ASSIGN_OR_RETURN(auto receipts, store_->ReceiptsFor(ticket));
+  for (const Receipt& r : receipts) {
+    if (r.status != "pending" || r.kind != MessageKind::kResult) continue;
+    std::string body = r.body + "\n\n" + line;
+    if (!TooLong(r.channel, body, options_).empty()) {
+      // The link matters more than the summary's last words.
+      const std::size_t words = text::CountWords(r.body), need = text::CountWords(line) + 3;
+      body = text::CutWords(r.body, words > need ? words - need : 1) + "\n\n" + line;
+    }
+    if (TooLong(r.channel, body, options_).empty()) RETURN_IF_ERROR(store_->SetReceiptBody(r.id, body));
+  }
+  return Status::Ok();
+}
+
+Result<bool> Engine::RouteOnPullLocked(Ticket* tk, const Trigger& t,
+                                       const std::function<Status(const char* state)>& deliver, TimeMs now) {
+  std::optional<TicketPull> pull;
+  for (const std::string& thread : t.threads) {
+    ASSIGN_OR_RETURN(pull, store_->TicketPullOn(tk->id, thread));
+    if (pull) break;
+  }
+  if (!pull) return false;
+
+  if (MetaString(t, "type") == "pull_request_closed") {
+    auto merged_it = t.meta.find("merged");
+    const bool merged = merged_it != t.meta.end() && merged_it->is_boolean() && merged_it->get<bool>();
+    if (pull->state == "open") {
+      pull->state = merged ? "merged" : "closed";
+      pull->updated_at = now;
+      RETURN_IF_ERROR(store_->UpdateTicketPull(*pull));
+    }
+    RETURN_IF_ERROR(deliver("context"));
+    if (tk->open()) {
+      tk->end_reason = "pull request #" + Num(pull->number) + (merged ? " merged" : " closed") +
+                       (t.actor ? " by " + *t.actor : "");
+      RETURN_IF_ERROR(ChangeStage(store_.get(), tk, Stage::kEnded, StageCause::kEnded, tk->end_reason, now));
+      RETURN_IF_ERROR(store_->EndAssignments(tk->id, now));
+      spdlog::info("ticket ended id={} reason=\"{}\"", tk->id, tk->end_reason);
+    }
+    return true;
+  }
+  if (t.scope != "ci") return false;  // reviews and comments: ordinary messages to the Ticket
+  if (!tk->open()) return true;       // CI never wakes an ended Ticket (SPEC §4.5)
+  const std::string conclusion = MetaString(t, "conclusion"), sha = MetaString(t, "head_sha");
+  if (!CheckFailed(conclusion)) {
+    RETURN_IF_ERROR(deliver("context"));
+    return true;
+  }
+  // Attempts count pushes, not checks: three checks failing on one push are one thing to fix.
+  const bool same_push = !sha.empty() && sha == pull->ci_fix_sha;
+  if (same_push || pull->ci_fix_attempts < options_.ci_fix_attempts) {
+    if (!same_push) {
+      ++pull->ci_fix_attempts;
+      pull->ci_fix_sha = sha;
+      pull->updated_at = now;
+      RETURN_IF_ERROR(store_->UpdateTicketPull(*pull));
+      spdlog::info("ci failed on a ticket's pull request ticket={} number={} attempt={}/{}", tk->id, pull->number,
+                   pull->ci_fix_attempts, options_.ci_fix_attempts);
+    }
+    RETURN_IF_ERROR(deliver("pending"));
+    return true;
+  }
+  RETURN_IF_ERROR(deliver("context"));
+  if (tk->stage == Stage::kWaitingForPerson) return true;  // already asked; the answer decides
+  ASSIGN_OR_RETURN(auto mandate, store_->MandateForTicket(tk->id));
+  const std::string asked = mandate ? mandate->sender.value_or("") : "";
+  if (asked.empty()) {
+    spdlog::warn("ci still failing, nobody to ask ticket={} number={}", tk->id, pull->number);
+    return true;
+  }
+  HumanAction action;
+  action.thread = tk->thread;
+  action.actor = asked;
+  action.question = "CI still fails on " + PullLink(*pull) + " after " + Num(pull->ci_fix_attempts) +
+                    " fix attempts (" + text::FirstLine(t.text, 200) + "). Should I try again?";
+  action.form = QuestionFormJson({{"Try again", "Leave it to me"}, true, "ci_fix"});
+  RETURN_IF_ERROR(AskPersonLocked(tk, action, "ask:ci:ticket:" + Num(tk->id) + ":" + t.id, now));
+  spdlog::info("ci fix attempts spent ticket={} number={} asked={}", tk->id, pull->number, asked);
+  return true;
+}
+
+Status Engine::AnsweredLocked(TicketId ticket, const HumanAction& asked, const json& answer, TimeMs now) {
+  auto form = ParseQuestionForm(asked.form);
+  if (!form.ok() || form->purpose != "ci_fix") return Status::Ok();
+  auto option = answer.is_object() ? answer.find("option") : answer.end();
+  if (!answer.is_object() || option == answer.end() || !option->is_number_integer() || option->get<int>() != 1)
+    return Status::Ok();
+  // "Try again": a fresh set of attempts for each of the Ticket's open PRs.
+  ASSIGN_OR_RETURN(auto pulls, store_->TicketPulls(ticket));
+  for (TicketPull& p : pulls) {
+    if (p.state != "open") continue;
+    p.ci_fix_attempts = 0;
+    p.ci_fix_sha.clear();
+    p.updated_at = now;
+    RETURN_IF_ERROR(store_->UpdateTicketPull(p));
+  }
+  return Status::Ok();
+}
+
+}  // namespace superagent

@@ -1,0 +1,260 @@
+// A Ticket's own pull request (issue 22 item 3, SPEC §6): the result waits for the PR and links it,
+// the PR links the discussion, and the PR's CI, reviews and end reach the Ticket.
+#include <gtest/gtest.h>
+
+#include "engine_fixture.h"
+#include "result_ok.h"
+
+namespace superagent::testing {
+namespace {
+
+using nlohmann::json;
+
+class EnginePullsTest : public EngineTest {
+ protected:
+  void SetUp() override {
+    options_.ci_fix_attempts = 2;
+    EngineTest::SetUp();
+  }
+  // One whole turn of `t` ending ready, opening its PR when `open_pr`.
+  void ReadyTurn(TicketId t, bool open_pr, const std::string& summary = "Fixed the typo.") {
+    std::int64_t pending = 0;
+    for (const Assignment& a : Ok(engine_->Assignments(t)))
+      if (a.state == "pending") pending = a.id;
+    ASSERT_NE(pending, 0) << "no pending assignment";
+    WorkspaceRecord w;
+    w.ticket = t;
+    w.dir = (dir_ / ("work-" + std::to_string(t))).string();
+    w.branch = Branch(t);
+    w.base = "origin/main";
+    auto begun = engine_->BeginTurn(pending, "builtin", w);
+    ASSERT_TRUE(begun.ok()) << begun.status().ToString();
+    TurnEnd end;
+    end.assignment = begun->assignment.id;
+    end.reported = Stage::kReady;
+    end.summary = summary;
+    if (open_pr)
+      end.actions.emplace_back("open_pull_request", json{{"channel", "github:repo"},
+                                                         {"idempotency_key", "pr:ticket:" + std::to_string(t)},
+                                                         {"ticket", t},
+                                                         {"head", Branch(t)},
+                                                         {"base", "main"},
+                                                         {"title", "Fix the typo"},
+                                                         {"body", ""}});
+    ASSERT_TRUE(engine_->FinishTurn(end).ok());
+  }
+  static std::string Branch(TicketId t) { return "superagent/ticket-" + std::to_string(t); }
+  // Claims what is due and records each as `deliver` says; returns what was claimed.
+  std::vector<ClaimedEffect> DeliverDue(const std::function<Delivery(const ClaimedEffect&)>& deliver) {
+    auto claimed = Ok(engine_->ClaimDueEffects(20));
+    for (const ClaimedEffect& c : claimed) EXPECT_TRUE(engine_->RecordDelivery(c.effect.id, deliver(c), 0).ok());
+    return claimed;
+  }
+  static Delivery Sent(const ClaimedEffect& c) {
+    if (c.effect.kind != "open_pull_request") return Delivery::Done("comment-1");
+    Delivery d = Delivery::Done("42");
+    d.url = "https://github.com/o/r/pull/42";
+    return d;
+  }
+  // Opens Ticket 1's PR #42 the way the daemon does; returns the Ticket.
+  TicketId TicketWithPull() {
+    TicketId t = AcceptedTicket("c1");
+    ReadyTurn(t, true);
+    DeliverDue(Sent);  // the acknowledgement and the PR
+    DeliverDue(Sent);  // the result, now that it knows its PR
+    return t;
+  }
+  Trigger Ci(const std::string& id, TicketId t, const std::string& conclusion, const std::string& sha) {
+    Trigger c;
+    c.id = id;
+    c.source = "github";
+    c.scope = "ci";
+    c.text = "CI: check \"test\" on " + Branch(t) + " (" + sha + ") finished: " + conclusion;
+    c.at = clock_.NowMs();
+    c.threads = {"github:ci:" + Branch(t)};
+    c.channel = "github:commit:" + sha;
+    c.meta = {{"type", "check_run"}, {"conclusion", conclusion}, {"head_sha", sha}, {"branch", Branch(t)}};
+    return c;
+  }
+  Trigger Closed(const std::string& id, bool merged, const std::string& by) {
+    Trigger c;
+    c.id = id;
+    c.source = "github";
+    c.scope = "pulls";
+    c.actor = by;
+    c.human = true;
+    c.text = std::string("Pull request #42 was ") + (merged ? "merged" : "closed") + " by " + by + ".";
+    c.at = clock_.NowMs();
+    c.threads = {"github:pull:42"};
+    c.channel = "github:pull:42";
+    c.meta = {{"type", "pull_request_closed"}, {"number", 42}, {"merged", merged}};
+    return c;
+  }
+  std::string LastInputState(TicketId t) { return Ok(engine_->TicketInputs(t)).back().state; }
+};
+
+TEST_F(EnginePullsTest, TheResultWaitsForItsPullRequestAndLinksIt) {
+  TicketId t = AcceptedTicket("c1");
+  ReadyTurn(t, true);
+  auto first = DeliverDue(Sent);
+  ASSERT_EQ(first.size(), 2u) << "the acknowledgement and the PR; the result waits for the PR";
+  const ClaimedEffect& pr = first[0].effect.kind == "open_pull_request" ? first[0] : first[1];
+  EXPECT_EQ(pr.effect.payload["discussion_url"], "https://github.com/o/r/issues/1#c1")
+      << "the PR points back at the discussion that asked for it";
+  auto second = DeliverDue(Sent);
+  ASSERT_EQ(second.size(), 1u);
+  ASSERT_TRUE(second[0].effect.receipt.has_value());
+  EXPECT_EQ(second[0].effect.receipt->body, "Fixed the typo.\n\nPull request: https://github.com/o/r/pull/42");
+
+  auto pulls = Ok(engine_->TicketPulls(t));
+  ASSERT_EQ(pulls.size(), 1u);
+  EXPECT_EQ(pulls[0].number, 42);
+  EXPECT_EQ(pulls[0].head_branch, Branch(t));
+  EXPECT_EQ(pulls[0].state, "open");
+  auto tracked = Ok(engine_->TrackedPulls());
+  ASSERT_EQ(tracked.size(), 1u);
+  EXPECT_EQ(tracked[0].ticket, t);
+  EXPECT_EQ(engine_->GetTicket(t)->stage, Stage::kReady);
+}
+
+TEST_F(EnginePullsTest, APullRequestThatCouldNotBeOpenedIsSaidInTheResult) {
+  TicketId t = AcceptedTicket("c1");
+  ReadyTurn(t, true);
+  DeliverDue([](const ClaimedEffect& c) {
+    return c.effect.kind == "open_pull_request" ? Delivery::Failed("HTTP 422: head branch 中文 does not exist")
+                                                : Delivery::Done("comment-1");
+  });
+  auto second = DeliverDue(Sent);
+  ASSERT_EQ(second.size(), 1u);
+  EXPECT_EQ(second[0].effect.receipt->body,
+            "Fixed the typo.\n\nThe pull request could not be opened: HTTP 422: head branch 中文 does not exist");
+  EXPECT_TRUE(Ok(engine_->TrackedPulls()).empty());
+}
+
+TEST_F(EnginePullsTest, AFailingCheckOnItsPullRequestStartsAFixTurnUntilTheAttemptsAreSpent) {
+  TicketId t = TicketWithPull();
+  const std::size_t receipts = Ok(engine_->Receipts(t)).size();
+
+  Receive(Ci("ci:1", t, "success", "aaa"));
+  EXPECT_EQ(LastInputState(t), "context") << "a passing check starts no turn";
+
+  Receive(Ci("ci:2", t, "failure", "bbb"));
+  EXPECT_EQ(LastInputState(t), "pending");
+  Receive(Ci("ci:3", t, "timed_out", "bbb"));
+  EXPECT_EQ(LastInputState(t), "pending") << "another check of the same push";
+  EXPECT_EQ(Ok(engine_->TicketPulls(t))[0].ci_fix_attempts, 1) << "attempts count pushes, not checks";
+  ReadyTurn(t, false, "Fixed the test.");
+
+  Receive(Ci("ci:4", t, "failure", "ccc"));
+  EXPECT_EQ(LastInputState(t), "pending");
+  EXPECT_EQ(Ok(engine_->TicketPulls(t))[0].ci_fix_attempts, 2);
+  ReadyTurn(t, false, "Fixed it again.");
+  auto results = Ok(engine_->Receipts(t));
+  EXPECT_EQ(results.back().body, "Fixed it again.\n\nPull request: https://github.com/o/r/pull/42")
+      << "a later result names the PR it updated";
+
+  // The third push still fails: a person is asked, with a form, instead of a third attempt.
+  Receive(Ci("ci:5", t, "failure", "ddd"));
+  EXPECT_EQ(LastInputState(t), "context");
+  auto tk = engine_->GetTicket(t);
+  ASSERT_EQ(tk->stage, Stage::kWaitingForPerson);
+  EXPECT_EQ(tk->waiting->actor, "alice");
+  EXPECT_EQ(tk->waiting->form["options"], (json{"Try again", "Leave it to me"}));
+  EXPECT_EQ(tk->waiting->form["purpose"], "ci_fix");
+  EXPECT_GT(Ok(engine_->Receipts(t)).size(), receipts);
+  EXPECT_NE(Ok(engine_->Receipts(t)).back().body.find("CI still fails on https://github.com/o/r/pull/42 after 2 fix attempts"),
+            std::string::npos);
+  // CI failing again meanwhile asks nothing more.
+  const std::size_t asked = Ok(engine_->Receipts(t)).size();
+  Receive(Ci("ci:6", t, "failure", "ddd"));
+  EXPECT_EQ(Ok(engine_->Receipts(t)).size(), asked);
+
+  // "1" (Try again) gives a fresh set of attempts.
+  Receive(Comment("c9", "alice", false, "1"));
+  EXPECT_EQ(Ok(engine_->TicketInputs(t)).back().body["answer"], (json{{"option", 1}, {"text", "Try again"}}));
+  EXPECT_EQ(Ok(engine_->TicketPulls(t))[0].ci_fix_attempts, 0);
+}
+
+TEST_F(EnginePullsTest, AMergedPullRequestEndsTheTicketAndNeverResumesIt) {
+  TicketId t = TicketWithPull();
+  const std::size_t receipts = Ok(engine_->Receipts(t)).size();
+  IntakeResult r = Receive(Closed("pr42:closed", true, "bob"));
+  EXPECT_EQ(r.delivered_to, std::vector<TicketId>{t});
+  EXPECT_TRUE(r.resumed.empty());
+  EXPECT_FALSE(r.queued_for_eval);
+  auto tk = engine_->GetTicket(t);
+  EXPECT_EQ(tk->stage, Stage::kEnded);
+  EXPECT_EQ(tk->end_reason, "pull request #42 merged by bob");
+  EXPECT_EQ(Ok(engine_->TicketPulls(t))[0].state, "merged");
+  EXPECT_TRUE(Ok(engine_->TrackedPulls()).empty()) << "nothing left to follow";
+  EXPECT_EQ(Ok(engine_->Receipts(t)).size(), receipts) << "people who merged know: nothing is said";
+  // CI finishing after the merge neither wakes nor reaches the ended Ticket.
+  IntakeResult late = Receive(Ci("ci:late", t, "failure", "eee"));
+  EXPECT_TRUE(late.delivered_to.empty());
+  EXPECT_EQ(engine_->GetTicket(t)->stage, Stage::kEnded);
+  // A person's review comment on the merged PR is an ordinary follow-up: it resumes in place.
+  Trigger review = Comment("rc1", "alice", false, "one more thing: the footer");
+  review.threads = {"github:pull:42"};
+  review.channel = "github:pull:42";
+  EXPECT_EQ(Receive(review).resumed, std::vector<TicketId>{t});
+}
+
+TEST_F(EnginePullsTest, AClosedPullRequestEndsTheTicketWithThatReason) {
+  TicketId t = TicketWithPull();
+  Receive(Closed("pr42:closed", false, "碧波"));
+  EXPECT_EQ(engine_->GetTicket(t)->end_reason, "pull request #42 closed by 碧波");
+  EXPECT_EQ(Ok(engine_->TicketPulls(t))[0].state, "closed");
+}
+
+TEST_F(EnginePullsTest, AReviewOnItsPullRequestIsAnInputAndAStoppedTicketIsNotFollowed) {
+  TicketId t = TicketWithPull();
+  Trigger review = Comment("rv1", "bob", false, "Please rename the variable.");
+  review.threads = {"github:pull:42:review:7", "github:pull:42"};
+  review.channel = "github:pull:42:review:7";
+  review.meta["type"] = "review";
+  review.meta["state"] = "changes_requested";
+  EXPECT_EQ(Receive(review).delivered_to, std::vector<TicketId>{t});
+  EXPECT_EQ(LastInputState(t), "pending");
+  ASSERT_TRUE(engine_->StopTicket(t, "carol (panel)").ok());
+  EXPECT_TRUE(Ok(engine_->TrackedPulls()).empty()) << "a withdrawn Mandate's PR is no longer followed";
+}
+
+TEST_F(EnginePullsTest, AReviewRulesApproverIsAskedToReviewThePullRequest) {
+  Open(MakePolicy("auto", "instructions: Keep the change to the text in question.=>"
+                          "instructions: Keep the change to the text in question.\n    approver: carol"));
+  Receive(Comment("c1", "alice", false, "There is a typo in the README: teh → the"));
+  assessor_.answers.push_back(ScriptedAssessor::Accept());
+  ASSERT_EQ(Drain(), 1);
+  auto story = Ok(engine_->Explain("c1"));
+  ASSERT_TRUE(story.contains("ticket_created")) << story.dump();
+  const TicketId t = story["ticket_created"]["id"];
+  ReadyTurn(t, true);
+  bool seen = false;
+  for (const ClaimedEffect& c : DeliverDue(Sent)) {
+    if (c.effect.kind != "open_pull_request") continue;
+    seen = true;
+    EXPECT_EQ(c.effect.payload["reviewers"], (json{"carol"}));
+  }
+  EXPECT_TRUE(seen);
+}
+
+TEST_F(EnginePullsTest, AReviewsBurstOfCommentsIsOneTurn) {
+  options_.follow_up_settle_ms = 3000;
+  Open(MakePolicy("observe"));
+  TicketId t = TicketWithPull();
+  for (int i = 0; i < 3; ++i) {
+    Trigger c = Comment("rc" + std::to_string(i), "bob", false, "nit " + std::to_string(i) + ": 改一下");
+    c.threads = {"github:pull:42:review:9", "github:pull:42"};
+    c.channel = "github:pull:42:review:9";
+    Receive(c);
+    EXPECT_EQ(Ok(engine_->AssignFollowUps()), 0) << "the burst has not settled";
+    clock_.Advance(1000);
+  }
+  EXPECT_EQ(Ok(engine_->AssignFollowUps()), 0);
+  clock_.Advance(2000);
+  EXPECT_EQ(Ok(engine_->AssignFollowUps()), 1) << "one turn for the three comments";
+  EXPECT_EQ(Ok(engine_->AssignFollowUps()), 0);
+}
+
+}  // namespace
+}  // namespace superagent::testing
