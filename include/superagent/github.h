@@ -144,9 +144,19 @@ std::string IsoSeconds(TimeMs t);
 // ---------------------------------------------------------------------------------------------
 // Normalization (GitHub JSON → Trigger)
 
+// A pull request opened for a Ticket, which the Source follows for that Ticket's sake: its
+// discussion every round, whether it was merged or closed, and CI on its head branch.
+struct TrackedPull {
+  std::int64_t ticket = 0;
+  std::int64_t number = 0;
+  std::string head_branch;
+};
+
 struct NormalizeContext {
   std::string repo;       // "owner/name"
   std::string bot_login;  // the agent's own account; "" when not yet known
+  // CI on these head branches is taken like default-branch CI, with meta.pull_number.
+  std::vector<TrackedPull> tracked;
 };
 
 struct Normalized {
@@ -176,13 +186,24 @@ Normalized NormalizeIssueComment(const nlohmann::json& comment, const NormalizeC
 // Inline review comment: path, line and the end of the diff hunk go into `text`; its Thread is
 // the review thread "github:pull:<n>:review:<top comment id>" and the PR's Thread.
 Normalized NormalizeReviewComment(const nlohmann::json& comment, const NormalizeContext& ctx);
-// Submitted review. `pull_number` when the payload lacks pull_request_url.
+// Submitted review; meta.state is lower-case ("approved", "changes_requested", "commented",
+// "dismissed") and meta.commit_id the head it reviewed. `pull_number` when the payload lacks
+// pull_request_url.
 Normalized NormalizeReview(const nlohmann::json& review, const NormalizeContext& ctx, std::int64_t pull_number = 0);
 // An issue's or PR's own text (title + body). Its id carries a digest of title and body, so an
 // edit re-enters and the same text from any path is one Trigger. `addressed` also when the bot
 // is an assignee or a requested reviewer.
 Normalized NormalizeIssue(const nlohmann::json& issue, const NormalizeContext& ctx, std::optional<bool> is_pull = std::nullopt);
-// A completed workflow run / check run on `default_branch` (CI has no actor).
+// A pull request that was merged or closed (REST answer or webhook `pull_request`), as its
+// Thread's event: id "github:pull:<n>:closed@<closed_at>", so webhook and polling meet. The
+// actor is merged_by when merged, else `closer` (the webhook's `sender`, or the issue's
+// `closed_by` when polled); kSkip while the pull request is open.
+Normalized NormalizePullClosed(const nlohmann::json& pull, const NormalizeContext& ctx,
+                               const nlohmann::json& closer = nlohmann::json());
+// A completed workflow run / check run on `default_branch` or on the head branch of one of
+// ctx.tracked (then meta.pull_number says which). CI has no actor. A check run whose payload
+// names no branch (a REST listing of one commit) is taken as on `default_branch`, so a listing of
+// a tracked head commit passes that head branch here.
 Normalized NormalizeWorkflowRun(const nlohmann::json& run, const NormalizeContext& ctx, const std::string& default_branch);
 Normalized NormalizeCheckRun(const nlohmann::json& run, const NormalizeContext& ctx, const std::string& default_branch);
 // A webhook delivery's payload (an object) for `event`: nullopt when the event or its action is
