@@ -260,6 +260,12 @@ struct SourceOptions {
   TimeMs max_inline_wait_ms = 60'000;      // rate-limit waits a round sleeps through; longer ones end the round
   TimeMs first_run_lookback_ms = 0;        // first start reads from now − this (no backfill by default)
   int poll_attempts = 3;                   // tries per GET on 5xx / network errors
+  // The pull requests opened for Tickets (empty function: none). Called once per round from the
+  // poller's thread, and from the webhook's once per completed CI or pull-request-closed
+  // delivery; must be thread-safe
+  // and must not wait for the Source. Their discussions are read every round, and their head
+  // branches' CI even when read_ci is off (it is the Ticket's own work, not repo-wide CI).
+  std::function<std::vector<TrackedPull>()> tracked_pulls;
 };
 
 // What one polling round did (for tests and logs).
@@ -328,7 +334,13 @@ class Source {
                    RoundReport* report);
   void PollNotifications(std::map<std::string, std::string>& cursors, SourceUpdate* update,
                          std::set<std::string>* read, RoundReport* report);
-  void PollFollowed(std::map<std::string, std::string>& cursors, std::set<std::string>* read, RoundReport* report);
+  void PollFollowed(std::map<std::string, std::string>& cursors, std::set<std::string>* read,
+                    const std::vector<TrackedPull>& tracked, RoundReport* report);
+  // CI on the tracked pull requests' head branches (path "pull_ci"), each with its own cursor.
+  void PollTrackedCi(std::map<std::string, std::string>& cursors, const std::vector<TrackedPull>& tracked,
+                     RoundReport* report);
+  // options_.tracked_pulls(), without entries that name no pull request.
+  std::vector<TrackedPull> TrackedPulls() const;
   void PollRepoIssues(std::map<std::string, std::string>& cursors, RoundReport* report);
   void PollRepoComments(std::map<std::string, std::string>& cursors, RoundReport* report);
   void PollCi(std::map<std::string, std::string>& cursors, RoundReport* report);
@@ -354,6 +366,7 @@ class Source {
   TimeMs next_notifications_at_ = 0;
   TimeMs poll_interval_header_ms_ = 0;  // last X-Poll-Interval
   std::set<std::string> ticket_discussions_;
+  std::set<std::string> tracked_discussions_;  // "pull:<n>" of this round's tracked pulls (round thread only)
   Periodic poller_;  // RunOnce, then NextDelayMs(); last member: it stops before the rest goes
 };
 
