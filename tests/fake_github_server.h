@@ -16,6 +16,7 @@
 #include <fstream>
 #include <functional>
 #include <map>
+#include <optional>
 #include <mutex>
 #include <sstream>
 #include <string>
@@ -464,7 +465,22 @@ class FakeGitHub {
             items.push_back(run);
         return AnswerList(req, res, items, "", "workflow_runs");
       }
-      if (match(r + "/commits/*/check-runs", &m)) return AnswerList(req, res, check_runs, "", "check_runs");
+      if (match(r + "/commits/*/check-runs", &m)) {
+        // One commit's check runs (named by its sha or a branch); items without either field
+        // (a test's malformed ones) are listed everywhere.
+        auto text = [](const nlohmann::json& j, const char* key) -> std::optional<std::string> {
+          if (!j.is_object() || !j.contains(key) || !j[key].is_string()) return std::nullopt;
+          return j[key].get<std::string>();
+        };
+        std::vector<nlohmann::json> items;
+        for (const auto& run : check_runs) {
+          auto sha = text(run, "head_sha");
+          auto branch = run.is_object() && run.contains("check_suite") ? text(run["check_suite"], "head_branch")
+                                                                       : std::nullopt;
+          if ((!sha && !branch) || sha == m[0] || branch == m[0]) items.push_back(run);
+        }
+        return AnswerList(req, res, items, "", "check_runs");
+      }
       if (match(r + "/commits/*/comments", &m)) return AnswerList(req, res, commit_comments);
       if (match(r + "/issues/*", &m)) {
         auto it = issues.find(std::atoll(m[0].c_str()));

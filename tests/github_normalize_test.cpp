@@ -186,6 +186,206 @@ TEST(GitHubNormalizeTest, MalformedItemsAreReportedNotThrown) {
   EXPECT_EQ(NormalizeWorkflowRun({{"id", 1}}, kCtx, "main").kind, Normalized::Kind::kMalformed);
 }
 
+// A merged pull request as GitHub sends it: the recorded "closed" example (closed unmerged by
+// Codertocat) with the fields a merge sets.
+nlohmann::json MergedPayload() {
+  nlohmann::json p = WebhookExample("pull_request", "closed");
+  p["pull_request"]["merged"] = true;
+  p["pull_request"]["merged_at"] = p["pull_request"]["closed_at"];
+  p["pull_request"]["merged_by"] = {{"login", "octocat"}, {"id", 583231}, {"type", "User"}};
+  return p;
+}
+
+TEST(GitHubNormalizeTest, ClosedPullRequestFromTheRecordedPayload) {
+  nlohmann::json p = WebhookExample("pull_request", "closed");
+  std::optional<Normalized> n = NormalizeWebhook("pull_request", p, kCtx);
+  ASSERT_TRUE(n.has_value());
+  ASSERT_EQ(n->kind, Normalized::Kind::kTrigger) << n->why;
+  const Trigger& t = n->trigger;
+  EXPECT_EQ(t.id, "github:pull:2:closed@2019-05-15T15:21:18Z");
+  EXPECT_EQ(t.scope, "pulls");
+  EXPECT_EQ(t.actor, "Codertocat");  // the sender: who pressed "Close"
+  EXPECT_TRUE(t.human);
+  EXPECT_FALSE(t.addressed);
+  EXPECT_EQ(t.text, "Pull request #2 was closed by Codertocat.\nUpdate the README with new information.");
+  EXPECT_EQ(t.threads, (std::vector<std::string>{"github:pull:2"}));
+  EXPECT_EQ(t.channel, "github:pull:2");
+  EXPECT_EQ(t.meta["type"], "pull_request_closed");
+  EXPECT_EQ(t.meta["number"], 2);
+  EXPECT_EQ(t.meta["merged"], false);
+  EXPECT_EQ(t.meta["merged_by"], "");
+  EXPECT_EQ(t.meta["html_url"], "https://github.com/Codertocat/Hello-World/pull/2");
+  TimeMs at = 0;
+  ASSERT_TRUE(ParseTime("2019-05-15T15:21:18Z", &at));
+  EXPECT_EQ(t.at, at);
+  // The thread key is the one the PR's own text is filed under.
+  EXPECT_EQ(t.threads, NormalizeIssue(p["pull_request"], kCtx, true).trigger.threads);
+}
+
+TEST(GitHubNormalizeTest, MergedPullRequestNamesWhoMergedItWithTheSameId) {
+  nlohmann::json p = MergedPayload();
+  p["sender"]["login"] = "someone-else";  // the merger is merged_by, whoever the sender was
+  std::optional<Normalized> n = NormalizeWebhook("pull_request", p, kCtx);
+  ASSERT_TRUE(n.has_value());
+  ASSERT_EQ(n->kind, Normalized::Kind::kTrigger) << n->why;
+  EXPECT_EQ(n->trigger.id, "github:pull:2:closed@2019-05-15T15:21:18Z");
+  EXPECT_EQ(n->trigger.actor, "octocat");
+  EXPECT_EQ(n->trigger.text, "Pull request #2 was merged by octocat.\nUpdate the README with new information.");
+  EXPECT_EQ(n->trigger.meta["merged"], true);
+  EXPECT_EQ(n->trigger.meta["merged_by"], "octocat");
+  // Polled, the same pull request (no sender) is the same Trigger.
+  Normalized polled = NormalizePullClosed(p["pull_request"], kCtx);
+  ASSERT_EQ(polled.kind, Normalized::Kind::kTrigger);
+  EXPECT_EQ(polled.trigger.id, n->trigger.id);
+  EXPECT_EQ(polled.trigger.actor, "octocat");
+
+  // Bots and the agent itself follow the rules every Trigger follows.
+  p["pull_request"]["merged_by"] = {{"login", "mergify[bot]"}, {"type", "Bot"}};
+  EXPECT_FALSE(NormalizePullClosed(p["pull_request"], kCtx).trigger.human);
+  p["pull_request"]["merged_by"] = {{"login", "SuperAgent-Bot"}, {"type", "User"}};
+  EXPECT_EQ(NormalizePullClosed(p["pull_request"], kCtx).trigger.meta["own"], true);
+  // merged_by null (GitHub leaves it out of some answers): the sender merged it.
+  p["pull_request"]["merged_by"] = nullptr;
+  p["sender"]["login"] = "Codertocat";
+  EXPECT_EQ(NormalizeWebhook("pull_request", p, kCtx)->trigger.meta["merged_by"], "Codertocat");
+  // Nobody named at all (polled, closed_by unknown): no actor, and the text does not invent one.
+  nlohmann::json closed = WebhookExample("pull_request", "closed")["pull_request"];
+  Normalized anon = NormalizePullClosed(closed, kCtx);
+  ASSERT_EQ(anon.kind, Normalized::Kind::kTrigger);
+  EXPECT_FALSE(anon.trigger.actor.has_value());
+  EXPECT_FALSE(anon.trigger.human);
+  EXPECT_EQ(anon.trigger.text, "Pull request #2 was closed.\nUpdate the README with new information.");
+}
+
+TEST(GitHubNormalizeTest, AnOpenPullRequestIsNoClosing) {
+  nlohmann::json pr = WebhookExample("pull_request", "opened")["pull_request"];
+  EXPECT_EQ(NormalizePullClosed(pr, kCtx).kind, Normalized::Kind::kSkip);
+  // Other pull_request actions stay what they were.
+  EXPECT_EQ(NormalizeWebhook("pull_request", WebhookExample("pull_request", "opened"), kCtx)->trigger.id.find(":closed"),
+            std::string::npos);
+  EXPECT_FALSE(NormalizeWebhook("pull_request", WebhookExample("pull_request", "labeled"), kCtx).has_value());
+}
+
+TEST(GitHubNormalizeTest, ClosedPullRequestWithWrongTypesIsMalformedNeverThrown) {
+  struct Case {
+    std::function<void(nlohmann::json&)> spoil;
+    const char* says;
+  };
+  const std::vector<Case> cases = {
+      {[](nlohmann::json& p) { p["pull_request"]["number"] = "2"; }, "no number"},
+      {[](nlohmann::json& p) { p["pull_request"]["number"] = -2; }, "no number"},
+      {[](nlohmann::json& p) { p["pull_request"]["state"] = 5; }, "no state"},
+      {[](nlohmann::json& p) { p["pull_request"]["closed_at"] = 17; }, "closed_at"},
+      {[](nlohmann::json& p) { p["pull_request"]["closed_at"] = "昨天"; }, "closed_at"},
+      {[](nlohmann::json& p) { p["pull_request"]["closed_at"] = nullptr; }, "closed_at"},
+      {[](nlohmann::json& p) { p["pull_request"]["merged"] = "yes"; }, "merged is not true or false"},
+      {[](nlohmann::json& p) { p["pull_request"]["title"] = {{"text", "x"}}; }, "title is not text"},
+      {[](nlohmann::json& p) {
+         p["pull_request"]["merged"] = true;
+         p["pull_request"]["merged_by"] = "octocat";
+       },
+       "merged_by is not an account"},
+      {[](nlohmann::json& p) {
+         p["pull_request"]["merged"] = true;
+         p["pull_request"]["merged_by"] = {{"login", nullptr}};
+       },
+       "has no login"},
+      {[](nlohmann::json& p) { p["sender"] = nlohmann::json::array({"Codertocat"}); }, "not an account"},
+      {[](nlohmann::json& p) { p["sender"] = {{"login", 42}}; }, "has no login"},
+      {[](nlohmann::json& p) { p["pull_request"] = "closed"; }, "no number"},
+  };
+  for (const Case& c : cases) {
+    nlohmann::json p = WebhookExample("pull_request", "closed");
+    c.spoil(p);
+    std::optional<Normalized> n;
+    ASSERT_NO_THROW(n = NormalizeWebhook("pull_request", p, kCtx)) << p.dump();
+    ASSERT_TRUE(n.has_value());
+    EXPECT_EQ(n->kind, Normalized::Kind::kMalformed) << c.says;
+    EXPECT_THAT(n->why, HasSubstr(c.says));
+  }
+  // Any text is a title: Chinese, emoji, a megabyte, bytes that are not UTF-8.
+  for (const std::string& title : {std::string("修复登录页的错别字 🎉"), std::string(1 << 20, 'x'), std::string("bad \xff\xfe")}) {
+    nlohmann::json p = WebhookExample("pull_request", "closed");
+    p["pull_request"]["title"] = title;
+    Normalized n = NormalizePullClosed(p["pull_request"], kCtx, p["sender"]);
+    ASSERT_EQ(n.kind, Normalized::Kind::kTrigger);
+    EXPECT_EQ(n.trigger.text, "Pull request #2 was closed by Codertocat.\n" + title);
+  }
+}
+
+TEST(GitHubNormalizeTest, CiOnATrackedPullRequestsHeadBranch) {
+  NormalizeContext ctx = kCtx;
+  ctx.tracked = {TrackedPull{7, 2, "changes"}};
+  // check_run example 2 is another app's check on "changes", the head of PR #2; default is "master".
+  nlohmann::json p = WebhookExample("check_run", "completed", 1);
+  std::optional<Normalized> c = NormalizeWebhook("check_run", p, ctx);
+  ASSERT_TRUE(c.has_value());
+  ASSERT_EQ(c->kind, Normalized::Kind::kTrigger) << c->why;
+  EXPECT_EQ(c->trigger.id, "github:ci:check:128620228@2019-05-15T15:21:12Z");  // as a default-branch check
+  EXPECT_EQ(c->trigger.scope, "ci");
+  EXPECT_EQ(c->trigger.threads, (std::vector<std::string>{"github:ci:changes"}));
+  EXPECT_EQ(c->trigger.channel, "github:commit:ec26c3e57ca3a959ca5aad62de7213c562f8c821");
+  EXPECT_EQ(c->trigger.meta["pull_number"], 2);
+  EXPECT_FALSE(c->trigger.actor.has_value());
+  // Untracked, the same check on a non-default branch is skipped as before.
+  std::optional<Normalized> untracked = NormalizeWebhook("check_run", p, kCtx);
+  ASSERT_TRUE(untracked.has_value());
+  EXPECT_EQ(untracked->kind, Normalized::Kind::kSkip);
+  ctx.tracked = {TrackedPull{7, 3, "other-branch"}};
+  EXPECT_EQ(NormalizeWebhook("check_run", p, ctx)->kind, Normalized::Kind::kSkip);
+
+  // A workflow run on the tracked branch (the recorded run, moved to "changes").
+  ctx.tracked = {TrackedPull{7, 2, "changes"}};
+  nlohmann::json run = WebhookExample("workflow_run", "completed", 1);
+  run["workflow_run"]["head_branch"] = "changes";
+  run["workflow_run"]["conclusion"] = "failure";
+  std::optional<Normalized> w = NormalizeWebhook("workflow_run", run, ctx);
+  ASSERT_TRUE(w.has_value());
+  ASSERT_EQ(w->kind, Normalized::Kind::kTrigger) << w->why;
+  EXPECT_EQ(w->trigger.id, "github:ci:run:289782451@1");
+  EXPECT_EQ(w->trigger.threads, (std::vector<std::string>{"github:ci:changes"}));
+  EXPECT_THAT(w->trigger.text, HasSubstr("finished: failure"));
+  EXPECT_EQ(w->trigger.meta["pull_number"], 2);
+  EXPECT_EQ(NormalizeWebhook("workflow_run", run, kCtx)->kind, Normalized::Kind::kSkip);
+  // Default-branch CI carries no pull number; a tracked entry with no branch matches nothing.
+  nlohmann::json on_master = WebhookExample("workflow_run", "completed", 1);
+  EXPECT_FALSE(NormalizeWebhook("workflow_run", on_master, ctx)->trigger.meta.contains("pull_number"));
+  ctx.tracked = {TrackedPull{7, 2, ""}, TrackedPull{8, 0, "changes"}};
+  EXPECT_EQ(NormalizeWebhook("workflow_run", run, ctx)->kind, Normalized::Kind::kSkip);
+  // Wrong types in a tracked branch's run are still refused with the field.
+  ctx.tracked = {TrackedPull{7, 2, "changes"}};
+  run["workflow_run"]["updated_at"] = 12;
+  EXPECT_EQ(NormalizeWebhook("workflow_run", run, ctx)->kind, Normalized::Kind::kMalformed);
+  run["workflow_run"]["head_branch"] = nlohmann::json::array({"changes"});
+  EXPECT_EQ(NormalizeWebhook("workflow_run", run, ctx)->kind, Normalized::Kind::kMalformed);
+  p["check_run"]["check_suite"]["head_branch"] = 7;
+  EXPECT_NE(NormalizeWebhook("check_run", p, ctx)->kind, Normalized::Kind::kTrigger);
+}
+
+TEST(GitHubNormalizeTest, ReviewCarriesItsLowerCaseStateAndTheCommitItReviewed) {
+  nlohmann::json p = WebhookExample("pull_request_review", "submitted");
+  p["review"]["body"] = "Looks good";
+  std::optional<Normalized> n = NormalizeWebhook("pull_request_review", p, kCtx);
+  ASSERT_TRUE(n.has_value());
+  ASSERT_EQ(n->kind, Normalized::Kind::kTrigger) << n->why;
+  EXPECT_EQ(n->trigger.meta["state"], "commented");
+  EXPECT_EQ(n->trigger.meta["commit_id"], "ec26c3e57ca3a959ca5aad62de7213c562f8c821");
+  for (const auto& [rest, lower] : std::vector<std::pair<std::string, std::string>>{
+           {"APPROVED", "approved"}, {"CHANGES_REQUESTED", "changes_requested"}, {"DISMISSED", "dismissed"}}) {
+    nlohmann::json r = p["review"];
+    r["state"] = rest;  // REST answers say it in upper case
+    Normalized polled = NormalizeReview(r, kCtx, 2);
+    ASSERT_EQ(polled.kind, Normalized::Kind::kTrigger) << polled.why;
+    EXPECT_EQ(polled.trigger.meta["state"], lower);
+    EXPECT_EQ(polled.trigger.id, n->trigger.id);
+  }
+  nlohmann::json r = p["review"];
+  r["commit_id"] = 5;  // a wrong type loses the commit, not the review
+  Normalized odd = NormalizeReview(r, kCtx, 2);
+  ASSERT_EQ(odd.kind, Normalized::Kind::kTrigger);
+  EXPECT_FALSE(odd.trigger.meta.contains("commit_id"));
+}
+
 TEST(GitHubMentionTest, CountsRealMentionsOnly) {
   const std::string bot = "superagent-bot";
   EXPECT_TRUE(Mentions("@superagent-bot fix it", bot));

@@ -763,6 +763,262 @@ TEST_F(GitHubSourceTest, NotificationWithANullRepositoryNameIsSkippedFoundByFuzz
   EXPECT_EQ(r.stored, 1) << "the mention after the odd notification is read";
 }
 
+// --- a Ticket's own pull request (issue 22): followed until it is merged or closed ---
+
+class GitHubTrackedPullTest : public GitHubSourceTest {
+ protected:
+  static constexpr const char* kHeadSha = "ec26c3e57ca3a959ca5aad62de7213c562f8c821";
+  void SetUp() override {
+    GitHubSourceTest::SetUp();
+    // Nothing repo-wide: whatever arrives comes because the pull request is tracked.
+    options_.read_ci = false;
+    options_.read_pulls = false;
+    options_.read_comments = false;
+    options_.bot_login = "superagent-bot";
+    options_.tracked_pulls = [this] {
+      ++tracked_calls_;
+      return tracked_;
+    };
+    NewSource();
+  }
+  // PR #2 of the recorded payloads ("changes" → "master"), merged by octocat at t0 + 3 s.
+  json MergedPull() {
+    json pr = WebhookExample("pull_request", "closed")["pull_request"];
+    pr["merged"] = true;
+    pr["closed_at"] = pr["merged_at"] = pr["updated_at"] = fake_->Iso(t0_ + 3'000);
+    pr["merged_by"] = {{"login", "octocat"}, {"id", 583231}, {"type", "User"}};
+    pr["head"]["sha"] = kHeadSha;
+    return pr;
+  }
+  json FailedRun() {
+    json run = WebhookExample("workflow_run", "completed", 1)["workflow_run"];
+    run["head_branch"] = "changes";
+    run["head_sha"] = kHeadSha;
+    run["conclusion"] = "failure";
+    run["updated_at"] = fake_->Iso(t0_ + 2'000);
+    return run;
+  }
+  json FailedCheck() {
+    json check = WebhookExample("check_run", "completed", 1)["check_run"];  // another app's, on "changes"
+    check["conclusion"] = "failure";
+    check["completed_at"] = fake_->Iso(t0_ + 2'500);
+    return check;
+  }
+  // Requests whose target is exactly `target` (no query).
+  int Exactly(const std::string& target) {
+    int n = 0;
+    for (const auto& l : Requests()) n += l.method == "GET" && l.target == target;
+    return n;
+  }
+  WebhookReply Deliver(const std::string& event, const json& payload) {
+    const std::string body = payload.dump();
+    return source_->HandleWebhook({event, "d-" + event, WebhookSignature(kSecret, body), body});
+  }
+
+  std::vector<TrackedPull> tracked_ = {TrackedPull{7, 2, "changes"}};
+  int tracked_calls_ = 0;
+};
+
+TEST_F(GitHubTrackedPullTest, ARoundBringsTheMergeAndTheFailedCiTheLostWebhooksWouldHave) {
+  fake_->pulls[2] = MergedPull();
+  fake_->workflow_runs.push_back(FailedRun());
+  fake_->check_runs.push_back(FailedCheck());
+  json review = WebhookExample("pull_request_review", "submitted")["review"];
+  review["state"] = "APPROVED";
+  review["body"] = "LGTM 👍";
+  review["submitted_at"] = fake_->Iso(t0_ + 1'500);
+  fake_->reviews[2].push_back(review);
+  json inline_comment = WebhookExample("pull_request_review_comment", "created", 1)["comment"];
+  inline_comment["created_at"] = inline_comment["updated_at"] = fake_->Iso(t0_ + 1'200);
+  fake_->review_comments.push_back(inline_comment);
+  clock_.Advance(10'000);
+
+  RoundReport r = source_->RunOnce();
+  EXPECT_TRUE(r.errors.empty()) << r.errors.front();
+  EXPECT_EQ(tracked_calls_, 1);
+  auto closed = engine_->GetTrigger("github:pull:2:closed@" + fake_->Iso(t0_ + 3'000));
+  ASSERT_TRUE(closed.ok()) << closed.status().ToString();
+  EXPECT_EQ(closed->outcome, IntakeOutcome::kStored);  // read_pulls is off: stored because it is tracked
+  EXPECT_EQ(closed->via, "poll:discussion");
+  EXPECT_EQ(closed->trigger.actor, "octocat");
+  EXPECT_EQ(closed->trigger.text, "Pull request #2 was merged by octocat.\nUpdate the README with new information.");
+  EXPECT_EQ(closed->trigger.meta["merged"], true);
+  EXPECT_EQ(closed->trigger.meta["merged_by"], "octocat");
+  auto run = engine_->GetTrigger("github:ci:run:289782451@1");
+  ASSERT_TRUE(run.ok()) << run.status().ToString();
+  EXPECT_EQ(run->outcome, IntakeOutcome::kStored);  // read_ci is off: a Ticket's own CI is still read
+  EXPECT_EQ(run->trigger.scope, "ci");
+  EXPECT_EQ(run->trigger.threads, (std::vector<std::string>{"github:ci:changes"}));
+  EXPECT_EQ(run->trigger.meta["pull_number"], 2);
+  EXPECT_THAT(run->trigger.text, HasSubstr("finished: failure"));
+  auto check = engine_->GetTrigger("github:ci:check:128620228@" + fake_->Iso(t0_ + 2'500));
+  ASSERT_TRUE(check.ok()) << check.status().ToString();
+  EXPECT_EQ(check->outcome, IntakeOutcome::kStored);
+  EXPECT_EQ(check->trigger.meta["pull_number"], 2);
+  auto approved = engine_->GetTrigger("github:review:237895671@" + fake_->Iso(t0_ + 1'500));
+  ASSERT_TRUE(approved.ok()) << approved.status().ToString();
+  EXPECT_EQ(approved->trigger.meta["state"], "approved");
+  EXPECT_EQ(approved->trigger.meta["commit_id"], kHeadSha);
+  EXPECT_TRUE(engine_->GetTrigger("github:review_comment:284312630@" + fake_->Iso(t0_ + 1'200)).ok());
+  EXPECT_EQ(r.stored, 5);
+  // Each thing is read once: the pull request itself (which gave the head commit), its lists, CI.
+  const std::string pr = "/repos/Codertocat/Hello-World/pulls/2";
+  EXPECT_EQ(Exactly(pr), 1);
+  EXPECT_EQ(fake_->Count("GET", pr + "/reviews"), 1);
+  EXPECT_EQ(fake_->Count("GET", pr + "/comments"), 1);
+  EXPECT_EQ(fake_->Count("GET", "/repos/Codertocat/Hello-World/actions/runs?branch=changes&"), 1);
+  EXPECT_EQ(fake_->Count("GET", std::string("/repos/Codertocat/Hello-World/commits/") + kHeadSha + "/check-runs"), 1);
+  EXPECT_EQ(Exactly("/repos/Codertocat/Hello-World/issues/2"), 0);  // merged_by named the merger
+  EXPECT_EQ(Health("pull_ci")->consecutive_failures, 0);
+
+  clock_.Advance(61'000);
+  RoundReport again = source_->RunOnce();
+  EXPECT_TRUE(again.errors.empty()) << again.errors.front();
+  EXPECT_EQ(tracked_calls_, 2);
+  EXPECT_EQ(again.stored, 0);
+  EXPECT_EQ(again.filtered, 0);
+  EXPECT_FALSE(engine_->GetTriggerBySeq(6).ok()) << "a second round stored something";
+}
+
+TEST_F(GitHubTrackedPullTest, AClosingWithoutAMergeNamesWhoClosedItOnce) {
+  json pr = MergedPull();
+  pr["merged"] = false;
+  pr["merged_at"] = nullptr;
+  pr["merged_by"] = nullptr;
+  fake_->pulls[2] = pr;
+  fake_->issues[2]["closed_by"] = {{"login", "Codertocat"}, {"type", "User"}};
+  clock_.Advance(10'000);
+  RoundReport r = source_->RunOnce();
+  EXPECT_TRUE(r.errors.empty()) << r.errors.front();
+  auto closed = engine_->GetTrigger("github:pull:2:closed@" + fake_->Iso(t0_ + 3'000));
+  ASSERT_TRUE(closed.ok()) << closed.status().ToString();
+  EXPECT_EQ(closed->trigger.actor, "Codertocat");
+  EXPECT_TRUE(closed->trigger.human);
+  EXPECT_EQ(closed->trigger.text, "Pull request #2 was closed by Codertocat.\nUpdate the README with new information.");
+  EXPECT_EQ(closed->trigger.meta["merged"], false);
+  EXPECT_EQ(closed->trigger.meta["merged_by"], "");
+  EXPECT_EQ(Exactly("/repos/Codertocat/Hello-World/issues/2"), 1);
+  fake_->ClearLog();
+  clock_.Advance(61'000);
+  RoundReport again = source_->RunOnce();
+  EXPECT_EQ(again.stored, 0);
+  EXPECT_EQ(Exactly("/repos/Codertocat/Hello-World/issues/2"), 0);  // the cursor remembers the closing
+}
+
+TEST_F(GitHubTrackedPullTest, WebhooksTakeTheClosingAndTrackedCiAndPollingMeetsThemAsDuplicates) {
+  json payload = WebhookExample("pull_request", "closed");
+  payload["pull_request"] = MergedPull();
+  WebhookReply w = Deliver("pull_request", payload);
+  EXPECT_EQ(w.status, 200) << w.message;
+  EXPECT_EQ(w.message, "stored");  // read_pulls is off and no round has read #2: tracked is enough
+  EXPECT_EQ(tracked_calls_, 1);
+  const std::string closed_id = "github:pull:2:closed@" + fake_->Iso(t0_ + 3'000);
+  auto closed = engine_->GetTrigger(closed_id);
+  ASSERT_TRUE(closed.ok()) << closed.status().ToString();
+  EXPECT_EQ(closed->via, "webhook");
+  // An untracked pull request's closing is repo-wide news: read_pulls (off here) decides.
+  json other = payload;
+  other["pull_request"]["number"] = 3;
+  EXPECT_EQ(Deliver("pull_request", other).message, "filtered");
+  EXPECT_EQ(engine_->GetTrigger("github:pull:3:closed@" + fake_->Iso(t0_ + 3'000))->filter_reason, "out_of_scope");
+  EXPECT_EQ(tracked_calls_, 2);
+  // Deliveries that do not depend on it never ask.
+  json comment = WebhookExample("issue_comment", "created");
+  Deliver("issue_comment", comment);
+  EXPECT_EQ(tracked_calls_, 2);
+  EXPECT_EQ(closed->trigger.actor, "octocat");
+
+  json check = WebhookExample("check_run", "completed", 1);
+  check["check_run"] = FailedCheck();
+  w = Deliver("check_run", check);
+  EXPECT_EQ(w.status, 200) << w.message;
+  EXPECT_EQ(w.message, "stored");  // read_ci is off, but this is the Ticket's own CI
+  EXPECT_EQ(tracked_calls_, 3);
+  json run = WebhookExample("workflow_run", "completed", 1);
+  run["repository"]["full_name"] = kRepo;  // the recorded run is of another repository
+  run["workflow_run"] = FailedRun();
+  w = Deliver("workflow_run", run);
+  EXPECT_EQ(w.message, "stored");
+  EXPECT_EQ(engine_->GetTrigger("github:ci:run:289782451@1")->trigger.meta["pull_number"], 2);
+  EXPECT_EQ(tracked_calls_, 4);
+  // Another branch's CI is skipped as before.
+  json elsewhere = run;
+  elsewhere["workflow_run"]["id"] = 5;
+  elsewhere["workflow_run"]["head_branch"] = "someone-elses-branch";
+  w = Deliver("workflow_run", elsewhere);
+  EXPECT_EQ(w.status, 202);
+  EXPECT_THAT(w.message, HasSubstr("not on the default branch or a tracked pull request's head"));
+  EXPECT_FALSE(engine_->GetTrigger("github:ci:run:5@1").ok());
+
+  // The polling round finds the same three: duplicates, nothing new.
+  fake_->pulls[2] = MergedPull();
+  fake_->workflow_runs.push_back(FailedRun());
+  fake_->check_runs.push_back(FailedCheck());
+  clock_.Advance(10'000);
+  RoundReport r = source_->RunOnce();
+  EXPECT_TRUE(r.errors.empty()) << r.errors.front();
+  EXPECT_EQ(r.stored, 0);
+  EXPECT_EQ(r.duplicate, 3);
+  EXPECT_EQ(engine_->GetTrigger(closed_id)->via, "webhook");
+}
+
+TEST_F(GitHubTrackedPullTest, HostileTrackedEntriesAndAnswersNeverFailTheRoundForever) {
+  tracked_ = {TrackedPull{1, 0, ""},          TrackedPull{2, -5, "x"},
+              TrackedPull{3, 9, "gone"},      TrackedPull{4, 10, "分支/表情 😀+x"},
+              TrackedPull{5, 2, "changes"},   TrackedPull{6, 2, "a-duplicate"},
+              TrackedPull{7, 11, ""}};
+  fake_->Script("GET", "/repos/Codertocat/Hello-World/pulls/9", {410, {}, R"({"message":"Gone"})"}, -1);
+  json pr = MergedPull();
+  pr["state"] = "open";
+  pr["merged"] = false;
+  pr["closed_at"] = pr["merged_at"] = pr["merged_by"] = nullptr;
+  fake_->pulls[2] = pr;
+  json eleven = pr;
+  eleven["number"] = 11;
+  eleven["head"]["sha"] = 12345;  // wrong type: no head commit, so no check runs are read
+  fake_->pulls[11] = eleven;
+  json bad_run = FailedRun();
+  bad_run["id"] = 77;
+  bad_run["updated_at"] = 12;  // wrong type: skipped and counted
+  fake_->workflow_runs.push_back(bad_run);
+  fake_->workflow_runs.push_back(FailedRun());
+  fake_->Script("GET", std::string("/repos/Codertocat/Hello-World/commits/") + kHeadSha + "/check-runs",
+                {422, {}, R"({"message":"No commit found for SHA"})"}, 1);
+  clock_.Advance(10'000);
+
+  RoundReport r = source_->RunOnce();
+  EXPECT_TRUE(r.errors.empty()) << json(r.errors).dump();
+  EXPECT_EQ(r.stored, 1);  // the failed run on "changes"
+  EXPECT_EQ(r.skipped, 1);
+  EXPECT_EQ(Health("discussions")->consecutive_failures, 0) << Health("discussions")->last_error;
+  EXPECT_EQ(Health("pull_ci")->consecutive_failures, 0) << Health("pull_ci")->last_error;
+  EXPECT_EQ(Health("pull_ci")->skipped_items, 1);
+  EXPECT_EQ(Cursor("pull:9")["deleted"], true);
+  EXPECT_EQ(Exactly("/repos/Codertocat/Hello-World/pulls/2"), 1);  // once, though listed twice
+  EXPECT_EQ(fake_->Count("GET", "/repos/Codertocat/Hello-World/actions/runs?branch=a-duplicate"), 0);
+  // The branch name is sent percent-encoded, and GitHub's empty answer is no error.
+  EXPECT_EQ(fake_->Count("GET", "/repos/Codertocat/Hello-World/actions/runs?branch=%E5%88%86%E6%94%AF%2F"), 1);
+  EXPECT_EQ(fake_->Count("GET", "/repos/Codertocat/Hello-World/commits/12345"), 0);
+
+  fake_->ClearLog();
+  clock_.Advance(61'000);
+  RoundReport again = source_->RunOnce();
+  EXPECT_TRUE(again.errors.empty()) << json(again.errors).dump();
+  EXPECT_EQ(Exactly("/repos/Codertocat/Hello-World/pulls/9"), 0);   // 410: never asked again
+  EXPECT_EQ(Exactly("/repos/Codertocat/Hello-World/pulls/10"), 1);  // 404: asked once a round, skipped
+  EXPECT_EQ(fake_->Count("GET", std::string("/repos/Codertocat/Hello-World/commits/") + kHeadSha + "/check-runs"), 1);
+  EXPECT_EQ(Health("discussions")->consecutive_failures, 0);
+
+  // A GitHub that fails (500) fails the path and keeps the cursor; the rest of the round goes on.
+  const json before = Cursor("ci:pull:2");
+  fake_->Script("GET", "/repos/Codertocat/Hello-World/actions/runs", {500, {}, R"({"message":"boom"})"}, -1);
+  clock_.Advance(61'000);
+  RoundReport failing = source_->RunOnce();
+  EXPECT_FALSE(failing.errors.empty());
+  EXPECT_EQ(Health("pull_ci")->consecutive_failures, 1);
+  EXPECT_EQ(Cursor("ci:pull:2"), before);
+}
+
 }  // namespace
 }  // namespace superagent::github
 

@@ -144,9 +144,19 @@ std::string IsoSeconds(TimeMs t);
 // ---------------------------------------------------------------------------------------------
 // Normalization (GitHub JSON → Trigger)
 
+// A pull request opened for a Ticket, which the Source follows for that Ticket's sake: its
+// discussion every round, whether it was merged or closed, and CI on its head branch.
+struct TrackedPull {
+  std::int64_t ticket = 0;
+  std::int64_t number = 0;
+  std::string head_branch;
+};
+
 struct NormalizeContext {
   std::string repo;       // "owner/name"
   std::string bot_login;  // the agent's own account; "" when not yet known
+  // CI on these head branches is taken like default-branch CI, with meta.pull_number.
+  std::vector<TrackedPull> tracked;
 };
 
 struct Normalized {
@@ -176,13 +186,24 @@ Normalized NormalizeIssueComment(const nlohmann::json& comment, const NormalizeC
 // Inline review comment: path, line and the end of the diff hunk go into `text`; its Thread is
 // the review thread "github:pull:<n>:review:<top comment id>" and the PR's Thread.
 Normalized NormalizeReviewComment(const nlohmann::json& comment, const NormalizeContext& ctx);
-// Submitted review. `pull_number` when the payload lacks pull_request_url.
+// Submitted review; meta.state is lower-case ("approved", "changes_requested", "commented",
+// "dismissed") and meta.commit_id the head it reviewed. `pull_number` when the payload lacks
+// pull_request_url.
 Normalized NormalizeReview(const nlohmann::json& review, const NormalizeContext& ctx, std::int64_t pull_number = 0);
 // An issue's or PR's own text (title + body). Its id carries a digest of title and body, so an
 // edit re-enters and the same text from any path is one Trigger. `addressed` also when the bot
 // is an assignee or a requested reviewer.
 Normalized NormalizeIssue(const nlohmann::json& issue, const NormalizeContext& ctx, std::optional<bool> is_pull = std::nullopt);
-// A completed workflow run / check run on `default_branch` (CI has no actor).
+// A pull request that was merged or closed (REST answer or webhook `pull_request`), as its
+// Thread's event: id "github:pull:<n>:closed@<closed_at>", so webhook and polling meet. The
+// actor is merged_by when merged, else `closer` (the webhook's `sender`, or the issue's
+// `closed_by` when polled); kSkip while the pull request is open.
+Normalized NormalizePullClosed(const nlohmann::json& pull, const NormalizeContext& ctx,
+                               const nlohmann::json& closer = nlohmann::json());
+// A completed workflow run / check run on `default_branch` or on the head branch of one of
+// ctx.tracked (then meta.pull_number says which). CI has no actor. A check run whose payload
+// names no branch (a REST listing of one commit) is taken as on `default_branch`, so a listing of
+// a tracked head commit passes that head branch here.
 Normalized NormalizeWorkflowRun(const nlohmann::json& run, const NormalizeContext& ctx, const std::string& default_branch);
 Normalized NormalizeCheckRun(const nlohmann::json& run, const NormalizeContext& ctx, const std::string& default_branch);
 // A webhook delivery's payload (an object) for `event`: nullopt when the event or its action is
@@ -239,6 +260,12 @@ struct SourceOptions {
   TimeMs max_inline_wait_ms = 60'000;      // rate-limit waits a round sleeps through; longer ones end the round
   TimeMs first_run_lookback_ms = 0;        // first start reads from now − this (no backfill by default)
   int poll_attempts = 3;                   // tries per GET on 5xx / network errors
+  // The pull requests opened for Tickets (empty function: none). Called once per round from the
+  // poller's thread, and from the webhook's once per completed CI or pull-request-closed
+  // delivery; must be thread-safe
+  // and must not wait for the Source. Their discussions are read every round, and their head
+  // branches' CI even when read_ci is off (it is the Ticket's own work, not repo-wide CI).
+  std::function<std::vector<TrackedPull>()> tracked_pulls;
 };
 
 // What one polling round did (for tests and logs).
@@ -307,7 +334,13 @@ class Source {
                    RoundReport* report);
   void PollNotifications(std::map<std::string, std::string>& cursors, SourceUpdate* update,
                          std::set<std::string>* read, RoundReport* report);
-  void PollFollowed(std::map<std::string, std::string>& cursors, std::set<std::string>* read, RoundReport* report);
+  void PollFollowed(std::map<std::string, std::string>& cursors, std::set<std::string>* read,
+                    const std::vector<TrackedPull>& tracked, RoundReport* report);
+  // CI on the tracked pull requests' head branches (path "pull_ci"), each with its own cursor.
+  void PollTrackedCi(std::map<std::string, std::string>& cursors, const std::vector<TrackedPull>& tracked,
+                     RoundReport* report);
+  // options_.tracked_pulls(), without entries that name no pull request.
+  std::vector<TrackedPull> TrackedPulls() const;
   void PollRepoIssues(std::map<std::string, std::string>& cursors, RoundReport* report);
   void PollRepoComments(std::map<std::string, std::string>& cursors, RoundReport* report);
   void PollCi(std::map<std::string, std::string>& cursors, RoundReport* report);
@@ -333,6 +366,7 @@ class Source {
   TimeMs next_notifications_at_ = 0;
   TimeMs poll_interval_header_ms_ = 0;  // last X-Poll-Interval
   std::set<std::string> ticket_discussions_;
+  std::set<std::string> tracked_discussions_;  // "pull:<n>" of this round's tracked pulls (round thread only)
   Periodic poller_;  // RunOnce, then NextDelayMs(); last member: it stops before the rest goes
 };
 

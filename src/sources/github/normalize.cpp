@@ -145,6 +145,19 @@ std::string HunkTail(const std::string& hunk, std::size_t max_lines = 12) {
 
 std::string Short(const std::string& sha) { return sha.substr(0, 7); }
 
+// The tracked pull request whose head is `branch`, or null.
+const TrackedPull* TrackedOn(const NormalizeContext& ctx, const std::string& branch) {
+  if (branch.empty()) return nullptr;
+  for (const TrackedPull& p : ctx.tracked)
+    if (p.number > 0 && p.head_branch == branch) return &p;
+  return nullptr;
+}
+
+// CI is read on the default branch and on tracked pull requests' heads; nowhere else.
+bool CiBranchTaken(const NormalizeContext& ctx, const std::string& branch, const std::string& default_branch) {
+  return (!default_branch.empty() && branch == default_branch) || TrackedOn(ctx, branch) != nullptr;
+}
+
 }  // namespace
 
 std::optional<Discussion> DiscussionOf(const std::string& key) {
@@ -373,6 +386,8 @@ Normalized NormalizeReview(const json& r, const NormalizeContext& ctx, std::int6
   t.meta["pull"] = true;
   t.meta["submitted_at"] = version;
   if (!html_url.empty()) t.meta["html_url"] = html_url;
+  std::string commit;
+  if (OptString(r, "commit_id", &commit) && !commit.empty()) t.meta["commit_id"] = commit;
   return n;
 }
 
@@ -437,7 +452,6 @@ Normalized NormalizeIssue(const json& issue, const NormalizeContext& ctx, std::o
 }
 
 Normalized NormalizeWorkflowRun(const json& run, const NormalizeContext& ctx, const std::string& default_branch) {
-  (void)ctx;
   std::int64_t id = 0, attempt = 1, run_number = 0;
   std::string status, conclusion, branch, sha, name, title, html_url, version, event;
   TimeMs at = 0;
@@ -447,7 +461,8 @@ Normalized NormalizeWorkflowRun(const json& run, const NormalizeContext& ctx, co
   if (status != "completed") return Skip(what + ": not completed");
   if (!OptString(run, "head_branch", &branch) || !ReqString(run, "head_sha", &sha))
     return Malformed(what + ": no head_branch/head_sha");
-  if (default_branch.empty() || branch != default_branch) return Skip(what + ": not on the default branch");
+  if (!CiBranchTaken(ctx, branch, default_branch))
+    return Skip(what + ": not on the default branch or a tracked pull request's head");
   if (!OptString(run, "conclusion", &conclusion)) return Malformed(what + ": conclusion is not text");
   if (!ReqTime(run, "updated_at", &at, &version)) return Malformed(what + ": no valid updated_at");
   ReqInt(run, "run_attempt", &attempt);
@@ -477,11 +492,11 @@ Normalized NormalizeWorkflowRun(const json& run, const NormalizeContext& ctx, co
   t.meta["workflow"] = name;
   if (!event.empty()) t.meta["event"] = event;
   if (!html_url.empty()) t.meta["html_url"] = html_url;
+  if (const TrackedPull* p = TrackedOn(ctx, branch)) t.meta["pull_number"] = p->number;
   return n;
 }
 
 Normalized NormalizeCheckRun(const json& run, const NormalizeContext& ctx, const std::string& default_branch) {
-  (void)ctx;
   std::int64_t id = 0;
   std::string status, conclusion, sha, name, html_url, version, branch;
   TimeMs at = 0;
@@ -501,9 +516,12 @@ Normalized NormalizeCheckRun(const json& run, const NormalizeContext& ctx, const
   branch = default_branch;
   if (const json* suite = Field(run, "check_suite"); suite != nullptr && suite->is_object()) {
     std::string b;
-    if (OptString(*suite, "head_branch", &b) && !b.empty()) branch = b;
+    // A wrong type must not read as "no branch", which would file it under the default branch.
+    if (!OptString(*suite, "head_branch", &b)) return Malformed(what + ": check_suite.head_branch is not text");
+    if (!b.empty()) branch = b;
   }
-  if (default_branch.empty() || branch != default_branch) return Skip(what + ": not on the default branch");
+  if (!CiBranchTaken(ctx, branch, default_branch))
+    return Skip(what + ": not on the default branch or a tracked pull request's head");
   OptString(run, "name", &name);
   OptString(run, "html_url", &html_url);
 
@@ -528,6 +546,63 @@ Normalized NormalizeCheckRun(const json& run, const NormalizeContext& ctx, const
   t.meta["branch"] = branch;
   t.meta["head_sha"] = sha;
   t.meta["check"] = name;
+  if (!html_url.empty()) t.meta["html_url"] = html_url;
+  if (const TrackedPull* p = TrackedOn(ctx, branch)) t.meta["pull_number"] = p->number;
+  return n;
+}
+
+Normalized NormalizePullClosed(const json& pull, const NormalizeContext& ctx, const json& closer) {
+  std::int64_t number = 0;
+  std::string state, title, html_url, closed_text;
+  TimeMs closed = 0;
+  if (!ReqInt(pull, "number", &number) || number <= 0) return Malformed("pull request: no number");
+  const std::string what = "pull request " + std::to_string(number);
+  if (!ReqString(pull, "state", &state)) return Malformed(what + ": no state");
+  if (state != "closed") return Skip(what + ": not closed");
+  if (!ReqTime(pull, "closed_at", &closed, &closed_text)) return Malformed(what + ": no valid closed_at");
+  if (!OptString(pull, "title", &title)) return Malformed(what + ": title is not text");
+  bool merged = false;
+  if (const json* m = Field(pull, "merged"); m != nullptr && !m->is_null()) {
+    if (!m->is_boolean()) return Malformed(what + ": merged is not true or false");
+    merged = m->get<bool>();
+  } else {
+    // Some listings leave `merged` out; merged_at says the same.
+    std::string merged_at;
+    if (!OptString(pull, "merged_at", &merged_at)) return Malformed(what + ": merged_at is not text");
+    merged = !merged_at.empty();
+  }
+  // Who did it, read as ReadAuthor reads a comment's user: {"user": <account>}.
+  json who;
+  if (const json* by = Field(pull, "merged_by"); merged && by != nullptr && !by->is_null()) {
+    if (!by->is_object()) return Malformed(what + ": merged_by is not an account");
+    who = *by;
+  } else if (!closer.is_null()) {
+    if (!closer.is_object()) return Malformed(what + ": the closing account is not an account");
+    who = closer;
+  }
+  Author author;
+  if (!who.is_null() && !ReadAuthor(json{{"user", who}}, ctx, &author))
+    return Malformed(what + ": the closing account has no login");
+  OptString(pull, "html_url", &html_url);
+
+  Discussion d{true, number};
+  Normalized n;
+  n.kind = Normalized::Kind::kTrigger;
+  Trigger& t = n.trigger;
+  t = Base(author, "pulls");
+  t.id = d.Thread() + ":closed@" + closed_text;
+  t.addressed = false;  // an event on the Thread, not a message to the agent
+  t.text = "Pull request #" + std::to_string(number) + " was " + (merged ? "merged" : "closed") +
+           (author.login ? " by " + *author.login : "") + "." + (title.empty() ? "" : "\n" + title);
+  t.at = closed;
+  t.threads = {d.Thread()};
+  t.channel = d.Thread();
+  t.meta["type"] = "pull_request_closed";
+  t.meta["number"] = number;
+  t.meta["pull"] = true;
+  t.meta["merged"] = merged;
+  t.meta["merged_by"] = merged && author.login ? *author.login : "";
+  t.meta["closed_at"] = closed_text;
   if (!html_url.empty()) t.meta["html_url"] = html_url;
   return n;
 }

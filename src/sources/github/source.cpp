@@ -234,6 +234,7 @@ Source::ReadOutcome Source::ReadDiscussion(const Discussion& d, const json& curs
   auto fail = [&](const ApiResponse& r) {
     out.kind = IsGone(r) ? ReadOutcome::Kind::kGone : ReadOutcome::Kind::kError;
     out.error = r.error;
+    out.not_found = r.status == 404;
     out.skipped = intake.skipped;
     return out;
   };
@@ -260,6 +261,34 @@ Source::ReadOutcome Source::ReadDiscussion(const Discussion& d, const json& curs
     }
     TimeMs updated = 0;
     if (TimeField(item.body, "updated_at", &updated)) last_activity = std::max(last_activity, updated);
+  }
+  // A pull request merged or closed is its Thread's event. The cursor remembers the closing it
+  // took, so one whose Receive failed is tried again though GitHub now answers 304, and a
+  // closed pull request costs no more reads. A closing older than the cursor is history, except
+  // on a tracked pull request, whose Ticket waits for exactly this.
+  std::string closed_seen = json_read::StringOr(cursor, "closed");
+  std::string head_sha = json_read::StringOr(cursor, "head_sha");
+  if (d.pull) {
+    if (auto sha = json_read::String(item.body, "head.sha"); sha.ok() && !sha->empty()) head_sha = *sha;
+    Normalized closed = NormalizePullClosed(item.body, ctx);
+    const bool tracked = tracked_discussions_.count(d.Key()) > 0;
+    if (closed.kind == Normalized::Kind::kTrigger) {
+      const std::string closed_at = json_read::StringOr(closed.trigger.meta, "closed_at");
+      if (closed_at != closed_seen && (tracked || closed.trigger.at >= since)) {
+        if (!json_read::BoolOr(closed.trigger.meta, "merged")) {
+          // The pull request does not say who closed it; its issue does (closed_by).
+          ApiResponse issue = client_->Get(repo + "/issues/" + num, PollCall());
+          if (!issue.ok()) return fail(issue);
+          const json* by = json_read::Find(issue.body, "closed_by");
+          closed = NormalizePullClosed(item.body, ctx, by == nullptr ? json() : *by);
+        }
+        const std::string error_before = intake.error;
+        ReceiveNormalized(closed, "poll:discussion", true, &intake, report);
+        if (intake.error == error_before) closed_seen = closed_at;
+      }
+    } else if (closed.kind == Normalized::Kind::kMalformed && !item.not_modified) {
+      ReceiveNormalized(closed, "poll:discussion", true, &intake, report);
+    }
   }
 
   ApiResponse comments =
@@ -307,6 +336,8 @@ Source::ReadOutcome Source::ReadDiscussion(const Discussion& d, const json& curs
                     {"body", digest},
                     {"last_activity", last_activity},
                     {"last_polled", clock_->NowMs()}};
+  if (!closed_seen.empty()) out.cursor["closed"] = closed_seen;
+  if (!head_sha.empty()) out.cursor["head_sha"] = head_sha;  // a tracked pull's check runs are read at its head
   return out;
 }
 
@@ -481,7 +512,7 @@ void Source::PollNotifications(std::map<std::string, std::string>& cursors, Sour
 }
 
 void Source::PollFollowed(std::map<std::string, std::string>& cursors, std::set<std::string>* read,
-                          RoundReport* report) {
+                          const std::vector<TrackedPull>& tracked, RoundReport* report) {
   const TimeMs now = clock_->NowMs();
   // Unread, the open Tickets' discussions are not "none": this round follows nothing and says why
   // (a round that took them for none would let their discussions fall out of the follow window).
@@ -495,6 +526,9 @@ void Source::PollFollowed(std::map<std::string, std::string>& cursors, std::set<
   std::set<std::string> tickets;
   for (const std::string& thread : *open)
     if (auto d = DiscussionOf(thread)) tickets.insert(d->Key());
+  // A Ticket's own pull request is read like its discussion: every round (its reviews, review
+  // comments and closing included), whether or not the Ticket is subscribed to it yet.
+  for (const TrackedPull& p : tracked) tickets.insert(Discussion{true, p.number}.Key());
   {
     std::lock_guard<std::mutex> lock(mu_);
     ticket_discussions_ = tickets;
@@ -544,6 +578,12 @@ void Source::PollFollowed(std::map<std::string, std::string>& cursors, std::set<
         u.set_cursors[d.Key()] = cursors[d.Key()] = DeletedCursor(now).dump();
         break;
       case ReadOutcome::Kind::kError:
+        if (out.not_found && tracked_discussions_.count(d.Key())) {
+          // A tracked pull request GitHub does not show (moved, or the token lost access): the
+          // Ticket's record names it, so it comes back every round; one line each, no failure.
+          spdlog::warn("github tracked pull request not found, skipped this round discussion={}", d.Key());
+          break;
+        }
         ++failed;
         if (report) {
           ++report->discussions_failed;
@@ -720,6 +760,108 @@ void Source::PollCi(std::map<std::string, std::string>& cursors, RoundReport* re
   if (Status s = Report(u); !s.ok()) spdlog::error("github ci update failed: {}", s.ToString());
 }
 
+std::vector<TrackedPull> Source::TrackedPulls() const {
+  std::vector<TrackedPull> out;
+  if (!options_.tracked_pulls) return out;
+  std::set<std::int64_t> seen;
+  for (TrackedPull& p : options_.tracked_pulls())
+    if (p.number > 0 && seen.insert(p.number).second) out.push_back(std::move(p));
+  return out;
+}
+
+void Source::PollTrackedCi(std::map<std::string, std::string>& cursors, const std::vector<TrackedPull>& tracked,
+                           RoundReport* report) {
+  if (tracked.empty()) return;
+  const TimeMs now = clock_->NowMs();
+  const std::string repo = "/repos/" + options_.repo;
+  NormalizeContext ctx = Context();
+  ctx.tracked = tracked;
+  SourceUpdate u;
+  u.source = kSource;
+  u.path = "pull_ci";
+  int failed = 0;
+  std::string first_error;
+  for (const TrackedPull& p : tracked) {
+    if (p.head_branch.empty()) continue;
+    const std::string pull_key = Discussion{true, p.number}.Key();
+    const json pull = ParseCursor(cursors, pull_key);
+    if (JsonBool(pull, "deleted")) continue;  // 410: nothing more comes from it
+    const std::string name = "ci:" + pull_key;
+    json c = ParseCursor(cursors, name);
+    // Every run on a Ticket's branch is the Ticket's: a first read (or a new head branch) takes
+    // all of the completed ones GitHub lists, not only those after now.
+    if (json_read::StringOr(c, "branch") != p.head_branch) c = json::object();
+    const TimeMs since = CursorSince(c, 0);
+    Intake intake;
+    std::string error;
+    bool skip = false;
+    // A branch or head commit GitHub does not know (404/410, 422 "No commit found") is skipped
+    // this round with one line; anything else fails the path and keeps the cursor.
+    auto answered = [&](const ApiResponse& r) {
+      if (r.ok()) return true;
+      if (r.status == 404 || r.status == 410 || r.status == 422) {
+        spdlog::warn("github tracked pull request CI skipped this round pull={} branch={} error=\"{}\"", p.number,
+                     p.head_branch, r.error);
+        skip = true;
+      } else {
+        error = pull_key + " CI: " + r.error;
+      }
+      return false;
+    };
+    ApiResponse runs = client_->Get(
+        repo + "/actions/runs?branch=" + QueryValue(p.head_branch) + "&status=completed&per_page=30", PollCall());
+    const TimeMs read_start = ReadStart(runs, now);
+    if (answered(runs) && !runs.not_modified) {
+      auto list = json_read::Array(runs.body, "workflow_runs");
+      if (!list.ok()) {
+        ++intake.skipped;  // GitHub's answer has no list: counted like a malformed item
+        if (report) ++report->skipped;
+      } else {
+        for (const json& run : **list) {
+          TimeMs updated = 0;
+          if (TimeField(run, "updated_at", &updated) && updated < since) continue;
+          ReceiveNormalized(NormalizeWorkflowRun(run, ctx, ""), "poll:pull_ci", true, &intake, report);
+        }
+      }
+    }
+    // The head commit as the pull request's own read found it this round (PollFollowed).
+    const std::string sha = json_read::StringOr(pull, "head_sha");
+    if (error.empty() && !skip && !sha.empty()) {
+      ApiResponse checks = client_->Get(
+          repo + "/commits/" + QueryValue(sha) + "/check-runs?status=completed&filter=latest&per_page=50", PollCall());
+      if (answered(checks) && !checks.not_modified) {
+        auto list = json_read::Array(checks.body, "check_runs");
+        if (!list.ok()) {
+          ++intake.skipped;
+          if (report) ++report->skipped;
+        } else {
+          for (const json& run : **list) {
+            TimeMs completed = 0;
+            if (TimeField(run, "completed_at", &completed) && completed < since) continue;
+            // The listing is of the head commit: a run that names no branch is on the head branch.
+            ReceiveNormalized(NormalizeCheckRun(run, ctx, p.head_branch), "poll:pull_ci", true, &intake, report);
+          }
+        }
+      }
+    }
+    u.skipped += intake.skipped;
+    const bool read_failed = !error.empty();  // ReceiveNormalized already reported intake's own
+    if (!read_failed) error = intake.error;
+    if (!error.empty()) {
+      ++failed;
+      if (report && read_failed) report->errors.push_back(error);
+      if (first_error.empty()) first_error = error;
+      continue;
+    }
+    c["branch"] = p.head_branch;
+    c["since"] = IsoSeconds(intake.fresh > 0 ? read_start - options_.overlap_ms : since);
+    u.set_cursors[name] = cursors[name] = c.dump();
+  }
+  u.ok = failed == 0;
+  u.error = u.ok ? "" : first_error + (failed > 1 ? " (and " + std::to_string(failed - 1) + " more)" : "");
+  if (Status s = Report(u); !s.ok()) spdlog::error("github pull_ci update failed: {}", s.ToString());
+}
+
 RoundReport Source::RunOnce() {
   return metrics::ObservedRound(kSource, clock_, [this] { return Round(); });
 }
@@ -738,6 +880,9 @@ RoundReport Source::Round() {
   auto cursors = std::move(*stored);
   std::set<std::string> read;
   const TimeMs now = clock_->NowMs();
+  const std::vector<TrackedPull> tracked = TrackedPulls();
+  tracked_discussions_.clear();
+  for (const TrackedPull& p : tracked) tracked_discussions_.insert(Discussion{true, p.number}.Key());
 
   bool notifications_due = false;
   {
@@ -765,7 +910,8 @@ RoundReport Source::Round() {
       report.errors.push_back(s.ToString());
     }
   }
-  PollFollowed(cursors, &read, &report);
+  PollFollowed(cursors, &read, tracked, &report);
+  PollTrackedCi(cursors, tracked, &report);  // what a Ticket waits for: read even on a low budget
 
   RateBudget b = client_->Budget();
   const bool low_budget = b.remaining >= 0 && b.remaining < kLowBudget && b.reset_at > clock_->NowMs();

@@ -13,6 +13,7 @@ namespace superagent::github {
 struct Source::ReadOutcome {
   enum class Kind { kOk, kGone, kError } kind = Kind::kOk;
   std::string error;
+  bool not_found = false;  // kError from a 404: a tracked pull request's is skipped, not a failure
   nlohmann::json cursor;  // the discussion's new cursor (kOk)
   int skipped = 0;        // malformed items skipped, for the path's health
 };

@@ -104,6 +104,11 @@ std::optional<Normalized> NormalizeWebhook(const std::string& event, const json&
   if (event == "pull_request" &&
       is({"opened", "edited", "reopened", "assigned", "review_requested", "ready_for_review"}))
     return NormalizeIssue(obj("pull_request"), ctx, true);
+  if (event == "pull_request" && is({"closed"})) {
+    // The sender is who pressed the button; NormalizePullClosed prefers merged_by when merged.
+    const json* sender = json_read::Find(payload, "sender");
+    return NormalizePullClosed(obj("pull_request"), ctx, sender == nullptr ? json() : *sender);
+  }
   const bool ci = (event == "workflow_run" || event == "check_run") && is({"completed"});
   if (!ci) return std::nullopt;
   auto default_branch = json_read::OptString(payload, "repository.default_branch");
@@ -169,7 +174,12 @@ WebhookReply Source::HandleWebhook(const WebhookRequest& req) {
   }
 
   const std::string& action = *action_field;
-  std::optional<Normalized> n = NormalizeWebhook(req.event, payload, Context());
+  NormalizeContext ctx = Context();
+  // Only the deliveries whose handling depends on it ask which pull requests are tracked.
+  const bool ci = (req.event == "workflow_run" || req.event == "check_run") && action == "completed";
+  const bool closing = req.event == "pull_request" && action == "closed";
+  if (ci || closing) ctx.tracked = TrackedPulls();
+  std::optional<Normalized> n = NormalizeWebhook(req.event, payload, ctx);
   if (!n) return {202, "event not taken: " + req.event + (action.empty() ? "" : "." + action)};
   if (n->kind == Normalized::Kind::kMalformed) {
     spdlog::warn("github webhook item skipped delivery={} reason=\"{}\"", delivery, n->why);
@@ -191,6 +201,11 @@ WebhookReply Source::HandleWebhook(const WebhookRequest& req) {
   bool followed = false;
   auto d = DiscussionOf(n->trigger.threads.back());
   if (d) followed = Followed(*d, cursors);
+  // CI on a tracked pull request's head, and its closing, are the Ticket's own: taken even when
+  // the repo-wide scope is off, and before any round has read the pull request.
+  if (json_read::Find(n->trigger.meta, "pull_number") != nullptr) followed = true;
+  for (const TrackedPull& p : ctx.tracked)
+    if (closing && d && d->pull && d->number == p.number) followed = true;
   SourceUpdate u;
   u.source = "github";
   u.path = "webhook";
