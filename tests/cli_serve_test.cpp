@@ -88,6 +88,15 @@ class ServeTest : public ::testing::Test {
     auto res = http.Post("/hooks/github", headers, body, "application/json");
     return res ? res->status : 0;
   }
+  // A signed delivery of `event` (X-GitHub-Delivery `id`).
+  int DeliverEvent(const std::string& event, const std::string& id, const json& payload) {
+    const std::string body = payload.dump();
+    httplib::Client http("127.0.0.1", port_);
+    httplib::Headers headers = {{"X-GitHub-Event", event}, {"X-GitHub-Delivery", id},
+                                {"X-Hub-Signature-256", github::WebhookSignature("hook-secret", body)}};
+    auto res = http.Post("/hooks/github", headers, body, "application/json");
+    return res ? res->status : 0;
+  }
   static std::vector<std::pair<std::string, std::string>> GitHubEnv() {
     return {{"GITHUB_TOKEN", "ghp_THISISASECRETVALUE0123456789"}, {"GITHUB_WEBHOOK_SECRET", "hook-secret"}};
   }
@@ -247,6 +256,63 @@ TEST_F(ServeTest, GitHubMentionByWebhookIsWorkedOnAndAnsweredOnceAcrossARestart)
     EXPECT_EQ(d.log().find("worker turn"), std::string::npos) << "a finished Ticket ran again:\n" << d.log();
   }
   EXPECT_EQ(github.Count("POST", comments), 2);
+  EXPECT_EQ(github.pulls.size(), 1u);
+}
+
+// Issue 22, run as a team would: the Ticket's result links its PR and the PR links the issue; CI
+// failing on the PR's branch (a webhook) gives the worker one more turn; the PR merged (a webhook)
+// ends the Ticket with that reason, and nothing more is said.
+TEST_F(ServeTest, ATicketFollowsItsPullRequestThroughFailingCiUntilItIsMerged) {
+  FakeGitHub github(SystemClock());
+  PrepareFixRepo(github, "cat > task.json\nsed -i 's/teh typo/the typo/' README.md\n"
+                         "echo '{\"stage\":\"ready\",\"summary\":\"Fixed the typo in README.\",\"question\":null,"
+                         "\"pr\":{\"title\":\"Fix the typo\",\"body\":\"修正拼写 ✍️\"}}'\n");
+  const std::string comments = github.repo_path() + "/issues/1/comments";
+  DaemonProcess d(SUPERAGENT_BINARY, {"serve", "--config", Config()}, GitHubEnv());
+  ASSERT_TRUE(d.WaitForLine("ready")) << d.log();
+  ASSERT_TRUE(d.WaitForCount("github identity login=superagent-bot", 1)) << d.log();
+  ASSERT_EQ(Deliver(MentionBody(github), github::WebhookSignature("hook-secret", MentionBody(github))), 200);
+  ASSERT_TRUE(d.WaitForCount("pull request linked ticket=1 number=100", 1)) << d.log();
+  ASSERT_TRUE(d.WaitForCount("github message posted", 2)) << d.log();
+  std::string result, pr_body;
+  {
+    auto lock = github.Lock();
+    ASSERT_EQ(github.comments.size(), 2u);
+    result = github.comments[1]["body"];
+    pr_body = github.pulls.at(100)["body"];
+  }
+  EXPECT_NE(result.find("Fixed the typo in README.\n\nPull request: https://github.com/" + github.repo + "/pull/100"),
+            std::string::npos) << result;
+  EXPECT_NE(pr_body.find("修正拼写 ✍️\n\nRequested in https://github.com/" + github.repo + "/issues/1#issuecomment-492700400"),
+            std::string::npos) << pr_body;
+
+  // CI fails on the PR's branch: the worker gets a turn to fix it.
+  json check = WebhookExample("check_run", "completed");
+  check["check_run"]["id"] = 777001;
+  check["check_run"]["conclusion"] = "failure";
+  check["check_run"]["head_sha"] = "0123456789abcdef0123456789abcdef01234567";
+  check["check_run"]["completed_at"] = "2026-12-05T06:00:00Z";
+  check["check_run"]["app"]["slug"] = "buildkite";
+  check["check_run"]["check_suite"]["head_branch"] = "superagent/ticket-1";
+  ASSERT_EQ(DeliverEvent("check_run", "ci-1", check), 200);
+  ASSERT_TRUE(d.WaitForCount("ci failed on a ticket's pull request ticket=1 number=100 attempt=1/2", 1)) << d.log();
+  ASSERT_TRUE(d.WaitForCount("worker turn ended", 2)) << d.log();
+  ASSERT_TRUE(d.WaitForCount("github message posted", 3)) << d.log();
+
+  // A person merges it: the Ticket ends, and nothing more is said.
+  json merged = WebhookExample("pull_request", "closed");
+  merged["number"] = 100;
+  merged["pull_request"]["number"] = 100;
+  merged["pull_request"]["merged"] = true;
+  merged["pull_request"]["merged_by"] = merged["sender"];
+  merged["pull_request"]["closed_at"] = "2026-12-05T06:10:00Z";
+  merged["pull_request"]["head"]["ref"] = "superagent/ticket-1";
+  ASSERT_EQ(DeliverEvent("pull_request", "merge-1", merged), 200);
+  const std::string merger = merged["sender"]["login"];
+  ASSERT_TRUE(d.WaitForLine("ticket ended id=1 reason=\"pull request #100 merged by " + merger + "\"")) << d.log();
+  d.Signal(SIGTERM);
+  EXPECT_EQ(d.Wait(), 0) << d.log();
+  EXPECT_EQ(github.Count("POST", comments), 3) << "the acknowledgement and two results; the merge says nothing";
   EXPECT_EQ(github.pulls.size(), 1u);
 }
 

@@ -254,6 +254,7 @@ TEST_F(EnginePullsTest, AReviewsBurstOfCommentsIsOneTurn) {
   clock_.Advance(2000);
   EXPECT_EQ(Ok(engine_->AssignFollowUps()), 1) << "one turn for the three comments";
   EXPECT_EQ(Ok(engine_->AssignFollowUps()), 0);
+  EXPECT_EQ(Ok(engine_->Assignments(t)).back().state, "pending");
 }
 
 }  // namespace

@@ -545,6 +545,7 @@ class FakeGitHub {
         std::int64_t number = 100 + static_cast<std::int64_t>(pulls.size());
         nlohmann::json pr = {{"id", ++next_id},
                              {"number", number},
+                             {"html_url", "https://github.com/" + repo + "/pull/" + std::to_string(number)},
                              {"state", "open"},
                              {"title", in.value("title", "")},
                              {"body", in.value("body", "")},

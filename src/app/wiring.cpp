@@ -51,6 +51,18 @@ Result<std::unique_ptr<github::Integration>> MakeGitHub(const Config& config, En
                                    " is not set (the GitHub Source needs a token: a classic PAT with repo and "
                                    "notifications scopes)");
   o.source = GitHubSourceOptionsFor(config);
+  // The PRs opened for Tickets, followed besides what is read anyway (docs/003, docs/006). Called
+  // from the poller's and the webhook server's threads: the Engine's reads are thread-safe.
+  o.source.tracked_pulls = [engine] {
+    std::vector<github::TrackedPull> out;
+    auto pulls = engine->TrackedPulls();
+    if (!pulls.ok()) {
+      spdlog::warn("tracked pull requests could not be read error=\"{}\"", pulls.status().message());
+      return out;
+    }
+    for (const TicketPull& p : *pulls) out.push_back({p.ticket, p.number, p.head_branch});
+    return out;
+  };
   return github::Integration::Create(std::move(o), engine, clock, std::move(http));
 }
 
