@@ -127,7 +127,7 @@ test('questions are answered in place: a choice, words, and a refusal shown wher
   assert.deepEqual(t.commands[0].detail, { option: 1, text: 'docs/setup.md' });
   assert.equal(t.transcript.find((e) => e.kind === 'answer' && e.type === 'input').text, 'Tess (panel) chose 1. docs/setup.md');
   // The discussion is told, in one line, who answered what.
-  assert.equal(t.transcript.find((e) => e.kind === 'answer' && e.type === 'sent').text, 'Tess (panel) answered in the panel: docs/setup.md');
+  assert.equal(t.transcript.find((e) => e.kind === 'answer' && e.type === 'sent').text, 'Tess answered in the panel: docs/setup.md');
 
   // 2. Words: a free-text question has only a text box, and no radio buttons.
   card = page.locator(`#question-slot .question-card[data-ticket="${seed.question_new}"]`);
@@ -176,7 +176,7 @@ test('questions are answered in place: a choice, words, and a refusal shown wher
   t = await api(`/api/tickets/${seed.question_zh}`);
   assert.equal(t.stage, 'idle');
   assert.equal(t.transcript.find((e) => e.kind === 'answer' && e.type === 'input').text, 'Tess (panel) chose 2. 维基页面 📚');
-  assert.equal(t.transcript.find((e) => e.kind === 'answer' && e.type === 'sent').text, 'Tess (panel) answered in the panel: 维基页面 📚');
+  assert.equal(t.transcript.find((e) => e.kind === 'answer' && e.type === 'sent').text, 'Tess answered in the panel: 维基页面 📚');
   // The Ticket's detail shows the answer as words.
   await showDetail(seed.question_zh);
   await page.locator(`#tickets li[data-ticket="${seed.question_zh}"] .detail .transcript`, { hasText: 'Tess (panel) chose 2. 维基页面 📚' }).waitFor();
