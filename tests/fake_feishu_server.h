@@ -154,6 +154,20 @@ class FakeFeishu {
             {"event", {{"sender", {{"sender_id", {{"open_id", item["sender"]["id"]}, {"union_id", "on_x"}, {"user_id", "u_x"}}}, {"sender_type", "user"}, {"tenant_key", "2ca1d211f64f6438"}}}, {"message", message}}}};
   }
 
+  // A card.action.trigger callback as Feishu delivers it (v2 envelope; the oapi-sdk-go callback
+  // model): `operator_open_id` pressed a button whose value is `value` on card `card_message_id`.
+  static nlohmann::json CardActionFor(const std::string& card_message_id, const std::string& chat_id,
+                                      const std::string& operator_open_id, const nlohmann::json& value,
+                                      const std::string& event_id, TimeMs at) {
+    return {{"schema", "2.0"},
+            {"header", {{"event_id", event_id}, {"event_type", "card.action.trigger"}, {"create_time", std::to_string(at)}, {"token", "v-token"}, {"app_id", "cli_a1b2c3d4e5f60718"}, {"tenant_key", "2ca1d211f64f6438"}}},
+            {"event", {{"operator", {{"tenant_key", "2ca1d211f64f6438"}, {"user_id", "u_x"}, {"open_id", operator_open_id}, {"union_id", "on_x"}}},
+                       {"token", "c-" + event_id},
+                       {"action", {{"value", value}, {"tag", "button"}}},
+                       {"host", "im_message"},
+                       {"context", {{"open_message_id", card_message_id}, {"open_chat_id", chat_id}}}}}};
+  }
+
  private:
   void Log(const httplib::Request& req, int status) {
     Logged l{req.method, req.path, {}, req.body, status};

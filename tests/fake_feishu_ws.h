@@ -59,7 +59,9 @@ class FakeFeishuWs {
   }
 
   // Sends `envelope` as one event split into `parts` fragments (sent last-first when `reverse`).
-  void SendEvent(const nlohmann::json& envelope, int parts, bool reverse = false, const std::string& message_id = "m1") {
+  // `type` "card" sends a card callback (card.action.trigger) the way Feishu does.
+  void SendEvent(const nlohmann::json& envelope, int parts, bool reverse = false, const std::string& message_id = "m1",
+                 const std::string& type = "event") {
     const std::string payload = envelope.dump();
     std::vector<superagent::feishu::WsFrame> frames;
     const std::size_t step = (payload.size() + parts - 1) / static_cast<std::size_t>(parts);
@@ -69,7 +71,7 @@ class FakeFeishuWs {
       f.log_id = 99;
       f.service = kService;
       f.method = 1;
-      f.headers = {{"type", "event"}, {"message_id", message_id}, {"sum", std::to_string(parts)},
+      f.headers = {{"type", type}, {"message_id", message_id}, {"sum", std::to_string(parts)},
                    {"seq", std::to_string(i)}, {"trace_id", "tr1"}};
       f.payload = payload.substr(static_cast<std::size_t>(i) * step, step);
       frames.push_back(f);

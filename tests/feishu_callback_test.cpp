@@ -12,6 +12,7 @@
 #include "engine_fixture.h"
 #include "fake_feishu_server.h"
 #include "run_binary.h"
+#include "superagent/effects.h"
 #include "superagent/feishu.h"
 #include "superagent/metrics.h"
 #include "result_ok.h"
@@ -295,6 +296,146 @@ TEST_F(FeishuCallbackTest, FieldsOfTheWrongTypeAreRefusedOrSkippedFoundByFuzzing
     ASSERT_NO_THROW(reply = source_->HandleCallback(Signed(e, clock_.NowMs()))) << e.dump();
     EXPECT_TRUE(reply.status == 200 || reply.status == 400 || reply.status == 401) << e.dump() << ": " << reply.body;
   }
+}
+
+// Issue 22: a question asked in a Feishu chat is a card; pressing a button answers it. The whole
+// way: alice's request in oc_support becomes a Ticket, the Ticket asks alice, the outbox sends the
+// card, and presses come back through the signed callback.
+class FeishuCardActionTest : public FeishuCallbackTest {
+ protected:
+  void SetUp() override {
+    FeishuCallbackTest::SetUp();
+    KnowIdentity();
+    json item = FakeFeishu::Item("om_req", "oc_support", "ou_alice", "@_user_1 fix the broken link", clock_.NowMs(), "", "",
+                                 json::array({FakeFeishu::HistoryMention("@_user_1", fake_->bot_open_id, "Agent")}));
+    fake_->messages.push_back(item);
+    ASSERT_EQ(source_->HandleCallback(Signed(FakeFeishu::EventFor(item, "group", "ev-req"), clock_.NowMs())).status, 200);
+    assessor_.answers.push_back(superagent::testing::ScriptedAssessor::Accept());
+    ASSERT_EQ(Drain(), 1);
+    ticket_ = Ok(engine_->Explain("feishu:om_req"))["ticket_created"]["id"].get<TicketId>();
+    HumanAction ask;
+    ask.thread = "feishu:chat:oc_support";
+    ask.actor = "ou_alice";
+    ask.question = "Which link should CONTRIBUTING.md point to?";
+    ask.form = {{"options", {"docs/setup.md", "维基页面 📚"}}};
+    ASSERT_TRUE(engine_->AskPerson(ticket_, ask, "ask:card").ok());
+    channel_ = std::make_unique<FeishuChannel>(client_.get(), &clock_);
+    EffectsLoop loop(engine_.get(), {channel_.get()}, &clock_, {}, 1);
+    ASSERT_TRUE(loop.RunOnce().ok());  // the acknowledgement and the question, in that order
+    ASSERT_TRUE(loop.RunOnce().ok());
+    auto lock = fake_->Lock();
+    for (const json& m : fake_->sent)
+      if (m["msg_type"] == "interactive") card_ = m;
+  }
+  void TearDown() override {
+    channel_.reset();
+    FeishuCallbackTest::TearDown();
+  }
+  // The value of button `n` of the card Feishu received.
+  json ButtonValue(int n) {
+    const json card = json::parse(card_["body"]["content"].get<std::string>());
+    return card["elements"][1]["actions"][n - 1]["value"];
+  }
+  CallbackReply Press(const std::string& who, const json& value, const std::string& event_id) {
+    return source_->HandleCallback(Signed(
+        FakeFeishu::CardActionFor(card_.value("message_id", ""), "oc_support", who, value, event_id, clock_.NowMs()),
+        clock_.NowMs()));
+  }
+  Stage StageNow() { return Ok(engine_->GetTicket(ticket_)).stage; }
+
+  TicketId ticket_ = 0;
+  json card_;
+  std::unique_ptr<FeishuChannel> channel_;
+};
+
+TEST_F(FeishuCardActionTest, ThePressOfTheAskedPersonAnswersWithTheOptionAndOthersAreOrdinaryMessages) {
+  ASSERT_TRUE(card_.is_object()) << "no card was sent";
+  EXPECT_EQ(card_["parent_id"], "om_req") << "the card replies to the request";
+  EXPECT_EQ(ButtonValue(2), (json{{"ticket", ticket_}, {"option", 2}, {"receipt", "ask:card"}, {"thread", "feishu:chat:oc_support"}}));
+
+  // bob presses first: answered with the toast, recorded as his message, and the question stays open.
+  CallbackReply bob = Press("ou_bob", ButtonValue(1), "ev-bob");
+  EXPECT_EQ(bob.status, 200);
+  EXPECT_EQ(json::parse(bob.body), (json{{"toast", {{"type", "success"}, {"content", "Answer recorded"}}}}));
+  EXPECT_FALSE(engine_->GetTrigger("feishu:card:ev-bob").ok()) << "the Engine took it on the request's thread";
+  EXPECT_EQ(source_->DrainCardActions(), 1);
+  TriggerRecord bobs = Ok(engine_->GetTrigger("feishu:card:ev-bob"));
+  EXPECT_EQ(bobs.trigger.actor, "ou_bob");
+  EXPECT_EQ(bobs.trigger.text, "1");
+  EXPECT_EQ(bobs.via, "realtime:callback");
+  EXPECT_EQ(StageNow(), Stage::kWaitingForPerson) << "only the asked person's press answers";
+
+  // alice presses 2: the Ticket resumes with the structured answer.
+  EXPECT_EQ(Press("ou_alice", ButtonValue(2), "ev-alice").status, 200);
+  // Feishu did not hear back in time and delivers the same press again: still one Trigger.
+  EXPECT_EQ(Press("ou_alice", ButtonValue(2), "ev-alice").status, 200);
+  EXPECT_EQ(source_->DrainCardActions(), 2);
+  EXPECT_EQ(StageNow(), Stage::kIdle);
+  TriggerRecord alices = Ok(engine_->GetTrigger("feishu:card:ev-alice"));
+  EXPECT_EQ(alices.trigger.threads, (std::vector<std::string>{"feishu:chat:oc_support"}));
+  EXPECT_EQ(alices.trigger.channel, "feishu:chat:oc_support:reply:" + card_.value("message_id", ""));
+  int answers = 0;
+  for (const TicketInput& in : Ok(engine_->TicketInputs(ticket_))) {
+    if (in.kind != "answer") continue;
+    ++answers;
+    EXPECT_EQ(in.body["answer"], (json{{"option", 2}, {"text", "维基页面 📚"}})) << in.body.dump();
+    EXPECT_EQ(in.body["from"], "ou_alice");
+  }
+  EXPECT_EQ(answers, 1) << "the replayed press answered again";
+}
+
+TEST_F(FeishuCardActionTest, AForgedPressIsRefusedAndChangesNothing) {
+  ASSERT_TRUE(card_.is_object());
+  CallbackRequest forged = Signed(FakeFeishu::CardActionFor(card_.value("message_id", ""), "oc_support", "ou_alice",
+                                                            ButtonValue(1), "ev-forged", clock_.NowMs()),
+                                  clock_.NowMs());
+  forged.signature = CallbackSignature(forged.timestamp, forged.nonce, "not-our-key", forged.body);
+  EXPECT_EQ(source_->HandleCallback(forged).status, 401);
+  CallbackRequest unsigned_press = forged;
+  unsigned_press.signature.clear();
+  EXPECT_EQ(source_->HandleCallback(unsigned_press).status, 401);
+  EXPECT_EQ(source_->DrainCardActions(), 0);
+  EXPECT_FALSE(engine_->GetTrigger("feishu:card:ev-forged").ok());
+  EXPECT_EQ(StageNow(), Stage::kWaitingForPerson);
+}
+
+TEST_F(FeishuCardActionTest, HostileValuesAreRefusedPreciselyAndChangeNothing) {
+  ASSERT_TRUE(card_.is_object());
+  json v = ButtonValue(1);
+  auto with = [&](const char* key, json value) {
+    json out = v;
+    if (value.is_discarded()) out.erase(key); else out[key] = std::move(value);
+    return out;
+  };
+  const std::pair<json, std::string> cases[] = {
+      {with("option", "2"), "event.action.value.option: must be a number from 1 to 9"},
+      {with("option", 99999999999LL), "event.action.value.option: must be a number from 1 to 9"},
+      {with("option", -1), "event.action.value.option: must be a number from 1 to 9"},
+      {with("option", 0), "event.action.value.option: must be a number from 1 to 9"},
+      {with("option", "二"), "event.action.value.option: must be a number from 1 to 9"},
+      {with("option", 1.5), "event.action.value.option: must be a number from 1 to 9"},
+      {with("ticket", json(json::value_t::discarded)), "event.action.value.ticket: must be a Ticket number"},
+      {with("ticket", "第七"), "event.action.value.ticket: must be a Ticket number"},
+      {with("receipt", std::string(5000, 'x')), "event.action.value.receipt: must be the question's message id"},
+      {with("thread", "feishu:chat:oc_elsewhere"), "event.action.value.thread: must be this chat or a topic in it"},
+      {with("thread", "github:issue:1"), "event.action.value.thread: must be this chat or a topic in it"},
+      {json("2"), "event.action.value: must be an object"},
+      {json(nullptr), "event.action.value: must be an object"},
+  };
+  int i = 0;
+  for (const auto& [value, why] : cases) {
+    CallbackReply reply = Press("ou_alice", value, "ev-hostile-" + std::to_string(i++));
+    EXPECT_EQ(reply.status, 200) << value.dump();
+    EXPECT_EQ(json::parse(reply.body), (json{{"toast", {{"type", "error"}, {"content", "Not taken: " + why}}}})) << value.dump();
+  }
+  // A press with no operator, or in no chat, is refused the same way.
+  json no_operator = FakeFeishu::CardActionFor(card_.value("message_id", ""), "oc_support", "", v, "ev-anon", clock_.NowMs());
+  EXPECT_THAT(source_->HandleCallback(Signed(no_operator, clock_.NowMs())).body, HasSubstr("event.operator.open_id: missing"));
+  json no_chat = FakeFeishu::CardActionFor(card_.value("message_id", ""), "", "ou_alice", v, "ev-nochat", clock_.NowMs());
+  EXPECT_THAT(source_->HandleCallback(Signed(no_chat, clock_.NowMs())).body, HasSubstr("event.context.open_chat_id: missing"));
+  EXPECT_EQ(source_->DrainCardActions(), 0) << "nothing refused was queued";
+  EXPECT_EQ(StageNow(), Stage::kWaitingForPerson);
+  for (int k = 0; k < i; ++k) EXPECT_FALSE(engine_->GetTrigger("feishu:card:ev-hostile-" + std::to_string(k)).ok());
 }
 
 }  // namespace

@@ -153,6 +153,61 @@ TEST_F(FeishuChannelTest, LongReceiptIdsBecomeAStableShortUuid) {
   EXPECT_NE(RequestUuid(id), RequestUuid(id + "x"));
 }
 
+// A question with options (AskPerson's Effect carries the question and its form) is sent as an
+// interactive card: the question as markdown, one button per option whose value says which Ticket,
+// option, message and Thread it answers, and a note that typing still answers.
+TEST_F(FeishuChannelTest, AQuestionWithOptionsIsACardWithOneButtonPerOption) {
+  Effect e = Message("ask:7", "feishu:chat:oc_a:reply:om_1:thread",
+                     "Which link?\n\n1. docs/setup.md\n2. 维基页面 📚\n\nReply with the number of your choice, or in your own words.");
+  e.receipt->ticket = 7;
+  e.payload = {{"receipt", "ask:7"}, {"question", "Which link should **CONTRIBUTING.md** point to?"},
+               {"form", {{"options", {"docs/setup.md", "维基页面 📚"}}, {"free_text", true}}}};
+  Delivery d = channel_->Perform(e, false);
+  ASSERT_EQ(d.outcome, Delivery::Outcome::kDone) << d.error;
+  auto sent = Sent();
+  ASSERT_EQ(sent.size(), 1u);
+  EXPECT_EQ(sent[0]["msg_type"], "interactive");
+  EXPECT_EQ(sent[0]["uuid"], "ask:7") << "the receipt id is still the idempotency uuid";
+  EXPECT_TRUE(sent[0]["reply_in_thread"].get<bool>());
+  const json card = json::parse(sent[0]["body"]["content"].get<std::string>());
+  const json expected = {
+      {"config", {{"wide_screen_mode", true}}},
+      {"elements",
+       {{{"tag", "markdown"}, {"content", "Which link should **CONTRIBUTING.md** point to?"}},
+        {{"tag", "action"},
+         {"actions",
+          {{{"tag", "button"}, {"text", {{"tag", "plain_text"}, {"content", "1. docs/setup.md"}}}, {"type", "default"},
+            {"value", {{"ticket", 7}, {"option", 1}, {"receipt", "ask:7"}, {"thread", "feishu:thread:omt_1"}}}},
+           {{"tag", "button"}, {"text", {{"tag", "plain_text"}, {"content", "2. 维基页面 📚"}}}, {"type", "default"},
+            {"value", {{"ticket", 7}, {"option", 2}, {"receipt", "ask:7"}, {"thread", "feishu:thread:omt_1"}}}}}}},
+        {{"tag", "note"},
+         {"elements", {{{"tag", "plain_text"}, {"content", "You can also reply with the number of your choice, or in your own words."}}}}}}}};
+  EXPECT_EQ(card, expected) << card.dump(2);
+  // A question taking only its options says so.
+  Effect only = e;
+  only.receipt->id = "ask:8";
+  only.payload["form"]["free_text"] = false;
+  ASSERT_EQ(channel_->Perform(only, false).outcome, Delivery::Outcome::kDone);
+  EXPECT_EQ(json::parse(Sent()[1]["body"]["content"].get<std::string>())["elements"][2]["elements"][0]["content"],
+            "You can also reply with the number of your choice.");
+}
+
+// A free-text question has nothing to press, and any other message is unchanged: plain text.
+TEST_F(FeishuChannelTest, AFreeTextQuestionAndOrdinaryMessagesStayText) {
+  Effect e = Message("ask:9", "feishu:chat:oc_dm", "Should the notes mention Python 3.8?");
+  e.receipt->ticket = 9;
+  e.payload = {{"receipt", "ask:9"}, {"question", "Should the notes mention Python 3.8?"}, {"form", {{"options", json::array()}, {"free_text", true}}}};
+  ASSERT_EQ(channel_->Perform(e, false).outcome, Delivery::Outcome::kDone);
+  Effect hostile = Message("ask:10", "feishu:chat:oc_dm", "Pick one");
+  hostile.receipt->ticket = 10;
+  hostile.payload = {{"receipt", "ask:10"}, {"question", 42}, {"form", {{"options", "not a list"}}}};
+  ASSERT_EQ(channel_->Perform(hostile, false).outcome, Delivery::Outcome::kDone);
+  auto sent = Sent();
+  ASSERT_EQ(sent.size(), 2u);
+  for (const json& m : sent) EXPECT_EQ(m["msg_type"], "text") << m.dump();
+  EXPECT_EQ(json::parse(sent[0]["body"]["content"].get<std::string>())["text"], "Should the notes mention Python 3.8?");
+}
+
 TEST_F(FeishuChannelTest, TheOutboxDeliversAnAcknowledgementOnceThroughTheChannel) {
   Trigger t;
   t.id = "feishu:om_1";

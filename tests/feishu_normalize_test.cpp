@@ -135,5 +135,44 @@ TEST(FeishuNormalize, AMessageWithoutASenderIsMalformedFoundByFuzzing) {
   EXPECT_EQ(NormalizeEvent(event, kCtx).kind, Normalized::Kind::kTrigger) << "with a sender it is taken";
 }
 
+// A press on a question card's button: a Trigger from the operator on the Thread the question was
+// asked on (a topic here), whose text is the option's number; the event id makes it one Trigger.
+TEST(FeishuNormalize, ACardPressIsTheOperatorTypingTheOptionsNumberOnTheQuestionsThread) {
+  const json value = {{"ticket", 7}, {"option", 2}, {"receipt", "ask:7"}, {"thread", "feishu:thread:omt_9"}};
+  json press = FakeFeishu::CardActionFor("om_card", "oc_a", "ou_alice", value, "ev-press", 1'700'000'000'123);
+  Normalized n = NormalizeCardAction(press, kCtx, false);
+  ASSERT_EQ(n.kind, Normalized::Kind::kTrigger) << n.why;
+  const Trigger& t = n.trigger;
+  EXPECT_EQ(t.id, "feishu:card:ev-press");
+  EXPECT_EQ(t.scope, "chat:oc_a");
+  EXPECT_EQ(t.actor, "ou_alice");
+  EXPECT_TRUE(t.human);
+  EXPECT_TRUE(t.addressed);
+  EXPECT_EQ(t.text, "2");
+  EXPECT_EQ(t.at, 1'700'000'000'123);
+  EXPECT_EQ(t.threads, (std::vector<std::string>{"feishu:thread:omt_9", "feishu:chat:oc_a"}));
+  EXPECT_EQ(t.channel, "feishu:chat:oc_a:reply:om_card:thread");
+  EXPECT_EQ(t.meta["ticket"], 7);
+  EXPECT_EQ(t.meta["receipt"], "ask:7");
+  EXPECT_TRUE(TriggerFromJson(TriggerToJson(t)).ok());
+  // In a direct chat the reply is a plain message; the bot's own press is marked as its own.
+  json direct = FakeFeishu::CardActionFor("om_card", "oc_dm", "ou_bot",
+                                          {{"ticket", 7}, {"option", 1}, {"receipt", "ask:7"}, {"thread", "feishu:chat:oc_dm"}},
+                                          "ev-own", 1'700'000'000'123);
+  Normalized d = NormalizeCardAction(direct, kCtx, true);
+  ASSERT_EQ(d.kind, Normalized::Kind::kTrigger) << d.why;
+  EXPECT_EQ(d.trigger.scope, "direct");
+  EXPECT_EQ(d.trigger.channel, "feishu:chat:oc_dm");
+  EXPECT_EQ(d.trigger.threads, (std::vector<std::string>{"feishu:chat:oc_dm"}));
+  EXPECT_FALSE(d.trigger.human);
+  EXPECT_TRUE(d.trigger.meta["own"].get<bool>());
+  // Not a card action, or no event id: malformed with the field named.
+  json message = FakeFeishu::EventFor(FakeFeishu::Item("om_1", "oc_a", "ou_alice", "hi", 1'700'000'000'123), "group", "ev1");
+  EXPECT_EQ(NormalizeCardAction(message, kCtx, false).why, "header.event_type: must be card.action.trigger");
+  press["header"]["event_id"] = 5;
+  EXPECT_EQ(NormalizeCardAction(press, kCtx, false).why, "header.event_id: must be the event's id");
+  EXPECT_EQ(NormalizeCardAction(json("garbage \xff"), kCtx, false).kind, Normalized::Kind::kMalformed);
+}
+
 }  // namespace
 }  // namespace superagent::feishu

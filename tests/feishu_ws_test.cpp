@@ -196,6 +196,49 @@ TEST_F(FeishuWsTest, FragmentedEventsAreTakenAndAcknowledgedAndPongsRetuneTheCon
   EXPECT_EQ(lc_->Stats().events, 1);
 }
 
+// A button press on a question card arrives as a `card` frame: acknowledged at once with the toast
+// (base64 JSON in `data`, the callback's answer), and the press is taken into the Engine after.
+TEST_F(FeishuWsTest, ACardPressIsAnsweredWithAToastInTheAckAndTakenAfter) {
+  lc_ = std::make_unique<LongConnection>(client_.get(), source_.get(), Seeded());
+  lc_->Start();
+  ASSERT_TRUE(ws_->WaitFor([&] { return ws_->connections == 1; }));
+  const json value = {{"ticket", 3}, {"option", 1}, {"receipt", "ask:3"}, {"thread", "feishu:chat:oc_a"}};
+  ws_->SendEvent(FakeFeishu::CardActionFor("om_card", "oc_a", "ou_alice", value, "ev-card", t0_ + 1'000), 2, false, "m2",
+                 "card");
+  ASSERT_TRUE(ws_->WaitFor([&] { return ws_->acks.size() == 1; }));
+  WsFrame ack;
+  {
+    auto lock = ws_->Lock();
+    ack = ws_->acks[0];
+  }
+  EXPECT_EQ(ack.Header("type"), "card");
+  const json payload = json::parse(*ack.payload);
+  EXPECT_EQ(payload["code"], 200);
+  std::string data = payload["data"].get<std::string>();
+  // Decoded by hand, so the check does not share the encoder it checks.
+  std::string decoded;
+  {
+    static const std::string kAlphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    unsigned int buf = 0;
+    int bits = 0;
+    for (char c : data) {
+      if (c == '=') break;
+      buf = (buf << 6) | static_cast<unsigned int>(kAlphabet.find(c));
+      bits += 6;
+      if (bits >= 8) {
+        bits -= 8;
+        decoded.push_back(static_cast<char>((buf >> bits) & 0xFF));
+      }
+    }
+  }
+  EXPECT_EQ(json::parse(decoded), (json{{"toast", {{"type", "success"}, {"content", "Answer recorded"}}}}));
+  EXPECT_EQ(source_->DrainCardActions(), 1);
+  auto rec = engine_->GetTrigger("feishu:card:ev-card");
+  ASSERT_TRUE(rec.ok());
+  EXPECT_EQ(rec->via, "realtime:ws");
+  EXPECT_EQ(rec->trigger.text, "1");
+}
+
 TEST_F(FeishuWsTest, AMessageSaidWhileDisconnectedArrivesByBackfillAfterReconnect) {
   source_->Start();
   lc_ = std::make_unique<LongConnection>(client_.get(), source_.get(), Seeded());

@@ -360,7 +360,7 @@ TEST_F(PanelApiTest, AnsweringResumesTheWaitingTicket) {
   const json& transcript = d["transcript"];
   auto answer = std::find_if(transcript.begin(), transcript.end(), [](const json& e) { return e["kind"] == "answer" && e["type"] == "input"; });
   ASSERT_NE(answer, transcript.end()) << transcript.dump();
-  EXPECT_EQ((*answer)["text"], "docs/setup.md");
+  EXPECT_EQ((*answer)["text"], "panel user at 127.0.0.1 chose 1. docs/setup.md") << "the answer reads as words, not JSON";
   // The discussion is told, in one line, what was answered and by whom.
   auto told = std::find_if(transcript.begin(), transcript.end(), [](const json& e) { return e["type"] == "sent" && e["kind"] == "answer"; });
   ASSERT_NE(told, transcript.end()) << transcript.dump();
@@ -374,6 +374,47 @@ TEST_F(PanelApiTest, AnsweringResumesTheWaitingTicket) {
   EXPECT_EQ(twice->status, 409);
   EXPECT_THAT(twice->body, HasSubstr("is not waiting for an answer"));
   EXPECT_EQ(CommandCount(), 1u);
+}
+
+// The panel's question form sends {"option": n} for a choice and {"text": ...} for words; what the
+// form does not take is refused with the daemon's precise reason, and changes nothing.
+TEST_F(PanelApiTest, AnAnswerFromTheFormIsAnOptionOrWordsAndAWrongOneIsRefusedPrecisely) {
+  ASSERT_TRUE(StartServer().ok());
+  const std::string old_path = "/api/tickets/" + std::to_string(seed_.question_old) + "/answer";
+  const std::pair<json, std::string> refusals[] = {
+      {json{{"option", "2"}}, "answer.option: must be a number from 1 to 2"},
+      {json{{"option", 3}}, "answer.option: must be a number from 1 to 2"},
+      {json{{"option", -1}}, "answer.option: must be a number from 1 to 2"},
+      {json{{"option", 1e30}}, "answer.option: must be a number from 1 to 2"},
+      {json{{"text", 5}}, "answer.text: must be a string"},
+      {json{{"text", "   "}}, "the answer is empty"},
+      {json{{"choice", 1}}, "the answer must have \"option\" or \"text\""},
+      {json::array({1}), "the answer must be text or {\"option\": n} or {\"text\": \"...\"}"},
+  };
+  for (const auto& [answer, why] : refusals) {
+    auto r = Post(old_path, {{"answer", answer}, {"name", "Tess"}});
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->status, 400) << answer.dump();
+    EXPECT_EQ(json::parse(r->body)["error"], why) << answer.dump();
+  }
+  EXPECT_EQ(GetJson("/api/tickets/" + std::to_string(seed_.question_old))["stage"], "waiting_for_person");
+  EXPECT_EQ(CommandCount(), 0u);
+
+  auto chose = Post(old_path, {{"answer", {{"option", 2}}}, {"name", "Tess"}});
+  ASSERT_EQ(chose->status, 200) << chose->body;
+  json d = GetJson("/api/tickets/" + std::to_string(seed_.question_old));
+  auto answer = std::find_if(d["transcript"].begin(), d["transcript"].end(), [](const json& e) { return e["kind"] == "answer" && e["type"] == "input"; });
+  ASSERT_NE(answer, d["transcript"].end());
+  EXPECT_EQ((*answer)["text"], "Tess (panel) chose 2. the wiki page");
+
+  // A free-text question takes words, Chinese and emoji as they are.
+  const std::string new_path = "/api/tickets/" + std::to_string(seed_.question_new) + "/answer";
+  auto words = Post(new_path, {{"answer", {{"text", "是的，请写上 🐍 3.8 不再支持"}}}, {"name", "Tess"}});
+  ASSERT_EQ(words->status, 200) << words->body;
+  d = GetJson("/api/tickets/" + std::to_string(seed_.question_new));
+  answer = std::find_if(d["transcript"].begin(), d["transcript"].end(), [](const json& e) { return e["kind"] == "answer" && e["type"] == "input"; });
+  ASSERT_NE(answer, d["transcript"].end());
+  EXPECT_EQ((*answer)["text"], "Tess (panel) answered: 是的，请写上 🐍 3.8 不再支持");
 }
 
 TEST_F(PanelApiTest, ReloadPolicyShowsTheValidationResultAndIsRecorded) {

@@ -49,6 +49,15 @@ TEST_F(PanelBrowserTest, APersonUsesThePanelInChromium) {
 
   StartClockAnHourAgo();
   PanelSeed seed = Seed();
+  // A third question, asked of bob, with Chinese and emoji options: the form must read right.
+  const TicketId question_zh = Accept("gh:comment:1007", 17, "@agent 请更新安装文档的链接");
+  clock_.Advance(60'000);
+  HumanAction zh;
+  zh.thread = "github:issue:17";
+  zh.actor = "bob";
+  zh.question = "安装文档应该链接到哪里？Where should the install docs link to?";
+  zh.form = {{"options", {"docs/安装指南.md", "维基页面 📚", "两个都要 ✅ — keep both, the guide first and the wiki page as a fallback for readers on older releases"}}};
+  ASSERT_TRUE(engine_->AskPerson(question_zh, zh, "ask:17").ok());
   // A Ticket whose worker turns failed the same way five times in a row is set aside (issue 18):
   // a card in Needs-you with its reason and a Retry.
   const TicketId poisoned = Accept("gh:comment:1006", 16, "@agent 请把 README 的标题翻译成中文 🙏");
@@ -99,7 +108,8 @@ TEST_F(PanelBrowserTest, APersonUsesThePanelInChromium) {
                                     {"question_new", seed.question_new},
                                     {"blocked", seed.blocked},
                                     {"ended", seed.ended},
-                                    {"set_aside", poisoned}}
+                                    {"set_aside", poisoned},
+                                    {"question_zh", question_zh}}
                          .dump()},
       {"SCREENSHOT_DIR", shots_env ? shots_env : "/tmp/superagent-panel-screenshots"},
       {"CHROMIUM", chromium},

@@ -59,10 +59,11 @@ function renderQuestion(questions) {
     return;
   }
   state.questionId = q.id;
-  const form = el('form', { class: 'answer-form' });
-  const fields = answerFields(q.question.form || {});
+  const asked = q.question;
+  const form = el('form', { class: 'answer-form', novalidate: true });
+  const fields = answerFields(q.id, asked.question, asked.form || {});
   const nameInput = el('input', { name: 'name', value: savedName(), autocomplete: 'name', maxlength: '64', 'aria-label': 'Your name' });
-  const error = el('p', { class: 'error', role: 'alert' });
+  const error = el('p', { class: 'error', role: 'alert', id: `answer-error-${q.id}` });
   const submit = el('button', { type: 'submit', text: 'Send answer' });
   form.append(
     fields.node,
@@ -73,58 +74,75 @@ function renderQuestion(questions) {
   form.addEventListener('submit', async (ev) => {
     ev.preventDefault();
     const answer = fields.value();
-    if (answer === '' || answer === null) { error.textContent = 'Write an answer first.'; return; }
+    // Only "nothing at all" is caught here; everything else is the daemon's to judge, and its
+    // words are shown as they are.
+    if (answer === null) { error.textContent = fields.hasOptions ? 'Choose an option or write an answer first.' : 'Write an answer first.'; fields.focus(); return; }
     submit.disabled = true;
     error.textContent = '';
     rememberName(nameInput.value);
     const r = await command(`/api/tickets/${q.id}/answer`, { answer, name: nameInput.value });
     submit.disabled = false;
-    if (!r.ok) { error.textContent = r.body.error || `HTTP ${r.status}`; return; }
+    if (!r.ok) { error.textContent = r.body.error || `HTTP ${r.status}`; fields.focus(); return; }
     announce(`Answer sent to Ticket #${q.id}; it resumes.`);
     state.questionId = null;
     refresh();
   });
   const request = q.request;
   slot.replaceChildren(el('article', { class: 'attention question-card', 'data-ticket': q.id, 'aria-label': `Question from Ticket ${q.id}` },
-    el('div', { class: 'meta' }, `Ticket #${q.id} asks ${q.question.actor || 'a person'} · `, when(q.updated_at)),
-    el('p', { class: 'question', text: q.question.question }),
+    el('div', { class: 'meta' }, `Ticket #${q.id} · asked of `, el('strong', { class: 'asked', text: asked.actor || 'a person' }),
+      ` ${threadLabel(asked.thread)} · `, when(q.updated_at)),
     request ? el('p', { class: 'meta' }, 'About: ', q.scope) : '',
     form,
     el('p', { class: 'more', text: moreText }),
   ));
 }
 
-// The structured human_action form: {options:[…]} → one choice; {fields:[{name,label,options?}]}
-// → an object; anything else → free text.
-function answerFields(form) {
-  if (Array.isArray(form.options) && form.options.length) {
-    const set = el('fieldset', {}, el('legend', { class: 'sr-only', text: 'Choose one' }));
-    form.options.forEach((opt, i) => {
-      set.append(el('label', { class: 'choice' }, el('input', { type: 'radio', name: 'choice', value: String(opt), required: true, checked: i === -1 }), String(opt)));
-    });
-    return { node: set, value: () => set.querySelector('input:checked')?.value ?? '' };
+// Where a question was asked, as a person says it: "on GitHub issue #12", "in a Feishu chat".
+function threadLabel(thread) {
+  const [source, kind, rest = ''] = String(thread || '').split(':');
+  const number = rest.replace(/[^0-9].*$/, '');
+  if (source === 'github' && (kind === 'issue' || kind === 'pull')) return `on GitHub ${kind === 'pull' ? 'pull request' : 'issue'} #${number}`;
+  if (source === 'github') return 'on GitHub';
+  if (source === 'feishu') return kind === 'thread' ? 'in a Feishu topic' : 'in a Feishu chat';
+  if (source === 'panel') return 'in the panel';
+  return thread ? `on ${thread}` : '';
+}
+
+// The question's form (question.h's QuestionForm): the question names the group; numbered options
+// are radio buttons; a free-text box only when free_text is true ("Other" beside options). The
+// value is {option: n} for a choice, {text} for words, null when nothing was given.
+function answerFields(ticket, question, form) {
+  const options = Array.isArray(form.options) ? form.options.map(String) : [];
+  const freeText = options.length === 0 || form.free_text !== false;
+  const set = el('fieldset', { class: 'answer-fields' }, el('legend', { class: 'question', text: question }));
+  const radios = options.map((opt, i) => {
+    const radio = el('input', { type: 'radio', name: `choice-${ticket}`, value: String(i + 1) });
+    set.append(el('label', { class: 'choice' }, radio, el('span', { class: 'choice-number', text: `${i + 1}.` }), ' ', el('span', { class: 'choice-text', text: opt })));
+    return radio;
+  });
+  let text = null;
+  let other = null;
+  if (freeText && options.length) {
+    other = el('input', { type: 'radio', name: `choice-${ticket}`, value: 'other' });
+    text = el('input', { type: 'text', name: 'other', autocomplete: 'off', 'aria-label': 'Other answer', placeholder: 'In your own words' });
+    // Typing an answer chooses it: the words are what is sent.
+    text.addEventListener('input', () => { other.checked = text.value !== ''; });
+    set.append(el('label', { class: 'choice other' }, other, el('span', { text: 'Other' })), text);
+  } else if (freeText) {
+    text = el('textarea', { name: 'answer', 'aria-label': 'Your answer', placeholder: 'Your answer' });
+    set.append(text);
   }
-  if (Array.isArray(form.fields) && form.fields.length) {
-    const wrap = el('div', { class: 'fields' });
-    const inputs = [];
-    for (const f of form.fields) {
-      const input = Array.isArray(f.options)
-        ? el('select', { name: f.name }, f.options.map((o) => el('option', { value: String(o), text: String(o) })))
-        : el('input', { name: f.name, autocomplete: 'off' });
-      inputs.push([f.name, input]);
-      wrap.append(el('label', { class: 'name-field' }, f.label || f.name, input));
-    }
-    return {
-      node: wrap,
-      value: () => {
-        const out = {};
-        for (const [name, input] of inputs) out[name] = input.value;
-        return Object.values(out).some((v) => v.trim() !== '') ? out : '';
-      },
-    };
-  }
-  const area = el('textarea', { name: 'answer', 'aria-label': 'Your answer', placeholder: form.placeholder || 'Your answer' });
-  return { node: area, value: () => area.value.trim() };
+  return {
+    node: set,
+    hasOptions: options.length > 0,
+    focus: () => (radios[0] || text)?.focus(),
+    value: () => {
+      const chosen = radios.findIndex((r) => r.checked);
+      if (chosen >= 0) return { option: chosen + 1 };
+      if (text && (other === null || other.checked) && text.value !== '') return { text: text.value };
+      return null;
+    },
+  };
 }
 
 function renderDecisions(blocked) {
@@ -338,7 +356,7 @@ function renderDetail(t) {
     : el('p', { class: 'muted', text: 'None.' }));
   parts.push(el('h4', { text: 'Transcript' }), el('ul', { class: 'transcript' }, t.transcript.map((e) => el('li', { class: e.type === 'stage' ? 'stage-change' : '' },
     el('span', { class: 'who' }, e.who || '', ' · ', when(e.at)),
-    el('span', { class: 'text', text: e.type === 'stage' ? `→ ${stageLabel(e.kind)}: ${e.text}` : `${e.type === 'sent' ? `[${e.kind}, ${e.state}] ` : e.kind !== 'trigger' ? `[${e.kind}] ` : ''}${e.text}` })))));
+    el('span', { class: 'text', text: e.type === 'stage' ? `→ ${stageLabel(e.kind)}: ${e.text}` : `${e.type === 'sent' ? `[${e.kind}, ${e.state}] ` : e.kind !== 'trigger' && e.kind !== 'answer' ? `[${e.kind}] ` : ''}${e.text}` })))));
   if (t.commands.length) {
     parts.push(el('h4', { text: 'Commands' }), el('ul', { class: 'transcript' }, t.commands.map((c) => el('li', {},
       el('span', { class: 'who' }, when(c.at)), el('span', { class: 'text', text: `${c.command} by ${c.who}` })))));

@@ -129,6 +129,14 @@ Normalized NormalizeEvent(const nlohmann::json& event, const NormalizeContext& c
 // One item of GET /open-apis/im/v1/messages. History items do not say p2p or group: `direct` is
 // what the Source knows of the chat.
 Normalized NormalizeHistoryItem(const nlohmann::json& item, const NormalizeContext& ctx, bool direct);
+// A card.action.trigger envelope (v2 schema): a press on a question card's button (FeishuChannel
+// sends the card) → the Trigger of that click. From the operator's open_id, on the Thread the
+// button's value names (this chat or a topic in it) and the chat, its text the option's number —
+// so intake reads it exactly like the asked person typing that number, and anyone else's click is
+// an ordinary message. Id "feishu:card:<event_id>": a click delivered twice is one Trigger. A
+// value that is missing or of the wrong type (option 1..9, ticket ≥ 1, receipt, thread) is
+// kMalformed with a `why` naming the field. `direct` is what the Source knows of the chat.
+Normalized NormalizeCardAction(const nlohmann::json& envelope, const NormalizeContext& ctx, bool direct);
 // Plain text of a message's content (the JSON the `content` string holds) for text and post
 // (rich text) messages; mention placeholders become "@Name". nullopt for other types.
 std::optional<std::string> RenderContent(const std::string& msg_type, const nlohmann::json& content,
@@ -211,6 +219,15 @@ class Source {
   // round as "N refused deliveries"). Never calls Feishu: before the bot's identity is known
   // (none stored by an earlier run) an event is answered 503 at once and Feishu redelivers it.
   CallbackReply HandleCallback(const CallbackRequest& request);
+  // A card.action.trigger envelope from either path (`via` as for HandleEvent): checked at once and
+  // answered with the callback's body — {"toast": {"type": "success", "content": "Answer recorded"}},
+  // or an error toast naming the refused field (nothing is stored). An accepted click is queued and
+  // taken by the Engine on the card-action thread (DrainCardActions), so Feishu's 3-second answer
+  // never waits for the Engine.
+  nlohmann::json TakeCardAction(const nlohmann::json& envelope, const std::string& via);
+  // Takes every queued click into the Engine (normalized with the bot's identity and whether the
+  // chat is a direct one); returns how many were taken. The card-action loop's step; tests call it.
+  int DrainCardActions();
 
   // Records the `realtime` path's health for the event channel itself (the long connection):
   // ok clears its consecutive failures and the system problem; 3 failures in a row raise one.
@@ -251,6 +268,9 @@ class Source {
   std::atomic<std::int64_t> refused_since_report_{0};
   bool refusals_reported_ = false;   // the round thread's: the last summary was a failure
   std::mutex round_mu_;
+  std::mutex clicks_mu_;
+  std::deque<std::pair<nlohmann::json, std::string>> clicks_;  // card actions waiting for the Engine, with via
+  Periodic click_loop_;  // DrainCardActions, woken by each click
   Periodic poller_;  // RunOnce every poll_interval_ms; last member: it stops before the rest goes
 };
 

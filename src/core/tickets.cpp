@@ -53,7 +53,10 @@ Status Engine::AskPersonLocked(Ticket* tk, const HumanAction& action_in, const s
   r.created_at = now;
   auto inserted = store_->InsertReceipt(r);
   if (!inserted.ok()) return inserted.status();
-  if (*inserted) RETURN_IF_ERROR(store_->InsertEffect(r.id, "post_message", json{{"receipt", r.id}}.dump(), now));
+  // The question and its form ride along, so a channel with buttons (Feishu's card) can offer
+  // the options; a channel without them posts the rendered body.
+  const json payload{{"receipt", r.id}, {"question", action.question}, {"form", action.form}};
+  if (*inserted) RETURN_IF_ERROR(store_->InsertEffect(r.id, "post_message", payload.dump(), now));
   return Status::Ok();
 }
 

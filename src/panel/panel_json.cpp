@@ -118,6 +118,22 @@ json HealthJson(const SourceHealth& h) {
           {"skipped_items", h.skipped_items}};
 }
 
+namespace {
+
+// An answer as the transcript reads it: "bob chose 2. docs/" or "bob answered: words" — not JSON.
+std::string AnswerLine(const std::string& who, const json& answer) {
+  const std::string name = who.empty() ? "someone" : who;
+  if (answer.is_object()) {
+    auto option = answer.find("option");
+    if (option != answer.end() && option->is_number_integer())
+      return name + " chose " + std::to_string(option->get<std::int64_t>()) + ". " + AnswerText(answer);
+    if (answer.contains("text")) return name + " answered: " + AnswerText(answer);
+  }
+  return name + " answered: " + AnswerText(answer);
+}
+
+}  // namespace
+
 json DetailJson(const TicketDetail& d) {
   json j = TicketRowJson(d.row);
   json decisions = json::array();
@@ -160,9 +176,14 @@ json DetailJson(const TicketDetail& d) {
       e["who"] = v.trigger->trigger.actor ? json(*v.trigger->trigger.actor) : json(v.trigger->trigger.source);
       e["text"] = v.trigger->trigger.text;
       if (std::string url = TriggerUrl(v.trigger->trigger); !url.empty()) e["url"] = url;
+      // A reply (or a card's button) that answered the question reads as the answer it gave.
+      if (in.kind == "answer" && in.body.contains("answer")) {
+        e["said"] = e["text"];
+        e["text"] = AnswerLine(e["who"].get<std::string>(), in.body["answer"]);
+      }
     } else if (in.kind == "answer") {
       e["who"] = in.body.value("from", "");
-      e["text"] = AnswerText(in.body.value("answer", json("")));
+      e["text"] = AnswerLine(in.body.value("from", ""), in.body.value("answer", json("")));
     } else if (in.kind == "policy_changed") {
       e["who"] = "policy";
       std::string text = "policy version " + std::to_string(in.body.value("policy_version", 0));

@@ -79,7 +79,9 @@ test('the page shows what needs a person first: the oldest question, then decisi
   const card = page.locator('#question-slot .question-card');
   assert.equal(await card.getAttribute('data-ticket'), String(seed.question_old));
   assert.match(await card.textContent(), /Which link should CONTRIBUTING\.md point to\?/);
-  assert.equal(await card.locator('.more').textContent(), '1 more question waiting after this one.');
+  assert.equal(await card.locator('.more').textContent(), '2 more questions waiting after this one.');
+  // Who is asked, and where.
+  assert.match(await card.locator('.meta').first().textContent(), /asked of alice on GitHub issue #11/);
   assert.equal(await page.locator(`#decisions-slot article[data-ticket="${seed.blocked}"]`).count(), 1);
   const kinds = await page.locator('#problems-slot article').evaluateAll((all) => all.map((a) => a.dataset.kind));
   assert.ok(kinds.includes('source:feishu:backfill'), kinds.join());
@@ -106,20 +108,85 @@ test('a set-aside item is a card with what and why, and Retry puts it back to wo
   assert.equal(t.stage, 'idle', 'the Ticket is back to work');
 });
 
-test('a question is answered in place and the Ticket resumes', async () => {
-  const card = page.locator('#question-slot .question-card');
+// The question form (issue 22): numbered options as radio buttons, a free-text box only when the
+// form takes words, who is asked and where; each answer in place, a refusal shown in place.
+test('questions are answered in place: a choice, words, and a refusal shown where it happened', async () => {
+  let card = page.locator('#question-slot .question-card');
+  // 1. A choice. The question names the radio group; its options are numbered; words are "Other".
+  const group = card.getByRole('group', { name: 'Which link should CONTRIBUTING.md point to?' });
+  assert.equal(await group.getByRole('radio').count(), 3, 'two options and Other');
+  assert.equal(await card.getByLabel('Other answer').count(), 1);
   await card.getByLabel('docs/setup.md').check();
   await card.getByLabel('Your name').fill('Tess');
   await card.getByRole('button', { name: 'Send answer' }).click();
-  // The next question takes its place, one at a time.
   await page.locator(`#question-slot .question-card[data-ticket="${seed.question_new}"]`).waitFor();
-  assert.equal(await page.locator('#question-slot .more').textContent(), '');
-  const t = await api(`/api/tickets/${seed.question_old}`);
+  let t = await api(`/api/tickets/${seed.question_old}`);
   assert.equal(t.stage, 'idle');
   assert.equal(t.commands[0].command, 'answer');
   assert.equal(t.commands[0].who, 'Tess (panel)');
-  assert.equal(t.transcript.find((e) => e.kind === 'answer').text, 'docs/setup.md');
+  assert.deepEqual(t.commands[0].detail, { option: 1, text: 'docs/setup.md' });
+  assert.equal(t.transcript.find((e) => e.kind === 'answer' && e.type === 'input').text, 'Tess (panel) chose 1. docs/setup.md');
+  // The discussion is told, in one line, who answered what.
+  assert.equal(t.transcript.find((e) => e.kind === 'answer' && e.type === 'sent').text, 'Tess answered in the panel: docs/setup.md');
+
+  // 2. Words: a free-text question has only a text box, and no radio buttons.
+  card = page.locator(`#question-slot .question-card[data-ticket="${seed.question_new}"]`);
+  assert.equal(await card.getByRole('radio').count(), 0);
+  assert.match(await card.locator('.meta').first().textContent(), /asked of alice on GitHub issue #12/);
+  await card.getByLabel('Your answer').fill('是的，请写上：不再支持 Python 3.8 🐍');
+  await card.getByRole('button', { name: 'Send answer' }).click();
+  card = page.locator(`#question-slot .question-card[data-ticket="${seed.question_zh}"]`);
+  await card.waitFor();
+  t = await api(`/api/tickets/${seed.question_new}`);
+  assert.equal(t.stage, 'idle');
+  assert.equal(t.transcript.find((e) => e.kind === 'answer' && e.type === 'input').text, 'Tess (panel) answered: 是的，请写上：不再支持 Python 3.8 🐍');
+  assert.equal(await page.locator('#question-slot .more').textContent(), '');
+
+  // 3. Chinese and emoji options, asked of bob; it must read right at every width and theme.
+  assert.match(await card.locator('.meta').first().textContent(), /Ticket #\d+ · asked of bob on GitHub issue #17/);
+  assert.equal(await card.getByRole('radio').count(), 4);
+  await card.scrollIntoViewIfNeeded();
+  await card.screenshot({ path: join(shots, 'question-form-1280-light.png') });
+  for (const [width, height, colorScheme] of [[390, 844, 'light'], [390, 844, 'dark'], [1280, 800, 'dark']]) {
+    await page.setViewportSize({ width, height });
+    await page.emulateMedia({ colorScheme });
+    await page.evaluate(() => new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done))));
+    const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+    assert.ok(overflow <= 0, `no sideways scrolling at ${width}px (overflow ${overflow}px)`);
+    await card.screenshot({ path: join(shots, `question-form-${width}-${colorScheme}.png`) });
+  }
+  await page.setViewportSize({ width: 1280, height: 800 });
+  await page.emulateMedia({ colorScheme: 'light' });
+
+  // A refusal is the daemon's precise words, shown in the card, and the card stays for a retry.
+  await card.getByLabel('Other answer').fill('   ');
+  assert.equal(await card.getByRole('radio', { name: 'Other' }).isChecked(), true, 'typing chooses Other');
+  await card.getByRole('button', { name: 'Send answer' }).click();
+  await card.locator('.error', { hasText: 'the answer is empty' }).waitFor();
+  assert.equal(await card.getByRole('alert').textContent(), 'the answer is empty');
+  await card.screenshot({ path: join(shots, 'question-form-refused-1280-light.png') });
+  assert.equal((await api(`/api/tickets/${seed.question_zh}`)).stage, 'waiting_for_person', 'the refusal changed nothing');
+
+  // By keyboard: the first option takes focus, the arrow moves to the second, Enter sends.
+  await card.getByLabel('docs/安装指南.md').focus();
+  await page.keyboard.press('ArrowDown');
+  assert.equal(await card.getByLabel('维基页面 📚').isChecked(), true);
+  await page.keyboard.press('Enter');
+  await card.waitFor({ state: 'detached' });
+  t = await api(`/api/tickets/${seed.question_zh}`);
+  assert.equal(t.stage, 'idle');
+  assert.equal(t.transcript.find((e) => e.kind === 'answer' && e.type === 'input').text, 'Tess (panel) chose 2. 维基页面 📚');
+  assert.equal(t.transcript.find((e) => e.kind === 'answer' && e.type === 'sent').text, 'Tess answered in the panel: 维基页面 📚');
+  // The Ticket's detail shows the answer as words.
+  await showDetail(seed.question_zh);
+  await page.locator(`#tickets li[data-ticket="${seed.question_zh}"] .detail .transcript`, { hasText: 'Tess (panel) chose 2. 维基页面 📚' }).waitFor();
 });
+
+async function showDetail(id) {
+  const row = page.locator(`#tickets li[data-ticket="${id}"]`);
+  await row.locator('.ticket-head').click();
+  await row.locator('.detail').waitFor();
+}
 
 test('Stop asks for confirmation, then is recorded as a human stop', async () => {
   const blocked = page.locator(`#decisions-slot article[data-ticket="${seed.blocked}"]`);
@@ -220,7 +287,7 @@ test('a browser that has not logged in is told how, and its commands change noth
   const stop = await p.evaluate(async (ticket) => {
     const r = await fetch(`/api/tickets/${ticket}/stop`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ confirm: true }) });
     return r.status;
-  }, seed.question_new);
+  }, seed.ended);
   assert.equal(stop, 401);
   await p.screenshot({ path: join(shots, 'not-logged-in-1280x800-light.png') });
   // A wrong link is refused and says what to do.
@@ -237,8 +304,8 @@ test('a browser that has not logged in is told how, and its commands change noth
   assert.equal(cookies[0].httpOnly, true);
   assert.equal(cookies[0].sameSite, 'Strict');
   assert.deepEqual(pageErrors, []);
-  const ticket = await api(`/api/tickets/${seed.question_new}`);
-  assert.equal(ticket.stage, 'waiting_for_person', 'the refused Stop changed nothing');
+  const ticket = await api(`/api/tickets/${seed.ended}`);
+  assert.equal(ticket.mandate.status, 'active', 'the refused Stop changed nothing');
   await context.close();
 });
 

@@ -79,6 +79,9 @@ CallbackReply Source::HandleCallback(const CallbackRequest& req) {
     return {200, "application/json", json{{"challenge", json_read::StringOr(payload, "challenge")}}.dump()};
   }
   if (!is_signed) return refuse("unsigned event");
+  // A press on a question card's button: answered with a toast at once, taken by the Engine after.
+  if (json_read::StringOr(payload, "header.event_type") == "card.action.trigger")
+    return {200, "application/json", TakeCardAction(payload, "realtime:callback").dump()};
   auto outcome = TakeEvent(payload, "realtime:callback", /*may_fetch_identity=*/false);
   if (!outcome.ok()) {
     if (outcome.status().code() == Status::Code::kUnavailable) {

@@ -5,8 +5,9 @@
 
 #include "policy/sha256.h"
 #include "superagent/feishu.h"
-#include "superagent/text.h"
 #include "superagent/json_read.h"
+#include "superagent/question.h"
+#include "superagent/text.h"
 
 namespace superagent::feishu {
 
@@ -41,6 +42,30 @@ Target ParseTarget(const std::string& channel) {
   return t;
 }
 
+// A question with options, as an interactive card (message card JSON): the question as markdown,
+// one button per option, and a note that typing still answers. A button's value comes back in
+// the card.action.trigger callback and says which Ticket, option and message it answers, and on
+// which Thread it was asked (the callback names only the chat). nullopt: a plain text message.
+std::optional<json> QuestionCard(const Receipt& r, const json& payload) {
+  if (!r.ticket || !payload.is_object() || !payload.contains("form") || !payload.contains("question")) return std::nullopt;
+  auto form = ParseQuestionForm(payload["form"]);
+  const std::string question = json_read::StringOr(payload, "question");
+  if (!form.ok() || form->options.empty() || question.empty()) return std::nullopt;
+  json buttons = json::array();
+  for (std::size_t i = 0; i < form->options.size(); ++i) {
+    buttons.push_back({{"tag", "button"},
+                       {"text", {{"tag", "plain_text"}, {"content", std::to_string(i + 1) + ". " + form->options[i]}}},
+                       {"type", "default"},
+                       {"value", {{"ticket", *r.ticket}, {"option", i + 1}, {"receipt", r.id}, {"thread", r.thread}}}});
+  }
+  const std::string note = form->free_text ? "You can also reply with the number of your choice, or in your own words."
+                                           : "You can also reply with the number of your choice.";
+  return json{{"config", {{"wide_screen_mode", true}}},
+              {"elements", json::array({json{{"tag", "markdown"}, {"content", question}},
+                                        json{{"tag", "action"}, {"actions", buttons}},
+                                        json{{"tag", "note"}, {"elements", json::array({json{{"tag", "plain_text"}, {"content", note}}})}}})}};
+}
+
 }  // namespace
 
 std::string RequestUuid(const std::string& receipt_id) {
@@ -73,20 +98,23 @@ Delivery FeishuChannel::Perform(const Effect& effect, bool outcome_unknown) {
     times.push_back(now);
   }
   const std::string uuid = RequestUuid(r.id);
-  const std::string content = json{{"text", r.body}}.dump();
+  // A question with options is a card the asked person answers with one click; anything else is text.
+  const std::optional<json> card = QuestionCard(r, effect.payload);
+  const std::string msg_type = card ? "interactive" : "text";
+  const std::string content = card ? card->dump() : json{{"text", r.body}}.dump();
   ApiResult res;
   if (!target.message_id.empty()) {
     res = client_->Call("POST", "/open-apis/im/v1/messages/" + QueryValue(target.message_id) + "/reply",
-                        json{{"content", content}, {"msg_type", "text"}, {"reply_in_thread", target.in_thread},
+                        json{{"content", content}, {"msg_type", msg_type}, {"reply_in_thread", target.in_thread},
                              {"uuid", uuid}});
   } else {
     res = client_->Call("POST", "/open-apis/im/v1/messages?receive_id_type=chat_id",
-                        json{{"receive_id", target.chat_id}, {"content", content}, {"msg_type", "text"}, {"uuid", uuid}});
+                        json{{"receive_id", target.chat_id}, {"content", content}, {"msg_type", msg_type}, {"uuid", uuid}});
   }
   if (res.ok()) {
     const std::string id = json_read::StringOr(res.Data(), "message_id");
-    spdlog::info("feishu message sent receipt={} chat={} message={} retried_unknown={}", r.id, target.chat_id, id,
-                 outcome_unknown);
+    spdlog::info("feishu message sent receipt={} chat={} message={} type={} retried_unknown={}", r.id, target.chat_id, id,
+                 msg_type, outcome_unknown);
     return Delivery::Done(id);
   }
   if (res.rate_limited) return Delivery::Retry(res.error, res.retry_after_ms);

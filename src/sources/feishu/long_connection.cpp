@@ -11,6 +11,7 @@
 // run on one timer that looks at the injected clock every tick_ms, so tests move time by hand.
 // Attempts that fail and silent drops are failures of the Source's `realtime` health path; an
 // opened connection is its success.
+#include <openssl/evp.h>
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
@@ -60,6 +61,14 @@ void ApplyConfig(const json& j, WsClientConfig* cfg) {
   take("ReconnectCount", &cfg->reconnect_count, -1, 1'000'000);
   take("ReconnectInterval", &cfg->reconnect_interval_s, 0, kDay);
   take("ReconnectNonce", &cfg->reconnect_nonce_s, 0, kDay);
+}
+
+std::string Base64(const std::string& bytes) {
+  std::string out(4 * ((bytes.size() + 2) / 3) + 1, '\0');
+  const int n = EVP_EncodeBlock(reinterpret_cast<unsigned char*>(out.data()),
+                                reinterpret_cast<const unsigned char*>(bytes.data()), static_cast<int>(bytes.size()));
+  out.resize(static_cast<std::size_t>(n));
+  return out;
 }
 
 }  // namespace
@@ -169,12 +178,31 @@ struct LongConnection::Impl {
         }
         return;
       }
-      if (type != "event") return;  // cards and others are not subscribed to
+      if (type != "event" && type != "card") return;
       bool invalid = false;
       auto whole = fragments.Add(*frame, clock->NowMs(), &invalid);
       if (invalid) spdlog::warn("feishu ws fragment with invalid sum/seq dropped");
       if (!whole) return;
       const TimeMs started = SteadyMs();
+      if (type == "card") {
+        // A card action is a callback: the ack carries its answer (the toast) as base64 JSON in
+        // `data`. The click itself is queued for the Engine, so the ack goes out at once.
+        json answer;
+        if (Status thrown = CatchAll("a feishu card action", [&] {
+              answer = source->TakeCardAction(json::parse(*whole, nullptr, false), "realtime:ws");
+            });
+            !thrown.ok())
+          spdlog::error("feishu ws card action failed unexpectedly: {}", thrown.message());
+        WsFrame ack = *frame;
+        ack.headers.emplace_back("biz_rt", std::to_string(SteadyMs() - started));
+        ack.payload = answer.is_object() ? json{{"code", 200}, {"data", Base64(answer.dump())}}.dump()
+                                         : json{{"code", 500}}.dump();
+        send(ack);
+        std::lock_guard<std::mutex> lock(mu);
+        ++stats.events;
+        ++stats.acks;
+        return;
+      }
       Result<std::string> outcome = Status::Internal("not handled");
       // An event that makes the handler throw is answered 500 (Feishu sends it again) and recorded.
       if (Status thrown = CatchAll("a feishu event", [&] {

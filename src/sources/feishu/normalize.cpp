@@ -7,6 +7,7 @@
 
 #include "superagent/feishu.h"
 #include "superagent/json_read.h"
+#include "superagent/question.h"
 
 namespace superagent::feishu {
 
@@ -259,6 +260,72 @@ Normalized NormalizeHistoryItem(const json& item, const NormalizeContext& ctx, b
     }
   }
   return Build(m, ctx);
+}
+
+Normalized NormalizeCardAction(const json& envelope, const NormalizeContext& ctx, bool direct) {
+  // Every value is checked before anything is built: the button values are ours, but what comes
+  // back is only as good as the sender, and a wrong one must change nothing.
+  if (json_read::StringOr(envelope, "header.event_type") != "card.action.trigger")
+    return Malformed("header.event_type: must be card.action.trigger");
+  const std::string event_id = json_read::StringOr(envelope, "header.event_id");
+  if (event_id.empty() || event_id.size() > 128 || event_id.find(':') != std::string::npos)
+    return Malformed("header.event_id: must be the event's id");
+  const json* event = json_read::Find(envelope, "event");
+  if (event == nullptr || !event->is_object()) return Malformed("event: must be an object");
+  const std::string operator_id = json_read::StringOr(*event, "operator.open_id");
+  if (operator_id.empty()) return Malformed("event.operator.open_id: missing");
+  const std::string chat_id = json_read::StringOr(*event, "context.open_chat_id");
+  const std::string card_message = json_read::StringOr(*event, "context.open_message_id");
+  if (chat_id.empty() || chat_id.find(':') != std::string::npos) return Malformed("event.context.open_chat_id: missing");
+  if (card_message.empty() || card_message.find(':') != std::string::npos)
+    return Malformed("event.context.open_message_id: missing");
+  const json* value = json_read::Find(*event, "action.value");
+  if (value == nullptr || !value->is_object()) return Malformed("event.action.value: must be an object");
+  const json* option = json_read::Find(*value, "option");
+  if (option == nullptr || !option->is_number_integer() || option->get<std::int64_t>() < 1 ||
+      option->get<std::int64_t>() > static_cast<std::int64_t>(kMaxQuestionOptions))
+    return Malformed("event.action.value.option: must be a number from 1 to " + std::to_string(kMaxQuestionOptions));
+  const json* ticket = json_read::Find(*value, "ticket");
+  if (ticket == nullptr || !ticket->is_number_integer() || ticket->get<std::int64_t>() < 1)
+    return Malformed("event.action.value.ticket: must be a Ticket number");
+  const std::string receipt = json_read::StringOr(*value, "receipt");
+  if (receipt.empty() || receipt.size() > 200) return Malformed("event.action.value.receipt: must be the question's message id");
+  // The Thread the question was asked on: this chat, or a topic in it (the callback names only the chat).
+  const std::string thread = json_read::StringOr(*value, "thread");
+  const bool topic = thread.rfind("feishu:thread:", 0) == 0 && thread.size() > 14 && thread.size() <= 200 &&
+                     thread.find(':', 14) == std::string::npos;
+  if (!topic && thread != ChatThread(chat_id)) return Malformed("event.action.value.thread: must be this chat or a topic in it");
+
+  const bool own = !ctx.bot_open_id.empty() && operator_id == ctx.bot_open_id;
+  Normalized n;
+  n.kind = Normalized::Kind::kTrigger;
+  Trigger& t = n.trigger;
+  // One click is one Trigger: Feishu delivers a click again with the same event_id.
+  t.id = "feishu:card:" + event_id;
+  t.source = "feishu";
+  t.scope = direct ? "direct" : "chat:" + chat_id;
+  t.actor = operator_id;
+  t.human = !own;
+  t.addressed = !own;  // pressing the agent's button speaks to the agent
+  // The option's number, as if typed: intake's MatchAnswer reads it for the asked person only.
+  t.text = std::to_string(option->get<std::int64_t>());
+  TimeMs at = 0;
+  const json* header = json_read::Find(envelope, "header");
+  t.at = header != nullptr && ParseStamp(*header, "create_time", &at) ? at : 0;
+  if (topic) t.threads.push_back(thread);
+  t.threads.push_back(ChatThread(chat_id));
+  t.channel = "feishu:chat:" + chat_id;
+  if (!direct) t.channel += ":reply:" + card_message + (topic ? ":thread" : "");
+  t.meta = json{{"chat_id", chat_id},
+                {"message_id", card_message},
+                {"chat_type", direct ? "p2p" : "group"},
+                {"msg_type", "card_action"},
+                {"own", own},
+                {"ticket", ticket->get<std::int64_t>()},
+                {"option", option->get<std::int64_t>()},
+                {"receipt", receipt}};
+  if (topic) t.meta["thread_id"] = thread.substr(14);
+  return n;
 }
 
 }  // namespace superagent::feishu

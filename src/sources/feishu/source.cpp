@@ -51,6 +51,10 @@ struct Source::Intake {
 
 Source::Source(Engine* engine, Client* client, Clock* clock, SourceOptions options)
     : engine_(engine), client_(client), clock_(clock), options_(std::move(options)),
+      click_loop_({"the feishu card actions", 60'000, engine_}, [this]() -> std::optional<TimeMs> {
+        DrainCardActions();
+        return std::nullopt;
+      }),
       poller_({"the feishu poller", options_.poll_interval_ms, engine_}, [this]() -> std::optional<TimeMs> {
         RunOnce();  // a round that throws is logged and recorded by the loop's guard
         return std::nullopt;
@@ -419,10 +423,75 @@ void Source::RecordRealtime(bool ok, const std::string& error) {
 }
 
 void Source::Start() {
+  click_loop_.Start();
   if (poller_.Start()) spdlog::info("feishu source started interval_s={}", options_.poll_interval_ms / 1000);
 }
 
-void Source::Stop() { poller_.Stop(); }
+void Source::Stop() {
+  poller_.Stop();
+  click_loop_.Stop();
+}
+
+namespace {
+
+constexpr std::size_t kMaxQueuedClicks = 1000;
+
+json Toast(const std::string& type, const std::string& content) {
+  return json{{"toast", {{"type", type}, {"content", content}}}};
+}
+
+}  // namespace
+
+json Source::TakeCardAction(const json& envelope, const std::string& via) {
+  // Checked now with what is known without the Engine, so a refusal is said to the person at once;
+  // the click is normalized again when taken, with the identity and the chat's kind.
+  Normalized n = NormalizeCardAction(envelope, Context(), false);
+  if (n.kind != Normalized::Kind::kTrigger) {
+    spdlog::warn("feishu card action refused via={} reason=\"{}\"", via, n.why);
+    return Toast("error", "Not taken: " + n.why);
+  }
+  {
+    std::lock_guard<std::mutex> lock(clicks_mu_);
+    if (clicks_.size() >= kMaxQueuedClicks) return Toast("error", "Busy; please press again in a moment");
+    clicks_.emplace_back(envelope, via);
+  }
+  click_loop_.Wake();
+  return Toast("success", "Answer recorded");
+}
+
+int Source::DrainCardActions() {
+  std::deque<std::pair<json, std::string>> batch;
+  {
+    std::lock_guard<std::mutex> lock(clicks_mu_);
+    batch.swap(clicks_);
+  }
+  if (batch.empty()) return 0;
+  AdoptStoredIdentity();  // own clicks (the bot's) are told apart once its open_id is known
+  std::map<std::string, std::string> cursors;
+  if (auto read = engine_->SourceCursors(kSource); read.ok()) cursors = *read;
+  int taken = 0;
+  for (const auto& [envelope, via] : batch) {
+    const std::string chat = json_read::StringOr(envelope, "event.context.open_chat_id");
+    const bool direct = Bool(ParseCursor(cursors, "chat:" + chat), "direct");
+    Normalized n = NormalizeCardAction(envelope, Context(), direct);
+    if (n.kind == Normalized::Kind::kTrigger && n.trigger.at <= 0) n.trigger.at = clock_->NowMs();
+    Intake intake;
+    RoundReport report;
+    Receive(n, via, &intake, &report);
+    SourceUpdate u;
+    u.source = kSource;
+    u.path = "realtime";
+    u.skipped = intake.skipped;
+    u.ok = intake.error.empty();
+    u.error = intake.error;
+    if (Status s = engine_->UpdateSource(u); !s.ok()) spdlog::error("feishu realtime update failed: {}", s.ToString());
+    const char* outcome = report.stored ? "stored" : report.duplicate ? "duplicate" : report.filtered ? "filtered" : "skipped";
+    spdlog::info("feishu card action via={} trigger={} actor={} outcome={}", via, n.trigger.id, n.trigger.actor.value_or(""),
+                 outcome);
+    if (intake.error.empty()) ++taken;
+  }
+  return taken;
+}
 
 void Source::RequestRound() { poller_.Wake(); }
 
