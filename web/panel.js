@@ -284,6 +284,19 @@ async function loadTickets(older = false) {
   renderTickets();
 }
 
+// Spend against budget in one compact line (issue 22): "12k/300k tokens · $0.40/$2 · 14/120 min ·
+// 3/10 turns"; a dimension with no limit shows only its spend. The limits include extensions.
+function budgetLine(b) {
+  if (!b) return '';
+  const n = (v) => (v >= 10000 ? `${Math.round(v / 1000)}k` : String(v));
+  const part = (spent, limit, fmt, unit) => `${fmt(spent)}${limit ? `/${fmt(limit)}` : ''}${unit}`;
+  const usd = (v) => `$${Number.isInteger(v) ? v : v.toFixed(2)}`;
+  const s = b.spent, l = b.budget;
+  return [part(s.tokens, l.tokens, n, ' tokens'), part(s.cost_usd, l.cost_usd, usd, ''),
+    part(s.wall_clock_minutes, l.wall_clock_minutes, String, ' min'), part(s.turns, l.turns, String, ' turns')].join(' · ') +
+    (b.reached ? ` — ${b.reached} budget reached` : '');
+}
+
 function renderTickets() {
   const list = $('tickets');
   $('tickets-empty').hidden = state.tickets.length > 0;
@@ -297,6 +310,7 @@ function renderTickets() {
       el('span', { class: 'ticket-id', text: `#${t.id}` }),
       el('span', { class: `stage ${t.stage}`, text: stageLabel(t.stage) }),
       el('span', { class: 'ticket-scope', text: t.scope }),
+      t.budget ? el('span', { class: 'ticket-budget muted', title: 'spent / budget', text: budgetLine(t.budget) }) : '',
       el('span', { class: 'ticket-when' }, when(t.updated_at)));
     const li = el('li', { 'data-ticket': t.id, 'data-stage': t.stage }, head);
     if (open && detail) li.append(detail);

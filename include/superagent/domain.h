@@ -63,12 +63,16 @@ struct Mandate {
   std::string admission;                   // Gate reason that admitted it, e.g. "allow_listed_addressed"
   std::int64_t origin_trigger_seq = 0;
   TimeMs created_at = 0;
+  // What the Ticket may spend, from the policy at accept (by strength); nullopt for Mandates
+  // written before budgets existed, which are not limited. Extensions live beside it.
+  std::optional<Budget> budget;
   // Lifecycle (kept beside the immutable row): "" while active, else "withdrawn" or "revoked".
   std::string ended_as;
   std::string ended_reason;
 };
 
-// The one rendering of a Mandate, for `explain` and the panel alike: its grant, "created_at" as
+// The one rendering of a Mandate, for `explain` and the panel alike: its grant (with "budget", null
+// when it has none), "created_at" as
 // FormatTime, "status" ("active" | "withdrawn" | "revoked") and, once ended, "ended": {reason, by,
 // at} — `ended_by` and `ended_at` when the caller read them ("" and null when not).
 nlohmann::json MandateJson(const Mandate& m, const std::string& ended_by = "",

@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "superagent/assessment.h"
+#include "superagent/budget.h"
 #include "superagent/channel.h"
 #include "superagent/clock.h"
 #include "superagent/domain.h"
@@ -150,6 +151,18 @@ struct TurnEnd {
   bool background_running = false;  // the Ticket's background jobs still run: it stays `working` (SPEC §6)
 };
 
+// What the scheduler must do after Engine::EnforceBudget (issue 22).
+enum class BudgetVerdict {
+  kGo,       // within budget (or none): start or go on with the turn
+  kAsked,    // a limit was reached: the Assignment ended and the requester was asked; stop the turn
+  kWaiting,  // the budget question is still open (the answer was not an option): nothing starts
+  kEnded,    // the person chose to stop, or nobody can be asked: the Ticket ended
+};
+struct BudgetCheck {
+  BudgetVerdict verdict = BudgetVerdict::kGo;
+  std::string dimension;  // kAsked / kEnded: the limit reached
+};
+
 // What FinishTurn did.
 struct TurnOutcome {
   Stage stage = Stage::kIdle;  // the Ticket's stage now
@@ -249,6 +262,20 @@ class Engine {
   // After a restart: every running Assignment ends; its open Ticket gets a "restart" input and a
   // new pending Assignment (cause "restart"). Returns those Tickets.
   Result<std::vector<TicketId>> RecoverInterruptedWork();
+
+  // --- Budgets (issue 22; budgets.cpp) ---
+  // The scheduler's check, one transaction, before Assignment `assignment` starts a turn (it is
+  // pending) and while the turn runs (it is running). Before a turn, an answer to the Ticket's
+  // open budget question is applied first: option 1 (or a message that is exactly "1") records an
+  // extension beside the Mandate and the turn goes on; option 2 ends the Ticket ("budget reached;
+  // stopped by WHO"); anything else puts the Ticket back to waiting and stays pending for the
+  // worker. Then spend is compared with the Mandate's budget plus extensions (while a turn runs,
+  // the turns limit is left for the next one); at a reached limit the Assignment ends and the
+  // requester is asked one structured question on the request's Thread (form purpose "budget").
+  // kGo, changing nothing, when the Mandate has no budget or the Assignment has already ended.
+  Result<BudgetCheck> EnforceBudget(TicketId ticket, std::int64_t assignment);
+  // The Ticket's budget, extensions and spend now; nullopt when its Mandate has none.
+  Result<std::optional<BudgetStatus>> BudgetOf(TicketId ticket);
 
   // --- Sessions, transcripts, token usage, workspaces (SPEC §6; sessions.cpp) ---
   // The Ticket's worker session, created idle on first use.

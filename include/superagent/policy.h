@@ -2,6 +2,7 @@
 // file:line:column problems, and versioned by the Engine whenever its content changes.
 #pragma once
 
+#include <cstdint>
 #include <map>
 #include <optional>
 #include <string>
@@ -50,8 +51,34 @@ struct Rule {
   std::string approver;      // review requirement: who approves; "" when none
 };
 
+// What one Ticket may spend before a person is asked whether it goes on (issue 22). 0 in a
+// dimension means no limit there.
+struct Budget {
+  std::int64_t tokens = 0;              // model tokens, prompt + completion
+  double cost_usd = 0;                  // counted only where the model reports a cost
+  std::int64_t wall_clock_minutes = 0;  // time the Ticket has spent in stage working
+  std::int64_t turns = 0;               // worker turns begun
+
+  bool operator==(const Budget&) const = default;
+  // {"tokens","cost_usd","wall_clock_minutes","turns"}: the one JSON shape (policy, Mandate, panel).
+  nlohmann::json ToJson() const;
+  // Inverse of ToJson; a missing member is 0. InvalidArgument names the member that is wrong.
+  static Result<Budget> FromJson(const nlohmann::json& j);
+};
+
+// budgets: in policy.yaml, by how the work was admitted.
+struct Budgets {
+  Budget for_explicit{2'000'000, 10, 480, 40};  // a person addressed the agent
+  Budget for_inferred{300'000, 2, 120, 10};     // rule-matched, proactive, and bots
+
+  bool operator==(const Budgets&) const = default;
+  // The budget a Mandate of `strength` gets at accept.
+  const Budget& For(Strength strength) const { return strength == Strength::kExplicit ? for_explicit : for_inferred; }
+};
+
 struct Policy {
   Mode mode = Mode::kObserve;
+  Budgets budgets;
   std::map<std::string, SourcePolicy> sources;  // "github", "feishu"
   std::vector<Rule> rules;
 

@@ -75,6 +75,8 @@ class Scheduler {
   std::shared_ptr<Jobs> JobsOf(TicketId ticket);
   void ReapLocked(std::vector<std::thread>* to_join);
   static bool PersonCause(const std::string& cause);
+  // Engine::EnforceBudget for the Assignment: true when the turn must not start or go on.
+  bool BudgetStops(TicketId ticket, std::int64_t assignment);
 
   Engine* engine_;
   Workspaces* workspaces_;

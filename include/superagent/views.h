@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "superagent/assessment.h"
+#include "superagent/budget.h"
 #include "superagent/domain.h"
 #include "superagent/engine.h"
 
@@ -63,6 +64,9 @@ struct TicketRow {
   Ticket ticket;
   std::optional<MandateView> mandate;
   std::optional<TriggerRecord> origin;  // the request that created it
+  // Spend against the Mandate's budget (issue 22), none when the Mandate has no budget. Views
+  // keep no clock: time working now is counted up to its last stage change (`working_since`).
+  std::optional<BudgetStatus> budget;
 };
 
 // Something that reached a Ticket, with the message itself when it was a Trigger.

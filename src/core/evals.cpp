@@ -140,6 +140,7 @@ Result<FinishResult> Engine::FinishEval(EvalId eval_id, const EvalOutcome& out) 
     m.admission = out.admission;
     m.origin_trigger_seq = out.request_seq;
     m.created_at = now;
+    m.budget = policy_.budgets.For(out.strength);
     auto mid = store_->InsertMandate(m);
     if (!mid.ok()) return mid.status();
     auto aid = store_->InsertAssignment(new_ticket, "worker", "accepted", now);

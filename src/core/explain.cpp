@@ -100,6 +100,12 @@ Result<json> Engine::Explain(const std::string& id_or_url) {
     ASSIGN_OR_RETURN(auto m, store_->MandateForTicket(*created));
     json c = TicketJson(*t);
     if (m) c["mandate"] = MandateJson(*m);
+    if (m && m->budget) {  // spend against it, with the extensions people granted (issue 22)
+      ASSIGN_OR_RETURN(auto spend, store_->BudgetSpendOf(*created));
+      ASSIGN_OR_RETURN(auto events, store_->BudgetEvents(*created));
+      const TimeMs now = clock_->NowMs();
+      c["budget"] = BudgetStatusJson(ComputeBudgetStatus(*m->budget, events, spend, now), now);
+    }
     json assignments = json::array();
     ASSIGN_OR_RETURN(auto created_assignments, store_->AssignmentsFor(*created));
     for (const Assignment& a : created_assignments)

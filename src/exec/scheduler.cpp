@@ -110,6 +110,12 @@ Result<int> Scheduler::Tick() {
       if (auto j = jobs_.find(run.ticket); j != jobs_.end()) j->second->KillAll();
     }
     if (run.in_turn) {
+      // Budgets (issue 22): usage recorded during the turn can reach a limit. The Engine ends the
+      // Assignment and asks; the turn is stopped as a panel Stop stops it, the Ticket stays open.
+      if (!ended && !run.turn_done && !run.cancel.load() && BudgetStops(run.ticket, run.assignment)) {
+        run.cancel = true;
+        if (auto j = jobs_.find(run.ticket); j != jobs_.end()) j->second->KillAll();
+      }
       ++it;
       continue;
     }
@@ -167,6 +173,14 @@ Result<int> Scheduler::Tick() {
         continue;  // new work waits; it never takes the reserved slot
       }
     }
+    // Budgets (issue 22): a reached limit asks the requester instead of starting the turn. Asked
+    // only of a turn that would start now, so a queued one costs no transaction per tick.
+    if (BudgetStops(a.ticket, a.id)) {
+      if (existing != runs_.end()) existing->second->handed_over = true;  // waiting for a person: slot free
+      else if (reserved) reserved_used = false;
+      else --worker_used;
+      continue;
+    }
     Run* run;
     if (existing == runs_.end()) {
       auto r = std::make_unique<Run>();
@@ -218,6 +232,17 @@ Result<int> Scheduler::Tick() {
   return started;
 }
 
+bool Scheduler::BudgetStops(TicketId ticket, std::int64_t assignment) {
+  auto check = engine_->EnforceBudget(ticket, assignment);
+  if (!check.ok()) {
+    // Not a reason to stop work: the next tick asks again.
+    spdlog::warn("budget not checked ticket={} assignment={} error=\"{}\"", ticket, assignment,
+                 check.status().message());
+    return false;
+  }
+  return check->verdict != BudgetVerdict::kGo;
+}
+
 std::vector<json> Scheduler::InputsJson(const std::vector<TakenInput>& inputs) {
   std::vector<json> out;
   for (const TakenInput& in : inputs) {
@@ -230,6 +255,14 @@ std::vector<json> Scheduler::InputsJson(const std::vector<TakenInput>& inputs) {
       if (in.request) j["request"] = true;
     }
     if (in.context) j["earlier"] = true;
+    // The person let the work go on after a budget question: the worker hears only that its last
+    // turn was interrupted and it may continue (the limit is the daemon's business, not its).
+    if (in.input.kind == "resume" && in.input.body.value("continue", false)) {
+      j = json{{"kind", "resume"},
+               {"from", in.input.body.value("from", "")},
+               {"text", "Your last turn was interrupted. Continue the work where it stopped; check the directory and "
+                        "git history before repeating anything."}};
+    }
     out.push_back(std::move(j));
   }
   return out;

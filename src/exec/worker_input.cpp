@@ -1,5 +1,6 @@
 // The words a worker session is given: the first input (request, Mandate, AGENTS.md,
 // communication rules) and later inputs. The request is quoted as data (SPEC §7 level 5).
+#include "superagent/budget.h"
 #include "superagent/worker.h"
 
 namespace superagent::exec {
@@ -35,6 +36,7 @@ std::string FirstInputText(const WorkerTask& t) {
   s += std::string("- strength: ") + StrengthName(t.mandate.strength) + "\n";
   s += "- admitted as: " + t.mandate.admission + "\n";
   s += "- policy version: " + std::to_string(t.mandate.policy_version) + "\n";
+  if (t.mandate.budget) s += BudgetFactLine(*t.mandate.budget);
   for (const auto& [name, instructions] : t.rules) s += "- rule `" + name + "`: " + instructions + "\n";
   s += "\n## Workspace\n- directory: " + t.workspace.dir + "\n- branch: " + t.workspace.branch +
        "\n- based on: " + t.workspace.base + "\n\n";

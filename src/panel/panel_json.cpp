@@ -50,6 +50,8 @@ json TicketRowJson(const TicketRow& row) {
   // Stop withdraws the Mandate: possible while it is active, even on an ended Ticket (so a
   // later message cannot resume it).
   j["stoppable"] = row.mandate && row.mandate->mandate.ended_as.empty();
+  // Spend against budget (issue 22); null when the Mandate has none.
+  j["budget"] = row.budget ? BudgetStatusJson(*row.budget, row.budget->spent.working_since.value_or(0)) : json(nullptr);
   return j;
 }
 

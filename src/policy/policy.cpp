@@ -3,6 +3,7 @@
 #include "superagent/policy.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "policy/sha256.h"
 
@@ -109,7 +110,43 @@ Result<Rule> RuleFromJson(const json& j, const std::string& path) {
   return r;
 }
 
+Status BudgetsFromJson(const json& j, Budgets* out) {
+  if (!j.is_object()) return JsonError("budgets", "must be an object");
+  for (const auto& [kind, b] : j.items()) {
+    if (kind != "explicit" && kind != "inferred") return JsonError("budgets." + kind, "unknown kind (expected explicit or inferred)");
+    Result<Budget> budget = Budget::FromJson(b);
+    if (!budget.ok()) return JsonError("budgets." + kind, budget.status().message());
+    (kind == "explicit" ? out->for_explicit : out->for_inferred) = *budget;
+  }
+  return Status::Ok();
+}
+
 }  // namespace
+
+json Budget::ToJson() const {
+  return json{{"tokens", tokens}, {"cost_usd", cost_usd}, {"wall_clock_minutes", wall_clock_minutes}, {"turns", turns}};
+}
+
+Result<Budget> Budget::FromJson(const json& j) {
+  if (!j.is_object()) return Status::InvalidArgument("a budget must be an object");
+  Budget b;
+  for (const auto& [key, v] : j.items()) {
+    if (key == "cost_usd") {
+      if (!v.is_number() || v.get<double>() < 0 || !std::isfinite(v.get<double>()))
+        return Status::InvalidArgument("cost_usd: must be a number of 0 or more");
+      b.cost_usd = v.get<double>();
+      continue;
+    }
+    std::int64_t* field = key == "tokens" ? &b.tokens
+                          : key == "wall_clock_minutes" ? &b.wall_clock_minutes
+                          : key == "turns" ? &b.turns : nullptr;
+    if (field == nullptr) return Status::InvalidArgument(key + ": unknown budget member");
+    if (!v.is_number_integer() || v.get<std::int64_t>() < 0)
+      return Status::InvalidArgument(key + ": must be a whole number of 0 or more");
+    *field = v.get<std::int64_t>();
+  }
+  return b;
+}
 
 const char* StrengthName(Strength s) {
   switch (s) {
@@ -211,6 +248,7 @@ json Policy::ToJson() const {
                               {"approver", r.approver}});
   }
   j["rules"] = rules_json;
+  j["budgets"] = json{{"explicit", budgets.for_explicit.ToJson()}, {"inferred", budgets.for_inferred.ToJson()}};
   return j;
 }
 
@@ -260,6 +298,10 @@ Result<Policy> PolicyFromJson(const json& j) {
       if (!sp.ok()) return sp.status();
       p.sources[name] = std::move(*sp);
     }
+  }
+  // Versions stored before budgets existed have none: they read as the defaults.
+  if (auto budgets = j.find("budgets"); budgets != j.end() && !budgets->is_null()) {
+    if (Status s = BudgetsFromJson(*budgets, &p.budgets); !s.ok()) return s;
   }
   auto rules = j.find("rules");
   if (rules != j.end() && !rules->is_null()) {

@@ -1,6 +1,8 @@
 // policy.yaml → Policy, with every problem reported at its file:line:column. yaml-cpp throws;
 // its exceptions are caught here and never cross the public API.
 #include <algorithm>
+#include <charconv>
+#include <cstdlib>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -16,7 +18,9 @@
 namespace superagent {
 namespace {
 
-const std::vector<std::string> kRootKeys = {"mode", "sources", "rules"};
+const std::vector<std::string> kRootKeys = {"mode", "sources", "rules", "budgets"};
+const std::vector<std::string> kBudgetKinds = {"explicit", "inferred"};
+const std::vector<std::string> kBudgetKeys = {"tokens", "cost_usd", "wall_clock_minutes", "turns"};
 const std::vector<std::string> kSourceKeys = {"people", "bots", "scopes"};
 const std::vector<std::string> kCellKeys = {"receive_all", "allowed_unaddressed", "others_addressed", "others_unaddressed"};
 const std::vector<std::string> kRuleKeys = {"name", "enabled", "when", "instructions", "silent", "approver"};
@@ -141,6 +145,50 @@ class PolicyReader {
       return;
     }
     Add(Where(e), path, "must be one of " + Join(options) + Got(e.value));
+  }
+
+  // budgets: {explicit: {...}, inferred: {...}}; an absent kind or member keeps its default.
+  void ReadBudgets(const Entry& e, Policy* out) {
+    if (!ExpectMap(e, "budgets")) return;
+    for (const Entry& kind : Entries(e.value, "budgets", &kBudgetKinds)) {
+      const std::string path = "budgets." + kind.key;
+      if (!ExpectMap(kind, path)) continue;
+      Budget& b = kind.key == "explicit" ? out->budgets.for_explicit : out->budgets.for_inferred;
+      for (const Entry& f : Entries(kind.value, path, &kBudgetKeys)) {
+        const std::string p = path + "." + f.key;
+        if (f.key == "cost_usd") ReadAmount(f, p, &b.cost_usd);
+        else ReadCount(f, p, f.key == "tokens" ? &b.tokens : f.key == "turns" ? &b.turns : &b.wall_clock_minutes);
+      }
+    }
+  }
+
+  // A plain (unquoted) whole number, 0 or more. A quoted "10" is a string, as for switches.
+  void ReadCount(const Entry& e, const std::string& path, std::int64_t* out) {
+    const std::string s = e.value.IsScalar() && e.value.Tag() != "!" ? e.value.Scalar() : "";
+    std::int64_t v = 0;
+    auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+    if (!s.empty() && s[0] != '-' && s[0] != '+' && ec == std::errc() && end == s.data() + s.size()) {
+      *out = v;
+      return;
+    }
+    if (ec == std::errc::result_out_of_range) {
+      Add(Where(e), path, "is too large" + Got(e.value));
+      return;
+    }
+    Add(Where(e), path, "must be a whole number, 0 or more (0: no limit)" + Got(e.value));
+  }
+
+  // A plain amount of US dollars such as 10 or 2.5, 0 or more.
+  void ReadAmount(const Entry& e, const std::string& path, double* out) {
+    const std::string s = e.value.IsScalar() && e.value.Tag() != "!" ? e.value.Scalar() : "";
+    const std::size_t dot = s.find('.');
+    const bool digits = !s.empty() && s.size() <= 15 && s.find_first_not_of("0123456789.") == std::string::npos &&
+                        dot != 0 && dot + 1 != s.size() && s.find('.', dot == std::string::npos ? 0 : dot + 1) == std::string::npos;
+    if (digits) {
+      *out = std::strtod(s.c_str(), nullptr);
+      return;
+    }
+    Add(Where(e), path, "must be an amount of US dollars such as 10 or 2.5, 0 or more (0: no limit)" + Got(e.value));
   }
 
   void ReadScope(const std::string& source, const Entry& row, const std::string& path, ScopePolicy* out) {
@@ -268,6 +316,8 @@ class PolicyReader {
           }
           ReadSource(src, p, &out->sources[src.key]);
         }
+      } else if (e.key == "budgets") {
+        ReadBudgets(e, out);
       } else {
         ReadRules(e, out);
       }

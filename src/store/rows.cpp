@@ -66,8 +66,12 @@ Mandate ReadMandate(Stmt& s) {
   m.admission = s.Text(8);
   m.origin_trigger_seq = s.Int(9);
   m.created_at = s.Int(10);
-  m.ended_as = s.OptText(11).value_or("");
-  m.ended_reason = s.OptText(12).value_or("");
+  // A damaged budget reads as none rather than as a limit nobody set.
+  if (auto b = s.OptText(11)) {
+    if (auto budget = Budget::FromJson(json::parse(*b, nullptr, false)); budget.ok()) m.budget = *budget;
+  }
+  m.ended_as = s.OptText(12).value_or("");
+  m.ended_reason = s.OptText(13).value_or("");
   return m;
 }
 

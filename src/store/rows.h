@@ -4,6 +4,7 @@
 #pragma once
 
 #include "store/sqlite.h"
+#include "superagent/budget.h"
 #include "superagent/domain.h"
 #include "superagent/quarantine.h"
 
@@ -24,7 +25,7 @@ namespace superagent::store {
 // A Mandate with its end: select these FROM MANDATE_TABLES (columns after them are the caller's).
 #define MANDATE_COLUMNS                                                                                  \
   "m.id, m.ticket_id, m.policy_version, m.scope, m.strength, m.matched_rules, m.source, m.sender, " \
-  "m.admission, m.origin_trigger_seq, m.created_at, e.kind, e.reason"
+  "m.admission, m.origin_trigger_seq, m.created_at, m.budget, e.kind, e.reason"
 #define MANDATE_TABLES "mandates m LEFT JOIN mandate_ends e ON e.mandate_id = m.id"
 
 #define HEALTH_COLUMNS "source, path, last_success_at, last_error, last_error_at, consecutive_failures, skipped_items"
@@ -47,5 +48,9 @@ Receipt ReadReceipt(Stmt& s);
 SourceHealth ReadHealth(Stmt& s);
 // The current row as a quarantine record (store_quarantine.cpp).
 QuarantineItem ReadQuarantine(Stmt& s);
+
+// A Ticket's spend and its budget events (store_budget.cpp), for the Engine and the views alike.
+Result<BudgetSpend> ReadBudgetSpend(Db& db, TicketId ticket);
+Result<std::vector<BudgetEvent>> ReadBudgetEvents(Db& db, TicketId ticket);
 
 }  // namespace superagent::store

@@ -444,6 +444,32 @@ CREATE UNIQUE INDEX ticket_inputs_once ON ticket_inputs (ticket_id, trigger_seq)
 CREATE INDEX ticket_inputs_by_trigger ON ticket_inputs (trigger_seq);
 CREATE INDEX ticket_inputs_pending ON ticket_inputs (ticket_id) WHERE state = 'pending';
 )SQL"},
+      {12, "budgets: the Mandate's budget, reported cost, and budget questions and extensions", R"SQL(
+-- Issue 22: what one Ticket may spend. The budget is part of the immutable grant (ADD COLUMN
+-- fires no UPDATE trigger); Mandates from before budgets have NULL and are not limited.
+ALTER TABLE mandates ADD COLUMN budget TEXT;           -- JSON {"tokens","cost_usd","wall_clock_minutes","turns"}
+-- A cost the model (or the coding CLI) reported for the call; NULL where none was reported.
+ALTER TABLE token_usage ADD COLUMN cost_usd REAL;
+-- Beside the Mandate, append-only: each budget question asked (which limit, what was spent, how
+-- much more was offered, the inputs already there), each extension a person granted and each
+-- stop a person chose. The effective limit is the Mandate's plus the extensions.
+CREATE TABLE budget_events (
+  id           INTEGER PRIMARY KEY,
+  ticket_id    INTEGER NOT NULL REFERENCES tickets (id),
+  kind         TEXT NOT NULL CHECK (kind IN ('asked', 'extended', 'stopped')),
+  dimension    TEXT NOT NULL CHECK (dimension IN ('tokens', 'cost_usd', 'wall_clock_minutes', 'turns')),
+  amount       REAL NOT NULL,   -- asked: the amount offered; extended: added to the limit
+  spent        REAL NOT NULL,   -- what was spent in that dimension when it happened
+  budget       REAL NOT NULL,   -- the limit in force then
+  question     TEXT,            -- asked: the HumanAction as JSON
+  after_input  INTEGER,         -- asked: the last ticket input then; later answers answer it
+  by_whom      TEXT,
+  at           INTEGER NOT NULL
+);
+CREATE INDEX budget_events_by_ticket ON budget_events (ticket_id, id);
+CREATE TRIGGER budget_events_append_only BEFORE UPDATE ON budget_events
+  BEGIN SELECT RAISE(ABORT, 'budget events are append-only'); END;
+)SQL"},
       {13, "pull requests opened for Tickets, followed until merged or closed", R"SQL(
 -- Issue 22 (SPEC §6): "a linked open PR keeps being tracked". One row per PR the daemon opened for
 -- a Ticket; its CI and reviews reach the Ticket through Subscriptions, and its end ends the Ticket.

@@ -159,6 +159,10 @@ Stmt& Stmt::Bind(int i, int64_t v) {
   if (s_) sqlite3_bind_int64(s_, i, v);
   return *this;
 }
+Stmt& Stmt::Bind(int i, double v) {
+  if (s_) sqlite3_bind_double(s_, i, v);
+  return *this;
+}
 Stmt& Stmt::Bind(int i, std::string_view v) {
   if (s_) sqlite3_bind_text(s_, i, v.data(), static_cast<int>(v.size()), SQLITE_TRANSIENT);
   return *this;

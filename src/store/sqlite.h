@@ -93,6 +93,7 @@ class Stmt {
   Stmt& Bind(int i, int64_t v);
   Stmt& Bind(int i, int v) { return Bind(i, static_cast<int64_t>(v)); }
   Stmt& Bind(int i, bool v) { return Bind(i, static_cast<int64_t>(v ? 1 : 0)); }
+  Stmt& Bind(int i, double v);
   Stmt& Bind(int i, std::string_view v);
   Stmt& Bind(int i, const char* v) { return Bind(i, std::string_view(v)); }
   Stmt& Bind(int i, const std::string& v) { return Bind(i, std::string_view(v)); }
@@ -109,6 +110,7 @@ class Stmt {
 
   int64_t Int(int col) const { return sqlite3_column_int64(s_, col); }
   bool Bool(int col) const { return Int(col) != 0; }
+  double Real(int col) const { return sqlite3_column_double(s_, col); }
   bool IsNull(int col) const { return sqlite3_column_type(s_, col) == SQLITE_NULL; }
   std::string Text(int col) const;
   std::optional<std::string> OptText(int col) const;

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "store/sqlite.h"
+#include "superagent/budget.h"
 #include "superagent/domain.h"
 #include "superagent/mailbox.h"
 #include "superagent/quarantine.h"
@@ -244,6 +245,14 @@ class Store {
   // A set-aside Effect or Thread queue is due again now (Retry); attempts are kept.
   Status RequeueEffect(std::int64_t id, TimeMs at);
   Status RequeueThread(const std::string& thread, TimeMs at);
+
+  // Budgets (store_budget.cpp): spend, and the append-only questions, extensions and stops.
+  Result<BudgetSpend> BudgetSpendOf(TicketId ticket);
+  Result<std::vector<BudgetEvent>> BudgetEvents(TicketId ticket);
+  Status InsertBudgetEvent(const BudgetEvent& e);
+  Status MarkInputTaken(std::int64_t input_id);
+  // The newest input's id for the Ticket; 0 when it has none.
+  Result<std::int64_t> LastInputId(TicketId ticket);
 
   // Commands and counters.
   Status InsertCommand(TimeMs at, const std::string& who, const std::string& command, const std::string& target,

@@ -2,6 +2,8 @@
 // transcripts, token usage and workspaces.
 #include "store/store.h"
 
+#include <cmath>
+
 namespace superagent::store {
 
 using nlohmann::json;
@@ -135,13 +137,19 @@ Result<std::vector<SessionEvent>> Store::SessionEvents(SessionId id, std::int64_
 Status Store::InsertTokenUsage(TicketId ticket, std::optional<SessionId> session, const json& u, TimeMs at) {
   Stmt s = db_.Prepare(
       "INSERT INTO token_usage (ticket_id, session_id, model, purpose, calls, prompt_tokens, completion_tokens, "
-      "total_tokens, cache_hit_tokens, at) VALUES (?,?,?,?,?,?,?,?,?,?)");
+      "total_tokens, cache_hit_tokens, at, cost_usd) VALUES (?,?,?,?,?,?,?,?,?,?,?)");
   std::optional<std::int64_t> cache;
   if (u.contains("cache_hit_tokens") && u["cache_hit_tokens"].is_number_integer()) cache = u["cache_hit_tokens"].get<std::int64_t>();
   s.Bind(1, ticket).Bind(2, session).Bind(3, u.value("model", "")).Bind(4, u.value("purpose", ""));
   s.Bind(5, u.value("calls", 0)).Bind(6, u.value("prompt_tokens", std::int64_t{0}));
   s.Bind(7, u.value("completion_tokens", std::int64_t{0})).Bind(8, u.value("total_tokens", std::int64_t{0}));
   s.Bind(9, cache).Bind(10, at);
+  // Only a cost the model reported counts: none is estimated from token counts.
+  if (const auto c = u.find("cost_usd"); c != u.end() && c->is_number() && std::isfinite(c->get<double>()) &&
+                                         c->get<double>() >= 0)
+    s.Bind(11, c->get<double>());
+  else
+    s.BindNull(11);
   return s.Run();
 }
 

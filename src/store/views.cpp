@@ -80,8 +80,8 @@ Result<std::optional<MandateView>> Views::MandateOf(TicketId id) {
   if (!s.Step()) return store::Missing(s);
   MandateView v;
   v.mandate = store::ReadMandate(s);
-  v.ended_by = s.OptText(13).value_or("");
-  v.ended_at = s.OptInt(14);
+  v.ended_by = s.OptText(14).value_or("");
+  v.ended_at = s.OptInt(15);
   return std::optional<MandateView>(std::move(v));
 }
 
@@ -109,6 +109,11 @@ Result<TicketRow> Views::RowOf(const Ticket& t) {
   s.Reset();
   if (seq) {
     ASSIGN_OR_RETURN(row.origin, TriggerBySeq(*seq));
+  }
+  if (row.mandate && row.mandate->mandate.budget) {
+    ASSIGN_OR_RETURN(auto spend, store::ReadBudgetSpend(*db_, t.id));
+    ASSIGN_OR_RETURN(auto events, store::ReadBudgetEvents(*db_, t.id));
+    row.budget = ComputeBudgetStatus(*row.mandate->mandate.budget, events, spend, spend.working_since.value_or(0));
   }
   return row;
 }
