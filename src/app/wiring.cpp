@@ -51,6 +51,8 @@ Result<std::unique_ptr<github::Integration>> MakeGitHub(const Config& config, En
                                    " is not set (the GitHub Source needs a token: a classic PAT with repo and "
                                    "notifications scopes)");
   o.source = GitHubSourceOptionsFor(config);
+  o.merge_token = ResolveSecret(config.github.merge_token_env);
+  o.merge_as_agent = config.github.merge_as_agent;
   return github::Integration::Create(std::move(o), engine, clock, std::move(http));
 }
 
