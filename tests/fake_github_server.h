@@ -126,7 +126,8 @@ class FakeGitHub {
   std::map<std::int64_t, nlohmann::json> pulls;   // number → pull request object
   std::vector<nlohmann::json> comments;           // issue comments (issue_url names the issue)
   std::vector<nlohmann::json> review_comments;    // pull_request_url names the PR
-  std::map<std::int64_t, std::vector<nlohmann::json>> reviews;
+  std::map<std::int64_t, std::vector<nlohmann::json>> reviews;  // GET /pulls/N/reviews, oldest first
+  std::set<std::string> collaborators;  // who may be asked to review; empty: anyone
   std::vector<nlohmann::json> notifications;
   std::vector<nlohmann::json> workflow_runs, check_runs, commit_comments;
   int poll_interval = 60;
@@ -193,6 +194,31 @@ class FakeGitHub {
     c["html_url"] = "https://github.com/" + repo + (on_pull ? "/pull/" : "/issues/") + std::to_string(number) +
                     "#issuecomment-" + std::to_string(id);
     return c;
+  }
+  // A pull request object with the shape of the recorded example (additions, deletions, head.sha,
+  // merged, …), opened by `author` with `body` at head `sha`.
+  nlohmann::json MakePull(std::int64_t number, const std::string& author, const std::string& body,
+                          const std::string& sha, int additions, int deletions) {
+    nlohmann::json pr = WebhookExample("pull_request", "opened")["pull_request"];
+    pr["number"] = number;
+    pr["user"]["login"] = author;
+    pr["body"] = body;
+    pr["head"]["sha"] = sha;
+    pr["additions"] = additions;
+    pr["deletions"] = deletions;
+    pr["url"] = "https://api.github.com" + repo_path() + "/pulls/" + std::to_string(number);
+    return pr;
+  }
+  // A submitted review as GET /pulls/N/reviews lists it (state in capitals, unlike webhooks).
+  nlohmann::json MakeReview(const std::string& login, const std::string& state, const std::string& commit_id,
+                            bool bot = false) {
+    nlohmann::json r = WebhookExample("pull_request_review", "submitted")["review"];
+    r["id"] = ++next_id;
+    r["user"]["login"] = login;
+    r["user"]["type"] = bot ? "Bot" : "User";
+    r["state"] = state;
+    r["commit_id"] = commit_id;
+    return r;
   }
   // A notification thread for an issue or PR of this repository.
   nlohmann::json MakeNotification(const std::string& id, std::int64_t number, bool pull, TimeMs updated,
@@ -533,6 +559,29 @@ class FakeGitHub {
       if (match(r + "/issues/comments/*/reactions", &m) || match(r + "/pulls/comments/*/reactions", &m) ||
           match(r + "/issues/*/reactions", &m))
         return Answer(req, res, 201, {{"id", ++next_id}, {"content", in.value("content", "")}, {"user", user}});
+      if (match(r + "/pulls/*/requested_reviewers", &m)) {
+        // GitHub's answers: 422 for the PR's author or a login that is not a collaborator,
+        // 201 with the pull request (its requested_reviewers) otherwise.
+        auto it = pulls.find(std::atoll(m[0].c_str()));
+        if (it == pulls.end()) return not_found();
+        nlohmann::json& pr = it->second;
+        if (!in.is_object() || !in.contains("reviewers") || !in["reviewers"].is_array())
+          return Answer(req, res, 422, {{"message", "Invalid request.\n\nNo subschema in \"anyOf\" matched."}});
+        for (const auto& login : in["reviewers"]) {
+          if (!login.is_string()) return Answer(req, res, 422, {{"message", "Invalid request."}});
+          if (login == pr["user"].value("login", ""))
+            return Answer(req, res, 422, {{"message", "Review cannot be requested from pull request author."}});
+          if (!collaborators.empty() && !collaborators.count(login.get<std::string>()))
+            return Answer(req, res, 422,
+                          {{"message", "Reviews may only be requested from collaborators. One or more of the users or "
+                                       "teams you specified is not a collaborator of the " + repo + " repository."}});
+        }
+        if (!pr.contains("requested_reviewers") || !pr["requested_reviewers"].is_array())
+          pr["requested_reviewers"] = nlohmann::json::array();
+        for (const auto& login : in["reviewers"])
+          pr["requested_reviewers"].push_back({{"login", login}, {"type", "User"}});
+        return Answer(req, res, 201, pr);
+      }
       if (p == r + "/pulls") {
         std::string owner = repo.substr(0, repo.find('/'));
         std::string label = owner + ":" + in.value("head", "");
@@ -557,6 +606,28 @@ class FakeGitHub {
         return Answer(req, res, 201, pr);
       }
       return not_found();
+    }
+    if (method == "PUT" && match(r + "/pulls/*/merge", &m)) {
+      // PUT /pulls/N/merge as GitHub answers it: 405 when it cannot be merged (already merged,
+      // closed, draft), 409 when `sha` is not the head any more, 200 with the merge commit.
+      auto it = pulls.find(std::atoll(m[0].c_str()));
+      if (it == pulls.end()) return not_found();
+      nlohmann::json& pr = it->second;
+      nlohmann::json in = nlohmann::json::parse(req.body, nullptr, false);
+      if (pr.value("merged", false) || pr.value("state", "") != "open" || pr.value("draft", false))
+        return Answer(req, res, 405,
+                      {{"message", "Pull Request is not mergeable"},
+                       {"documentation_url", "https://docs.github.com/rest/pulls/pulls#merge-a-pull-request"}});
+      if (in.is_object() && in.contains("sha") && in["sha"] != pr["head"]["sha"])
+        return Answer(req, res, 409,
+                      {{"message", "Head branch was modified. Review and try the merge again."},
+                       {"documentation_url", "https://docs.github.com/rest/pulls/pulls#merge-a-pull-request"}});
+      const std::string merge_sha = "5e1ec7ed" + std::to_string(++next_id) + "00000000000000000000";
+      pr["merged"] = true;
+      pr["state"] = "closed";
+      pr["merge_commit_sha"] = merge_sha;
+      pr["merged_at"] = pr["closed_at"] = Iso(clock_->NowMs());
+      return Answer(req, res, 200, {{"sha", merge_sha}, {"merged", true}, {"message", "Pull Request successfully merged"}});
     }
     not_found();
   }

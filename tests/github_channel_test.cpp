@@ -168,6 +168,258 @@ TEST_F(GitHubChannelTest, OpensAPullRequestOnceEvenAfterACrash) {
   EXPECT_EQ(fake_.Count("POST", "/repos/Codertocat/Hello-World/pulls"), 2);
 }
 
+TEST_F(GitHubChannelTest, RequestsTheRulesApproverAsReviewerOfTheNewPullRequest) {
+  Effect e;
+  e.id = 9;
+  e.kind = "open_pull_request";
+  e.payload = {{"channel", "github:issue:1"}, {"idempotency_key", "pr:ticket:1"}, {"head", "superagent/ticket-1"},
+               {"base", "master"}, {"title", "Fix the typo"}, {"reviewers", {"alice", "张伟"}}};
+  Delivery d = channel_->Perform(e, false);
+  ASSERT_EQ(d.outcome, Delivery::Outcome::kDone) << d.error;
+  const std::string path = "/repos/Codertocat/Hello-World/pulls/" + d.external_id + "/requested_reviewers";
+  ASSERT_EQ(fake_.Count("POST", path), 1);
+  EXPECT_EQ(json::parse(fake_.log().back().body), (json{{"reviewers", {"alice", "张伟"}}}));
+  const json& pr = fake_.pulls.begin()->second;
+  ASSERT_EQ(pr["requested_reviewers"].size(), 2u);
+  EXPECT_EQ(pr["requested_reviewers"][1]["login"], "张伟");
+}
+
+TEST_F(GitHubChannelTest, ARefusedReviewerRequestDoesNotFailThePullRequest) {
+  fake_.collaborators = {"alice"};
+  Effect e;
+  e.id = 9;
+  e.kind = "open_pull_request";
+  e.payload = {{"channel", "github:issue:1"}, {"idempotency_key", "pr:ticket:1"}, {"head", "superagent/ticket-1"},
+               {"base", "master"}, {"title", "Fix the typo"}, {"reviewers", {"not-a-collaborator"}}};
+  Delivery d = channel_->Perform(e, false);
+  EXPECT_EQ(d.outcome, Delivery::Outcome::kDone) << d.error;
+  EXPECT_EQ(fake_.pulls.size(), 1u);
+  EXPECT_EQ(fake_.log().back().status, 422) << "GitHub refused the request, and the PR still stands";
+  // Wrong types: the logins that are strings are asked; a non-list asks nobody; nothing fails.
+  fake_.pulls.clear();
+  e.payload["reviewers"] = {"alice", 5, nullptr, ""};
+  d = channel_->Perform(e, false);
+  EXPECT_EQ(d.outcome, Delivery::Outcome::kDone) << d.error;
+  EXPECT_EQ(json::parse(fake_.log().back().body), (json{{"reviewers", {"alice"}}}));
+  fake_.pulls.clear();
+  fake_.ClearLog();
+  e.payload["reviewers"] = "alice";
+  EXPECT_EQ(channel_->Perform(e, false).outcome, Delivery::Outcome::kDone);
+  EXPECT_EQ(fake_.Count("POST", "/repos/Codertocat/Hello-World/pulls/"), 0) << "no requested_reviewers call";
+}
+
+// --- merge_pull_request: the auto-merge guard through the channel, against the fake.
+
+const std::string kHead = "ec26c3e57ca3a959ca5aad62de7213c562f8c821";
+const std::string kOlder = "34c5c7793cb3b279e22454cb6750c80560547b3a";
+
+class GitHubMergeTest : public GitHubChannelTest {
+ protected:
+  GitHubMergeTest() {
+    ClientOptions o;
+    o.api_url = fake_.url();
+    o.token = "merge-token";
+    merge_client_ = std::make_unique<Client>(http_.get(), &clock_, [this](TimeMs ms) { clock_.Advance(ms); }, o);
+    ChannelOptions co;
+    co.merge_client = merge_client_.get();
+    channel_ = std::make_unique<GitHubChannel>(client_.get(), "Codertocat/Hello-World", co);
+    // PR #7, opened by the agent for Ticket 3, small, approved by alice on its head.
+    fake_.pulls[7] = fake_.MakePull(7, "superagent-bot", MessageText("Fixes #1.", "pr:ticket:3"), kHead, 3, 1);
+    fake_.reviews[7] = {fake_.MakeReview("alice", "APPROVED", kHead)};
+  }
+
+  Effect Merge(json overrides = json::object()) {
+    Effect e;
+    e.id = 11;
+    e.kind = "merge_pull_request";
+    e.payload = {{"channel", "github:repo"}, {"idempotency_key", "merge:ticket:3:" + kHead}, {"ticket", 3},
+                 {"number", 7}, {"head_sha", kHead}, {"max_changed_lines", 200}, {"required_approvals", 1},
+                 {"approver", ""}};
+    for (const auto& [k, v] : overrides.items()) e.payload[k] = v;
+    return e;
+  }
+  int MergeCalls() { return fake_.Count("PUT", "/repos/Codertocat/Hello-World/pulls/7/merge"); }
+
+  std::unique_ptr<Client> merge_client_;
+};
+
+TEST_F(GitHubMergeTest, MergesWithTheMergeAccountPinnedToTheApprovedHead) {
+  Delivery d = channel_->Perform(Merge(), false);
+  ASSERT_EQ(d.outcome, Delivery::Outcome::kDone) << d.error;
+  ASSERT_EQ(MergeCalls(), 1);
+  FakeGitHub::Logged put;
+  for (const auto& l : fake_.log())
+    if (l.method == "PUT") put = l;
+  EXPECT_EQ(put.request_headers["authorization"], "Bearer merge-token") << "never the agent's token";
+  EXPECT_EQ(json::parse(put.body), (json{{"sha", kHead}, {"merge_method", "squash"}}));
+  for (const auto& l : fake_.log()) {
+    if (l.method == "GET") {
+      EXPECT_EQ(l.request_headers.at("authorization"), "Bearer t") << "reads use the agent's";
+    }
+  }
+  EXPECT_TRUE(fake_.pulls[7]["merged"].get<bool>());
+  EXPECT_EQ(d.external_id, fake_.pulls[7]["merge_commit_sha"]);
+  // Delivered again (a crash before it was recorded): already merged is done, no second merge.
+  Delivery again = channel_->Perform(Merge(), true);
+  EXPECT_EQ(again.outcome, Delivery::Outcome::kDone) << again.error;
+  EXPECT_EQ(again.external_id, d.external_id);
+  EXPECT_EQ(MergeCalls(), 1);
+}
+
+TEST_F(GitHubMergeTest, EachRefusalIsFinalAndChangesNothing) {
+  struct Case {
+    std::string name;
+    std::function<void(json& pr, std::vector<json>& reviews)> change;
+    json payload;
+    std::string error;
+  };
+  const std::vector<Case> cases = {
+      {"closed", [](json& pr, auto&) { pr["state"] = "closed"; }, {}, "the pull request is not open"},
+      {"draft", [](json& pr, auto&) { pr["draft"] = true; }, {}, "the pull request is a draft"},
+      {"another Ticket's", [](json& pr, auto&) { pr["body"] = MessageText("Fixes #1.", "pr:ticket:4"); }, {},
+       "the pull request was not opened for this Ticket"},
+      {"a person's", [](json& pr, auto&) { pr["body"] = "My own PR"; pr["user"]["login"] = "alice"; }, {},
+       "the pull request was not opened for this Ticket"},
+      {"new push", [](json& pr, auto&) { pr["head"]["sha"] = kOlder; }, {}, "a new version was pushed"},
+      {"too large", [](json& pr, auto&) { pr["additions"] = 150; pr["deletions"] = 50; }, {},
+       "the change is too large to merge without a person: 150 additions + 50 deletions, the limit is under 200"},
+      {"a team's lower limit", [](auto&, auto&) {}, {{"max_changed_lines", 4}}, "the limit is under 4"},
+      {"no approval", [](auto&, std::vector<json>& r) { r.clear(); }, {}, "has 0 approvals"},
+      {"approval of an older commit", [&](auto&, std::vector<json>& r) { r[0]["commit_id"] = kOlder; }, {},
+       "has 0 approvals"},
+      {"changes requested after approving",
+       [&](auto&, std::vector<json>& r) { r.push_back(fake_.MakeReview("alice", "CHANGES_REQUESTED", kHead)); }, {},
+       "has 0 approvals"},
+      {"a bot's approval", [&](auto&, std::vector<json>& r) { r = {fake_.MakeReview("helper", "APPROVED", kHead, true)}; },
+       {}, "has 0 approvals"},
+      {"the author's approval",
+       [&](auto&, std::vector<json>& r) { r = {fake_.MakeReview("superagent-bot", "APPROVED", kHead)}; }, {},
+       "has 0 approvals"},
+      {"two needed", [](auto&, auto&) {}, {{"required_approvals", 2}}, "has 1 approval by people other than its author; 2 required"},
+      {"approver missing", [](auto&, auto&) {}, {{"approver", "bob"}}, "the rule's approver bob has not approved"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    json pr = fake_.MakePull(7, "superagent-bot", MessageText("Fixes #1.", "pr:ticket:3"), kHead, 3, 1);
+    std::vector<json> reviews = {fake_.MakeReview("alice", "APPROVED", kHead)};
+    c.change(pr, reviews);
+    {
+      auto lock = fake_.Lock();
+      fake_.pulls[7] = pr;
+      fake_.reviews[7] = reviews;
+    }
+    Delivery d = channel_->Perform(Merge(c.payload.is_null() ? json::object() : c.payload), false);
+    EXPECT_EQ(d.outcome, Delivery::Outcome::kFailed);
+    EXPECT_THAT(d.error, ::testing::StartsWith("auto-merge refused: "));
+    EXPECT_THAT(d.error, HasSubstr(c.error));
+    EXPECT_EQ(MergeCalls(), 0);
+    EXPECT_EQ(fake_.Count("POST", "/"), 0);
+    EXPECT_EQ(fake_.pulls[7], pr) << "the pull request is as it was";
+  }
+}
+
+TEST_F(GitHubMergeTest, WithoutAMergeAccountItRefusesBeforeAskingGitHub) {
+  channel_ = std::make_unique<GitHubChannel>(client_.get(), "Codertocat/Hello-World");
+  Delivery d = channel_->Perform(Merge(), false);
+  EXPECT_EQ(d.outcome, Delivery::Outcome::kFailed);
+  EXPECT_EQ(d.error,
+            "auto-merge needs a merge account: set github.merge_token_env (the agent account never merges by default)");
+  EXPECT_TRUE(fake_.log().empty());
+  EXPECT_FALSE(fake_.pulls[7]["merged"].get<bool>());
+}
+
+TEST_F(GitHubMergeTest, MergeAsAgentUsesTheAgentsToken) {
+  ChannelOptions co;
+  co.merge_as_agent = true;
+  channel_ = std::make_unique<GitHubChannel>(client_.get(), "Codertocat/Hello-World", co);
+  ASSERT_EQ(channel_->Perform(Merge(), false).outcome, Delivery::Outcome::kDone);
+  EXPECT_EQ(fake_.log().back().method, "PUT");
+  EXPECT_EQ(fake_.log().back().request_headers["authorization"], "Bearer t");
+}
+
+TEST_F(GitHubMergeTest, GitHubsOwnRefusalsAreFailedWithItsWords) {
+  // A push between the guard's read and the merge: GitHub answers 409 for the pinned sha.
+  fake_.Script("PUT", "/repos/Codertocat/Hello-World/pulls/7/merge",
+               {409, {}, R"({"message":"Head branch was modified. Review and try the merge again.","documentation_url":"https://docs.github.com/rest/pulls/pulls#merge-a-pull-request"})"});
+  Delivery moved = channel_->Perform(Merge(), false);
+  EXPECT_EQ(moved.outcome, Delivery::Outcome::kFailed);
+  EXPECT_THAT(moved.error, HasSubstr("Head branch was modified"));
+  fake_.Script("PUT", "/repos/Codertocat/Hello-World/pulls/7/merge",
+               {405, {}, R"({"message":"Required status check \"build\" is failing."})"});
+  Delivery blocked = channel_->Perform(Merge(), false);
+  EXPECT_EQ(blocked.outcome, Delivery::Outcome::kFailed);
+  EXPECT_THAT(blocked.error, HasSubstr("Required status check"));
+  EXPECT_FALSE(fake_.pulls[7]["merged"].get<bool>());
+  // A vanished pull request is gone; a GitHub outage is retried.
+  EXPECT_EQ(channel_->Perform(Merge({{"number", 404}}), false).outcome, Delivery::Outcome::kTargetGone);
+  fake_.Script("GET", "/repos/Codertocat/Hello-World/pulls/7", {503, {}, R"({"message":"Unavailable"})"}, 2);
+  EXPECT_EQ(channel_->Perform(Merge(), false).outcome, Delivery::Outcome::kRetry);
+}
+
+TEST_F(GitHubMergeTest, APayloadOfTheWrongShapeIsRefusedBeforeAnyRequest) {
+  const std::vector<std::pair<json, std::string>> cases = {
+      {{{"ticket", "3"}}, "merge_pull_request: field \"ticket\": expected integer, got string"},
+      {{{"number", nullptr}}, "merge_pull_request: field \"number\": expected integer, got null"},
+      {{{"head_sha", 12}}, "merge_pull_request: field \"head_sha\": expected string, got integer"},
+      {{{"approver", {"bob"}}}, "merge_pull_request: field \"approver\": expected string, got array"},
+      {{{"max_changed_lines", 201}}, "merge_pull_request: max_changed_lines must be from 1 to 200"},
+      {{{"max_changed_lines", 0}}, "merge_pull_request: max_changed_lines must be from 1 to 200"},
+      {{{"required_approvals", 11}}, "merge_pull_request: required_approvals must be from 1 to 10"},
+      {{{"number", -7}}, "merge_pull_request: ticket and number must be positive"},
+  };
+  for (const auto& [overrides, error] : cases) {
+    Delivery d = channel_->Perform(Merge(overrides), false);
+    EXPECT_EQ(d.outcome, Delivery::Outcome::kFailed) << overrides.dump();
+    EXPECT_EQ(d.error, error);
+  }
+  Effect not_object = Merge();
+  not_object.payload = json::array();
+  EXPECT_EQ(channel_->Perform(not_object, false).outcome, Delivery::Outcome::kFailed);
+  EXPECT_TRUE(fake_.log().empty());
+}
+
+TEST_F(GitHubMergeTest, ReadsEveryPageOfThreeHundredReviews) {
+  // 300 reviews over three pages; alice approved early and asked for changes on the last page.
+  std::vector<json> reviews;
+  for (int i = 0; i < 300; ++i)
+    reviews.push_back(fake_.MakeReview("reviewer-" + std::to_string(i % 40), "COMMENTED", kHead));
+  reviews[10] = fake_.MakeReview("alice", "APPROVED", kHead);
+  reviews[290] = fake_.MakeReview("alice", "CHANGES_REQUESTED", kHead);
+  fake_.reviews[7] = reviews;
+  Delivery d = channel_->Perform(Merge(), false);
+  EXPECT_EQ(d.outcome, Delivery::Outcome::kFailed);
+  EXPECT_THAT(d.error, HasSubstr("has 0 approvals"));
+  EXPECT_EQ(fake_.Count("GET", "/repos/Codertocat/Hello-World/pulls/7/reviews"), 4) << "three full pages, one empty";
+  EXPECT_EQ(MergeCalls(), 0);
+  // The approver approves the head on a fourth page, in Chinese: merged. The three earlier pages
+  // are unchanged (304 from the cache): the new page is still read.
+  fake_.reviews[7].push_back(fake_.MakeReview("张伟", "APPROVED", kHead));
+  Delivery ok = channel_->Perform(Merge({{"approver", "张伟"}}), false);
+  EXPECT_EQ(ok.outcome, Delivery::Outcome::kDone) << ok.error;
+  EXPECT_EQ(MergeCalls(), 1);
+}
+
+TEST_F(GitHubMergeTest, HostileReviewListsNeverMerge) {
+  // Wrong types where GitHub promises objects: none of them approves anything.
+  fake_.reviews[7] = {json(42), json("APPROVED"), json{{"user", nullptr}, {"state", "APPROVED"}, {"commit_id", kHead}},
+                      json{{"user", {{"login", {"alice"}}}}, {"state", "APPROVED"}, {"commit_id", kHead}},
+                      json{{"user", {{"login", "mallory"}}}, {"state", "APPROVED"}, {"commit_id", {kHead}}}};
+  Delivery d = channel_->Perform(Merge(), false);
+  EXPECT_EQ(d.outcome, Delivery::Outcome::kFailed);
+  EXPECT_THAT(d.error, HasSubstr("has 0 approvals"));
+  // A reviews answer that is not a list, and a pull request with a wrong type, are refusals too.
+  fake_.Script("GET", "/repos/Codertocat/Hello-World/pulls/7/reviews", {200, {}, R"({"reviews":[]})"});
+  d = channel_->Perform(Merge(), false);
+  EXPECT_EQ(d.outcome, Delivery::Outcome::kFailed);
+  EXPECT_THAT(d.error, HasSubstr("page 1 is not a list"));
+  fake_.pulls[7]["additions"] = "3";
+  fake_.reviews[7] = {fake_.MakeReview("alice", "APPROVED", kHead)};
+  d = channel_->Perform(Merge(), false);
+  EXPECT_EQ(d.outcome, Delivery::Outcome::kFailed);
+  EXPECT_THAT(d.error, HasSubstr("field \"additions\": expected integer, got string"));
+  EXPECT_EQ(MergeCalls(), 0);
+}
+
 TEST_F(GitHubChannelTest, UnknownKindsFail) {
   Effect e;
   e.kind = "merge";

@@ -285,7 +285,8 @@ rules:
   EXPECT_EQ(problems[6].message, "sources.slack: unknown source (expected github or feishu)");
   EXPECT_EQ(problems[7].line, 16);
   EXPECT_EQ(problems[7].message,
-            "rules[0].instruction: unknown key (expected one of name, enabled, when, instructions, silent, approver)");
+            "rules[0].instruction: unknown key (expected one of name, enabled, when, instructions, silent, approver, "
+            "auto_merge)");
 }
 
 TEST(PolicyProblems, DuplicateKeysAreNotSilentlyMerged) {
@@ -345,6 +346,121 @@ TEST(PolicyProblems, RuleFieldTypes) {
   EXPECT_EQ(problems[1].line, 5);
   EXPECT_EQ(problems[2].line, 6);
   EXPECT_EQ(problems[3].line, 7);
+}
+
+TEST(PolicyParse, AutoMergeIsOffByDefaultAndReadsItsBounds) {
+  Policy p = Parsed(R"(rules:
+  - name: plain
+    when: w
+  - name: reviewed
+    when: w
+    approver: 张伟
+    auto_merge: { enabled: true, max_changed_lines: 50, required_approvals: 2 }
+  - name: edges
+    when: w
+    auto_merge:
+      max_changed_lines: 200
+      required_approvals: 10
+  - name: empty_block
+    when: w
+    auto_merge:
+)");
+  ASSERT_EQ(p.rules.size(), 4u);
+  EXPECT_FALSE(p.rules[0].auto_merge.enabled) << "a person merges unless a rule says otherwise";
+  EXPECT_EQ(p.rules[0].auto_merge.max_changed_lines, 200);
+  EXPECT_EQ(p.rules[0].auto_merge.required_approvals, 1);
+  EXPECT_TRUE(p.rules[1].auto_merge.enabled);
+  EXPECT_EQ(p.rules[1].auto_merge.max_changed_lines, 50);
+  EXPECT_EQ(p.rules[1].auto_merge.required_approvals, 2);
+  EXPECT_EQ(p.rules[1].approver, "张伟");
+  EXPECT_FALSE(p.rules[2].auto_merge.enabled);
+  EXPECT_EQ(p.rules[2].auto_merge.max_changed_lines, 200);
+  EXPECT_EQ(p.rules[2].auto_merge.required_approvals, 10);
+  EXPECT_EQ(p.rules[3].auto_merge, AutoMergePolicy{});
+}
+
+TEST(PolicyProblems, AutoMergeWrongTypesAndBoundsNameTheRuleAndKey) {
+  std::vector<Problem> problems = ProblemsOf(R"(rules:
+  - name: r
+    when: w
+    auto_merge:
+      enabled: "true"
+      max_changed_lines: 201
+      required_approvals: 0
+  - name: s
+    when: w
+    auto_merge: { max_changed_lines: "50", required_approvals: 11, merge_as: bot }
+  - name: t
+    when: w
+    auto_merge: { max_changed_lines: 1.5, required_approvals: [1] }
+  - name: u
+    when: w
+    auto_merge: true
+  - name: v
+    when: w
+    auto_merge: { max_changed_lines: 99999999999999999999, required_approvals: -1 }
+)");
+  ASSERT_EQ(problems.size(), 11u) << Joined(problems);
+  EXPECT_EQ(problems[0].ToString(), "policy.yaml:5:16: rules[0].auto_merge.enabled: must be true or false (got \"true\")");
+  EXPECT_EQ(problems[1].ToString(),
+            "policy.yaml:6:26: rules[0].auto_merge.max_changed_lines: must be a whole number from 1 to 200; the "
+            "SPEC's 200 is a ceiling a team may lower, not raise (got \"201\")");
+  EXPECT_EQ(problems[2].ToString(),
+            "policy.yaml:7:27: rules[0].auto_merge.required_approvals: must be a whole number from 1 to 10 (got \"0\")");
+  EXPECT_EQ(problems[3].line, 10);
+  EXPECT_NE(problems[3].message.find("rules[1].auto_merge.max_changed_lines: must be a whole number"), std::string::npos)
+      << "a quoted number is a string";
+  EXPECT_EQ(problems[4].message, "rules[1].auto_merge.required_approvals: must be a whole number from 1 to 10 (got \"11\")");
+  EXPECT_EQ(problems[5].message,
+            "rules[1].auto_merge.merge_as: unknown key (expected one of enabled, max_changed_lines, required_approvals)");
+  EXPECT_NE(problems[6].message.find("rules[2].auto_merge.max_changed_lines: must be a whole number"), std::string::npos);
+  EXPECT_NE(problems[7].message.find("rules[2].auto_merge.required_approvals: must be a whole number from 1 to 10 (got a list)"),
+            std::string::npos);
+  EXPECT_EQ(problems[8].message, "rules[3].auto_merge: must be a mapping");
+  EXPECT_EQ(problems[8].line, 16);
+  EXPECT_NE(problems[9].message.find("rules[4].auto_merge.max_changed_lines"), std::string::npos) << "no overflow";
+  EXPECT_NE(problems[10].message.find("rules[4].auto_merge.required_approvals"), std::string::npos);
+}
+
+TEST(PolicyFingerprint, AutoMergeChangesTheVersionButItsDefaultsDoNot) {
+  const std::string base = "rules:\n  - { name: wording, when: typos }\n";
+  const std::string fp = Parsed(base).Fingerprint();
+  auto with = [&](const std::string& extra) {
+    return Parsed("rules:\n  - { name: wording, when: typos, " + extra + " }\n").Fingerprint();
+  };
+  // Writing the defaults out changes nothing, so versions stored before auto-merge existed keep theirs.
+  EXPECT_EQ(fp, with("auto_merge: { enabled: false, max_changed_lines: 200, required_approvals: 1 }"));
+  EXPECT_EQ(Parsed(base).ToJson()["rules"][0].count("auto_merge"), 0u);
+  EXPECT_NE(fp, with("auto_merge: { enabled: true }"));
+  EXPECT_NE(fp, with("auto_merge: { max_changed_lines: 100 }"));
+  EXPECT_NE(fp, with("auto_merge: { required_approvals: 2 }"));
+  EXPECT_NE(fp, with("approver: alice"));
+  EXPECT_NE(with("auto_merge: { enabled: true, max_changed_lines: 100 }"),
+            with("auto_merge: { enabled: true, max_changed_lines: 99 }"));
+}
+
+TEST(PolicyJson, AutoMergeRoundTripsAndBadStoredValuesAreRefused) {
+  Policy p = Parsed(R"(rules:
+  - name: r
+    when: w
+    approver: alice
+    auto_merge: { enabled: true, max_changed_lines: 80, required_approvals: 3 }
+)");
+  Result<Policy> back = PolicyFromJson(p.ToJson());
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_EQ(back->rules[0].auto_merge, p.rules[0].auto_merge);
+  EXPECT_EQ(back->Fingerprint(), p.Fingerprint());
+  for (const auto& [key, value] : std::vector<std::pair<std::string, nlohmann::json>>{
+           {"max_changed_lines", 201}, {"max_changed_lines", "80"}, {"required_approvals", 0}, {"enabled", 1}}) {
+    nlohmann::json j = p.ToJson();
+    j["rules"][0]["auto_merge"][key] = value;
+    Result<Policy> r = PolicyFromJson(j);
+    ASSERT_FALSE(r.ok()) << key << "=" << value.dump();
+    EXPECT_NE(r.status().message().find("policy.rules[0].auto_merge." + key), std::string::npos) << r.status().message();
+  }
+  nlohmann::json not_object = p.ToJson();
+  not_object["rules"][0]["auto_merge"] = "yes";
+  EXPECT_FALSE(PolicyFromJson(not_object).ok());
 }
 
 TEST(PolicyProblems, AllProblemsAreReportedNotOnlyTheFirst) {

@@ -392,19 +392,76 @@ bool IsGitHubChannel(const std::string& channel);
 // app/ hands it to the Engine (EngineOptions::message_limit) with github.message_max_chars.
 MessageLimit MessageLimitOf(std::size_t max_chars);
 
+// ---------------------------------------------------------------------------------------------
+// Auto-merge guard (SPEC §6): the one place that decides whether the daemon may merge a PR.
+
+// One submitted review as GitHub lists it (GET /pulls/N/reviews), oldest first.
+struct ReviewFact {
+  std::string login;
+  std::string state;      // "APPROVED", "CHANGES_REQUESTED", "COMMENTED", "DISMISSED", "PENDING"
+  std::string commit_id;  // the commit the review was given on
+  bool bot = false;       // user.type "Bot" or a "name[bot]" login
+};
+
+// What the guard needs to know about a pull request, read just before merging.
+struct PullFacts {
+  bool open = false;
+  bool draft = false;
+  std::string author;    // user.login; the author's own approval never counts
+  std::string head_sha;
+  std::string body;      // carries the hidden receipt marker when the daemon opened it
+  int additions = 0;
+  int deletions = 0;
+  std::vector<ReviewFact> reviews;
+};
+
+// The team's terms (a rule's auto_merge block and its approver, SPEC §4.4).
+struct AutoMergeRule {
+  int max_changed_lines = 200;   // additions + deletions must stay below this
+  int required_approvals = 1;
+  std::string approver;          // when set, this person must be among the approvers
+};
+
+// "" when the PR may be merged, else one sentence saying why not. Merging needs: open, not a
+// draft, opened for this Ticket (`ticket_marker`, ReceiptMarker("pr:ticket:<N>"), in its body),
+// head == `expected_head_sha` (a newer push revokes), additions + deletions < max_changed_lines,
+// and at least required_approvals people — not bots, not the author — whose latest decisive review
+// (any but COMMENTED and PENDING, which leave a standing unchanged as on GitHub) is an approval of
+// the head commit; the approver, when named, among them. Logins compare ignoring case.
+std::string AutoMergeRefusal(const PullFacts& pull, const AutoMergeRule& rule, const std::string& expected_head_sha,
+                             const std::string& ticket_marker);
+
+// PullFacts from GitHub's answers: a pull request object and its reviews (a list). A field the
+// guard needs with a wrong type is an InvalidArgument naming it; a review that is not a
+// well-formed object is left out (it cannot approve anything).
+Result<PullFacts> PullFactsFromJson(const nlohmann::json& pull, const nlohmann::json& reviews);
+
+// The merge account (SPEC §6: by default never merge as the agent account).
+struct ChannelOptions {
+  Client* merge_client = nullptr;  // a person's or merge bot's token (github.merge_token_env); null: none
+  bool merge_as_agent = false;     // github.merge_as_agent: without a merge client, merge with the agent's
+};
+
 // Delivers Effects whose channel starts with "github:". Kinds:
 //   post_message       — the Receipt's body to its channel: "github:issue:<n>" / "github:pull:<n>"
 //                        (issue comment), "github:pull:<n>:review:<comment id>" (review reply),
 //                        "github:commit:<sha>" (commit comment);
 //   add_reaction       — payload {"channel", "idempotency_key", "content": "eyes"|"+1"|…,
 //                        "target": "issue_comment"|"review_comment"|"issue", "comment_id"?};
-//   open_pull_request  — payload {"channel", "idempotency_key", "head", "base", "title", "body", "draft"?}.
+//   open_pull_request  — payload {"channel", "idempotency_key", "head", "base", "title", "body", "draft"?,
+//                        "reviewers"?: ["login", …]}; the reviewers are requested once the PR exists
+//                        (a refused request is a warning, not a failed PR);
+//   merge_pull_request — payload {"channel": "github:repo", "idempotency_key", "ticket", "number",
+//                        "head_sha", "max_changed_lines"?, "required_approvals"?, "approver"?}: reads
+//                        the PR and all its reviews, applies AutoMergeRefusal (a refusal is Failed and
+//                        final: a new head needs a new action), then squash-merges pinned to head_sha
+//                        with the merge account. Already merged is Done.
 // With outcome_unknown it first looks for its own marker (comments) or an existing PR from the
 // same head carrying the marker, and records that instead of writing twice.
 class GitHubChannel : public Channel {
  public:
-  // `client` must outlive the channel.
-  GitHubChannel(Client* client, std::string repo);
+  // `client` (and options.merge_client) must outlive the channel.
+  GitHubChannel(Client* client, std::string repo, ChannelOptions options = {});
   bool Handles(const std::string& channel) const override;
   Delivery Perform(const Effect& effect, bool outcome_unknown) override;
 
@@ -412,11 +469,15 @@ class GitHubChannel : public Channel {
   Delivery PostMessage(const Effect& effect, bool outcome_unknown);
   Delivery AddReaction(const Effect& effect);
   Delivery OpenPullRequest(const Effect& effect, bool outcome_unknown);
+  Delivery MergePullRequest(const Effect& effect);
+  // Asks `reviewers` to review PR `number`; logs a warning when GitHub refuses.
+  void RequestReviewers(const std::string& number, const nlohmann::json& reviewers);
   std::optional<std::string> FindMarker(const std::string& list_path, const std::string& marker, std::string* error);
   Delivery FromResponse(const ApiResponse& r, const std::string& what);
 
   Client* client_;
   std::string repo_;
+  ChannelOptions options_;
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -426,6 +487,8 @@ class GitHubChannel : public Channel {
 struct IntegrationOptions {
   ClientOptions client;  // api_url and token (required); Create sets user_agent and the poller's cancel
   SourceOptions source;  // repo (required), the webhook secret, polling and read scopes
+  std::string merge_token;      // github.merge_token_env's value: the account auto-merge uses ("" none)
+  bool merge_as_agent = false;  // github.merge_as_agent
 };
 
 class Integration {
@@ -451,7 +514,7 @@ class Integration {
   Integration() = default;
   std::unique_ptr<HttpClient> http_;
   std::atomic<bool> stopping_{false};  // the poll client's cancel: set by Stop()
-  std::unique_ptr<Client> poll_client_, write_client_;
+  std::unique_ptr<Client> poll_client_, write_client_, merge_client_;
   std::unique_ptr<Source> source_;
   std::unique_ptr<GitHubChannel> channel_;
 };

@@ -41,6 +41,16 @@ struct SourcePolicy {
   bool IsBot(const std::string& actor) const;
 };
 
+// When a rule's pull request may be merged by the daemon (SPEC §6): off by default, because a
+// person merges. The SPEC's 200 changed lines is a ceiling a team may lower, never raise.
+struct AutoMergePolicy {
+  bool enabled = false;
+  int max_changed_lines = 200;  // additions + deletions must stay below this; 1..200
+  int required_approvals = 1;   // approvals of the head commit by people; 1..10
+
+  bool operator==(const AutoMergePolicy&) const = default;
+};
+
 // One class of proactive work the team allows (SPEC §4.4).
 struct Rule {
   std::string name;
@@ -49,6 +59,7 @@ struct Rule {
   std::string instructions;  // what the worker is told
   bool silent = false;       // communication requirement: no acknowledgement
   std::string approver;      // review requirement: who approves; "" when none
+  AutoMergePolicy auto_merge;  // whether and when its pull request may be merged without a person
 };
 
 // What one Ticket may spend before a person is asked whether it goes on (issue 22). 0 in a

@@ -57,6 +57,11 @@ struct Config {
     // Longest comment the agent posts (GitHub refuses bodies over 65 536); a longer message is
     // refused when it is enqueued, with the reason, never cut silently.
     int message_max_chars = 65'000;
+    // Auto-merge's account (SPEC §6: by default never merge as the agent): NAME of the variable
+    // holding a person's or merge bot's token; empty: none, so auto-merge refuses unless
+    // merge_as_agent says the agent's own token may merge.
+    std::string merge_token_env;
+    bool merge_as_agent = false;
     // Repo-wide read scopes (SPEC §3.3). Mentions, assignments and followed discussions are read
     // through notifications whatever these say.
     struct Read {

@@ -63,6 +63,8 @@ Result<std::unique_ptr<github::Integration>> MakeGitHub(const Config& config, En
     for (const TicketPull& p : *pulls) out.push_back({p.ticket, p.number, p.head_branch});
     return out;
   };
+  o.merge_token = ResolveSecret(config.github.merge_token_env);
+  o.merge_as_agent = config.github.merge_as_agent;
   return github::Integration::Create(std::move(o), engine, clock, std::move(http));
 }
 

@@ -98,6 +98,29 @@ Result<SourcePolicy> SourceFromJson(const json& j, const std::string& path) {
   return sp;
 }
 
+// An integer member within [min, max]; absent or null leaves *out untouched.
+Status OptBoundedInt(const json& obj, const char* key, const std::string& path, int min, int max, int* out) {
+  auto it = obj.find(key);
+  if (it == obj.end() || it->is_null()) return Status::Ok();
+  const std::string range = "must be a whole number from " + std::to_string(min) + " to " + std::to_string(max);
+  if (!it->is_number_integer()) return JsonError(path + "." + key, range);
+  const auto v = it->get<std::int64_t>();
+  if (v < min || v > max) return JsonError(path + "." + key, range);
+  *out = static_cast<int>(v);
+  return Status::Ok();
+}
+
+Result<AutoMergePolicy> AutoMergeFromJson(const json& j, const std::string& path) {
+  if (!j.is_object()) return JsonError(path, "must be an object");
+  AutoMergePolicy a;
+  for (Status s : {OptBool(j, "enabled", path, &a.enabled),
+                   OptBoundedInt(j, "max_changed_lines", path, 1, 200, &a.max_changed_lines),
+                   OptBoundedInt(j, "required_approvals", path, 1, 10, &a.required_approvals)}) {
+    if (!s.ok()) return s;
+  }
+  return a;
+}
+
 Result<Rule> RuleFromJson(const json& j, const std::string& path) {
   if (!j.is_object()) return JsonError(path, "must be an object");
   Rule r;
@@ -107,6 +130,11 @@ Result<Rule> RuleFromJson(const json& j, const std::string& path) {
     if (!s.ok()) return s;
   }
   if (r.name.empty()) return JsonError(path + ".name", "is required");
+  if (auto am = j.find("auto_merge"); am != j.end() && !am->is_null()) {
+    Result<AutoMergePolicy> a = AutoMergeFromJson(*am, path + ".auto_merge");
+    if (!a.ok()) return a.status();
+    r.auto_merge = *a;
+  }
   return r;
 }
 
@@ -240,12 +268,19 @@ json Policy::ToJson() const {
   // Rules keep file order: EnabledRules() promises it and prompts list them in that order.
   json rules_json = json::array();
   for (const Rule& r : rules) {
-    rules_json.push_back(json{{"name", r.name},
-                              {"enabled", r.enabled},
-                              {"when", r.when},
-                              {"instructions", r.instructions},
-                              {"silent", r.silent},
-                              {"approver", r.approver}});
+    json rule{{"name", r.name},
+              {"enabled", r.enabled},
+              {"when", r.when},
+              {"instructions", r.instructions},
+              {"silent", r.silent},
+              {"approver", r.approver}};
+    // Written only when a team set it: versions stored before auto-merge existed keep their
+    // fingerprint, so upgrading the daemon does not make a new policy version out of nothing.
+    if (r.auto_merge != AutoMergePolicy{})
+      rule["auto_merge"] = json{{"enabled", r.auto_merge.enabled},
+                                {"max_changed_lines", r.auto_merge.max_changed_lines},
+                                {"required_approvals", r.auto_merge.required_approvals}};
+    rules_json.push_back(std::move(rule));
   }
   j["rules"] = rules_json;
   j["budgets"] = json{{"explicit", budgets.for_explicit.ToJson()}, {"inferred", budgets.for_inferred.ToJson()}};

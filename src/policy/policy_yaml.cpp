@@ -23,7 +23,8 @@ const std::vector<std::string> kBudgetKinds = {"explicit", "inferred"};
 const std::vector<std::string> kBudgetKeys = {"tokens", "cost_usd", "wall_clock_minutes", "turns"};
 const std::vector<std::string> kSourceKeys = {"people", "bots", "scopes"};
 const std::vector<std::string> kCellKeys = {"receive_all", "allowed_unaddressed", "others_addressed", "others_unaddressed"};
-const std::vector<std::string> kRuleKeys = {"name", "enabled", "when", "instructions", "silent", "approver"};
+const std::vector<std::string> kRuleKeys = {"name", "enabled", "when", "instructions", "silent", "approver", "auto_merge"};
+const std::vector<std::string> kAutoMergeKeys = {"enabled", "max_changed_lines", "required_approvals"};
 
 std::string Join(const std::vector<std::string>& words) {
   std::string out;
@@ -250,6 +251,38 @@ class PolicyReader {
     }
   }
 
+  // A whole number in [min, max]. A quoted "3" is a string, as with booleans.
+  bool ReadRuleBound(const Entry& e, const std::string& path, int min, int max, const std::string& why, int* out) {
+    if (e.value.IsScalar() && e.value.Tag() != "!") {
+      const std::string& s = e.value.Scalar();
+      int v = 0;
+      auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+      if (ec == std::errc() && end == s.data() + s.size() && v >= min && v <= max) {
+        *out = v;
+        return true;
+      }
+    }
+    Add(Where(e), path,
+        "must be a whole number from " + std::to_string(min) + " to " + std::to_string(max) + why + Got(e.value));
+    return false;
+  }
+
+  // A rule's auto_merge block (SPEC §6): when the daemon may merge the rule's pull request.
+  void ReadAutoMerge(const Entry& e, const std::string& path, AutoMergePolicy* out) {
+    if (!ExpectMap(e, path) || e.value.IsNull()) return;
+    for (const Entry& f : Entries(e.value, path, &kAutoMergeKeys)) {
+      std::string p = path + "." + f.key;
+      if (f.key == "enabled") {
+        ReadBool(f, p, &out->enabled);
+      } else if (f.key == "max_changed_lines") {
+        ReadRuleBound(f, p, 1, 200, "; the SPEC's 200 is a ceiling a team may lower, not raise",
+                      &out->max_changed_lines);
+      } else {
+        ReadRuleBound(f, p, 1, 10, "", &out->required_approvals);
+      }
+    }
+  }
+
   void ReadRules(const Entry& e, Policy* out) {
     if (e.value.IsNull()) return;
     if (!e.value.IsSequence()) {
@@ -286,8 +319,10 @@ class PolicyReader {
           ReadString(f, p, &r.instructions);
         } else if (f.key == "silent") {
           ReadBool(f, p, &r.silent);
-        } else {
+        } else if (f.key == "approver") {
           ReadString(f, p, &r.approver);
+        } else {
+          ReadAutoMerge(f, p, &r.auto_merge);
         }
       }
       if (!has_name) Add(item, path + ".name", "is required");

@@ -5,6 +5,7 @@
 #include <spdlog/spdlog.h>
 
 #include "superagent/github.h"
+#include "superagent/json_read.h"
 #include "superagent/text.h"
 
 namespace superagent::github {
@@ -80,7 +81,8 @@ std::string MessageText(const std::string& body, const std::string& marker_id) {
   return text + "\n\n" + ReceiptMarker(marker_id);
 }
 
-GitHubChannel::GitHubChannel(Client* client, std::string repo) : client_(client), repo_(std::move(repo)) {}
+GitHubChannel::GitHubChannel(Client* client, std::string repo, ChannelOptions options)
+    : client_(client), repo_(std::move(repo)), options_(options) {}
 
 bool IsGitHubChannel(const std::string& channel) { return channel.rfind("github:", 0) == 0; }
 
@@ -102,6 +104,7 @@ Delivery GitHubChannel::Perform(const Effect& effect, bool outcome_unknown) {
   if (effect.kind == "post_message") return PostMessage(effect, outcome_unknown);
   if (effect.kind == "add_reaction") return AddReaction(effect);
   if (effect.kind == "open_pull_request") return OpenPullRequest(effect, outcome_unknown);
+  if (effect.kind == "merge_pull_request") return MergePullRequest(effect);
   return Delivery::Failed("the GitHub channel does not perform \"" + effect.kind + "\"");
 }
 
@@ -240,18 +243,113 @@ Delivery GitHubChannel::OpenPullRequest(const Effect& effect, bool outcome_unkno
   if (std::string url = p.value("discussion_url", ""); !url.empty()) text += (text.empty() ? "" : "\n\n") + ("Requested in " + url);
   json body{{"head", head}, {"base", base}, {"title", title}, {"body", MessageText(text, key)},
             {"draft", p.value("draft", false)}};
-  ApiResponse r = client_->Send("POST", repo + "/pulls", body);
+  Delivery d = [&] {
+    ApiResponse r = client_->Send("POST", repo + "/pulls", body);
+    if (r.ok()) {
+      Delivery opened = done(r.body);
+      spdlog::info("github pull request opened number={} head={} base={}", opened.external_id, head, base);
+      return opened;
+    }
+    if (r.status == 422 && r.error.find("already exists") != std::string::npos) {
+      // The branch already has an open PR (ours from an earlier attempt, or a person's): record it.
+      std::string error;
+      if (auto existing = find_existing(false, &error)) return done(*existing);
+    }
+    return FromResponse(r, "open pull request " + head + " → " + base);
+  }();
+  // Also when the PR was found rather than opened: a crash may have come between the two writes,
+  // and asking the same person again is harmless.
+  if (d.outcome == Delivery::Outcome::kDone && p.contains("reviewers")) RequestReviewers(d.external_id, p["reviewers"]);
+  return d;
+}
+
+// The rule's approver is asked to review. A refusal here (a login that is not a collaborator, the
+// PR's own author, a typo in policy.yaml) does not fail the delivery: the PR exists and is the
+// Ticket's result, a retry would not make GitHub accept the login, and without the request the
+// approver still sees the PR in the discussion. The warning says why for whoever fixes the policy.
+void GitHubChannel::RequestReviewers(const std::string& number, const json& reviewers) {
+  json logins = json::array();
+  if (reviewers.is_array()) {
+    for (const json& r : reviewers)
+      if (r.is_string() && !r.get<std::string>().empty()) logins.push_back(r);
+  }
+  if (logins.size() != (reviewers.is_array() ? reviewers.size() : 1))
+    spdlog::warn("github pull request {}: reviewers must be a list of logins; requesting {} of them", number,
+                 logins.size());
+  if (logins.empty()) return;
+  ApiResponse r = client_->Send("POST", "/repos/" + repo_ + "/pulls/" + number + "/requested_reviewers",
+                                json{{"reviewers", logins}});
   if (r.ok()) {
-    Delivery d = done(r.body);
-    spdlog::info("github pull request opened number={} head={} base={}", d.external_id, head, base);
-    return d;
+    spdlog::info("github pull request {}: review requested from {}", number, logins.dump());
+  } else {
+    spdlog::warn("github pull request {}: could not request review from {}: {}", number, logins.dump(), r.error);
   }
-  if (r.status == 422 && r.error.find("already exists") != std::string::npos) {
-    // The branch already has an open PR (ours from an earlier attempt, or a person's): record it.
-    std::string error;
-    if (auto existing = find_existing(false, &error)) return done(*existing);
+}
+
+Delivery GitHubChannel::MergePullRequest(const Effect& effect) {
+  json_read::Fields f(effect.payload, "merge_pull_request");
+  const std::int64_t ticket = f.Int("ticket");
+  const std::int64_t number = f.Int("number");
+  const std::string head_sha = f.String("head_sha");
+  AutoMergeRule rule;
+  const std::int64_t max_lines = f.OptInt("max_changed_lines", rule.max_changed_lines);
+  const std::int64_t approvals = f.OptInt("required_approvals", rule.required_approvals);
+  rule.approver = f.OptString("approver");
+  if (!f.ok()) return Delivery::Failed(f.status().message());
+  // The same bounds as the policy's: an action built from anything else is a bug, not a wish.
+  if (ticket <= 0 || number <= 0) return Delivery::Failed("merge_pull_request: ticket and number must be positive");
+  if (max_lines < 1 || max_lines > 200)
+    return Delivery::Failed("merge_pull_request: max_changed_lines must be from 1 to 200");
+  if (approvals < 1 || approvals > 10)
+    return Delivery::Failed("merge_pull_request: required_approvals must be from 1 to 10");
+  rule.max_changed_lines = static_cast<int>(max_lines);
+  rule.required_approvals = static_cast<int>(approvals);
+
+  Client* merger = options_.merge_client != nullptr ? options_.merge_client : options_.merge_as_agent ? client_ : nullptr;
+  if (merger == nullptr)
+    return Delivery::Failed(
+        "auto-merge needs a merge account: set github.merge_token_env (the agent account never merges by default)");
+
+  const std::string what = "merge pull request #" + std::to_string(number);
+  const std::string path = "/repos/" + repo_ + "/pulls/" + std::to_string(number);
+  ApiResponse pr = client_->Get(path, CallOptions{0, 2});
+  if (!pr.ok()) return FromResponse(pr, what);
+  // Merged by us before the answer came back, or by a person: either way the work is done.
+  if (json_read::BoolOr(pr.body, "merged")) return Delivery::Done(json_read::StringOr(pr.body, "merge_commit_sha"));
+  // Every review, page by page until a page is not full. Not by the Link header: a page answered
+  // 304 brings back its cached Link, so the page that was last when the list was shorter would
+  // hide reviews added since — and a hidden "changes requested" must never let a merge through.
+  constexpr int kPerPage = 100, kMaxPages = 30;
+  json reviews = json::array();
+  for (int page = 1;; ++page) {
+    if (page > kMaxPages)
+      return Delivery::Failed(what + ": more than " + std::to_string(kPerPage * kMaxPages) +
+                              " reviews; a person merges this one");
+    ApiResponse r = client_->Get(path + "/reviews?per_page=" + std::to_string(kPerPage) + "&page=" + std::to_string(page),
+                                 CallOptions{0, 2});
+    if (!r.ok()) return FromResponse(r, what + ": reading its reviews");
+    if (!r.body.is_array())
+      return Delivery::Failed(what + ": reading its reviews: page " + std::to_string(page) + " is not a list");
+    for (const json& review : r.body) reviews.push_back(review);
+    if (r.body.size() < static_cast<std::size_t>(kPerPage)) break;
   }
-  return FromResponse(r, "open pull request " + head + " → " + base);
+  Result<PullFacts> facts = PullFactsFromJson(pr.body, reviews);
+  if (!facts.ok()) return Delivery::Failed(what + ": " + facts.status().message());
+  const std::string marker = ReceiptMarker("pr:ticket:" + std::to_string(ticket));
+  if (std::string refusal = AutoMergeRefusal(*facts, rule, head_sha, marker); !refusal.empty()) {
+    spdlog::info("github auto-merge refused pull={} ticket={}: {}", number, ticket, refusal);
+    return Delivery::Failed("auto-merge refused: " + refusal);
+  }
+  // Pinned to the head the guard saw: GitHub refuses (409) when a push came in between.
+  ApiResponse merged = merger->Send("PUT", path + "/merge", json{{"sha", head_sha}, {"merge_method", "squash"}});
+  if (merged.ok()) {
+    spdlog::info("github pull request merged number={} ticket={} head={}", number, ticket, head_sha);
+    return Delivery::Done(json_read::StringOr(merged.body, "sha"));
+  }
+  // 405 not mergeable (conflicts, failing required checks, branch protection), 409 head moved:
+  // GitHub's own words say which, and only a new action with a new head can change them.
+  if (merged.status == 405 || merged.status == 409) return Delivery::Failed(what + ": " + merged.error);
+  return FromResponse(merged, what);
 }
 
 }  // namespace superagent::github

@@ -28,7 +28,16 @@ Result<std::unique_ptr<Integration>> Integration::Create(IntegrationOptions opti
       },
       co);
   g->source_ = std::make_unique<Source>(engine, g->poll_client_.get(), clock, std::move(options.source));
-  g->channel_ = std::make_unique<GitHubChannel>(g->write_client_.get(), repo);
+  ChannelOptions channel_options;
+  channel_options.merge_as_agent = options.merge_as_agent;
+  if (!options.merge_token.empty()) {
+    // Auto-merge's own account (SPEC §6): a person's or merge bot's token, never the poller's.
+    co.token = options.merge_token;
+    co.cancel = nullptr;
+    g->merge_client_ = std::make_unique<Client>(g->http_.get(), clock, [](TimeMs) {}, co);
+    channel_options.merge_client = g->merge_client_.get();
+  }
+  g->channel_ = std::make_unique<GitHubChannel>(g->write_client_.get(), repo, channel_options);
   return g;
 }
 

@@ -1,0 +1,216 @@
+// The auto-merge guard (SPEC §6) on its own: every condition that refuses, the one case that
+// merges, and reading GitHub's answers into its facts without trusting their types.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "superagent/github.h"
+
+namespace superagent::github {
+namespace {
+
+using ::testing::HasSubstr;
+using nlohmann::json;
+
+const std::string kHead = "ec26c3e57ca3a959ca5aad62de7213c562f8c821";
+const std::string kOld = "34c5c7793cb3b279e22454cb6750c80560547b3a";
+const std::string kMarker = ReceiptMarker("pr:ticket:7");
+
+ReviewFact Review(const std::string& login, const std::string& state, const std::string& commit = kHead,
+                  bool bot = false) {
+  return ReviewFact{login, state, commit, bot};
+}
+
+// A PR the daemon opened for Ticket 7, small, approved by alice on the head: mergeable.
+PullFacts Mergeable() {
+  PullFacts p;
+  p.open = true;
+  p.draft = false;
+  p.author = "superagent-bot";
+  p.head_sha = kHead;
+  p.body = MessageText("Fixes the typo.", "pr:ticket:7");
+  p.additions = 3;
+  p.deletions = 1;
+  p.reviews = {Review("alice", "APPROVED")};
+  return p;
+}
+
+std::string Refusal(const PullFacts& p, AutoMergeRule rule = {}) { return AutoMergeRefusal(p, rule, kHead, kMarker); }
+
+TEST(AutoMergeGuard, AllowsAnOpenReadySmallPullRequestApprovedOnItsHead) {
+  EXPECT_EQ(Refusal(Mergeable()), "");
+  AutoMergeRule rule;
+  rule.approver = "ALICE";  // logins ignore case, as on GitHub
+  EXPECT_EQ(Refusal(Mergeable(), rule), "");
+}
+
+TEST(AutoMergeGuard, RefusesAClosedPullRequest) {
+  PullFacts p = Mergeable();
+  p.open = false;
+  EXPECT_EQ(Refusal(p), "the pull request is not open");
+}
+
+TEST(AutoMergeGuard, RefusesADraft) {
+  PullFacts p = Mergeable();
+  p.draft = true;
+  EXPECT_EQ(Refusal(p), "the pull request is a draft");
+}
+
+TEST(AutoMergeGuard, RefusesAPullRequestNotOpenedForThisTicket) {
+  PullFacts p = Mergeable();
+  p.body = MessageText("Fixes the typo.", "pr:ticket:8");  // another Ticket's
+  EXPECT_EQ(Refusal(p), "the pull request was not opened for this Ticket (its description lacks the Ticket's marker)");
+  p.body = "A person's PR that mentions pr:ticket:7 in plain text";
+  EXPECT_THAT(Refusal(p), HasSubstr("not opened for this Ticket"));
+  EXPECT_THAT(AutoMergeRefusal(Mergeable(), {}, kHead, ""), HasSubstr("not opened for this Ticket"))
+      << "an empty marker is found in every body; it must not open the door";
+}
+
+TEST(AutoMergeGuard, RefusesWhenANewVersionWasPushed) {
+  PullFacts p = Mergeable();
+  EXPECT_EQ(AutoMergeRefusal(p, {}, kOld, kMarker),
+            "a new version was pushed: the head is ec26c3e57ca3, the approved version was 34c5c7793cb3");
+  EXPECT_EQ(AutoMergeRefusal(p, {}, "", kMarker), "no head commit was named to merge");
+}
+
+TEST(AutoMergeGuard, RefusesAChangeOfTheLimitOrMore) {
+  PullFacts p = Mergeable();
+  p.additions = 150;
+  p.deletions = 49;
+  EXPECT_EQ(Refusal(p), "") << "199 changed lines is under 200";
+  p.deletions = 50;
+  EXPECT_EQ(Refusal(p), "the change is too large to merge without a person: 150 additions + 50 deletions, the limit "
+                        "is under 200");
+  AutoMergeRule tight;
+  tight.max_changed_lines = 4;
+  EXPECT_THAT(Refusal(Mergeable(), tight), HasSubstr("3 additions + 1 deletions, the limit is under 4"));
+  p.additions = 2'000'000'000;
+  p.deletions = 2'000'000'000;
+  EXPECT_THAT(Refusal(p), HasSubstr("too large")) << "no overflow";
+  p.additions = -5;
+  p.deletions = 0;
+  EXPECT_THAT(Refusal(p), HasSubstr("too large")) << "nonsense counts never merge";
+}
+
+TEST(AutoMergeGuard, RefusesWithoutEnoughApprovalsOfTheHead) {
+  PullFacts p = Mergeable();
+  p.reviews = {};
+  EXPECT_EQ(Refusal(p), "the head commit ec26c3e57ca3 has 0 approvals by people other than its author; 1 required");
+  // An approval of an older commit does not cover the head.
+  p.reviews = {Review("alice", "APPROVED", kOld)};
+  EXPECT_THAT(Refusal(p), HasSubstr("has 0 approvals"));
+  // Two approvals needed; the same person approving twice is one.
+  AutoMergeRule two;
+  two.required_approvals = 2;
+  p.reviews = {Review("alice", "APPROVED"), Review("Alice", "APPROVED")};
+  EXPECT_EQ(Refusal(p, two), "the head commit ec26c3e57ca3 has 1 approval by people other than its author; 2 required");
+  p.reviews.push_back(Review("bob", "APPROVED"));
+  EXPECT_EQ(Refusal(p, two), "");
+}
+
+TEST(AutoMergeGuard, OnlyEachPersonsLatestDecisiveReviewCounts) {
+  PullFacts p = Mergeable();
+  p.reviews = {Review("alice", "APPROVED"), Review("alice", "CHANGES_REQUESTED")};
+  EXPECT_THAT(Refusal(p), HasSubstr("has 0 approvals"));
+  p.reviews = {Review("alice", "CHANGES_REQUESTED"), Review("alice", "APPROVED")};
+  EXPECT_EQ(Refusal(p), "");
+  p.reviews = {Review("alice", "APPROVED"), Review("alice", "DISMISSED")};
+  EXPECT_THAT(Refusal(p), HasSubstr("has 0 approvals"));
+  // A comment after an approval leaves it standing, as on GitHub; so does an unsent draft review.
+  p.reviews = {Review("alice", "APPROVED"), Review("alice", "COMMENTED"), Review("alice", "PENDING")};
+  EXPECT_EQ(Refusal(p), "");
+  // A state nobody knows withdraws the approval: unsure means no.
+  p.reviews = {Review("alice", "APPROVED"), Review("alice", "UNREADABLE")};
+  EXPECT_THAT(Refusal(p), HasSubstr("has 0 approvals"));
+}
+
+TEST(AutoMergeGuard, BotsAndTheAuthorDoNotApprove) {
+  PullFacts p = Mergeable();
+  p.reviews = {Review("renovate[bot]", "APPROVED", kHead, true), Review("helper", "APPROVED", kHead, true),
+               Review("superagent-bot", "APPROVED"), Review("SuperAgent-Bot", "APPROVED")};
+  EXPECT_THAT(Refusal(p), HasSubstr("has 0 approvals"));
+}
+
+TEST(AutoMergeGuard, RefusesWhenTheRulesApproverHasNotApproved) {
+  PullFacts p = Mergeable();
+  AutoMergeRule rule;
+  rule.approver = "张伟";
+  EXPECT_EQ(Refusal(p, rule), "the rule's approver 张伟 has not approved the head commit ec26c3e57ca3");
+  p.reviews.push_back(Review("张伟", "APPROVED", kOld));
+  EXPECT_THAT(Refusal(p, rule), HasSubstr("approver 张伟 has not approved"));
+  p.reviews.push_back(Review("张伟", "APPROVED"));
+  EXPECT_EQ(Refusal(p, rule), "");
+}
+
+// --- GitHub's answers → facts
+
+json Pull() {
+  return json{{"state", "open"},
+              {"draft", false},
+              {"merged", false},
+              {"user", {{"login", "superagent-bot"}, {"type", "User"}}},
+              {"head", {{"sha", kHead}, {"ref", "superagent/ticket-7"}}},
+              {"body", MessageText("x", "pr:ticket:7")},
+              {"additions", 3},
+              {"deletions", 1}};
+}
+
+TEST(AutoMergeFacts, ReadsThePullRequestAndItsReviews) {
+  json reviews = json::array({
+      {{"user", {{"login", "alice"}, {"type", "User"}}}, {"state", "APPROVED"}, {"commit_id", kHead}},
+      {{"user", {{"login", "dependabot[bot]"}, {"type", "Bot"}}}, {"state", "approved"}, {"commit_id", kHead}},
+      {{"user", {{"login", "ci-helper[bot]"}, {"type", "User"}}}, {"state", "APPROVED"}, {"commit_id", kHead}},
+  });
+  Result<PullFacts> f = PullFactsFromJson(Pull(), reviews);
+  ASSERT_TRUE(f.ok()) << f.status().ToString();
+  EXPECT_TRUE(f->open);
+  EXPECT_FALSE(f->draft);
+  EXPECT_EQ(f->author, "superagent-bot");
+  EXPECT_EQ(f->head_sha, kHead);
+  EXPECT_EQ(f->additions, 3);
+  ASSERT_EQ(f->reviews.size(), 3u);
+  EXPECT_FALSE(f->reviews[0].bot);
+  EXPECT_TRUE(f->reviews[1].bot);
+  EXPECT_EQ(f->reviews[1].state, "APPROVED") << "one vocabulary whatever the casing";
+  EXPECT_TRUE(f->reviews[2].bot) << "a [bot] login is a bot whatever its type says";
+  EXPECT_EQ(AutoMergeRefusal(*f, {}, kHead, kMarker), "");
+}
+
+TEST(AutoMergeFacts, WrongTypesInThePullRequestAreNamed) {
+  json p = Pull();
+  p["additions"] = "3";
+  Result<PullFacts> f = PullFactsFromJson(p, json::array());
+  ASSERT_FALSE(f.ok());
+  EXPECT_EQ(f.status().message(), "pull request: field \"additions\": expected integer, got string");
+  p = Pull();
+  p["head"] = nullptr;
+  EXPECT_EQ(PullFactsFromJson(p, json::array()).status().message(),
+            "pull request: field \"head\": expected object, got null");
+  EXPECT_FALSE(PullFactsFromJson(json::array(), json::array()).ok());
+  EXPECT_THAT(PullFactsFromJson(Pull(), json{{"reviews", 1}}).status().message(),
+              HasSubstr("reviews: expected a list, got object"));
+}
+
+TEST(AutoMergeFacts, HostileReviewsNeverApprove) {
+  json reviews = json::array({
+      42,
+      "APPROVED",
+      nullptr,
+      {{"user", nullptr}, {"state", "APPROVED"}, {"commit_id", kHead}},
+      {{"user", {{"login", 7}}}, {"state", "APPROVED"}, {"commit_id", kHead}},
+      {{"user", {{"login", "mallory"}}}, {"state", "APPROVED"}, {"commit_id", 12345}},
+      {{"user", {{"login", "eve"}}}, {"state", {"APPROVED"}}, {"commit_id", kHead}},
+      {{"user", {{"login", "\xff\xfe"}}}, {"state", "APPROVED"}, {"commit_id", kHead + "\xff"}},
+  });
+  Result<PullFacts> f = PullFactsFromJson(Pull(), reviews);
+  ASSERT_TRUE(f.ok()) << f.status().ToString();
+  EXPECT_THAT(AutoMergeRefusal(*f, {}, kHead, kMarker), HasSubstr("has 0 approvals"));
+  // A review whose state cannot be read withdraws that person's earlier approval.
+  json later = json::array({{{"user", {{"login", "alice"}}}, {"state", "APPROVED"}, {"commit_id", kHead}},
+                            {{"user", {{"login", "alice"}}}, {"state", 1}, {"commit_id", kHead}}});
+  f = PullFactsFromJson(Pull(), later);
+  ASSERT_TRUE(f.ok());
+  EXPECT_THAT(AutoMergeRefusal(*f, {}, kHead, kMarker), HasSubstr("has 0 approvals"));
+}
+
+}  // namespace
+}  // namespace superagent::github
