@@ -238,6 +238,60 @@ TEST_F(EnginePullsTest, AReviewRulesApproverIsAskedToReviewThePullRequest) {
   EXPECT_TRUE(seen);
 }
 
+TEST_F(EnginePullsTest, AnApprovalOfAReadyRulesPullRequestAsksTheAutoMergeGuardOncePerHead) {
+  Open(MakePolicy("auto", "instructions: Keep the change to the text in question.=>"
+                          "instructions: Keep the change to the text in question.\n    approver: carol\n"
+                          "    auto_merge: {enabled: true, max_changed_lines: 50}"));
+  Receive(Comment("c1", "alice", false, "There is a typo in the README: teh → the"));
+  assessor_.answers.push_back(ScriptedAssessor::Accept());
+  ASSERT_EQ(Drain(), 1);
+  const TicketId t = Ok(engine_->Explain("c1"))["ticket_created"]["id"];
+  ReadyTurn(t, true);
+  DeliverDue(Sent);
+  DeliverDue(Sent);
+  auto approval = [&](const std::string& id, const std::string& who, const std::string& sha, bool human = true) {
+    Trigger r = Comment(id, who, false, "LGTM", 1, human);
+    r.threads = {"github:pull:42"};
+    r.channel = "github:pull:42";
+    r.meta = {{"type", "review"}, {"state", "approved"}, {"commit_id", sha}};
+    return r;
+  };
+  Receive(approval("rv1", "dependabot[bot]", "abc", /*human=*/false));
+  EXPECT_TRUE(Ok(engine_->ClaimDueEffects(10)).empty()) << "a bot's approval asks for nothing";
+
+  Receive(approval("rv2", "carol", "abc"));
+  Receive(approval("rv3", "bob", "abc"));  // the same head: still one attempt
+  auto claimed = DeliverDue([](const ClaimedEffect&) { return Delivery::Failed("auto-merge refused: needs 2 approvals"); });
+  ASSERT_EQ(claimed.size(), 1u);
+  EXPECT_EQ(claimed[0].effect.kind, "merge_pull_request");
+  EXPECT_EQ(claimed[0].effect.payload["number"], 42);
+  EXPECT_EQ(claimed[0].effect.payload["head_sha"], "abc");
+  EXPECT_EQ(claimed[0].effect.payload["max_changed_lines"], 50);
+  EXPECT_EQ(claimed[0].effect.payload["approver"], "carol");
+  EXPECT_TRUE(Ok(engine_->SystemProblems()).empty()) << "a refusal is the guard's decision, not a failing peer";
+  EXPECT_EQ(engine_->GetTicket(t)->stage, Stage::kReady);
+
+  // A new head approved: a new attempt, which merges; the Ticket ends.
+  Receive(approval("rv4", "carol", "def"));
+  claimed = DeliverDue([](const ClaimedEffect&) { return Delivery::Done("merge-sha"); });
+  ASSERT_EQ(claimed.size(), 1u);
+  EXPECT_EQ(engine_->GetTicket(t)->end_reason, "pull request #42 merged by the auto-merge guard");
+  EXPECT_EQ(Ok(engine_->TicketPulls(t))[0].state, "merged");
+}
+
+TEST_F(EnginePullsTest, AnExplicitRequestsPullRequestIsNeverAutoMerged) {
+  Open(MakePolicy("auto", "instructions: Keep the change to the text in question.=>"
+                          "instructions: Keep the change to the text in question.\n    auto_merge: {enabled: true}"));
+  TicketId t = TicketWithPull();
+  Trigger r = Comment("rv1", "bob", false, "LGTM");
+  r.threads = {"github:pull:42"};
+  r.channel = "github:pull:42";
+  r.meta = {{"type", "review"}, {"state", "approved"}, {"commit_id", "abc"}};
+  Receive(r);
+  for (const ClaimedEffect& c : Ok(engine_->ClaimDueEffects(10))) EXPECT_NE(c.effect.kind, "merge_pull_request");
+  EXPECT_EQ(engine_->GetTicket(t)->stage, Stage::kReady) << "a person merges what a person asked for";
+}
+
 TEST_F(EnginePullsTest, AReviewsBurstOfCommentsIsOneTurn) {
   options_.follow_up_settle_ms = 3000;
   Open(MakePolicy("observe"));

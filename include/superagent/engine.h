@@ -496,6 +496,10 @@ class Engine {
   // spent; merged/closed → the Ticket ends); false when the Trigger is an ordinary one.
   Result<bool> RouteOnPullLocked(Ticket* tk, const Trigger& t, const std::function<Status(const char* state)>& deliver,
                                  TimeMs now);
+  // An approval arrived on `pull` at `head_sha`: when the Ticket is ready and one of its rules
+  // allows auto-merge (policy now), a merge_pull_request action is enqueued, one per head commit;
+  // the GitHub channel's guard (AutoMergeRefusal) decides at delivery with fresh facts.
+  Status AutoMergeLocked(const Ticket& tk, const TicketPull& pull, const std::string& head_sha, TimeMs now);
   // An answer to `asked` arrived: what code does with it besides the worker (a "ci_fix" question
   // answered "Try again" gives the Ticket's PRs a fresh set of fix attempts).
   Status AnsweredLocked(TicketId ticket, const HumanAction& asked, const nlohmann::json& answer, TimeMs now);

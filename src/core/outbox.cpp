@@ -165,8 +165,12 @@ Status Engine::RecordDelivery(std::int64_t effect_id, const Delivery& d, TimeMs 
       RETURN_IF_ERROR(store_->FinishEffect(effect_id, "failed", d.error, ""));
       RETURN_IF_ERROR(PullDeliveredLocked(row->kind, payload, d, now));
       if (receipt) RETURN_IF_ERROR(store_->SetReceiptStatus(receipt->id, "failed", "", now));
-      auto n = store_->CountFailure(problem, row->kind + " on " + platform + " failed: " + d.error, now);
-      if (!n.ok()) return n.status();
+      // The auto-merge guard refusing is a decision, not a failing peer: no system problem.
+      const bool refused = row->kind == "merge_pull_request" && d.error.rfind("auto-merge refused", 0) == 0;
+      if (!refused) {
+        auto n = store_->CountFailure(problem, row->kind + " on " + platform + " failed: " + d.error, now);
+        if (!n.ok()) return n.status();
+      }
       RETURN_IF_ERROR(ClearedLocked(kQuarantineEffect, item));  // ended: nothing left to set aside
       break;
     }

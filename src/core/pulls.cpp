@@ -47,13 +47,65 @@ Result<std::vector<TicketPull>> Engine::TicketPulls(TicketId ticket) {
   return store_->TicketPulls(ticket);
 }
 
+Status Engine::AutoMergeLocked(const Ticket& tk, const TicketPull& pull, const std::string& head_sha, TimeMs now) {
+  // SPEC §6: only ready work, and only under a rule that allows it now (the policy may have changed).
+  if (tk.stage != Stage::kReady || head_sha.empty()) return Status::Ok();
+  ASSIGN_OR_RETURN(auto mandate, store_->MandateForTicket(tk.id));
+  if (!mandate || !mandate->ended_as.empty()) return Status::Ok();
+  const Rule* rule = nullptr;
+  for (const std::string& name : mandate->matched_rules)
+    if (const Rule* r = policy_.FindRule(name); r && r->enabled && r->auto_merge.enabled) {
+      rule = r;
+      break;
+    }
+  if (rule == nullptr) return Status::Ok();
+  // One attempt per head commit: a new push is a new version that needs its own approval.
+  json payload{{"channel", "github:repo"},
+               {"idempotency_key", "merge:ticket:" + Num(tk.id) + ":" + head_sha},
+               {"ticket", tk.id},
+               {"number", pull.number},
+               {"head_sha", head_sha},
+               {"max_changed_lines", rule->auto_merge.max_changed_lines},
+               {"required_approvals", rule->auto_merge.required_approvals}};
+  if (!rule->approver.empty()) payload["approver"] = rule->approver;
+  RETURN_IF_ERROR(EnqueueActionLocked("merge_pull_request", payload, now));
+  RETURN_IF_ERROR(store_->InsertTicketEvent(tk.id, now, tk.stage, tk.stage,
+                                            "auto-merge of #" + Num(pull.number) + " asked (rule " + rule->name + ")"));
+  spdlog::info("auto-merge asked ticket={} number={} rule={} head={}", tk.id, pull.number, rule->name, head_sha);
+  return Status::Ok();
+}
+
 Status Engine::PullDeliveredLocked(const std::string& kind, const json& payload, const Delivery& d, TimeMs now) {
-  if (kind != "open_pull_request" || !payload.is_object()) return Status::Ok();
+  if ((kind != "open_pull_request" && kind != "merge_pull_request") || !payload.is_object()) return Status::Ok();
   auto ticket_it = payload.find("ticket");
   if (ticket_it == payload.end() || !ticket_it->is_number_integer()) return Status::Ok();
   const TicketId ticket = ticket_it->get<TicketId>();
   ASSIGN_OR_RETURN(auto tk, store_->GetTicket(ticket));
   if (!tk) return Status::Ok();
+  if (kind == "merge_pull_request") {
+    auto number_it = payload.find("number");
+    const std::int64_t number = number_it != payload.end() && number_it->is_number_integer() ? number_it->get<std::int64_t>() : 0;
+    if (d.outcome == Delivery::Outcome::kFailed) {
+      // A refusal is the guard doing its work, recorded on the Ticket; a person merges.
+      return store_->InsertTicketEvent(ticket, now, tk->stage, tk->stage, text::Cut(d.error, 300));
+    }
+    if (d.outcome != Delivery::Outcome::kDone) return Status::Ok();
+    ASSIGN_OR_RETURN(auto pulls, store_->TicketPulls(ticket));
+    for (TicketPull& p : pulls) {
+      if (p.number != number || p.state != "open") continue;
+      p.state = "merged";
+      p.updated_at = now;
+      RETURN_IF_ERROR(store_->UpdateTicketPull(p));
+    }
+    // The merge may be the agent's own (merge_as_agent), which the Source never reads back.
+    if (tk->open()) {
+      tk->end_reason = "pull request #" + Num(number) + " merged by the auto-merge guard";
+      RETURN_IF_ERROR(ChangeStage(store_.get(), &*tk, Stage::kEnded, StageCause::kEnded, tk->end_reason, now));
+      RETURN_IF_ERROR(store_->EndAssignments(ticket, now));
+      spdlog::info("ticket ended id={} reason=\"{}\"", ticket, tk->end_reason);
+    }
+    return Status::Ok();
+  }
 
   std::string line;
   if (d.outcome == Delivery::Outcome::kDone) {
@@ -132,6 +184,10 @@ Result<bool> Engine::RouteOnPullLocked(Ticket* tk, const Trigger& t,
     }
     return true;
   }
+  // An approval of a ready Ticket's PR whose rule allows auto-merge: the guard decides at delivery.
+  if (MetaString(t, "type") == "review" && MetaString(t, "state") == "approved" && t.human && tk->open() &&
+      pull->state == "open")
+    RETURN_IF_ERROR(AutoMergeLocked(*tk, *pull, MetaString(t, "commit_id"), now));
   if (t.scope != "ci") return false;  // reviews and comments: ordinary messages to the Ticket
   if (!tk->open()) return true;       // CI never wakes an ended Ticket (SPEC §4.5)
   const std::string conclusion = MetaString(t, "conclusion"), sha = MetaString(t, "head_sha");
