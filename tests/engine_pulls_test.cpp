@@ -115,6 +115,10 @@ TEST_F(EnginePullsTest, TheResultWaitsForItsPullRequestAndLinksIt) {
   ASSERT_EQ(tracked.size(), 1u);
   EXPECT_EQ(tracked[0].ticket, t);
   EXPECT_EQ(engine_->GetTicket(t)->stage, Stage::kReady);
+  const json shown = Ok(engine_->Explain("c1"))["ticket_created"]["pull_requests"];
+  ASSERT_EQ(shown.size(), 1u) << shown.dump();
+  EXPECT_EQ(shown[0]["url"], "https://github.com/o/r/pull/42");
+  EXPECT_EQ(shown[0]["state"], "open");
 }
 
 TEST_F(EnginePullsTest, APullRequestThatCouldNotBeOpenedIsSaidInTheResult) {

@@ -311,6 +311,9 @@ function renderTickets() {
       el('span', { class: `stage ${t.stage}`, text: stageLabel(t.stage) }),
       el('span', { class: 'ticket-scope', text: t.scope }),
       t.budget ? el('span', { class: 'ticket-budget muted', title: 'spent / budget', text: budgetLine(t.budget) }) : '',
+      // Its pull requests, followed until merged or closed (issue 22).
+      ...(t.pull_requests || []).map((p) =>
+        el('span', { class: `ticket-pull ${p.state}`, title: p.url || '', text: `PR #${p.number} ${p.state}` })),
       el('span', { class: 'ticket-when' }, when(t.updated_at)));
     const li = el('li', { 'data-ticket': t.id, 'data-stage': t.stage }, head);
     if (open && detail) li.append(detail);

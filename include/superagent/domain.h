@@ -112,6 +112,10 @@ struct TicketPull {
   TimeMs updated_at = 0;
 };
 
+// The one rendering of a TicketPull, for `explain` and the panel: {number, url, head_branch,
+// state, ci_fix_attempts, created_at, updated_at}.
+nlohmann::json TicketPullJson(const TicketPull& p);
+
 struct Decision {
   std::int64_t id = 0;
   EvalId eval = 0;

@@ -67,6 +67,7 @@ struct TicketRow {
   // Spend against the Mandate's budget (issue 22), none when the Mandate has no budget. Views
   // keep no clock: time working now is counted up to its last stage change (`working_since`).
   std::optional<BudgetStatus> budget;
+  std::vector<TicketPull> pulls;  // pull requests opened for it (issue 22)
 };
 
 // Something that reached a Ticket, with the message itself when it was a Trigger.

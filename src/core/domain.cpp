@@ -101,4 +101,14 @@ bool ParseHandbackKind(const std::string& text, HandbackKind* out) {
   return ParseByName(text, kAll, HandbackKindName, out);
 }
 
+nlohmann::json TicketPullJson(const TicketPull& p) {
+  return nlohmann::json{{"number", p.number},
+                        {"url", p.url},
+                        {"head_branch", p.head_branch},
+                        {"state", p.state},
+                        {"ci_fix_attempts", p.ci_fix_attempts},
+                        {"created_at", FormatTime(p.created_at)},
+                        {"updated_at", FormatTime(p.updated_at)}};
+}
+
 }  // namespace superagent

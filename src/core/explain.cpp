@@ -106,6 +106,10 @@ Result<json> Engine::Explain(const std::string& id_or_url) {
       const TimeMs now = clock_->NowMs();
       c["budget"] = BudgetStatusJson(ComputeBudgetStatus(*m->budget, events, spend, now), now);
     }
+    json pulls = json::array();
+    ASSIGN_OR_RETURN(auto created_pulls, store_->TicketPulls(*created));
+    for (const TicketPull& p : created_pulls) pulls.push_back(TicketPullJson(p));
+    c["pull_requests"] = pulls;
     json assignments = json::array();
     ASSIGN_OR_RETURN(auto created_assignments, store_->AssignmentsFor(*created));
     for (const Assignment& a : created_assignments)

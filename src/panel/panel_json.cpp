@@ -52,6 +52,9 @@ json TicketRowJson(const TicketRow& row) {
   j["stoppable"] = row.mandate && row.mandate->mandate.ended_as.empty();
   // Spend against budget (issue 22); null when the Mandate has none.
   j["budget"] = row.budget ? BudgetStatusJson(*row.budget, row.budget->spent.working_since.value_or(0)) : json(nullptr);
+  json pulls = json::array();
+  for (const TicketPull& p : row.pulls) pulls.push_back(TicketPullJson(p));
+  j["pull_requests"] = pulls;
   return j;
 }
 

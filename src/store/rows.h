@@ -51,6 +51,8 @@ QuarantineItem ReadQuarantine(Stmt& s);
 
 // A Ticket's spend and its budget events (store_budget.cpp), for the Engine and the views alike.
 Result<BudgetSpend> ReadBudgetSpend(Db& db, TicketId ticket);
+// The pull requests opened for `ticket`, oldest first (store_pulls.cpp; the Store and Views both read them).
+Result<std::vector<TicketPull>> ReadTicketPulls(Db& db, TicketId ticket);
 Result<std::vector<BudgetEvent>> ReadBudgetEvents(Db& db, TicketId ticket);
 
 }  // namespace superagent::store

@@ -46,11 +46,13 @@ Status Store::InsertTicketPull(const TicketPull& p) {
       .Run();
 }
 
-Result<std::vector<TicketPull>> Store::TicketPulls(TicketId ticket) {
-  Stmt s = db_.Prepare("SELECT " PULL_COLUMNS " FROM ticket_pulls WHERE ticket_id = ? ORDER BY created_at, number");
+Result<std::vector<TicketPull>> ReadTicketPulls(Db& db, TicketId ticket) {
+  Stmt s = db.Prepare("SELECT " PULL_COLUMNS " FROM ticket_pulls WHERE ticket_id = ? ORDER BY created_at, number");
   s.Bind(1, ticket);
   return ReadPulls(s);
 }
+
+Result<std::vector<TicketPull>> Store::TicketPulls(TicketId ticket) { return ReadTicketPulls(db_, ticket); }
 
 Result<std::vector<TicketPull>> Store::OpenTicketPulls() {
   Stmt s = db_.Prepare(

@@ -115,6 +115,7 @@ Result<TicketRow> Views::RowOf(const Ticket& t) {
     ASSIGN_OR_RETURN(auto events, store::ReadBudgetEvents(*db_, t.id));
     row.budget = ComputeBudgetStatus(*row.mandate->mandate.budget, events, spend, spend.working_since.value_or(0));
   }
+  ASSIGN_OR_RETURN(row.pulls, store::ReadTicketPulls(*db_, t.id));
   return row;
 }
 
