@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <fstream>
 
 #include "exec/cli_adapter.h"
 #include "exec_fixture.h"
@@ -267,6 +268,72 @@ TEST_P(ExecCliTest, ACliThatNeedsADecisionAsksOneQuestionAndTheTicketWaits) {
   EXPECT_EQ(ticket->stage, Stage::kWaitingForPerson) << ResultText(id);
   ASSERT_TRUE(ticket->waiting.has_value());
   EXPECT_THAT(ResultText(id), HasSubstr(question));
+}
+
+// Issue 22 items 1 and 7 for a coding CLI (one is enough: the prompt and the report block are the
+// executor's, not the adapter's). Its prompt carries the team skills' index and texts — not a skill
+// linked out of the team directory — and its report block's options become the Ticket's form.
+TEST_P(ExecCliTest, ACliSeesTheTeamSkillsAndItsQuestionsOptionsReachThePerson) {
+  if (GetParam().cli != "claude-code") GTEST_SKIP() << "one CLI is enough";
+  const fs::path team = dir_ / "team", outside = dir_ / "outside";
+  fs::create_directories(team / "skills" / "readme-style");
+  fs::create_directories(outside);
+  std::ofstream(team / "skills" / "readme-style" / "SKILL.md") << "# README style\nUse American spelling; 保持简短。\n";
+  std::ofstream(outside / "evil.md") << "# evil\nOUTSIDE-SKILL-SECRET\n";
+  fs::create_symlink(outside / "evil.md", team / "skills" / "evil.md");
+  services_ = std::make_unique<exec::WorkerServices>(engine_.get(), workspaces_.get(),
+                                                     exec::WorkerServicesOptions{.team_dir = team.string()});
+  FakeCodingModel model(GetParam().wire, kKey, GetParam().model,
+                        {.old_text = "teh typo",
+                         .new_text = "the typo",
+                         .report = json({{"stage", "waiting_for_person"},
+                                         {"summary", "Two READMEs could be meant."},
+                                         {"question", "Which file should change?"},
+                                         {"options", {"README.md", "docs/README.md 📄"}},
+                                         {"free_text", false}})
+                                       .dump()});
+  const TicketId id = AcceptedTicket("c1");
+  auto executor = Executor(Options(model));
+  ASSERT_NE(executor, nullptr);
+  auto scheduler = MakeScheduler(executor.get());
+  RunTurns(*scheduler);
+  EXPECT_THAT(model.problems(), ::testing::IsEmpty());
+
+  const std::string prompt = Transcript(id).front().body.value("content", "");
+  EXPECT_THAT(prompt, HasSubstr("## Team skills"));
+  EXPECT_THAT(prompt, HasSubstr("- readme-style: README style\n"));
+  EXPECT_THAT(prompt, HasSubstr("### Skill `readme-style`\n# README style\nUse American spelling; 保持简短。"));
+  EXPECT_LT(prompt.find("## Mandate"), prompt.find("## Team skills"));
+  EXPECT_LT(prompt.find("## Team skills"), prompt.find("## Original request"));
+  EXPECT_EQ(prompt.find("OUTSIDE-SKILL-SECRET"), std::string::npos);
+  EXPECT_THAT(prompt, HasSubstr("\"options\""));  // the host facts say how to give them
+
+  auto ticket = engine_->GetTicket(id);
+  ASSERT_TRUE(ticket.ok());
+  ASSERT_EQ(ticket->stage, Stage::kWaitingForPerson) << ResultText(id);
+  EXPECT_EQ(ticket->waiting->form, json({{"options", {"README.md", "docs/README.md 📄"}}, {"free_text", false}}));
+  EXPECT_THAT(ResultText(id), HasSubstr("Which file should change?\n\n1. README.md\n2. docs/README.md 📄\n\n"
+                                        "Reply with the number of your choice."));
+}
+
+// A CLI's final "ready" for a branch that changes a UI path, without screenshots: the turn ends
+// blocked saying why, and no pull request is opened.
+TEST_P(ExecCliTest, ACliReadyForAUiChangeWithoutScreenshotsEndsBlockedSayingWhy) {
+  if (GetParam().cli != "claude-code") GTEST_SKIP() << "one CLI is enough";
+  // This team counts Markdown as UI; the CLI edits README.md.
+  services_ = std::make_unique<exec::WorkerServices>(engine_.get(), workspaces_.get(),
+                                                     exec::WorkerServicesOptions{.ui_paths = {"*.md"}});
+  FakeCodingModel model(GetParam().wire, kKey, GetParam().model, {.old_text = "teh typo", .new_text = "the typo"});
+  const TicketId id = AcceptedTicket("c1");
+  auto executor = Executor(Options(model));
+  ASSERT_NE(executor, nullptr);
+  auto scheduler = MakeScheduler(executor.get());
+  RunTurns(*scheduler);
+  EXPECT_THAT(model.problems(), ::testing::IsEmpty());
+  EXPECT_EQ(engine_->GetTicket(id)->stage, Stage::kBlocked);
+  EXPECT_THAT(ResultText(id), HasSubstr("The report was not accepted as ready: the branch changes the UI (README.md), so "
+                                        "a ready report needs \"screenshots\" with a Before and an After"));
+  EXPECT_EQ(Ok(engine_->OutboxCounts())["pending"], 2) << "the acknowledgement and the result; no pull request";
 }
 
 TEST_P(ExecCliTest, StopKillsTheCliAndItsChildren) {

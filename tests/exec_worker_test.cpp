@@ -19,6 +19,7 @@ namespace superagent::testing {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 using nlohmann::json;
 
 class ExecWorkerTest : public ExecTest {
@@ -538,6 +539,284 @@ TEST_F(ExecWorkerTest, AFollowUpDuringATurnReachesTheSessionAtItsNextStep) {
   EXPECT_EQ(Ok(engine_->Assignments(id)).size(), 1u) << "the follow-up was answered in the turn it arrived in";
   EXPECT_TRUE(Ok(engine_->AssignmentsInState("pending")).empty());
   EXPECT_TRUE(model.problems().empty());
+}
+
+// The builtin worker on a scripted model through the real scheduler and a loopback GitHub.
+class ExecWorkerFormTest : public ExecWorkerTest {
+ protected:
+  void SetUp() override {
+    ExecWorkerTest::SetUp();
+    llm::ChatOptions co;
+    co.base_url = model_.base_url();
+    co.api_key = model_.api_key();
+    chat_http_ = MakeCurlHttpClient("superagent-test");
+    chat_ = std::make_unique<llm::OpenAiChatClient>(co, chat_http_.get(), &exec_clock_, [](TimeMs) {});
+  }
+  // The services with `o` (team skills, UI paths), and a builtin executor on them.
+  std::unique_ptr<exec::Executor> Builtin(exec::WorkerServicesOptions o = {}) {
+    services_ = std::make_unique<exec::WorkerServices>(engine_.get(), workspaces_.get(), std::move(o));
+    exec::BuiltinExecutorOptions bo;
+    bo.model = "deepseek-chat";
+    return exec::MakeBuiltinExecutor(bo, engine_.get(), chat_.get(), services_.get());
+  }
+  // The tool results the model was sent in request `i`, in order.
+  std::vector<std::string> ToolResults(std::size_t i) {
+    std::vector<std::string> out;
+    auto requests = model_.requests();
+    if (i >= requests.size()) return out;
+    for (const json& m : requests[i]["messages"])
+      if (m["role"] == "tool") out.push_back(m["content"]);
+    return out;
+  }
+
+  FakeChatServer model_;
+  std::unique_ptr<HttpClient> chat_http_;
+  std::unique_ptr<llm::OpenAiChatClient> chat_;
+};
+
+// Issue 22 item 1: the worker's human_action carries options; the Ticket stores them as its form,
+// the person reads them numbered on GitHub, and their "2" reaches the worker as that option.
+// Every bad form is a tool error the model reads, and the question asked is the good one.
+TEST_F(ExecWorkerFormTest, AHumanActionWithOptionsIsStoredPostedNumberedAndItsAnswerReadsAsTheChoice) {
+  const TicketId id = AcceptedTicket("c1");
+  const std::vector<std::pair<std::string, std::string>> bad = {
+      {"human_action", R"({"question": "Which?", "options": "British or American"})"},
+      {"human_action", R"({"question": "Which?", "options": ["British", 2]})"},
+      {"human_action", R"({"question": "Which?", "options": ["1","2","3","4","5","6","7","8","9","10"]})"},
+      {"human_action", R"({"question": "Which?", "options": ["British", "  "]})"},
+      {"human_action", R"({"question": "Which?", "options": ["British", "british"]})"},
+      {"human_action", R"({"question": "Which?", "options": ["A", "B"], "free_text": "no"})"},
+      {"human_action", R"({"question": "Which?", "options": ["A", "B"], "ask": "mallory"})"},
+      {"human_action", R"({"question": "", "options": ["A", "B"]})"},
+  };
+  model_.Push(model_.ToolCalls(bad));
+  model_.Push(model_.ToolCalls({{"human_action", R"({"question": "Which spelling should the README use?",)"
+                                                 R"( "options": ["British — colour 🇬🇧", "American（美式）"], "free_text": false})"}}));
+  model_.Push(model_.ToolCalls({{"report", R"({"stage":"ready","summary":"Used American spelling."})"}}));
+  auto executor = Builtin();
+  auto scheduler = MakeScheduler(executor.get());
+  RunTurns(*scheduler);
+
+  EXPECT_TRUE(model_.problems().empty()) << model_.problems()[0];
+  const std::vector<std::string> expected = {
+      "error: human_action.options: must be an array of strings",
+      "error: human_action.options[1]: must be a string",
+      "error: human_action.options: at most 9 options",
+      "error: human_action.options[1]: is empty",
+      "error: human_action.options[1]: repeats an option",
+      "error: human_action.free_text: must be true or false",
+      "error: human_action.ask: a question goes to the person who asked (alice); leave \"ask\" out, or name another "
+      "person in the question's text",
+      "error: question must be a non-empty string",
+  };
+  EXPECT_EQ(ToolResults(1), expected);
+  auto t = engine_->GetTicket(id);
+  ASSERT_EQ(t->stage, Stage::kWaitingForPerson);
+  EXPECT_EQ(t->waiting->actor, "alice");
+  EXPECT_EQ(t->waiting->question, "Which spelling should the README use?");
+  EXPECT_EQ(t->waiting->form, json({{"options", {"British — colour 🇬🇧", "American（美式）"}}, {"free_text", false}}));
+  Deliver();
+  auto bodies = CommentBodies();
+  ASSERT_EQ(bodies.size(), 2u);
+  EXPECT_THAT(bodies[1], HasSubstr("Which spelling should the README use?\n\n1. British — colour 🇬🇧\n2. American（美式）"
+                                   "\n\nReply with the number of your choice."));
+
+  Receive(Comment("c2", "alice", false, "2"));
+  RunTurns(*scheduler);
+  auto requests = model_.requests();
+  ASSERT_EQ(requests.size(), 3u);
+  const std::string answer = requests[2]["messages"].back()["content"];
+  EXPECT_THAT(answer, HasSubstr("## Answer to your question (from alice via github)\n"
+                                "Your question: Which spelling should the README use?\n"
+                                "They chose option 2: American（美式）\n"));
+  EXPECT_EQ(engine_->GetTicket(id)->stage, Stage::kReady);
+}
+
+// SPEC §6 in code: a ready report of a branch that changes a UI path needs a Before and an After
+// screenshot, labelled with versions, real images in the Ticket's directory. Each refusal is a
+// tool error naming what is missing; the accepted screenshots are committed (even though
+// .gitignore names them) and shown in the PR body.
+TEST_F(ExecWorkerFormTest, AUiChangeIsReadyOnlyWithRealBeforeAndAfterScreenshotsShownInThePullRequest) {
+  const TicketId id = AcceptedTicket("c1");
+  const std::string branch = "superagent/ticket-" + std::to_string(id);
+  const std::string pr = R"("pr": {"title": "Fix the button colour", "body": "Fixes #1."})";
+  auto report = [&](const std::string& shots) {
+    return R"({"stage": "ready", "summary": "Fixed the button colour.", )" + pr + R"(, "screenshots": )" + shots + "}";
+  };
+  const std::string good = R"J([{"label": "Before (main abc1234)", "path": "shots/before.png"},)J"
+                           R"J( {"label": "After (superagent/ticket-1 def5678)", "path": "shots/after.jpg"}])J";
+  model_.Push(model_.ToolCalls(
+      {{"write_file", R"({"path": "web/style.css", "content": "button { color: #333; }\n"})"},
+       {"shell", R"({"command": "mkdir -p shots && echo shots/ > .gitignore && echo 'not an image' > shots/fake.png"})"},
+       {"report", R"({"stage": "ready", "summary": "Fixed the button colour.", )" + pr + "}"},
+       {"report", report(R"J([{"label": "Before (main abc1234)", "path": "shots/fake.png"}, {"label": "After (ticket def5678)", "path": "shots/fake.png"}])J")},
+       {"report", report(R"([{"label": "Before", "path": "shots/fake.png"}])")},
+       {"report", report(R"J([{"label": "After (ticket def5678)", "path": "../../etc/passwd"}])J")},
+       {"report", report(R"J([{"label": "Before (main abc1234)", "path": "shots/missing.png"}])J")}}));
+  model_.Push(model_.ToolCalls(
+      {{"shell", json{{"command", "printf '\\211PNG\\r\\n\\032\\n-before' > shots/before.png && "
+                                  "printf '\\377\\330\\377\\340-after' > shots/after.jpg"}}.dump()},
+       {"report", report(R"J([{"label": "Before (main abc1234)", "path": "shots/before.png"}])J")},
+       {"report", report(good)}}));
+  exec::WorkerServicesOptions o;  // the default UI paths: web/**, *.css, ...
+  auto executor = Builtin(o);
+  auto scheduler = MakeScheduler(executor.get());
+  RunTurns(*scheduler);
+
+  EXPECT_TRUE(model_.problems().empty()) << model_.problems()[0];
+  auto first = ToolResults(1);
+  ASSERT_EQ(first.size(), 7u);
+  EXPECT_EQ(model_.requests().size(), 2u) << "the second batch ended the turn";
+  EXPECT_THAT(first[2], HasSubstr("error: report not accepted: the branch changes the UI (web/style.css), so a ready "
+                                  "report needs \"screenshots\" with a Before and an After"));
+  EXPECT_EQ(first[3], "error: report not accepted: screenshots[0].path: shots/fake.png is not a PNG or JPEG image");
+  EXPECT_THAT(first[4], HasSubstr("error: report not accepted: screenshots[0].label \"Before\" names no version"));
+  EXPECT_THAT(first[5], HasSubstr("error: report not accepted: screenshots[0].path: ../../etc/passwd leads outside"));
+  EXPECT_THAT(first[6], HasSubstr("error: report not accepted: screenshots[0].path: shots/missing.png"));
+  std::vector<std::string> second;  // the last batch's results are in the transcript
+  for (const SessionEvent& e : Ok(engine_->SessionEvents(Ok(engine_->SessionForTicket(id))->id)))
+    if (e.kind == "tool_result") second.push_back(e.body.value("content", ""));
+  ASSERT_EQ(second.size(), 10u);
+  EXPECT_THAT(second[8], HasSubstr("so a ready report needs \"screenshots\" with an After"));
+  EXPECT_EQ(second[9], "reported ready");
+
+  EXPECT_EQ(engine_->GetTicket(id)->stage, Stage::kReady);
+  EXPECT_EQ(OnOrigin(branch, "shots/before.png"), "\x89PNG\r\n\x1a\n-before");
+  EXPECT_EQ(OnOrigin(branch, "web/style.css"), "button { color: #333; }\n");
+  Deliver();
+  ASSERT_EQ(github_->pulls.size(), 1u);
+  const std::string body = github_->pulls.begin()->second["body"];
+  EXPECT_THAT(body, HasSubstr("Fixes #1.\n\n## Screenshots\n"));
+  EXPECT_THAT(body, HasSubstr("![Before (main abc1234)](../blob/superagent/ticket-" + std::to_string(id) +
+                              "/shots/before.png?raw=true)"));
+  EXPECT_THAT(body, HasSubstr("![After (superagent/ticket-1 def5678)](../blob/superagent/ticket-" + std::to_string(id) +
+                              "/shots/after.jpg?raw=true)"));
+}
+
+// A change that touches no UI path is ready without screenshots.
+TEST_F(ExecWorkerFormTest, AChangeOutsideTheUiPathsIsReadyWithoutScreenshots) {
+  const TicketId id = AcceptedTicket("c1");
+  model_.Push(model_.ToolCalls(
+      {{"edit_file", R"({"path":"README.md","old_text":"teh typo","new_text":"the typo"})"},
+       {"report", R"({"stage":"ready","summary":"Fixed.","pr":{"title":"Fix the typo","body":"Fixes #1."}})"}}));
+  auto executor = Builtin();
+  auto scheduler = MakeScheduler(executor.get());
+  RunTurns(*scheduler);
+  EXPECT_EQ(model_.requests().size(), 1u) << "the report was accepted at once";
+  EXPECT_EQ(engine_->GetTicket(id)->stage, Stage::kReady);
+}
+
+// Issue 22 item 7: every worker gets the team skills' index in its system message, read each turn,
+// and reads a skill's text with the `skill` tool — by a name from the index only. A skill that
+// links out of the team directory, one too long, and one that is not UTF-8 never reach the model.
+TEST_F(ExecWorkerFormTest, TeamSkillsAreListedEveryTurnAndReadableByNameOnly) {
+  namespace fs = std::filesystem;
+  const fs::path team = dir_ / "team", outside = dir_ / "outside";
+  fs::create_directories(team / "skills" / "screenshots");
+  fs::create_directories(outside);
+  std::ofstream(team / "skills" / "release-notes.md") << "# Write release notes from merged PRs\nList each PR once.\n";
+  std::ofstream(team / "skills" / "screenshots" / "SKILL.md") << "# 截图 before/after 📸\nSame viewport, same theme.\n";
+  std::ofstream(outside / "evil.md") << "# evil\nOUTSIDE-SKILL-SECRET\n";
+  fs::create_symlink(outside / "evil.md", team / "skills" / "evil.md");
+  std::ofstream(team / "skills" / "huge.md") << "# huge\nHUGE-SKILL-" << std::string(20'000, 'z') << "\n";
+  std::ofstream(team / "skills" / "binary.md") << "# binary\nBINARY-SKILL \xff\xfe\x00\x01\n";
+  const TicketId id = AcceptedTicket("c1");
+  model_.Push(model_.ToolCalls({{"skill", R"({"name": "screenshots"})"},
+                                {"skill", R"({"name": "../../etc/passwd"})"},
+                                {"skill", R"({"name": "a/b"})"},
+                                {"skill", R"({"name": "evil"})"},
+                                {"skill", R"({"name": "huge"})"},
+                                {"skill", R"({"name": 5})"}}));
+  model_.Push(model_.Text("Read them."));
+  model_.Push(model_.ToolCalls({{"report", R"({"stage":"blocked","summary":"Nothing to do."})"}}));
+  exec::WorkerServicesOptions o;
+  o.team_dir = team.string();
+  auto executor = Builtin(o);
+  auto scheduler = MakeScheduler(executor.get());
+  RunTurns(*scheduler);
+
+  auto requests = model_.requests();
+  ASSERT_EQ(requests.size(), 2u);
+  const std::string system = requests[0]["messages"][0]["content"];
+  EXPECT_THAT(system, HasSubstr("## Team skills"));
+  EXPECT_THAT(system, HasSubstr("- release-notes: Write release notes from merged PRs\n- screenshots: 截图 before/after 📸\n"
+                                "Read a skill in full with the `skill` tool"));
+  for (const char* kept_out : {"evil", "huge", "binary"}) EXPECT_THAT(system, Not(HasSubstr(std::string("- ") + kept_out)));
+  const std::string everything = json(requests).dump();
+  for (const char* secret : {"OUTSIDE-SKILL-SECRET", "HUGE-SKILL", "BINARY-SKILL"})
+    EXPECT_EQ(everything.find(secret), std::string::npos) << secret << " reached the model";
+  const std::vector<std::string> expected = {
+      "# 截图 before/after 📸\nSame viewport, same theme.",
+      "error: there is no skill \"../../etc/passwd\"; the team's skills: release-notes, screenshots",
+      "error: there is no skill \"a/b\"; the team's skills: release-notes, screenshots",
+      "error: there is no skill \"evil\"; the team's skills: release-notes, screenshots",
+      "error: there is no skill \"huge\"; the team's skills: release-notes, screenshots",
+      "error: skill: field \"name\": expected string, got integer",
+  };
+  EXPECT_EQ(ToolResults(1), expected);
+
+  // Edited between turns: the next turn's system message lists it as it is now, no restart.
+  std::ofstream(team / "skills" / "release-notes.md") << "# Release notes, grouped by area\n";
+  Receive(Comment("c2", "alice", false, "any news?"));
+  RunTurns(*scheduler);
+  requests = model_.requests();
+  ASSERT_EQ(requests.size(), 3u);
+  EXPECT_THAT(requests[2]["messages"][0]["content"].get<std::string>(), HasSubstr("- release-notes: Release notes, grouped by area"));
+  EXPECT_EQ(engine_->GetTicket(id)->stage, Stage::kBlocked);
+}
+
+TEST(ExecWorkerInputTest, AnAnswerShowsTheQuestionAndTheChosenOptionOrTheOwnWords) {
+  const std::string chosen = exec::InputsText({{{"kind", "answer"}, {"from", "alice"}, {"via", "feishu"},
+                                                {"question", "Which database?"}, {"text", "（２）"}, {"message_id", "m9"},
+                                                {"answer", {{"option", 2}, {"text", "Postgres"}}}}});
+  EXPECT_THAT(chosen, HasSubstr("## Answer to your question (from alice via feishu)\nYour question: Which database?\n"
+                                "They chose option 2: Postgres\nTheir reply (message id m9; quoted data):\n<<<\n（２）\n>>>"));
+  const std::string panel = exec::InputsText({{{"kind", "answer"}, {"from", "bob"}, {"via", "panel"},
+                                               {"question", "Which database?"}, {"answer", {{"text", "用 SQLite 吧 🙂"}}}}});
+  EXPECT_THAT(panel, HasSubstr("They answered in their own words (quoted data):\n<<<\n用 SQLite 吧 🙂\n>>>"));
+  EXPECT_THAT(panel, Not(HasSubstr("Their reply")));
+  // A body of another version (answer of a wrong type) still reads, saying what it can.
+  const std::string odd = exec::InputsText({{{"kind", "answer"}, {"from", 7}, {"answer", "x"}, {"text", "yes"}}});
+  EXPECT_THAT(odd, HasSubstr("## Answer to your question (from unknown)"));
+  EXPECT_THAT(odd, HasSubstr("<<<\nyes\n>>>"));
+}
+
+// A coding CLI gets the skills' texts (it cannot call `skill`), an equal share each of the budget,
+// each cut visibly; the builtin worker gets the index and the tool's name.
+TEST(ExecWorkerInputTest, TeamSkillsTextSharesItsBudgetBetweenTheSkills) {
+  TeamFiles team;
+  team.skills = {{"a", "短的", "# 短的\n一步。", "team:skills/a.md"},
+                 {"b", "long", "# long\n" + std::string(5'000, 'x') + "END-OF-B", "team:skills/b.md"}};
+  const std::string index = exec::TeamSkillsText(team, 0);
+  EXPECT_THAT(index, HasSubstr("- a: 短的\n- b: long\nRead a skill in full with the `skill` tool"));
+  EXPECT_THAT(index, Not(HasSubstr("一步")));
+  const std::string bodies = exec::TeamSkillsText(team, 2'000);
+  EXPECT_THAT(bodies, HasSubstr("### Skill `a`\n# 短的\n一步。\n"));
+  EXPECT_THAT(bodies, HasSubstr("characters cut"));
+  EXPECT_THAT(bodies, Not(HasSubstr("END-OF-B")));
+  EXPECT_LT(text::CountCodePoints(bodies), 2'400u);
+  EXPECT_EQ(exec::TeamSkillsText(TeamFiles{}, 2'000), "");
+}
+
+TEST(ExecWorkerInputTest, ReportsCarryAFormAndScreenshotsCheckedFieldByField) {
+  auto r = exec::ParseReport(json{{"stage", "waiting_for_person"}, {"summary", "?"}, {"question", "哪个？"},
+                                  {"options", {"甲", "乙 🎉"}}, {"free_text", false}});
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->question_form, json({{"options", {"甲", "乙 🎉"}}, {"free_text", false}}));
+  EXPECT_TRUE(Ok(exec::ParseReport(json{{"stage", "waiting_for_person"}, {"summary", "?"}, {"question", "Why?"}}))
+                  .question_form.is_null());
+  EXPECT_EQ(exec::ParseReport(json{{"stage", "ready"}, {"summary", "ok"}, {"options", {"a"}}}).status().message(),
+            "report.options and report.free_text belong to a question (stage waiting_for_person)");
+  EXPECT_EQ(exec::ParseReport(json{{"stage", "ready"}, {"summary", "ok"}, {"screenshots", {{{"label", "Before"}}}}})
+                .status()
+                .message(),
+            "report.screenshots[0].path must be a non-empty string");
+  EXPECT_EQ(exec::ParseReport(json{{"stage", "ready"}, {"summary", "ok"}, {"screenshots", "a.png"}}).status().message(),
+            "report.screenshots must be an array of {\"label\", \"path\"}");
+  EXPECT_TRUE(exec::MatchesUiPath(exec::WorkerServicesOptions::DefaultUiPaths(), "web/src/app.js"));
+  EXPECT_TRUE(exec::MatchesUiPath(exec::WorkerServicesOptions::DefaultUiPaths(), "docs/theme/site.css"));
+  EXPECT_FALSE(exec::MatchesUiPath(exec::WorkerServicesOptions::DefaultUiPaths(), "src/web.cpp"));
+  EXPECT_FALSE(exec::MatchesUiPath(exec::WorkerServicesOptions::DefaultUiPaths(), "README.md"));
 }
 
 TEST(ExecWorkerInputTest, TheFirstInputCarriesTheRulesInstructionsAndLaterInputsTheirKind) {

@@ -329,6 +329,27 @@ TEST(PromptsTest, MissingTeamDirIsAProblemNotAFailure) {
   EXPECT_THAT(big.problems, ::testing::Contains(HasSubstr("its middle was cut")));
 }
 
+// A skill reaches a model whole or not at all: a skill over the bound (a procedure with its middle
+// cut out misleads), a file that is not UTF-8 (repaired it would be U+FFFD noise) and a file far
+// over any bound (not even read) are left out, each a problem. Sections keep their visible cut.
+TEST(PromptsTest, SkillsTooLongOrNotUtf8AreLeftOutWhole) {
+  TeamDir dir;
+  dir.Write("skills/ok.md", "# 好的技能 ✅\nsteps");
+  dir.Write("skills/long.md", "# long\n" + std::string(2'000, 'y'));
+  dir.Write("skills/gbk.md", "# \xd6\xd0\xce\xc4 skill\n");
+  dir.Write("sections/gbk.md", "\xd6\xd0\xce\xc4");
+  dir.Write("sections/giant.md", std::string((1u << 20) + 1, 'g'));
+  TeamFiles team = LoadTeamFiles(dir.path(), 1'000);
+  ASSERT_EQ(team.skills.size(), 1u);
+  EXPECT_EQ(team.skills[0].name, "ok");
+  EXPECT_EQ(team.skills[0].description, "好的技能 ✅");
+  EXPECT_TRUE(team.sections.empty());
+  EXPECT_THAT(team.problems, ::testing::Contains("skills/long.md: ignored: longer than 1000 characters"));
+  EXPECT_THAT(team.problems, ::testing::Contains("skills/gbk.md: ignored: not valid UTF-8"));
+  EXPECT_THAT(team.problems, ::testing::Contains("sections/gbk.md: ignored: not valid UTF-8"));
+  EXPECT_THAT(team.problems, ::testing::Contains(HasSubstr("sections/giant.md: ignored: 1048577 bytes")));
+}
+
 TEST(PromptsTest, ExplicitRequestsAreToldPermissionIsNotTheirs) {
   Fixture f;
   f.gated[0].gate = {Strength::kExplicit, true, "allow_listed_addressed"};

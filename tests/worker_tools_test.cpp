@@ -116,5 +116,44 @@ TEST_F(WorkerToolsTest, LinksInsideAndNonAsciiNamesStillWork) {
   EXPECT_EQ(Call("read_file", R"({"path": "docs/a.md"})"), "# 标题\n");
 }
 
+// human_action's form, called directly: bytes a fake HTTP model could not even carry (invalid
+// UTF-8) are a tool error; Chinese and emoji options are a question; no report comes of a refusal.
+TEST_F(WorkerToolsTest, AHumanActionFormIsCheckedBeforeItEndsTheTurn) {
+  for (const std::string& args : {std::string("{\"question\": \"Which?\", \"options\": [\"A\", \"\xff\xfe\"]}"),
+                                 std::string("{\"question\": \"\xc3\x28?\"}"),
+                                 std::string(R"({"question": "Which?", "options": [["A"], "B"]})"),
+                                 std::string(R"({"question": "Which?", "options": ["A", "B"], "free_text": 1})"),
+                                 std::string(R"({"question": "Which?", "options": [")") + std::string(201, 'x') + "\"]}"})
+    EXPECT_THAT(Call("human_action", args), StartsWith("error: human_action")) << args;
+  task_.mandate.sender = "alice";  // "@Alice" names her: the person who asked
+  ToolOutcome out = tools_->Call({"c2", "human_action", R"({"question": "用哪个？", "options": ["方案一 🚀", "方案二"],)"
+                                                        R"( "ask": "@Alice"})"});
+  ASSERT_TRUE(out.report.has_value()) << out.text;
+  EXPECT_EQ(out.text, "question sent");
+  EXPECT_EQ(out.report->stage, Stage::kWaitingForPerson);
+  EXPECT_EQ(out.report->question_form, nlohmann::json({{"options", {"方案一 🚀", "方案二"}}, {"free_text", true}}));
+  // The form object of the earlier schema is read the same way.
+  out = tools_->Call({"c3", "human_action", R"({"question": "Which?", "form": {"options": ["A", "B"], "free_text": false}})"});
+  ASSERT_TRUE(out.report.has_value()) << out.text;
+  EXPECT_EQ(out.report->question_form, nlohmann::json({{"options", {"A", "B"}}, {"free_text", false}}));
+}
+
+// The `skill` tool reads only skills the index lists; a name is never made into a path.
+TEST_F(WorkerToolsTest, TheSkillToolReadsOnlyListedSkills) {
+  namespace fs = std::filesystem;
+  const fs::path team = dir_ / "team";
+  fs::create_directories(team / "skills");
+  std::ofstream(team / "skills" / "deploy.md") << "# Deploy\nRun make deploy.\n";
+  std::ofstream(dir_ / "passwd.md") << "NOT-A-SKILL\n";
+  services_ = WorkerServices{nullptr, nullptr, {.team_dir = team.string()}};
+  EXPECT_EQ(Call("skill", R"({"name": "deploy"})"), "# Deploy\nRun make deploy.");
+  for (const char* name : {"../../etc/passwd", "../passwd", "a/b", "deploy.md", "/etc/passwd", "", "DEPLOY", "部署"})
+    EXPECT_EQ(Call("skill", nlohmann::json{{"name", name}}.dump()),
+              "error: there is no skill \"" + std::string(name) + "\"; the team's skills: deploy")
+        << name;
+  services_ = WorkerServices{nullptr, nullptr};
+  EXPECT_EQ(Call("skill", R"({"name": "deploy"})"), "error: there is no skill \"deploy\"; the team has written none");
+}
+
 }  // namespace
 }  // namespace superagent::exec

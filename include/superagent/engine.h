@@ -145,6 +145,8 @@ struct TurnEnd {
   std::optional<Stage> reported;
   std::string summary;
   std::string question;
+  // The question's form (question.h: options, free_text) as the worker gave it; null: free text.
+  nlohmann::json question_form;
   // External actions enqueued with the result (kind, payload), under EnqueueAction's rules.
   std::vector<std::pair<std::string, nlohmann::json>> actions;
   std::string error;                // non-empty: the turn failed this way (counted toward setting turns aside)

@@ -33,6 +33,7 @@ struct ExecutionOptions {
   llm::ChatOptions chat;             // the worker model's endpoint, for "builtin"
   std::string model;                 // the worker model, for "builtin"
   int slots = 3;                     // concurrent worker sessions (one more is reserved for people)
+  WorkerServicesOptions worker;      // team skills and the screenshot rule, for every executor
   // Logged as warnings once the sandbox is decided, when execution is enabled (e.g. a secret
   // passed to workers, a missing model key).
   std::vector<std::string> warnings;

@@ -46,7 +46,9 @@ struct TeamFiles {
 
 // Reads `team_dir` now. Nothing is cached on purpose: an edit applies to the very next call,
 // with no restart (SPEC §7). An empty `team_dir` gives nothing; a missing one is a problem.
-// Each file is cut to `max_file_chars` with a visible marker.
+// A section is cut to `max_file_chars` with a visible marker; a skill over it is left out (a
+// procedure with its middle missing misleads). A file that is not valid UTF-8, or of more than
+// max(1 MiB, 4 × max_file_chars) bytes, is left out. Each leaving-out is a problem.
 TeamFiles LoadTeamFiles(const std::string& team_dir, std::size_t max_file_chars = 16'000);
 
 // An assembled prompt: the system message carries levels 1–4, the user message this call's

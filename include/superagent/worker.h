@@ -18,13 +18,22 @@
 #include "superagent/intercom.h"
 #include "superagent/jobs.h"
 #include "superagent/llm.h"
+#include "superagent/prompts.h"
 #include "superagent/session.h"
 #include "superagent/workspace.h"
 
 namespace superagent::exec {
 
+// One screenshot a ready report shows (SPEC §6: a UI change needs Before and After).
+struct Screenshot {
+  std::string label;  // "Before (main abc1234)" / "After (branch def5678)": which version it shows
+  std::string path;   // relative to the Ticket's directory; committed with the branch
+};
+
 struct PullRequestSpec {
   std::string title, body;
+  // Shown under "Screenshots" in the body, linked from the branch (they are committed with it).
+  std::vector<Screenshot> screenshots;
 };
 
 // How a turn ends (the structured `report`). stage is kReady, kBlocked or kWaitingForPerson.
@@ -33,11 +42,19 @@ struct WorkerReport {
   std::string summary;
   std::optional<std::string> question;  // waiting_for_person: the one concrete question
   std::optional<PullRequestSpec> pr;    // open (or keep) the Ticket's PR from its branch
+  // waiting_for_person: the question's form as question.h stores it (QuestionFormJson), null when
+  // the report gave no options (a free-text question).
+  nlohmann::json question_form;
+  std::string ask;                      // who the worker named to answer; "" = the requester
+  std::vector<Screenshot> screenshots;  // ready: Before/After of a UI change (CheckReport)
 };
 
-// Parses {"stage","summary","question","pr"} (the external command's last line; the report tool's
-// arguments). InvalidArgument names the field that is wrong.
-Result<WorkerReport> ParseReport(const nlohmann::json& j);
+// Parses {"stage","summary","question","options","free_text","ask","pr","screenshots"} — the one
+// parser of every executor's report: the report tool's and human_action's arguments, a coding
+// CLI's ```superagent-report``` block, the external command's last line. options/free_text are
+// checked by ParseQuestionForm (question.h). InvalidArgument names the field that is wrong, e.g.
+// "report.options[2]: is empty"; `what` replaces "report" in those names.
+Result<WorkerReport> ParseReport(const nlohmann::json& j, const std::string& what = "report");
 
 struct WorkerTask {
   TicketId ticket = 0;
@@ -79,9 +96,22 @@ class Executor {
 
 // The daemon-side actions of a worker: they touch git and the Engine (the outbox), never GitHub
 // directly — the PR is an outbox action the Effects loop performs.
+// What every worker is given and held to, whichever executor runs it.
+struct WorkerServicesOptions {
+  std::string team_dir;  // prompts.team_dir: the team's skills, re-read every turn; "" = none
+  // execution.ui_paths: a branch that changes a path matching one of these globs is a UI change,
+  // and its ready report needs Before and After screenshots. A glob without '/' matches a file's
+  // name in any directory ("*.css"); one with '/' matches the whole path from the repository's
+  // root, '*' crossing directories ("web/**").
+  std::vector<std::string> ui_paths = DefaultUiPaths();
+  std::uint64_t screenshot_max_bytes = 10u << 20;  // one screenshot file at most (GitHub shows up to 10 MiB)
+  static std::vector<std::string> DefaultUiPaths();
+};
+
 class WorkerServices {
  public:
-  WorkerServices(Engine* engine, Workspaces* workspaces) : engine_(engine), workspaces_(workspaces) {}
+  WorkerServices(Engine* engine, Workspaces* workspaces, WorkerServicesOptions options = {})
+      : engine_(engine), workspaces_(workspaces), options_(std::move(options)) {}
   // Commits pending changes (if any) with `message` and pushes the branch. Returns the number of
   // commits the branch has over its base.
   Result<int> CommitAndPush(const WorkerTask& task, const std::string& message);
@@ -95,14 +125,31 @@ class WorkerServices {
   // waiting_for_person → one structured question to the person who asked. A PR in a ready
   // report is pushed here and enqueued with the result; if the push fails the Ticket is blocked
   // with the reason instead.
+  // A report it refuses (CheckReport) blocks the Ticket with why.
   TurnEnd EndFor(const WorkerTask& task, const WorkerReport& report);
+  // What the host holds a report to beyond its shape: a question goes to the person who asked
+  // (`ask` naming anyone else is refused), and a ready report of a branch that changes a UI path
+  // (ChangedUiPaths) carries a Before and an After screenshot, each labelled with a commit id,
+  // a real PNG or JPEG inside the Ticket's directory under screenshot_max_bytes. InvalidArgument
+  // worded for the worker, naming the field.
+  Status CheckReport(const WorkerTask& task, const WorkerReport& report);
+  // The files the Ticket's branch changes (committed over its base, staged, or not yet added)
+  // that match execution.ui_paths, sorted.
+  Result<std::vector<std::string>> ChangedUiPaths(const WorkerTask& task);
+  // The team's prompt directory as it is now (LoadTeamFiles), problems logged.
+  TeamFiles Team() const;
   Engine* engine() { return engine_; }
   Workspaces* workspaces() { return workspaces_; }
+  const WorkerServicesOptions& options() const { return options_; }
 
  private:
   Engine* engine_;
   Workspaces* workspaces_;
+  WorkerServicesOptions options_;
 };
+
+// Whether the repository path `path` matches one of `globs` (WorkerServicesOptions::ui_paths).
+bool MatchesUiPath(const std::vector<std::string>& globs, const std::string& path);
 
 struct CommandExecutorOptions {
   std::string command;  // execution.command: run with /bin/sh -c in the Ticket's directory
@@ -149,10 +196,17 @@ std::unique_ptr<Executor> MakeBuiltinExecutor(BuiltinExecutorOptions options, En
                                               WorkerServices* services);
 
 // The first input of a worker session: the original request, the Mandate with its rules'
-// instructions, AGENTS.md and the communication rules of SPEC §1.
-std::string FirstInputText(const WorkerTask& task);
+// instructions, AGENTS.md and the communication rules of SPEC §1; `team_skills`
+// (TeamSkillsText), when given, after the rules and before AGENTS.md.
+std::string FirstInputText(const WorkerTask& task, const std::string& team_skills = "");
 // Later inputs (follow-ups, answers, policy-changed, restart) as one user message. An "intercom"
 // input only rang the doorbell: the messages come from the inbox (IntercomInbox), not from here.
+// An answer shows the question it answers and the chosen option (or the person's own words).
 std::string InputsText(const std::vector<nlohmann::json>& inputs);
+
+// The team's skills for a worker's prompt (SPEC §7 level 4): their index (name: description),
+// and with body_chars > 0 also their SKILL.md texts, cut (text.h) to share body_chars between
+// them — for coding CLIs, which cannot call the `skill` tool. "" when the team has no skill.
+std::string TeamSkillsText(const TeamFiles& team, std::size_t body_chars);
 
 }  // namespace superagent::exec

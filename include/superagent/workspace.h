@@ -67,6 +67,11 @@ class Workspaces {
   // Whether the directory has anything to offer as a PR: uncommitted changes (untracked files
   // included) or commits over `base`.
   Result<bool> HasChanges(const WorkspaceRecord& workspace);
+  // The repository paths the branch changes: committed since it left `base`, staged, modified
+  // and untracked (not ignored) files, sorted and distinct.
+  Result<std::vector<std::string>> ChangedFiles(const WorkspaceRecord& workspace);
+  // Stages `paths` even when .gitignore names them (a report's screenshots must reach the branch).
+  Status AddFiles(const WorkspaceRecord& workspace, const std::vector<std::string>& paths);
   // Pushes the branch to the remote (forced: the branch belongs to this Ticket alone).
   Status Push(const WorkspaceRecord& workspace);
   // The default branch's name on the remote, e.g. "main" (known after the first Prepare).

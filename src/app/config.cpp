@@ -285,6 +285,8 @@ const std::vector<ConfigKey>& ConfigKeys() {
             "off: sandboxed commands get a network namespace of their own"),
       EnvNameList("execution.env", CONFIG_FIELD(execution.env),
                   "names of daemon variables passed to worker commands on purpose"),
+      StringList("execution.ui_paths", CONFIG_FIELD(execution.ui_paths),
+                 "path globs whose change makes a UI change (ready needs Before/After screenshots)"),
       CODING_CLI_KEYS("claude_code", claude_code),
       CODING_CLI_KEYS("codex", codex),
       CODING_CLI_KEYS("gemini_cli", gemini_cli),

@@ -138,6 +138,9 @@ struct Config {
     // NAMES of daemon environment variables passed to worker commands on purpose (e.g. a coding
     // CLI's own model key); nothing else of the daemon's environment reaches a worker.
     std::vector<std::string> env;
+    // A branch changing a path that matches one of these globs is a UI change: its ready report
+    // needs Before and After screenshots (SPEC §6). Empty: no path is a UI change.
+    std::vector<std::string> ui_paths = {"web/**", "*.css", "*.scss", "*.html", "*.vue", "*.tsx", "*.jsx", "*.svelte"};
     CodingCli claude_code, codex, gemini_cli, qwen_code;
     // The block of the coding CLI execution.executor names; nullptr for builtin and command.
     const CodingCli* ChosenCli() const {

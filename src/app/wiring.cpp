@@ -261,6 +261,8 @@ exec::ExecutionOptions ExecutionOptionsFor(const Config& config) {
   o.executor = config.execution.executor;
   o.command = config.execution.command;
   o.slots = config.execution.slots;
+  o.worker.team_dir = config.prompts.team_dir;
+  o.worker.ui_paths = config.execution.ui_paths;
   o.warnings = ExecutionEnvWarnings(config);
   if (const Config::CodingCli* cli = config.execution.ChosenCli()) {
     o.cli = CliExecutorOptionsFor(config.execution.executor, *cli);

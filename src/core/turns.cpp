@@ -132,6 +132,7 @@ Result<TurnOutcome> Engine::FinishTurn(const TurnEnd& end) {
     action.thread = tk->thread;
     action.actor = mandate ? mandate->sender.value_or("") : "";
     action.question = end.question;
+    if (!end.question_form.is_null()) action.form = end.question_form;
     if (!action.actor.empty() && !action.question.empty()) {
       Status asked = AskPersonLocked(&*tk, action, "ask" + suffix, now);
       if (asked.ok()) {

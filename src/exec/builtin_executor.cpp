@@ -54,7 +54,11 @@ class BuiltinExecutor : public Executor {
   std::string name() const override { return "builtin"; }
 
   Result<TurnResult> RunTurn(const WorkerTask& t) override {
-    std::vector<llm::Message> messages = {llm::Message::System(std::string(kSystem) + (t.intercom ? IntercomSystemNote() : ""))};
+    // The system message is made anew each turn (it is not in the transcript): the team's skills
+    // index is read now, so an edited skill applies from the next turn without a restart.
+    const std::string skills = TeamSkillsText(services_->Team(), 0);
+    std::vector<llm::Message> messages = {llm::Message::System(std::string(kSystem) + (t.intercom ? IntercomSystemNote() : "") +
+                                                               (skills.empty() ? "" : "\n\n" + skills))};
     std::set<std::string> answered;
     // A transcript that cannot be read fails the turn: a turn begun on an empty one would start
     // the work over as if nothing had been said.

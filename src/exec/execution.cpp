@@ -35,7 +35,7 @@ Result<std::unique_ptr<Execution>> Execution::Create(ExecutionOptions options, E
   spdlog::info("process containment groups=yes cgroups={} detail=\"{}\"", c.cgroups ? "yes" : "no", c.detail);
   e->workspaces_ = std::make_unique<Workspaces>(std::move(options.workspace), e->runner_.get(), SystemClock(),
                                                 RealSleeper());
-  e->services_ = std::make_unique<WorkerServices>(engine, e->workspaces_.get());
+  e->services_ = std::make_unique<WorkerServices>(engine, e->workspaces_.get(), std::move(options.worker));
   if (options.executor == "command") {
     e->executor_ = MakeCommandExecutor({options.command}, engine);
   } else if (options.executor != "builtin") {

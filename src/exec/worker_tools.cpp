@@ -6,6 +6,7 @@
 #include "superagent/beneath.h"
 #include "superagent/text.h"
 #include "superagent/json_read.h"
+#include "superagent/question.h"
 #include "superagent/worker_sessions.h"
 
 namespace superagent::exec {
@@ -49,6 +50,14 @@ std::string IntercomInbox(const WorkerTask& task) {
 }
 
 std::vector<llm::ToolSpec> BaseToolSpecs() {
+  json screenshots = {
+      {"type", "array"},
+      {"description", "ready with a UI change: at least one Before and one After, same scene, viewport, theme and "
+                      "state; files in the Ticket's directory (PNG or JPEG), committed with the branch and shown in "
+                      "the pull request"},
+      {"items", Obj({{"label", Str("\"Before (main abc1234)\" or \"After (<branch> def5678)\": the version shown")},
+                     {"path", Str("relative path of the image")}},
+                    {"label", "path"})}};
   json report_pr = {{"type", "object"},
                     {"description", "open (or keep updating) the Ticket's pull request from its branch"},
                     {"properties", {{"title", Str("PR title")}, {"body", Str("PR description")}}},
@@ -75,11 +84,24 @@ std::vector<llm::ToolSpec> BaseToolSpecs() {
        Obj({{"stage", {{"type", "string"}, {"enum", {"ready", "blocked", "waiting_for_person"}}}},
             {"summary", Str("one short summary (chat: at most 100 words)")},
             {"question", Str("the one question, when waiting_for_person")},
-            {"pr", report_pr}},
+            {"pr", report_pr},
+            {"screenshots", screenshots}},
            {"stage", "summary"})},
-      {"human_action", "Ask the person who asked one concrete, structured question; ends the turn.",
-       Obj({{"question", Str("one concrete question")}, {"form", {{"type", "object"}, {"description", "optional fields"}}}},
+      {"human_action",
+       "Ask the person who asked one concrete question, as a form they answer in one reply; ends the turn. "
+       "Their answer comes back as your next input.",
+       Obj({{"question", Str("one concrete question")},
+            {"options", {{"type", "array"},
+                         {"items", {{"type", "string"}}},
+                         {"maxItems", kMaxQuestionOptions},
+                         {"description", "the choices, shown numbered from 1 (at most 9, each at most 200 characters, "
+                                         "distinct); leave out for an open question"}}},
+            {"free_text", {{"type", "boolean"},
+                           {"description", "with options: whether an answer in their own words is accepted too "
+                                           "(default true)"}}}},
            {"question"})},
+      {"skill", "Read one of the team's skills (listed in the system message) in full.",
+       Obj({{"name", Str("the skill's name, as listed")}}, {"name"})},
       {"handback", "Return a message that is outside this Ticket's Mandate to the router.",
        Obj({{"message_id", Str("the message id from the input")},
             {"reason", Str("why it is not this Ticket's")},
@@ -195,7 +217,7 @@ ToolOutcome WorkerTools::Call(const llm::ToolCall& call) {
   }
   if (n == "open_pull_request") {
     json_read::Fields f(a, n);
-    PullRequestSpec pr{f.String("title"), f.OptString("body")};
+    PullRequestSpec pr{f.String("title"), f.OptString("body"), {}};
     if (!f.ok()) return BadArguments(f);
     Status s = services_->OpenPullRequest(task_, pr);
     return {s.ok() ? "pull request requested for " + task_.workspace.branch : "error: " + s.message(), {}};
@@ -203,18 +225,42 @@ ToolOutcome WorkerTools::Call(const llm::ToolCall& call) {
   if (n == "report") {
     auto r = ParseReport(a);
     if (!r.ok()) return {"error: " + r.status().message(), {}};
+    // Refused here, the model can still fix it (take the screenshots) in this turn.
+    if (Status s = services_->CheckReport(task_, *r); !s.ok()) return {"error: report not accepted: " + s.message(), {}};
     return {"reported " + std::string(StageName(r->stage)), *r};
   }
   if (n == "human_action") {
     json_read::Fields f(a, n);
     const std::string question = f.String("question");
     if (!f.ok()) return BadArguments(f);
-    if (question.empty()) return {"error: question must be a non-empty string", {}};
-    WorkerReport r;
-    r.stage = Stage::kWaitingForPerson;
-    r.question = question;
-    r.summary = *r.question;
-    return {"question sent", r};
+    if (text::Trim(question).empty()) return {"error: question must be a non-empty string", {}};
+    // The one report parser reads the form (question.h decides what it may hold); the old
+    // `form` object is read too, for a model that learnt the earlier shape.
+    json as_report = {{"stage", "waiting_for_person"}, {"summary", question}, {"question", question}};
+    const json* form = json_read::Find(a, "form");
+    for (const char* key : {"options", "free_text", "ask"}) {
+      if (const json* v = json_read::Find(a, key)) as_report[key] = *v;
+      else if (form != nullptr && form->is_object() && form->contains(key)) as_report[key] = (*form)[key];
+    }
+    auto r = ParseReport(as_report, "human_action");
+    if (!r.ok()) return {"error: " + r.status().message(), {}};
+    if (Status s = services_->CheckReport(task_, *r); !s.ok()) return {"error: human_action." + s.message(), {}};
+    return {"question sent", *r};
+  }
+  if (n == "skill") {
+    json_read::Fields f(a, n);
+    const std::string name = f.String("name");
+    if (!f.ok()) return BadArguments(f);
+    // The name is only ever compared with the index: no path is made of it.
+    const TeamFiles team = services_->Team();
+    std::string names;
+    for (const TeamSkill& skill : team.skills) {
+      if (skill.name == name) return {text::CutNoted(skill.text, options_.tool_output_chars, text::Keep::kHead), {}};
+      names += (names.empty() ? "" : ", ") + skill.name;
+    }
+    return {"error: there is no skill \"" + text::Cut(name, 80) + "\"; " +
+                (names.empty() ? std::string("the team has written none") : "the team's skills: " + names),
+            {}};
   }
   if (n == "handback") {
     json_read::Fields f(a, n);

@@ -296,6 +296,35 @@ Result<bool> Workspaces::HasChanges(const WorkspaceRecord& w) {
   return *ahead > 0;
 }
 
+Result<std::vector<std::string>> Workspaces::ChangedFiles(const WorkspaceRecord& w) {
+  auto fork = Git(w.dir, With(WorktreeArgs(w), {"merge-base", w.base, "HEAD"}));
+  RETURN_IF_ERROR(Failed("git merge-base failed", fork));
+  // -z: names as they are (no quoting of non-ASCII names), one NUL after each.
+  auto diff = Git(w.dir, With(WorktreeArgs(w), {"diff", "--name-only", "-z", text::Trim(fork->out)}));
+  RETURN_IF_ERROR(Failed("git diff failed", diff));
+  auto untracked = Git(w.dir, With(WorktreeArgs(w), {"ls-files", "-z", "--others", "--exclude-standard"}));
+  RETURN_IF_ERROR(Failed("git ls-files failed", untracked));
+  std::vector<std::string> out;
+  for (const std::string* list : {&diff->out, &untracked->out})
+    for (std::size_t at = 0; at < list->size();) {
+      std::size_t end = list->find('\0', at);
+      if (end == std::string::npos) end = list->size();
+      if (end > at) out.push_back(list->substr(at, end - at));
+      at = end + 1;
+    }
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
+Status Workspaces::AddFiles(const WorkspaceRecord& w, const std::vector<std::string>& paths) {
+  if (paths.empty()) return Status::Ok();
+  std::vector<std::string> args = {"add", "-f", "--"};
+  args.insert(args.end(), paths.begin(), paths.end());
+  auto r = Git(w.dir, With(WorktreeArgs(w), args));
+  return Failed("git add failed", r);
+}
+
 Status Workspaces::Push(const WorkspaceRecord& w) {
   std::lock_guard<std::mutex> lock(clone_mu_);  // updates the clone's origin/* refs
   auto r = Git(w.dir, With(WorktreeArgs(w), {"push", "--force", "origin", "HEAD:refs/heads/" + w.branch}));

@@ -2,6 +2,7 @@
 // beneath the team directory (superagent/beneath.h): a section or skill that is a symbolic link
 // pointing out of it is a problem, never text in a prompt.
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -25,11 +26,35 @@ bool IsSectionName(const std::string& name) {
 }
 
 // The file `rel` beneath the team directory, trimmed and bounded; problems noted against `rel`.
-bool ReadTeamFile(const std::string& team_dir, const std::string& rel, std::size_t max_chars, TeamFiles* team,
-                  std::string* text) {
+// A file that is not UTF-8 is left out whole: repaired, it would reach a model as U+FFFD noise
+// (a binary dropped into the directory, a file saved in GBK). With `whole`, a file over the bound
+// is left out too instead of cut: a skill with its middle missing is a wrong procedure.
+bool ReadTeamFile(const std::string& team_dir, const std::string& rel, std::size_t max_chars, bool whole,
+                  TeamFiles* team, std::string* text) {
+  // A file far over the bound (a log or a database dropped in the directory) is not read at all.
+  auto fd = beneath::Open(team_dir, rel, O_RDONLY | O_NONBLOCK);
+  if (fd.ok()) {
+    struct stat st {};
+    const bool stated = ::fstat(*fd, &st) == 0;
+    ::close(*fd);
+    const std::uint64_t cap = std::max<std::uint64_t>(1u << 20, 4 * static_cast<std::uint64_t>(max_chars));
+    if (stated && static_cast<std::uint64_t>(st.st_size) > cap) {
+      team->problems.push_back(rel + ": ignored: " + std::to_string(st.st_size) + " bytes, far over " +
+                               std::to_string(max_chars) + " characters");
+      return false;
+    }
+  }
   auto raw = beneath::ReadFile(team_dir, rel);
   if (!raw.ok()) {
     team->problems.push_back(rel + ": cannot be read: " + raw.status().message());
+    return false;
+  }
+  if (!text::IsValid(*raw)) {
+    team->problems.push_back(rel + ": ignored: not valid UTF-8");
+    return false;
+  }
+  if (whole && text::CountCodePoints(text::Trim(*raw)) > max_chars) {
+    team->problems.push_back(rel + ": ignored: longer than " + std::to_string(max_chars) + " characters");
     return false;
   }
   bool cut = false;
@@ -93,7 +118,7 @@ TeamFiles LoadTeamFiles(const std::string& team_dir, std::size_t max_file_chars)
         continue;
       }
       std::string text;
-      if (ReadTeamFile(team_dir, rel, max_file_chars, &team, &text))
+      if (ReadTeamFile(team_dir, rel, max_file_chars, /*whole=*/false, &team, &text))
         team.sections.push_back({4, name, "team:" + rel, text, false});
     }
   }
@@ -117,7 +142,7 @@ TeamFiles LoadTeamFiles(const std::string& team_dir, std::size_t max_file_chars)
         continue;
       }
       std::string text;
-      if (!ReadTeamFile(team_dir, rel, max_file_chars, &team, &text) || text.empty()) continue;
+      if (!ReadTeamFile(team_dir, rel, max_file_chars, /*whole=*/true, &team, &text) || text.empty()) continue;
       team.skills.push_back({name, Description(text), text, "team:" + rel});
     }
   }
