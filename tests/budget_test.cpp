@@ -352,8 +352,10 @@ TEST_F(BudgetTest, FreeTextOtherThanOneLeavesTheQuestionOpenAndReachesTheWorkerL
     ASSERT_EQ(tk.stage, Stage::kWaitingForPerson) << text;
     EXPECT_EQ(tk.waiting->form["purpose"], "budget");
   }
-  // A panel answer with no valid option is free text too.
-  ASSERT_TRUE(engine_->AnswerQuestion(t, "alice (panel)", json{{"option", 3}}).ok());
+  // A panel answer with no valid option is refused (question.h's NormalizeAnswer) and changes nothing.
+  const Status refused = engine_->AnswerQuestion(t, "alice (panel)", json{{"option", 3}});
+  EXPECT_EQ(refused.code(), Status::Code::kInvalidArgument);
+  EXPECT_EQ(refused.message(), "answer.option: must be a number from 1 to 2");
   ASSERT_EQ(*scheduler->Tick(), 0);
   ASSERT_EQ(engine_->GetTicket(t)->stage, Stage::kWaitingForPerson);
   EXPECT_EQ(Attention(t).size(), 1u) << "one question, asked once";
@@ -375,7 +377,7 @@ TEST_F(BudgetTest, FreeTextOtherThanOneLeavesTheQuestionOpenAndReachesTheWorkerL
     ++answers;
     EXPECT_NE(in.value("from", ""), "bob (panel)") << "the option that decided is the daemon's, not the worker's";
   }
-  EXPECT_EQ(answers, 5) << "four replies in the discussion and the panel answer with no valid option";
+  EXPECT_EQ(answers, 4) << "four replies in the discussion; the refused panel answer left nothing";
   EXPECT_EQ(Ok(engine_->BudgetOf(t))->limits.tokens, 250);
 }
 

@@ -18,6 +18,7 @@ class EnginePullsTest : public EngineTest {
   }
   // One whole turn of `t` ending ready, opening its PR when `open_pr`.
   void ReadyTurn(TicketId t, bool open_pr, const std::string& summary = "Fixed the typo.") {
+    (void)Ok(engine_->AssignFollowUps());  // as the scheduler does: pending inputs become a turn
     std::int64_t pending = 0;
     for (const Assignment& a : Ok(engine_->Assignments(t)))
       if (a.state == "pending") pending = a.id;

@@ -54,8 +54,9 @@ TEST_F(EngineVerbsTest, StopFromAnAllowListedPersonStopsTheThreadsTicketsWithout
   EXPECT_EQ(tk->stage, Stage::kEnded);
   EXPECT_EQ(tk->end_reason, "stopped in conversation");
   auto story = Ok(engine_->Explain("c2"));
-  EXPECT_EQ(story["decision"]["outcome"], "stop") << story.dump();
-  EXPECT_EQ(story["decision"]["reason"], "stop command from bob");
+  ASSERT_EQ(story["evals"].size(), 1u) << story.dump();
+  EXPECT_EQ(story["evals"][0]["decision"]["outcome"], "stop") << story.dump();
+  EXPECT_EQ(story["evals"][0]["decision"]["reason"], "stop command from bob");
   Receipt said = LastReceiptOn("github:issue:1");
   EXPECT_EQ(said.kind, MessageKind::kAnswer);
   EXPECT_EQ(said.body, "Stopped: ticket " + std::to_string(a) + " (Fix the typo in README). A new message here resumes it.");

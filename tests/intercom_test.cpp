@@ -433,6 +433,10 @@ TEST_F(IntercomTest, MigrationEightKeepsEveryTicketInputAndAllowsTheIntercomKind
       ALTER TABLE old_inputs RENAME TO ticket_inputs;
       CREATE UNIQUE INDEX ticket_inputs_once ON ticket_inputs (ticket_id, trigger_seq) WHERE trigger_seq IS NOT NULL;
       CREATE INDEX ticket_inputs_by_trigger ON ticket_inputs (trigger_seq);
+      DROP TABLE ticket_pulls;
+      DROP TABLE budget_events;
+      ALTER TABLE mandates DROP COLUMN budget;
+      ALTER TABLE token_usage DROP COLUMN cost_usd;
       DELETE FROM schema_migrations WHERE version >= 8;
       COMMIT;)SQL")
                     .ok());
