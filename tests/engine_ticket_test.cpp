@@ -248,3 +248,27 @@ TEST_F(EngineTest, SendEnforcesLengthLimitsAndIsIdempotent) {
 
 }  // namespace
 }  // namespace superagent::testing
+
+namespace superagent::testing {
+namespace {
+
+// Issue 23: explain of a follow-up lists only what was sent after it arrived, not the Ticket's
+// acknowledgement of the request before it.
+TEST_F(EngineTest, ExplainOfAFollowUpListsOnlyWhatWasSentAfterIt) {
+  TicketId id = AcceptedTicket("c1");
+  ASSERT_EQ(Ok(engine_->Explain("c1"))["receipts"].size(), 1u) << "the request's story has its acknowledgement";
+  clock_.Advance(1'000);
+  Receive(Comment("c2", "alice", false, "也请看一下 CHANGELOG 🙏"));
+  json story = Ok(engine_->Explain("c2"));
+  ASSERT_EQ(story["tickets_reached"].size(), 1u) << story.dump();
+  EXPECT_TRUE(story["receipts"].empty()) << story.dump();
+  EXPECT_EQ(story["summary"].get<std::string>().find("Acknowledgement"), std::string::npos) << story["summary"];
+  clock_.Advance(1'000);
+  ASSERT_TRUE(engine_->Send({"result:1", id, "github:issue:1", MessageKind::kResult, "Done: fixed both."}).ok());
+  story = Ok(engine_->Explain("c2"));
+  ASSERT_EQ(story["receipts"].size(), 1u) << story.dump();
+  EXPECT_EQ(story["receipts"][0]["id"], "result:1");
+}
+
+}  // namespace
+}  // namespace superagent::testing

@@ -3,7 +3,9 @@
 #include <gtest/gtest.h>
 
 #include "fake_feishu_server.h"
+#include "superagent/clock.h"
 #include "superagent/feishu.h"
+#include "superagent/trigger.h"
 
 namespace superagent::feishu {
 namespace {
@@ -133,6 +135,27 @@ TEST(FeishuNormalize, AMessageWithoutASenderIsMalformedFoundByFuzzing) {
   EXPECT_NE(n.why.find("om_12"), std::string::npos) << n.why;
   event["sender"]["sender_id"] = {{"open_id", "ou_alice"}};
   EXPECT_EQ(NormalizeEvent(event, kCtx).kind, Normalized::Kind::kTrigger) << "with a sender it is taken";
+}
+
+// Found by fuzzing (fuzz/corpus/feishu_normalize_fuzz/create_time_after_year_9999.json): a
+// create_time of eighteen digits is a time after year 9999, which a Trigger cannot carry (its
+// stored time would not read back, so intake would refuse it after the Source counted it read).
+// Such a stamp, and a negative or zero one, is no time: the item is malformed, like a missing one.
+TEST(FeishuNormalize, ATimeAfterYear9999OrBefore1970IsMalformedFoundByFuzzing) {
+  for (const json& stamp : {json("999999999999999999"), json(std::int64_t{9'000'000'000'000'000'000}),
+                            json(-5), json(std::int64_t{-9'000'000'000'000'000'000}), json("0")}) {
+    json item = FakeFeishu::Item("om_13", "oc_a", "ou_alice", "看一下 🙂", 1'700'000'000'000);
+    item["create_time"] = stamp;
+    Normalized n = NormalizeHistoryItem(item, kCtx, false);
+    EXPECT_EQ(n.kind, Normalized::Kind::kMalformed) << stamp.dump();
+    EXPECT_NE(n.why.find("create_time"), std::string::npos) << n.why;
+  }
+  // The latest time that does read back is still a time.
+  json last = FakeFeishu::Item("om_14", "oc_a", "ou_alice", "x", kLatestTimeMs);
+  Normalized n = NormalizeHistoryItem(last, kCtx, false);
+  ASSERT_EQ(n.kind, Normalized::Kind::kTrigger) << n.why;
+  EXPECT_EQ(n.trigger.at, kLatestTimeMs);
+  EXPECT_TRUE(ValidateTrigger(n.trigger).ok());
 }
 
 // A press on a question card's button: a Trigger from the operator on the Thread the question was

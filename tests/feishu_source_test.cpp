@@ -116,6 +116,23 @@ TEST_F(FeishuSourceTest, FirstSightRecordsNowThenEachChatAdvancesOnItsOwn) {
   EXPECT_TRUE(seconds);
 }
 
+// Issue 23: the chat listing starts at a whole second, so a chat seen first at 12.700 s would
+// have its messages from 12.000 s read too: those came before the Source knew the chat.
+TEST_F(FeishuSourceTest, AChatSeenFirstReadsNothingFromBeforeItsCursorsMillisecond) {
+  clock_.Advance(700);
+  const TimeMs first_sight = clock_.NowMs();
+  ASSERT_NE(first_sight % 1000, 0);
+  source_->RunOnce();
+  ASSERT_EQ(Cursor("chat:oc_a")["since"], first_sight);
+  Add(FakeFeishu::Item("om_before", "oc_a", "ou_alice", "早了 300 毫秒", first_sight - 300));
+  Add(FakeFeishu::Item("om_after", "oc_a", "ou_alice", "just after", first_sight + 1));
+  clock_.Advance(10'000);
+  RoundReport r = source_->RunOnce();
+  EXPECT_EQ(r.stored, 1);
+  EXPECT_FALSE(engine_->GetTrigger("feishu:om_before").ok()) << "it came before the chat was known";
+  EXPECT_TRUE(engine_->GetTrigger("feishu:om_after").ok());
+}
+
 // docs/007: every Source's polling rounds are in /metrics (superagent_source_poll_*), Feishu's too.
 TEST_F(FeishuSourceTest, EveryRoundIsInThePollMetricsAndOneWithAFailedChatCountsAsFailed) {
   const metrics::SourceRounds before = metrics::ProcessRuntime().Rounds()["feishu"];

@@ -268,7 +268,7 @@ rules:
     instruction: typo
 )");
   ASSERT_EQ(problems.size(), 8u) << Joined(problems);
-  EXPECT_EQ(problems[0].ToString(), "policy.yaml:1:1: mod: unknown key (expected one of mode, sources, rules, budgets)");
+  EXPECT_EQ(problems[0].ToString(), "policy.yaml:1:1: mod: unknown key (expected one of mode, sources, rules, budgets, circuit_breaker)");
   EXPECT_EQ(problems[1].line, 4);
   EXPECT_EQ(problems[1].message, "sources.github.peple: unknown key (expected one of people, bots, scopes)");
   EXPECT_EQ(problems[2].line, 6);

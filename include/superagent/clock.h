@@ -33,6 +33,10 @@ class FakeClock : public Clock {
   TimeMs now_;
 };
 
+// 9999-12-31T23:59:59.999Z: the latest time FormatTime writes and ParseTime reads back (RFC 3339
+// has four year digits). A Source that reads a timestamp from outside refuses anything later.
+inline constexpr TimeMs kLatestTimeMs = 253'402'300'799'999;
+
 // Formats as RFC 3339 UTC with millisecond precision, e.g. "2026-12-02T13:34:24.000Z".
 std::string FormatTime(TimeMs t);
 // Parses RFC 3339 / ISO 8601 ("2026-12-02T13:34:24Z", fractional seconds and +hh:mm offsets

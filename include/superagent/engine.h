@@ -505,6 +505,14 @@ class Engine {
   // An answer to `asked` arrived: what code does with it besides the worker (a "ci_fix" question
   // answered "Try again" gives the Ticket's PRs a fresh set of fix attempts).
   Status AnsweredLocked(TicketId ticket, const HumanAction& asked, const nlohmann::json& answer, TimeMs now);
+  // The circuit breaker (circuit_breaker.cpp): why a new Ticket under `m` goes past the policy's
+  // limit for its sender or Source, or "" when it does not.
+  Result<std::string> CircuitBreakerLocked(const Mandate& m, TimeMs now);
+  // Holds a new Ticket in Needs-you: waiting for a person in the panel, asked nothing in the
+  // discussion; `acknowledgement` ("" for a silent rule) is posted if the person starts it.
+  Status HoldLocked(Ticket* tk, const std::string& why, const std::string& acknowledgement, TimeMs now);
+  // A panel answer to a hold: start the Ticket (its Assignment and acknowledgement) or drop it.
+  Status ReleaseHoldLocked(Ticket* tk, const std::string& who, const nlohmann::json& answer, TimeMs now);
 
   // tickets.cpp: AskPerson's work inside a transaction the caller holds (mu_ held).
   Status AskPersonLocked(Ticket* ticket, const HumanAction& action, const std::string& message_id, TimeMs now);

@@ -87,9 +87,23 @@ struct Budgets {
   const Budget& For(Strength strength) const { return strength == Strength::kExplicit ? for_explicit : for_inferred; }
 };
 
+// circuit_breaker: in policy.yaml (issue 22). A runaway loop — a worker, a bot, a script — must not
+// open Tickets faster than people can look: past `per_sender` new Tickets from one sender, or
+// `per_source` from one Source, within `window_minutes`, each further Ticket is held in Needs-you
+// until a person starts or drops it in the panel. 0 turns that limit off.
+inline constexpr std::int64_t kMaxCircuitBreakerWindowMinutes = 10'080;  // a week
+struct CircuitBreaker {
+  std::int64_t per_sender = 10;
+  std::int64_t per_source = 30;
+  std::int64_t window_minutes = 60;  // 1 to kMaxCircuitBreakerWindowMinutes
+
+  bool operator==(const CircuitBreaker&) const = default;
+};
+
 struct Policy {
   Mode mode = Mode::kObserve;
   Budgets budgets;
+  CircuitBreaker circuit_breaker;
   std::map<std::string, SourcePolicy> sources;  // "github", "feishu"
   std::vector<Rule> rules;
 

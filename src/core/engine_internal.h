@@ -21,6 +21,11 @@ std::string CutToLimit(const std::string& channel, const std::string& body, cons
 // message is context for the Ticket, never something that starts its work again.
 Result<bool> OlderThanRequest(store::Store* store, const Mandate& m, TimeMs at);
 
+// The circuit breaker's hold (circuit_breaker.cpp): a question whose actor no Source reports (it
+// has spaces), so only the panel answers it, and the form purpose that marks it.
+inline constexpr const char* kPanelActor = "a person in the panel";
+inline constexpr const char* kHoldPurpose = "circuit_breaker";
+
 // An id in a message ("ticket 12 has ended").
 inline std::string Num(std::int64_t v) { return std::to_string(v); }
 

@@ -141,21 +141,32 @@ Result<FinishResult> Engine::FinishEval(EvalId eval_id, const EvalOutcome& out) 
     m.origin_trigger_seq = out.request_seq;
     m.created_at = now;
     m.budget = policy_.budgets.For(out.strength);
+    // Counted before this Mandate is written: the limit is how many may start unasked.
+    ASSIGN_OR_RETURN(const std::string held, CircuitBreakerLocked(m, now));
     auto mid = store_->InsertMandate(m);
     if (!mid.ok()) return mid.status();
-    auto aid = store_->InsertAssignment(new_ticket, "worker", "accepted", now);
-    if (!aid.ok()) return aid.status();
     attach = new_ticket;
-    if (!out.silent) {
+    ASSIGN_OR_RETURN(auto channel, store_->ThreadChannel(eval->thread));
+    const std::string ack_channel = channel.value_or(request->trigger.channel);
+    const std::string ack =
+        out.silent ? std::string()
+                   : WithinLimit(ack_channel, text::Repair(out.acknowledgement.empty() ? "On it: " + tk.scope : out.acknowledgement),
+                                 options_);
+    if (!held.empty()) {
+      tk.id = new_ticket;
+      RETURN_IF_ERROR(HoldLocked(&tk, held, ack, now));
+    } else {
+      auto aid = store_->InsertAssignment(new_ticket, "worker", "accepted", now);
+      if (!aid.ok()) return aid.status();
+    }
+    if (!ack.empty() && held.empty()) {
       Receipt r;
       r.id = "ack:ticket:" + std::to_string(new_ticket);
       r.ticket = new_ticket;
       r.thread = eval->thread;
-      ASSIGN_OR_RETURN(auto channel, store_->ThreadChannel(eval->thread));
-      r.channel = channel.value_or(request->trigger.channel);
+      r.channel = ack_channel;
       r.kind = MessageKind::kAcknowledgement;
-      r.body = WithinLimit(r.channel, text::Repair(out.acknowledgement.empty() ? "On it: " + tk.scope : out.acknowledgement),
-                           options_);
+      r.body = ack;
       r.created_at = now;
       auto inserted = store_->InsertReceipt(r);
       if (!inserted.ok()) return inserted.status();

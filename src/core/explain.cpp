@@ -123,7 +123,11 @@ Result<json> Engine::Explain(const std::string& id_or_url) {
   json receipts = json::array();
   for (TicketId id : involved) {
     ASSIGN_OR_RETURN(auto ticket_receipts, store_->ReceiptsFor(id));
+    const bool made_here = created && *created == id;
     for (const Receipt& r : ticket_receipts) {
+      // A Ticket this message only reached said things before it arrived (its acknowledgement,
+      // earlier results): those were not sent for this message (issue 23).
+      if (!made_here && r.created_at < rec->received_at) continue;
       json rj = ReceiptJson(r);
       rj["ticket"] = id;
       receipts.push_back(rj);

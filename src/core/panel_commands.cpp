@@ -3,6 +3,7 @@
 // and when. A person's Retry of an item set aside is quarantine.cpp's.
 #include <spdlog/spdlog.h>
 
+#include "core/engine_internal.h"
 #include "core/ticket_stage.h"
 #include "store/store.h"
 #include "superagent/engine.h"
@@ -73,6 +74,13 @@ Status Engine::AnswerQuestion(TicketId ticket, const std::string& who, const jso
                             StageName(tk->stage) + ")");
   ASSIGN_OR_RETURN(const QuestionForm form, ParseQuestionForm(tk->waiting->form));
   ASSIGN_OR_RETURN(const json structured, NormalizeAnswer(form, answer));
+  if (form.purpose == kHoldPurpose) {
+    // Code acts on this answer alone: no input for a worker that never asked, no line in the
+    // discussion beyond the acknowledgement a started Ticket would have had anyway.
+    RETURN_IF_ERROR(ReleaseHoldLocked(&*tk, who, structured, now));
+    RETURN_IF_ERROR(store_->InsertCommand(now, who, "answer", "ticket:" + std::to_string(ticket), structured.dump()));
+    return tx->Commit();
+  }
   TicketInput in;
   in.ticket = ticket;
   in.kind = "answer";

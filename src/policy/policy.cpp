@@ -149,6 +149,22 @@ Status BudgetsFromJson(const json& j, Budgets* out) {
   return Status::Ok();
 }
 
+Status CircuitBreakerFromJson(const json& j, CircuitBreaker* out) {
+  if (!j.is_object()) return JsonError("circuit_breaker", "must be an object");
+  for (const auto& [key, v] : j.items()) {
+    std::int64_t* field = key == "per_sender" ? &out->per_sender
+                          : key == "per_source" ? &out->per_source
+                          : key == "window_minutes" ? &out->window_minutes : nullptr;
+    if (field == nullptr) return JsonError("circuit_breaker." + key, "unknown member");
+    if (!v.is_number_integer() || v.get<std::int64_t>() < 0)
+      return JsonError("circuit_breaker." + key, "must be a whole number of 0 or more");
+    *field = v.get<std::int64_t>();
+  }
+  if (out->window_minutes < 1 || out->window_minutes > kMaxCircuitBreakerWindowMinutes)
+    return JsonError("circuit_breaker.window_minutes", "must be from 1 to " + std::to_string(kMaxCircuitBreakerWindowMinutes));
+  return Status::Ok();
+}
+
 }  // namespace
 
 json Budget::ToJson() const {
@@ -284,6 +300,11 @@ json Policy::ToJson() const {
   }
   j["rules"] = rules_json;
   j["budgets"] = json{{"explicit", budgets.for_explicit.ToJson()}, {"inferred", budgets.for_inferred.ToJson()}};
+  // Written only when a team set it, as for auto_merge: an upgrade keeps the policy's fingerprint.
+  if (circuit_breaker != CircuitBreaker{})
+    j["circuit_breaker"] = json{{"per_sender", circuit_breaker.per_sender},
+                                {"per_source", circuit_breaker.per_source},
+                                {"window_minutes", circuit_breaker.window_minutes}};
   return j;
 }
 
@@ -337,6 +358,9 @@ Result<Policy> PolicyFromJson(const json& j) {
   // Versions stored before budgets existed have none: they read as the defaults.
   if (auto budgets = j.find("budgets"); budgets != j.end() && !budgets->is_null()) {
     if (Status s = BudgetsFromJson(*budgets, &p.budgets); !s.ok()) return s;
+  }
+  if (auto cb = j.find("circuit_breaker"); cb != j.end() && !cb->is_null()) {
+    if (Status s = CircuitBreakerFromJson(*cb, &p.circuit_breaker); !s.ok()) return s;
   }
   auto rules = j.find("rules");
   if (rules != j.end() && !rules->is_null()) {

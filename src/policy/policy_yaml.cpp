@@ -18,7 +18,8 @@
 namespace superagent {
 namespace {
 
-const std::vector<std::string> kRootKeys = {"mode", "sources", "rules", "budgets"};
+const std::vector<std::string> kRootKeys = {"mode", "sources", "rules", "budgets", "circuit_breaker"};
+const std::vector<std::string> kCircuitBreakerKeys = {"per_sender", "per_source", "window_minutes"};
 const std::vector<std::string> kBudgetKinds = {"explicit", "inferred"};
 const std::vector<std::string> kBudgetKeys = {"tokens", "cost_usd", "wall_clock_minutes", "turns"};
 const std::vector<std::string> kSourceKeys = {"people", "bots", "scopes"};
@@ -160,6 +161,22 @@ class PolicyReader {
         if (f.key == "cost_usd") ReadAmount(f, p, &b.cost_usd);
         else ReadCount(f, p, f.key == "tokens" ? &b.tokens : f.key == "turns" ? &b.turns : &b.wall_clock_minutes);
       }
+    }
+  }
+
+  // circuit_breaker: {per_sender, per_source, window_minutes}; an absent member keeps its default.
+  void ReadCircuitBreaker(const Entry& e, CircuitBreaker* out) {
+    if (!ExpectMap(e, "circuit_breaker")) return;
+    for (const Entry& f : Entries(e.value, "circuit_breaker", &kCircuitBreakerKeys)) {
+      const std::string p = "circuit_breaker." + f.key;
+      std::int64_t v = -1;
+      ReadCount(f, p, &v);
+      if (v < 0) continue;  // ReadCount said why
+      if (f.key == "window_minutes" && (v < 1 || v > kMaxCircuitBreakerWindowMinutes)) {
+        Add(Where(f), p, "must be from 1 to " + std::to_string(kMaxCircuitBreakerWindowMinutes) + " minutes" + Got(f.value));
+        continue;
+      }
+      (f.key == "per_sender" ? out->per_sender : f.key == "per_source" ? out->per_source : out->window_minutes) = v;
     }
   }
 
@@ -353,6 +370,8 @@ class PolicyReader {
         }
       } else if (e.key == "budgets") {
         ReadBudgets(e, out);
+      } else if (e.key == "circuit_breaker") {
+        ReadCircuitBreaker(e, &out->circuit_breaker);
       } else {
         ReadRules(e, out);
       }

@@ -401,6 +401,18 @@ Result<std::optional<Mandate>> Store::MandateForTicket(TicketId id) {
   return std::optional<Mandate>(std::move(m));
 }
 
+Result<std::int64_t> Store::CountMandatesSince(const std::string& source, const std::optional<std::string>& sender,
+                                               TimeMs since) {
+  Stmt s = db_.Prepare(sender ? "SELECT COUNT(*) FROM mandates WHERE source = ? AND created_at >= ? AND sender = ?"
+                              : "SELECT COUNT(*) FROM mandates WHERE source = ? AND created_at >= ?");
+  s.Bind(1, source).Bind(2, since);
+  if (sender) s.Bind(3, *sender);
+  const std::int64_t n = s.Step() ? s.Int(0) : 0;
+  RETURN_IF_ERROR(s.status());
+  s.Reset();
+  return n;
+}
+
 Status Store::EndMandate(std::int64_t mandate_id, const std::string& kind, const std::string& reason,
                          const std::string& by, TimeMs at) {
   Stmt s = db_.Prepare(

@@ -111,6 +111,9 @@ class Store {
   Status InsertTicketEvent(TicketId id, TimeMs at, std::optional<Stage> from, Stage to, const std::string& cause);
   Result<std::int64_t> InsertMandate(const Mandate& m);
   Result<std::optional<Mandate>> MandateForTicket(TicketId id);
+  // How many Mandates `source` made since `since` (inclusive), only `sender`'s when it is set.
+  Result<std::int64_t> CountMandatesSince(const std::string& source, const std::optional<std::string>& sender,
+                                          TimeMs since);
   Status EndMandate(std::int64_t mandate_id, const std::string& kind, const std::string& reason,
                     const std::string& by, TimeMs at);
   Status Subscribe(const std::string& thread, TicketId ticket, TimeMs at);

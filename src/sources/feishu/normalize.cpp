@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdlib>
 
+#include "superagent/clock.h"
 #include "superagent/feishu.h"
 #include "superagent/json_read.h"
 #include "superagent/question.h"
@@ -54,7 +55,10 @@ bool ParseStamp(const json& j, const char* key, TimeMs* out) {
   } else {
     return false;
   }
+  if (v <= 0) return false;  // before 1970, and scaling it could overflow
   if (v < 100'000'000'000LL) v *= 1000;
+  // Later than year 9999 no Trigger can carry it (its time would not read back): not a time.
+  if (v > kLatestTimeMs) return false;
   *out = v;
   return true;
 }

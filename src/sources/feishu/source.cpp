@@ -269,6 +269,9 @@ void Source::Backfill(RoundReport* report) {
     if (status.ok()) {
       for (const json& item : *items) {
         Normalized n = NormalizeHistoryItem(item, ctx, direct);
+        // The listing starts at a whole second: what came before the cursor's millisecond was
+        // read already, or (a chat seen first) came before the Source knew the chat (SPEC §3.4).
+        if (n.kind == Normalized::Kind::kTrigger && n.trigger.at < since) continue;
         Receive(n, "backfill", &intake, report);
         if (!intake.error.empty()) break;
         // A topic root stands for its replies, which only the thread container returns.
