@@ -252,7 +252,7 @@ TEST(ConfigTest, EveryKeyWithChoicesRefusesAnythingElse) {
     for (std::string_view choice : k.choices) EXPECT_THAT(p.message, HasSubstr(std::string(choice)));
     EXPECT_THAT(p.message, HasSubstr("(got \"nonsense\")"));
   }
-  EXPECT_EQ(keys, 5) << "log.level, feishu.realtime, execution.executor, .cgroups, .sandbox";
+  EXPECT_EQ(keys, 6) << "log.level, github.pull_request_origin, feishu.realtime, execution.executor, .cgroups, .sandbox";
 }
 
 TEST(ConfigTest, LogLevelsAreTheLoggersLevels) {

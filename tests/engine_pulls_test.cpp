@@ -316,5 +316,100 @@ TEST_F(EnginePullsTest, AReviewsBurstOfCommentsIsOneTurn) {
   EXPECT_EQ(Ok(engine_->Assignments(t)).back().state, "pending");
 }
 
+// Issue 23 (SPEC §5, §12): work asked for in a chat lives on in a GitHub PR. A message in the
+// chat that quotes the PR's link — or the request's issue link — reaches the Ticket that owns it
+// as data for its next turn, instead of starting a new Eval; a link that only starts the same
+// (pull/421) is another PR; an ended Ticket is not resumed from afar.
+TEST_F(EnginePullsTest, AMessageElsewhereQuotingTheTicketsLinkReachesThatTicket) {
+  TicketId t = TicketWithPull();
+  // explain shows every place the Ticket is discussed.
+  EXPECT_EQ(Ok(engine_->Explain("c1"))["ticket_created"]["threads"],
+            json({"github:ci:superagent/ticket-1", "github:issue:1", "github:pull:42"}))
+      << "subscribed in one transaction: in key order";
+  auto chat = [&](const std::string& id, const std::string& text) {
+    Trigger f;
+    f.id = "feishu:" + id;
+    f.source = "feishu";
+    f.scope = "chat:oc_support";
+    f.actor = "ou_alice";
+    f.human = true;
+    f.text = text;
+    f.at = clock_.NowMs();
+    f.threads = {"feishu:chat:oc_support"};
+    f.channel = "feishu:chat:oc_support:reply:" + id;
+    f.meta = {{"chat_id", "oc_support"}, {"message_id", id}};
+    return f;
+  };
+  IntakeResult r = Receive(chat("om_q1", "评审意见在这里 https://github.com/o/r/pull/42 👀"));
+  EXPECT_EQ(r.delivered_to, std::vector<TicketId>{t});
+  EXPECT_FALSE(r.queued_for_eval);
+  auto inputs = Ok(engine_->TicketInputs(t));
+  ASSERT_FALSE(inputs.empty());
+  EXPECT_EQ(inputs.back().state, "pending");
+  EXPECT_EQ(inputs.back().body["quoted_link"], true);
+  EXPECT_EQ(Receive(chat("om_q2", "and https://github.com/o/r/issues/1, the original")).delivered_to, std::vector<TicketId>{t});
+  IntakeResult other = Receive(chat("om_q3", "unrelated: https://github.com/o/r/pull/421"));
+  EXPECT_TRUE(other.delivered_to.empty());
+  EXPECT_TRUE(other.queued_for_eval);
+  ASSERT_TRUE(engine_->EndTicket(t, "done").ok());
+  IntakeResult late = Receive(chat("om_q4", "https://github.com/o/r/pull/42 again?"));
+  EXPECT_TRUE(late.delivered_to.empty()) << "an ended Ticket resumes only from its own Threads";
+  EXPECT_TRUE(late.resumed.empty());
+  EXPECT_TRUE(late.queued_for_eval);
+}
+
+// Issue 23 (SPEC §12: one Ticket linked across a GitHub discussion and a Feishu thread): work
+// asked for in a Feishu topic gets its PR on GitHub; the result goes back to the topic once, with
+// the PR's link; a review comment on the PR reaches the same Ticket; explain shows both places.
+TEST_F(EnginePullsTest, WorkAskedForInAFeishuTopicIsOneTicketWithItsPullRequestOnGitHub) {
+  Trigger ask;
+  ask.id = "feishu:om_ask";
+  ask.source = "feishu";
+  ask.scope = "chat:oc_support";
+  ask.actor = "ou_alice";
+  ask.human = true;
+  ask.addressed = true;
+  ask.text = "@Agent 请修复 README 里的错别字";
+  ask.at = clock_.NowMs();
+  ask.threads = {"feishu:thread:omt_1", "feishu:chat:oc_support"};
+  ask.channel = "feishu:chat:oc_support:reply:om_ask:thread";
+  ask.meta = {{"chat_id", "oc_support"}, {"message_id", "om_ask"}, {"thread_id", "omt_1"}};
+  Receive(ask);
+  assessor_.answers.push_back(ScriptedAssessor::Accept());
+  ASSERT_EQ(Drain(), 1);
+  const TicketId t = Ok(engine_->Explain("feishu:om_ask"))["ticket_created"]["id"].get<TicketId>();
+  ReadyTurn(t, true);
+  auto first = DeliverDue(Sent);
+  for (const ClaimedEffect& c : first)
+    if (c.effect.kind == "open_pull_request") {
+      EXPECT_EQ(c.effect.payload["requested_via"], "feishu");
+      EXPECT_FALSE(c.effect.payload.contains("discussion_url")) << "a chat has no link, and its words stay there";
+    }
+  DeliverDue(Sent);
+  int results = 0;
+  for (const Receipt& r : Ok(engine_->Receipts(std::nullopt)))
+    if (r.kind == MessageKind::kResult) {
+      ++results;
+      EXPECT_EQ(r.channel, "feishu:chat:oc_support:reply:om_ask:thread");
+      EXPECT_EQ(r.body, "Fixed the typo.\n\nPull request: https://github.com/o/r/pull/42");
+    }
+  EXPECT_EQ(results, 1);
+
+  Trigger review;
+  review.id = "github:review-comment:5";
+  review.source = "github";
+  review.scope = "comments";
+  review.actor = "bob";
+  review.human = true;
+  review.text = "这里少了一个逗号";
+  review.at = clock_.NowMs();
+  review.threads = {"github:pull:42"};
+  review.channel = "github:pull:42:review:5";
+  EXPECT_EQ(Receive(review).delivered_to, std::vector<TicketId>{t}) << "the PR's discussion reaches the same Ticket";
+  const json threads = Ok(engine_->Explain("feishu:om_ask"))["ticket_created"]["threads"];
+  EXPECT_NE(std::find(threads.begin(), threads.end(), "feishu:thread:omt_1"), threads.end()) << threads.dump();
+  EXPECT_NE(std::find(threads.begin(), threads.end(), "github:pull:42"), threads.end()) << threads.dump();
+}
+
 }  // namespace
 }  // namespace superagent::testing

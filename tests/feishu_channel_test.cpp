@@ -142,15 +142,67 @@ TEST_F(FeishuChannelTest, RateLimitsAreHonoured) {
   EXPECT_EQ(channel_->Perform(Message("q5", "feishu:chat:oc_c"), false).outcome, Delivery::Outcome::kDone)
       << "another chat has its own budget";
   clock_.Advance(1'000);
-  EXPECT_EQ(channel_->Perform(Message("q5", "feishu:chat:oc_b"), false).outcome, Delivery::Outcome::kDone);
+  EXPECT_EQ(channel_->Perform(Message("q6", "feishu:chat:oc_b"), false).outcome, Delivery::Outcome::kDone);
 }
 
 TEST_F(FeishuChannelTest, LongReceiptIdsBecomeAStableShortUuid) {
   const std::string id(80, 'r');
-  EXPECT_EQ(RequestUuid("short"), "short");
-  EXPECT_LE(RequestUuid(id).size(), 50u);
-  EXPECT_EQ(RequestUuid(id), RequestUuid(id));
-  EXPECT_NE(RequestUuid(id), RequestUuid(id + "x"));
+  EXPECT_EQ(RequestUuid("", "short"), "short");
+  EXPECT_LE(RequestUuid("", id).size(), 50u);
+  EXPECT_EQ(RequestUuid("", id), RequestUuid("", id));
+  EXPECT_NE(RequestUuid("", id), RequestUuid("", id + "x"));
+}
+
+// Issue 23: with an install id every uuid is a digest of the install and the receipt, so two
+// installs of the same app (or one after a data_dir reset) never share "ack:ticket:1".
+TEST_F(FeishuChannelTest, TheInstallIdMakesEveryUuidItsOwn) {
+  const std::string a(32, 'a'), b(32, 'b');
+  EXPECT_EQ(RequestUuid(a, "ack:ticket:1"), RequestUuid(a, "ack:ticket:1"));
+  EXPECT_NE(RequestUuid(a, "ack:ticket:1"), RequestUuid(b, "ack:ticket:1"));
+  EXPECT_NE(RequestUuid(a, "ack:ticket:1"), RequestUuid(a, "ack:ticket:2"));
+  EXPECT_EQ(RequestUuid(a, "ack:ticket:1").size(), 43u) << "Feishu takes at most 50 characters";
+  EXPECT_EQ(RequestUuid(a, std::string(500, 'x')).size(), 43u);
+
+  // Two installs answer the same request number in the same chat: both messages are posted.
+  FeishuChannel first(client_.get(), &clock_, kChatWordLimit, 5, a), second(client_.get(), &clock_, kChatWordLimit, 5, b);
+  Delivery one = first.Perform(Message("ack:ticket:1", "feishu:chat:oc_a:reply:om_2", "第一个 install"), false);
+  clock_.Advance(1'000);
+  Delivery two = second.Perform(Message("ack:ticket:1", "feishu:chat:oc_a:reply:om_2", "第二个 install"), false);
+  ASSERT_EQ(one.outcome, Delivery::Outcome::kDone) << one.error;
+  ASSERT_EQ(two.outcome, Delivery::Outcome::kDone) << two.error;
+  EXPECT_NE(one.external_id, two.external_id);
+  EXPECT_EQ(Sent().size(), 2u);
+  // The same install retrying after an unknown outcome still gets its first message back.
+  clock_.Advance(1'000);
+  Delivery again = first.Perform(Message("ack:ticket:1", "feishu:chat:oc_a:reply:om_2", "第一个 install"), true);
+  ASSERT_EQ(again.outcome, Delivery::Outcome::kDone) << again.error;
+  EXPECT_EQ(again.external_id, one.external_id);
+  EXPECT_EQ(Sent().size(), 2u);
+}
+
+// Issue 23: Feishu answers a uuid it saw within the hour with that earlier message and posts
+// nothing. When that message is in another chat, this one was never posted: a failed delivery
+// that says so, never a success.
+TEST_F(FeishuChannelTest, AnEarlierMessageInAnotherChatReturnedForTheUuidIsAFailedDelivery) {
+  {
+    auto lock = fake_->Lock();
+    json other = FakeFeishu::Item("om_elsewhere", "oc_other", "cli_app", "an older install's reply", clock_.NowMs());
+    fake_->sent.push_back(other);
+    fake_->uuids["ack:ticket:1"] = "om_elsewhere";
+  }
+  Delivery d = channel_->Perform(Message("ack:ticket:1", "feishu:chat:oc_a:reply:om_2"), false);
+  EXPECT_EQ(d.outcome, Delivery::Outcome::kFailed);
+  EXPECT_THAT(d.error, HasSubstr("om_elsewhere in chat oc_other, not in oc_a"));
+  EXPECT_THAT(d.error, HasSubstr("was not posted"));
+  // A peer that answers success without saying where is not believed either.
+  {
+    auto lock = fake_->Lock();
+    fake_->sent.push_back(json{{"message_id", "om_nowhere"}});
+    fake_->uuids["ack:ticket:2"] = "om_nowhere";
+  }
+  Delivery nowhere = channel_->Perform(Message("ack:ticket:2", "feishu:chat:oc_a"), false);
+  EXPECT_EQ(nowhere.outcome, Delivery::Outcome::kFailed);
+  EXPECT_THAT(nowhere.error, HasSubstr("in chat (none)"));
 }
 
 // A question with options (AskPerson's Effect carries the question and its form) is sent as an

@@ -259,6 +259,98 @@ TEST_F(FeishuSourceTest, FollowedThreadsArePolledEachWithItsOwnPollError) {
   EXPECT_EQ(fake_->Count("GET", "/open-apis/im/v1/messages") - before, 3) << "only the three chats";
 }
 
+// Issue 23: a reply inside an older topic, posted while the daemon was down, shows in no chat
+// listing (only the topic's root does) and its realtime event is gone. Every topic the Source has
+// seen in a chat it reads is followed, so the thread read after the restart finds the reply.
+TEST_F(FeishuSourceTest, ATopicReplyPostedWhileTheDaemonWasDownIsReadAfterItStarts) {
+  source_->RunOnce();
+  json root = FakeFeishu::Item("om_root9", "oc_a", "ou_alice", "部署坏了，谁看一下？", t0_ + 1'000, "omt_9");
+  Add(root);
+  ASSERT_EQ(*source_->HandleEvent(FakeFeishu::EventFor(root, "group", "ev_root9"), "realtime:ws"), "stored");
+  clock_.Advance(60'000);
+  source_->RunOnce();
+  ASSERT_FALSE(Cursor("thread:omt_9").is_null()) << "an unaddressed topic in a chat the Source reads is followed";
+
+  // The daemon stops; an hour later, the reply is posted; then it starts again.
+  source_.reset();
+  Open(superagent::testing::MakePolicy("observe", kThreeChats));
+  clock_.Advance(3'600'000);
+  Add(FakeFeishu::Item("om_reply9", "oc_a", "ou_bob", "@_user_1 能修一下吗 🙏", clock_.NowMs(), "omt_9", "om_root9",
+                       BotMention()));
+  clock_.Advance(120'000);
+  source_ = std::make_unique<Source>(engine_.get(), client_.get(), &clock_, options_);
+  RoundReport r = source_->RunOnce();
+  EXPECT_EQ(r.threads_read, 1);
+  auto reply = engine_->GetTrigger("feishu:om_reply9");
+  ASSERT_TRUE(reply.ok()) << "the reply was never received";
+  EXPECT_EQ(reply->via, "poll:thread");
+  EXPECT_TRUE(reply->trigger.addressed);
+  auto story = Ok(engine_->Explain("feishu:om_reply9"));
+  EXPECT_EQ(story["intake"]["outcome"], "stored") << story.dump();
+  EXPECT_EQ(Cursor("thread:omt_9")["last_activity"], reply->trigger.at);
+  EXPECT_THAT(Health("threads")->note, HasSubstr("following 1 topic thread(s); read 1 this round"));
+}
+
+// Issue 23: following every topic is bounded. At most thread_reads_per_round threads are read a
+// round — an open Ticket's first, then those waiting longest — and the rest are deferred, said in
+// the threads path's health; a topic quiet for a day is read hourly, not every round.
+TEST_F(FeishuSourceTest, TopicReadsAreCappedPerRoundOpenTicketsFirstAndQuietTopicsReadLessOften) {
+  options_.thread_reads_per_round = 2;
+  source_ = std::make_unique<Source>(engine_.get(), client_.get(), &clock_, options_);
+  source_->RunOnce();
+  // Five topics seen by realtime only; the last one asks the agent for work and gets a Ticket.
+  for (const char* tid : {"omt_a", "omt_b", "omt_c", "omt_d"}) {
+    // From someone not on the people list: stored and followed, ignored by the Gate without a model.
+    json root = FakeFeishu::Item(std::string("om_") + tid, "oc_a", "ou_visitor", "topic", t0_ + 1'000, tid);
+    ASSERT_EQ(*source_->HandleEvent(FakeFeishu::EventFor(root, "group", std::string("ev_") + tid), "realtime:ws"), "stored");
+  }
+  json ask = FakeFeishu::Item("om_omt_e", "oc_a", "ou_alice", "@_user_1 please fix the typo", t0_ + 1'000, "omt_e", "",
+                              BotMention());
+  ASSERT_EQ(*source_->HandleEvent(FakeFeishu::EventFor(ask, "group", "ev_omt_e"), "realtime:ws"), "stored");
+  assessor_.answers.push_back(superagent::testing::ScriptedAssessor::Accept());
+  Drain();
+  ASSERT_EQ(assessor_.calls, 1) << "only the request needed the model";
+  ASSERT_THAT(Ok(engine_->OpenTicketThreads("feishu:thread:")), ::testing::Contains("feishu:thread:omt_e"));
+
+  auto reads_of = [&](const std::string& tid) {
+    int n = 0;
+    for (const auto& l : fake_->log())
+      n += l.params.count("container_id_type") && l.params.at("container_id_type") == "thread" &&
+           l.params.at("container_id") == tid;
+    return n;
+  };
+  clock_.Advance(60'000);
+  RoundReport first = source_->RunOnce();
+  EXPECT_EQ(first.threads_read, 2);
+  EXPECT_EQ(first.threads_deferred, 3);
+  EXPECT_EQ(reads_of("omt_e"), 1) << "the open Ticket's topic comes first";
+  EXPECT_THAT(Health("threads")->note,
+              HasSubstr("following 5 topic thread(s); read 2 this round, 3 due ones deferred to the next "
+                        "(thread_reads_per_round 2)"));
+  for (int round = 0; round < 3; ++round) {
+    clock_.Advance(60'000);
+    source_->RunOnce();
+  }
+  EXPECT_EQ(reads_of("omt_e"), 4) << "every round";
+  for (const char* tid : {"omt_a", "omt_b", "omt_c", "omt_d"}) EXPECT_GE(reads_of(tid), 1) << tid << " waited too long";
+
+  // A day later the quiet topics are due hourly: one read each, then none for the next rounds.
+  options_.thread_reads_per_round = 20;
+  source_ = std::make_unique<Source>(engine_.get(), client_.get(), &clock_, options_);
+  clock_.Advance(24 * 3'600'000LL);
+  source_->RunOnce();
+  const int after_day = reads_of("omt_a");
+  for (int round = 0; round < 5; ++round) {
+    clock_.Advance(60'000);
+    source_->RunOnce();
+  }
+  EXPECT_EQ(reads_of("omt_a"), after_day) << "a topic quiet for a day is not read every minute";
+  EXPECT_EQ(reads_of("omt_e"), 4 + 6) << "the open Ticket's topic still is";
+  clock_.Advance(3'600'000);
+  source_->RunOnce();
+  EXPECT_EQ(reads_of("omt_a"), after_day + 1);
+}
+
 TEST_F(FeishuSourceTest, AnAllowedDirectChatBecomesKnownAndIsBackfilled) {
   source_->RunOnce();
   json hello = FakeFeishu::Item("om_d1", "oc_dm", "ou_alice", "hi", t0_ + 1'000);

@@ -87,6 +87,28 @@ TEST_F(GitHubChannelTest, OutcomeUnknownWithoutTheMarkerPostsOnce) {
   EXPECT_EQ(Posts(), 1);
 }
 
+// Issue 23: the marker carries the install id, so another install's message for the same receipt
+// id on the same issue (a second deployment, or this one before its data_dir was reset) is not
+// taken for this one's earlier delivery.
+TEST_F(GitHubChannelTest, AnotherInstallsMarkerForTheSameReceiptIsNotOurs) {
+  ChannelOptions mine;
+  mine.install_id = "0123456789abcdef0123456789abcdef";
+  GitHubChannel channel(client_.get(), "Codertocat/Hello-World", mine);
+  fake_.comments.push_back(
+      fake_.MakeComment(7, 1, "superagent-bot", MessageText("旧的", "fedcba987654/ack:ticket:1"), clock_.NowMs()));
+  fake_.comments.push_back(fake_.MakeComment(8, 1, "superagent-bot", MessageText("older", "ack:ticket:1"), clock_.NowMs()));
+  Delivery d = channel.Perform(Message("ack:ticket:1", "github:issue:1", "On it."), true);
+  ASSERT_EQ(d.outcome, Delivery::Outcome::kDone) << d.error;
+  EXPECT_EQ(Posts(), 1) << "neither marker is this install's";
+  EXPECT_THAT(fake_.comments.back()["body"].get<std::string>(),
+              HasSubstr("<!-- superagent-receipt: 0123456789ab/ack:ticket:1 -->"));
+  // Its own marker is found on a retry.
+  clock_.Advance(30'000);
+  Delivery again = channel.Perform(Message("ack:ticket:1", "github:issue:1", "On it."), true);
+  EXPECT_EQ(again.external_id, d.external_id);
+  EXPECT_EQ(Posts(), 1);
+}
+
 TEST_F(GitHubChannelTest, AResponseLostAfterTheWriteIsFoundOnTheNextAttempt) {
   // GitHub wrote the comment, but the answer never came back whole (a gateway error after the write).
   fake_.Script("POST", "/repos/Codertocat/Hello-World/issues/1/comments", {502, {}, R"({"message":"Bad Gateway"})"});
@@ -166,6 +188,50 @@ TEST_F(GitHubChannelTest, OpensAPullRequestOnceEvenAfterACrash) {
   EXPECT_EQ(channel_->Perform(e, false).external_id, d.external_id);
   EXPECT_EQ(fake_.pulls.size(), 1u);
   EXPECT_EQ(fake_.Count("POST", "/repos/Codertocat/Hello-World/pulls"), 2);
+}
+
+// Issue 23: the PR says where the work was asked for as much as github.pull_request_origin allows:
+// a GitHub discussion's link; for a chat only its platform (a chat has no link a reviewer could
+// open, and its words stay in the chat); "source" never links; "none" says nothing.
+TEST_F(GitHubChannelTest, APullRequestSaysWhereItWasAskedForAsConfiguredAndNeverAChatsWords) {
+  struct Case {
+    std::string mode, via, url, want;
+  };
+  const std::vector<Case> cases = {
+      {"link", "github", "https://github.com/o/r/issues/1#issuecomment-9", "Requested in https://github.com/o/r/issues/1#issuecomment-9"},
+      {"link", "feishu", "", "Requested in a Feishu chat."},
+      {"source", "github", "https://github.com/o/r/issues/1", "Requested in a GitHub discussion."},
+      {"source", "panel", "", "Requested in the superagent panel."},
+      {"none", "feishu", "", ""},
+  };
+  int n = 0;
+  for (const Case& c : cases) {
+    ChannelOptions o;
+    o.pull_request_origin = c.mode;
+    GitHubChannel channel(client_.get(), "Codertocat/Hello-World", o);
+    Effect e;
+    e.id = 20 + n;
+    e.kind = "open_pull_request";
+    e.payload = {{"channel", "github:repo"}, {"idempotency_key", "pr:ticket:" + std::to_string(20 + n)},
+                 {"head", "superagent/ticket-" + std::to_string(20 + n)}, {"base", "master"}, {"title", "修正拼写"},
+                 {"body", "Fixes the typo."}, {"requested_via", c.via}};
+    if (!c.url.empty()) e.payload["discussion_url"] = c.url;
+    ++n;
+    Delivery d = channel.Perform(e, false);
+    ASSERT_EQ(d.outcome, Delivery::Outcome::kDone) << d.error;
+    std::string body;
+    for (const auto& [number, pr] : fake_.pulls)
+      if (pr["head"]["ref"] == e.payload["head"]) body = pr["body"].get<std::string>();
+    ASSERT_FALSE(body.empty()) << c.mode << " " << c.via;
+    if (c.want.empty()) {
+      EXPECT_EQ(body.find("Requested in"), std::string::npos) << body;
+    } else {
+      EXPECT_THAT(body, HasSubstr("Fixes the typo.\n\n" + c.want)) << c.mode << " " << c.via;
+    }
+    if (c.mode == "source") {
+      EXPECT_EQ(body.find("https://"), std::string::npos) << body;
+    }
+  }
 }
 
 TEST_F(GitHubChannelTest, RequestsTheRulesApproverAsReviewerOfTheNewPullRequest) {

@@ -437,6 +437,8 @@ TEST_F(IntercomTest, MigrationEightKeepsEveryTicketInputAndAllowsTheIntercomKind
       DROP TABLE budget_events;
       ALTER TABLE mandates DROP COLUMN budget;
       ALTER TABLE token_usage DROP COLUMN cost_usd;
+      DROP TABLE install;
+      ALTER TABLE source_health DROP COLUMN note;
       DELETE FROM schema_migrations WHERE version >= 8;
       COMMIT;)SQL")
                     .ok());

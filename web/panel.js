@@ -214,7 +214,7 @@ function renderStatus(s) {
     box.replaceChildren(el('div', { class: 'table-wrap' }, el('table', {},
       el('thead', {}, el('tr', {}, [['Source · path'], ['Last success'], ['Last error'], ['Failures', 'Failures in a row'], ['Skipped', 'Malformed items skipped and counted']].map(([h, title]) => el('th', { text: h, title })))),
       el('tbody', {}, s.sources.map((h) => el('tr', { 'data-source': `${h.source}:${h.path}` },
-        el('td', { text: `${h.source} · ${h.path}` }),
+        el('td', {}, `${h.source} · ${h.path}`, h.note ? el('div', { class: 'muted note', text: h.note }) : ''),
         el('td', {}, when(h.last_success_at)),
         el('td', {}, h.last_error ? el('span', { class: h.consecutive_failures ? 'bad-text' : 'muted' }, h.last_error, ' · ', when(h.last_error_at)) : '—'),
         el('td', { class: h.consecutive_failures ? 'bad-text' : '', text: String(h.consecutive_failures) }),
@@ -357,6 +357,7 @@ function renderDetail(t) {
   parts.push(kv([
     ['Request', r ? el('span', {}, `${r.actor || r.source}: `, r.text.length > 300 ? `${r.text.slice(0, 300)}…` : r.text, r.url ? ' ' : '', r.url ? el('a', { href: r.url, target: '_blank', rel: 'noopener noreferrer', text: 'open' }) : '') : undefined],
     ['Thread', t.thread],
+    ['Discussed in', t.threads && t.threads.length > 1 ? t.threads.join(', ') : undefined],
     ['Mandate', m ? `${m.strength} via ${m.admission}${m.sender ? `, from ${m.sender}` : ''}, policy v${m.policy_version}${m.matched_rules.length ? `, rules: ${m.matched_rules.join(', ')}` : ''}` : '—'],
     ['Mandate status', m ? (m.status === 'active' ? 'active' : `${m.status}${m.ended ? ` by ${m.ended.by || '?'} — ${m.ended.reason}` : ''}`) : undefined],
     ['Ended', t.end_reason || undefined],

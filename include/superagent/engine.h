@@ -334,6 +334,10 @@ class Engine {
   // following discussions again from fresh cursors.
   Result<std::map<std::string, std::string>> SourceCursors(const std::string& source);
   Result<std::vector<SourceHealth>> SourcesHealth();
+  // The id made once with this database (32 hex digits, issue 23). Every idempotency key the
+  // daemon sends (Feishu's uuid, GitHub's receipt marker) carries it, so a second install of the
+  // same app, or this one after its data_dir was reset, never meets the keys of the first.
+  Result<std::string> InstallId();
   // The platform says the discussion is gone (e.g. GitHub 410): nothing more is delivered there.
   Status MarkThreadDeleted(const std::string& thread, const std::string& why);
   // Whether a Source may send; a disabled Source's pending messages wait. Sources are enabled

@@ -183,11 +183,15 @@ struct SourceOptions {
   TimeMs follow_window_ms = 14LL * 24 * 3600 * 1000;  // topic threads polled 14 days after activity
   TimeMs callback_max_skew_ms = 300'000;   // callback timestamp freshness
   int max_pages = 50;                      // per listing
+  // Topic threads read per round at most (feishu.thread_reads_per_round): the threads of open
+  // Tickets first, then the followed ones due longest; the rest wait for the next round.
+  int thread_reads_per_round = 20;
 };
 
 struct RoundReport {
   int stored = 0, duplicate = 0, filtered = 0, skipped = 0;
   int chats_read = 0, chats_failed = 0, threads_read = 0, threads_failed = 0;
+  int threads_deferred = 0;  // due topic threads left for the next round (thread_reads_per_round)
   std::vector<std::string> errors;
 };
 
@@ -360,7 +364,7 @@ class LongConnection {
 // Channel
 
 // The request uuid for a receipt id: the id itself when ≤ 50 characters, else a digest of it.
-std::string RequestUuid(const std::string& receipt_id);
+std::string RequestUuid(const std::string& install_id, const std::string& receipt_id);
 
 // Delivers post_message Effects whose channel starts with "feishu:":
 //   "feishu:chat:<chat_id>:reply:<message_id>"        — reply API (quoted reply in the chat);
@@ -371,7 +375,9 @@ std::string RequestUuid(const std::string& receipt_id);
 // bodies over 100 words are refused (SPEC §1).
 class FeishuChannel : public Channel {
  public:
-  FeishuChannel(Client* client, Clock* clock, std::size_t word_limit = kChatWordLimit, int chat_qps = 5);
+  // `install_id` (Engine::InstallId) goes into every request uuid; "" keeps the receipt id alone.
+  FeishuChannel(Client* client, Clock* clock, std::size_t word_limit = kChatWordLimit, int chat_qps = 5,
+                std::string install_id = "");
   bool Handles(const std::string& channel) const override;
   Delivery Perform(const Effect& effect, bool outcome_unknown) override;
 
@@ -380,6 +386,7 @@ class FeishuChannel : public Channel {
   Clock* clock_;
   std::size_t word_limit_;
   int chat_qps_;
+  std::string install_id_;
   std::mutex mu_;
   std::map<std::string, std::deque<TimeMs>> sent_;  // per target: recent send times
 };

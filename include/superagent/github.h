@@ -438,6 +438,11 @@ Result<PullFacts> PullFactsFromJson(const nlohmann::json& pull, const nlohmann::
 
 // The merge account (SPEC §6: by default never merge as the agent account).
 struct ChannelOptions {
+  std::string install_id;          // Engine::InstallId: in every receipt marker; "" keeps the id alone
+  // What a Ticket's PR says of where it was asked for (github.pull_request_origin): "link" — the
+  // discussion's URL, or only its platform when it has none (a chat); "source" — only the
+  // platform; "none" — nothing. Never the chat's words.
+  std::string pull_request_origin = "link";
   Client* merge_client = nullptr;  // a person's or merge bot's token (github.merge_token_env); null: none
   bool merge_as_agent = false;     // github.merge_as_agent: without a merge client, merge with the agent's
 };
@@ -489,6 +494,7 @@ struct IntegrationOptions {
   SourceOptions source;  // repo (required), the webhook secret, polling and read scopes
   std::string merge_token;      // github.merge_token_env's value: the account auto-merge uses ("" none)
   bool merge_as_agent = false;  // github.merge_as_agent
+  std::string pull_request_origin = "link";  // github.pull_request_origin (ChannelOptions)
 };
 
 class Integration {

@@ -18,6 +18,7 @@ struct SourceHealth {
   std::string last_error;
   int consecutive_failures = 0;
   std::int64_t skipped_items = 0;  // malformed items skipped and counted (SPEC §3.2)
+  std::string note;                // the path's own account of its last round, e.g. what it deferred
 };
 
 // One round of a Source's bookkeeping, applied in one transaction (SPEC §3.3: the failed-item
@@ -30,6 +31,7 @@ struct SourceUpdate {
   bool ok = true;                                  // the path's round succeeded
   std::string error;                               // when !ok; never contains secrets
   int skipped = 0;                                 // malformed items skipped this round
+  std::string note;                                // kept as the path's SourceHealth::note; "" clears it
   // !ok because the daemon's stop cut the read short: the stop's doing, not the peer's, so it is
   // logged at info and neither recorded against the path nor counted toward a problem.
   bool abandoned = false;

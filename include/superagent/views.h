@@ -103,6 +103,7 @@ struct TicketDetail {
   std::vector<InputView> inputs;        // the transcript as far as the store knows it
   std::vector<TicketEvent> events;
   std::vector<CommandRecord> commands;  // commands people gave on it
+  std::vector<std::string> threads;     // every Thread subscribed to it: its request's, its PR's, its CI's
 };
 
 struct StatusCounts {
@@ -130,6 +131,8 @@ class Views {
   // SQLite's quick_check of the file: true when all of it reads as sound, false when `budget`
   // (0: none) ran out first with nothing wrong so far, an IoError naming the damage otherwise.
   Result<bool> QuickCheck(std::chrono::milliseconds budget);
+  // The install id (Engine::InstallId); NotFound in a database from before it existed (schema < 14).
+  Result<std::string> InstallId();
 
   // Every read below returns its rows, or the store's error: a failed read is never an empty
   // list (the panel answers 503 rather than "Nothing needs you" when the store cannot be read).

@@ -234,6 +234,9 @@ const std::vector<ConfigKey>& ConfigKeys() {
               /*optional=*/true),
       Bool("github.merge_as_agent", CONFIG_FIELD(github.merge_as_agent),
            "without merge_token_env, let auto-merge merge as the agent account (off: it never does)"),
+      Choice("github.pull_request_origin", CONFIG_FIELD(github.pull_request_origin), {"link", "source", "none"},
+             "what a Ticket's PR says of where it was asked for: the discussion's link (a chat: only its "
+             "platform), only the platform, or nothing; never a chat's words"),
       Bool("github.read.issues", CONFIG_FIELD(github.read.issues), "read new issues repo-wide"),
       Bool("github.read.pulls", CONFIG_FIELD(github.read.pulls), "read new pull requests repo-wide"),
       Bool("github.read.comments", CONFIG_FIELD(github.read.comments), "read every issue/PR and review comment"),
@@ -251,6 +254,8 @@ const std::vector<ConfigKey>& ConfigKeys() {
              "how realtime events arrive: a WebSocket the daemon opens, or POSTs to /hooks/feishu"),
       Int("feishu.poll_interval_seconds", CONFIG_FIELD(feishu.poll_interval_seconds), 10, 3600,
           "seconds between backfill and thread polling rounds"),
+      Int("feishu.thread_reads_per_round", CONFIG_FIELD(feishu.thread_reads_per_round), 1, 200,
+          "topic threads re-read per polling round at most (open Tickets' first, then the longest due)"),
       Checked("llm.base_url", CONFIG_FIELD(llm.base_url), IsHttpUrl, "an http:// or https:// URL",
               "OpenAI-compatible chat-completions API"),
       EnvName("llm.api_key_env", CONFIG_FIELD(llm.api_key_env), "variable holding the model API key"),

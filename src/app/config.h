@@ -62,6 +62,8 @@ struct Config {
     // merge_as_agent says the agent's own token may merge.
     std::string merge_token_env;
     bool merge_as_agent = false;
+    // What a Ticket's PR body says of where the work was asked for: link | source | none.
+    std::string pull_request_origin = "link";
     // Repo-wide read scopes (SPEC §3.3). Mentions, assignments and followed discussions are read
     // through notifications whatever these say.
     struct Read {
@@ -85,6 +87,7 @@ struct Config {
     std::string verification_token_env = "FEISHU_VERIFICATION_TOKEN";
     std::string realtime = "long_connection";      // a WebSocket the daemon opens, or callbacks
     int poll_interval_seconds = 60;                // backfill and thread polling rounds
+    int thread_reads_per_round = 20;               // topic threads re-read per round at most
   } feishu;
 
   struct Llm {

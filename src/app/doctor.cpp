@@ -140,6 +140,11 @@ class Doctor {
       return;
     }
     Add("database", R::kOk, db_path + ": quick_check ok");
+    // The id in every idempotency key this install sends (issue 23): two deployments of one app
+    // must show two different ids; a copied database shares its id with the original.
+    auto install = (*views)->InstallId();
+    if (install.ok()) Add("install_id", R::kOk, *install);
+    else Add("install_id", R::kSkipped, install.status().message());
   }
 
   void GitHub() {

@@ -65,6 +65,7 @@ Result<std::unique_ptr<github::Integration>> MakeGitHub(const Config& config, En
   };
   o.merge_token = ResolveSecret(config.github.merge_token_env);
   o.merge_as_agent = config.github.merge_as_agent;
+  o.pull_request_origin = config.github.pull_request_origin;
   return github::Integration::Create(std::move(o), engine, clock, std::move(http));
 }
 
@@ -73,6 +74,7 @@ feishu::SourceOptions FeishuSourceOptionsFor(const Config& config) {
   o.encrypt_key = ResolveSecret(config.feishu.encrypt_key_env);
   o.verification_token = ResolveSecret(config.feishu.verification_token_env);
   o.poll_interval_ms = static_cast<TimeMs>(config.feishu.poll_interval_seconds) * 1000;
+  o.thread_reads_per_round = config.feishu.thread_reads_per_round;
   return o;
 }
 

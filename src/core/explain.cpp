@@ -115,6 +115,9 @@ Result<json> Engine::Explain(const std::string& id_or_url) {
     for (const Assignment& a : created_assignments)
       assignments.push_back({{"id", a.id}, {"executor", a.executor}, {"state", a.state}});
     c["assignments"] = assignments;
+    // Every place it is discussed (issue 23): the request's Thread, its PR's, its CI's, a chat's.
+    ASSIGN_OR_RETURN(auto created_threads, store_->TicketThreads(*created));
+    c["threads"] = created_threads;
     story["ticket_created"] = c;
     if (std::find(involved.begin(), involved.end(), *created) == involved.end()) involved.push_back(*created);
     summary.push_back("It created Ticket " + std::to_string(*created) + " (" + StageName(t->stage) + ").");

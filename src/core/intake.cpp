@@ -43,6 +43,41 @@ json AnswerBody(const HumanAction& asked, const Trigger& t) {
   return body;
 }
 
+// Whether `text` quotes `url` as itself: ".../pull/12" is not quoted by ".../pull/123".
+bool Quotes(const std::string& text, const std::string& url) {
+  if (url.size() < 12) return false;  // not a link worth matching
+  for (std::size_t at = text.find(url); at != std::string::npos; at = text.find(url, at + 1)) {
+    const std::size_t end = at + url.size();
+    if (end == text.size() || text[end] < '0' || text[end] > '9') return true;
+  }
+  return false;
+}
+
+// The open Tickets whose pull request, or whose request's GitHub discussion, `text` links to
+// (issue 23, SPEC §5: an explicit reference attaches a message to existing work). Read only when
+// the text holds a link; a Ticket counts once.
+Result<std::vector<TicketId>> QuotedTickets(store::Store* store, const std::string& text) {
+  std::vector<TicketId> out;
+  if (text.find("://") == std::string::npos) return out;
+  auto add = [&](TicketId id) {
+    if (std::find(out.begin(), out.end(), id) == out.end()) out.push_back(id);
+  };
+  ASSIGN_OR_RETURN(auto pulls, store->OpenTicketPulls());
+  for (const TicketPull& p : pulls)
+    if (Quotes(text, p.url)) add(p.ticket);
+  ASSIGN_OR_RETURN(auto open, store->OpenTickets());
+  for (TicketId id : open) {
+    ASSIGN_OR_RETURN(auto m, store->MandateForTicket(id));
+    if (!m) continue;
+    ASSIGN_OR_RETURN(auto origin, store->FindTriggerBySeq(m->origin_trigger_seq));
+    if (!origin || origin->trigger.source != "github") continue;
+    std::string url = TriggerUrl(origin->trigger);
+    url = url.substr(0, url.find('#'));  // the discussion, not the one comment
+    if (Quotes(text, url)) add(id);
+  }
+  return out;
+}
+
 }  // namespace
 
 Result<IntakeResult> Engine::Receive(const Trigger& trigger, const std::string& via, const std::string& filter_reason,
@@ -182,6 +217,21 @@ Result<IntakeResult> Engine::Receive(const Trigger& trigger, const std::string& 
       auto a = store_->InsertAssignment(tk.id, "worker", "resume", now);
       if (!a.ok()) return a.status();
       result.resumed.push_back(tk.id);
+    }
+  }
+
+  // A message elsewhere that quotes a live Ticket's PR or discussion link reaches that Ticket by
+  // the rules of a Subscription — data for its next turn, no new authority — instead of starting
+  // a new Eval; an ended Ticket is never resumed from afar (SPEC §4.5). A verb is the Eval's.
+  if (result.delivered_to.empty() && owners.empty() && !(t.human && t.addressed && VerbOf(t))) {
+    ASSIGN_OR_RETURN(auto quoted, QuotedTickets(store_.get(), t.text));
+    for (TicketId id : quoted) {
+      if (std::find(subscribed.begin(), subscribed.end(), id) != subscribed.end()) continue;  // its own Threads decided
+      ASSIGN_OR_RETURN(auto tk, store_->GetTicket(id));
+      ASSIGN_OR_RETURN(auto mandate, store_->MandateForTicket(id));
+      if (!tk || !tk->open() || !mandate || !mandate->ended_as.empty()) continue;
+      RETURN_IF_ERROR(deliver(id, "trigger", "pending", json{{"quoted_link", true}}));
+      spdlog::info("trigger reached ticket by its link id={} ticket={}", t.id, id);
     }
   }
 

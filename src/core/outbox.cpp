@@ -228,6 +228,7 @@ Status Engine::EnqueueActionLocked(const std::string& kind, const json& payload,
       ASSIGN_OR_RETURN(auto origin, store_->FindTriggerBySeq(mandate->origin_trigger_seq));
       if (origin) {
         if (std::string url = TriggerUrl(origin->trigger); !url.empty()) out["discussion_url"] = url;
+        out["requested_via"] = origin->trigger.source;  // the channel says as much as its config allows
       }
       // SPEC §4.4: a review rule names the approver; the PR asks them for the review.
       std::vector<std::string> reviewers;

@@ -41,7 +41,7 @@ Result<bool> Engine::UpdateSourceLocked(const SourceUpdate& u, TimeMs now) {
   bool raised = false;
   const bool abandoned = !u.ok && u.abandoned;
   if (!u.path.empty() && !abandoned) {
-    RETURN_IF_ERROR(store_->RecordPathOutcome(u.source, u.path, u.ok, text::Repair(u.error), u.skipped, now));
+    RETURN_IF_ERROR(store_->RecordPathOutcome(u.source, u.path, u.ok, text::Repair(u.error), text::Repair(u.note), u.skipped, now));
     const std::string kind = SourceProblemKind(u.source, u.path);
     if (u.ok) {
       RETURN_IF_ERROR(store_->ClearFailures(kind, now));
@@ -76,6 +76,11 @@ Result<std::map<std::string, std::string>> Engine::SourceCursors(const std::stri
 Result<std::vector<SourceHealth>> Engine::SourcesHealth() {
   std::lock_guard<std::mutex> lock(mu_);
   return store_->AllHealth();
+}
+
+Result<std::string> Engine::InstallId() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return store_->InstallId();
 }
 
 Status Engine::MarkThreadDeleted(const std::string& thread, const std::string& why) {

@@ -120,7 +120,8 @@ json HealthJson(const SourceHealth& h) {
           {"last_error", h.last_error.empty() ? json(nullptr) : json(h.last_error)},
           {"last_error_at", TimeJson(h.last_error_at)},
           {"consecutive_failures", h.consecutive_failures},
-          {"skipped_items", h.skipped_items}};
+          {"skipped_items", h.skipped_items},
+          {"note", h.note}};
 }
 
 namespace {
@@ -165,6 +166,7 @@ json DetailJson(const TicketDetail& d) {
   json commands = json::array();
   for (const CommandRecord& c : d.commands) commands.push_back(CommandJson(c));
   j["commands"] = commands;
+  j["threads"] = d.threads;  // every place it is discussed: the request's, its PR's, its CI's
 
   // The transcript: one time-ordered list a person reads top to bottom.
   struct Entry {

@@ -100,6 +100,7 @@ SourceHealth ReadHealth(Stmt& s) {
   h.last_error_at = s.OptInt(4);
   h.consecutive_failures = static_cast<int>(s.Int(5));
   h.skipped_items = s.Int(6);
+  h.note = s.Text(7);
   return h;
 }
 

@@ -28,7 +28,7 @@ namespace superagent::store {
   "m.admission, m.origin_trigger_seq, m.created_at, m.budget, e.kind, e.reason"
 #define MANDATE_TABLES "mandates m LEFT JOIN mandate_ends e ON e.mandate_id = m.id"
 
-#define HEALTH_COLUMNS "source, path, last_success_at, last_error, last_error_at, consecutive_failures, skipped_items"
+#define HEALTH_COLUMNS "source, path, last_success_at, last_error, last_error_at, consecutive_failures, skipped_items, note"
 #define QUARANTINE_COLUMNS "kind, item, label, last_error, failures, crashes, set_aside_at, reason, updated_at"
 
 // The current row of `s` as a stored Trigger with its intake record.

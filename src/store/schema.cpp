@@ -487,6 +487,22 @@ CREATE TABLE ticket_pulls (
 );
 CREATE INDEX ticket_pulls_open ON ticket_pulls (state) WHERE state = 'open';
 )SQL"},
+      {14, "an install id for idempotency keys; a note per Source read path", R"SQL(
+-- Issue 23: Feishu sends one message per request uuid and the GitHub channel looks for its hidden
+-- receipt marker before posting again. Keys made from receipt ids alone ("ack:ticket:1") repeat
+-- across installs of the same app and after a data_dir reset, and would find the other install's
+-- message. An id made once with the database goes into every key.
+CREATE TABLE install (
+  id         INTEGER PRIMARY KEY CHECK (id = 1),
+  install_id TEXT NOT NULL,
+  created_at INTEGER NOT NULL
+);
+INSERT INTO install (id, install_id, created_at)
+  VALUES (1, lower(hex(randomblob(16))), CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER));
+-- What a path's last round says beyond success or failure (the Feishu topic schedule: followed,
+-- read, deferred).
+ALTER TABLE source_health ADD COLUMN note TEXT NOT NULL DEFAULT '';
+)SQL"},
   };
   return kMigrations;
 }

@@ -197,9 +197,12 @@ class Store {
   Status EraseCursor(const std::string& source, const std::string& name);
   Result<std::map<std::string, std::string>> Cursors(const std::string& source);
   Status RecordPathOutcome(const std::string& source, const std::string& path, bool ok, const std::string& error,
+                           const std::string& note,
                            int skipped, TimeMs at);
   Result<std::optional<SourceHealth>> GetHealth(const std::string& source, const std::string& path);
   Result<std::vector<SourceHealth>> AllHealth();
+  // The install id written by migration 14 (Engine::InstallId).
+  Result<std::string> InstallId();
   Status MarkThreadDeleted(const std::string& thread, TimeMs at);
   Result<bool> ThreadDeleted(const std::string& thread);
   Status SetSourceEnabled(const std::string& source, bool enabled);

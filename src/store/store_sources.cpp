@@ -25,18 +25,29 @@ Result<std::map<std::string, std::string>> Store::Cursors(const std::string& sou
 }
 
 Status Store::RecordPathOutcome(const std::string& source, const std::string& path, bool ok, const std::string& error,
-                                int skipped, TimeMs at) {
+                                const std::string& note, int skipped, TimeMs at) {
   Stmt s = db_.Prepare(
       "INSERT INTO source_health (source, path, last_success_at, last_error, last_error_at, consecutive_failures, "
-      "skipped_items) VALUES (?1, ?2, CASE WHEN ?3 THEN ?5 END, CASE WHEN ?3 THEN NULL ELSE ?4 END, "
-      "CASE WHEN ?3 THEN NULL ELSE ?5 END, CASE WHEN ?3 THEN 0 ELSE 1 END, ?6) "
-      "ON CONFLICT (source, path) DO UPDATE SET "
+      "skipped_items, note) VALUES (?1, ?2, CASE WHEN ?3 THEN ?5 END, CASE WHEN ?3 THEN NULL ELSE ?4 END, "
+      "CASE WHEN ?3 THEN NULL ELSE ?5 END, CASE WHEN ?3 THEN 0 ELSE 1 END, ?6, ?7) "
+      "ON CONFLICT (source, path) DO UPDATE SET note = excluded.note, "
       "last_success_at = CASE WHEN ?3 THEN ?5 ELSE last_success_at END, "
       "last_error = CASE WHEN ?3 THEN last_error ELSE ?4 END, "
       "last_error_at = CASE WHEN ?3 THEN last_error_at ELSE ?5 END, "
       "consecutive_failures = CASE WHEN ?3 THEN 0 ELSE consecutive_failures + 1 END, "
       "skipped_items = skipped_items + ?6");
-  return s.Bind(1, source).Bind(2, path).Bind(3, ok).Bind(4, error).Bind(5, at).Bind(6, skipped).Run();
+  return s.Bind(1, source).Bind(2, path).Bind(3, ok).Bind(4, error).Bind(5, at).Bind(6, skipped).Bind(7, note).Run();
+}
+
+Result<std::string> Store::InstallId() {
+  Stmt s = db_.Prepare("SELECT install_id FROM install WHERE id = 1");
+  if (!s.Step()) {
+    RETURN_IF_ERROR(s.status());
+    return Status::Internal("the database has no install id (migration 14 did not run)");
+  }
+  std::string id = s.Text(0);
+  s.Reset();
+  return id;
 }
 
 Result<std::optional<SourceHealth>> Store::GetHealth(const std::string& source, const std::string& path) {

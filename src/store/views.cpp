@@ -66,6 +66,20 @@ Result<bool> Views::QuickCheck(std::chrono::milliseconds budget) {
   return store::QuickCheck(*db_, budget);
 }
 
+Result<std::string> Views::InstallId() {
+  std::lock_guard<std::mutex> lock(mu_);
+  Stmt s = db_->Prepare("SELECT install_id FROM install WHERE id = 1");
+  // A database from before schema 14 has no such table: the daemon's next start adds it.
+  if (!s.status().ok()) return Status::NotFound("no install id yet: the daemon's next start adds it (schema 14)");
+  if (!s.Step()) {
+    RETURN_IF_ERROR(s.status());
+    return Status::NotFound("no install id in the database");
+  }
+  std::string id = s.Text(0);
+  s.Reset();
+  return id;
+}
+
 std::int64_t Views::DataVersion() {
   std::lock_guard<std::mutex> lock(mu_);
   Stmt s = db_->Prepare("PRAGMA data_version");
@@ -329,6 +343,9 @@ Result<TicketDetail> Views::Detail(TicketId id) {
   Stmt cs = db_->Prepare("SELECT id, at, who, command, target, detail FROM commands WHERE target = ? ORDER BY id");
   cs.Bind(1, "ticket:" + std::to_string(id));
   RETURN_IF_ERROR(EachRow(cs, [&](Stmt& r) { d.commands.push_back(ReadCommand(r)); }));
+  Stmt th = db_->Prepare("SELECT thread_key FROM subscriptions WHERE ticket_id = ? ORDER BY created_at, thread_key");
+  th.Bind(1, id);
+  RETURN_IF_ERROR(EachRow(th, [&](Stmt& r) { d.threads.push_back(r.Text(0)); }));
   return d;
 }
 

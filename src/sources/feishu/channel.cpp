@@ -68,13 +68,14 @@ std::optional<json> QuestionCard(const Receipt& r, const json& payload) {
 
 }  // namespace
 
-std::string RequestUuid(const std::string& receipt_id) {
-  if (receipt_id.size() <= 50) return receipt_id;
-  return "sa-" + Sha256Hex(receipt_id).substr(0, 40);
+std::string RequestUuid(const std::string& install_id, const std::string& receipt_id) {
+  if (install_id.empty()) return receipt_id.size() <= 50 ? receipt_id : "sa-" + Sha256Hex(receipt_id).substr(0, 40);
+  // Feishu takes at most 50 characters: a digest of both, which no other install or receipt makes.
+  return "sa-" + Sha256Hex(install_id + "\n" + receipt_id).substr(0, 40);
 }
 
-FeishuChannel::FeishuChannel(Client* client, Clock* clock, std::size_t word_limit, int chat_qps)
-    : client_(client), clock_(clock), word_limit_(word_limit), chat_qps_(chat_qps) {}
+FeishuChannel::FeishuChannel(Client* client, Clock* clock, std::size_t word_limit, int chat_qps, std::string install_id)
+    : client_(client), clock_(clock), word_limit_(word_limit), chat_qps_(chat_qps), install_id_(std::move(install_id)) {}
 
 bool FeishuChannel::Handles(const std::string& channel) const { return channel.rfind("feishu:", 0) == 0; }
 
@@ -97,7 +98,7 @@ Delivery FeishuChannel::Perform(const Effect& effect, bool outcome_unknown) {
       return Delivery::Retry("chat send rate reached", times.front() + 1000 - now);
     times.push_back(now);
   }
-  const std::string uuid = RequestUuid(r.id);
+  const std::string uuid = RequestUuid(install_id_, r.id);
   // A question with options is a card the asked person answers with one click; anything else is text.
   const std::optional<json> card = QuestionCard(r, effect.payload);
   const std::string msg_type = card ? "interactive" : "text";
@@ -113,6 +114,16 @@ Delivery FeishuChannel::Perform(const Effect& effect, bool outcome_unknown) {
   }
   if (res.ok()) {
     const std::string id = json_read::StringOr(res.Data(), "message_id");
+    // A uuid Feishu saw within the hour returns that earlier message and sends nothing: one in
+    // another chat means this message was never posted, whatever the status says (issue 23).
+    const std::string chat = json_read::StringOr(res.Data(), "chat_id");
+    if (chat != target.chat_id) {
+      spdlog::warn("feishu message not posted receipt={} chat={} returned_message={} returned_chat={}", r.id,
+                   target.chat_id, id, chat);
+      return Delivery::Failed("Feishu answered with message " + (id.empty() ? std::string("(none)") : id) + " in chat " +
+                              (chat.empty() ? std::string("(none)") : chat) + ", not in " + target.chat_id +
+                              ": the request uuid was used before, and this message was not posted");
+    }
     spdlog::info("feishu message sent receipt={} chat={} message={} type={} retried_unknown={}", r.id, target.chat_id, id,
                  msg_type, outcome_unknown);
     return Delivery::Done(id);

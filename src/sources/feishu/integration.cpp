@@ -18,7 +18,13 @@ Result<std::unique_ptr<Integration>> Integration::Create(IntegrationOptions opti
   co.cancel = &f->stopping_;
   f->read_client_ = std::make_unique<Client>(f->http_.get(), clock, co);
   f->source_ = std::make_unique<Source>(engine, f->read_client_.get(), clock, std::move(options.source));
-  f->channel_ = std::make_unique<FeishuChannel>(f->write_client_.get(), clock);
+  std::string install_id;  // none without an Engine (config checks build the Integration alone)
+  if (engine) {
+    auto id = engine->InstallId();
+    if (!id.ok()) return id.status();
+    install_id = *id;
+  }
+  f->channel_ = std::make_unique<FeishuChannel>(f->write_client_.get(), clock, kChatWordLimit, 5, install_id);
   if (options.long_connection)
     f->ws_ = std::make_unique<LongConnection>(f->read_client_.get(), f->source_.get());
   return f;

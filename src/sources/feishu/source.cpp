@@ -169,12 +169,13 @@ void Source::Receive(const Normalized& n, const std::string& via, Intake* intake
   if (reason.empty()) NoteChat(t);
 }
 
-// Remembers what later rounds must read: an allowed direct chat (backfilled from now on) and a
-// topic thread where the agent was addressed (polled for replies).
+// Remembers what later rounds must read: an allowed direct chat (backfilled from now on) and
+// every topic thread seen in a chat the Source reads (its replies never show in the chat listing,
+// so one posted while the daemon was down is found only by reading the thread; issue 23).
 void Source::NoteChat(const Trigger& t) {
   const std::string chat = ChatOf(t);
   const std::string thread_id = json_read::StringOr(t.meta, "thread_id");
-  const bool follow_thread = !thread_id.empty() && t.addressed;
+  const bool follow_thread = !thread_id.empty();
   bool note_direct = false;
   if (t.scope == "direct" && !chat.empty()) {
     Policy policy = engine_->CurrentPolicy();
@@ -321,21 +322,58 @@ void Source::PollThreads(RoundReport* report) {
     report->errors.push_back("open tickets' threads not read: " + open.status().message());
     return;
   }
-  std::set<std::string> threads;
-  for (const std::string& key : *open) threads.insert(key.substr(14));
+  // Which threads are due: an open Ticket's every round; a followed one by how lately it was
+  // active, so a busy chat's old topics cost little. The cap takes the open Tickets' first, then
+  // those waiting longest; the rest are deferred to the next round (and said so in the health).
+  struct Due {
+    std::string tid;
+    bool open = false;
+    TimeMs last_polled = 0;
+  };
+  std::map<std::string, Due> due;
+  for (const std::string& key : *open) due[key.substr(14)] = Due{key.substr(14), true, 0};
+  int followed = static_cast<int>(due.size());
   for (const auto& [name, value] : cursors) {
     if (name.rfind("thread:", 0) != 0) continue;
     json c = ParseCursor(cursors, name);
+    const std::string tid = name.substr(7);
+    const TimeMs idle = now - Int(c, "last_activity"), polled = Int(c, "last_polled");
+    auto it = due.find(tid);
+    if (it != due.end()) {
+      it->second.last_polled = polled;
+      continue;
+    }
     // Activity, not polling, keeps a thread followed: `since` moves with every read.
-    if (now - Int(c, "last_activity") <= options_.follow_window_ms) threads.insert(name.substr(7));
+    if (idle > options_.follow_window_ms) continue;
+    ++followed;
+    // A thread whose last read failed is due again at once: its health is not "ok" until it is read.
+    const TimeMs every = c.contains("pollError") || idle <= 3'600'000 ? 0 : idle <= 24 * 3'600'000LL ? 600'000 : 3'600'000;
+    if (now - polled >= every) due[tid] = Due{tid, false, polled};
   }
-  if (threads.empty()) return;
+  if (followed == 0) return;
+  std::vector<Due> order;
+  for (auto& [tid, d] : due) order.push_back(d);
+  std::stable_sort(order.begin(), order.end(), [](const Due& a, const Due& b) {
+    if (a.open != b.open) return a.open;
+    return a.last_polled < b.last_polled;
+  });
+  const std::size_t cap = static_cast<std::size_t>(std::max(1, options_.thread_reads_per_round));
+  const std::size_t deferred = order.size() > cap ? order.size() - cap : 0;
+  if (deferred) order.resize(cap);
   SourceUpdate u;
   u.source = kSource;
   u.path = "threads";
+  u.note = "following " + std::to_string(followed) + " topic thread(s); read " + std::to_string(order.size()) +
+           " this round" +
+           (deferred ? ", " + std::to_string(deferred) + " due ones deferred to the next (thread_reads_per_round " +
+                           std::to_string(cap) + ")"
+                     : "");
+  if (deferred) spdlog::info("feishu thread reads deferred count={} cap={}", deferred, cap);
+  if (report) report->threads_deferred = static_cast<int>(deferred);
   int failed = 0;
   std::string first_error;
-  for (const std::string& tid : threads) {
+  for (const Due& d : order) {
+    const std::string& tid = d.tid;
     json c = ParseCursor(cursors, "thread:" + tid);
     if (c.is_null()) c = json::object();
     const TimeMs since = Int(c, "since", 0);

@@ -81,6 +81,28 @@ std::string MessageText(const std::string& body, const std::string& marker_id) {
   return text + "\n\n" + ReceiptMarker(marker_id);
 }
 
+namespace {
+
+// The id in a receipt marker: the install's first 12 hex digits before it, so a marker another
+// install of the daemon left on the same issue (or this one before a data_dir reset) is not ours.
+std::string MarkerId(const std::string& install_id, const std::string& id) {
+  return install_id.empty() ? id : install_id.substr(0, 12) + "/" + id;
+}
+
+// Where a Ticket's PR was asked for, as much as `mode` (github.pull_request_origin) allows: a
+// discussion's link, or only the platform — never what was said in a chat (issue 23).
+std::string OriginLine(const std::string& mode, const json& p) {
+  if (mode == "none") return "";
+  const std::string url = json_read::StringOr(p, "discussion_url"), via = json_read::StringOr(p, "requested_via");
+  if (mode == "link" && !url.empty()) return "Requested in " + url;
+  if (via == "github") return "Requested in a GitHub discussion.";
+  if (via == "feishu") return "Requested in a Feishu chat.";
+  if (via == "panel") return "Requested in the superagent panel.";
+  return "";
+}
+
+}  // namespace
+
 GitHubChannel::GitHubChannel(Client* client, std::string repo, ChannelOptions options)
     : client_(client), repo_(std::move(repo)), options_(options) {}
 
@@ -160,7 +182,8 @@ Delivery GitHubChannel::PostMessage(const Effect& effect, bool outcome_unknown) 
     case Target::Kind::kNone:
       return Delivery::Failed("no GitHub place to post for channel \"" + receipt.channel + "\"");
   }
-  const std::string marker = ReceiptMarker(receipt.id);
+  const std::string marker_id = MarkerId(options_.install_id, receipt.id);
+  const std::string marker = ReceiptMarker(marker_id);
   if (outcome_unknown) {
     std::string error;
     auto existing = FindMarker(list_path, marker, &error);
@@ -171,7 +194,7 @@ Delivery GitHubChannel::PostMessage(const Effect& effect, bool outcome_unknown) 
     // Without knowing, posting could make a second copy: try again later instead.
     if (!error.empty()) return Delivery::Retry("looking for an earlier delivery: " + error);
   }
-  ApiResponse r = client_->Send("POST", post_path, json{{"body", MessageText(receipt.body, receipt.id)}});
+  ApiResponse r = client_->Send("POST", post_path, json{{"body", MessageText(receipt.body, marker_id)}});
   Delivery d = FromResponse(r, "post " + receipt.id);
   if (d.outcome == Delivery::Outcome::kDone)
     spdlog::info("github message posted receipt={} channel={} comment={}", receipt.id, receipt.channel, d.external_id);
@@ -208,7 +231,7 @@ Delivery GitHubChannel::OpenPullRequest(const Effect& effect, bool outcome_unkno
   if (head.empty() || base.empty() || title.empty())
     return Delivery::Failed("open_pull_request: head, base and title are required");
   const std::string key = p.value("idempotency_key", "effect:" + std::to_string(effect.id));
-  const std::string marker = ReceiptMarker(key);
+  const std::string marker = ReceiptMarker(MarkerId(options_.install_id, key));
   const std::string owner = repo_.substr(0, repo_.find('/'));
   const std::string head_ref = head.find(':') == std::string::npos ? owner + ":" + head : head;
   const std::string repo = "/repos/" + repo_;
@@ -239,9 +262,10 @@ Delivery GitHubChannel::OpenPullRequest(const Effect& effect, bool outcome_unkno
     if (!error.empty()) return Delivery::Retry("looking for an earlier pull request: " + error);
   }
   // The PR points back at the discussion that asked for it; GitHub links both ways from this.
-  std::string text = p.value("body", "");
-  if (std::string url = p.value("discussion_url", ""); !url.empty()) text += (text.empty() ? "" : "\n\n") + ("Requested in " + url);
-  json body{{"head", head}, {"base", base}, {"title", title}, {"body", MessageText(text, key)},
+  std::string text = json_read::StringOr(p, "body");
+  if (std::string origin = OriginLine(options_.pull_request_origin, p); !origin.empty())
+    text += (text.empty() ? "" : "\n\n") + origin;
+  json body{{"head", head}, {"base", base}, {"title", title}, {"body", MessageText(text, MarkerId(options_.install_id, key))},
             {"draft", p.value("draft", false)}};
   Delivery d = [&] {
     ApiResponse r = client_->Send("POST", repo + "/pulls", body);
@@ -335,7 +359,7 @@ Delivery GitHubChannel::MergePullRequest(const Effect& effect) {
   }
   Result<PullFacts> facts = PullFactsFromJson(pr.body, reviews);
   if (!facts.ok()) return Delivery::Failed(what + ": " + facts.status().message());
-  const std::string marker = ReceiptMarker("pr:ticket:" + std::to_string(ticket));
+  const std::string marker = ReceiptMarker(MarkerId(options_.install_id, "pr:ticket:" + std::to_string(ticket)));
   if (std::string refusal = AutoMergeRefusal(*facts, rule, head_sha, marker); !refusal.empty()) {
     spdlog::info("github auto-merge refused pull={} ticket={}: {}", number, ticket, refusal);
     return Delivery::Failed("auto-merge refused: " + refusal);

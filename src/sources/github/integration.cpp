@@ -29,7 +29,13 @@ Result<std::unique_ptr<Integration>> Integration::Create(IntegrationOptions opti
       co);
   g->source_ = std::make_unique<Source>(engine, g->poll_client_.get(), clock, std::move(options.source));
   ChannelOptions channel_options;
+  if (engine) {  // none without an Engine (config checks build the Integration alone)
+    auto install_id = engine->InstallId();
+    if (!install_id.ok()) return install_id.status();
+    channel_options.install_id = *install_id;
+  }
   channel_options.merge_as_agent = options.merge_as_agent;
+  channel_options.pull_request_origin = options.pull_request_origin;
   if (!options.merge_token.empty()) {
     // Auto-merge's own account (SPEC §6): a person's or merge bot's token, never the poller's.
     co.token = options.merge_token;
