@@ -12,6 +12,8 @@
 
 #include "daemon_process.h"
 #include "fake_coding_model.h"
+#include "fake_feishu_server.h"
+#include "fake_feishu_ws.h"
 #include "fake_gemini_model.h"
 #include "fake_github_server.h"
 #include "fake_responses_model.h"
@@ -314,6 +316,95 @@ TEST_F(ServeTest, ATicketFollowsItsPullRequestThroughFailingCiUntilItIsMerged) {
   EXPECT_EQ(d.Wait(), 0) << d.log();
   EXPECT_EQ(github.Count("POST", comments), 3) << "the acknowledgement and two results; the merge says nothing";
   EXPECT_EQ(github.pulls.size(), 1u);
+}
+
+// Issue 23 (SPEC §12: one Ticket linked across a GitHub discussion and a Feishu thread), as a team
+// runs it: a person asks in a Feishu topic; the work's PR opens on GitHub and says only that it
+// was asked for in a Feishu chat; the result is posted once in the topic, with the PR's link; a
+// review comment on the PR reaches the same Ticket, whose next result goes to the topic again.
+TEST_F(ServeTest, WorkAskedForInAFeishuTopicGetsItsPullRequestOnGitHubAndStaysOneTicket) {
+  FakeGitHub github(SystemClock());
+  FakeFeishu feishu(SystemClock());
+  FakeFeishuWs ws;
+  feishu.topic_mode_chats.insert("oc_team");
+  feishu.ws_endpoint_fn = [&ws] { return ws.EndpointAnswer(); };
+  PrepareFixRepo(github,
+                 "cat > task.json\nsed -i 's/teh typo/the typo/' README.md\n"
+                 "echo '{\"stage\":\"ready\",\"summary\":\"Fixed the typo in README.\",\"question\":null,"
+                 "\"pr\":{\"title\":\"Fix the typo\",\"body\":\"Fixes the typo.\"}}'\n",
+                 "feishu:\n  enabled: true\n  api_url: " + feishu.url() +
+                     "\n  app_id_env: SA_TEST_FEISHU_APP_ID\n  app_secret_env: SA_TEST_FEISHU_APP_SECRET\n"
+                     "  realtime: long_connection\n  poll_interval_seconds: 3600\n");
+  Write("policy.yaml", "mode: observe\nsources:\n  github:\n    people: [Codertocat]\n  feishu:\n    people: [ou_alice]\n"
+                       "    scopes:\n      \"chat:oc_team\": { receive_all: false }\n");
+  auto env = GitHubEnv();
+  env.emplace_back("SA_TEST_FEISHU_APP_ID", feishu.app_id);
+  env.emplace_back("SA_TEST_FEISHU_APP_SECRET", feishu.app_secret);
+  DaemonProcess d(SUPERAGENT_BINARY, {"serve", "--config", Config()}, env);
+  ASSERT_TRUE(d.WaitForLine("ready")) << d.log();
+  ASSERT_TRUE(ws.WaitFor([&] { return ws.connections == 1; })) << d.log();
+  ASSERT_TRUE(d.WaitForLine("feishu identity open_id=")) << d.log();
+
+  const json ask = FakeFeishu::Item("om_ask", "oc_team", "ou_alice", "@_user_1 请修复 README 里的错别字 🙏",
+                                    SystemClock()->NowMs(), "omt_ask", "",
+                                    json::array({FakeFeishu::HistoryMention("@_user_1", feishu.bot_open_id, "superagent")}));
+  {
+    auto lock = feishu.Lock();
+    feishu.messages.push_back(ask);
+  }
+  ws.SendEvent(FakeFeishu::EventFor(ask, "group", "ev-ask"), 1);
+  ASSERT_TRUE(d.WaitForCount("pull request linked ticket=1 number=100", 1)) << d.log();
+  ASSERT_TRUE(d.WaitForCount("feishu message sent", 2)) << d.log();
+  std::string pr_body;
+  {
+    auto lock = github.Lock();
+    pr_body = github.pulls.at(100)["body"];
+    EXPECT_TRUE(github.comments.empty()) << "nothing of this work is said on GitHub but the PR";
+  }
+  EXPECT_NE(pr_body.find("Fixes the typo.\n\nRequested in a Feishu chat."), std::string::npos) << pr_body;
+  EXPECT_EQ(pr_body.find("错别字"), std::string::npos) << "the chat's words stay in the chat";
+  auto results = [&] {
+    std::vector<json> out;
+    auto lock = feishu.Lock();
+    for (const json& m : feishu.sent) {
+      const std::string text = json::parse(m["body"]["content"].get<std::string>()).value("text", "");
+      if (text.find("Pull request: ") != std::string::npos) out.push_back(m);
+    }
+    return out;
+  };
+  auto first = results();
+  ASSERT_EQ(first.size(), 1u) << "the result, once";
+  EXPECT_EQ(first[0]["thread_id"], "omt_ask") << "in the topic where it was asked";
+  EXPECT_NE(first[0]["body"]["content"].get<std::string>().find("https://github.com/" + github.repo + "/pull/100"),
+            std::string::npos);
+
+  // A reviewer comments on the PR: the same Ticket receives it and answers in the topic.
+  json review = WebhookExample("pull_request_review_comment", "created", 1);
+  review["comment"]["id"] = 88001;
+  review["comment"]["user"]["login"] = "Codertocat";
+  review["comment"]["body"] = "Please also fix the second typo.";
+  // Written now, after the request (an older message would only be context for a later turn).
+  review["comment"]["created_at"] = review["comment"]["updated_at"] = FormatTime(SystemClock()->NowMs());
+  review["comment"]["pull_request_url"] = "https://api.github.com/repos/" + github.repo + "/pulls/100";
+  review["comment"]["html_url"] = "https://github.com/" + github.repo + "/pull/100#discussion_r88001";
+  review["pull_request"]["number"] = 100;
+  ASSERT_EQ(DeliverEvent("pull_request_review_comment", "review-1", review), 200);
+  ASSERT_TRUE(d.WaitForCount("worker turn ended", 2)) << d.log();
+  ASSERT_TRUE(d.WaitForCount("feishu message sent", 3)) << d.log();
+  json story = json::parse(RunProgram(SUPERAGENT_BINARY, {"explain", "https://github.com/" + github.repo +
+                                                                         "/pull/100#discussion_r88001", "--config",
+                                                                     Config(), "--json"})
+                               .out,
+                           nullptr, false);
+  ASSERT_TRUE(story.is_object()) << d.log();
+  ASSERT_EQ(story["tickets_reached"].size(), 1u) << story.dump();
+  EXPECT_EQ(story["tickets_reached"][0]["ticket"], 1);
+  EXPECT_EQ(results().size(), 2u) << "the next result goes to the topic too";
+  d.Signal(SIGTERM);
+  EXPECT_EQ(d.Wait(), 0) << d.log();
+  auto lock = github.Lock();
+  EXPECT_EQ(github.pulls.size(), 1u);
+  EXPECT_TRUE(github.comments.empty());
 }
 
 // Issue 18, run as a person runs the daemon: a worker command that prints 1000 Chinese
