@@ -82,8 +82,9 @@ class FeishuServeTest : public ::testing::Test {
 
   fs::path dir_;
   int port_ = 0;
-  FakeFeishu fake_{SystemClock()};
+  // Declared first so it is destroyed last: the REST fake's handler asks it for the endpoint.
   FakeFeishuWs ws_;
+  FakeFeishu fake_{SystemClock()};
 };
 
 TEST_F(FeishuServeTest, AMentionIsAcknowledgedOnceInItsThreadAndWhatWasSaidWhileDownArrivesByBackfill) {

@@ -324,8 +324,9 @@ TEST_F(ServeTest, ATicketFollowsItsPullRequestThroughFailingCiUntilItIsMerged) {
 // review comment on the PR reaches the same Ticket, whose next result goes to the topic again.
 TEST_F(ServeTest, WorkAskedForInAFeishuTopicGetsItsPullRequestOnGitHubAndStaysOneTicket) {
   FakeGitHub github(SystemClock());
-  FakeFeishu feishu(SystemClock());
+  // The long connection's fake outlives the REST fake, whose handler asks it for the endpoint.
   FakeFeishuWs ws;
+  FakeFeishu feishu(SystemClock());
   feishu.topic_mode_chats.insert("oc_team");
   feishu.ws_endpoint_fn = [&ws] { return ws.EndpointAnswer(); };
   PrepareFixRepo(github,
