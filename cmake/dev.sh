@@ -2,8 +2,8 @@
 # The newcomer's entry point. Installs what the build needs (Debian packages, via apt-get),
 # configures, builds, and then runs the daemon or the tests.
 #
-#   cmake/dev.sh run    [serve args...]   build and start the daemon with embedded defaults
-#   cmake/dev.sh test                     build and run the whole test suite
+#   cmake/dev.sh run    [serve args...]   build the daemon alone (build-run/) and start it with embedded defaults
+#   cmake/dev.sh test                     build (build/, with the tests) and run the whole test suite
 #   cmake/dev.sh test-asan                the same suite under ASan + UBSan (build-asan/)
 #   cmake/dev.sh build                    only build (build/)
 #   cmake/dev.sh bench-smoke              build the benchmarks (bench/) and run each at a tiny size
@@ -56,6 +56,7 @@ deps() {  # deps [extra packages...]
 
 build() {  # build DIR [cmake args...]
   local dir="$1"; shift
+  echo "dev.sh: building $dir/${*:+ ($*)}" >&2
   cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo "$@" >/dev/null
   cmake --build "$dir" -j "$jobs"
 }
@@ -130,12 +131,19 @@ hostile_as_nobody() {
 cmd="${1:-}"; shift || true
 case "$cmd" in
   deps)  deps ;;
-  build) deps; build build ;;
-  run)   deps; build build -DSUPERAGENT_TESTS=OFF; exec build/superagent serve "$@" ;;
+  build) deps; build build -DSUPERAGENT_TESTS=ON ;;
+  # Its own build directory (issue 24): `run` and `test` never flip each other's options, so a
+  # `test` after a `run` rebuilds and runs the tests of the code as it is now.
+  run)
+    deps
+    build build-run -DSUPERAGENT_TESTS=OFF
+    echo "dev.sh: starting build-run/superagent serve $*" >&2
+    exec build-run/superagent serve "$@" ;;
   test)
     deps
     test_npm
-    build build
+    build build -DSUPERAGENT_TESTS=ON
+    echo "dev.sh: running the test suite (ctest -j $jobs in build/)" >&2
     (cd build && ctest --output-on-failure -j "$jobs")
     hostile_as_nobody build
     ;;

@@ -114,6 +114,10 @@ TEST_F(ServeTest, RunsJudgesExplainsReloadsAndStopsCleanly) {
   ASSERT_TRUE(d.WaitForLine("ready")) << d.log();
   EXPECT_NE(d.log().find("policy_version=1"), std::string::npos) << d.log();
   EXPECT_NE(d.log().find("mode=observe"), std::string::npos) << d.log();
+  EXPECT_NE(d.log().find("sources github=\"off (github.repo is empty)\" feishu=\"off (feishu.enabled is false)\" panel=on"),
+            std::string::npos)
+      << d.log();
+  EXPECT_NE(d.log().find("no Source is on: only the panel reaches the daemon"), std::string::npos) << d.log();
 
   httplib::Client http("127.0.0.1", port_);
 

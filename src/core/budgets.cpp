@@ -136,7 +136,7 @@ Result<BudgetCheck> Engine::EnforceBudget(TicketId ticket, std::int64_t assignme
         RETURN_IF_ERROR(ChangeStage(store_.get(), &*tk, Stage::kEnded, StageCause::kEnded, tk->end_reason, now));
         RETURN_IF_ERROR(end_work());
         RETURN_IF_ERROR(tx->Commit());
-        spdlog::info("budget stop ticket={} limit={} by={}", ticket, asked.dimension, who);
+        spdlog::info("budget stop ticket={} limit={} by=\"{}\"", ticket, asked.dimension, who);
         return BudgetCheck{BudgetVerdict::kEnded, asked.dimension};
       }
       // "N more" counts from what is spent now, so an overshoot is not charged against it.
@@ -153,7 +153,7 @@ Result<BudgetCheck> Engine::EnforceBudget(TicketId ticket, std::int64_t assignme
       go_on.from_person = true;
       auto id = store_->InsertInput(go_on);
       if (!id.ok()) return id.status();
-      spdlog::info("budget extended ticket={} limit={} by={} more={} budget={}", ticket, asked.dimension, who,
+      spdlog::info("budget extended ticket={} limit={} by=\"{}\" more={} budget={}", ticket, asked.dimension, who,
                    Amount(asked.dimension, e.amount), Amount(asked.dimension, e.budget + e.amount));
       break;
     }

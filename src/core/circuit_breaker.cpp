@@ -72,7 +72,7 @@ Status Engine::ReleaseHoldLocked(Ticket* tk, const std::string& who, const json&
     // What the requester would have read at accept, now that the work begins.
     if (!ack.empty())
       RETURN_IF_ERROR(SendLocked({"ack:ticket:" + Num(tk->id), tk->id, tk->thread, MessageKind::kAcknowledgement, ack}, now));
-    spdlog::info("circuit breaker released ticket={} by={}", tk->id, who);
+    spdlog::info("circuit breaker released ticket={} by=\"{}\"", tk->id, who);
     return Status::Ok();
   }
   if (option != 2) return Status::InvalidArgument("answer: choose option 1 (" + std::string(kStart) + ") or 2 (" + kDrop + ")");
@@ -82,7 +82,7 @@ Status Engine::ReleaseHoldLocked(Ticket* tk, const std::string& who, const json&
   RETURN_IF_ERROR(store_->EndAssignments(tk->id, now));
   ASSIGN_OR_RETURN(auto m, store_->MandateForTicket(tk->id));
   if (m) RETURN_IF_ERROR(store_->EndMandate(m->id, "withdrawn", "dropped in the panel (circuit breaker)", who, now));
-  spdlog::info("circuit breaker dropped ticket={} by={}", tk->id, who);
+  spdlog::info("circuit breaker dropped ticket={} by=\"{}\"", tk->id, who);
   return Status::Ok();
 }
 

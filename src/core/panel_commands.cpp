@@ -57,7 +57,7 @@ Status Engine::StopTicket(TicketId ticket, const std::string& who) {
   RETURN_IF_ERROR(store_->EndMandate(m->id, "withdrawn", "stopped in the panel", who, now));
   RETURN_IF_ERROR(store_->InsertCommand(now, who, "stop", "ticket:" + std::to_string(ticket), ""));
   RETURN_IF_ERROR(tx->Commit());
-  spdlog::info("ticket stopped id={} by={} mandate=withdrawn", ticket, who);
+  spdlog::info("ticket stopped id={} by=\"{}\" mandate=withdrawn", ticket, who);
   return Status::Ok();
 }
 
@@ -109,7 +109,7 @@ Status Engine::AnswerQuestion(TicketId ticket, const std::string& who, const jso
     RETURN_IF_ERROR(SendLocked(line, now));
   }
   RETURN_IF_ERROR(tx->Commit());
-  spdlog::info("ticket answered id={} by={}", ticket, who);
+  spdlog::info("ticket answered id={} by=\"{}\"", ticket, who);
   return Status::Ok();
 }
 
