@@ -45,6 +45,27 @@ class EnginePullsTest : public EngineTest {
     ASSERT_TRUE(engine_->FinishTurn(end).ok());
   }
   static std::string Branch(TicketId t) { return "superagent/ticket-" + std::to_string(t); }
+  // ou_alice's message `id` in chat oc_support, in topic `topic` when one is named.
+  Trigger FeishuMessage(const std::string& id, const std::string& text, bool addressed = false, const std::string& topic = "") {
+    Trigger f;
+    f.id = "feishu:" + id;
+    f.source = "feishu";
+    f.scope = "chat:oc_support";
+    f.actor = "ou_alice";
+    f.human = true;
+    f.addressed = addressed;
+    f.text = text;
+    f.at = clock_.NowMs();
+    f.threads = {"feishu:chat:oc_support"};
+    f.channel = "feishu:chat:oc_support:reply:" + id;
+    f.meta = {{"chat_id", "oc_support"}, {"message_id", id}};
+    if (!topic.empty()) {
+      f.threads.insert(f.threads.begin(), "feishu:thread:" + topic);
+      f.channel += ":thread";
+      f.meta["thread_id"] = topic;
+    }
+    return f;
+  }
   // Claims what is due and records each as `deliver` says; returns what was claimed.
   std::vector<ClaimedEffect> DeliverDue(const std::function<Delivery(const ClaimedEffect&)>& deliver) {
     auto claimed = Ok(engine_->ClaimDueEffects(20));
@@ -326,20 +347,7 @@ TEST_F(EnginePullsTest, AMessageElsewhereQuotingTheTicketsLinkReachesThatTicket)
   EXPECT_EQ(Ok(engine_->Explain("c1"))["ticket_created"]["threads"],
             json({"github:ci:superagent/ticket-1", "github:issue:1", "github:pull:42"}))
       << "subscribed in one transaction: in key order";
-  auto chat = [&](const std::string& id, const std::string& text) {
-    Trigger f;
-    f.id = "feishu:" + id;
-    f.source = "feishu";
-    f.scope = "chat:oc_support";
-    f.actor = "ou_alice";
-    f.human = true;
-    f.text = text;
-    f.at = clock_.NowMs();
-    f.threads = {"feishu:chat:oc_support"};
-    f.channel = "feishu:chat:oc_support:reply:" + id;
-    f.meta = {{"chat_id", "oc_support"}, {"message_id", id}};
-    return f;
-  };
+  auto chat = [&](const std::string& id, const std::string& text) { return FeishuMessage(id, text); };
   IntakeResult r = Receive(chat("om_q1", "评审意见在这里 https://github.com/o/r/pull/42 👀"));
   EXPECT_EQ(r.delivered_to, std::vector<TicketId>{t});
   EXPECT_FALSE(r.queued_for_eval);
@@ -362,19 +370,7 @@ TEST_F(EnginePullsTest, AMessageElsewhereQuotingTheTicketsLinkReachesThatTicket)
 // asked for in a Feishu topic gets its PR on GitHub; the result goes back to the topic once, with
 // the PR's link; a review comment on the PR reaches the same Ticket; explain shows both places.
 TEST_F(EnginePullsTest, WorkAskedForInAFeishuTopicIsOneTicketWithItsPullRequestOnGitHub) {
-  Trigger ask;
-  ask.id = "feishu:om_ask";
-  ask.source = "feishu";
-  ask.scope = "chat:oc_support";
-  ask.actor = "ou_alice";
-  ask.human = true;
-  ask.addressed = true;
-  ask.text = "@Agent 请修复 README 里的错别字";
-  ask.at = clock_.NowMs();
-  ask.threads = {"feishu:thread:omt_1", "feishu:chat:oc_support"};
-  ask.channel = "feishu:chat:oc_support:reply:om_ask:thread";
-  ask.meta = {{"chat_id", "oc_support"}, {"message_id", "om_ask"}, {"thread_id", "omt_1"}};
-  Receive(ask);
+  Receive(FeishuMessage("om_ask", "@Agent 请修复 README 里的错别字", true, "omt_1"));
   assessor_.answers.push_back(ScriptedAssessor::Accept());
   ASSERT_EQ(Drain(), 1);
   const TicketId t = Ok(engine_->Explain("feishu:om_ask"))["ticket_created"]["id"].get<TicketId>();

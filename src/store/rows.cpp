@@ -91,6 +91,18 @@ Decision ReadDecision(Stmt& s) {
   return d;
 }
 
+Result<std::string> ReadInstallId(Db& db) {
+  Stmt s = db.Prepare("SELECT install_id FROM install WHERE id = 1");
+  if (!s.status().ok()) return Status::NotFound("no install id yet: the daemon's next start adds it (schema 14)");
+  if (!s.Step()) {
+    RETURN_IF_ERROR(s.status());
+    return Status::NotFound("no install id in the database");
+  }
+  std::string id = s.Text(0);
+  s.Reset();
+  return id;
+}
+
 SourceHealth ReadHealth(Stmt& s) {
   SourceHealth h;
   h.source = s.Text(0);

@@ -51,6 +51,9 @@ QuarantineItem ReadQuarantine(Stmt& s);
 
 // A Ticket's spend and its budget events (store_budget.cpp), for the Engine and the views alike.
 Result<BudgetSpend> ReadBudgetSpend(Db& db, TicketId ticket);
+// The install id (migration 14), for the Store and the Views alike; NotFound in a database from
+// before it (no table yet: the daemon's next start adds it).
+Result<std::string> ReadInstallId(Db& db);
 // The pull requests opened for `ticket`, oldest first (store_pulls.cpp; the Store and Views both read them).
 Result<std::vector<TicketPull>> ReadTicketPulls(Db& db, TicketId ticket);
 Result<std::vector<BudgetEvent>> ReadBudgetEvents(Db& db, TicketId ticket);

@@ -39,16 +39,7 @@ Status Store::RecordPathOutcome(const std::string& source, const std::string& pa
   return s.Bind(1, source).Bind(2, path).Bind(3, ok).Bind(4, error).Bind(5, at).Bind(6, skipped).Bind(7, note).Run();
 }
 
-Result<std::string> Store::InstallId() {
-  Stmt s = db_.Prepare("SELECT install_id FROM install WHERE id = 1");
-  if (!s.Step()) {
-    RETURN_IF_ERROR(s.status());
-    return Status::Internal("the database has no install id (migration 14 did not run)");
-  }
-  std::string id = s.Text(0);
-  s.Reset();
-  return id;
-}
+Result<std::string> Store::InstallId() { return ReadInstallId(db_); }
 
 Result<std::optional<SourceHealth>> Store::GetHealth(const std::string& source, const std::string& path) {
   Stmt s = db_.Prepare("SELECT " HEALTH_COLUMNS " FROM source_health WHERE source = ? AND path = ?");

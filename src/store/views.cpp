@@ -68,16 +68,7 @@ Result<bool> Views::QuickCheck(std::chrono::milliseconds budget) {
 
 Result<std::string> Views::InstallId() {
   std::lock_guard<std::mutex> lock(mu_);
-  Stmt s = db_->Prepare("SELECT install_id FROM install WHERE id = 1");
-  // A database from before schema 14 has no such table: the daemon's next start adds it.
-  if (!s.status().ok()) return Status::NotFound("no install id yet: the daemon's next start adds it (schema 14)");
-  if (!s.Step()) {
-    RETURN_IF_ERROR(s.status());
-    return Status::NotFound("no install id in the database");
-  }
-  std::string id = s.Text(0);
-  s.Reset();
-  return id;
+  return ReadInstallId(*db_);
 }
 
 std::int64_t Views::DataVersion() {
