@@ -17,7 +17,8 @@ class EnginePullsTest : public EngineTest {
     EngineTest::SetUp();
   }
   // One whole turn of `t` ending ready, opening its PR when `open_pr`.
-  void ReadyTurn(TicketId t, bool open_pr, const std::string& summary = "Fixed the typo.") {
+  void ReadyTurn(TicketId t, bool open_pr, const std::string& summary = "Fixed the typo.",
+                 const std::string& pr_body = "") {
     (void)Ok(engine_->AssignFollowUps());  // as the scheduler does: pending inputs become a turn
     std::int64_t pending = 0;
     for (const Assignment& a : Ok(engine_->Assignments(t)))
@@ -41,7 +42,7 @@ class EnginePullsTest : public EngineTest {
                                                          {"head", Branch(t)},
                                                          {"base", "main"},
                                                          {"title", "Fix the typo"},
-                                                         {"body", ""}});
+                                                         {"body", pr_body}});
     ASSERT_TRUE(engine_->FinishTurn(end).ok());
   }
   static std::string Branch(TicketId t) { return "superagent/ticket-" + std::to_string(t); }
@@ -110,6 +111,20 @@ class EnginePullsTest : public EngineTest {
     c.threads = {"github:pull:42"};
     c.channel = "github:pull:42";
     c.meta = {{"type", "pull_request_closed"}, {"number", 42}, {"merged", merged}};
+    return c;
+  }
+  // bob's comment `id` on issue `number`.
+  Trigger IssueComment(const std::string& id, std::int64_t number, const std::string& text) {
+    Trigger c;
+    c.id = "github:comment:" + id;
+    c.source = "github";
+    c.scope = "comments";
+    c.actor = "bob";
+    c.human = true;
+    c.text = text;
+    c.at = clock_.NowMs();
+    c.threads = {"github:issue:" + std::to_string(number)};
+    c.channel = "github:issue:" + std::to_string(number);
     return c;
   }
   std::string LastInputState(TicketId t) { return Ok(engine_->TicketInputs(t)).back().state; }
@@ -405,6 +420,43 @@ TEST_F(EnginePullsTest, WorkAskedForInAFeishuTopicIsOneTicketWithItsPullRequestO
   const json threads = Ok(engine_->Explain("feishu:om_ask"))["ticket_created"]["threads"];
   EXPECT_NE(std::find(threads.begin(), threads.end(), "feishu:thread:omt_1"), threads.end()) << threads.dump();
   EXPECT_NE(std::find(threads.begin(), threads.end(), "github:pull:42"), threads.end()) << threads.dump();
+}
+
+// Issue 23 (SPEC §12): the issues a Ticket's PR says it closes are its discussion too — their
+// comments reach the Ticket as its PR's do. Only GitHub's closing keywords name one: a mention, a
+// keyword glued to the number, or another repository's issue does not.
+TEST_F(EnginePullsTest, TheIssuesItsPullRequestClosesReachTheTicket) {
+  TicketId t = AcceptedTicket("c1");
+  ReadyTurn(t, true, "Fixed the typo.",
+            "修复错别字 🎉 Fixes #7, CLOSES: #8 and resolved #7 again.\nSee #9; fixes#11; fixes other/repo#10; "
+            "fixes #12abc; fixes #99999999999999999999");
+  DeliverDue(Sent);
+  DeliverDue(Sent);
+  const json threads = Ok(engine_->Explain("c1"))["ticket_created"]["threads"];
+  EXPECT_EQ(threads, json({"github:ci:superagent/ticket-1", "github:issue:1", "github:issue:7", "github:issue:8",
+                           "github:pull:42"}));
+  IntakeResult r = Receive(IssueComment("70", 7, "我在 Safari 上也看到了"));
+  EXPECT_EQ(r.delivered_to, std::vector<TicketId>{t});
+  EXPECT_FALSE(r.queued_for_eval);
+  IntakeResult mention = Receive(IssueComment("90", 9, "unrelated"));
+  EXPECT_TRUE(mention.delivered_to.empty()) << "#9 was only mentioned";
+}
+
+// Issue 23: a message on GitHub that names a live Ticket's Feishu topic id (the panel shows it
+// under "Discussed in"; Feishu's shared links are opaque) reaches that Ticket; a longer id, or one
+// glued to a word, is another topic.
+TEST_F(EnginePullsTest, AMessageNamingTheTicketsFeishuTopicReachesIt) {
+  Receive(FeishuMessage("om_ask", "@Agent 请修复 README 里的错别字", true, "omt_1"));
+  assessor_.answers.push_back(ScriptedAssessor::Accept());
+  ASSERT_EQ(Drain(), 1);
+  const TicketId t = Ok(engine_->Explain("feishu:om_ask"))["ticket_created"]["id"].get<TicketId>();
+  IntakeResult near = Receive(IssueComment("1", 50, "see omt_12 and xomt_1 ✨"));
+  EXPECT_TRUE(near.delivered_to.empty());
+  EXPECT_TRUE(near.queued_for_eval);
+  IntakeResult r = Receive(IssueComment("2", 51, "讨论见飞书话题 omt_1。"));
+  EXPECT_EQ(r.delivered_to, std::vector<TicketId>{t});
+  EXPECT_FALSE(r.queued_for_eval);
+  EXPECT_EQ(Ok(engine_->TicketInputs(t)).back().body["quoted_link"], true);
 }
 
 }  // namespace

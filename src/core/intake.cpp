@@ -4,6 +4,7 @@
 // Source's bookkeeping in the same transaction, so a webhook delivery is one write. Handback returns
 // a message a worker finds outside its Mandate to Eval once no Ticket holds it.
 #include <algorithm>
+#include <cctype>
 
 #include <spdlog/spdlog.h>
 
@@ -53,15 +54,37 @@ bool Quotes(const std::string& text, const std::string& url) {
   return false;
 }
 
-// The open Tickets whose pull request, or whose request's GitHub discussion, `text` links to
-// (issue 23, SPEC §5: an explicit reference attaches a message to existing work). Read only when
-// the text holds a link; a Ticket counts once.
+// The Feishu topic ids ("omt_…") `text` names, at most a few. Feishu's "copy link" gives an opaque
+// applink token that names no topic, so the id itself (shown in the panel's "Discussed in") is the
+// only reference to a topic a message elsewhere can carry.
+std::vector<std::string> QuotedTopicIds(const std::string& text) {
+  constexpr std::size_t kMaxTopics = 5, kMaxIdLength = 64;
+  std::vector<std::string> out;
+  for (std::size_t at = text.find("omt_"); at != std::string::npos && out.size() < kMaxTopics;
+       at = text.find("omt_", at + 1)) {
+    if (at > 0 && (std::isalnum(static_cast<unsigned char>(text[at - 1])) || text[at - 1] == '_')) continue;
+    std::size_t end = at + 4;
+    while (end < text.size() && (std::isalnum(static_cast<unsigned char>(text[end])) || text[end] == '_')) ++end;
+    if (end == at + 4 || end - at > kMaxIdLength) continue;
+    std::string id = text.substr(at, end - at);
+    if (std::find(out.begin(), out.end(), id) == out.end()) out.push_back(std::move(id));
+  }
+  return out;
+}
+
+// The open Tickets whose pull request, whose request's GitHub discussion, or whose Feishu topic
+// `text` refers to (issue 23, SPEC §5: an explicit reference attaches a message to existing work).
+// Read only when the text holds a link or a topic id; a Ticket counts once.
 Result<std::vector<TicketId>> QuotedTickets(store::Store* store, const std::string& text) {
   std::vector<TicketId> out;
-  if (text.find("://") == std::string::npos) return out;
   auto add = [&](TicketId id) {
     if (std::find(out.begin(), out.end(), id) == out.end()) out.push_back(id);
   };
+  for (const std::string& topic : QuotedTopicIds(text)) {
+    ASSIGN_OR_RETURN(auto held, store->SubscribedTickets({"feishu:thread:" + topic}));
+    for (TicketId id : held) add(id);
+  }
+  if (text.find("://") == std::string::npos) return out;
   ASSIGN_OR_RETURN(auto pulls, store->OpenTicketPulls());
   for (const TicketPull& p : pulls)
     if (Quotes(text, p.url)) add(p.ticket);
@@ -220,9 +243,10 @@ Result<IntakeResult> Engine::Receive(const Trigger& trigger, const std::string& 
     }
   }
 
-  // A message elsewhere that quotes a live Ticket's PR or discussion link reaches that Ticket by
-  // the rules of a Subscription — data for its next turn, no new authority — instead of starting
-  // a new Eval; an ended Ticket is never resumed from afar (SPEC §4.5). A verb is the Eval's.
+  // A message elsewhere that quotes a live Ticket's PR or discussion link, or names its Feishu
+  // topic, reaches that Ticket by the rules of a Subscription — data for its next turn, no new
+  // authority — instead of starting a new Eval; an ended Ticket is never resumed from afar
+  // (SPEC §4.5). A verb is the Eval's.
   if (result.delivered_to.empty() && owners.empty() && !(t.human && t.addressed && VerbOf(t))) {
     ASSIGN_OR_RETURN(auto quoted, QuotedTickets(store_.get(), t.text));
     for (TicketId id : quoted) {

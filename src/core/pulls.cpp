@@ -4,12 +4,17 @@
 // message; this file decides what the PR-specific ones do: a failing check starts a fix turn at most
 // `ci_fix_attempts` times (per push), then a person is asked; passing checks are context; a merged or
 // closed PR ends the Ticket with that reason. All inside the caller's transaction.
+#include <algorithm>
+#include <cctype>
+#include <iterator>
+
 #include <spdlog/spdlog.h>
 
 #include "core/engine_internal.h"
 #include "core/ticket_stage.h"
 #include "store/store.h"
 #include "superagent/engine.h"
+#include "superagent/json_read.h"
 #include "superagent/question.h"
 #include "superagent/text.h"
 
@@ -28,6 +33,36 @@ std::string PullLink(const TicketPull& p) { return p.url.empty() ? "#" + std::to
 bool CheckFailed(const std::string& conclusion) {
   return conclusion == "failure" || conclusion == "timed_out" || conclusion == "action_required" ||
          conclusion == "startup_failure";
+}
+
+// The issues of this repository a PR's title or body says it closes ("Fixes #12", "closes: #7"),
+// with GitHub's own closing keywords, at most a few: the Ticket follows their discussion as it
+// follows its PR's. A plain "#12" is only a mention, and another repository's issue is not ours.
+std::vector<std::int64_t> ClosedIssues(const std::string& text) {
+  constexpr std::size_t kMaxIssues = 5;
+  static const char* const kKeywords[] = {"close", "closes", "closed", "fix", "fixes", "fixed", "resolve", "resolves", "resolved"};
+  std::string lower = text;
+  for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  auto word_char = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; };
+  std::vector<std::int64_t> out;
+  for (std::size_t hash = lower.find('#'); hash != std::string::npos && out.size() < kMaxIssues;
+       hash = lower.find('#', hash + 1)) {
+    std::size_t end = hash + 1;
+    while (end < lower.size() && end - hash <= 10 && std::isdigit(static_cast<unsigned char>(lower[end]))) ++end;
+    if (end == hash + 1 || end - hash > 10 || (end < lower.size() && word_char(lower[end]))) continue;
+    std::size_t before = hash;  // back over "Fixes: " to the keyword
+    while (before > 0 && (lower[before - 1] == ' ' || lower[before - 1] == '\t')) --before;
+    if (before > 0 && lower[before - 1] == ':') --before;
+    while (before > 0 && (lower[before - 1] == ' ' || lower[before - 1] == '\t')) --before;
+    if (before == hash) continue;  // "fixes#12" is not GitHub's syntax
+    std::size_t start = before;
+    while (start > 0 && word_char(lower[start - 1])) --start;
+    const std::string word = lower.substr(start, before - start);
+    if (std::find(std::begin(kKeywords), std::end(kKeywords), word) == std::end(kKeywords)) continue;
+    const std::int64_t number = std::stoll(lower.substr(hash + 1, end - hash - 1));
+    if (number > 0 && std::find(out.begin(), out.end(), number) == out.end()) out.push_back(number);
+  }
+  return out;
 }
 
 std::string MetaString(const Trigger& t, const char* key) {
@@ -120,7 +155,7 @@ Status Engine::PullDeliveredLocked(const std::string& kind, const json& payload,
       spdlog::warn("pull request opened without a number ticket={} external_id=\"{}\"", ticket, d.external_id);
       return Status::Ok();
     }
-    p.head_branch = text::Repair(payload.value("head", ""));
+    p.head_branch = text::Repair(json_read::StringOr(payload, "head"));
     p.url = text::Repair(d.url);
     p.created_at = p.updated_at = now;
     RETURN_IF_ERROR(store_->InsertTicketPull(p));
@@ -132,6 +167,12 @@ Status Engine::PullDeliveredLocked(const std::string& kind, const json& payload,
       ASSIGN_OR_RETURN(auto ci_channel, store_->ThreadChannel(ci));
       if (!ci_channel) RETURN_IF_ERROR(store_->UpsertThread(ci, "github", "", now));
       RETURN_IF_ERROR(store_->Subscribe(ci, ticket, now));
+    }
+    for (std::int64_t issue : ClosedIssues(json_read::StringOr(payload, "title") + "\n" + json_read::StringOr(payload, "body"))) {
+      const std::string thread = "github:issue:" + Num(issue);
+      RETURN_IF_ERROR(store_->UpsertThread(thread, "github", thread, now));
+      RETURN_IF_ERROR(store_->Subscribe(thread, ticket, now));
+      spdlog::info("issue linked ticket={} number={} named_by=pull_request_{}", ticket, issue, p.number);
     }
     RETURN_IF_ERROR(store_->InsertTicketEvent(ticket, now, tk->stage, tk->stage,
                                               "pull request #" + Num(p.number) + " opened"));
