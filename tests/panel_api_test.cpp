@@ -48,6 +48,9 @@ class PanelApiTest : public PanelSeedTest {
     ctx.token = kPanelTestToken;
     ctx.poll_ms = 50;
     ctx.slots = std::move(slots);
+    // The seed's Needs-you without the Set-up cards an empty Config adds; those have their own tests.
+    if (!with_setup_) ctx.setup.clear();
+    ctx.policy_on_disk = [this] { return policy_on_disk_; };
     ctx.reload_policy = [this] {
       ++reloads_;
       return reload_result_;
@@ -105,6 +108,8 @@ class PanelApiTest : public PanelSeedTest {
   int port_ = 0;
   int reloads_ = 0;
   panel::PolicyReloadResult reload_result_;
+  std::optional<panel::PolicyReloadResult> policy_on_disk_;
+  bool with_setup_ = false;
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -122,8 +127,165 @@ TEST_F(PanelApiTest, NeedsYouListsQuestionsOldestFirstThenDecisionsThenProblems)
   EXPECT_EQ(needs["decisions"][0]["id"], seed_.blocked);
   EXPECT_EQ(needs["decisions"][0]["stoppable"], true);
   ASSERT_EQ(needs["problems"].size(), 1u);
-  EXPECT_EQ(needs["problems"][0]["kind"], "source:feishu:backfill");
+  EXPECT_EQ(needs["problems"][0]["cause"], "feishu");
+  EXPECT_EQ(needs["problems"][0]["title"], "Feishu: reading backfill failing");
+  EXPECT_EQ(needs["problems"][0]["last_error"], "feishu backfill: HTTP 503 from open.feishu.cn");
+  ASSERT_EQ(needs["problems"][0]["paths"].size(), 1u);
+  EXPECT_EQ(needs["problems"][0]["paths"][0]["kind"], "source:feishu:backfill");
+  EXPECT_EQ(needs["setup"], json::array());
+  EXPECT_TRUE(needs["policy_file"].is_null());
   EXPECT_EQ(needs["count"], 4);
+}
+
+// Issue 24: one outage is one card. GitHub's failing read paths and deliveries fold into one
+// "GitHub unavailable" card that says what to check and lists the paths; another cause keeps
+// its own card.
+TEST_F(PanelApiTest, OnePlatformOutageIsOneCardListingItsFailingPaths) {
+  for (const char* path : {"issues", "comments", "ci"}) {
+    SourceUpdate bad;
+    bad.source = "github";
+    bad.path = path;
+    bad.ok = false;
+    bad.error = std::string("500 Server Error on ") + path + " — 服务器错误";
+    for (int i = 0; i < 3; ++i) ASSERT_TRUE(engine_->UpdateSource(bad).ok());
+    clock_.Advance(1'000);
+  }
+  ASSERT_TRUE(StartServer().ok());
+  json needs = GetJson("/api/needs");
+  ASSERT_EQ(needs["problems"].size(), 2u) << needs["problems"].dump(2);
+  EXPECT_EQ(needs["problems"][0]["cause"], "feishu") << "the older cause first";
+  const json github = needs["problems"][1];
+  EXPECT_EQ(github["cause"], "github");
+  EXPECT_EQ(github["title"], "GitHub unavailable: 3 paths failing");
+  EXPECT_EQ(github["failures"], 3);
+  EXPECT_THAT(github["last_error"].get<std::string>(), HasSubstr("500 Server Error on ci"));
+  EXPECT_THAT(github["check"].get<std::string>(), HasSubstr("github.token_env"));
+  ASSERT_EQ(github["paths"].size(), 3u);
+  EXPECT_EQ(github["paths"][0]["kind"], "source:github:issues");
+  EXPECT_EQ(github["paths"][0]["label"], "reading issues");
+  EXPECT_EQ(needs["count"], 5) << "the seed's three cards of other causes, Feishu's, and GitHub's";
+
+  // One path recovers: the card stays for the two still failing.
+  SourceUpdate fine;
+  fine.source = "github";
+  fine.path = "issues";
+  ASSERT_TRUE(engine_->UpdateSource(fine).ok());
+  needs = GetJson("/api/needs");
+  EXPECT_EQ(needs["problems"][1]["title"], "GitHub unavailable: 2 paths failing");
+}
+
+// Issue 24: the panel says what is not set up, one card per piece, with the key that fixes it;
+// a configured Source that has never answered is a Set-up card (its problems fold into it) until
+// its first successful read.
+TEST_F(PanelApiTest, WhatIsNotSetUpIsACardPerPieceUntilItWorks) {
+  ASSERT_EQ(::setenv("SA_TEST_GH_TOKEN", "ghp_SETUPCARDSECRET", 1), 0);
+  Config config;
+  config.github.repo = "octo/仓库";
+  config.github.token_env = "SA_TEST_GH_TOKEN";
+  config.llm.api_key_env = "SA_TEST_UNSET_MODEL_KEY";
+  ::unsetenv("SA_TEST_UNSET_MODEL_KEY");
+  with_setup_ = true;
+  ASSERT_TRUE(StartServer(config).ok());
+  json needs = GetJson("/api/needs");
+  std::vector<std::string> pieces;
+  for (const json& c : needs["setup"]) pieces.push_back(c["piece"]);
+  EXPECT_EQ(pieces, std::vector<std::string>{"model"}) << "GitHub has read before (the seed's notifications)";
+  EXPECT_THAT(needs["setup"][0]["fix"].get<std::string>(), HasSubstr("SA_TEST_UNSET_MODEL_KEY="));
+  EXPECT_EQ(needs["count"], 5);
+  StopServer();
+
+  // A fresh store whose GitHub has only ever failed: the first contact card, with the error, and
+  // no separate GitHub problem.
+  const std::string fresh = (dir_ / "fresh").string();
+  std::filesystem::create_directories(fresh);
+  auto engine = Engine::Open(fresh + "/superagent.db", &clock_, MakePolicy("observe"), "test", options_);
+  ASSERT_TRUE(engine.ok());
+  SourceUpdate bad;
+  bad.source = "github";
+  bad.path = "notifications";
+  bad.ok = false;
+  bad.error = "401 Bad credentials";
+  for (int i = 0; i < 3; ++i) ASSERT_TRUE((*engine)->UpdateSource(bad).ok());
+  auto views = Views::Open(fresh + "/superagent.db");
+  ASSERT_TRUE(views.ok());
+  httplib::Server server;
+  panel::PanelContext ctx = app::PanelContextFor(config);
+  ctx.engine = engine->get();
+  ctx.views = views->get();
+  ctx.token = kPanelTestToken;
+  auto panel = panel::InstallRoutes(server, ctx);
+  ASSERT_TRUE(panel.ok());
+  const int port = server.bind_to_any_port("127.0.0.1");
+  std::thread t([&] { server.listen_after_bind(); });
+  httplib::Client c("127.0.0.1", port);
+  c.set_bearer_token_auth(kPanelTestToken);
+  auto r = c.Get("/api/needs");
+  (*panel)->Stop();
+  server.stop();
+  t.join();
+  ASSERT_TRUE(r);
+  ASSERT_EQ(r->status, 200) << r->body;
+  needs = json::parse(r->body);
+  ASSERT_EQ(needs["setup"].size(), 2u) << needs.dump(2);
+  EXPECT_EQ(needs["setup"][0]["piece"], "github");
+  EXPECT_EQ(needs["setup"][0]["what"], "GitHub has not answered since the daemon started.");
+  EXPECT_EQ(needs["setup"][0]["last_error"], "401 Bad credentials");
+  EXPECT_EQ(needs["setup"][0]["path"], "notifications");
+  EXPECT_EQ(needs["problems"], json::array()) << "GitHub's problem is the Set-up card's";
+  EXPECT_EQ(needs["count"], 2);
+  EXPECT_EQ(r->body.find("ghp_SETUPCARDSECRET"), std::string::npos);
+  ::unsetenv("SA_TEST_GH_TOKEN");
+}
+
+// Issue 24: a policy file saved on disk that is not in force is a Needs-you card with its
+// problems as file:line:col, and goes when the file is fixed.
+TEST_F(PanelApiTest, APolicyFileOnDiskThatIsNotInForceIsACard) {
+  panel::PolicyReloadResult bad;
+  bad.version = 1;
+  bad.origin = "/etc/superagent/policy.yaml";
+  bad.problems = {"/etc/superagent/policy.yaml:3:9: mode: must be one of off, observe, auto (got \"自动\")"};
+  policy_on_disk_ = bad;
+  ASSERT_TRUE(StartServer().ok());
+  json needs = GetJson("/api/needs");
+  ASSERT_TRUE(needs["policy_file"].is_object());
+  EXPECT_EQ(needs["policy_file"]["what"],
+            "/etc/superagent/policy.yaml has 1 problem: version 1 stays in force, and the next start of the daemon "
+            "will refuse the file.");
+  EXPECT_EQ(needs["policy_file"]["problems"][0], bad.problems[0]);
+  EXPECT_EQ(needs["count"], 5);
+  policy_on_disk_.reset();
+  needs = GetJson("/api/needs");
+  EXPECT_TRUE(needs["policy_file"].is_null());
+  EXPECT_EQ(needs["count"], 4);
+}
+
+// The Set-up cards for a config, as the daemon builds them at start (issue 24).
+TEST(SetupGaps, EachMissingPieceNamesTheKeyThatFixesIt) {
+  ::unsetenv("SA_TEST_UNSET_A");
+  ::unsetenv("SA_TEST_UNSET_B");
+  Config empty;
+  empty.llm.api_key_env = "SA_TEST_UNSET_A";
+  std::vector<std::string> pieces;
+  for (const panel::SetupGap& g : app::SetupGapsFor(empty)) pieces.push_back(g.piece);
+  EXPECT_EQ(pieces, (std::vector<std::string>{"sources", "model", "execution"}));
+  EXPECT_THAT(app::SetupGapsFor(empty)[0].fix, HasSubstr("superagent init"));
+
+  Config github;
+  github.github.repo = "o/r";
+  github.github.token_env = "SA_TEST_UNSET_B";
+  github.llm.api_key_env = "SA_TEST_UNSET_A";
+  github.feishu.enabled = true;
+  github.feishu.app_id_env = "SA_TEST_UNSET_A";
+  github.feishu.app_secret_env = "SA_TEST_UNSET_B";
+  auto gaps = app::SetupGapsFor(github);
+  ASSERT_EQ(gaps.size(), 3u);
+  EXPECT_EQ(gaps[0].piece, "github");
+  EXPECT_EQ(gaps[0].what, "GitHub has no token: the variable SA_TEST_UNSET_B is unset or empty, so nothing of o/r can be read.");
+  EXPECT_FALSE(gaps[0].until_first_contact);
+  EXPECT_EQ(gaps[1].piece, "feishu");
+  EXPECT_EQ(gaps[1].what, "Feishu has no app: SA_TEST_UNSET_A and SA_TEST_UNSET_B are unset or empty, so no chat can be "
+                          "read or answered.");
+  EXPECT_EQ(gaps[2].piece, "model");
 }
 
 // Issue 18: when the store cannot be read, Needs-you says so (503 with the reason) instead of

@@ -11,6 +11,7 @@
 #include <gtest/gtest.h>
 
 #include "daemon_process.h"
+#include "fake_github_server.h"
 #include "panel_fixture.h"
 #include "run_binary.h"
 #include "result_ok.h"
@@ -85,12 +86,20 @@ TEST_F(PanelBrowserTest, APersonUsesThePanelInChromium) {
   ASSERT_TRUE(daemon.WaitForLine("ready")) << daemon.log();
   EXPECT_NE(daemon.log().find("policy_version=1"), std::string::npos) << "the seeded store's version is kept";
 
-  // A second daemon on an empty store: what a calm day looks like.
+  // A second daemon, set up and on an empty store: what a calm day looks like. It reads a
+  // loopback GitHub, has a model key (no model is asked: nothing arrives) and a repository to
+  // work in, so no Set-up card shows.
+  FakeGitHub github(SystemClock());
+  const fs::path origin = dir_ / "origin.git";
+  ASSERT_EQ(std::system(("git init -q --bare -b main " + origin.string()).c_str()), 0);
   const int empty_port = FreeLoopbackPort();
   fs::create_directories(dir_ / "empty");
   const fs::path empty_config = dir_ / "empty" / "superagent.yaml";
-  std::ofstream(empty_config) << "data_dir: .\npanel:\n  listen: 127.0.0.1:" << empty_port << "\n";
-  DaemonProcess empty(SUPERAGENT_BINARY, {"serve", "--config", empty_config.string()});
+  std::ofstream(empty_config) << "data_dir: .\npanel:\n  listen: 127.0.0.1:" << empty_port << "\ngithub:\n  repo: "
+                              << github.repo << "\n  api_url: " << github.url() << "\nllm:\n  base_url: http://127.0.0.1:9"
+                              << "\nexecution:\n  git_remote: " << origin.string() << "\n";
+  DaemonProcess empty(SUPERAGENT_BINARY, {"serve", "--config", empty_config.string()},
+                      {{"GITHUB_TOKEN", "ghp_CALMDAYTOKEN0123456789"}, {"DEEPSEEK_API_KEY", "sk-calm-day"}});
   ASSERT_TRUE(empty.WaitForLine("ready")) << empty.log();
 
   const char* shots_env = std::getenv("SUPERAGENT_SCREENSHOT_DIR");

@@ -37,10 +37,33 @@ function renderNeeds(needs) {
   section.classList.toggle('calm-state', empty);
   $('needs-empty').hidden = !empty;
   $('needs-h').textContent = empty ? 'Needs you:' : `Needs you (${needs.count})`;
+  renderSetup(needs.setup || []);
   renderQuestion(needs.questions);
   renderDecisions(needs.decisions);
   renderProblems(needs.problems);
+  renderPolicyFile(needs.policy_file || null);
   renderSetAside(needs.set_aside || []);
+}
+
+// What is not set up (issue 24): one card per missing piece, with the key or command that fixes it.
+function renderSetup(gaps) {
+  $('setup-slot').replaceChildren(...gaps.map((g) => el('article', { class: 'attention setup', 'data-piece': g.piece },
+    el('div', { class: 'meta' }, el('span', { class: 'problem-kind', text: 'set up' }), ` · ${g.piece}`,
+      g.since ? ' · last tried ' : '', g.since ? when(g.since) : ''),
+    el('p', {}, el('strong', { text: g.what })),
+    g.last_error ? el('p', { class: 'error-text', text: `${g.path ? `${g.path}: ` : ''}${g.last_error}` }) : '',
+    el('p', { class: 'fix', text: g.fix }),
+  )));
+}
+
+// A policy file on disk that is not the version in force, with its problems as file:line:col.
+function renderPolicyFile(card) {
+  $('policy-file-slot').replaceChildren(...(card ? [el('article', { class: 'attention policy-file' },
+    el('div', { class: 'meta' }, el('span', { class: 'problem-kind', text: 'policy file' }), ` · ${card.file}`),
+    el('p', {}, el('strong', { text: card.what })),
+    card.problems.length ? el('ul', { class: 'problems-list' }, ...card.problems.map((p) => el('li', { text: p }))) : '',
+    el('p', { class: 'fix', text: card.fix }),
+  )] : []));
 }
 
 // One question at a time: the oldest first. The card is rebuilt only when the question changes,
@@ -155,10 +178,16 @@ function renderDecisions(blocked) {
   )));
 }
 
+// One card per cause: a platform's failing read paths and deliveries together, what to check,
+// and the paths themselves behind a disclosure.
 function renderProblems(problems) {
-  $('problems-slot').replaceChildren(...problems.map((p) => el('article', { class: 'attention problem', 'data-kind': p.kind },
-    el('div', { class: 'meta' }, el('span', { class: 'problem-kind', text: p.kind }), ` · failed ${p.failures} times in a row since `, when(p.first_at)),
-    el('p', { text: p.message }),
+  $('problems-slot').replaceChildren(...problems.map((p) => el('article', { class: 'attention problem', 'data-cause': p.cause },
+    el('div', { class: 'meta' }, el('span', { class: 'problem-kind', text: 'problem' }), ' · since ', when(p.since), ` · ${p.failures} failures in a row`),
+    el('p', {}, el('strong', { text: p.title })),
+    el('p', { class: 'error-text', text: `Last error: ${p.last_error}` }),
+    el('p', { class: 'fix', text: p.check }),
+    p.paths.length > 1 ? el('details', {}, el('summary', { text: `${p.paths.length} paths` }),
+      el('ul', { class: 'problems-list' }, ...p.paths.map((x) => el('li', {}, el('strong', { text: x.label }), ` · ${x.failures} failures since `, when(x.first_at), ` · ${x.message}`)))) : '',
   )));
 }
 

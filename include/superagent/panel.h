@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -39,6 +40,18 @@ struct PolicyReloadResult {
   std::string error;                  // anything else that failed (e.g. the store)
 };
 
+// A piece of the deployment that is off, or has never answered (issue 24): Needs-you shows one
+// "Set up" card for each, with the exact key or command that fixes it, so "Nothing needs you"
+// means the daemon is really listening.
+struct SetupGap {
+  std::string piece;  // "sources", "github", "feishu", "model", "execution"
+  std::string what;   // what is wrong, in a person's words
+  std::string fix;    // the key to set or the command to run
+  // Shown only while the Source `piece` has read paths, none of which has ever succeeded, and
+  // one has failed: a configured Source failing its first contact. Its problems fold into the card.
+  bool until_first_contact = false;
+};
+
 struct PanelContext {
   Engine* engine = nullptr;  // commands; must outlive the Panel
   Views* views = nullptr;    // reads; must outlive the Panel
@@ -53,6 +66,12 @@ struct PanelContext {
   int slots_configured = 3;  // execution.slots, shown by /api/status and /metrics
   // Re-reads the policy file and applies it (the daemon's reload); the panel records the command.
   std::function<PolicyReloadResult()> reload_policy;
+  // The policy file on disk when it is not the version in force — invalid, or valid but not
+  // loaded — with its problems; nullopt when it is in force (or there is no file). Needs-you
+  // shows it as a card. Called on request threads.
+  std::function<std::optional<PolicyReloadResult>()> policy_on_disk;
+  // What is not set up (the daemon's config, read once at start); see SetupGap.
+  std::vector<SetupGap> setup;
   // The live worker slots; empty function or nullopt when execution is disabled (no git remote),
   // and the panel says so. Called on request threads.
   std::function<std::optional<SlotsView>()> slots;

@@ -189,6 +189,10 @@ Status Daemon::InstallRoutes() {
   ctx.views = views_.get();
   ctx.token = panel_token_;
   ctx.reload_policy = [this] { return ReloadPolicy("panel"); };
+  ctx.policy_on_disk = [this] {
+    std::lock_guard<std::mutex> lock(reload_mu_);
+    return policy_on_disk_;
+  };
   ctx.slots = [this]() -> std::optional<SlotsView> {
     if (!execution_ || !execution_->scheduler()) return std::nullopt;
     return execution_->scheduler()->Slots();
@@ -248,6 +252,7 @@ panel::PolicyReloadResult Daemon::ReloadPolicy(const std::string& why) {
       spdlog::error("policy problem {}", Kv("at", p.ToString()));
       r.problems.push_back(p.ToString());
     }
+    policy_on_disk_ = r;
     return r;
   }
   r.valid = true;
@@ -255,8 +260,10 @@ panel::PolicyReloadResult Daemon::ReloadPolicy(const std::string& why) {
   if (!change.ok()) {
     spdlog::error("policy reload failed {}", Kv("error", change.status().ToString()));
     r.error = change.status().ToString();
+    policy_on_disk_ = r;
     return r;
   }
+  policy_on_disk_.reset();
   r.changed = change->changed;
   r.version = change->version;
   if (!change->changed) spdlog::info("policy unchanged {} {}", Kv("trigger", why), Kv("version", change->version));

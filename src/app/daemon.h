@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 
@@ -88,8 +89,10 @@ class Daemon {
   std::atomic<bool> shut_down_{false};
   std::atomic<bool> stopping_{false};
   bool marked_running_ = false;  // RecordStart succeeded: a clean Shutdown records its stop
-  std::mutex reload_mu_;  // guards policy_mtime_ and serializes reloads
+  std::mutex reload_mu_;  // guards policy_mtime_, policy_on_disk_, and serializes reloads
   std::filesystem::file_time_type policy_mtime_{};
+  // The last reload's result when it left the file on disk out of force (panel's Needs-you).
+  std::optional<panel::PolicyReloadResult> policy_on_disk_;
 };
 
 }  // namespace superagent::app

@@ -281,8 +281,63 @@ exec::ExecutionOptions ExecutionOptionsFor(const Config& config) {
   return o;
 }
 
+std::vector<panel::SetupGap> SetupGapsFor(const Config& config) {
+  std::vector<panel::SetupGap> gaps;
+  const std::string restart = " Then restart the daemon (systemctl restart superagent).";
+  const std::string secrets = "in the daemon's environment (/etc/superagent/secrets.env for the service)";
+  const bool github = !config.github.repo.empty();
+  if (!github && !config.feishu.enabled)
+    gaps.push_back({"sources",
+                    "Nothing reaches the daemon: GitHub and Feishu are both off, so only the panel can ask it for work.",
+                    "Set github.repo: OWNER/NAME in superagent.yaml, or feishu.enabled: true (with its app). "
+                    "`superagent init` writes a commented superagent.yaml and policy.yaml for you." + restart});
+  if (github) {
+    const std::string& env = config.github.token_env;
+    if (ResolveSecret(env).empty())
+      gaps.push_back({"github",
+                      "GitHub has no token: the variable " + env + " is unset or empty, so nothing of " +
+                          config.github.repo + " can be read.",
+                      "Set " + env + "=<a token with the repo and notifications scopes> " + secrets +
+                          "; github.token_env names the variable." + restart});
+    else
+      gaps.push_back({"github", "GitHub has not answered since the daemon started.",
+                      "Check github.repo (" + config.github.repo + "), github.api_url (" + config.github.api_url +
+                          ") and the token in " + env + "; `superagent doctor --config …` tries all three.",
+                      true});
+  }
+  if (config.feishu.enabled) {
+    std::vector<std::string> unset;
+    for (const std::string& env : {config.feishu.app_id_env, config.feishu.app_secret_env})
+      if (ResolveSecret(env).empty()) unset.push_back(env);
+    if (!unset.empty())
+      gaps.push_back({"feishu",
+                      "Feishu has no app: " + unset.front() + (unset.size() == 1 ? " is" : " and " + unset.back() + " are") +
+                          " unset or empty, so no chat can be read or answered.",
+                      "Set the app's id and secret " + secrets + "; feishu.app_id_env and feishu.app_secret_env name "
+                      "the variables." + restart});
+    else
+      gaps.push_back({"feishu", "Feishu has not answered since the daemon started.",
+                      "Check feishu.api_url (" + config.feishu.api_url + ") and the app's id and secret in " +
+                          config.feishu.app_id_env + " and " + config.feishu.app_secret_env +
+                          "; `superagent doctor --config …` tries them.",
+                      true});
+  }
+  if (ResolveSecret(config.llm.api_key_env).empty())
+    gaps.push_back({"model",
+                    "The model is off: the variable " + config.llm.api_key_env +
+                        " is unset or empty, so explicit requests are shaped from their first line and inferred "
+                        "work is never taken.",
+                    "Set " + config.llm.api_key_env + "=<a key for " + config.llm.base_url + "> " + secrets +
+                        "; llm.api_key_env names the variable, llm.base_url the endpoint." + restart});
+  if (EffectiveGitRemote(config).empty())
+    gaps.push_back({"execution", "Execution is off: there is no repository to work in, so accepted Tickets wait.",
+                    "Set github.repo, or execution.git_remote for another remote." + restart});
+  return gaps;
+}
+
 panel::PanelContext PanelContextFor(const Config& config) {
   panel::PanelContext ctx;
+  ctx.setup = SetupGapsFor(config);
   ctx.listen = config.panel.listen;
   ctx.password_env = config.panel.token_env;
   ctx.password = ResolveSecret(config.panel.token_env);

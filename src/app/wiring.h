@@ -113,5 +113,9 @@ exec::CliExecutorOptions CliExecutorOptionsFor(const std::string& executor, cons
 // value (panel.token_env), execution.slots. The caller adds the Engine, Views, token and
 // callbacks.
 panel::PanelContext PanelContextFor(const Config& config);
+// What `config` leaves off or unset — no Source, a missing token or key, no repository to work
+// in — as the panel's "Set up" cards (issue 24); a configured Source also gets a card shown only
+// until its first successful read.
+std::vector<panel::SetupGap> SetupGapsFor(const Config& config);
 
 }  // namespace superagent::app

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <functional>
 #include <mutex>
+#include <set>
 
 #include <httplib.h>
 #include <spdlog/spdlog.h>
@@ -18,6 +19,7 @@
 #include "panel/http_limits.h"
 #include "panel/intercom_api.h"
 #include "panel/metrics_gather.h"
+#include "panel/needs.h"
 #include "panel/panel_json.h"
 #include "superagent/assign_or_return.h"
 #include "superagent/catch_all.h"
@@ -254,22 +256,29 @@ struct Panel::Impl {
     return j;
   }
 
+  // Everything a person is needed for, one card per cause: what is not set up first, then
+  // questions, decisions, problems (a platform's failing paths as one card), the policy file.
   Result<json> Needs() {
-    json questions = json::array(), decisions = json::array(), problems = json::array(), set_aside = json::array();
+    json questions = json::array(), decisions = json::array(), set_aside = json::array();
     ASSIGN_OR_RETURN(auto waiting, ctx.views->TicketsInStage(Stage::kWaitingForPerson, 50));
     ASSIGN_OR_RETURN(auto blocked, ctx.views->TicketsInStage(Stage::kBlocked, 50));
     ASSIGN_OR_RETURN(auto problem_rows, ctx.views->Problems(ctx.problem_threshold));
     ASSIGN_OR_RETURN(auto set_aside_rows, ctx.views->SetAside(50));
+    ASSIGN_OR_RETURN(auto health, ctx.views->SourcesHealth());
     for (const TicketRow& r : waiting) questions.push_back(TicketRowJson(r));
     for (const TicketRow& r : blocked) decisions.push_back(TicketRowJson(r));
-    for (const SystemProblem& p : problem_rows) problems.push_back(ProblemJson(p));
     for (const QuarantineItem& q : set_aside_rows) set_aside.push_back(SetAsideJson(q));
-    std::size_t count = questions.size() + decisions.size() + problems.size() + set_aside.size();
-    return json{{"count", count},
-            {"questions", questions},
-            {"decisions", decisions},
-            {"problems", problems},
-            {"set_aside", set_aside}};
+    std::set<std::string> folded;
+    json setup = SetupCardsJson(ctx.setup, health, &folded);
+    json problems = ProblemCardsJson(problem_rows, folded);
+    json policy_file = nullptr;
+    if (ctx.policy_on_disk)
+      if (auto on_disk = ctx.policy_on_disk()) policy_file = PolicyFileCardJson(*on_disk);
+    std::size_t count = setup.size() + questions.size() + decisions.size() + problems.size() + set_aside.size() +
+                        (policy_file.is_null() ? 0 : 1);
+    return json{{"count", count},         {"setup", setup},         {"questions", questions},
+                {"decisions", decisions}, {"problems", problems},   {"set_aside", set_aside},
+                {"policy_file", policy_file}};
   }
 
   // --- Live updates ---

@@ -83,8 +83,13 @@ test('the page shows what needs a person first: the oldest question, then decisi
   // Who is asked, and where.
   assert.match(await card.locator('.meta').first().textContent(), /asked of alice on GitHub issue #11/);
   assert.equal(await page.locator(`#decisions-slot article[data-ticket="${seed.blocked}"]`).count(), 1);
-  const kinds = await page.locator('#problems-slot article').evaluateAll((all) => all.map((a) => a.dataset.kind));
-  assert.ok(kinds.includes('source:feishu:backfill'), kinds.join());
+  const causes = await page.locator('#problems-slot article').evaluateAll((all) => all.map((a) => a.dataset.cause));
+  assert.ok(causes.includes('feishu'), causes.join());
+  assert.match(await page.locator('#problems-slot article[data-cause="feishu"]').innerText(), /Feishu: reading backfill failing/);
+  // This daemon has no Source and no repository: Needs-you says so first, with what to set.
+  const pieces = await page.locator('#setup-slot article').evaluateAll((all) => all.map((a) => a.dataset.piece));
+  assert.ok(pieces.includes('sources') && pieces.includes('execution'), pieces.join());
+  assert.match(await page.locator('#setup-slot article[data-piece="sources"]').innerText(), /Nothing reaches the daemon[\s\S]*superagent init/);
   // Status says honestly that nothing executes yet.
   assert.match(await page.locator('#status-list').textContent(), /0 of 3 in use \(\+1 kept for people\) · execution is off: no git remote/);
   assert.match(await page.locator('#sources').textContent(), /HTTP 503 from open\.feishu\.cn/);
@@ -263,12 +268,17 @@ test('reload policy shows the validation result', async () => {
     await page.getByRole('button', { name: 'Reload policy' }).click();
     await page.locator('#reload-result', { hasText: 'stays in force' }).waitFor();
     assert.match(await page.locator('#reload-problems').textContent(), /policy\.yaml:1:\d+: mode: must be one of off, observe, auto/);
+    // Needs-you keeps saying so after the button's answer is gone: the next start would refuse it.
+    const card = page.locator('#policy-file-slot article', { hasText: 'the next start of the daemon will refuse the file' });
+    await card.waitFor();
+    assert.match(await card.innerText(), /policy\.yaml:1:\d+: mode: must be one of off, observe, auto/);
   } finally {
     writeFileSync(policyFile, original);
   }
   await page.getByRole('button', { name: 'Reload policy' }).click();
   await page.locator('#reload-result', { hasText: 'Policy unchanged (version 1).' }).waitFor();
   assert.equal(await page.locator('#reload-problems').isVisible(), false);
+  await page.locator('#policy-file-slot article').waitFor({ state: 'detached' });
 });
 
 test('a browser that has not logged in is told how, and its commands change nothing', async () => {
