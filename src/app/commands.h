@@ -21,6 +21,7 @@ int CmdReceive(int argc, char** argv);  // receive --trigger FILE [--config FILE
 int CmdPolicy(int argc, char** argv);   // policy simulate --config FILE --policy FILE [--since 7d]
 int CmdDoctor(int argc, char** argv);   // doctor --config FILE
 int CmdPanelUrl(int argc, char** argv); // panel-url [--config FILE]
+int CmdInit(int argc, char** argv);     // init [--dir DIR] [--repo OWNER/NAME] … [--yes] [--force]
 
 
 // Shared by the subcommands whose only argument is `--config FILE` (or `--config=FILE`): sets

@@ -10,6 +10,7 @@
 
 namespace {
 
+using superagent::app::CmdInit;
 using superagent::app::CmdCheck;
 using superagent::app::CmdDoctor;
 using superagent::app::CmdPolicy;
@@ -27,6 +28,7 @@ struct Subcommand {
 };
 
 constexpr Subcommand kSubcommands[] = {
+    {"init", CmdInit, "write a commented superagent.yaml and policy.yaml for a new team, then check them"},
     {"serve", CmdServe, "run the daemon: sources, engine, workers and the panel"},
     {"check", CmdCheck, "validate a config and the policy it names; print every problem as file:line:col"},
     {"gate", CmdGate, "show the Gate's admission decision for one trigger under a policy"},
