@@ -13,6 +13,7 @@
 
 #include "app/wiring.h"
 #include "panel/guard.h"
+#include "panel/needs.h"
 #include "panel_fixture.h"
 #include "superagent/panel.h"
 #include "superagent/views.h"
@@ -126,6 +127,10 @@ TEST_F(PanelApiTest, NeedsYouListsQuestionsOldestFirstThenDecisionsThenProblems)
   ASSERT_EQ(needs["decisions"].size(), 1u);
   EXPECT_EQ(needs["decisions"][0]["id"], seed_.blocked);
   EXPECT_EQ(needs["decisions"][0]["stoppable"], true);
+  // Issue 24: a card carries what a person needs to act: why it is blocked, and the request itself.
+  EXPECT_EQ(needs["decisions"][0]["stage_reason"], "the CI badge URL needs a token nobody gave");
+  EXPECT_EQ(needs["decisions"][0]["request_quote"], "@agent please update the CI badge in README");
+  EXPECT_TRUE(needs["decisions"][0]["request"]["url"].is_string());
   ASSERT_EQ(needs["problems"].size(), 1u);
   EXPECT_EQ(needs["problems"][0]["cause"], "feishu");
   EXPECT_EQ(needs["problems"][0]["title"], "Feishu: reading backfill failing");
@@ -257,6 +262,19 @@ TEST_F(PanelApiTest, APolicyFileOnDiskThatIsNotInForceIsACard) {
   needs = GetJson("/api/needs");
   EXPECT_TRUE(needs["policy_file"].is_null());
   EXPECT_EQ(needs["count"], 4);
+}
+
+// A platform the daemon has no Channel for is not an outage: the card says what is off.
+TEST(ProblemCards, AMissingChannelIsNotCalledAnOutage) {
+  SystemProblem p{"effect:post_message:github", "post_message on github failing: no channel is configured for github", 4,
+                  1000, 2000};
+  json cards = panel::ProblemCardsJson({p}, {});
+  ASSERT_EQ(cards.size(), 1u);
+  EXPECT_EQ(cards[0]["title"], "GitHub: sending post_message failing");
+  EXPECT_THAT(cards[0]["check"].get<std::string>(), HasSubstr("This daemon does not talk to GitHub"));
+  EXPECT_EQ(panel::ProblemCardsJson({p}, {"github"}), json::array()) << "folded into a Set-up card";
+  EXPECT_EQ(panel::ProblemCause("unexpected:the eval runner"), "unexpected:the eval runner");
+  EXPECT_EQ(panel::ProblemCause("source:feishu:threads"), "feishu");
 }
 
 // The Set-up cards for a config, as the daemon builds them at start (issue 24).

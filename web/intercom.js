@@ -17,6 +17,9 @@ let hooks = {};
 
 const statusClass = (s) => ({ working: 'working', idle: 'idle', waiting_for_person: 'waiting_for_person', dormant: 'ended' }[s] || '');
 const statusText = (s) => ({ working: 'working', idle: 'idle', waiting_for_person: 'waiting for a person', dormant: 'dormant' }[s] || s);
+// "idle" is what the intercom needs to know; a person also wants to see a blocked or ready Ticket.
+const sessionStatusText = (s) => (s.status === 'idle' && (s.ticket_stage === 'blocked' || s.ticket_stage === 'ready')
+  ? `idle — Ticket ${s.ticket_stage}` : statusText(s.status));
 const sessions = () => ic.overview?.sessions || [];
 const findSession = (id) => sessions().find((s) => s.id === id);
 const titleOf = (id) => findSession(id)?.title || id;
@@ -56,7 +59,7 @@ function sessionItem(s) {
     el('button', { type: 'button', class: 'ic-item', 'aria-current': selected ? 'true' : false, onclick: () => select({ type: 'session', id: s.id }) },
       el('span', { class: 'ic-item-title', text: s.title || s.id, title: s.id }),
       el('span', { class: 'ic-item-meta' },
-        el('span', { class: `stage ${statusClass(s.status)}`, text: statusText(s.status) }),
+        el('span', { class: `stage ${statusClass(s.status)}`, text: sessionStatusText(s) }),
         s.queued ? el('span', { class: 'badge', text: `${s.queued} waiting`, title: 'Messages in its inbox' }) : '',
         ' ', when(s.last_activity))));
 }
@@ -154,9 +157,9 @@ function renderSession(d) {
   const s = d.session;
   $('ic-title').textContent = s.title || s.id;
   $('ic-status').className = `stage ${statusClass(s.status)}`;
-  $('ic-status').textContent = s.status === 'dormant' ? 'dormant — its Ticket ended' : statusText(s.status);
+  $('ic-status').textContent = s.status === 'dormant' ? 'dormant — its Ticket ended' : sessionStatusText(s);
   const u = d.token_usage;
-  const tokens = u && u.calls ? `${u.total_tokens.toLocaleString()} tokens in ${u.calls} model call${u.calls === 1 ? '' : 's'} (prompt ${u.prompt_tokens.toLocaleString()}, completion ${u.completion_tokens.toLocaleString()}, cache hits ${u.cache_hit_tokens.toLocaleString()})` : 'no model calls yet';
+  const tokens = u && u.calls ? `${u.total_tokens.toLocaleString()} tokens in ${u.calls} model call${u.calls === 1 ? '' : 's'} (prompt ${u.prompt_tokens.toLocaleString()}, completion ${u.completion_tokens.toLocaleString()}, cache hits ${u.cache_hit_tokens.toLocaleString()})` : 'no model calls recorded';
   $('ic-meta').replaceChildren(`${s.id}`, s.ticket ? ` · Ticket #${s.ticket}` : '', ` · ${tokens} · wake budget ${d.wake_budget - d.wakes_spent} of ${d.wake_budget} left`);
   $('ic-meta').dataset.tokens = u ? String(u.total_tokens) : '';
   $('ic-members').hidden = true;
@@ -167,13 +170,13 @@ function renderSession(d) {
   if (tools) {
     items = d.transcript.map((e) => bubble({
       role: e.kind === 'input' ? 'user' : e.kind === 'assistant' ? 'assistant' : 'tool',
-      who: e.kind === 'input' ? 'input' : e.kind === 'assistant' ? 'model' : e.kind.replace('_', ' '),
+      who: e.kind === 'input' ? (e.from ? `input from ${e.from}` : 'input') : e.kind === 'assistant' ? 'model' : e.kind.replace('_', ' '),
       at: e.at, text: e.text || '',
       extra: e.tools ? el('ul', { class: 'ic-tools' }, e.tools.map((t) => el('li', {}, el('code', { text: `${t.name}(${t.arguments})` })))) : '',
     }));
     if (d.transcript_cut) items.unshift(el('li', { class: 'muted small-text', text: `${d.transcript_cut} older events not shown` }));
   } else {
-    items = d.surface.map((e) => bubble({ role: e.role, who: e.role === 'user' ? 'to the session' : s.title || s.id, at: e.at, text: e.text }));
+    items = d.surface.map((e) => bubble({ role: e.role, who: e.role === 'user' ? (e.from ? `${e.from} → the session` : 'to the session') : s.title || s.id, at: e.at, text: e.text }));
   }
   fillFeed(items, 'Nothing said yet.');
   const dormant = s.status === 'dormant';

@@ -115,9 +115,21 @@ function renderQuestion(questions) {
     el('div', { class: 'meta' }, `Ticket #${q.id} · asked of `, el('strong', { class: 'asked', text: asked.actor || 'a person' }),
       ` ${threadLabel(asked.thread)} · `, when(q.updated_at)),
     request ? el('p', { class: 'meta' }, 'About: ', q.scope) : '',
+    requestContext(q),
     form,
     el('p', { class: 'more', text: moreText }),
   ));
+}
+
+// What was asked for, by whom and where, quoted as they wrote it (cut and marked by the daemon),
+// with a link to the discussion: a card a person can act on without opening anything else.
+function requestContext(t) {
+  const r = t.request;
+  if (!r) return '';
+  return el('div', { class: 'request-context' },
+    el('p', { class: 'meta' }, 'Asked for by ', el('strong', { text: r.actor || 'someone' }), ` ${threadLabel(r.thread)}`,
+      r.url ? ' · ' : '', r.url ? el('a', { href: r.url, target: '_blank', rel: 'noopener noreferrer', text: 'open the discussion' }) : ''),
+    t.request_quote ? el('blockquote', { class: 'request-quote', text: t.request_quote }) : '');
 }
 
 // Where a question was asked, as a person says it: "on GitHub issue #12", "in a Feishu chat".
@@ -171,7 +183,9 @@ function answerFields(ticket, question, form) {
 function renderDecisions(blocked) {
   $('decisions-slot').replaceChildren(...blocked.map((t) => el('article', { class: 'attention', 'data-ticket': t.id },
     el('div', { class: 'meta' }, `Ticket #${t.id} is blocked · `, when(t.updated_at)),
-    el('p', { text: t.scope }),
+    el('p', {}, el('strong', { text: t.scope })),
+    t.stage_reason ? el('p', { class: 'error-text blocked-reason', text: `Why: ${t.stage_reason}` }) : '',
+    requestContext(t),
     el('div', { class: 'row' },
       el('button', { type: 'button', class: 'secondary small', text: 'Show', onclick: () => showTicket(t.id) }),
       t.stoppable ? el('button', { type: 'button', class: 'danger small', text: 'Stop…', onclick: () => askStop(t) }) : ''),
@@ -344,7 +358,11 @@ function renderTickets() {
       ...(t.pull_requests || []).map((p) =>
         el('span', { class: `ticket-pull ${p.state}`, title: p.url || '', text: `PR #${p.number} ${p.state}` })),
       el('span', { class: 'ticket-when' }, when(t.updated_at)));
-    const li = el('li', { 'data-ticket': t.id, 'data-stage': t.stage }, head);
+    const r = t.request;
+    // Who asked, where, and the way there: outside the button, so the link is a link.
+    const origin = r ? el('p', { class: 'ticket-origin muted' }, `asked by ${r.actor || 'someone'} ${threadLabel(r.thread)}`,
+      r.url ? ' · ' : '', r.url ? el('a', { href: r.url, target: '_blank', rel: 'noopener noreferrer', text: 'discussion' }) : '') : '';
+    const li = el('li', { 'data-ticket': t.id, 'data-stage': t.stage }, head, origin);
     if (open && detail) li.append(detail);
     return li;
   });

@@ -32,6 +32,15 @@ class Engine;
 enum class SessionStatus { kWorking, kIdle, kWaitingForPerson, kDormant };
 const char* SessionStatusName(SessionStatus s);  // "working" | "idle" | "waiting_for_person" | "dormant"
 
+// An intercom message as its sender wrote it, read back from the text Intercom::Wrap gave a
+// session's model: who sent it ("Tess", or "session «title»") and the words inside the
+// delimiters. nullopt for any text Wrap did not make.
+struct UnwrappedIntercom {
+  std::string from;
+  std::string text;
+};
+std::optional<UnwrappedIntercom> UnwrapIntercom(const std::string& wrapped);
+
 // A session as the intercom sees it. Dormant = its Ticket ended; its transcript stays readable.
 struct SessionInfo {
   std::string id;

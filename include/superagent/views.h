@@ -68,6 +68,7 @@ struct TicketRow {
   // keep no clock: time working now is counted up to its last stage change (`working_since`).
   std::optional<BudgetStatus> budget;
   std::vector<TicketPull> pulls;  // pull requests opened for it (issue 22)
+  std::string stage_reason;       // why it is in its stage: the cause of its last change to it
 };
 
 // Something that reached a Ticket, with the message itself when it was a Trigger.

@@ -312,6 +312,34 @@ std::string Intercom::Wrap(const IntercomMessage& m, const std::string& sender_t
   return head + "\n<<<intercom-" + nonce + "\n" + m.text + "\n>>>intercom-" + nonce;
 }
 
+std::optional<UnwrappedIntercom> UnwrapIntercom(const std::string& wrapped) {
+  static const std::string kHead = "[intercom] Message ", kOpen = "\n<<<intercom-", kClose = "\n>>>intercom-";
+  static const std::string kPerson = " from a person, ", kPersonEnd = ", typed in the panel.";
+  static const std::string kSession = " from session «", kSessionEnd = "» (id ";
+  if (wrapped.rfind(kHead, 0) != 0) return std::nullopt;
+  // The head is one line of code's making (titles are made single-line), so the first opening
+  // delimiter is the real one; its nonce must close the text.
+  const std::size_t open = wrapped.find(kOpen);
+  if (open == std::string::npos || wrapped.find('\n') != open) return std::nullopt;
+  const std::size_t nonce_at = open + kOpen.size(), nonce_end = wrapped.find('\n', nonce_at);
+  if (nonce_end == std::string::npos || nonce_end == nonce_at) return std::nullopt;
+  const std::string close = kClose + wrapped.substr(nonce_at, nonce_end - nonce_at);
+  if (wrapped.size() < nonce_end + close.size() || wrapped.compare(wrapped.size() - close.size(), close.size(), close) != 0)
+    return std::nullopt;
+  UnwrappedIntercom out;
+  const std::size_t text_at = nonce_end + 1, text_end = wrapped.size() - close.size();
+  out.text = text_end > text_at ? wrapped.substr(text_at, text_end - text_at) : "";
+  const std::string head = wrapped.substr(0, open);
+  if (std::size_t p = head.find(kPerson); p != std::string::npos) {
+    const std::size_t end = head.find(kPersonEnd, p + kPerson.size());
+    if (end != std::string::npos) out.from = head.substr(p + kPerson.size(), end - p - kPerson.size());
+  } else if (std::size_t q = head.find(kSession); q != std::string::npos) {
+    const std::size_t end = head.find(kSessionEnd, q + kSession.size());
+    if (end != std::string::npos) out.from = "session «" + head.substr(q + kSession.size(), end - q - kSession.size()) + "»";
+  }
+  return out;
+}
+
 std::vector<std::string> Intercom::TakeInbox(const std::string& session) {
   std::vector<std::string> out;
   auto taken = engine_->TakeIntercomInbox(session);

@@ -56,6 +56,11 @@ json EventJson(const SessionEvent& e) {
   using json_read::StringOr;
   if (e.kind == "input") {
     j["text"] = StringOr(b, "content");
+    // A message from the intercom shows as its sender wrote it, not as the model reads it.
+    if (auto said = UnwrapIntercom(j["text"].get<std::string>())) {
+      j["text"] = said->text;
+      j["from"] = said->from;
+    }
   } else if (e.kind == "assistant") {
     j["text"] = StringOr(b, "content");
     json tools = json::array();
@@ -80,6 +85,14 @@ json EventJson(const SessionEvent& e) {
     j["text"] = Cut(text::Dump(b), kToolTextChars);
   }
   return j;
+}
+
+// The stage of a session's Ticket beside the session's status: "idle" is all the intercom needs
+// (a message wakes it), but a person wants to see that it is blocked, or ready for review.
+void AddTicketStage(Engine* engine, json* session) {
+  if (!(*session)["ticket"].is_number()) return;
+  auto t = engine->GetTicket((*session)["ticket"].get<TicketId>());
+  if (t.ok()) (*session)["ticket_stage"] = StageName(t->stage);
 }
 
 json MessageJson(const IntercomMessage& m) {
@@ -108,6 +121,7 @@ ApiReply IntercomApi::Overview() {
       auto queued = engine_->QueuedIntercom(s["id"].get<std::string>());
       if (!queued.ok()) return Unreadable("intercom", queued.status());
       s["queued"] = queued->size();
+      AddTicketStage(engine_, &s);
       sessions.push_back(std::move(s));
     }
   }
@@ -134,12 +148,19 @@ ApiReply IntercomApi::Session(const std::string& id) {
   }
   if (!n || info.is_null()) return {404, {{"error", "no session " + id}}};
   info["last_activity"] = TimeJson(info["last_activity"].get<TimeMs>());
+  AddTicketStage(engine_, &info);
   json surface = json::array();
   auto read = engine_->SessionEvents(*n);
   if (!read.ok()) return Unreadable("transcript", read.status());
   const std::vector<SessionEvent>& events = *read;
-  for (const SurfaceEntry& e : exec::SurfaceOf(events))
-    surface.push_back({{"role", e.role}, {"text", e.text}, {"at", TimeJson(e.at)}});
+  for (const SurfaceEntry& e : exec::SurfaceOf(events)) {
+    json entry = {{"role", e.role}, {"text", e.text}, {"at", TimeJson(e.at)}};
+    if (auto said = e.role == "user" ? UnwrapIntercom(e.text) : std::nullopt) {
+      entry["text"] = said->text;
+      entry["from"] = said->from;
+    }
+    surface.push_back(std::move(entry));
+  }
   json transcript = json::array();
   const std::size_t start = events.size() > kMaxEvents ? events.size() - kMaxEvents : 0;
   for (std::size_t i = start; i < events.size(); ++i) transcript.push_back(EventJson(events[i]));

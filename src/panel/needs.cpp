@@ -110,13 +110,19 @@ json ProblemCardsJson(const std::vector<SystemProblem>& problems, const std::set
       title = PlatformName(cause) + ": " + PathLabel(group.front()->kind) + " failing";
     else
       title = PathLabel(group.front()->kind);
+    // Not an outage: the daemon has no Channel for the platform, so its messages wait.
+    std::string check = CheckFor(cause);
+    if (latest->message.find("no channel is configured for") != std::string::npos)
+      check = "This daemon does not talk to " + PlatformName(cause) +
+              " (github.repo is empty or feishu.enabled is false), so what it would send there waits in the outbox. "
+              "Turn it on and restart, or stop the Tickets whose messages wait.";
     cards.push_back({{"cause", cause},
                      {"title", title},
                      {"since", TimeJson(since)},
                      {"last_at", TimeJson(latest->last_at)},
                      {"failures", failures},
                      {"last_error", latest->message},
-                     {"check", CheckFor(cause)},
+                     {"check", check},
                      {"paths", std::move(paths)}});
   }
   return cards;

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "superagent/question.h"
+#include "superagent/text.h"
 
 namespace superagent::panel {
 
@@ -42,6 +43,9 @@ json TicketRowJson(const TicketRow& row) {
                                : json(nullptr)},
          {"request", row.origin ? TriggerJson(*row.origin) : json(nullptr)}};
   if (!t.end_reason.empty()) j["end_reason"] = t.end_reason;
+  j["stage_reason"] = row.stage_reason;
+  // The request in the requester's words, cut and marked, for cards that must be read at a glance.
+  j["request_quote"] = row.origin ? json(text::CutNoted(row.origin->trigger.text, 280, text::Keep::kHead)) : json(nullptr);
   if (t.waiting)
     j["question"] = {{"thread", t.waiting->thread},
                      {"actor", t.waiting->actor},

@@ -121,6 +121,10 @@ Result<TicketRow> Views::RowOf(const Ticket& t) {
     row.budget = ComputeBudgetStatus(*row.mandate->mandate.budget, events, spend, spend.working_since.value_or(0));
   }
   ASSIGN_OR_RETURN(row.pulls, store::ReadTicketPulls(*db_, t.id));
+  Stmt why = db_->Prepare("SELECT cause FROM ticket_events WHERE ticket_id = ? AND to_stage = ? ORDER BY id DESC LIMIT 1");
+  why.Bind(1, t.id).Bind(2, StageName(t.stage));
+  if (why.Step()) row.stage_reason = why.Text(0);
+  RETURN_IF_ERROR(why.status());
   return row;
 }
 

@@ -89,7 +89,7 @@ test('"New session" is an explicit request that becomes a Ticket and its session
 test('a session shows its transcript; a person writes to it and the answer arrives live', async () => {
   await page.locator('#ic-live li', { hasText: 'Write the release notes' }).locator('button').click();
   await page.locator('#ic-feed li', { hasText: '[report: ready] Ready to work on: Write the release notes for 0.3' }).waitFor();
-  assert.match(await page.locator('#ic-meta').textContent(), /session-1 · Ticket #\d+ · no model calls yet · wake budget 3 of 3 left/);
+  assert.match(await page.locator('#ic-meta').textContent(), /session-1 · Ticket #\d+ · no model calls recorded · wake budget 3 of 3 left/);
   await page.locator('#ic-name').fill('Tess');
   await page.locator('#ic-text').fill('Please also thank the contributors.');
   await page.getByRole('button', { name: 'Send', exact: true }).click();
@@ -97,7 +97,14 @@ test('a session shows its transcript; a person writes to it and the answer arriv
   assert.equal(await page.locator('#ic-text').inputValue(), '', 'a sent message leaves the composer');
   // The woken session's next turn read it (wrapped as the person's) and answered.
   await page.locator('#ic-feed li', { hasText: '[report: ready] Heard you: Please also thank the contributors.' }).waitFor();
-  await page.locator('#ic-feed li.user', { hasText: 'from a person, Tess (panel), typed in the panel' }).first().waitFor();
+  // Shown as she wrote it, with who wrote it: not the wrapper the session's model reads.
+  const said = page.locator('#ic-feed li.user', { hasText: 'Please also thank the contributors.' }).first();
+  await said.waitFor();
+  assert.match(await said.innerText(), /Tess \(panel\) → the session/);
+  assert.equal(await page.locator('#ic-feed li.user', { hasText: '<<<intercom-' }).count(), 0, 'no delimiters');
+  assert.equal(await page.locator('#ic-feed li.user', { hasText: 'typed in the panel' }).count(), 0, 'no wrapper');
+  // Its Ticket is ready: "idle" alone would hide that.
+  await page.locator('#ic-status', { hasText: 'idle — Ticket ready' }).waitFor();
   assert.equal(await page.locator('#ic-feed li.user', { hasText: '"follow_ups"' }).count(), 0, 'what was said, not the task JSON');
   await page.locator('#intercom').scrollIntoViewIfNeeded();
   await page.screenshot({ path: join(shots, 'intercom-session-1280x800-light.png') });

@@ -82,7 +82,16 @@ test('the page shows what needs a person first: the oldest question, then decisi
   assert.equal(await card.locator('.more').textContent(), '2 more questions waiting after this one.');
   // Who is asked, and where.
   assert.match(await card.locator('.meta').first().textContent(), /asked of alice on GitHub issue #11/);
-  assert.equal(await page.locator(`#decisions-slot article[data-ticket="${seed.blocked}"]`).count(), 1);
+  const blocked = page.locator(`#decisions-slot article[data-ticket="${seed.blocked}"]`);
+  assert.equal(await blocked.count(), 1);
+  // Each card carries what a person needs to act on it (issue 24): why, who asked for what, where.
+  assert.match(await blocked.innerText(), /Why: the CI badge URL needs a token nobody gave/);
+  assert.match(await blocked.locator('.request-quote').innerText(), /@agent please update the CI badge in README/);
+  assert.match(await blocked.locator('.request-context a').getAttribute('href'), /^https:\/\/github\.com\//);
+  assert.match(await card.locator('.request-context').innerText(), /Asked for by alice on GitHub issue #11/);
+  // A History row says who asked, where, and links there.
+  const origin = page.locator(`#tickets li[data-ticket="${seed.blocked}"] .ticket-origin`);
+  assert.match(await origin.innerText(), /asked by alice on GitHub issue #13 · discussion/);
   const causes = await page.locator('#problems-slot article').evaluateAll((all) => all.map((a) => a.dataset.cause));
   assert.ok(causes.includes('feishu'), causes.join());
   assert.match(await page.locator('#problems-slot article[data-cause="feishu"]').innerText(), /Feishu: reading backfill failing/);
