@@ -29,6 +29,8 @@ grep -q 'adduser --system' "$tmp/control/postinst" || { echo "postinst does not 
 grep -q '^Depends:.*adduser' "$tmp/control/control" || { echo "Depends lacks adduser"; fail=1; }
 # Secrets are systemd's to read, not the service user's (and so not a worker's).
 grep -q 'chmod 0600 /etc/superagent/secrets.env' "$tmp/control/postinst" || { echo "postinst leaves secrets.env readable"; fail=1; }
+grep -q 'install -d -o superagent -g superagent -m 0700 /var/lib/superagent' "$tmp/control/postinst" ||
+  { echo "postinst does not make the state directory doctor checks"; fail=1; }
 # The packaged config must be valid as installed (paths relative to /etc/superagent).
 dpkg-deb -x "$deb" "$tmp/root"
 unit="$tmp/root/lib/systemd/system/superagent.service"

@@ -582,6 +582,7 @@ TEST_F(DoctorTest, TheCommandPrintsEveryCheckAndExitsNonZeroOnAFailure) {
   EXPECT_THAT(ok.out, HasSubstr("feishu                 skipped no Feishu configured"));
   EXPECT_THAT(ok.out, HasSubstr("no problems found"));
   EXPECT_THAT(ok.out + ok.err, Not(HasSubstr("ghp_DOCTORSECRET"))) << "a secret was printed";
+  EXPECT_EQ(ok.err, "") << "the report alone: no log line of the wiring it reuses interleaves with it (issue 24)";
 
   github_.Script("GET", "/repos/" + github_.repo, {404, {}, R"({"message":"Not Found"})"});
   RunResult bad = RunProgram(SUPERAGENT_BINARY, {"doctor", "--config", Config()});

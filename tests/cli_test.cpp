@@ -47,7 +47,8 @@ TEST(CliTest, HelpListsEverySubcommand) {
     RunResult r = RunBinary({flag});
     EXPECT_EQ(r.exit_code, 0) << flag << "\n" << Describe(r);
     EXPECT_THAT(r.out, HasSubstr("usage: superagent <command>"));
-    for (const char* command : {"serve", "check", "gate", "receive", "explain", "doctor", "policy", "version", "help"}) {
+    for (const char* command :
+         {"init", "serve", "check", "gate", "receive", "explain", "doctor", "policy", "version", "help"}) {
       EXPECT_THAT(r.out, HasSubstr("\n  " + std::string(command) + " ")) << flag << " lists " << command;
     }
     EXPECT_EQ(r.err, "") << flag;
@@ -70,7 +71,7 @@ TEST(CliTest, UnknownCommandIsAUsageErrorOnStderr) {
 }
 
 TEST(CliTest, SubcommandHelpExitsZero) {
-  for (const char* command : {"check", "doctor", "policy", "version"}) {
+  for (const char* command : {"init", "check", "doctor", "policy", "version"}) {
     RunResult r = RunBinary({command, "--help"});
     EXPECT_EQ(r.exit_code, 0) << command << "\n" << Describe(r);
     EXPECT_THAT(r.out, HasSubstr(std::string("usage: superagent ") + command)) << command;

@@ -74,7 +74,7 @@ TEST(LoggingTest, JournalPatternHasPriorityAndNoDate) {
   EXPECT_EQ(journal.find("%Y"), std::string::npos);
   EXPECT_EQ(journal.rfind("%*", 0), 0u);  // "<N>" first, where journald looks for it
   EXPECT_NE(journal.find("%v"), std::string::npos);
-  EXPECT_EQ(LogPattern(false), "%Y-%m-%dT%H:%M:%S.%e %^%l%$ %v");
+  EXPECT_EQ(LogPattern(false), "%Y-%m-%dT%H:%M:%S.%e%z %^%l%$ %v");
 }
 
 // Restores JOURNAL_STREAM after a test changes it.
@@ -195,7 +195,7 @@ TEST_F(LoggingJournalStreamTest, ElsewhereLinesCarryATimestampAndNoColourWhenNot
   }
   SetupLogging("info");
   EXPECT_TRUE(std::regex_match(
-      text, std::regex(R"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3} info panel\.listening listen=127\.0\.0\.1:8080\n)")))
+      text, std::regex(R"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}[+-]\d\d:\d\d info panel\.listening listen=127\.0\.0\.1:8080\n)")))
       << text;
   EXPECT_EQ(text.find('\x1b'), std::string::npos);
 }

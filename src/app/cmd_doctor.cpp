@@ -3,6 +3,8 @@
 #include <cstring>
 #include <string>
 
+#include <spdlog/spdlog.h>
+
 #include "app/commands.h"
 #include "app/doctor.h"
 
@@ -18,7 +20,8 @@ const char kUsage[] =
     "(tenant token, bot, each configured chat, realtime path), the model endpoint and its models,\n"
     "git. Checks that do not apply are reported as skipped.\n"
     "Run it as the service user with the service's environment, e.g.\n"
-    "  sudo -u superagent env $(cat /etc/superagent/secrets.env) superagent doctor --config /etc/superagent/superagent.yaml\n"
+    "  sudo -u superagent env $(sudo grep -v '^#' /etc/superagent/secrets.env | xargs) \\\n"
+    "    superagent doctor --config /etc/superagent/superagent.yaml\n"
     "exit: 0 nothing failed, 1 something failed, 2 bad usage or invalid config.\n";
 
 }  // namespace
@@ -41,6 +44,11 @@ int CmdDoctor(int argc, char** argv) {
   } else {
     std::printf("%-22s ok      embedded defaults (no --config)\n", "config");
   }
+  // The report is the output: the checks reuse the daemon's wiring, whose log lines ("llm
+  // enabled …", "execution disabled …") would interleave with it on a terminal. What they would
+  // say, each check's line says for a person.
+  const spdlog::level::level_enum level = spdlog::get_level();
+  spdlog::set_level(spdlog::level::off);
   auto http = MakeCurlHttpClient("superagent-doctor/" SUPERAGENT_VERSION);
   int failed = 0;
   for (const DoctorCheck& c : RunDoctor(config, *http)) {
@@ -48,6 +56,7 @@ int CmdDoctor(int argc, char** argv) {
     if (!c.fix.empty() && c.result != DoctorCheck::Result::kOk) std::printf("    fix: %s\n", c.fix.c_str());
     if (c.result == DoctorCheck::Result::kFailed) ++failed;
   }
+  spdlog::set_level(level);
   std::printf("\n%s\n", failed ? (std::to_string(failed) + " check(s) failed").c_str() : "no problems found");
   return failed ? 1 : 0;
 }

@@ -96,7 +96,9 @@ bool StderrIsJournal() {
 std::string LogPattern(bool journal) {
   // journald timestamps every line itself; a second date only costs width.
   if (journal) return "%*%l %v";
-  return "%Y-%m-%dT%H:%M:%S.%e %^%l%$ %v";
+  // Local time with its offset: a line read on another machine, or across a DST change, still
+  // says when it happened.
+  return "%Y-%m-%dT%H:%M:%S.%e%z %^%l%$ %v";
 }
 
 void SetupLogging(const std::string& level) {
