@@ -127,7 +127,7 @@ TEST_F(FeishuServeTest, AMentionIsAcknowledgedOnceInItsThreadAndWhatWasSaidWhile
   EXPECT_FALSE(sent[0]["uuid"].get<std::string>().empty()) << "the receipt id makes a retried send idempotent";
   json story1 = Explain("feishu:om_m1");
   EXPECT_EQ(story1["arrival"]["via"], "realtime:ws");
-  EXPECT_THAT(story1["summary"].get<std::string>(), HasSubstr("Acknowledgement sent"));
+  EXPECT_THAT(story1["summary"].get<std::string>(), HasSubstr("The agent wrote back: the acknowledgement (sent)."));
 
   // Said while the daemon is down, in the other configured chat (in oc_team it would go to the
   // live Ticket of m1, whose Thread the whole chat is): only the chat's history has it.
@@ -164,7 +164,7 @@ TEST_F(FeishuServeTest, AMentionIsAcknowledgedOnceInItsThreadAndWhatWasSaidWhile
   EXPECT_NE(sent[0]["uuid"], sent[1]["uuid"]);
   json story2 = Explain("feishu:om_m2");
   EXPECT_EQ(story2["arrival"]["via"], "backfill") << story2.dump(2);
-  EXPECT_THAT(story2["summary"].get<std::string>(), HasSubstr("Acknowledgement sent"));
+  EXPECT_THAT(story2["summary"].get<std::string>(), HasSubstr("The agent wrote back: the acknowledgement (sent)."));
   story1 = Explain("feishu:om_m1");
   int acks = 0;
   for (const json& r : story1["receipts"]) acks += r["kind"] == "acknowledgement";

@@ -148,8 +148,16 @@ TEST_F(ServeTest, RunsJudgesExplainsReloadsAndStopsCleanly) {
   RunResult story = RunProgram(SUPERAGENT_BINARY,
                                {"explain", "https://github.com/o/r/issues/7#issuecomment-1", "--config", Config()});
   ASSERT_EQ(story.exit_code, 0) << story.err;
-  EXPECT_NE(story.out.find("explicit via allow_listed_addressed, sender alice"), std::string::npos) << story.out;
-  EXPECT_NE(story.out.find("acknowledgement pending"), std::string::npos) << story.out;
+  // In a person's words first (issue 24), then the record it was told from.
+  EXPECT_EQ(story.out.rfind("github:comment:1@2026-12-02T10:00:00Z\n"
+                            "  alice wrote on GitHub issue #7, addressing the agent, at 2026-12-02T10:00:00.000Z.\n"
+                            "  alice is in sources.github.people and addressed the agent: an explicit request.\n"
+                            "  The Eval accepted it (policy version 1).\n",
+                            0),
+            0u)
+      << story.out;
+  EXPECT_NE(story.out.find("  The agent wrote back: the acknowledgement (pending)."), std::string::npos) << story.out;
+  EXPECT_NE(story.out.find("    mandate    explicit via allow_listed_addressed, from alice"), std::string::npos) << story.out;
   auto api = http.Get("/api/explain?q=github:comment:1@2026-12-02T10:00:00Z");
   ASSERT_TRUE(api);
   EXPECT_EQ(api->status, 200);

@@ -493,7 +493,9 @@ async function explain(q) {
   summary.className = '';
   try {
     const story = await getJson(`/api/explain?q=${encodeURIComponent(q)}`);
-    summary.textContent = story.summary;
+    // One sentence per line, in a person's words (issue 24); the record stays under Details.
+    summary.replaceChildren(...(story.told || [story.summary]).map((line) =>
+      el('p', { class: line.startsWith('To change that:') ? 'explain-change' : '', text: line })));
     $('explain-story').textContent = JSON.stringify(story, null, 2);
     $('explain-details').hidden = false;
   } catch (e) {

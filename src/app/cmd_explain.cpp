@@ -3,9 +3,11 @@
 #include <cstring>
 #include <filesystem>
 #include <string>
+#include <vector>
 
 #include "app/commands.h"
 #include "app/config.h"
+#include "policy/policy_lines.h"
 #include "superagent/engine.h"
 #include "superagent/text.h"
 
@@ -15,52 +17,60 @@ namespace {
 const char kUsage[] =
     "usage: superagent explain TRIGGER [--config FILE] [--json]\n"
     "\n"
-    "Prints one message's whole story from the store: how it arrived, its intake outcome (and\n"
-    "filter reason), its Threads, every Eval and Decision with the Gate's strength and reason,\n"
-    "the Tickets it reached or created with their Mandate, and the messages sent.\n"
+    "Tells one message's story from the store, in plain words: who wrote it and where, what the\n"
+    "Gate said and why (and which policy key, at which line, would change that), what the Eval\n"
+    "decided, the Ticket it reached or created, and what the agent wrote back; then the record it\n"
+    "was told from. --json prints the whole story for tools (its `told` is the same sentences).\n"
     "TRIGGER is a Trigger id (e.g. feishu:om_123) or the message's URL (a GitHub html_url).\n"
     "Reads only; safe while the daemon runs.\n";
 
-void Line(const char* label, const std::string& value) { std::printf("  %-14s %s\n", label, value.c_str()); }
+void Line(const char* label, const std::string& value) { std::printf("    %-10s %s\n", label, value.c_str()); }
 
 std::string Str(const nlohmann::json& j) { return j.is_string() ? j.get<std::string>() : j.dump(); }
 
-void PrintStory(const nlohmann::json& s) {
+// The story in a person's words first; then the record it was told from, for whoever digs.
+void PrintStory(const nlohmann::json& s, const std::string& policy_file) {
   const auto& t = s["trigger"];
   std::printf("%s\n", Str(t["id"]).c_str());
-  Line("summary", Str(s["summary"]));
-  Line("from", Str(t["source"]) + " " + Str(t["scope"]) + " by " + (t["actor"].is_null() ? "CI" : Str(t["actor"])) +
-                   (t["human"].get<bool>() ? "" : " (bot)") + (t["addressed"].get<bool>() ? ", addressed" : ""));
-  Line("at", Str(t["at"]));
+  for (const auto& sentence : s.value("told", nlohmann::json::array())) std::printf("  %s\n", Str(sentence).c_str());
+  if (s.contains("change") && !policy_file.empty()) {
+    std::vector<std::string> path;
+    for (const auto& p : s["change"]["path"]) path.push_back(Str(p));
+    const KeyLine at = FindPolicyKeyLine(policy_file, path);
+    if (at.depth == path.size())
+      std::printf("  The key is at %s:%d.\n", policy_file.c_str(), at.line);
+    else if (at.depth > 0)
+      std::printf("  It is not written yet: add it under the key at %s:%d.\n", policy_file.c_str(), at.line);
+    else
+      std::printf("  It is not written yet: add it to %s.\n", policy_file.c_str());
+  }
+  std::printf("\n  the record:\n");
+  Line("message", Str(t["source"]) + " " + Str(t["scope"]) + ", " + Str(t["at"]) + ": " + text::Cut(Str(t["text"]), 200));
   Line("arrived", Str(s["arrival"]["via"]) + " at " + Str(s["arrival"]["received_at"]));
   std::string threads;
   for (const auto& th : t["threads"]) threads += (threads.empty() ? "" : ", ") + Str(th);
   Line("threads", threads);
   Line("intake", Str(s["intake"]["outcome"]) +
                      (s["intake"].contains("filter_reason") ? " (" + Str(s["intake"]["filter_reason"]) + ")" : ""));
-  Line("text", text::Cut(Str(t["text"]), 200));
   for (const auto& e : s.value("evals", nlohmann::json::array())) {
-    std::string line = "eval " + Str(e["eval"]) + ": gate " + Str(e["gate"]["strength"]) + " (" +
+    std::string line = "Eval " + Str(e["eval"]) + ": Gate " + Str(e["gate"]["strength"]) + " (" +
                        Str(e["gate"]["reason"]) + ")";
     if (e.contains("decision"))
-      line += " -> " + Str(e["decision"]["outcome"]) + (e["decision"].value("would_accept", false) ? " (would_accept)" : "") +
-              ": " + Str(e["decision"]["reason"]) + " [policy v" + Str(e["decision"]["policy_version"]) + "]";
-    Line("eval", line);
+      line += ", Decision " + Str(e["decision"]["outcome"]) +
+              (e["decision"].value("would_accept", false) ? " (would accept)" : "") + ": " +
+              Str(e["decision"]["reason"]) + " [policy version " + Str(e["decision"]["policy_version"]) + "]";
+    Line("judged", line);
   }
-  if (s.contains("eval_queue")) Line("queued", "attempts " + Str(s["eval_queue"]["attempts"]));
-  for (const auto& r : s.value("tickets_reached", nlohmann::json::array()))
-    Line("reached", "ticket " + Str(r["ticket"]) + " as " + Str(r["as"]) + " (" + Str(r["state"]) + ")");
   if (s.contains("ticket_created")) {
     const auto& tk = s["ticket_created"];
-    Line("ticket", Str(tk["id"]) + " " + Str(tk["stage"]) + ": " + Str(tk["scope"]));
     if (tk.contains("mandate")) {
       const auto& m = tk["mandate"];
-      Line("mandate", Str(m["strength"]) + " via " + Str(m["admission"]) + ", sender " + Str(m["sender"]) +
-                          ", policy v" + Str(m["policy_version"]) + ", " + Str(m["status"]));
+      Line("mandate", Str(m["strength"]) + " via " + Str(m["admission"]) + ", from " + Str(m["sender"]) +
+                          ", policy version " + Str(m["policy_version"]) + ", " + Str(m["status"]));
     }
   }
   for (const auto& r : s.value("receipts", nlohmann::json::array()))
-    Line("message", Str(r["kind"]) + " " + Str(r["status"]) + " on " + Str(r["channel"]) + " (" + Str(r["id"]) + ")");
+    Line("wrote", Str(r["kind"]) + " (" + Str(r["status"]) + ") on " + Str(r["channel"]));
   for (const auto& q : s.value("set_aside", nlohmann::json::array()))
     Line("set aside", Str(q["what"]) + ": " + Str(q["reason"]) + " (retry from the panel's Needs-you)");
 }
@@ -97,7 +107,7 @@ int CmdExplain(int argc, char** argv) {
     return 1;
   }
   if (as_json) std::printf("%s\n", story->dump(2).c_str());
-  else PrintStory(*story);
+  else PrintStory(*story, config->policy_file);
   return 0;
 }
 

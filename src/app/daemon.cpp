@@ -168,15 +168,15 @@ Status Daemon::Start() {
   if (github_) github_->Start();
   if (feishu_) feishu_->Start();
 
-  spdlog::info("ready {} {} {} {} {}", Kv("listen", config_.panel.listen), Kv("data_dir", config_.data_dir),
-               Kv("policy", origin), Kv("policy_version", engine_->PolicyVersion()),
-               Kv("mode", ModeName(engine_->CurrentPolicy().mode)));
   // What the daemon hears (issue 24): a daemon with no Source looks calm and hears nothing.
   spdlog::info("sources {} {} panel=on", Kv("github", github_ ? config_.github.repo : "off (github.repo is empty)"),
                Kv("feishu", feishu_ ? "on" : "off (feishu.enabled is false)"));
   if (!github_ && !feishu_)
     spdlog::warn("no Source is on: only the panel reaches the daemon; set github.repo or feishu.enabled "
-                 "(config/superagent.example.yaml)");
+                 "(`superagent init` writes a config that does)");
+  spdlog::info("ready {} {} {} {} {}", Kv("listen", config_.panel.listen), Kv("data_dir", config_.data_dir),
+               Kv("policy", origin), Kv("policy_version", engine_->PolicyVersion()),
+               Kv("mode", ModeName(engine_->CurrentPolicy().mode)));
   // Store open, sources started, panel listening: what Type=notify waits for.
   NotifyServiceManager("READY=1\nSTATUS=serving on " + config_.panel.listen + ", policy version " +
                        std::to_string(engine_->PolicyVersion()));

@@ -1,6 +1,11 @@
 // Engine::Explain — "I sent it, why didn't it answer?" (SPEC §12). Reads only.
-#include "superagent/engine.h"
+#include <algorithm>
+#include <map>
+
+#include "core/explain_words.h"
 #include "store/store.h"
+#include "superagent/engine.h"
+#include "superagent/text.h"
 
 namespace superagent {
 
@@ -52,23 +57,41 @@ Result<json> Engine::Explain(const std::string& id_or_url) {
   story["trigger"] = trig;
   story["arrival"] = {{"via", rec->via}, {"received_at", FormatTime(rec->received_at)}};
   story["intake"] = {{"outcome", IntakeOutcomeName(rec->outcome)}};
+  // The story in a person's words (issue 24): `told`, one sentence each, and `summary` joins them.
+  std::vector<std::string> summary{ArrivalWords(rec->trigger)};
+  std::optional<PolicyEdit> change;
+  auto finish = [&] {
+    if (change) {
+      const std::string key = DottedKey(change->path);
+      story["change"] = {{"key", key}, {"path", change->path}, {"to", change->to}};
+      summary.push_back("To change that: " + key + " — " + change->to + ".");
+    }
+    story["told"] = summary;
+    std::string text;
+    for (const auto& s : summary) text += (text.empty() ? "" : " ") + s;
+    story["summary"] = text;
+  };
   if (rec->outcome == IntakeOutcome::kFiltered) {
     story["intake"]["filter_reason"] = rec->filter_reason;
-    story["summary"] = "Filtered at intake (" + rec->filter_reason + "); it went no further.";
+    summary.push_back("It was filtered when it arrived (" + rec->filter_reason + "), so nothing else happened.");
+    finish();
     return story;
   }
 
-  std::vector<std::string> summary;
   json evals = json::array();
   ASSIGN_OR_RETURN(auto gate_rows, store_->GateRowsFor(rec->seq));
   for (const store::GateRow& g : gate_rows) {
     json e{{"eval", g.eval}, {"gate", {{"strength", g.strength}, {"candidate", g.candidate}, {"reason", g.reason}}}};
     ASSIGN_OR_RETURN(auto d, store_->DecisionForEval(g.eval));
+    // Each Eval that judged it: what the Gate said, then what was decided. A key that would have
+    // changed an earlier verdict is kept only when no later Eval changed the story.
+    change.reset();
+    summary.push_back(GateWords(rec->trigger, g.reason, g.strength, &change));
     if (d) {
       e["decision"] = DecisionJson(*d);
-      std::string line = "Eval " + std::to_string(g.eval) + ": gate " + g.strength + " (" + g.reason + "), decision " +
-                         DecisionOutcomeName(d->outcome) + (d->would_accept ? " (would_accept)" : "") + ": " + d->reason;
-      summary.push_back(line);
+      std::optional<PolicyEdit> decided;
+      summary.push_back(DecisionWords(*d, &decided));
+      if (decided) change = decided;
     }
     evals.push_back(e);
   }
@@ -77,10 +100,14 @@ Result<json> Engine::Explain(const std::string& id_or_url) {
   if (q) {
     story["eval_queue"] = {{"attempts", q->attempts}, {"in_running_eval", q->eval.has_value()}};
     if (!q->handback.empty()) story["eval_queue"]["handback"] = json::parse(q->handback, nullptr, false);
-    summary.push_back(q->eval ? "An Eval is judging it now." :
-                      "Waiting for an Eval (" + std::to_string(q->attempts) + " earlier attempts).");
+    summary.push_back(q->eval ? "An Eval is judging it now."
+                      : q->attempts == 0
+                          ? "It is waiting for an Eval."
+                          : "It is waiting for an Eval to be tried again (" + std::to_string(q->attempts) +
+                                (q->attempts == 1 ? " attempt" : " attempts") + " so far).");
   }
 
+  ASSIGN_OR_RETURN(auto created, store_->TicketByOrigin(rec->seq));
   json reached = json::array();
   std::vector<TicketId> involved;
   ASSIGN_OR_RETURN(auto inputs, store_->InputsForTrigger(rec->seq));
@@ -89,12 +116,21 @@ Result<json> Engine::Explain(const std::string& id_or_url) {
     if (in.state == "handed_back") r["handback"] = {{"kind", in.handback_kind}, {"reason", in.handback_reason}};
     reached.push_back(r);
     involved.push_back(in.ticket);
-    summary.push_back("Reached Ticket " + std::to_string(in.ticket) + " as " + in.kind +
-                      (in.state == "handed_back" ? " and was handed back (" + in.handback_kind + ")" : ""));
+    static const std::map<std::string, std::string> kAs{{"trigger", "a message on its discussion"},
+                                                         {"answer", "the answer to its question"},
+                                                         {"resume", "a message that resumed it"}};
+    auto as = kAs.find(in.kind);
+    if (created && *created == in.ticket) continue;  // the request of the Ticket it created: told below
+    summary.push_back("It reached Ticket " + std::to_string(in.ticket) + " as " +
+                      (as != kAs.end() ? as->second : in.kind) +
+                      (in.state == "handed_back" ? ", which handed it back (" + in.handback_kind + ": " + in.handback_reason + ")"
+                       : in.state == "pending"   ? "; its next turn will read it"
+                                                 : "") +
+                      ".");
   }
   story["tickets_reached"] = reached;
 
-  ASSIGN_OR_RETURN(auto created, store_->TicketByOrigin(rec->seq));
+  std::vector<TicketPull> created_pulls;
   if (created) {
     ASSIGN_OR_RETURN(auto t, store_->GetTicket(*created));
     ASSIGN_OR_RETURN(auto m, store_->MandateForTicket(*created));
@@ -107,7 +143,7 @@ Result<json> Engine::Explain(const std::string& id_or_url) {
       c["budget"] = BudgetStatusJson(ComputeBudgetStatus(*m->budget, events, spend, now), now);
     }
     json pulls = json::array();
-    ASSIGN_OR_RETURN(auto created_pulls, store_->TicketPulls(*created));
+    ASSIGN_OR_RETURN(created_pulls, store_->TicketPulls(*created));
     for (const TicketPull& p : created_pulls) pulls.push_back(TicketPullJson(p));
     c["pull_requests"] = pulls;
     json assignments = json::array();
@@ -120,10 +156,16 @@ Result<json> Engine::Explain(const std::string& id_or_url) {
     c["threads"] = created_threads;
     story["ticket_created"] = c;
     if (std::find(involved.begin(), involved.end(), *created) == involved.end()) involved.push_back(*created);
-    summary.push_back("It created Ticket " + std::to_string(*created) + " (" + StageName(t->stage) + ").");
+    std::string stage = StageName(t->stage);
+    std::replace(stage.begin(), stage.end(), '_', ' ');
+    summary.push_back("It created Ticket " + std::to_string(*created) + ", now " + stage + ": " + text::Cut(t->scope, 120) +
+                      (t->end_reason.empty() ? "" : " (" + text::Cut(t->end_reason, 120) + ")") + ".");
+    for (const TicketPull& p : created_pulls)
+      summary.push_back("Its pull request: " + (p.url.empty() ? "#" + std::to_string(p.number) : p.url) + " (" + p.state + ").");
   }
 
   json receipts = json::array();
+  std::vector<std::string> sent;  // "the acknowledgement (sent)", in order
   for (TicketId id : involved) {
     ASSIGN_OR_RETURN(auto ticket_receipts, store_->ReceiptsFor(id));
     const bool made_here = created && *created == id;
@@ -134,11 +176,20 @@ Result<json> Engine::Explain(const std::string& id_or_url) {
       json rj = ReceiptJson(r);
       rj["ticket"] = id;
       receipts.push_back(rj);
-      if (r.kind == MessageKind::kAcknowledgement)
-        summary.push_back("Acknowledgement " + r.status + " on " + r.channel + ".");
+      static const std::map<MessageKind, std::string> kWhat{{MessageKind::kAcknowledgement, "the acknowledgement"},
+                                                            {MessageKind::kAnswer, "an answer"},
+                                                            {MessageKind::kResult, "the result"},
+                                                            {MessageKind::kAttention, "a question"}};
+      sent.push_back(kWhat.at(r.kind) + " (" + r.status + ")");
     }
   }
   story["receipts"] = receipts;
+  if (!sent.empty()) {
+    std::string list;
+    for (std::size_t i = 0; i < sent.size(); ++i)
+      list += (i == 0 ? "" : i + 1 == sent.size() ? " and " : ", ") + sent[i];
+    summary.push_back("The agent wrote back: " + list + ".");
+  }
 
   // Set aside (issue 18): its Thread's Evals, a Ticket's turns, or a message about it.
   json set_aside = json::array();
@@ -161,10 +212,8 @@ Result<json> Engine::Explain(const std::string& id_or_url) {
     note(effect_q);
   }
   story["set_aside"] = set_aside;
-  if (summary.empty()) summary.push_back("Stored; no Eval or Ticket has handled it yet.");
-  std::string text;
-  for (const auto& s : summary) text += (text.empty() ? "" : " ") + s;
-  story["summary"] = text;
+  if (summary.size() == 1) summary.push_back("It is stored; no Eval or Ticket has handled it yet.");
+  finish();
   return story;
 }
 

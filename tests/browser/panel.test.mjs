@@ -238,7 +238,9 @@ test('observe review shows what would have been accepted, with evidence and matc
   assert.match(text, /Evidence: “says 'Instalation'”/);
   assert.equal(await card.locator('.rule').allTextContents().then((r) => r.join(',')), 'wording');
   await card.getByRole('button', { name: 'Explain' }).click();
-  await page.locator('#explain-summary', { hasText: 'decision ignore (would_accept)' }).waitFor();
+  await page.locator('#explain-summary', { hasText: 'The Eval would have accepted it, but the policy is in observe mode' }).waitFor();
+  // It says which key would change that, in its own line.
+  await page.locator('#explain-summary .explain-change', { hasText: 'To change that: mode — auto' }).waitFor();
 });
 
 test('explain tells a message’s whole story from its link', async () => {

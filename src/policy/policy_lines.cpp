@@ -1,0 +1,30 @@
+#include "policy/policy_lines.h"
+
+#include <yaml-cpp/yaml.h>
+
+namespace superagent {
+
+KeyLine FindPolicyKeyLine(const std::string& file, const std::vector<std::string>& path) {
+  KeyLine out;
+  try {
+    YAML::Node node = YAML::LoadFile(file);
+    for (const std::string& key : path) {
+      if (!node.IsMap()) break;
+      bool found = false;
+      for (const auto& kv : node) {
+        if (!kv.first.IsScalar() || kv.first.Scalar() != key) continue;
+        out.line = kv.first.Mark().line + 1;
+        ++out.depth;
+        node = kv.second;
+        found = true;
+        break;
+      }
+      if (!found) break;
+    }
+  } catch (const std::exception&) {
+    return {};
+  }
+  return out;
+}
+
+}  // namespace superagent
