@@ -80,10 +80,15 @@ test('"New session" is an explicit request that becomes a Ticket and its session
   assert.equal(t.mandate.admission, 'panel_operator');
   assert.equal(t.mandate.strength, 'explicit');
   // The acknowledgement and the result are delivered in the panel, not left pending.
-  await page.waitForFunction(async (id) => {
-    const d = await (await fetch(`/api/tickets/${id}`)).json();
-    return d.messages.length >= 2 && d.messages.every((m) => m.status === 'sent');
-  }, o.sessions[0].ticket, { polling: 200 });
+  // Polled through the API (a waitForFunction whose predicate is async returns a Promise, which
+  // is truthy at once).
+  const deadline = Date.now() + 15_000;
+  for (;;) {
+    const d = await api(`/api/tickets/${o.sessions[0].ticket}`);
+    if (d.messages.length >= 2 && d.messages.every((m) => m.status === 'sent')) break;
+    assert.ok(Date.now() < deadline, `messages still not sent: ${JSON.stringify(d.messages)}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
 });
 
 test('a session shows its transcript; a person writes to it and the answer arrives live', async () => {
