@@ -304,6 +304,10 @@ TEST(SetupGaps, EachMissingPieceNamesTheKeyThatFixesIt) {
   EXPECT_EQ(gaps[1].what, "Feishu has no app: SA_TEST_UNSET_A and SA_TEST_UNSET_B are unset or empty, so no chat can be "
                           "read or answered.");
   EXPECT_EQ(gaps[2].piece, "model");
+  EXPECT_EQ(gaps[2].what.substr(gaps[2].what.find(';')), "; the built-in agent cannot work either, so accepted Tickets are blocked.")
+      << "the default executor needs the model too";
+  github.execution.executor = "command";
+  EXPECT_EQ(app::SetupGapsFor(github)[2].what.find("built-in"), std::string::npos);
 }
 
 // Issue 18: when the store cannot be read, Needs-you says so (503 with the reason) instead of

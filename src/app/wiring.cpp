@@ -326,7 +326,10 @@ std::vector<panel::SetupGap> SetupGapsFor(const Config& config) {
     gaps.push_back({"model",
                     "The model is off: the variable " + config.llm.api_key_env +
                         " is unset or empty, so explicit requests are shaped from their first line and inferred "
-                        "work is never taken.",
+                        "work is never taken" +
+                        std::string(config.execution.executor == "builtin"
+                                        ? "; the built-in agent cannot work either, so accepted Tickets are blocked."
+                                        : "."),
                     "Set " + config.llm.api_key_env + "=<a key for " + config.llm.base_url + "> " + secrets +
                         "; llm.api_key_env names the variable, llm.base_url the endpoint." + restart});
   if (EffectiveGitRemote(config).empty())
