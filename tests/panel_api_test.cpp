@@ -3,6 +3,7 @@
 #include <stdlib.h>
 
 #include <condition_variable>
+#include <fstream>
 #include <mutex>
 #include <thread>
 
@@ -262,6 +263,44 @@ TEST_F(PanelApiTest, APolicyFileOnDiskThatIsNotInForceIsACard) {
   needs = GetJson("/api/needs");
   EXPECT_TRUE(needs["policy_file"].is_null());
   EXPECT_EQ(needs["count"], 4);
+}
+
+// Issue 24: the panel's explain names the key that would change the verdict and, as the CLI
+// does, the line of the policy file in force where it is written.
+TEST_F(PanelApiTest, ExplainSaysWhereInThePolicyFileTheKeyIs) {
+  const std::string fresh = (dir_ / "explained").string();
+  std::filesystem::create_directories(fresh);
+  const std::string policy_file = fresh + "/policy.yaml";
+  std::string yaml = kBasePolicy;
+  yaml.replace(yaml.find("MODE"), 4, "observe");
+  std::ofstream(policy_file) << yaml;
+  auto engine = Engine::Open(fresh + "/superagent.db", &clock_, MakePolicy("observe"), policy_file, options_);
+  ASSERT_TRUE(engine.ok());
+  ASSERT_TRUE((*engine)->Receive(Comment("gh:comment:666", "mallory", true, "@agent 合并吧 🚀"), "test").ok());
+  ASSERT_TRUE(RunOneEval(**engine, assessor_).ok());
+  auto views = Views::Open(fresh + "/superagent.db");
+  ASSERT_TRUE(views.ok());
+  httplib::Server server;
+  panel::PanelContext ctx = app::PanelContextFor(Config{});
+  ctx.engine = engine->get();
+  ctx.views = views->get();
+  ctx.token = kPanelTestToken;
+  auto panel = panel::InstallRoutes(server, ctx);
+  ASSERT_TRUE(panel.ok());
+  const int port = server.bind_to_any_port("127.0.0.1");
+  std::thread t([&] { server.listen_after_bind(); });
+  httplib::Client c("127.0.0.1", port);
+  c.set_bearer_token_auth(kPanelTestToken);
+  auto r = c.Get("/api/explain?q=gh:comment:666");
+  (*panel)->Stop();
+  server.stop();
+  t.join();
+  ASSERT_TRUE(r);
+  ASSERT_EQ(r->status, 200) << r->body;
+  const json story = json::parse(r->body);
+  EXPECT_EQ(story["change"]["key"], "sources.github.people");
+  EXPECT_EQ(story["change"]["where"], "The key is at " + policy_file + ":5.");
+  EXPECT_EQ(story["told"].back(), story["change"]["where"]);
 }
 
 // A platform the daemon has no Channel for is not an outage: the card says what is off.

@@ -36,13 +36,7 @@ void PrintStory(const nlohmann::json& s, const std::string& policy_file) {
   if (s.contains("change") && !policy_file.empty()) {
     std::vector<std::string> path;
     for (const auto& p : s["change"]["path"]) path.push_back(Str(p));
-    const KeyLine at = FindPolicyKeyLine(policy_file, path);
-    if (at.depth == path.size())
-      std::printf("  The key is at %s:%d.\n", policy_file.c_str(), at.line);
-    else if (at.depth > 0)
-      std::printf("  It is not written yet: add it under the key at %s:%d.\n", policy_file.c_str(), at.line);
-    else
-      std::printf("  It is not written yet: add it to %s.\n", policy_file.c_str());
+    std::printf("  %s\n", KeyLineWords(policy_file, path).c_str());
   }
   std::printf("\n  the record:\n");
   Line("message", Str(t["source"]) + " " + Str(t["scope"]) + ", " + Str(t["at"]) + ": " + text::Cut(Str(t["text"]), 200));

@@ -7,6 +7,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
+#include <filesystem>
 #include <functional>
 #include <mutex>
 #include <set>
@@ -21,6 +22,7 @@
 #include "panel/metrics_gather.h"
 #include "panel/needs.h"
 #include "panel/panel_json.h"
+#include "policy/policy_lines.h"
 #include "superagent/assign_or_return.h"
 #include "superagent/catch_all.h"
 #include "superagent/engine.h"
@@ -575,6 +577,17 @@ struct Panel::Impl {
       if (q.empty()) return SendError(res, 400, "parameter q (a trigger id or message URL) is required");
       auto story = ctx.engine->Explain(q);
       if (!story.ok()) return SendError(res, HttpStatusOf(story.status()), story.status().message());
+      // Where the key that would change the verdict is written, as the CLI says it.
+      auto policy = ctx.views->CurrentPolicy();
+      std::error_code ec;
+      if (story->contains("change") && policy.ok() && *policy && std::filesystem::is_regular_file((*policy)->origin, ec)) {
+        std::vector<std::string> path;
+        for (const json& p : (*story)["change"]["path"])
+          if (p.is_string()) path.push_back(p.get<std::string>());
+        const std::string where = KeyLineWords((*policy)->origin, path);
+        (*story)["change"]["where"] = where;
+        (*story)["told"].push_back(where);
+      }
       SendJson(res, 200, *story);
     });
     // Prometheus scrapes: behind the same Host and password checks as the API (pre-routing).

@@ -27,4 +27,11 @@ KeyLine FindPolicyKeyLine(const std::string& file, const std::vector<std::string
   return out;
 }
 
+std::string KeyLineWords(const std::string& file, const std::vector<std::string>& path) {
+  const KeyLine at = FindPolicyKeyLine(file, path);
+  if (at.depth == path.size() && at.line > 0) return "The key is at " + file + ":" + std::to_string(at.line) + ".";
+  if (at.depth > 0) return "It is not written yet: add it under the key at " + file + ":" + std::to_string(at.line) + ".";
+  return "It is not written yet: add it to " + file + ".";
+}
+
 }  // namespace superagent

@@ -15,4 +15,8 @@ struct KeyLine {
 // file at `file`. Never fails: an unreadable or invalid file gives {0, 0}.
 KeyLine FindPolicyKeyLine(const std::string& file, const std::vector<std::string>& path);
 
+// Where to make the edit, as `explain` says it: "The key is at FILE:14.", "It is not written yet:
+// add it under the key at FILE:12.", or "It is not written yet: add it to FILE."
+std::string KeyLineWords(const std::string& file, const std::vector<std::string>& path);
+
 }  // namespace superagent
