@@ -349,6 +349,23 @@ TEST_F(FeishuSourceTest, TopicReadsAreCappedPerRoundOpenTicketsFirstAndQuietTopi
   clock_.Advance(3'600'000);
   source_->RunOnce();
   EXPECT_EQ(reads_of("omt_a"), after_day + 1);
+
+  // Fourteen quiet days later the topics are forgotten — their cursors erased, so the store holds
+  // as many as are followed — except the open Ticket's.
+  clock_.Advance(14 * 24 * 3'600'000LL);
+  source_->RunOnce();
+  auto cursors = Ok(engine_->SourceCursors("feishu"));
+  for (const char* tid : {"omt_a", "omt_b", "omt_c", "omt_d"})
+    EXPECT_EQ(cursors.count(std::string("thread:") + tid), 0u) << tid << " is still remembered";
+  EXPECT_EQ(cursors.count("thread:omt_e"), 1u);
+  const int quiet_reads = reads_of("omt_a");
+  clock_.Advance(3'600'000);
+  source_->RunOnce();
+  EXPECT_EQ(reads_of("omt_a"), quiet_reads) << "a forgotten topic is not read";
+  // A new reply seen by realtime follows it again, from that reply on.
+  json reply = FakeFeishu::Item("om_a_late", "oc_a", "ou_visitor", "还在吗？", clock_.NowMs(), "omt_a", "om_omt_a");
+  ASSERT_EQ(*source_->HandleEvent(FakeFeishu::EventFor(reply, "group", "ev_a_late"), "realtime:ws"), "stored");
+  EXPECT_EQ(Ok(engine_->SourceCursors("feishu")).count("thread:omt_a"), 1u);
 }
 
 TEST_F(FeishuSourceTest, AnAllowedDirectChatBecomesKnownAndIsBackfilled) {

@@ -333,6 +333,7 @@ void Source::PollThreads(RoundReport* report) {
   std::map<std::string, Due> due;
   for (const std::string& key : *open) due[key.substr(14)] = Due{key.substr(14), true, 0};
   int followed = static_cast<int>(due.size());
+  std::vector<std::string> expired;  // quiet past the window: no longer followed, so forgotten
   for (const auto& [name, value] : cursors) {
     if (name.rfind("thread:", 0) != 0) continue;
     json c = ParseCursor(cursors, name);
@@ -343,14 +344,27 @@ void Source::PollThreads(RoundReport* report) {
       it->second.last_polled = polled;
       continue;
     }
-    // Activity, not polling, keeps a thread followed: `since` moves with every read.
-    if (idle > options_.follow_window_ms) continue;
+    // Activity, not polling, keeps a thread followed: `since` moves with every read. A topic
+    // quiet past the window is forgotten, so the cursors stay as many as the topics followed; a
+    // later reply seen by realtime follows it again from that reply on (NoteChat).
+    if (idle > options_.follow_window_ms) {
+      expired.push_back(name);
+      continue;
+    }
     ++followed;
     // A thread whose last read failed is due again at once: its health is not "ok" until it is read.
     const TimeMs every = c.contains("pollError") || idle <= 3'600'000 ? 0 : idle <= 24 * 3'600'000LL ? 600'000 : 3'600'000;
     if (now - polled >= every) due[tid] = Due{tid, false, polled};
   }
-  if (followed == 0) return;
+  if (followed == 0) {
+    if (expired.empty()) return;
+    SourceUpdate forget;
+    forget.source = kSource;
+    forget.erase_cursors = expired;
+    spdlog::info("feishu threads no longer followed count={}", expired.size());
+    if (Status s = Report(forget); !s.ok()) spdlog::error("feishu cursor update failed: {}", s.ToString());
+    return;
+  }
   std::vector<Due> order;
   for (auto& [tid, d] : due) order.push_back(d);
   std::stable_sort(order.begin(), order.end(), [](const Due& a, const Due& b) {
@@ -363,6 +377,8 @@ void Source::PollThreads(RoundReport* report) {
   SourceUpdate u;
   u.source = kSource;
   u.path = "threads";
+  u.erase_cursors = expired;
+  if (!expired.empty()) spdlog::info("feishu threads no longer followed count={}", expired.size());
   u.note = "following " + std::to_string(followed) + " topic thread(s); read " + std::to_string(order.size()) +
            " this round" +
            (deferred ? ", " + std::to_string(deferred) + " due ones deferred to the next (thread_reads_per_round " +
