@@ -200,5 +200,55 @@ TEST(GitHubWebhookSignatureTest, MatchesGitHubsDocumentedExample) {
             "sha256=60e431591ee0b67f0d8a26aacbf5b77f8e0bc6213728c5140546040f0ee37f54");
 }
 
+
+// Issue 25: an App's installation token is asked for before each request; a 401 to it gets one
+// new token and one more try — a write included (a 401 means GitHub did nothing), so the
+// comment is posted once — and a second 401 is the answer, not a loop. No token: nothing is sent.
+TEST(GitHubAppClientTest, A401GetsOneFreshInstallationTokenAndTheWriteIsPostedOnce) {
+  FakeClock clock;
+  FakeGitHub fake(&clock);
+  fake.issues[1] = superagent::testing::WebhookExample("issue_comment", "created")["issue"];
+  auto http = MakeCurlHttpClient("superagent-test");
+  int generation = 1, rejected = 0;
+  bool broken = false;
+  ClientOptions o;
+  o.api_url = fake.url();
+  o.token = "ghp_ignored_in_app_mode";
+  o.token_source = [&]() -> Result<std::string> {
+    if (broken) return Status::Unavailable("an installation token was refused: HTTP 401");
+    return "ghs_generation" + std::to_string(generation);
+  };
+  o.token_rejected = [&] {
+    ++rejected;
+    ++generation;
+  };
+  Client client(http.get(), &clock, [&](TimeMs ms) { clock.Advance(ms); }, o);
+  const std::string path = fake.repo_path() + "/issues/1/comments";
+  fake.Script("POST", path, {401, {}, R"({"message":"Bad credentials"})"});
+  ApiResponse posted = client.Send("POST", path, {{"body", "修好了 ✅"}});
+  ASSERT_TRUE(posted.ok()) << posted.error;
+  auto log = fake.log();
+  ASSERT_EQ(log.size(), 2u);
+  EXPECT_EQ(log[0].request_headers["authorization"], "Bearer ghs_generation1");
+  EXPECT_EQ(log[0].status, 401);
+  EXPECT_EQ(log[1].request_headers["authorization"], "Bearer ghs_generation2");
+  EXPECT_EQ(log[1].status, 201);
+  EXPECT_EQ(rejected, 1);
+
+  fake.ClearLog();
+  fake.Script("GET", "/user", {401, {}, R"({"message":"Bad credentials"})"}, 2);
+  ApiResponse refused = client.Get("/user");
+  EXPECT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status, 401);
+  EXPECT_EQ(fake.log().size(), 2u) << "one more try, not a loop";
+
+  fake.ClearLog();
+  broken = true;
+  ApiResponse unsent = client.Get("/user");
+  EXPECT_THAT(unsent.error, HasSubstr("not sent, no installation token: an installation token was refused"));
+  EXPECT_TRUE(fake.log().empty());
+  EXPECT_THAT(unsent.error, Not(HasSubstr("ghp_ignored")));
+}
+
 }  // namespace
 }  // namespace superagent::github

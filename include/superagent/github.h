@@ -48,6 +48,12 @@ using Sleeper = std::function<void(TimeMs ms)>;
 struct ClientOptions {
   std::string api_url = "https://api.github.com";  // base for relative paths; no trailing slash needed
   std::string token;                               // sent as a Bearer token; never logged
+  // A GitHub App's installation token (issue 25), asked for before each request because it
+  // expires hourly; when set, `token` is ignored. An error fails the request unsent.
+  std::function<Result<std::string>()> token_source;
+  // Called when GitHub answers 401 to a token_source token; the request is then sent once more
+  // with a fresh one. A 401 means GitHub did nothing, so even a write is not doubled.
+  std::function<void()> token_rejected;
   std::string user_agent = "superagent";           // GitHub rejects requests without one
   std::string api_version = "2022-11-28";          // X-GitHub-Api-Version
   long timeout_ms = 30'000;

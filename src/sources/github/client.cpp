@@ -204,6 +204,7 @@ ApiResponse Client::Perform(const std::string& method, const std::string& origin
   int attempt = 0;
   int redirects = 0;
   int rate_waits = 0;
+  bool reauthorized = false;
   while (true) {
     // A standing block (primary limit exhausted, secondary limit hit) keeps requests home.
     TimeMs blocked_until = 0;
@@ -245,7 +246,17 @@ ApiResponse Client::Perform(const std::string& method, const std::string& origin
     req.headers = {{"Accept", "application/vnd.github+json"},
                    {"X-GitHub-Api-Version", options_.api_version},
                    {"User-Agent", options_.user_agent}};
-    if (!options_.token.empty()) req.headers.emplace_back("Authorization", "Bearer " + options_.token);
+    std::string token = options_.token;
+    if (options_.token_source) {
+      Result<std::string> fresh = options_.token_source();
+      if (!fresh.ok()) {
+        out = ApiResponse{};
+        out.error = method + " " + PathOf(url) + ": not sent, no installation token: " + fresh.status().message();
+        return out;
+      }
+      token = *fresh;
+    }
+    if (!token.empty()) req.headers.emplace_back("Authorization", "Bearer " + token);
     if (!body.empty()) {
       req.body = body;
       req.headers.emplace_back("Content-Type", "application/json");
@@ -304,6 +315,14 @@ ApiResponse Client::Perform(const std::string& method, const std::string& origin
     if ((st == 301 || st == 302 || st == 307 || st == 308) && !resp.Header("location").empty() && redirects < 3) {
       ++redirects;
       url = Absolute(resp.Header("location"));
+      continue;
+    }
+
+    // An installation token revoked or replaced early: one new token, one more try.
+    if (st == 401 && options_.token_source && !reauthorized) {
+      reauthorized = true;
+      spdlog::info("github token refused, asking for a new one request=\"{} {}\"", method, PathOf(url));
+      if (options_.token_rejected) options_.token_rejected();
       continue;
     }
 
