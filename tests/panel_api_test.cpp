@@ -99,6 +99,34 @@ class PanelApiTest : public PanelSeedTest {
     return client_->Post(path.c_str(), headers, body.dump(), content_type.c_str());
   }
 
+  // One GET, as a logged-in person, from a panel of its own over another store (`engine` and the
+  // database at `db`); the parsed answer, null when it was not a 200.
+  json GetFromFreshPanel(Engine* engine, const std::string& db, const Config& config, const std::string& path) {
+    auto views = Views::Open(db);
+    EXPECT_TRUE(views.ok());
+    if (!views.ok()) return json();
+    httplib::Server server;
+    panel::PanelContext ctx = app::PanelContextFor(config);
+    ctx.engine = engine;
+    ctx.views = views->get();
+    ctx.token = kPanelTestToken;
+    auto panel = panel::InstallRoutes(server, ctx);
+    EXPECT_TRUE(panel.ok());
+    if (!panel.ok()) return json();
+    const int port = server.bind_to_any_port("127.0.0.1");
+    std::thread t([&] { server.listen_after_bind(); });
+    httplib::Client c("127.0.0.1", port);
+    c.set_bearer_token_auth(kPanelTestToken);
+    auto r = c.Get(path.c_str());
+    (*panel)->Stop();
+    server.stop();
+    t.join();
+    EXPECT_TRUE(r) << path;
+    if (!r) return json();
+    EXPECT_EQ(r->status, 200) << path << ": " << r->body;
+    return r->status == 200 ? json::parse(r->body, nullptr, false) : json();
+  }
+
   std::size_t CommandCount() { return GetJson("/api/commands")["commands"].size(); }
 
   PanelSeed seed_;
@@ -212,26 +240,7 @@ TEST_F(PanelApiTest, WhatIsNotSetUpIsACardPerPieceUntilItWorks) {
   bad.ok = false;
   bad.error = "401 Bad credentials";
   for (int i = 0; i < 3; ++i) ASSERT_TRUE((*engine)->UpdateSource(bad).ok());
-  auto views = Views::Open(fresh + "/superagent.db");
-  ASSERT_TRUE(views.ok());
-  httplib::Server server;
-  panel::PanelContext ctx = app::PanelContextFor(config);
-  ctx.engine = engine->get();
-  ctx.views = views->get();
-  ctx.token = kPanelTestToken;
-  auto panel = panel::InstallRoutes(server, ctx);
-  ASSERT_TRUE(panel.ok());
-  const int port = server.bind_to_any_port("127.0.0.1");
-  std::thread t([&] { server.listen_after_bind(); });
-  httplib::Client c("127.0.0.1", port);
-  c.set_bearer_token_auth(kPanelTestToken);
-  auto r = c.Get("/api/needs");
-  (*panel)->Stop();
-  server.stop();
-  t.join();
-  ASSERT_TRUE(r);
-  ASSERT_EQ(r->status, 200) << r->body;
-  needs = json::parse(r->body);
+  needs = GetFromFreshPanel(engine->get(), fresh + "/superagent.db", config, "/api/needs");
   ASSERT_EQ(needs["setup"].size(), 2u) << needs.dump(2);
   EXPECT_EQ(needs["setup"][0]["piece"], "github");
   EXPECT_EQ(needs["setup"][0]["what"], "GitHub has not answered since the daemon started.");
@@ -239,7 +248,7 @@ TEST_F(PanelApiTest, WhatIsNotSetUpIsACardPerPieceUntilItWorks) {
   EXPECT_EQ(needs["setup"][0]["path"], "notifications");
   EXPECT_EQ(needs["problems"], json::array()) << "GitHub's problem is the Set-up card's";
   EXPECT_EQ(needs["count"], 2);
-  EXPECT_EQ(r->body.find("ghp_SETUPCARDSECRET"), std::string::npos);
+  EXPECT_EQ(needs.dump().find("ghp_SETUPCARDSECRET"), std::string::npos);
   ::unsetenv("SA_TEST_GH_TOKEN");
 }
 
@@ -278,26 +287,8 @@ TEST_F(PanelApiTest, ExplainSaysWhereInThePolicyFileTheKeyIs) {
   ASSERT_TRUE(engine.ok());
   ASSERT_TRUE((*engine)->Receive(Comment("gh:comment:666", "mallory", true, "@agent 合并吧 🚀"), "test").ok());
   ASSERT_TRUE(RunOneEval(**engine, assessor_).ok());
-  auto views = Views::Open(fresh + "/superagent.db");
-  ASSERT_TRUE(views.ok());
-  httplib::Server server;
-  panel::PanelContext ctx = app::PanelContextFor(Config{});
-  ctx.engine = engine->get();
-  ctx.views = views->get();
-  ctx.token = kPanelTestToken;
-  auto panel = panel::InstallRoutes(server, ctx);
-  ASSERT_TRUE(panel.ok());
-  const int port = server.bind_to_any_port("127.0.0.1");
-  std::thread t([&] { server.listen_after_bind(); });
-  httplib::Client c("127.0.0.1", port);
-  c.set_bearer_token_auth(kPanelTestToken);
-  auto r = c.Get("/api/explain?q=gh:comment:666");
-  (*panel)->Stop();
-  server.stop();
-  t.join();
-  ASSERT_TRUE(r);
-  ASSERT_EQ(r->status, 200) << r->body;
-  const json story = json::parse(r->body);
+  const json story =
+      GetFromFreshPanel(engine->get(), fresh + "/superagent.db", Config{}, "/api/explain?q=gh:comment:666");
   EXPECT_EQ(story["change"]["key"], "sources.github.people");
   EXPECT_EQ(story["change"]["where"], "The key is at " + policy_file + ":5.");
   EXPECT_EQ(story["told"].back(), story["change"]["where"]);
