@@ -29,7 +29,7 @@ declare -A OWNER=(
   [effects.h]=effects
   [intercom.h]=intercom
   [panel.h]=panel
-  [github.h]=sources [feishu.h]=sources [panel_source.h]=sources
+  [github.h]=sources [github_app.h]=sources [feishu.h]=sources [panel_source.h]=sources
 )
 
 # What each module may include besides itself and `base`. `core` and `store` use each other (the

@@ -22,6 +22,7 @@
 #include "fake_responses_model.h"
 #include "fake_feishu_server.h"
 #include "fake_github_server.h"
+#include "github_app_keys.h"
 #include "run_binary.h"
 #include "superagent/engine.h"
 #include "superagent/eval.h"
@@ -560,6 +561,66 @@ TEST_F(DoctorTest, EachCommonMistakeFailsWithAFix) {
   checks = Run(Healthy());
   EXPECT_EQ(checks["model"].result, R::kFailed);
   EXPECT_THAT(checks["model"].fix, HasSubstr("is refused"));
+}
+
+// Issue 25: a GitHub App is checked as the daemon will use it — its key, GET /app, its
+// installation's permissions, an installation token — and each mistake names its fix.
+TEST_F(DoctorTest, AGitHubAppIsCheckedKeyAppInstallationAndTokenEachWithAFix) {
+  TestKey key;
+  github_.prefix = "/api/v3";  // and on a GitHub Enterprise Server
+  github_.UseApp(key.key);
+  setenv("SUPERAGENT_DOCTOR_APP_KEY", key.pem.c_str(), 1);
+  superagent::Config c = Healthy();
+  c.github.api_url = github_.api_url();
+  c.github.auth = "app";
+  c.github.app_id = "12345";
+  c.github.app_private_key_env = "SUPERAGENT_DOCTOR_APP_KEY";
+  auto checks = Run(c);
+  for (const char* name : {"github.app", "github.installation", "github.token", "github.repo"})
+    EXPECT_EQ(checks[name].result, R::kOk) << name << ": " << checks[name].detail << " / " << checks[name].fix;
+  EXPECT_THAT(checks["github.app"].detail, HasSubstr("writes as team-agent[bot] and is mentioned as @team-agent"));
+  EXPECT_THAT(checks["github.installation"].detail, HasSubstr("installation 42"));
+  EXPECT_EQ(checks["github.notifications"].result, R::kSkipped);
+  EXPECT_EQ(github_.Count("GET", "/api/v3/notifications"), 0);
+
+  // The installation lacks two permissions and an event: both named, with where to grant them.
+  {
+    auto lock = github_.Lock();
+    github_.app->permissions.erase("checks");
+    github_.app->permissions["contents"] = "read";
+    github_.app->events = {"issues", "issue_comment"};
+  }
+  checks = Run(c);
+  EXPECT_EQ(checks["github.installation"].result, R::kFailed);
+  EXPECT_THAT(checks["github.installation"].detail, HasSubstr("lacks the permissions contents: write, checks: write"));
+  EXPECT_THAT(checks["github.installation"].fix, HasSubstr("Permissions & events"));
+
+  // Another App's key: GitHub cannot verify the JWT.
+  TestKey other;
+  setenv("SUPERAGENT_DOCTOR_APP_KEY", other.pem.c_str(), 1);
+  checks = Run(c);
+  EXPECT_EQ(checks["github.app"].result, R::kFailed);
+  EXPECT_THAT(checks["github.app"].fix, HasSubstr("current private key"));
+  EXPECT_EQ(checks["github.installation"].result, R::kSkipped) << "reported once";
+
+  // No key at all, or not a key: said by name, never quoted.
+  setenv("SUPERAGENT_DOCTOR_APP_KEY", "ghp_notakey 秘密", 1);
+  checks = Run(c);
+  EXPECT_EQ(checks["github.app"].result, R::kFailed);
+  EXPECT_THAT(checks["github.app"].detail, HasSubstr("not an RSA private key"));
+  EXPECT_EQ(checks["github.app"].detail.find("秘密"), std::string::npos);
+  unsetenv("SUPERAGENT_DOCTOR_APP_KEY");
+  checks = Run(c);
+  EXPECT_THAT(checks["github.app"].detail, HasSubstr("SUPERAGENT_DOCTOR_APP_KEY is not set"));
+
+  // Installed elsewhere: the repository is not among the installation's.
+  setenv("SUPERAGENT_DOCTOR_APP_KEY", key.pem.c_str(), 1);
+  c.github.repo = "Codertocat/Elsewhere";
+  checks = Run(c);
+  unsetenv("SUPERAGENT_DOCTOR_APP_KEY");
+  EXPECT_EQ(checks["github.app"].result, R::kOk);
+  EXPECT_EQ(checks["github.installation"].result, R::kFailed);
+  EXPECT_THAT(checks["github.installation"].fix, HasSubstr("Install App"));
 }
 
 TEST_F(DoctorTest, ChecksThatCannotApplyAreSkippedNotFailed) {

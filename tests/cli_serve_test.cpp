@@ -17,6 +17,7 @@
 #include "fake_gemini_model.h"
 #include "fake_github_server.h"
 #include "fake_responses_model.h"
+#include "github_app_keys.h"
 #include "run_binary.h"
 #include "superagent/json_read.h"
 
@@ -71,8 +72,8 @@ class ServeTest : public ::testing::Test {
               0);
     Write("policy.yaml", "mode: observe\nsources:\n  github:\n    people: [Codertocat]\n");
     Write("superagent.yaml", "data_dir: data\npolicy_file: policy.yaml\npanel:\n  listen: 127.0.0.1:" +
-                                 std::to_string(port_) + "\ngithub:\n  api_url: " + github.url() + "\n  repo: " +
-                                 github.repo + "\nexecution:\n  executor: command\n  command: sh fix.sh" +
+                                 std::to_string(port_) + "\n" + panel_extra_ + "github:\n  api_url: " + github.api_url() + "\n  repo: " +
+                                 github.repo + "\n" + github_extra_ + "execution:\n  executor: command\n  command: sh fix.sh" +
                                  "\n  git_remote: " + origin.string() + "\n" + extra);
     return origin;
   }
@@ -105,6 +106,8 @@ class ServeTest : public ::testing::Test {
 
   fs::path dir_;
   int port_ = 0;
+  std::string github_extra_;  // lines PrepareFixRepo adds to its github: block
+  std::string panel_extra_;   // … and to its panel: block
 };
 
 TEST_F(ServeTest, RunsJudgesExplainsReloadsAndStopsCleanly) {
@@ -329,6 +332,90 @@ TEST_F(ServeTest, ATicketFollowsItsPullRequestThroughFailingCiUntilItIsMerged) {
   EXPECT_EQ(github.Count("POST", comments), 3) << "the acknowledgement and two results; the merge says nothing";
   EXPECT_EQ(github.pulls.size(), 1u);
 }
+
+// Issue 25, as a team runs it: the daemon signs in as a GitHub App (no personal token anywhere),
+// on github.com's paths and under a GitHub Enterprise Server's /api/v3. A mention by webhook is
+// acknowledged once by team-agent[bot]; the work's PR gets a check run that follows the Ticket:
+// ready, at work again when CI fails on it, ready again — linking the panel's Ticket.
+class ServeAppTest : public ServeTest, public ::testing::WithParamInterface<std::string> {};
+
+TEST_P(ServeAppTest, AMentionIsAnsweredByTheAppAndItsPullRequestShowsTheTicketsStage) {
+  FakeGitHub github(SystemClock());
+  TestKey key;
+  github.prefix = GetParam();
+  github.UseApp(key.key);
+  github_extra_ = "  auth: app\n  app_id: \"12345\"\n";
+  panel_extra_ = "  public_url: https://agent.example.com/\n";
+  PrepareFixRepo(github, "cat > task.json\nsed -i 's/teh typo/the typo/' README.md\n"
+                         "echo '{\"stage\":\"ready\",\"summary\":\"Fixed the typo in README.\",\"question\":null,"
+                         "\"pr\":{\"title\":\"Fix the typo\",\"body\":\"Fixes #1.\"}}'\n");
+  const std::vector<std::pair<std::string, std::string>> env = {{"GITHUB_APP_PRIVATE_KEY", key.pem},
+                                                                {"GITHUB_WEBHOOK_SECRET", "hook-secret"}};
+  json payload = WebhookExample("issue_comment", "created");
+  payload["comment"] = github.MakeComment(492700400, 1, "Codertocat", "@team-agent please fix the typo in README",
+                                          SystemClock()->NowMs());
+  const std::string comments = GetParam() + github.repo_path() + "/issues/1/comments";
+  auto check_runs = [&] {
+    std::vector<json> out;
+    auto lock = github.Lock();
+    for (const json& r : github.check_runs)
+      if (r.value("name", "") == "superagent") out.push_back(r);
+    return out;
+  };
+  DaemonProcess d(SUPERAGENT_BINARY, {"serve", "--config", Config()}, env);
+  ASSERT_TRUE(d.WaitForLine("ready")) << d.log();
+  ASSERT_TRUE(d.WaitForCount("github identity login=team-agent[bot]", 1)) << d.log();
+  ASSERT_EQ(DeliverEvent("issue_comment", "d-1", payload), 200);
+  ASSERT_TRUE(d.WaitForCount("pull request linked ticket=1", 1)) << d.log();
+  ASSERT_TRUE(d.WaitForCount("github message posted", 2)) << d.log();
+  ASSERT_TRUE(d.WaitForCount("github check run shown ticket=1", 1)) << d.log();
+  auto runs = check_runs();
+  ASSERT_EQ(runs.size(), 1u);
+  const std::int64_t number = github.pulls.begin()->first;
+  EXPECT_EQ(runs[0]["head_sha"], FakeGitHub::HeadSha(number));
+  EXPECT_EQ(runs[0]["conclusion"], "success");
+  EXPECT_EQ(runs[0]["output"]["title"], "Ticket #1 is ready for review");
+  EXPECT_EQ(runs[0]["details_url"], "https://agent.example.com/#ticket-1");
+
+  // CI fails on the PR's head: the Ticket works again (a check run in progress), then is ready.
+  json check = WebhookExample("check_run", "completed");
+  check["check_run"]["id"] = 777001;
+  check["check_run"]["conclusion"] = "failure";
+  check["check_run"]["head_sha"] = FakeGitHub::HeadSha(number);
+  check["check_run"]["completed_at"] = "2026-12-05T06:00:00Z";
+  check["check_run"]["app"]["slug"] = "buildkite";
+  check["check_run"]["check_suite"]["head_branch"] = "superagent/ticket-1";
+  ASSERT_EQ(DeliverEvent("check_run", "ci-1", check), 200);
+  ASSERT_TRUE(d.WaitForCount("worker turn ended", 2)) << d.log();
+  ASSERT_TRUE(d.WaitForCount("github message posted", 3)) << d.log();
+  ASSERT_TRUE(d.WaitForCount("github check run shown ticket=1", 3)) << d.log();
+  // Its own check run, delivered back by GitHub's webhook, is not CI news.
+  json own = WebhookExample("check_run", "completed");
+  own["check_run"] = check_runs().back();
+  own["check_run"]["completed_at"] = "2026-12-05T06:20:00Z";
+  own["check_run"]["check_suite"] = {{"head_branch", "superagent/ticket-1"}};
+  EXPECT_EQ(DeliverEvent("check_run", "own-1", own), 202);
+  d.Signal(SIGTERM);
+  EXPECT_EQ(d.Wait(), 0) << d.log();
+
+  runs = check_runs();
+  ASSERT_EQ(runs.size(), 2u) << "a finished check run is not reopened: the new turn has its own";
+  EXPECT_EQ(runs[1]["conclusion"], "success");
+  EXPECT_EQ(runs[1]["output"]["title"], "Ticket #1 is ready for review");
+  EXPECT_EQ(github.Count("POST", comments), 3) << "the acknowledgement and two results, each once";
+  {
+    auto lock = github.Lock();
+    for (const json& c : github.comments) EXPECT_EQ(c["user"]["login"], "team-agent[bot]");
+  }
+  EXPECT_EQ(github.Count("GET", GetParam() + "/notifications"), 0);
+  EXPECT_EQ(github.Count("GET", GetParam() + "/user"), 0);
+  for (const auto& l : github.log()) EXPECT_EQ(l.target.rfind(GetParam() + "/", 0), 0u) << l.target;
+  EXPECT_EQ(d.log().find("ghs_installation"), std::string::npos) << "a token reached the log";
+  EXPECT_EQ(d.log().find("PRIVATE KEY"), std::string::npos) << "the key reached the log";
+}
+
+INSTANTIATE_TEST_SUITE_P(ApiUrls, ServeAppTest, ::testing::Values("", "/api/v3"),
+                         [](const ::testing::TestParamInfo<std::string>& p) { return p.param.empty() ? "github_com" : "ghes"; });
 
 // Issue 23 (SPEC §12: one Ticket linked across a GitHub discussion and a Feishu thread), as a team
 // runs it: a person asks in a Feishu topic; the work's PR opens on GitHub and says only that it

@@ -252,7 +252,8 @@ TEST(ConfigTest, EveryKeyWithChoicesRefusesAnythingElse) {
     for (std::string_view choice : k.choices) EXPECT_THAT(p.message, HasSubstr(std::string(choice)));
     EXPECT_THAT(p.message, HasSubstr("(got \"nonsense\")"));
   }
-  EXPECT_EQ(keys, 6) << "log.level, github.pull_request_origin, feishu.realtime, execution.executor, .cgroups, .sandbox";
+  EXPECT_EQ(keys, 7) << "log.level, github.auth, github.pull_request_origin, feishu.realtime, execution.executor, "
+                        ".cgroups, .sandbox";
 }
 
 TEST(ConfigTest, LogLevelsAreTheLoggersLevels) {
@@ -271,7 +272,8 @@ TEST(ConfigTest, SecretEnvNamesAreTheEnvKeysOfTheTable) {
   c.github.token_env = "";  // an empty name is no variable
   std::set<std::string> keys;
   for (const auto& [key, name] : SecretEnvNames(c)) keys.insert(key);
-  EXPECT_EQ(keys, (std::set<std::string>{"panel.token_env", "github.webhook_secret_env", "feishu.app_id_env",
+  EXPECT_EQ(keys, (std::set<std::string>{"panel.token_env", "github.webhook_secret_env", "github.app_private_key_env",
+                                         "feishu.app_id_env",
                                          "feishu.app_secret_env", "feishu.encrypt_key_env",
                                          "feishu.verification_token_env", "llm.api_key_env"}));
 }
@@ -491,7 +493,7 @@ TEST(ConfigTest, UnknownKeyIsNamedAtItsPlace) {
   Problem nested = OnlyProblem("panel:\n  listen: 127.0.0.1:8080\n  port: 8080\n");
   EXPECT_EQ(nested.line, 3);
   EXPECT_EQ(nested.column, 3);
-  EXPECT_THAT(nested.message, HasSubstr("panel.port: unknown key (known keys in panel: listen, token_env)"));
+  EXPECT_THAT(nested.message, HasSubstr("panel.port: unknown key (known keys in panel: listen, token_env, public_url)"));
 }
 
 TEST(ConfigTest, UnknownSecretKeyPointsToEnvVariables) {

@@ -459,5 +459,58 @@ TEST_F(EnginePullsTest, AMessageNamingTheTicketsFeishuTopicReachesIt) {
   EXPECT_EQ(Ok(engine_->TicketInputs(t)).back().body["quoted_link"], true);
 }
 
+// Issue 25: with check runs on (a GitHub App), every stage change of a Ticket with an open PR is
+// one check_run Effect in the same transaction, numbered by its history line so a late retry can
+// never show an older stage; nothing before the PR exists, after it is merged, or with them off.
+TEST_F(EnginePullsTest, WithCheckRunsEachStageChangeOfATicketWithAnOpenPullRequestIsOneCheckRunEffect) {
+  options_.check_runs = true;
+  options_.panel_url = "https://agent.example.com";
+  Open(MakePolicy("observe"));
+  auto check_runs = [&](const std::vector<ClaimedEffect>& claimed) {
+    std::vector<json> out;
+    for (const ClaimedEffect& c : claimed)
+      if (c.effect.kind == "check_run") out.push_back(c.effect.payload);
+    return out;
+  };
+  TicketId t = AcceptedTicket("c1");
+  ReadyTurn(t, true);
+  auto first = DeliverDue(Sent);  // the acknowledgement and the PR: the Ticket was ready before its PR existed
+  EXPECT_TRUE(check_runs(first).empty());
+  auto second = DeliverDue(Sent);  // the result, and the check run the new PR gets at once
+  auto opened = check_runs(second);
+  ASSERT_EQ(opened.size(), 1u);
+  EXPECT_EQ(opened[0]["channel"], "github:repo");
+  EXPECT_EQ(opened[0]["ticket"], t);
+  EXPECT_EQ(opened[0]["number"], 42);
+  EXPECT_EQ(opened[0]["stage"], "ready");
+  EXPECT_EQ(opened[0]["cause"], "pull request opened");
+  EXPECT_EQ(opened[0]["title"], "Ticket #" + std::to_string(t) + " is ready for review");
+  EXPECT_EQ(opened[0]["details_url"], "https://agent.example.com/#ticket-" + std::to_string(t));
+
+  ASSERT_TRUE(engine_->SetStage(t, Stage::kWorking, "a review asked for more").ok());
+  ASSERT_TRUE(engine_->SetStage(t, Stage::kBlocked, "tests fail: 测试失败 🧪").ok());
+  auto moved = check_runs(DeliverDue(Sent));
+  ASSERT_EQ(moved.size(), 2u);
+  EXPECT_EQ(moved[0]["stage"], "working");
+  EXPECT_EQ(moved[1]["stage"], "blocked");
+  EXPECT_EQ(moved[1]["cause"], "reported");
+  EXPECT_NE(moved[1]["summary"].get<std::string>().find("tests fail: 测试失败 🧪"), std::string::npos) << moved[1];
+  EXPECT_LT(opened[0]["at"].get<std::int64_t>(), moved[0]["at"].get<std::int64_t>());
+  EXPECT_LT(moved[0]["at"].get<std::int64_t>(), moved[1]["at"].get<std::int64_t>())
+      << "two changes in the same millisecond are still ordered";
+  EXPECT_NE(moved[0]["idempotency_key"], moved[1]["idempotency_key"]);
+
+  // Merged: the PR is no longer open, so the Ticket's end shows nowhere.
+  ASSERT_TRUE(Receive(Closed("github:pull:42:closed", true, "bob")).outcome == IntakeOutcome::kStored);
+  EXPECT_EQ(Ok(engine_->GetTicket(t)).stage, Stage::kEnded);
+  EXPECT_TRUE(check_runs(DeliverDue(Sent)).empty());
+}
+
+TEST_F(EnginePullsTest, WithoutCheckRunsAStageChangeEnqueuesNone) {
+  TicketId t = TicketWithPull();
+  ASSERT_TRUE(engine_->SetStage(t, Stage::kWorking, "again").ok());
+  for (const ClaimedEffect& c : DeliverDue(Sent)) EXPECT_NE(c.effect.kind, "check_run");
+}
+
 }  // namespace
 }  // namespace superagent::testing

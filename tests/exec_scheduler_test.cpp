@@ -1,6 +1,8 @@
 // The slots scheduler: N worker slots + 1 reserved for people, order of queued work, background
 // work limits, stop and shutdown killing whole process trees, restart recovery, workspace cleanup.
 #include <gmock/gmock.h>
+#include <atomic>
+
 #include <gtest/gtest.h>
 #include <sqlite3.h>
 
@@ -380,6 +382,33 @@ TEST(GitAuthEnvTest, OnlyHttpsGitHubRemotesGetTheTokenAsAnExtraHeader) {
   EXPECT_TRUE(exec::GitAuthEnv("https://git.example.com/acme/widgets.git", "ghp_abc").empty());
   EXPECT_TRUE(exec::GitAuthEnv("git@github.com:acme/widgets.git", "ghp_abc").empty());
   EXPECT_TRUE(exec::GitAuthEnv("/srv/git/widgets.git", "ghp_abc").empty());
+}
+
+// A GitHub App's token expires hourly (issue 25): each git command that reaches the remote asks
+// for the credentials anew, the others never; when none can be had the command is not run.
+TEST_F(ExecSchedulerTest, EachRemoteGitCommandAsksForFreshCredentialsAndNoneRunsWithout) {
+  exec::WorkspaceOptions wo = workspaces_->options();
+  std::atomic<int> asked{0};
+  wo.git_env = {{"GIT_CONFIG_COUNT", "1"}, {"GIT_CONFIG_KEY_0", "http.extraHeader"}, {"GIT_CONFIG_VALUE_0", "stale"}};
+  wo.git_env_source = [&asked]() -> Result<std::vector<std::pair<std::string, std::string>>> {
+    ++asked;
+    return std::vector<std::pair<std::string, std::string>>{};
+  };
+  workspaces_ = std::make_unique<exec::Workspaces>(wo, runner_.get(), &exec_clock_, sleeper_);
+  auto w = workspaces_->Prepare(8);
+  ASSERT_TRUE(w.ok()) << w.status().ToString();
+  const int after_prepare = asked;
+  EXPECT_GE(after_prepare, 1) << "the clone or fetch asked";
+  ASSERT_TRUE(workspaces_->CheckRemote().ok());
+  EXPECT_EQ(asked, after_prepare + 1) << "ls-remote asked again: a token is never reused from the last command";
+
+  wo.git_env_source = []() -> Result<std::vector<std::pair<std::string, std::string>>> {
+    return Status::Unavailable("the installation token was refused: HTTP 401");
+  };
+  exec::Workspaces refused(wo, runner_.get(), &exec_clock_, sleeper_);
+  Status s = refused.CheckRemote();
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("has no credentials: the installation token was refused"), std::string::npos) << s.ToString();
 }
 
 // A Stop (or the daemon stopping) while the workspace is still being prepared kills the

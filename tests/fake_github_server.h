@@ -29,6 +29,7 @@
 #include "superagent/clock.h"
 #include "superagent/github.h"
 
+#include "github_app_keys.h"
 #include "hold_gate.h"
 
 namespace superagent::testing {
@@ -115,6 +116,10 @@ class FakeGitHub {
   }
 
   std::string url() const { return "http://127.0.0.1:" + std::to_string(port_); }
+  // The REST base a client is given: url() and the prefix (GitHub Enterprise Server's "/api/v3").
+  std::string api_url() const { return url() + prefix; }
+  // Set before use: every REST path is answered only under it, as a GHES host answers /api/v3/….
+  std::string prefix;
   std::string repo_path() const { return "/repos/" + repo; }
 
   // --- state (lock with Lock() when changing it while a client may be talking) ---
@@ -135,6 +140,40 @@ class FakeGitHub {
   // Called for every answered request, under the server's lock (benchmarks time arrivals by it).
   std::function<void(const Logged&)> on_request;
   std::int64_t next_id = 900'000'000;
+
+  // A GitHub App (issue 25). Once UseApp() is called, App endpoints verify JWTs with the public
+  // key, every other request needs an unexpired installation token, the agent writes as
+  // "<slug>[bot]", and what Apps cannot use (notifications, GET /user) answers 403 as GitHub does.
+  struct App {
+    EVP_PKEY* key = nullptr;  // not owned; its public half verifies JWTs
+    std::string app_id = "12345";
+    std::string slug = "team-agent";
+    std::string name = "Team Agent";
+    std::int64_t installation_id = 42;
+    nlohmann::json permissions = {{"issues", "write"}, {"pull_requests", "write"}, {"contents", "write"},
+                                  {"checks", "write"}, {"metadata", "read"}};
+    std::vector<std::string> events = {"issues", "issue_comment", "pull_request", "pull_request_review",
+                                       "pull_request_review_comment", "check_run", "workflow_run"};
+    TimeMs token_lifetime_ms = 3'600'000;
+  };
+  std::optional<App> app;
+  std::map<std::string, TimeMs> installation_tokens;  // issued token → expiry
+  std::set<std::string> personal_tokens;  // a person's tokens also accepted in App mode (auto-merge's)
+  int tokens_issued = 0;
+  std::string last_refusal;  // why the last App request was refused ("" none)
+  void UseApp(EVP_PKEY* key, const std::string& slug = "team-agent") {
+    auto lock = Lock();
+    App a;
+    a.key = key;
+    a.slug = slug;
+    app = a;
+    user = {{"login", slug + "[bot]"}, {"id", 4343}, {"type", "Bot"}};
+  }
+  // Makes every installation token issued so far invalid (revoked, or the App's permissions changed).
+  void RevokeInstallationTokens() {
+    auto lock = Lock();
+    installation_tokens.clear();
+  }
 
   // Answers the next `times` requests for (method, path without query) with `r` (-1: always).
   void Script(const std::string& method, const std::string& path, Scripted r, int times = 1) {
@@ -170,13 +209,20 @@ class FakeGitHub {
     auto lock = Lock();
     log_.clear();
   }
-  // Requests whose method matches and whose target starts with `prefix`.
-  int Count(const std::string& method, const std::string& prefix) {
+  // Requests whose method matches and whose target starts with `start`.
+  int Count(const std::string& method, const std::string& start) {
     auto lock = Lock();
     int n = 0;
     for (const auto& l : log_)
-      if (l.method == method && l.target.rfind(prefix, 0) == 0) ++n;
+      if (l.method == method && l.target.rfind(start, 0) == 0) ++n;
     return n;
+  }
+
+  // The head commit the fake says a pull request it opened has (the fake knows no git).
+  static std::string HeadSha(std::int64_t number) {
+    char buf[48];
+    std::snprintf(buf, sizeof buf, "c0ffee%034llx", static_cast<long long>(number));
+    return buf;
   }
 
   // Time as GitHub writes it.
@@ -223,7 +269,7 @@ class FakeGitHub {
   // A notification thread for an issue or PR of this repository.
   nlohmann::json MakeNotification(const std::string& id, std::int64_t number, bool pull, TimeMs updated,
                                   const std::string& reason = "mention") {
-    std::string api = url() + repo_path();
+    std::string api = api_url() + repo_path();
     return {{"id", id},
             {"unread", true},
             {"reason", reason},
@@ -261,9 +307,10 @@ class FakeGitHub {
   }
   std::string Rewrite(std::string s) const {
     const std::string from = "https://api.github.com";
+    const std::string to = api_url();
     for (auto p = s.find(from); p != std::string::npos; p = s.find(from, p)) {
-      s.replace(p, from.size(), url());
-      p += url().size();
+      s.replace(p, from.size(), to);
+      p += to.size();
     }
     return s;
   }
@@ -338,17 +385,19 @@ class FakeGitHub {
     bool held = false;
     {
       std::lock_guard<std::mutex> lock(mu_);
-      held = held_.count(method + " " + req.path) > 0;
+      held = held_.count(method + " " + Unprefixed(req.path)) > 0;
     }
     if (held) hold_.Hold();
     std::lock_guard<std::mutex> lock(mu_);
+    path_ = Unprefixed(req.path);
     Logged entry{method, req.target, 0, {}, req.body};
     for (const auto& [k, v] : req.headers) {
       std::string name = k;
       for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
       entry.request_headers[name] = v;
     }
-    Route(method, req, res);
+    if (!prefix.empty() && req.path.rfind(prefix + "/", 0) != 0) Answer(req, res, 404, {{"message", "Not Found"}});
+    else Route(method, req, res);
     entry.status = res.status;
     if (on_request) on_request(entry);
     log_.push_back(entry);
@@ -356,7 +405,7 @@ class FakeGitHub {
 
   void Route(const std::string& method, const httplib::Request& req, httplib::Response& res) {
     // 1. Scripted answers win.
-    auto sit = scripts_.find(method + " " + req.path);
+    auto sit = scripts_.find(method + " " + path_);
     if (sit != scripts_.end() && !sit->second.empty()) {
       Script_& s = sit->second.front();
       res.status = s.r.status;
@@ -371,7 +420,9 @@ class FakeGitHub {
       if (s.times > 0 && --s.times == 0) sit->second.pop_front();
       return;
     }
-    // 2. Recorded exchanges.
+    // 2. A GitHub App's credentials.
+    if (app && AppAuth(method, req, res)) return;
+    // 3. Recorded exchanges.
     ReplayEntry* match = nullptr;
     for (auto& e : replay_) {
       if (e.r.value("method", "") == Lower(method) && Rewrite(e.r.value("path", "")) == req.target) {
@@ -402,7 +453,7 @@ class FakeGitHub {
         res.set_content(Rewrite(body.dump()), "application/json; charset=utf-8");
       return;
     }
-    // 3. The model of one repository.
+    // 4. The model of one repository.
     Model(method, req, res);
   }
 
@@ -418,8 +469,65 @@ class FakeGitHub {
     return c;
   }
 
+  std::string Unprefixed(const std::string& path) const {
+    return !prefix.empty() && path.rfind(prefix + "/", 0) == 0 ? path.substr(prefix.size()) : path;
+  }
+
+  // The App's own endpoints (JWT), and the installation token every other request must carry.
+  // True when it answered.
+  bool AppAuth(const std::string& method, const httplib::Request& req, httplib::Response& res) {
+    const std::string& p = path_;
+    const std::string authorization = req.get_header_value("Authorization");
+    const bool installation = p.rfind("/repos/", 0) == 0 && p.size() > 13 && p.compare(p.size() - 13, 13, "/installation") == 0;
+    const bool jwt_path = p == "/app" || installation ||
+                          (method == "POST" && p.rfind("/app/installations/", 0) == 0);
+    if (jwt_path) {
+      last_refusal = RefuseAppJwt(app->key, authorization, app->app_id, clock_->NowMs() / 1000);
+      if (!last_refusal.empty()) {
+        Answer(req, res, 401, {{"message", "A JSON web token could not be decoded"}});
+        return true;
+      }
+      if (p == "/app") {
+        Answer(req, res, 200, {{"id", std::stoll(app->app_id)}, {"slug", app->slug}, {"name", app->name},
+                               {"owner", {{"login", repo.substr(0, repo.find('/'))}}}, {"permissions", app->permissions},
+                               {"events", app->events}});
+      } else if (p == repo_path() + "/installation") {
+        Answer(req, res, 200, {{"id", app->installation_id}, {"app_id", std::stoll(app->app_id)}, {"app_slug", app->slug},
+                               {"account", {{"login", repo.substr(0, repo.find('/'))}}},
+                               {"permissions", app->permissions}, {"events", app->events}});
+      } else if (p == "/app/installations/" + std::to_string(app->installation_id) + "/access_tokens") {
+        const std::string token = "ghs_installation" + std::to_string(++tokens_issued);
+        installation_tokens[token] = clock_->NowMs() + app->token_lifetime_ms;
+        Answer(req, res, 201, {{"token", token}, {"expires_at", Iso(installation_tokens[token])},
+                               {"permissions", app->permissions}, {"repository_selection", "selected"}});
+      } else {
+        Answer(req, res, 404, {{"message", "Not Found"}});
+      }
+      return true;
+    }
+    std::string token = authorization.rfind("Bearer ", 0) == 0 ? authorization.substr(7)
+                        : authorization.rfind("token ", 0) == 0 ? authorization.substr(6) : "";
+    if (personal_tokens.count(token)) {
+      last_refusal.clear();
+      return false;
+    }
+    auto it = installation_tokens.find(token);
+    if (it == installation_tokens.end() || it->second <= clock_->NowMs()) {
+      last_refusal = it == installation_tokens.end() ? "unknown token" : "expired token";
+      Answer(req, res, 401, {{"message", "Bad credentials"}, {"documentation_url", "https://docs.github.com/rest"}});
+      return true;
+    }
+    if (p == "/notifications" || p == "/user") {
+      Answer(req, res, 403, {{"message", "Resource not accessible by integration"},
+                             {"documentation_url", "https://docs.github.com/rest"}});
+      return true;
+    }
+    last_refusal.clear();
+    return false;
+  }
+
   void Model(const std::string& method, const httplib::Request& req, httplib::Response& res) {
-    const std::string p = req.path;
+    const std::string p = path_;
     const std::string r = repo_path();
     auto not_found = [&] { Answer(req, res, 404, {{"message", "Not Found"}}); };
     auto match = [&](const std::string& pattern, std::vector<std::string>* parts) {
@@ -503,6 +611,7 @@ class FakeGitHub {
           auto sha = text(run, "head_sha");
           auto branch = run.is_object() && run.contains("check_suite") ? text(run["check_suite"], "head_branch")
                                                                        : std::nullopt;
+          if (req.has_param("check_name") && run.value("name", "") != req.get_param_value("check_name")) continue;
           if ((!sha && !branch) || sha == m[0] || branch == m[0]) items.push_back(run);
         }
         return AnswerList(req, res, items, "", "check_runs");
@@ -582,6 +691,21 @@ class FakeGitHub {
           pr["requested_reviewers"].push_back({{"login", login}, {"type", "User"}});
         return Answer(req, res, 201, pr);
       }
+      if (p == r + "/check-runs") {
+        // Only an App may create check runs; GitHub tells anyone else so.
+        if (!app) return Answer(req, res, 403, {{"message", "You must authenticate via a GitHub App."}});
+        if (!in.is_object() || !in.contains("name") || !in["name"].is_string() || !in.contains("head_sha") ||
+            !in["head_sha"].is_string())
+          return Answer(req, res, 422, {{"message", "Invalid request.\n\n\"name\", \"head_sha\" weren't supplied."}});
+        nlohmann::json run = in;
+        run["id"] = ++next_id;
+        run["app"] = {{"slug", app->slug}, {"id", std::stoll(app->app_id)}};
+        if (!run.contains("status")) run["status"] = run.contains("conclusion") ? "completed" : "queued";
+        if (run.contains("conclusion")) run["status"] = "completed";
+        run["started_at"] = Iso(clock_->NowMs());
+        check_runs.push_back(run);
+        return Answer(req, res, 201, run);
+      }
       if (p == r + "/pulls") {
         std::string owner = repo.substr(0, repo.find('/'));
         std::string label = owner + ":" + in.value("head", "");
@@ -599,11 +723,24 @@ class FakeGitHub {
                              {"title", in.value("title", "")},
                              {"body", in.value("body", "")},
                              {"draft", in.value("draft", false)},
-                             {"head", {{"ref", in.value("head", "")}, {"label", label}}},
+                             {"head", {{"ref", in.value("head", "")}, {"label", label}, {"sha", HeadSha(number)}}},
                              {"base", {{"ref", in.value("base", "")}}},
                              {"user", user}};
         pulls[number] = pr;
         return Answer(req, res, 201, pr);
+      }
+      return not_found();
+    }
+    if (method == "PATCH" && match(r + "/check-runs/*", &m)) {
+      if (!app) return Answer(req, res, 403, {{"message", "You must authenticate via a GitHub App."}});
+      nlohmann::json in = nlohmann::json::parse(req.body, nullptr, false);
+      for (auto& run : check_runs) {
+        if (!run.is_object() || run.value("id", std::int64_t{0}) != std::atoll(m[0].c_str())) continue;
+        if (in.is_object())
+          for (const auto& [k, v] : in.items()) run[k] = v;
+        if (in.is_object() && in.contains("conclusion")) run["status"] = "completed";
+        else if (in.is_object() && in.value("status", "") != "completed") run.erase("conclusion");
+        return Answer(req, res, 200, run);
       }
       return not_found();
     }
@@ -642,6 +779,7 @@ class FakeGitHub {
   HoldGate hold_;
   std::vector<ReplayEntry> replay_;
   std::vector<Logged> log_;
+  std::string path_;  // the request being answered, without the prefix (under mu_)
 };
 
 }  // namespace superagent::testing

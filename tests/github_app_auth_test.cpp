@@ -1,124 +1,25 @@
-// GitHub App identity (issue 25), its first part: the App's JWT as GitHub verifies it (RS256,
-// checked here with the public key alone), installation tokens fetched, reused, refreshed before
-// expiry and after a 401, under GitHub Enterprise Server's /api/v3 prefix too — against a
-// loopback server speaking GitHub's App endpoints.
-#include <openssl/evp.h>
-#include <openssl/pem.h>
-#include <openssl/rsa.h>
-
+// GitHub App identity (issue 25): the App's JWT as GitHub verifies it (RS256, checked by the
+// loopback fake with the public key alone), installation tokens fetched, reused, refreshed before
+// expiry and after a 401, the App's login and the permissions the daemon needs — under GitHub
+// Enterprise Server's /api/v3 prefix too.
 #include <atomic>
-#include <thread>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
-#include <httplib.h>
 #include <nlohmann/json.hpp>
 
-#include "sources/github/app_auth.h"
+#include "fake_github_server.h"
+#include "github_app_keys.h"
 #include "superagent/clock.h"
+#include "superagent/github_app.h"
 #include "superagent/http.h"
 
 namespace superagent::testing {
 namespace {
 
 using nlohmann::json;
+using ::testing::ElementsAre;
 using ::testing::HasSubstr;
-
-// A fresh 2048-bit RSA key: its private half in PEM (what GitHub hands an App's owner), and the key.
-struct TestKey {
-  EVP_PKEY* key = nullptr;
-  std::string pem;
-  TestKey() {
-    key = EVP_RSA_gen(2048);
-    BIO* b = BIO_new(BIO_s_mem());
-    PEM_write_bio_PrivateKey(b, key, nullptr, nullptr, 0, nullptr, nullptr);
-    char* data = nullptr;
-    const long n = BIO_get_mem_data(b, &data);
-    pem.assign(data, static_cast<std::size_t>(n));
-    BIO_free(b);
-  }
-  ~TestKey() { EVP_PKEY_free(key); }
-};
-
-std::string FromBase64Url(std::string s) {
-  for (char& c : s) c = c == '-' ? '+' : c == '_' ? '/' : c;
-  while (s.size() % 4) s += '=';
-  std::string out(s.size(), '\0');
-  const int n = EVP_DecodeBlock(reinterpret_cast<unsigned char*>(out.data()), reinterpret_cast<const unsigned char*>(s.data()),
-                                static_cast<int>(s.size()));
-  out.resize(n < 0 ? 0 : static_cast<std::size_t>(n));
-  while (!s.empty() && s.back() == '=' && !out.empty()) {  // DecodeBlock counts padding as zero bytes
-    out.pop_back();
-    s.pop_back();
-  }
-  return out;
-}
-
-// GitHub's App endpoints on loopback, under `prefix` ("" or "/api/v3"). It verifies each JWT
-// with the public key and its claims against `clock`, and hands out numbered tokens for an hour.
-class FakeAppGitHub {
- public:
-  FakeAppGitHub(EVP_PKEY* key, Clock* clock, std::string prefix) : key_(key), clock_(clock), prefix_(std::move(prefix)) {
-    server_.Post(prefix_ + R"(/app/installations/(\d+)/access_tokens)", [this](const httplib::Request& req, httplib::Response& res) {
-      std::string why;
-      if (!Verify(req.get_header_value("Authorization"), &why)) return Answer(res, 401, {{"message", why}});
-      if (req.matches[1] != "42") return Answer(res, 404, {{"message", "Not Found"}});
-      const int n = ++issued_;
-      Answer(res, 201, {{"token", "ghs_installation" + std::to_string(n)},
-                        {"expires_at", FormatTime(clock_->NowMs() + 3'600'000).substr(0, 19) + "Z"},
-                        {"permissions", {{"issues", "write"}, {"contents", "write"}}}});
-    });
-    server_.Get(prefix_ + R"(/repos/([^/]+)/([^/]+)/installation)", [this](const httplib::Request& req, httplib::Response& res) {
-      std::string why;
-      if (!Verify(req.get_header_value("Authorization"), &why)) return Answer(res, 401, {{"message", why}});
-      if (req.matches[1] != "octo" || req.matches[2] != "hello") return Answer(res, 404, {{"message", "Not Found"}});
-      Answer(res, 200, {{"id", 42}, {"app_slug", "team-agent"}, {"account", {{"login", "octo"}}}});
-    });
-    port_ = server_.bind_to_any_port("127.0.0.1");
-    thread_ = std::thread([this] { server_.listen_after_bind(); });
-  }
-  ~FakeAppGitHub() {
-    while (!server_.is_running()) std::this_thread::yield();
-    server_.stop();
-    thread_.join();
-  }
-  std::string api_url() const { return "http://127.0.0.1:" + std::to_string(port_) + prefix_; }
-  int issued() const { return issued_; }
-  std::string last_refusal;
-
- private:
-  static void Answer(httplib::Response& res, int status, const json& body) {
-    res.status = status;
-    res.set_content(body.dump(), "application/json");
-  }
-  bool Verify(const std::string& authorization, std::string* why) {
-    const std::string jwt = authorization.rfind("Bearer ", 0) == 0 ? authorization.substr(7) : "";
-    const std::size_t a = jwt.find('.'), b = jwt.rfind('.');
-    if (a == std::string::npos || a == b) return (*why = "A JSON web token could not be decoded", last_refusal = *why, false);
-    const std::string input = jwt.substr(0, b), signature = FromBase64Url(jwt.substr(b + 1));
-    EVP_MD_CTX* ctx = EVP_MD_CTX_new();
-    const bool signed_by_key = EVP_DigestVerifyInit(ctx, nullptr, EVP_sha256(), nullptr, key_) == 1 &&
-                               EVP_DigestVerify(ctx, reinterpret_cast<const unsigned char*>(signature.data()), signature.size(),
-                                                reinterpret_cast<const unsigned char*>(input.data()), input.size()) == 1;
-    EVP_MD_CTX_free(ctx);
-    if (!signed_by_key) return (*why = "'Issuer' claim ('iss') must be an Integer", last_refusal = "bad signature", false);
-    const json header = json::parse(FromBase64Url(jwt.substr(0, a)), nullptr, false);
-    const json claims = json::parse(FromBase64Url(jwt.substr(a + 1, b - a - 1)), nullptr, false);
-    const std::int64_t now = clock_->NowMs() / 1000;
-    if (header.value("alg", "") != "RS256" || claims.value("iss", "") != "12345" ||
-        claims.value("iat", std::int64_t{0}) > now || claims.value("exp", std::int64_t{0}) <= now ||
-        claims.value("exp", std::int64_t{0}) - claims.value("iat", std::int64_t{0}) > 600)
-      return (*why = "claims refused: " + claims.dump(), last_refusal = *why, false);
-    return true;
-  }
-  EVP_PKEY* key_;
-  Clock* clock_;
-  std::string prefix_;
-  httplib::Server server_;
-  std::thread thread_;
-  int port_ = 0;
-  std::atomic<int> issued_{0};
-};
 
 class AppClock : public Clock {
  public:
@@ -128,9 +29,18 @@ class AppClock : public Clock {
 
 class AppAuthTest : public ::testing::TestWithParam<std::string> {
  protected:
-  github::AppAuthOptions Options(const FakeAppGitHub& fake) {
+  AppAuthTest() {
+    fake_.repo = "octo/hello";
+    fake_.prefix = GetParamOr("");
+    fake_.UseApp(key_.key);
+  }
+  static std::string GetParamOr(const std::string& fallback) {
+    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+    return info != nullptr && info->value_param() != nullptr ? GetParam() : fallback;
+  }
+  github::AppAuthOptions Options() {
     github::AppAuthOptions o;
-    o.api_url = fake.api_url();
+    o.api_url = fake_.api_url();
     o.app_id = "12345";
     o.private_key_pem = key_.pem;
     o.installation_id = 42;
@@ -138,37 +48,57 @@ class AppAuthTest : public ::testing::TestWithParam<std::string> {
   }
   TestKey key_;
   AppClock clock_;
+  FakeGitHub fake_{&clock_};
   std::unique_ptr<HttpClient> http_ = MakeCurlHttpClient("superagent-test");
 };
 
 TEST_P(AppAuthTest, AJwtGitHubVerifiesBuysATokenThatIsReusedAndRefreshedBeforeItExpires) {
-  FakeAppGitHub fake(key_.key, &clock_, GetParam());
-  auto installation = github::DiscoverInstallation(http_.get(), Options(fake), "octo/hello", clock_.NowMs());
-  ASSERT_TRUE(installation.ok()) << installation.status().ToString() << " " << fake.last_refusal;
-  EXPECT_EQ(*installation, 42);
-  EXPECT_EQ(github::DiscoverInstallation(http_.get(), Options(fake), "octo/other", clock_.NowMs()).status().code(),
+  auto installation = github::ReadInstallation(http_.get(), Options(), "octo/hello", clock_.NowMs());
+  ASSERT_TRUE(installation.ok()) << installation.status().ToString() << " " << fake_.last_refusal;
+  EXPECT_EQ(installation->id, 42);
+  EXPECT_TRUE(github::MissingAppPermissions(installation->permissions).empty());
+  EXPECT_EQ(github::ReadInstallation(http_.get(), Options(), "octo/other", clock_.NowMs()).status().code(),
             Status::Code::kNotFound);
 
-  github::InstallationTokens tokens(http_.get(), &clock_, Options(fake));
+  github::InstallationTokens tokens(http_.get(), &clock_, Options());
   auto first = tokens.Token();
-  ASSERT_TRUE(first.ok()) << first.status().ToString() << " " << fake.last_refusal;
+  ASSERT_TRUE(first.ok()) << first.status().ToString() << " " << fake_.last_refusal;
   EXPECT_EQ(*first, "ghs_installation1");
   clock_.now += 50 * 60'000;  // ten minutes left: still good
   EXPECT_EQ(*tokens.Token(), "ghs_installation1");
-  EXPECT_EQ(fake.issued(), 1) << "a token is reused while it has time left";
+  EXPECT_EQ(fake_.tokens_issued, 1) << "a token is reused while it has time left";
   clock_.now += 6 * 60'000;  // four minutes left: replaced before it can expire mid-request
   EXPECT_EQ(*tokens.Token(), "ghs_installation2");
   tokens.Invalidate();  // GitHub answered 401 to it (revoked, or the App's permissions changed)
   EXPECT_EQ(*tokens.Token(), "ghs_installation3");
   EXPECT_EQ(tokens.exchanges(), 3);
+  for (const auto& l : fake_.log()) EXPECT_EQ(l.target.rfind(GetParam() + "/", 0), 0u) << l.target;
+}
+
+TEST_P(AppAuthTest, TheInstallationIsFoundFromTheRepositoryAndTheLoginIsTheSlugsBot) {
+  github::AppAuthOptions o = Options();
+  o.installation_id = 0;
+  o.repo = "octo/hello";
+  github::InstallationTokens tokens(http_.get(), &clock_, o);
+  auto token = tokens.Token();
+  ASSERT_TRUE(token.ok()) << token.status().ToString();
+  EXPECT_EQ(fake_.Count("GET", GetParam() + "/repos/octo/hello/installation"), 1);
+  EXPECT_EQ(fake_.Count("POST", GetParam() + "/app/installations/42/access_tokens"), 1);
+  auto login = tokens.BotLogin();
+  ASSERT_TRUE(login.ok()) << login.status().ToString();
+  EXPECT_EQ(*login, "team-agent[bot]");
+  EXPECT_EQ(*tokens.BotLogin(), "team-agent[bot]");
+  EXPECT_EQ(fake_.Count("GET", GetParam() + "/app"), 1) << "the login is asked once";
+  tokens.Invalidate();
+  ASSERT_TRUE(tokens.Token().ok());
+  EXPECT_EQ(fake_.Count("GET", GetParam() + "/repos/octo/hello/installation"), 1) << "the id found is kept";
 }
 
 INSTANTIATE_TEST_SUITE_P(ApiUrls, AppAuthTest, ::testing::Values("", "/api/v3"),
                          [](const ::testing::TestParamInfo<std::string>& p) { return p.param.empty() ? "github_com" : "ghes"; });
 
 TEST_F(AppAuthTest, AWrongKeyOrAnUnknownInstallationIsRefusedSayingWhyAndNeverQuotingTheKey) {
-  FakeAppGitHub fake(key_.key, &clock_, "");
-  github::AppAuthOptions bad = Options(fake);
+  github::AppAuthOptions bad = Options();
   bad.private_key_pem = "-----BEGIN RSA PRIVATE KEY-----\nMIIEnotakey\n-----END RSA PRIVATE KEY-----\n";
   auto jwt = github::AppJwt(bad.app_id, bad.private_key_pem, clock_.NowMs());
   ASSERT_FALSE(jwt.ok());
@@ -177,18 +107,49 @@ TEST_F(AppAuthTest, AWrongKeyOrAnUnknownInstallationIsRefusedSayingWhyAndNeverQu
   EXPECT_FALSE(github::AppJwt("", key_.pem, clock_.NowMs()).ok());
 
   TestKey other;  // a key GitHub does not know: the signature does not verify
-  github::AppAuthOptions stranger = Options(fake);
+  github::AppAuthOptions stranger = Options();
   stranger.private_key_pem = other.pem;
   auto refused = github::InstallationTokens(http_.get(), &clock_, stranger).Token();
   ASSERT_FALSE(refused.ok());
   EXPECT_THAT(refused.status().message(), HasSubstr("was refused: HTTP 401"));
-  EXPECT_EQ(fake.last_refusal, "bad signature");
+  EXPECT_EQ(fake_.last_refusal, "bad signature");
+  EXPECT_FALSE(github::InstallationTokens(http_.get(), &clock_, stranger).BotLogin().ok());
 
-  github::AppAuthOptions elsewhere = Options(fake);
+  github::AppAuthOptions elsewhere = Options();
   elsewhere.installation_id = 7;
   auto missing = github::InstallationTokens(http_.get(), &clock_, elsewhere).Token();
   ASSERT_FALSE(missing.ok());
   EXPECT_THAT(missing.status().message(), HasSubstr("installation 7 was refused: HTTP 404: Not Found"));
+}
+
+TEST_F(AppAuthTest, AnAppThatLiesAboutItsSlugOrTokenIsRefusedNotBelieved) {
+  // A slug that is no login (a GitHub that lies, or a proxy answering in its place).
+  fake_.Script("GET", "/app", {200, {}, R"({"slug": "evil bot\n@everyone", "name": "x"})"});
+  EXPECT_FALSE(github::InstallationTokens(http_.get(), &clock_, Options()).BotLogin().ok());
+  fake_.Script("GET", "/app", {200, {}, R"({"slug": ["team-agent"]})"});
+  EXPECT_FALSE(github::InstallationTokens(http_.get(), &clock_, Options()).BotLogin().ok());
+  fake_.Script("GET", "/app", {200, {}, R"({"slug": "代理"})"});
+  EXPECT_FALSE(github::InstallationTokens(http_.get(), &clock_, Options()).BotLogin().ok());
+  // A token answer without a usable token or expiry.
+  for (const char* body : {R"({"token": 7, "expires_at": "2026-01-01T00:00:00Z"})", R"({"token": "ghs_x"})",
+                           R"({"token": "", "expires_at": "2026-01-01T00:00:00Z"})", "not json", "[]"}) {
+    fake_.Script("POST", "/app/installations/42/access_tokens", {201, {}, body});
+    auto t = github::InstallationTokens(http_.get(), &clock_, Options()).Token();
+    ASSERT_FALSE(t.ok()) << body;
+    EXPECT_THAT(t.status().message(), HasSubstr("no token or no expires_at")) << body;
+  }
+}
+
+TEST(AppPermissions, NamesWhatTheInstallationLacksInTheDaemonsOrder) {
+  EXPECT_THAT(github::MissingAppPermissions(json::object()),
+              ElementsAre("issues: write", "pull_requests: write", "contents: write", "checks: write", "metadata: read"));
+  EXPECT_THAT(github::MissingAppPermissions({{"issues", "read"}, {"pull_requests", "write"}, {"contents", "write"},
+                                             {"checks", "admin"}, {"metadata", "read"}}),
+              ElementsAre("issues: write"));
+  EXPECT_THAT(github::MissingAppPermissions({{"issues", 2}, {"pull_requests", "write"}, {"contents", "write"},
+                                             {"checks", "write"}, {"metadata", "write"}}),
+              ElementsAre("issues: write"));
+  EXPECT_TRUE(github::MissingAppPermissions(json::array()).size() == 5);
 }
 
 TEST(Base64Url, MatchesRfc4648WithoutPadding) {
@@ -198,6 +159,14 @@ TEST(Base64Url, MatchesRfc4648WithoutPadding) {
   EXPECT_EQ(github::Base64Url("foo"), "Zm9v");
   EXPECT_EQ(github::Base64Url("\xfb\xff\xbf"), "-_-_");
   EXPECT_EQ(github::Base64Url(R"({"alg":"RS256","typ":"JWT"})"), "eyJhbGciOiJSUzI1NiIsInR5cCI6IkpXVCJ9");
+}
+
+TEST(WebUrlOf, GitHubComAndEnterpriseServer) {
+  EXPECT_EQ(github::WebUrlOf("https://api.github.com"), "https://github.com");
+  EXPECT_EQ(github::WebUrlOf("https://api.github.com/"), "https://github.com");
+  EXPECT_EQ(github::WebUrlOf("https://ghe.example.com/api/v3"), "https://ghe.example.com");
+  EXPECT_EQ(github::WebUrlOf("https://ghe.example.com/api/v3/"), "https://ghe.example.com");
+  EXPECT_EQ(github::WebUrlOf("http://127.0.0.1:8080"), "http://127.0.0.1:8080");
 }
 
 }  // namespace

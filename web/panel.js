@@ -380,11 +380,11 @@ async function toggle(id) {
   }
 }
 
-async function showTicket(id) {
+async function showTicket(id, behavior = 'smooth') {
   if (!state.tickets.some((t) => t.id === id)) { state.stage = ''; await loadTickets(); }
   state.open.add(id);
   renderTickets();
-  document.querySelector(`#tickets li[data-ticket="${id}"]`)?.scrollIntoView({ block: 'start', behavior: 'smooth' });
+  document.querySelector(`#tickets li[data-ticket="${id}"]`)?.scrollIntoView({ block: 'start', behavior });
 }
 
 async function loadDetail(id) {
@@ -581,8 +581,14 @@ function init() {
     setLive('off', 'not logged in');
   });
 
+  // A check run on GitHub links "<panel.public_url>/#ticket-<N>" (issue 25): open that Ticket.
+  const openLinkedTicket = () => {
+    const m = /^#ticket-(\d{1,15})$/.exec(window.location.hash);
+    if (m) showTicket(Number(m[1]), 'instant').catch(() => {});
+  };
+  window.addEventListener('hashchange', openLinkedTicket);
   loadSession().catch(() => {}).finally(() => {
-    refresh();
+    refresh().then(openLinkedTicket);
     live({
       onChange: refresh,
       onHello: async (hello) => {

@@ -53,6 +53,11 @@ struct EngineOptions {
   // the Engine's lock held, so the daemon wakes its Eval loop instead of waiting for its next
   // poll. Must not block or call the Engine. Empty: nobody is told.
   std::function<void()> on_eval_queued;
+  // Issue 25: a Ticket with an open pull request shows its stage there as a check run (an Effect
+  // enqueued with each stage change). Only a GitHub App may write check runs (github.auth: app).
+  bool check_runs = false;
+  // panel.public_url: the check run links to the Ticket at "<panel_url>/#ticket-<id>"; "" none.
+  std::string panel_url;
 };
 
 struct IntakeResult {

@@ -252,7 +252,13 @@ struct WebhookReply {
 
 struct SourceOptions {
   std::string repo;                        // "owner/name"
-  std::string bot_login;                   // override; "" asks GitHub (GET /user)
+  std::string bot_login;                   // override; "" asks GitHub (`identity`)
+  // Asks GitHub who the agent is (its login); empty: GET /user, which a personal token answers.
+  // A GitHub App sets it to InstallationTokens::BotLogin ("<slug>[bot]", from GET /app).
+  std::function<Result<std::string>()> identity;
+  // Notifications exist for users only: a GitHub App reads none (issue 25), and its mentions come
+  // from webhooks and the repo-wide reads (which github.auth: app requires).
+  bool read_notifications = true;
   std::string webhook_secret;              // "" refuses every webhook delivery (401)
   TimeMs poll_interval_ms = 60'000;        // rounds; notifications never faster than 60 s / X-Poll-Interval
   bool read_issues = true;                 // repo-wide new issues
@@ -393,6 +399,12 @@ std::string MessageText(const std::string& body, const std::string& marker_id);
 
 // The channels GitHubChannel delivers to: "github:…".
 bool IsGitHubChannel(const std::string& channel);
+// The web address of the GitHub whose REST API is `api_url`: "https://github.com" for
+// api.github.com, "https://HOST" for GitHub Enterprise Server's "https://HOST/api/v3"; no
+// trailing slash. Links and git remotes are derived from it.
+std::string WebUrlOf(const std::string& api_url);
+// The name of the check run that shows a Ticket's stage on its pull request (issue 25).
+inline constexpr const char* kCheckRunName = "superagent";
 // GitHub's length rule for one message body: at most `max_chars` characters — code points, not
 // bytes (a Chinese comment is three times longer in UTF-8) — cut with "…" when it must fit.
 // app/ hands it to the Engine (EngineOptions::message_limit) with github.message_max_chars.
@@ -467,6 +479,11 @@ struct ChannelOptions {
 //                        the PR and all its reviews, applies AutoMergeRefusal (a refusal is Failed and
 //                        final: a new head needs a new action), then squash-merges pinned to head_sha
 //                        with the merge account. Already merged is Done.
+//   check_run          — payload {"channel": "github:repo", "idempotency_key", "ticket", "number", "stage",
+//                        "title", "summary", "at", "details_url"?}: the check run kCheckRunName on the
+//                        PR's current head shows the Ticket's stage (GitHub App only: GitHub refuses
+//                        check runs to any other token). One check run per head commit, created once
+//                        and then updated; an update older (`at`) than the one shown is Done unsent.
 // With outcome_unknown it first looks for its own marker (comments) or an existing PR from the
 // same head carrying the marker, and records that instead of writing twice.
 class GitHubChannel : public Channel {
@@ -481,6 +498,7 @@ class GitHubChannel : public Channel {
   Delivery AddReaction(const Effect& effect);
   Delivery OpenPullRequest(const Effect& effect, bool outcome_unknown);
   Delivery MergePullRequest(const Effect& effect);
+  Delivery CheckRun(const Effect& effect);
   // Asks `reviewers` to review PR `number`; logs a warning when GitHub refuses.
   void RequestReviewers(const std::string& number, const nlohmann::json& reviewers);
   std::optional<std::string> FindMarker(const std::string& list_path, const std::string& marker, std::string* error);
@@ -496,7 +514,9 @@ class GitHubChannel : public Channel {
 
 // What the Integration is built from, secrets already resolved (app/wiring.h).
 struct IntegrationOptions {
-  ClientOptions client;  // api_url and token (required); Create sets user_agent and the poller's cancel
+  // api_url and token, or token_source for a GitHub App (one is required); Create sets
+  // user_agent and the poller's cancel.
+  ClientOptions client;
   SourceOptions source;  // repo (required), the webhook secret, polling and read scopes
   std::string merge_token;      // github.merge_token_env's value: the account auto-merge uses ("" none)
   bool merge_as_agent = false;  // github.merge_as_agent
@@ -506,7 +526,7 @@ struct IntegrationOptions {
 class Integration {
  public:
   // The poller, the webhook's Source and the Channel over one HttpClient (`http`; null: libcurl).
-  // InvalidArgument when the repository or the token is empty.
+  // InvalidArgument when the repository is empty or there is neither a token nor a token_source.
   static Result<std::unique_ptr<Integration>> Create(IntegrationOptions options, Engine* engine, Clock* clock,
                                                      std::unique_ptr<HttpClient> http = nullptr);
   ~Integration();

@@ -4,6 +4,7 @@
 // A team may replace the preparation with its own command template.
 #pragma once
 
+#include <functional>
 #include <mutex>
 #include <string>
 #include <utility>
@@ -28,6 +29,9 @@ struct WorkspaceOptions {
   // Added to every git command's environment (GitAuthEnv: the GitHub token for an https remote
   // on github.com, given as git config through the environment, never on a command line).
   std::vector<std::pair<std::string, std::string>> git_env;
+  // When set, asked before each command that reaches the remote instead of git_env: a GitHub
+  // App's token expires hourly (issue 25). An error fails that command unrun.
+  std::function<Result<std::vector<std::pair<std::string, std::string>>>()> git_env_source;
   // Added to every git command's environment: the daemon's own values of GitPassThroughNames()
   // that are set, which reaching a remote may need on the team's box. app/ reads them.
   std::vector<std::pair<std::string, std::string>> git_pass_env;
@@ -38,9 +42,11 @@ struct WorkspaceOptions {
 // Thread-safe: turns of different Tickets prepare, push and remove at once, and every one of
 // those touches the shared clone (fetch, worktree list, refs), which git does not lock for us.
 // The environment that lets git authenticate to `remote` with a GitHub token: for an https
-// remote on github.com, an `http.extraHeader` set through GIT_CONFIG_* variables (ps never shows
-// it, and no credential helper is needed on the team box). Empty for other remotes or no token.
-std::vector<std::pair<std::string, std::string>> GitAuthEnv(const std::string& remote, const std::string& token);
+// remote on `web_url` (github.com, or a GitHub Enterprise Server's address), an
+// `http.extraHeader` set through GIT_CONFIG_* variables (ps never shows it, and no credential
+// helper is needed on the team box). Empty for other remotes or no token.
+std::vector<std::pair<std::string, std::string>> GitAuthEnv(const std::string& remote, const std::string& token,
+                                                            const std::string& web_url = "https://github.com");
 
 // The variables the daemon's own git is given when the daemon has them (WorkspaceOptions::
 // git_pass_env): a proxy, a CA bundle, an SSH agent. The runner gives the daemon's commands only

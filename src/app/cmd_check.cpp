@@ -105,7 +105,10 @@ int CmdCheck(int argc, char** argv) {
     return 1;
   }
 
-  if (!config->github.repo.empty()) NoteUnsetVariable(config->github.token_env, "github.token_env");
+  if (!config->github.repo.empty()) {
+    if (config->github.auth == "app") NoteUnsetVariable(config->github.app_private_key_env, "github.app_private_key_env");
+    else NoteUnsetVariable(config->github.token_env, "github.token_env");
+  }
   NoteFeishuVariables(config->feishu);
   NoteUnsetVariable(config->llm.api_key_env, "llm.api_key_env");
   // Allowed (a team may mean it), but never silently: workers are untrusted (issue 19).

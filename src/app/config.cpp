@@ -187,6 +187,9 @@ ConfigKey StringList(std::string_view name, std::vector<std::string>& (*field)(C
 }
 
 bool IsEmptyOrHttpUrl(std::string_view s) { return s.empty() || IsHttpUrl(s); }
+bool IsEmptyOrDigits(std::string_view s) {
+  return s.size() <= 18 && s.find_first_not_of("0123456789") == std::string_view::npos;
+}
 
 }  // namespace
 
@@ -214,13 +217,23 @@ const std::vector<ConfigKey>& ConfigKeys() {
       EnvName("panel.token_env", CONFIG_FIELD(panel.token_env),
               "variable holding a fixed panel password; empty: the generated token, loopback only",
               /*optional=*/true),
+      Checked("panel.public_url", CONFIG_FIELD(panel.public_url), IsEmptyOrHttpUrl, "empty or an http:// or https:// URL",
+              "the panel's address as people reach it; check runs link Tickets there"),
       Choice("log.level", CONFIG_FIELD(log.level), {"trace", "debug", "info", "warn", "error"},
              "minimum level written to stderr"),
       Checked("github.api_url", CONFIG_FIELD(github.api_url), IsHttpUrl, "an http:// or https:// URL",
               "GitHub REST API base URL"),
       Checked("github.repo", CONFIG_FIELD(github.repo), IsEmptyOrRepoName, "empty or \"owner/name\"",
               "the one repository worked on; empty disables the GitHub Source"),
-      EnvName("github.token_env", CONFIG_FIELD(github.token_env), "variable holding the GitHub token"),
+      Choice("github.auth", CONFIG_FIELD(github.auth), {"token", "app"},
+             "token: a bot user's personal access token; app: a GitHub App's installation"),
+      EnvName("github.token_env", CONFIG_FIELD(github.token_env), "variable holding the GitHub token (auth: token)"),
+      Checked("github.app_id", CONFIG_FIELD(github.app_id), IsEmptyOrDigits, "empty or the App's numeric id",
+              "the GitHub App's id (auth: app)"),
+      Checked("github.app_installation_id", CONFIG_FIELD(github.app_installation_id), IsEmptyOrDigits,
+              "empty or a numeric id", "the App's installation on the repository; empty: looked up"),
+      EnvName("github.app_private_key_env", CONFIG_FIELD(github.app_private_key_env),
+              "variable holding the App's private key, PEM (auth: app)"),
       EnvName("github.webhook_secret_env", CONFIG_FIELD(github.webhook_secret_env),
               "variable holding the webhook secret; webhooks are refused while it is unset"),
       Checked("github.bot_login", CONFIG_FIELD(github.bot_login), IsEmptyOrLogin,
@@ -651,6 +664,14 @@ std::optional<Config> ParseConfig(std::string_view yaml, const std::string& file
           "panel.listen: " + Quote(cfg.panel.listen) +
               " is not a loopback address, so the panel needs a password: set panel.token_env to the "
               "NAME of an environment variable holding it (or listen on 127.0.0.1 behind a proxy)");
+  }
+  if (!r.failed() && cfg.github.auth == "app" && !cfg.github.repo.empty()) {
+    if (cfg.github.app_id.empty())
+      r.Add(mark_of("github.auth"), "github.auth: app needs github.app_id (the number on the App's settings page)");
+    else if (!cfg.github.read.issues || !cfg.github.read.comments)
+      r.Add(mark_of("github.auth"),
+            "github.auth: app needs github.read.issues and github.read.comments on: an App gets no notifications, "
+            "so its mentions are caught by reading the repository's issues and comments (and by webhooks)");
   }
   if (!r.failed() && cfg.execution.executor == "command" && cfg.execution.command.empty())
     r.Add(mark_of("execution.executor"),

@@ -40,6 +40,9 @@ struct Config {
     // NAME of the variable holding the panel password. Required when `listen` is not a loopback
     // address; when set (and the variable is), every request must carry it, also on loopback.
     std::string token_env;
+    // The panel's address as people reach it ("https://agent.example.com"); empty: not said.
+    // Check runs link a Ticket there (issue 25).
+    std::string public_url;
   } panel;
 
   struct Log {
@@ -49,7 +52,14 @@ struct Config {
   struct GitHub {
     std::string api_url = "https://api.github.com";
     std::string repo;                      // "owner/name"; empty disables the GitHub Source
+    // How the daemon signs in (issue 25): "token" — a bot user's personal access token from
+    // token_env; "app" — a GitHub App: its id, its installation, and its private key (PEM) from
+    // app_private_key_env.
+    std::string auth = "token";
     std::string token_env = "GITHUB_TOKEN";  // NAME of the variable holding the token
+    std::string app_id;                      // the App's numeric id (auth: app)
+    std::string app_installation_id;         // its installation on `repo`; empty: looked up
+    std::string app_private_key_env = "GITHUB_APP_PRIVATE_KEY";  // NAME of the variable holding the PEM
     // NAME of the variable holding the webhook secret; webhooks are refused (401) while it is unset.
     std::string webhook_secret_env = "GITHUB_WEBHOOK_SECRET";
     std::string bot_login;                 // the agent's login; empty: asked from GitHub (GET /user)
@@ -64,8 +74,9 @@ struct Config {
     bool merge_as_agent = false;
     // What a Ticket's PR body says of where the work was asked for: link | source | none.
     std::string pull_request_origin = "link";
-    // Repo-wide read scopes (SPEC §3.3). Mentions, assignments and followed discussions are read
-    // through notifications whatever these say.
+    // Repo-wide read scopes (SPEC §3.3). With a token, mentions, assignments and followed
+    // discussions are read through notifications whatever these say; an App has no notifications,
+    // so auth: app needs issues and comments on.
     struct Read {
       bool issues = true;    // new issues
       bool pulls = true;     // new pull requests

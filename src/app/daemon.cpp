@@ -92,6 +92,10 @@ Status Daemon::Start() {
   options.follow_up_settle_ms = 3'000;
   // A Trigger that arrives (webhook, poll, panel) is judged now, not at the loop's next poll.
   options.on_eval_queued = [this] { WakeEvalLoop(); };
+  // Only an App may write check runs (issue 25); a personal token would have every one refused.
+  options.check_runs = config_.github.auth == "app" && !config_.github.repo.empty();
+  options.panel_url = config_.panel.public_url;
+  while (!options.panel_url.empty() && options.panel_url.back() == '/') options.panel_url.pop_back();
   const std::string db_path = (std::filesystem::path(config_.data_dir) / "superagent.db").string();
   if (Status s = CheckStoreAtStart(db_path); !s.ok()) return s;
   auto engine = Engine::Open(db_path, SystemClock(), policy, origin, options);
@@ -117,8 +121,11 @@ Status Daemon::Start() {
   // NoModelAssessor, with one warning line saying so.
   llm_http_ = MakeCurlHttpClient(std::string("superagent/") + SUPERAGENT_VERSION);
   assessor_ = MakeAssessor(config_, llm_http_.get());
+  auto app = MakeGitHubApp(config_, SystemClock());
+  if (!app.ok()) return app.status();
+  github_app_ = std::move(*app);
   if (!config_.github.repo.empty()) {
-    auto gh = MakeGitHub(config_, engine_.get(), SystemClock());
+    auto gh = MakeGitHub(config_, engine_.get(), SystemClock(), nullptr, github_app_);
     if (!gh.ok()) return gh.status();
     github_ = std::move(*gh);
   }
@@ -133,7 +140,7 @@ Status Daemon::Start() {
   if (!SplitHostPort(config_.panel.listen, &host, &port))
     return Status::InvalidArgument("panel.listen: expected host:port, got \"" + config_.panel.listen + "\"");
   // Built before the routes (the panel reads its slots), started after the outbox.
-  auto execution = exec::Execution::Create(ExecutionOptionsFor(config_), engine_.get(), llm_http_.get());
+  auto execution = exec::Execution::Create(ExecutionOptionsFor(config_, github_app_), engine_.get(), llm_http_.get());
   if (!execution.ok()) return execution.status();
   execution_ = std::move(*execution);
   // The intercom (SPEC §10) over the worker sessions: its tools go to every turn, the panel

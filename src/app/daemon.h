@@ -19,6 +19,7 @@
 #include "superagent/feishu.h"
 #include "superagent/exec.h"
 #include "superagent/github.h"
+#include "superagent/github_app.h"
 #include "superagent/intercom.h"
 #include "superagent/panel.h"
 #include "superagent/periodic.h"
@@ -73,6 +74,8 @@ class Daemon {
   std::unique_ptr<HttpClient> llm_http_;  // declared before assessor_, which uses it
   std::unique_ptr<Assessor> assessor_;
   std::vector<std::unique_ptr<Channel>> channels_;  // one per configured platform
+  // github.auth: app: the installation tokens the Integration and git push share (issue 25).
+  std::shared_ptr<github::InstallationTokens> github_app_;
   std::unique_ptr<github::Integration> github_;  // null when github.repo is empty
   std::unique_ptr<feishu::Integration> feishu_;  // null unless feishu.enabled
   std::unique_ptr<EffectsLoop> effects_;

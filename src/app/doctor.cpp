@@ -154,8 +154,18 @@ class Doctor {
         Add(n, R::kSkipped, "github.repo is empty: the GitHub Source is disabled");
       return;
     }
-    const std::string token = ResolveSecret(g.token_env);
-    if (token.empty()) {
+    const std::string token = g.auth == "app" ? AppGitHub() : ResolveSecret(g.token_env);
+    if (g.auth == "app") {
+      // AppGitHub said what it found; the checks below need the installation token it got.
+      if (!token.empty()) {
+        HttpResponse r = Get(g.api_url + "/repos/" + g.repo,
+                             {{"Authorization", "Bearer " + token}, {"Accept", "application/vnd.github+json"},
+                              {"X-GitHub-Api-Version", "2022-11-28"}});
+        if (r.ok()) Add("github.repo", R::kOk, g.repo + " readable with the installation token");
+        else Add("github.repo", R::kFailed, "GET /repos/" + g.repo + ": " + Answer(r),
+                 "install the App on " + g.repo + " (the App's page → Install App → choose the repository)");
+      }
+    } else if (token.empty()) {
       Add("github.token", R::kFailed, "environment variable " + g.token_env + " (github.token_env) is not set",
           "put " + g.token_env + "=<classic token with repo and notifications scopes> in the service's "
           "EnvironmentFile (/etc/superagent/secrets.env)");
@@ -207,6 +217,98 @@ class Doctor {
           "to receive webhooks, set " + g.webhook_secret_env + " to the secret entered in the repository's webhook settings");
     else
       Add("github.webhook_secret", R::kOk, g.webhook_secret_env + " is set: signed webhooks at /hooks/github are accepted");
+  }
+
+  // github.auth: app — the key signs, GitHub knows the App, it is installed on the repository with
+  // the permissions the daemon needs, and an installation token is issued. Returns that token
+  // ("" when a check failed; the ones after it are skipped).
+  std::string AppGitHub() {
+    const auto& g = config_.github;
+    Add("github.notifications", R::kSkipped,
+        "a GitHub App has no notifications: mentions arrive by webhook and by reading the repository's "
+        "issues and comments");
+    auto app = MakeGitHubApp(config_, SystemClock());
+    if (!app.ok()) {
+      Add("github.app", R::kFailed, app.status().message(),
+          "put the App's .pem in the service's EnvironmentFile (/etc/superagent/secrets.env) as " +
+              g.app_private_key_env + "=\"<the whole .pem, quoted over its lines>\", and github.app_id from the "
+              "App's settings page (docs/007-operations.md, \"GitHub App\")");
+      for (const char* n : {"github.installation", "github.token", "github.repo"}) Add(n, R::kSkipped, "needs the App's key");
+      return "";
+    }
+    github::AppAuthOptions a = AppOptions();
+    const TimeMs now = SystemClock()->NowMs();
+    auto facts = github::ReadApp(&http_, a, now);
+    if (!facts.ok()) {
+      Add("github.app", R::kFailed, facts.status().message(),
+          "check github.app_id (" + g.app_id + ") and that " + g.app_private_key_env +
+              " holds that App's current private key (the App's settings → Private keys)");
+      for (const char* n : {"github.installation", "github.token", "github.repo"}) Add(n, R::kSkipped, "needs the App");
+      return "";
+    }
+    const std::string login = github::AppBotLogin(facts->slug);
+    if (!g.bot_login.empty() && g.bot_login != login)
+      Add("github.app", R::kFailed, "the App is " + facts->slug + ", so the agent writes as " + login +
+                                        ", but github.bot_login is " + g.bot_login,
+          "leave github.bot_login empty with github.auth: app");
+    else
+      Add("github.app", R::kOk, "App " + facts->slug + " (" + text::Cut(text::Repair(facts->name), 80) +
+                                    "); the agent writes as " + login + " and is mentioned as @" + facts->slug);
+    auto inst = github::ReadInstallation(&http_, a, g.repo, now);
+    if (!inst.ok()) {
+      Add("github.installation", R::kFailed, inst.status().message(),
+          "install the App on " + g.repo + ": the App's page → Install App → only select repositories → " + g.repo);
+      for (const char* n : {"github.token", "github.repo"}) Add(n, R::kSkipped, "needs the installation");
+      return "";
+    }
+    if (a.installation_id > 0 && a.installation_id != inst->id) {
+      Add("github.installation", R::kFailed,
+          "github.app_installation_id is " + std::to_string(a.installation_id) + " but the App's installation on " +
+              g.repo + " is " + std::to_string(inst->id),
+          "set github.app_installation_id to " + std::to_string(inst->id) + " or leave it empty");
+      for (const char* n : {"github.token", "github.repo"}) Add(n, R::kSkipped, "needs the right installation");
+      return "";
+    }
+    std::vector<std::string> missing = github::MissingAppPermissions(inst->permissions);
+    std::string events;
+    for (const char* e : {"issues", "issue_comment", "pull_request", "pull_request_review", "pull_request_review_comment",
+                          "check_run", "workflow_run"})
+      if (std::find(inst->events.begin(), inst->events.end(), e) == inst->events.end())
+        events += std::string(events.empty() ? "" : ", ") + e;
+    std::string lacks;
+    for (const std::string& m : missing) lacks += (lacks.empty() ? "" : ", ") + m;
+    if (!missing.empty())
+      Add("github.installation", R::kFailed,
+          "installation " + std::to_string(inst->id) + " on " + g.repo + " lacks the permissions " + lacks,
+          "the App's settings → Permissions & events: grant " + lacks +
+              ", then accept the new permissions on the installation (Settings → Integrations → GitHub Apps)");
+    else
+      Add("github.installation", R::kOk,
+          "installation " + std::to_string(inst->id) + " on " + g.repo + " has the permissions the daemon needs" +
+              (events.empty() ? "" : "; not subscribed to " + events + " (polling still catches them, later)"));
+    a.installation_id = inst->id;
+    github::InstallationTokens tokens(&http_, SystemClock(), a);
+    auto token = tokens.Token();
+    if (!token.ok()) {
+      Add("github.token", R::kFailed, token.status().message(),
+          "check the installation is not suspended (Settings → Integrations → GitHub Apps)");
+      Add("github.repo", R::kSkipped, "needs an installation token");
+      return "";
+    }
+    Add("github.token", R::kOk, "installation token issued (valid an hour; the daemon renews it)");
+    return *token;
+  }
+
+  // The App as MakeGitHubApp reads it from the config, asking through the doctor's HttpClient.
+  github::AppAuthOptions AppOptions() const {
+    const auto& g = config_.github;
+    github::AppAuthOptions a;
+    a.api_url = g.api_url;
+    a.app_id = g.app_id;
+    a.private_key_pem = GitHubAppPrivateKey(config_);
+    a.repo = g.repo;
+    if (!g.app_installation_id.empty()) a.installation_id = std::stoll(g.app_installation_id);
+    return a;
   }
 
   // The Feishu app as the daemon will use it: credentials present and accepted (a tenant token),
@@ -392,7 +494,10 @@ class Doctor {
     // token handling), prepared in a scratch directory that is removed afterwards.
     namespace fs = std::filesystem;
     const fs::path scratch = fs::temp_directory_path() / ("superagent-doctor-" + std::to_string(::getpid()));
-    exec::WorkspaceOptions wo = WorkspaceOptionsFor(config_, scratch.string());
+    std::shared_ptr<github::InstallationTokens> app;
+    if (config_.github.auth == "app" && !config_.github.repo.empty())
+      app = std::make_shared<github::InstallationTokens>(&http_, SystemClock(), AppOptions());
+    exec::WorkspaceOptions wo = WorkspaceOptionsFor(config_, scratch.string(), app);
     if (wo.remote.empty()) {
       Add("git.remote", R::kSkipped, "no execution.git_remote and no github.repo: execution is off, Tickets wait",
           "set github.repo (or execution.git_remote) so accepted Tickets are worked on");
@@ -409,7 +514,7 @@ class Doctor {
     exec::Workspaces workspaces(wo, runner.get(), SystemClock(), exec::RealSleeper());
     if (Status s = workspaces.CheckRemote(); !s.ok()) {
       Add("git.remote", R::kFailed, Scrub(s.message()),
-          wo.git_env.empty() ? "check the URL in execution.git_remote and that this user's git can read it"
+          wo.git_env.empty() && !wo.git_env_source ? "check the URL in execution.git_remote and that this user's git can read it"
                              : "the API may answer while git cannot: check outgoing HTTPS (proxy, firewall) and the "
                                "token's access to the repository's contents");
       Add("git.prepare", R::kSkipped, "needs a readable remote");

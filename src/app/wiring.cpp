@@ -40,17 +40,61 @@ github::SourceOptions GitHubSourceOptionsFor(const Config& config) {
   return o;
 }
 
+std::string GitHubAppPrivateKey(const Config& config) {
+  std::string pem = ResolveSecret(config.github.app_private_key_env);
+  if (pem.find('\n') == std::string::npos)
+    for (std::size_t at = pem.find("\\n"); at != std::string::npos; at = pem.find("\\n", at + 1)) pem.replace(at, 2, "\n");
+  return pem;
+}
+
+Result<std::shared_ptr<github::InstallationTokens>> MakeGitHubApp(const Config& config, Clock* clock,
+                                                                  std::unique_ptr<HttpClient> http) {
+  if (config.github.auth != "app" || config.github.repo.empty()) return std::shared_ptr<github::InstallationTokens>();
+  github::AppAuthOptions a;
+  a.api_url = config.github.api_url;
+  a.app_id = config.github.app_id;
+  a.repo = config.github.repo;
+  a.user_agent = std::string("superagent/") + SUPERAGENT_VERSION;
+  if (a.app_id.empty()) return Status::InvalidArgument("github.app_id is empty (github.auth: app needs the App's id)");
+  if (!config.github.app_installation_id.empty()) a.installation_id = std::stoll(config.github.app_installation_id);
+  a.private_key_pem = GitHubAppPrivateKey(config);
+  if (a.private_key_pem.empty())
+    return Status::InvalidArgument("github.app_private_key_env: environment variable " +
+                                   config.github.app_private_key_env +
+                                   " is not set (github.auth: app needs the App's private key, the .pem GitHub gave)");
+  // A key that cannot sign is said now, not at the first request an hour into the night.
+  if (auto jwt = github::AppJwt(a.app_id, a.private_key_pem, clock->NowMs()); !jwt.ok())
+    return Status::InvalidArgument("github.app_private_key_env: " + config.github.app_private_key_env + ": " +
+                                   jwt.status().message());
+  if (!http) http = MakeCurlHttpClient(a.user_agent);
+  return std::make_shared<github::InstallationTokens>(std::move(http), clock, std::move(a));
+}
+
 Result<std::unique_ptr<github::Integration>> MakeGitHub(const Config& config, Engine* engine, Clock* clock,
-                                                        std::unique_ptr<HttpClient> http) {
+                                                        std::unique_ptr<HttpClient> http,
+                                                        std::shared_ptr<github::InstallationTokens> app) {
   if (config.github.repo.empty()) return Status::InvalidArgument("github.repo is empty: the GitHub Source is disabled");
   github::IntegrationOptions o;
   o.client.api_url = config.github.api_url;
-  o.client.token = ResolveSecret(config.github.token_env);
-  if (o.client.token.empty())
-    return Status::InvalidArgument("github.token_env: environment variable " + config.github.token_env +
-                                   " is not set (the GitHub Source needs a token: a classic PAT with repo and "
-                                   "notifications scopes)");
   o.source = GitHubSourceOptionsFor(config);
+  if (config.github.auth == "app") {
+    if (!app) {
+      auto made = MakeGitHubApp(config, clock);
+      if (!made.ok()) return made.status();
+      app = std::move(*made);
+    }
+    // Each request asks for the token (it expires hourly); a 401 forgets it for a fresh one.
+    o.client.token_source = [app] { return app->Token(); };
+    o.client.token_rejected = [app] { app->Invalidate(); };
+    if (o.source.bot_login.empty()) o.source.identity = [app] { return app->BotLogin(); };
+    o.source.read_notifications = false;
+  } else {
+    o.client.token = ResolveSecret(config.github.token_env);
+    if (o.client.token.empty())
+      return Status::InvalidArgument("github.token_env: environment variable " + config.github.token_env +
+                                     " is not set (the GitHub Source needs a token: a classic PAT with repo and "
+                                     "notifications scopes, or a GitHub App: github.auth: app)");
+  }
   // The PRs opened for Tickets, followed besides what is read anyway (docs/003, docs/006). Called
   // from the poller's and the webhook server's threads: the Engine's reads are thread-safe.
   o.source.tracked_pulls = [engine] {
@@ -148,7 +192,7 @@ std::unique_ptr<Assessor> MakeAssessor(const Config& config, HttpClient* http, C
 
 std::string EffectiveGitRemote(const Config& config) {
   if (!config.execution.git_remote.empty()) return config.execution.git_remote;
-  if (!config.github.repo.empty()) return "https://github.com/" + config.github.repo + ".git";
+  if (!config.github.repo.empty()) return github::WebUrlOf(config.github.api_url) + "/" + config.github.repo + ".git";
   return "";
 }
 
@@ -157,13 +201,24 @@ std::string DaemonWorkspace(const Config& config) {
   return config.github.repo;
 }
 
-exec::WorkspaceOptions WorkspaceOptionsFor(const Config& config, const std::string& root) {
+exec::WorkspaceOptions WorkspaceOptionsFor(const Config& config, const std::string& root,
+                                           std::shared_ptr<github::InstallationTokens> app) {
   exec::WorkspaceOptions wo;
   wo.root = root;
   wo.remote = EffectiveGitRemote(config);
   wo.prepare = config.execution.prepare;
-  // Private repositories: git gets the token the GitHub Source already uses.
-  wo.git_env = exec::GitAuthEnv(wo.remote, ResolveSecret(config.github.token_env));
+  // Private repositories: git gets the token the GitHub Source already uses — an App's fresh for
+  // each command that reaches the remote.
+  const std::string web = github::WebUrlOf(config.github.api_url);
+  if (app) {
+    wo.git_env_source = [app, remote = wo.remote, web]() -> Result<std::vector<std::pair<std::string, std::string>>> {
+      auto token = app->Token();
+      if (!token.ok()) return token.status();
+      return exec::GitAuthEnv(remote, *token, web);
+    };
+  } else if (config.github.auth != "app") {
+    wo.git_env = exec::GitAuthEnv(wo.remote, ResolveSecret(config.github.token_env), web);
+  }
   wo.git_pass_env = EnvironmentOf(exec::GitPassThroughNames());
   return wo;
 }
@@ -251,11 +306,11 @@ exec::CliExecutorOptions CliExecutorOptionsFor(const std::string& executor, cons
   return o;
 }
 
-exec::ExecutionOptions ExecutionOptionsFor(const Config& config) {
+exec::ExecutionOptions ExecutionOptionsFor(const Config& config, std::shared_ptr<github::InstallationTokens> app) {
   exec::ExecutionOptions o;
   std::error_code ec;
   const std::string root = (std::filesystem::absolute(config.data_dir, ec) / "work").string();
-  o.workspace = WorkspaceOptionsFor(config, root);
+  o.workspace = WorkspaceOptionsFor(config, root, std::move(app));
   if (config.execution.cgroups == "off") o.runner.cgroup_parent = "off";
   o.runner.nice = config.execution.nice;
   o.runner.sandbox = SandboxPolicyFor(config);
@@ -292,13 +347,16 @@ std::vector<panel::SetupGap> SetupGapsFor(const Config& config) {
                     "Set github.repo: OWNER/NAME in superagent.yaml, or feishu.enabled: true (with its app). "
                     "`superagent init` writes a commented superagent.yaml and policy.yaml for you." + restart});
   if (github) {
-    const std::string& env = config.github.token_env;
+    const bool app = config.github.auth == "app";
+    const std::string& env = app ? config.github.app_private_key_env : config.github.token_env;
     if (ResolveSecret(env).empty())
       gaps.push_back({"github",
-                      "GitHub has no token: the variable " + env + " is unset or empty, so nothing of " +
-                          config.github.repo + " can be read.",
-                      "Set " + env + "=<a token with the repo and notifications scopes> " + secrets +
-                          "; github.token_env names the variable." + restart});
+                      std::string(app ? "The GitHub App has no private key" : "GitHub has no token") + ": the variable " +
+                          env + " is unset or empty, so nothing of " + config.github.repo + " can be read.",
+                      "Set " + env +
+                          (app ? "=<the App's .pem, quoted over its lines> " : "=<a token with the repo and notifications scopes> ") +
+                          secrets + (app ? "; github.app_private_key_env" : "; github.token_env") + " names the variable." +
+                          restart});
     else
       gaps.push_back({"github", "GitHub has not answered since the daemon started.",
                       "Check github.repo (" + config.github.repo + "), github.api_url (" + config.github.api_url +

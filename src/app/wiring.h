@@ -17,6 +17,7 @@
 #include "superagent/exec.h"
 #include "superagent/feishu.h"
 #include "superagent/github.h"
+#include "superagent/github_app.h"
 #include "superagent/http.h"
 #include "superagent/llm.h"
 #include "superagent/panel.h"
@@ -29,11 +30,24 @@ namespace superagent::app {
 // github.webhook_secret_env names ("" when unset), the poll interval and the read scopes.
 github::SourceOptions GitHubSourceOptionsFor(const Config& config);
 
+// With github.auth: app, the App's installation tokens, shared by the GitHub Integration (its
+// API calls) and the workspaces (git push), over `http` (null: libcurl); null with auth: token
+// or no github.repo. InvalidArgument, naming the key to fix, when the App id is missing or the
+// variable github.app_private_key_env names holds no RSA private key in PEM. Asks GitHub nothing.
+// The App's private key from the variable github.app_private_key_env names: the PEM as GitHub
+// gave it, or written on one line with "\n" for its line breaks (what fits an EnvironmentFile
+// line); "" when unset.
+std::string GitHubAppPrivateKey(const Config& config);
+Result<std::shared_ptr<github::InstallationTokens>> MakeGitHubApp(const Config& config, Clock* clock,
+                                                                  std::unique_ptr<HttpClient> http = nullptr);
 // The GitHub Source and Channel the daemon runs, over `http` (null: libcurl). InvalidArgument,
-// naming the key to fix, when github.repo is empty (the Source is disabled) or the variable
-// github.token_env names is unset or empty.
+// naming the key to fix, when github.repo is empty (the Source is disabled) or, with auth: token,
+// the variable github.token_env names is unset or empty. With auth: app it acts through `app`
+// (MakeGitHubApp's; null: made here): installation tokens, the login "<slug>[bot]", no
+// notifications.
 Result<std::unique_ptr<github::Integration>> MakeGitHub(const Config& config, Engine* engine, Clock* clock,
-                                                        std::unique_ptr<HttpClient> http = nullptr);
+                                                        std::unique_ptr<HttpClient> http = nullptr,
+                                                        std::shared_ptr<github::InstallationTokens> app = nullptr);
 
 // ---- Feishu (feishu.*) ----
 
@@ -83,7 +97,10 @@ std::string DaemonWorkspace(const Config& config);
 // The workspace options the daemon uses, rooted at `root` (the daemon passes <data_dir>/work;
 // doctor a scratch directory), with git authenticated by the GitHub token and given the
 // daemon's proxy, CA and SSH-agent variables (exec::GitPassThroughNames).
-exec::WorkspaceOptions WorkspaceOptionsFor(const Config& config, const std::string& root);
+// With a GitHub App (`app`), git asks it for an installation token before each command that
+// reaches the remote.
+exec::WorkspaceOptions WorkspaceOptionsFor(const Config& config, const std::string& root,
+                                           std::shared_ptr<github::InstallationTokens> app = nullptr);
 
 // The sandbox rules (execution.network, execution.env), hiding data_dir, the config's and the
 // policy's directories and files, and /etc/superagent (the secrets file), with the workers'
@@ -95,7 +112,8 @@ exec::SandboxPolicy SandboxPolicyFor(const Config& config);
 // Everything Execution::Create needs (execution.*, llm.*, github.repo, data_dir), rooted at
 // <data_dir>/work, with the start-up warnings (secrets passed to workers, a missing worker model
 // key) it logs when execution is enabled.
-exec::ExecutionOptions ExecutionOptionsFor(const Config& config);
+exec::ExecutionOptions ExecutionOptionsFor(const Config& config,
+                                           std::shared_ptr<github::InstallationTokens> app = nullptr);
 
 // A program's path: `name` made absolute when it has a slash, else the first executable of that
 // name in PATH; "" when none is found.

@@ -133,7 +133,7 @@ Result<BudgetCheck> Engine::EnforceBudget(TicketId ticket, std::int64_t assignme
         e.kind = "stopped";
         RETURN_IF_ERROR(store_->InsertBudgetEvent(e));
         tk->end_reason = "budget reached; stopped by " + who;
-        RETURN_IF_ERROR(ChangeStage(store_.get(), &*tk, Stage::kEnded, StageCause::kEnded, tk->end_reason, now));
+        RETURN_IF_ERROR(ChangeStage(store_.get(), options_, &*tk, Stage::kEnded, StageCause::kEnded, tk->end_reason, now));
         RETURN_IF_ERROR(end_work());
         RETURN_IF_ERROR(tx->Commit());
         spdlog::info("budget stop ticket={} limit={} by=\"{}\"", ticket, asked.dimension, who);
@@ -163,7 +163,7 @@ Result<BudgetCheck> Engine::EnforceBudget(TicketId ticket, std::int64_t assignme
       // reaches the worker with its next turn, as any message does.
       HumanAction q = asked.question.value_or(HumanAction{tk->thread, m->sender.value_or(""), "", json::object()});
       tk->waiting = q;
-      RETURN_IF_ERROR(ChangeStage(store_.get(), &*tk, Stage::kWaitingForPerson, StageCause::kAsked,
+      RETURN_IF_ERROR(ChangeStage(store_.get(), options_, &*tk, Stage::kWaitingForPerson, StageCause::kAsked,
                                   "budget question still open: the answer chose no option", now));
       RETURN_IF_ERROR(end_work());
       RETURN_IF_ERROR(tx->Commit());
@@ -186,7 +186,7 @@ Result<BudgetCheck> Engine::EnforceBudget(TicketId ticket, std::int64_t assignme
   if (!m->sender || m->sender->empty()) {
     // Work nobody asked for by name (CI): there is no one to ask, so it stops here.
     tk->end_reason = "budget reached (" + BudgetAmountText(dim, limit) + "); nobody to ask";
-    RETURN_IF_ERROR(ChangeStage(store_.get(), &*tk, Stage::kEnded, StageCause::kEnded, tk->end_reason, now));
+    RETURN_IF_ERROR(ChangeStage(store_.get(), options_, &*tk, Stage::kEnded, StageCause::kEnded, tk->end_reason, now));
     RETURN_IF_ERROR(tx->Commit());
     return BudgetCheck{BudgetVerdict::kEnded, dim};
   }

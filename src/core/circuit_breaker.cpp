@@ -56,7 +56,7 @@ Status Engine::HoldLocked(Ticket* tk, const std::string& why, const std::string&
   hold.form = QuestionFormJson(form);
   if (!acknowledgement.empty()) hold.form["acknowledgement"] = acknowledgement;
   tk->waiting = hold;
-  RETURN_IF_ERROR(ChangeStage(store_.get(), tk, Stage::kWaitingForPerson, StageCause::kAsked,
+  RETURN_IF_ERROR(ChangeStage(store_.get(), options_, tk, Stage::kWaitingForPerson, StageCause::kAsked,
                               "held by the circuit breaker: " + why, now));
   spdlog::warn("circuit breaker held ticket={} thread={} why=\"{}\"", tk->id, tk->thread, why);
   return Status::Ok();
@@ -66,7 +66,7 @@ Status Engine::ReleaseHoldLocked(Ticket* tk, const std::string& who, const json&
   const json option = answer.is_object() ? answer.value("option", json()) : json();
   const std::string ack = tk->waiting ? tk->waiting->form.value("acknowledgement", "") : "";
   if (option == 1) {
-    RETURN_IF_ERROR(ChangeStage(store_.get(), tk, Stage::kIdle, StageCause::kAnswered, "started by " + who, now));
+    RETURN_IF_ERROR(ChangeStage(store_.get(), options_, tk, Stage::kIdle, StageCause::kAnswered, "started by " + who, now));
     auto a = store_->InsertAssignment(tk->id, "worker", "accepted", now);
     if (!a.ok()) return a.status();
     // What the requester would have read at accept, now that the work begins.
@@ -78,7 +78,7 @@ Status Engine::ReleaseHoldLocked(Ticket* tk, const std::string& who, const json&
   if (option != 2) return Status::InvalidArgument("answer: choose option 1 (" + std::string(kStart) + ") or 2 (" + kDrop + ")");
   // Dropped quietly: the discussion hears nothing more of a request a person chose not to start.
   tk->end_reason = "dropped by " + who + " after the circuit breaker held it";
-  RETURN_IF_ERROR(ChangeStage(store_.get(), tk, Stage::kEnded, StageCause::kStopped, tk->end_reason, now));
+  RETURN_IF_ERROR(ChangeStage(store_.get(), options_, tk, Stage::kEnded, StageCause::kStopped, tk->end_reason, now));
   RETURN_IF_ERROR(store_->EndAssignments(tk->id, now));
   ASSIGN_OR_RETURN(auto m, store_->MandateForTicket(tk->id));
   if (m) RETURN_IF_ERROR(store_->EndMandate(m->id, "withdrawn", "dropped in the panel (circuit breaker)", who, now));

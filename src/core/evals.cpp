@@ -216,7 +216,7 @@ Result<FinishResult> Engine::FinishEval(EvalId eval_id, const EvalOutcome& out) 
       ASSIGN_OR_RETURN(auto tk, store_->GetTicket(id));
       if (!tk || !tk->open()) continue;
       tk->end_reason = "stopped in conversation";
-      RETURN_IF_ERROR(ChangeStage(store_.get(), &*tk, Stage::kEnded, StageCause::kStopped, "decision stop", now));
+      RETURN_IF_ERROR(ChangeStage(store_.get(), options_, &*tk, Stage::kEnded, StageCause::kStopped, "decision stop", now));
       RETURN_IF_ERROR(store_->EndAssignments(id, now));
       result.stopped.push_back(id);
     }

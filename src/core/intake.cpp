@@ -197,7 +197,7 @@ Result<IntakeResult> Engine::Receive(const Trigger& trigger, const std::string& 
       RETURN_IF_ERROR(deliver(id, "answer", "pending", body));
       if (body.contains("answer")) RETURN_IF_ERROR(AnsweredLocked(id, *owner->waiting, body["answer"], now));
       // Resumes: the scheduler gives it a slot.
-      RETURN_IF_ERROR(ChangeStage(store_.get(), &tk, Stage::kIdle, StageCause::kAnswered, "answer from " + *t.actor, now));
+      RETURN_IF_ERROR(ChangeStage(store_.get(), options_, &tk, Stage::kIdle, StageCause::kAnswered, "answer from " + *t.actor, now));
       auto a = store_->InsertAssignment(id, "worker", "answer", now);
       if (!a.ok()) return a.status();
     }
@@ -235,7 +235,7 @@ Result<IntakeResult> Engine::Receive(const Trigger& trigger, const std::string& 
         continue;
       }
       RETURN_IF_ERROR(deliver(tk.id, "resume"));
-      RETURN_IF_ERROR(ChangeStage(store_.get(), &tk, Stage::kIdle, StageCause::kResumed,
+      RETURN_IF_ERROR(ChangeStage(store_.get(), options_, &tk, Stage::kIdle, StageCause::kResumed,
                                   "resumed by " + t.actor.value_or("?"), now));
       auto a = store_->InsertAssignment(tk.id, "worker", "resume", now);
       if (!a.ok()) return a.status();

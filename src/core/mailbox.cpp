@@ -145,7 +145,7 @@ Result<IntercomMessage> Engine::ResumeForPersonsMessage(TicketId ticket, Interco
       return Status::Conflict(name + " cannot resume: revalidation failed (SPEC §4.5): " + why_not +
                               "; its Mandate is revoked and nothing was sent");
     }
-    RETURN_IF_ERROR(ChangeStage(store_.get(), &*tk, Stage::kIdle, StageCause::kResumed,
+    RETURN_IF_ERROR(ChangeStage(store_.get(), options_, &*tk, Stage::kIdle, StageCause::kResumed,
                                 "resumed by " + m.from_person + "'s message in the panel", now));
     TicketInput in;
     in.ticket = ticket;

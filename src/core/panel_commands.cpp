@@ -38,7 +38,7 @@ Status Engine::StopTicket(TicketId ticket, const std::string& who) {
   if (!m) return Status::Internal("ticket " + std::to_string(ticket) + " has no mandate");
   if (tk->open()) {
     tk->end_reason = "stopped by " + who;
-    RETURN_IF_ERROR(ChangeStage(store_.get(), &*tk, Stage::kEnded, StageCause::kStopped, "panel stop by " + who, now));
+    RETURN_IF_ERROR(ChangeStage(store_.get(), options_, &*tk, Stage::kEnded, StageCause::kStopped, "panel stop by " + who, now));
     RETURN_IF_ERROR(store_->EndAssignments(ticket, now));
     // The discussion tells its own story (issue 22): one short line where the request was made,
     // so the people there do not wait for a result that will never come. Same transaction. It is
@@ -92,7 +92,7 @@ Status Engine::AnswerQuestion(TicketId ticket, const std::string& who, const jso
   if (!id.ok()) return id.status();
   const HumanAction asked = *tk->waiting;
   RETURN_IF_ERROR(AnsweredLocked(ticket, asked, structured, now));
-  RETURN_IF_ERROR(ChangeStage(store_.get(), &*tk, Stage::kIdle, StageCause::kAnswered, "answered by " + who, now));
+  RETURN_IF_ERROR(ChangeStage(store_.get(), options_, &*tk, Stage::kIdle, StageCause::kAnswered, "answered by " + who, now));
   auto a = store_->InsertAssignment(ticket, "worker", "answer", now);
   if (!a.ok()) return a.status();
   RETURN_IF_ERROR(store_->InsertCommand(now, who, "answer", "ticket:" + std::to_string(ticket), structured.dump()));

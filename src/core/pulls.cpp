@@ -135,7 +135,7 @@ Status Engine::PullDeliveredLocked(const std::string& kind, const json& payload,
     // The merge may be the agent's own (merge_as_agent), which the Source never reads back.
     if (tk->open()) {
       tk->end_reason = "pull request #" + Num(number) + " merged by the auto-merge guard";
-      RETURN_IF_ERROR(ChangeStage(store_.get(), &*tk, Stage::kEnded, StageCause::kEnded, tk->end_reason, now));
+      RETURN_IF_ERROR(ChangeStage(store_.get(), options_, &*tk, Stage::kEnded, StageCause::kEnded, tk->end_reason, now));
       RETURN_IF_ERROR(store_->EndAssignments(ticket, now));
       spdlog::info("ticket ended id={} reason=\"{}\"", ticket, tk->end_reason);
     }
@@ -176,6 +176,8 @@ Status Engine::PullDeliveredLocked(const std::string& kind, const json& payload,
     }
     RETURN_IF_ERROR(store_->InsertTicketEvent(ticket, now, tk->stage, tk->stage,
                                               "pull request #" + Num(p.number) + " opened"));
+    RETURN_IF_ERROR(EnqueueCheckRuns(store_.get(), options_, *tk, "pull request opened",
+                                     "Pull request #" + Num(p.number) + " opened for Ticket #" + Num(ticket), now));
     spdlog::info("pull request linked ticket={} number={} head={}", ticket, p.number, p.head_branch);
     line = "Pull request: " + PullLink(p);
   } else if (d.outcome == Delivery::Outcome::kFailed) {
@@ -219,7 +221,7 @@ Result<bool> Engine::RouteOnPullLocked(Ticket* tk, const Trigger& t,
     if (tk->open()) {
       tk->end_reason = "pull request #" + Num(pull->number) + (merged ? " merged" : " closed") +
                        (t.actor ? " by " + *t.actor : "");
-      RETURN_IF_ERROR(ChangeStage(store_.get(), tk, Stage::kEnded, StageCause::kEnded, tk->end_reason, now));
+      RETURN_IF_ERROR(ChangeStage(store_.get(), options_, tk, Stage::kEnded, StageCause::kEnded, tk->end_reason, now));
       RETURN_IF_ERROR(store_->EndAssignments(tk->id, now));
       spdlog::info("ticket ended id={} reason=\"{}\"", tk->id, tk->end_reason);
     }

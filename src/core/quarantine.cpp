@@ -97,7 +97,7 @@ Status Engine::SetAsideLocked(QuarantineItem q, TimeMs now) {
     RETURN_IF_ERROR(store_->EndAssignments(ticket, now));
     ASSIGN_OR_RETURN(auto tk, store_->GetTicket(ticket));
     if (tk && tk->open())
-      RETURN_IF_ERROR(ChangeStage(store_.get(), &*tk, Stage::kBlocked, StageCause::kSetAside, "set aside: " + q.reason, now));
+      RETURN_IF_ERROR(ChangeStage(store_.get(), options_, &*tk, Stage::kBlocked, StageCause::kSetAside, "set aside: " + q.reason, now));
   }
   // Effects and Threads need nothing more: their loops' queries skip what is set aside.
   spdlog::error("set aside kind={} item={} what=\"{}\" reason=\"{}\"", q.kind, q.item, q.label, q.reason);
@@ -197,7 +197,7 @@ Status Engine::RetryQuarantined(const std::string& kind, const std::string& item
       if (!iid.ok()) return iid.status();
       auto aid = store_->InsertAssignment(ticket, "worker", "retry", now);
       if (!aid.ok()) return aid.status();
-      RETURN_IF_ERROR(ChangeStage(store_.get(), &*tk, Stage::kIdle, StageCause::kRetried,
+      RETURN_IF_ERROR(ChangeStage(store_.get(), options_, &*tk, Stage::kIdle, StageCause::kRetried,
                                   "set-aside turns retried by " + who, now));
     }
   }

@@ -1,8 +1,10 @@
 #include "core/ticket_stage.h"
 
+#include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
 
 #include "store/store.h"
+#include "superagent/assign_or_return.h"
 #include "superagent/text.h"
 
 namespace superagent {
@@ -67,8 +69,58 @@ bool StageChangeAllowed(Stage from, Stage to, StageCause cause) {
   return false;
 }
 
-Status ChangeStage(store::Store* store, Ticket* ticket, Stage to, StageCause cause, const std::string& detail,
-                   TimeMs now) {
+namespace {
+
+// What the check run says of a Ticket in `stage`, in a reviewer's words.
+std::string CheckRunTitle(const Ticket& t) {
+  const std::string n = "Ticket #" + std::to_string(t.id);
+  switch (t.stage) {
+    case Stage::kWorking: return n + " is working on it";
+    case Stage::kIdle: return n + " is waiting for its next turn";
+    case Stage::kWaitingForPerson:
+      return n + " is waiting for " + (t.waiting && !t.waiting->actor.empty() ? t.waiting->actor : std::string("a person"));
+    case Stage::kReady: return n + " is ready for review";
+    case Stage::kBlocked: return n + " is blocked and needs a person";
+    case Stage::kEnded: return n + " has ended";
+  }
+  return n;
+}
+
+}  // namespace
+
+Status EnqueueCheckRuns(store::Store* store, const EngineOptions& options, const Ticket& ticket,
+                        const std::string& cause, const std::string& detail, TimeMs now) {
+  if (!options.check_runs) return Status::Ok();
+  ASSIGN_OR_RETURN(auto pulls, store->TicketPulls(ticket.id));
+  bool any = false;
+  for (const TicketPull& p : pulls) any = any || p.state == "open";
+  if (!any) return Status::Ok();
+  ASSIGN_OR_RETURN(std::int64_t event, store->LastTicketEventId(ticket.id));
+  std::string summary = text::Repair(detail);
+  if (ticket.stage == Stage::kWaitingForPerson && ticket.waiting)
+    summary += "\n\nThe question: " + text::Repair(ticket.waiting->question);
+  const std::string url = options.panel_url.empty() ? "" : options.panel_url + "/#ticket-" + std::to_string(ticket.id);
+  if (!url.empty()) summary += "\n\n[Ticket #" + std::to_string(ticket.id) + " in the panel](" + url + ")";
+  for (const TicketPull& p : pulls) {
+    if (p.state != "open") continue;
+    nlohmann::json payload = {{"channel", "github:repo"},
+                              {"idempotency_key", "check_run:ticket:" + std::to_string(ticket.id) + ":pull:" +
+                                                      std::to_string(p.number) + ":event:" + std::to_string(event)},
+                              {"ticket", ticket.id},
+                              {"number", p.number},
+                              {"stage", StageName(ticket.stage)},
+                              {"cause", cause},
+                              {"title", CheckRunTitle(ticket)},
+                              {"summary", text::Cut(summary, 4'000)},
+                              {"at", event}};
+    if (!url.empty()) payload["details_url"] = url;
+    RETURN_IF_ERROR(store->InsertEffect("", "check_run", payload.dump(), now, "action"));
+  }
+  return Status::Ok();
+}
+
+Status ChangeStage(store::Store* store, const EngineOptions& options, Ticket* ticket, Stage to, StageCause cause,
+                   const std::string& detail, TimeMs now) {
   const Stage from = ticket->stage;
   if (from == to) return Status::Ok();
   if (!StageChangeAllowed(from, to, cause))
@@ -82,7 +134,7 @@ Status ChangeStage(store::Store* store, Ticket* ticket, Stage to, StageCause cau
   RETURN_IF_ERROR(store->UpdateTicket(*ticket));
   RETURN_IF_ERROR(store->InsertTicketEvent(ticket->id, now, from, to, line));
   spdlog::info("ticket stage id={} from={} to={} cause=\"{}\"", ticket->id, StageName(from), StageName(to), line);
-  return Status::Ok();
+  return EnqueueCheckRuns(store, options, *ticket, StageCauseName(cause), line, now);
 }
 
 }  // namespace superagent

@@ -8,6 +8,7 @@
 
 #include "superagent/clock.h"
 #include "superagent/domain.h"
+#include "superagent/engine.h"
 #include "superagent/status.h"
 
 namespace superagent {
@@ -34,9 +35,18 @@ const char* StageCauseName(StageCause c);
 bool StageChangeAllowed(Stage from, Stage to, StageCause cause);
 
 // Moves `ticket` (as read in the caller's transaction) to `to`, writing the row and one history
-// line "<detail>" at `now`; logs one line. FailedPrecondition, with nothing written, when the
-// table does not allow it. A move to the stage it is in already writes nothing and is Ok.
-Status ChangeStage(store::Store* store, Ticket* ticket, Stage to, StageCause cause, const std::string& detail,
-                   TimeMs now);
+// line "<detail>" at `now`; logs one line. With options.check_runs, the check runs that show the
+// stage on the Ticket's open pull requests are enqueued too (EnqueueCheckRuns). FailedPrecondition,
+// with nothing written, when the table does not allow it. A move to the stage it is in already
+// writes nothing and is Ok.
+Status ChangeStage(store::Store* store, const EngineOptions& options, Ticket* ticket, Stage to, StageCause cause,
+                   const std::string& detail, TimeMs now);
+
+// Issue 25: enqueues, in the caller's transaction, one check_run Effect per open pull request of
+// `ticket`, showing its stage as of its newest history line (whose id orders the updates, so a
+// late retry never shows an older stage). `cause` is StageCauseName's word or what else happened
+// ("pull request opened"); `detail` the history line. Nothing unless options.check_runs.
+Status EnqueueCheckRuns(store::Store* store, const EngineOptions& options, const Ticket& ticket,
+                        const std::string& cause, const std::string& detail, TimeMs now);
 
 }  // namespace superagent

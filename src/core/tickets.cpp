@@ -41,7 +41,7 @@ Status Engine::AskPersonLocked(Ticket* tk, const HumanAction& action_in, const s
   const bool was_waiting = tk->stage == Stage::kWaitingForPerson;
   tk->waiting = action;  // also when it was waiting already: the newest question is the one open
   if (was_waiting) RETURN_IF_ERROR(store_->UpdateTicket(*tk));
-  else RETURN_IF_ERROR(ChangeStage(store_.get(), tk, Stage::kWaitingForPerson, StageCause::kAsked, "asked " + action.actor, now));
+  else RETURN_IF_ERROR(ChangeStage(store_.get(), options_, tk, Stage::kWaitingForPerson, StageCause::kAsked, "asked " + action.actor, now));
   RETURN_IF_ERROR(store_->Subscribe(action.thread, tk->id, now));
   Receipt r;
   r.id = message_id;
@@ -71,7 +71,7 @@ Status Engine::SetStage(TicketId ticket, Stage stage, const std::string& cause) 
   if (!tk) return Status::NotFound("ticket " + std::to_string(ticket) + " does not exist");
   if (!tk->open()) return Status::Conflict("ticket " + std::to_string(ticket) + " has ended");
   const StageCause why = stage == Stage::kWorking ? StageCause::kTurnStarted : StageCause::kReported;
-  RETURN_IF_ERROR(ChangeStage(store_.get(), &*tk, stage, why, cause, now));
+  RETURN_IF_ERROR(ChangeStage(store_.get(), options_, &*tk, stage, why, cause, now));
   return tx->Commit();
 }
 
@@ -84,7 +84,7 @@ Status Engine::EndTicket(TicketId ticket, const std::string& reason) {
   if (!tk) return Status::NotFound("ticket " + std::to_string(ticket) + " does not exist");
   if (!tk->open()) return Status::Ok();
   tk->end_reason = text::Repair(reason);
-  RETURN_IF_ERROR(ChangeStage(store_.get(), &*tk, Stage::kEnded, StageCause::kEnded, tk->end_reason, now));
+  RETURN_IF_ERROR(ChangeStage(store_.get(), options_, &*tk, Stage::kEnded, StageCause::kEnded, tk->end_reason, now));
   RETURN_IF_ERROR(store_->EndAssignments(ticket, now));
   RETURN_IF_ERROR(tx->Commit());
   spdlog::info("ticket ended id={} reason=\"{}\"", ticket, reason);

@@ -170,7 +170,7 @@ Result<TurnOutcome> Engine::FinishTurn(const TurnEnd& end) {
                                               text::Repair(detail + "; background work still running")));
     out.deferred = to;
   } else {
-    RETURN_IF_ERROR(ChangeStage(store_.get(), &*tk, to, StageCause::kReported, detail, now));
+    RETURN_IF_ERROR(ChangeStage(store_.get(), options_, &*tk, to, StageCause::kReported, detail, now));
   }
   RETURN_IF_ERROR(count_and_commit());
   if (out.stage != Stage::kWorking) out.deferred.reset();  // set aside meanwhile: nothing to defer
@@ -188,7 +188,7 @@ Status Engine::EndBackgroundWork(TicketId ticket, Stage after, const std::string
   ASSIGN_OR_RETURN(auto assignments, store_->AssignmentsFor(ticket));
   for (const Assignment& a : assignments)
     if (a.state == "running") return Status::Ok();  // a new turn owns the stage now
-  RETURN_IF_ERROR(ChangeStage(store_.get(), &*tk, after, StageCause::kBackgroundDone, why, now));
+  RETURN_IF_ERROR(ChangeStage(store_.get(), options_, &*tk, after, StageCause::kBackgroundDone, why, now));
   return tx->Commit();
 }
 
@@ -283,7 +283,7 @@ Result<std::string> Engine::StartAssignmentLocked(Assignment* a, Ticket* tk, con
   a->state = "running";
   a->executor = executor;
   a->started_at = now;
-  RETURN_IF_ERROR(ChangeStage(store_.get(), tk, Stage::kWorking, StageCause::kTurnStarted,
+  RETURN_IF_ERROR(ChangeStage(store_.get(), options_, tk, Stage::kWorking, StageCause::kTurnStarted,
                               "assignment " + Num(a->id) + " started", now));
   return std::string();
 }
@@ -331,7 +331,7 @@ Result<std::vector<TicketId>> Engine::RecoverInterruptedWork() {
     if (std::find(out.begin(), out.end(), id) != out.end()) continue;
     ASSIGN_OR_RETURN(auto tk, store_->GetTicket(id));
     if (!tk || tk->stage != Stage::kWorking) continue;
-    RETURN_IF_ERROR(ChangeStage(store_.get(), &*tk, Stage::kIdle, StageCause::kBackgroundDone,
+    RETURN_IF_ERROR(ChangeStage(store_.get(), options_, &*tk, Stage::kIdle, StageCause::kBackgroundDone,
                                 "background work ended with the daemon's restart", now));
   }
   RETURN_IF_ERROR(tx->Commit());

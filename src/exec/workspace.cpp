@@ -106,7 +106,13 @@ Result<RunResult> Workspaces::Git(const std::string& cwd, std::vector<std::strin
   // wrote to (its hooks, its config) must not run with it.
   const bool remote = std::find(std::begin(kRemoteCommands), std::end(kRemoteCommands), subcommand) !=
                       std::end(kRemoteCommands);
-  if (remote) spec.env.insert(spec.env.end(), options_.git_env.begin(), options_.git_env.end());
+  if (remote && options_.git_env_source) {
+    auto env = options_.git_env_source();
+    if (!env.ok()) return Status::Unavailable("git " + subcommand + " has no credentials: " + env.status().message());
+    spec.env.insert(spec.env.end(), env->begin(), env->end());
+  } else if (remote) {
+    spec.env.insert(spec.env.end(), options_.git_env.begin(), options_.git_env.end());
+  }
   return RunToCompletion(*runner_, spec, clock_, sleeper_, limit_ms > 0 ? limit_ms : options_.git_limit_ms, 20, cancel);
 }
 
@@ -167,10 +173,14 @@ std::string Base64(const std::string& in) {
 }
 }  // namespace
 
-std::vector<std::pair<std::string, std::string>> GitAuthEnv(const std::string& remote, const std::string& token) {
-  if (token.empty() || remote.rfind("https://github.com/", 0) != 0) return {};
+std::vector<std::pair<std::string, std::string>> GitAuthEnv(const std::string& remote, const std::string& token,
+                                                            const std::string& web_url) {
+  std::string base = web_url;
+  while (!base.empty() && base.back() == '/') base.pop_back();
+  // Only over https, and only to that GitHub: the header is the token itself.
+  if (token.empty() || base.rfind("https://", 0) != 0 || remote.rfind(base + "/", 0) != 0) return {};
   return {{"GIT_CONFIG_COUNT", "1"},
-          {"GIT_CONFIG_KEY_0", "http.https://github.com/.extraHeader"},
+          {"GIT_CONFIG_KEY_0", "http." + base + "/.extraHeader"},
           {"GIT_CONFIG_VALUE_0", "Authorization: Basic " + Base64("x-access-token:" + token)}};
 }
 

@@ -381,6 +381,16 @@ Status Store::InsertTicketEvent(TicketId id, TimeMs at, std::optional<Stage> fro
   return s.Bind(4, StageName(to)).Bind(5, cause).Run();
 }
 
+Result<std::int64_t> Store::LastTicketEventId(TicketId id) {
+  Stmt s = db_.Prepare("SELECT COALESCE(MAX(id), 0) FROM ticket_events WHERE ticket_id = ?");
+  s.Bind(1, id);
+  if (!s.Step()) {
+    if (!s.status().ok()) return s.status();  // a failed read is not "no lines"
+    return std::int64_t{0};
+  }
+  return s.Int(0);
+}
+
 Result<std::int64_t> Store::InsertMandate(const Mandate& m) {
   Stmt s = db_.Prepare(
       "INSERT INTO mandates (ticket_id, policy_version, scope, strength, matched_rules, source, sender, admission, "

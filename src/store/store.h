@@ -109,6 +109,8 @@ class Store {
   Result<std::optional<TicketId>> TicketByOrigin(std::int64_t origin_seq);
   Status UpdateTicket(const Ticket& t);
   Status InsertTicketEvent(TicketId id, TimeMs at, std::optional<Stage> from, Stage to, const std::string& cause);
+  // The id of the Ticket's newest history line (ids grow with every line of every Ticket); 0 when none.
+  Result<std::int64_t> LastTicketEventId(TicketId id);
   Result<std::int64_t> InsertMandate(const Mandate& m);
   Result<std::optional<Mandate>> MandateForTicket(TicketId id);
   // How many Mandates `source` made since `since` (inclusive), only `sender`'s when it is set.

@@ -252,6 +252,27 @@ test('explain tells a message’s whole story from its link', async () => {
   await page.locator('#explain-summary', { hasText: 'was ever received' }).waitFor();
 });
 
+test('a check run’s link to a Ticket opens that Ticket in the panel', async () => {
+  // GitHub's check run links "<panel.public_url>/#ticket-N" (issue 25): opened fresh, and followed
+  // from a panel already open.
+  const p = await openPanel();
+  const fresh = await p.context().newPage();
+  await fresh.goto(new URL(`/#ticket-${seed.question_old}`, url).href);
+  await fresh.locator(`#tickets li[data-ticket="${seed.question_old}"] .detail`).waitFor();
+  // Scrolled to it: the person sees the Ticket, not the top of the page.
+  await fresh.waitForFunction((id) => {
+    const top = document.querySelector(`#tickets li[data-ticket="${id}"]`)?.getBoundingClientRect().top;
+    return top !== undefined && top > -2 && top < window.innerHeight / 2;  // sub-pixel: -0.09 is the top
+  }, seed.question_old);
+  await fresh.screenshot({ path: join(shots, 'ticket-link-1280x800-light.png') });
+  await p.goto(new URL(`/#ticket-${seed.set_aside}`, url).href);
+  await p.locator(`#tickets li[data-ticket="${seed.set_aside}"] .detail`).waitFor();
+  await p.goto(new URL('/#ticket-99999999', url).href);  // a Ticket that does not exist: nothing breaks
+  await p.goto(new URL('/#ticket-<img src=x onerror=alert(1)>', url).href);
+  assert.deepEqual(p.errors, []);
+  await p.context().close();
+});
+
 test('a new Trigger shows up live, without reloading the page', async () => {
   await page.evaluate(() => { window.__sameDocument = true; });
   const trigger = {

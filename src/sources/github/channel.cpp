@@ -73,6 +73,16 @@ std::string IdOf(const json& body, const char* key = "id") {
 
 }  // namespace
 
+std::string WebUrlOf(const std::string& api_url) {
+  std::string base = api_url;
+  while (!base.empty() && base.back() == '/') base.pop_back();
+  if (base == "https://api.github.com") return "https://github.com";
+  const std::string ghes = "/api/v3";
+  if (base.size() > ghes.size() && base.compare(base.size() - ghes.size(), ghes.size(), ghes) == 0)
+    return base.substr(0, base.size() - ghes.size());
+  return base;
+}
+
 std::string ReceiptMarker(const std::string& id) { return "<!-- superagent-receipt: " + id + " -->"; }
 
 std::string MessageText(const std::string& body, const std::string& marker_id) {
@@ -127,6 +137,7 @@ Delivery GitHubChannel::Perform(const Effect& effect, bool outcome_unknown) {
   if (effect.kind == "add_reaction") return AddReaction(effect);
   if (effect.kind == "open_pull_request") return OpenPullRequest(effect, outcome_unknown);
   if (effect.kind == "merge_pull_request") return MergePullRequest(effect);
+  if (effect.kind == "check_run") return CheckRun(effect);
   return Delivery::Failed("the GitHub channel does not perform \"" + effect.kind + "\"");
 }
 
@@ -374,6 +385,102 @@ Delivery GitHubChannel::MergePullRequest(const Effect& effect) {
   // GitHub's own words say which, and only a new action with a new head can change them.
   if (merged.status == 405 || merged.status == 409) return Delivery::Failed(what + ": " + merged.error);
   return FromResponse(merged, what);
+}
+
+namespace {
+
+// A check run's external_id: which Ticket's stage it shows, and as of when.
+std::string CheckRunExternalId(std::int64_t ticket, std::int64_t at) {
+  return "superagent-ticket-" + std::to_string(ticket) + "@" + std::to_string(at);
+}
+
+// The `at` of a check run this daemon made for `ticket`, or -1 for anyone else's.
+std::int64_t CheckRunAt(const json& run, std::int64_t ticket) {
+  const std::string id = json_read::StringOr(run, "external_id");
+  const std::string prefix = "superagent-ticket-" + std::to_string(ticket) + "@";
+  std::int64_t at = 0;
+  if (id.rfind(prefix, 0) != 0 || !ParsePositive(id.substr(prefix.size()), &at)) return -1;
+  return at;
+}
+
+}  // namespace
+
+Delivery GitHubChannel::CheckRun(const Effect& effect) {
+  json_read::Fields f(effect.payload, "check_run");
+  const std::int64_t ticket = f.Int("ticket");
+  const std::int64_t number = f.Int("number");
+  const std::string stage = f.String("stage");
+  const std::int64_t at = f.Int("at");
+  const std::string title = f.OptString("title");
+  const std::string summary = f.OptString("summary");
+  const std::string cause = f.OptString("cause");
+  const std::string details_url = f.OptString("details_url");
+  if (!f.ok()) return Delivery::Failed(f.status().message());
+  if (ticket <= 0 || number <= 0 || at <= 0) return Delivery::Failed("check_run: ticket, number and at must be positive");
+
+  // Its stage in the words GitHub shows: a Ticket still at work is in progress; ready passes;
+  // blocked needs a person (action_required links to the panel); a stopped Ticket was cancelled.
+  json run = {{"name", kCheckRunName}, {"external_id", CheckRunExternalId(ticket, at)}};
+  if (stage == "working" || stage == "idle" || stage == "waiting_for_person") {
+    run["status"] = "in_progress";
+  } else if (stage == "ready") {
+    run["conclusion"] = "success";
+  } else if (stage == "blocked") {
+    run["conclusion"] = "action_required";
+  } else if (stage == "ended") {
+    run["conclusion"] = cause == "stopped" ? "cancelled" : "neutral";
+  } else {
+    return Delivery::Failed("check_run: unknown stage \"" + text::Cut(text::Repair(stage), 40) + "\"");
+  }
+  const bool completed = run.contains("conclusion");
+  if (completed) run["completed_at"] = IsoSeconds(at);
+  if (!details_url.empty()) run["details_url"] = details_url;
+  // GitHub's own limits: a title of 255 characters would be refused, a summary of 65535.
+  run["output"] = {{"title", text::Cut(text::Repair(title.empty() ? stage : title), 200)},
+                   {"summary", text::Cut(text::Repair(summary.empty() ? title : summary), 60'000)}};
+
+  const std::string what = "check run for pull request #" + std::to_string(number);
+  ApiResponse pull = client_->Get("/repos/" + repo_ + "/pulls/" + std::to_string(number), CallOptions{0, 2});
+  if (!pull.ok()) return FromResponse(pull, what);
+  const std::string head_sha = json_read::StringOr(pull.body, "head.sha");
+  if (head_sha.size() < 7 || head_sha.find_first_not_of("0123456789abcdef") != std::string::npos)
+    return Delivery::Failed(what + ": GitHub's answer names no head commit");
+
+  // One check run per head commit: the one made earlier is updated, unless it already shows a
+  // later stage (an Effect retried after a newer one went through) or this very update (a retry
+  // after an answer was lost).
+  ApiResponse listed = client_->Get("/repos/" + repo_ + "/commits/" + head_sha + "/check-runs?check_name=" +
+                                        QueryValue(kCheckRunName) + "&per_page=100",
+                                    CallOptions{0, 2});
+  if (!listed.ok()) return FromResponse(listed, what);
+  const json* mine = nullptr;
+  std::int64_t mine_at = -1;
+  if (listed.body.is_object() && listed.body.contains("check_runs") && listed.body["check_runs"].is_array())
+    for (const json& r : listed.body["check_runs"]) {
+      const std::int64_t r_at = CheckRunAt(r, ticket);
+      if (r_at > mine_at) {
+        mine = &r;
+        mine_at = r_at;
+      }
+    }
+  if (mine != nullptr && mine_at >= at) return Delivery::Done(IdOf(*mine));
+  ApiResponse written;
+  // A finished check run is not reopened: a new one shows the Ticket at work again (GitHub shows
+  // the newest of a name).
+  if (mine != nullptr && (completed || json_read::StringOr(*mine, "status") != "completed")) {
+    written = client_->Send("PATCH", "/repos/" + repo_ + "/check-runs/" + IdOf(*mine), run);
+  } else {
+    run["head_sha"] = head_sha;
+    written = client_->Send("POST", "/repos/" + repo_ + "/check-runs", run);
+  }
+  if (written.status == 403)
+    return Delivery::Failed(what + ": " + written.error +
+                            " (check runs need a GitHub App with the checks: write permission)");
+  Delivery d = FromResponse(written, what);
+  if (d.outcome == Delivery::Outcome::kDone)
+    spdlog::info("github check run shown ticket={} number={} stage={} check_run={}", ticket, number, stage,
+                 d.external_id);
+  return d;
 }
 
 }  // namespace superagent::github

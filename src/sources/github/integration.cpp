@@ -10,7 +10,8 @@ Integration::~Integration() {
 Result<std::unique_ptr<Integration>> Integration::Create(IntegrationOptions options, Engine* engine, Clock* clock,
                                                          std::unique_ptr<HttpClient> http) {
   if (options.source.repo.empty()) return Status::InvalidArgument("no repository: the GitHub Source is disabled");
-  if (options.client.token.empty()) return Status::InvalidArgument("the GitHub Source needs a token");
+  if (options.client.token.empty() && !options.client.token_source)
+    return Status::InvalidArgument("the GitHub Source needs a token or a GitHub App");
   std::unique_ptr<Integration> g(new Integration());
   g->http_ = http ? std::move(http) : MakeCurlHttpClient("superagent/" SUPERAGENT_VERSION);
   ClientOptions co = std::move(options.client);
@@ -39,6 +40,8 @@ Result<std::unique_ptr<Integration>> Integration::Create(IntegrationOptions opti
   if (!options.merge_token.empty()) {
     // Auto-merge's own account (SPEC §6): a person's or merge bot's token, never the poller's.
     co.token = options.merge_token;
+    co.token_source = nullptr;  // never the App's installation token: auto-merge is a person's act
+    co.token_rejected = nullptr;
     co.cancel = nullptr;
     g->merge_client_ = std::make_unique<Client>(g->http_.get(), clock, [](TimeMs) {}, co);
     channel_options.merge_client = g->merge_client_.get();

@@ -13,6 +13,15 @@ using nlohmann::json;
 
 namespace {
 
+// Whether `login` is the App `slug`'s bot ("<slug>[bot]"), ignoring case as GitHub does.
+bool AppBotLoginMatches(const std::string& login, const std::string& slug) {
+  const std::string want = slug + "[bot]";
+  if (login.size() != want.size()) return false;
+  for (std::size_t i = 0; i < want.size(); ++i)
+    if (std::tolower(static_cast<unsigned char>(login[i])) != std::tolower(static_cast<unsigned char>(want[i]))) return false;
+  return true;
+}
+
 const json* Field(const json& j, const char* key) {
   if (!j.is_object()) return nullptr;
   auto it = j.find(key);
@@ -511,7 +520,13 @@ Normalized NormalizeCheckRun(const json& run, const NormalizeContext& ctx, const
     std::string slug;
     // GitHub Actions reports the same result as a workflow run, which is read instead.
     if (OptString(*app, "slug", &slug) && slug == "github-actions") return Skip(what + ": reported by its workflow run");
+    // The daemon's own check run shows a Ticket's stage (issue 25); read back as CI, a Ticket
+    // marked ready would be told its own "success" and loop on it.
+    if (!slug.empty() && AppBotLoginMatches(ctx.bot_login, slug)) return Skip(what + ": the agent's own check run");
   }
+  std::string external_id;
+  if (OptString(run, "external_id", &external_id) && external_id.rfind("superagent-ticket-", 0) == 0)
+    return Skip(what + ": the agent's own check run");
   // Webhooks say the branch in check_suite.head_branch; the REST listing is already per branch.
   branch = default_branch;
   if (const json* suite = Field(run, "check_suite"); suite != nullptr && suite->is_object()) {

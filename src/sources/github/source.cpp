@@ -112,7 +112,11 @@ bool Source::EnsureIdentity(RoundReport* report) {
   }
   std::string login = options_.bot_login;
   std::string error;
-  if (login.empty()) {
+  if (login.empty() && options_.identity) {
+    auto got = options_.identity();
+    if (got.ok()) login = *got;
+    else error = got.status().message();
+  } else if (login.empty()) {
     ApiResponse r = client_->Get("/user", PollCall());
     auto got = json_read::String(r.body, "login");
     if (r.ok() && got.ok() && !got->empty()) {
@@ -629,8 +633,10 @@ void Source::PollRepoIssues(std::map<std::string, std::string>& cursors, RoundRe
         if (n.kind == Normalized::Kind::kTrigger) {
           const bool pull = n.trigger.scope == "pulls";
           if ((pull && !options_.read_pulls) || (!pull && !options_.read_issues)) continue;
-          // New issues only: an old issue is listed again whenever anything on it changes.
-          if (n.trigger.at < since) continue;
+          // New issues only: an old issue is listed again whenever anything on it changes. Without
+          // notifications (a GitHub App) an old issue that now addresses the agent (assigned to it,
+          // or its text edited to mention it) is what a notification would have brought.
+          if (n.trigger.at < since && !(n.trigger.addressed && !options_.read_notifications)) continue;
           auto d = DiscussionOf(n.trigger.threads.front());
           ReceiveNormalized(n, "poll:issues", d && Followed(*d, cursors), &intake, report);
         } else {
@@ -887,7 +893,7 @@ RoundReport Source::Round() {
   bool notifications_due = false;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    notifications_due = now >= next_notifications_at_;
+    notifications_due = options_.read_notifications && now >= next_notifications_at_;
   }
   if (notifications_due) {
     // Failed items first, then new notifications; the failed-item set and the advanced global

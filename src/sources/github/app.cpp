@@ -1,14 +1,18 @@
-#include "sources/github/app_auth.h"
+#include "superagent/github_app.h"
 
 #include <openssl/evp.h>
 #include <openssl/pem.h>
 #include <openssl/rsa.h>
 
+#include <algorithm>
 #include <memory>
 
 #include <nlohmann/json.hpp>
 
+#include <spdlog/spdlog.h>
+
 #include "superagent/assign_or_return.h"
+#include "superagent/json_read.h"
 #include "superagent/text.h"
 
 namespace superagent::github {
@@ -98,15 +102,76 @@ Result<std::string> AppJwt(const std::string& app_id, const std::string& private
   return signing_input + "." + Base64Url(signature);
 }
 
+std::string AppBotLogin(const std::string& slug) { return slug + "[bot]"; }
+
+Result<AppFacts> ReadApp(HttpClient* http, const AppAuthOptions& options, TimeMs now) {
+  ASSIGN_OR_RETURN(std::string jwt, AppJwt(options.app_id, options.private_key_pem, now));
+  HttpResponse r = http->Send(AppRequest("GET", Base(options.api_url) + "/app", jwt, options.user_agent));
+  if (r.status != 200) return Status::Unavailable("GET /app with the App's JWT: " + Why(r));
+  json body = json::parse(r.body, nullptr, false);
+  AppFacts f;
+  f.slug = json_read::StringOr(body, "slug");
+  f.name = json_read::StringOr(body, "name");
+  // A slug is what GitHub makes of the name: lower-case letters, digits and dashes. Anything else
+  // would make a login the daemon cannot be mentioned by.
+  const bool plain = !f.slug.empty() && f.slug.size() <= 100 &&
+                     std::all_of(f.slug.begin(), f.slug.end(), [](char c) {
+                       return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || (c >= 'A' && c <= 'Z');
+                     });
+  if (!plain) return Status::Unavailable("GitHub's answer to GET /app has no usable slug");
+  return f;
+}
+
+Result<InstallationFacts> ReadInstallation(HttpClient* http, const AppAuthOptions& options, const std::string& repo,
+                                           TimeMs now) {
+  ASSIGN_OR_RETURN(std::string jwt, AppJwt(options.app_id, options.private_key_pem, now));
+  HttpResponse r = http->Send(AppRequest("GET", Base(options.api_url) + "/repos/" + repo + "/installation", jwt,
+                                         options.user_agent));
+  if (r.status == 404) return Status::NotFound("the App is not installed on " + repo);
+  if (r.status != 200) return Status::Unavailable("finding the App's installation on " + repo + " failed: " + Why(r));
+  json body = json::parse(r.body, nullptr, false);
+  InstallationFacts f;
+  f.id = json_read::IntOr(body, "id", 0);
+  if (f.id <= 0) return Status::Unavailable("GitHub's installation answer for " + repo + " has no id");
+  if (body.contains("permissions") && body["permissions"].is_object()) f.permissions = body["permissions"];
+  if (body.contains("events") && body["events"].is_array())
+    for (const json& e : body["events"])
+      if (e.is_string()) f.events.push_back(e.get<std::string>());
+  return f;
+}
+
+std::vector<std::string> MissingAppPermissions(const json& granted) {
+  // What each part of the daemon does with them: read and answer discussions (issues), open and
+  // merge pull requests (pull_requests), push Ticket branches (contents), show a Ticket's stage
+  // on its PR (checks); metadata every App has.
+  static const std::pair<const char*, const char*> kNeeded[] = {
+      {"issues", "write"}, {"pull_requests", "write"}, {"contents", "write"}, {"checks", "write"}, {"metadata", "read"}};
+  std::vector<std::string> missing;
+  for (const auto& [name, level] : kNeeded) {
+    const std::string have = json_read::StringOr(granted, name);
+    const bool enough = have == "write" || have == "admin" || (std::string(level) == "read" && have == "read");
+    if (!enough) missing.push_back(std::string(name) + ": " + level);
+  }
+  return missing;
+}
+
 InstallationTokens::InstallationTokens(HttpClient* http, Clock* clock, AppAuthOptions options)
     : http_(http), clock_(clock), options_(std::move(options)) {}
+
+InstallationTokens::InstallationTokens(std::unique_ptr<HttpClient> http, Clock* clock, AppAuthOptions options)
+    : owned_http_(std::move(http)), http_(owned_http_.get()), clock_(clock), options_(std::move(options)) {}
 
 Result<std::string> InstallationTokens::Token() {
   std::lock_guard<std::mutex> lock(mu_);
   const TimeMs now = clock_->NowMs();
   if (!token_.empty() && expires_at_ - now > options_.refresh_before_ms) return token_;
   token_.clear();
-  if (options_.installation_id <= 0) return Status::InvalidArgument("the App's installation id is not known");
+  if (options_.installation_id <= 0) {
+    if (options_.repo.empty()) return Status::InvalidArgument("the App's installation id is not known");
+    ASSIGN_OR_RETURN(InstallationFacts found, ReadInstallation(http_, options_, options_.repo, now));
+    options_.installation_id = found.id;
+    spdlog::info("github app installation id={} repo={}", found.id, options_.repo);
+  }
   ASSIGN_OR_RETURN(std::string jwt, AppJwt(options_.app_id, options_.private_key_pem, now));
   HttpResponse r = http_->Send(AppRequest(
       "POST", Base(options_.api_url) + "/app/installations/" + std::to_string(options_.installation_id) + "/access_tokens",
@@ -117,10 +182,10 @@ Result<std::string> InstallationTokens::Token() {
                                " was refused: " + Why(r));
   json body = json::parse(r.body, nullptr, false);
   TimeMs expires = 0;
-  if (!body.is_object() || !body.contains("token") || !body["token"].is_string() || body["token"].get<std::string>().empty() ||
-      !body.contains("expires_at") || !body["expires_at"].is_string() || !ParseTime(body["expires_at"].get<std::string>(), &expires))
+  const std::string token = json_read::StringOr(body, "token");
+  if (token.empty() || !ParseTime(json_read::StringOr(body, "expires_at"), &expires))
     return Status::Unavailable("GitHub's installation token answer has no token or no expires_at");
-  token_ = body["token"].get<std::string>();
+  token_ = token;
   expires_at_ = expires;
   return token_;
 }
@@ -131,22 +196,17 @@ void InstallationTokens::Invalidate() {
   expires_at_ = 0;
 }
 
+Result<std::string> InstallationTokens::BotLogin() {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!bot_login_.empty()) return bot_login_;
+  ASSIGN_OR_RETURN(AppFacts app, ReadApp(http_, options_, clock_->NowMs()));
+  bot_login_ = AppBotLogin(app.slug);
+  return bot_login_;
+}
+
 int InstallationTokens::exchanges() const {
   std::lock_guard<std::mutex> lock(mu_);
   return exchanges_;
-}
-
-Result<std::int64_t> DiscoverInstallation(HttpClient* http, const AppAuthOptions& options, const std::string& repo,
-                                          TimeMs now) {
-  ASSIGN_OR_RETURN(std::string jwt, AppJwt(options.app_id, options.private_key_pem, now));
-  HttpResponse r = http->Send(AppRequest("GET", Base(options.api_url) + "/repos/" + repo + "/installation", jwt,
-                                         options.user_agent));
-  if (r.status == 404) return Status::NotFound("the App is not installed on " + repo);
-  if (r.status != 200) return Status::Unavailable("finding the App's installation on " + repo + " failed: " + Why(r));
-  json body = json::parse(r.body, nullptr, false);
-  if (!body.is_object() || !body.contains("id") || !body["id"].is_number_integer())
-    return Status::Unavailable("GitHub's installation answer for " + repo + " has no id");
-  return body["id"].get<std::int64_t>();
 }
 
 }  // namespace superagent::github
