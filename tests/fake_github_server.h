@@ -703,6 +703,7 @@ class FakeGitHub {
         if (!run.contains("status")) run["status"] = run.contains("conclusion") ? "completed" : "queued";
         if (run.contains("conclusion")) run["status"] = "completed";
         run["started_at"] = Iso(clock_->NowMs());
+        if (run["status"] == "completed") run["completed_at"] = Iso(clock_->NowMs());
         check_runs.push_back(run);
         return Answer(req, res, 201, run);
       }
@@ -738,8 +739,13 @@ class FakeGitHub {
         if (!run.is_object() || run.value("id", std::int64_t{0}) != std::atoll(m[0].c_str())) continue;
         if (in.is_object())
           for (const auto& [k, v] : in.items()) run[k] = v;
-        if (in.is_object() && in.contains("conclusion")) run["status"] = "completed";
-        else if (in.is_object() && in.value("status", "") != "completed") run.erase("conclusion");
+        if (in.is_object() && in.contains("conclusion")) {
+          run["status"] = "completed";
+          run["completed_at"] = Iso(clock_->NowMs());
+        } else if (in.is_object() && in.value("status", "") != "completed") {
+          run.erase("conclusion");
+          run.erase("completed_at");
+        }
         return Answer(req, res, 200, run);
       }
       return not_found();

@@ -169,6 +169,24 @@ TEST(GitHubNormalizeTest, DefaultBranchCiFromRealPayloads) {
   EXPECT_EQ(c.trigger.id, "github:ci:check:128620228@2019-05-15T15:21:12Z");
   EXPECT_EQ(NormalizeCheckRun(other["check_run"], kCtx, other["repository"]["default_branch"]).kind,
             Normalized::Kind::kSkip);  // "changes" is not the default branch "master"
+
+  // Issue 25: the daemon's own check run (its App's slug, or its external_id) is never CI news —
+  // known even before GitHub has stamped it completed.
+  nlohmann::json own = other["check_run"];
+  own["external_id"] = "superagent-ticket-4@17";
+  own.erase("completed_at");
+  Normalized skipped = NormalizeCheckRun(own, kCtx, "changes");
+  EXPECT_EQ(skipped.kind, Normalized::Kind::kSkip);
+  EXPECT_THAT(skipped.why, HasSubstr("the agent's own check run"));
+  NormalizeContext app_ctx = kCtx;
+  app_ctx.bot_login = "Team-Agent[bot]";
+  nlohmann::json by_app = other["check_run"];
+  by_app["app"]["slug"] = "team-agent";
+  EXPECT_EQ(NormalizeCheckRun(by_app, app_ctx, "changes").kind, Normalized::Kind::kSkip);
+  by_app["app"]["slug"] = "team-agent-ci";  // another App's run on the same head is CI
+  EXPECT_EQ(NormalizeCheckRun(by_app, app_ctx, "changes").kind, Normalized::Kind::kTrigger);
+  by_app["external_id"] = 42;  // a wrong type is no claim of being ours
+  EXPECT_EQ(NormalizeCheckRun(by_app, app_ctx, "changes").kind, Normalized::Kind::kTrigger);
 }
 
 TEST(GitHubNormalizeTest, MalformedItemsAreReportedNotThrown) {

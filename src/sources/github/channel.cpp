@@ -432,8 +432,8 @@ Delivery GitHubChannel::CheckRun(const Effect& effect) {
   } else {
     return Delivery::Failed("check_run: unknown stage \"" + text::Cut(text::Repair(stage), 40) + "\"");
   }
+  // A conclusion marks the run completed; GitHub stamps the time itself.
   const bool completed = run.contains("conclusion");
-  if (completed) run["completed_at"] = IsoSeconds(at);
   if (!details_url.empty()) run["details_url"] = details_url;
   // GitHub's own limits: a title of 255 characters would be refused, a summary of 65535.
   run["output"] = {{"title", text::Cut(text::Repair(title.empty() ? stage : title), 200)},

@@ -511,6 +511,16 @@ Normalized NormalizeCheckRun(const json& run, const NormalizeContext& ctx, const
   TimeMs at = 0;
   if (!ReqInt(run, "id", &id)) return Malformed("check run: no integer id");
   const std::string what = "check run " + std::to_string(id);
+  // The daemon's own check run shows a Ticket's stage (issue 25); read back as CI, a Ticket
+  // marked ready would be told its own "success" and loop on it. Known before anything else.
+  if (const json* app = Field(run, "app"); app != nullptr && app->is_object()) {
+    std::string slug;
+    if (OptString(*app, "slug", &slug) && !slug.empty() && AppBotLoginMatches(ctx.bot_login, slug))
+      return Skip(what + ": the agent's own check run");
+  }
+  std::string external_id;
+  if (OptString(run, "external_id", &external_id) && external_id.rfind("superagent-ticket-", 0) == 0)
+    return Skip(what + ": the agent's own check run");
   if (!ReqString(run, "status", &status)) return Malformed(what + ": no status");
   if (status != "completed") return Skip(what + ": not completed");
   if (!ReqString(run, "head_sha", &sha)) return Malformed(what + ": no head_sha");
@@ -520,13 +530,7 @@ Normalized NormalizeCheckRun(const json& run, const NormalizeContext& ctx, const
     std::string slug;
     // GitHub Actions reports the same result as a workflow run, which is read instead.
     if (OptString(*app, "slug", &slug) && slug == "github-actions") return Skip(what + ": reported by its workflow run");
-    // The daemon's own check run shows a Ticket's stage (issue 25); read back as CI, a Ticket
-    // marked ready would be told its own "success" and loop on it.
-    if (!slug.empty() && AppBotLoginMatches(ctx.bot_login, slug)) return Skip(what + ": the agent's own check run");
   }
-  std::string external_id;
-  if (OptString(run, "external_id", &external_id) && external_id.rfind("superagent-ticket-", 0) == 0)
-    return Skip(what + ": the agent's own check run");
   // Webhooks say the branch in check_suite.head_branch; the REST listing is already per branch.
   branch = default_branch;
   if (const json* suite = Field(run, "check_suite"); suite != nullptr && suite->is_object()) {
