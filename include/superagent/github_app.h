@@ -76,7 +76,7 @@ class InstallationTokens {
   void Invalidate();
   // AppBotLogin of GET /app's slug, asked once and then remembered.
   Result<std::string> BotLogin();
-  // Exchanges made so far (tests and /metrics).
+  // Exchanges made so far (tests count them).
   int exchanges() const;
 
  private:
