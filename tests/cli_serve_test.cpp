@@ -100,6 +100,17 @@ class ServeTest : public ::testing::Test {
     auto res = http.Post("/hooks/github", headers, body, "application/json");
     return res ? res->status : 0;
   }
+  // Another CI's failed check run on Ticket 1's branch at `sha`, as its webhook carries it.
+  static json FailedCheckOnTicketOne(const std::string& sha) {
+    json check = WebhookExample("check_run", "completed");
+    check["check_run"]["id"] = 777001;
+    check["check_run"]["conclusion"] = "failure";
+    check["check_run"]["head_sha"] = sha;
+    check["check_run"]["completed_at"] = "2026-12-05T06:00:00Z";
+    check["check_run"]["app"]["slug"] = "buildkite";
+    check["check_run"]["check_suite"]["head_branch"] = "superagent/ticket-1";
+    return check;
+  }
   static std::vector<std::pair<std::string, std::string>> GitHubEnv() {
     return {{"GITHUB_TOKEN", "ghp_THISISASECRETVALUE0123456789"}, {"GITHUB_WEBHOOK_SECRET", "hook-secret"}};
   }
@@ -304,14 +315,7 @@ TEST_F(ServeTest, ATicketFollowsItsPullRequestThroughFailingCiUntilItIsMerged) {
             std::string::npos) << pr_body;
 
   // CI fails on the PR's branch: the worker gets a turn to fix it.
-  json check = WebhookExample("check_run", "completed");
-  check["check_run"]["id"] = 777001;
-  check["check_run"]["conclusion"] = "failure";
-  check["check_run"]["head_sha"] = "0123456789abcdef0123456789abcdef01234567";
-  check["check_run"]["completed_at"] = "2026-12-05T06:00:00Z";
-  check["check_run"]["app"]["slug"] = "buildkite";
-  check["check_run"]["check_suite"]["head_branch"] = "superagent/ticket-1";
-  ASSERT_EQ(DeliverEvent("check_run", "ci-1", check), 200);
+  ASSERT_EQ(DeliverEvent("check_run", "ci-1", FailedCheckOnTicketOne("0123456789abcdef0123456789abcdef01234567")), 200);
   ASSERT_TRUE(d.WaitForCount("ci failed on a ticket's pull request ticket=1 number=100 attempt=1/2", 1)) << d.log();
   ASSERT_TRUE(d.WaitForCount("worker turn ended", 2)) << d.log();
   ASSERT_TRUE(d.WaitForCount("github message posted", 3)) << d.log();
@@ -378,14 +382,7 @@ TEST_P(ServeAppTest, AMentionIsAnsweredByTheAppAndItsPullRequestShowsTheTicketsS
   EXPECT_EQ(runs[0]["details_url"], "https://agent.example.com/#ticket-1");
 
   // CI fails on the PR's head: the Ticket works again (a check run in progress), then is ready.
-  json check = WebhookExample("check_run", "completed");
-  check["check_run"]["id"] = 777001;
-  check["check_run"]["conclusion"] = "failure";
-  check["check_run"]["head_sha"] = FakeGitHub::HeadSha(number);
-  check["check_run"]["completed_at"] = "2026-12-05T06:00:00Z";
-  check["check_run"]["app"]["slug"] = "buildkite";
-  check["check_run"]["check_suite"]["head_branch"] = "superagent/ticket-1";
-  ASSERT_EQ(DeliverEvent("check_run", "ci-1", check), 200);
+  ASSERT_EQ(DeliverEvent("check_run", "ci-1", FailedCheckOnTicketOne(FakeGitHub::HeadSha(number))), 200);
   ASSERT_TRUE(d.WaitForCount("worker turn ended", 2)) << d.log();
   ASSERT_TRUE(d.WaitForCount("github message posted", 3)) << d.log();
   ASSERT_TRUE(d.WaitForCount("github check run shown ticket=1", 3)) << d.log();

@@ -227,17 +227,17 @@ class Doctor {
     Add("github.notifications", R::kSkipped,
         "a GitHub App has no notifications: mentions arrive by webhook and by reading the repository's "
         "issues and comments");
-    auto app = MakeGitHubApp(config_, SystemClock());
-    if (!app.ok()) {
-      Add("github.app", R::kFailed, app.status().message(),
+    const TimeMs now = SystemClock()->NowMs();
+    auto options = GitHubAppOptionsFor(config_, now);
+    if (!options.ok()) {
+      Add("github.app", R::kFailed, options.status().message(),
           "put the App's .pem in the service's EnvironmentFile (/etc/superagent/secrets.env) as " +
               g.app_private_key_env + "=\"<the whole .pem, quoted over its lines>\", and github.app_id from the "
               "App's settings page (docs/007-operations.md, \"GitHub App\")");
       for (const char* n : {"github.installation", "github.token", "github.repo"}) Add(n, R::kSkipped, "needs the App's key");
       return "";
     }
-    github::AppAuthOptions a = AppOptions();
-    const TimeMs now = SystemClock()->NowMs();
+    github::AppAuthOptions a = *options;
     auto facts = github::ReadApp(&http_, a, now);
     if (!facts.ok()) {
       Add("github.app", R::kFailed, facts.status().message(),
@@ -297,18 +297,6 @@ class Doctor {
     }
     Add("github.token", R::kOk, "installation token issued (valid an hour; the daemon renews it)");
     return *token;
-  }
-
-  // The App as MakeGitHubApp reads it from the config, asking through the doctor's HttpClient.
-  github::AppAuthOptions AppOptions() const {
-    const auto& g = config_.github;
-    github::AppAuthOptions a;
-    a.api_url = g.api_url;
-    a.app_id = g.app_id;
-    a.private_key_pem = GitHubAppPrivateKey(config_);
-    a.repo = g.repo;
-    if (!g.app_installation_id.empty()) a.installation_id = std::stoll(g.app_installation_id);
-    return a;
   }
 
   // The Feishu app as the daemon will use it: credentials present and accepted (a tenant token),
@@ -494,9 +482,11 @@ class Doctor {
     // token handling), prepared in a scratch directory that is removed afterwards.
     namespace fs = std::filesystem;
     const fs::path scratch = fs::temp_directory_path() / ("superagent-doctor-" + std::to_string(::getpid()));
+    // With an App, git asks it for a token through the doctor's HttpClient, as serve's would.
     std::shared_ptr<github::InstallationTokens> app;
-    if (config_.github.auth == "app" && !config_.github.repo.empty())
-      app = std::make_shared<github::InstallationTokens>(&http_, SystemClock(), AppOptions());
+    if (auto a = GitHubAppOptionsFor(config_, SystemClock()->NowMs()); config_.github.auth == "app" &&
+                                                                        !config_.github.repo.empty() && a.ok())
+      app = std::make_shared<github::InstallationTokens>(&http_, SystemClock(), std::move(*a));
     exec::WorkspaceOptions wo = WorkspaceOptionsFor(config_, scratch.string(), app);
     if (wo.remote.empty()) {
       Add("git.remote", R::kSkipped, "no execution.git_remote and no github.repo: execution is off, Tickets wait",

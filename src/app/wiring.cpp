@@ -47,9 +47,7 @@ std::string GitHubAppPrivateKey(const Config& config) {
   return pem;
 }
 
-Result<std::shared_ptr<github::InstallationTokens>> MakeGitHubApp(const Config& config, Clock* clock,
-                                                                  std::unique_ptr<HttpClient> http) {
-  if (config.github.auth != "app" || config.github.repo.empty()) return std::shared_ptr<github::InstallationTokens>();
+Result<github::AppAuthOptions> GitHubAppOptionsFor(const Config& config, TimeMs now) {
   github::AppAuthOptions a;
   a.api_url = config.github.api_url;
   a.app_id = config.github.app_id;
@@ -63,11 +61,19 @@ Result<std::shared_ptr<github::InstallationTokens>> MakeGitHubApp(const Config& 
                                    config.github.app_private_key_env +
                                    " is not set (github.auth: app needs the App's private key, the .pem GitHub gave)");
   // A key that cannot sign is said now, not at the first request an hour into the night.
-  if (auto jwt = github::AppJwt(a.app_id, a.private_key_pem, clock->NowMs()); !jwt.ok())
+  if (auto jwt = github::AppJwt(a.app_id, a.private_key_pem, now); !jwt.ok())
     return Status::InvalidArgument("github.app_private_key_env: " + config.github.app_private_key_env + ": " +
                                    jwt.status().message());
-  if (!http) http = MakeCurlHttpClient(a.user_agent);
-  return std::make_shared<github::InstallationTokens>(std::move(http), clock, std::move(a));
+  return a;
+}
+
+Result<std::shared_ptr<github::InstallationTokens>> MakeGitHubApp(const Config& config, Clock* clock,
+                                                                  std::unique_ptr<HttpClient> http) {
+  if (config.github.auth != "app" || config.github.repo.empty()) return std::shared_ptr<github::InstallationTokens>();
+  auto a = GitHubAppOptionsFor(config, clock->NowMs());
+  if (!a.ok()) return a.status();
+  if (!http) http = MakeCurlHttpClient(a->user_agent);
+  return std::make_shared<github::InstallationTokens>(std::move(http), clock, std::move(*a));
 }
 
 Result<std::unique_ptr<github::Integration>> MakeGitHub(const Config& config, Engine* engine, Clock* clock,

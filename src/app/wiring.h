@@ -38,6 +38,10 @@ github::SourceOptions GitHubSourceOptionsFor(const Config& config);
 // gave it, or written on one line with "\n" for its line breaks (what fits an EnvironmentFile
 // line); "" when unset.
 std::string GitHubAppPrivateKey(const Config& config);
+// The App's options from github.* (api_url, app_id, installation, repo, the key), checked without
+// the network: InvalidArgument, naming the key to fix, when the id is missing or the key is unset
+// or cannot sign. doctor asks GitHub with them; MakeGitHubApp runs the daemon's tokens on them.
+Result<github::AppAuthOptions> GitHubAppOptionsFor(const Config& config, TimeMs now);
 Result<std::shared_ptr<github::InstallationTokens>> MakeGitHubApp(const Config& config, Clock* clock,
                                                                   std::unique_ptr<HttpClient> http = nullptr);
 // The GitHub Source and Channel the daemon runs, over `http` (null: libcurl). InvalidArgument,

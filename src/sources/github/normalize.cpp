@@ -15,11 +15,7 @@ namespace {
 
 // Whether `login` is the App `slug`'s bot ("<slug>[bot]"), ignoring case as GitHub does.
 bool AppBotLoginMatches(const std::string& login, const std::string& slug) {
-  const std::string want = slug + "[bot]";
-  if (login.size() != want.size()) return false;
-  for (std::size_t i = 0; i < want.size(); ++i)
-    if (std::tolower(static_cast<unsigned char>(login[i])) != std::tolower(static_cast<unsigned char>(want[i]))) return false;
-  return true;
+  return text::AsciiLower(login) == text::AsciiLower(slug + "[bot]");
 }
 
 const json* Field(const json& j, const char* key) {
