@@ -399,6 +399,43 @@ TEST_P(GitHubAppTest, AutoMergeMergesWithThePersonsTokenNeverTheApps) {
   EXPECT_EQ(puts, 1);
 }
 
+// A GitHub (or a proxy in its place) that lies in its answers: a head that is no commit, a listing
+// of the wrong shape, external ids of the wrong type or too long to be a number. Nothing throws;
+// a run is shown or the Effect fails saying why.
+TEST_P(GitHubAppTest, ACheckRunSurvivesAGitHubThatLies) {
+  const std::string pulls = "/repos/" + fake_->repo + "/pulls/9";
+  auto perform = [&](std::int64_t at) {
+    Effect e;
+    e.kind = "check_run";
+    e.payload = {{"channel", "github:repo"}, {"idempotency_key", "k" + std::to_string(at)}, {"ticket", 9},
+                 {"number", 9}, {"stage", "working"}, {"at", at}, {"title", "标题 🚧"}};
+    return channel_->Perform(e, false);
+  };
+  fake_->Script("GET", pulls, {200, {}, R"({"head": {"sha": "不是提交"}})"});
+  Delivery d = perform(1);
+  EXPECT_EQ(d.outcome, Delivery::Outcome::kFailed);
+  EXPECT_THAT(d.error, HasSubstr("names no head commit"));
+  fake_->Script("GET", pulls, {200, {}, R"({"head": 7})"});
+  EXPECT_EQ(perform(2).outcome, Delivery::Outcome::kFailed);
+
+  const std::string head = FakeGitHub::HeadSha(9);
+  {
+    auto lock = fake_->Lock();
+    fake_->pulls[9] = fake_->MakePull(9, "alice", "body", head, 1, 1);
+  }
+  const std::string listing = "/repos/" + fake_->repo + "/commits/" + head + "/check-runs";
+  for (const char* body : {R"({"check_runs": "none"})", "[]",
+                           R"({"check_runs": [{"external_id": 7, "id": "x"}, 3,
+                               {"external_id": "superagent-ticket-9@99999999999999999999999", "id": 5}]})"}) {
+    fake_->Script("GET", listing, {200, {}, body});
+    Delivery shown = perform(3);
+    EXPECT_EQ(shown.outcome, Delivery::Outcome::kDone) << body << ": " << shown.error;
+  }
+  auto runs = CheckRuns();
+  ASSERT_FALSE(runs.empty());
+  EXPECT_EQ(runs.back()["output"]["title"], "标题 🚧");
+}
+
 INSTANTIATE_TEST_SUITE_P(ApiUrls, GitHubAppTest, ::testing::Values("", "/api/v3"),
                          [](const ::testing::TestParamInfo<std::string>& p) { return p.param.empty() ? "github_com" : "ghes"; });
 
