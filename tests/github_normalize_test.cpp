@@ -175,6 +175,10 @@ TEST(GitHubNormalizeTest, DefaultBranchCiFromRealPayloads) {
   nlohmann::json own = other["check_run"];
   own["external_id"] = "superagent-ticket-4@17";
   own.erase("completed_at");
+  // Another App copying the daemon's external ids is still CI: it cannot hide its result.
+  own["app"] = {{"slug", "buildkite"}};
+  EXPECT_EQ(NormalizeCheckRun(own, kCtx, "changes").kind, Normalized::Kind::kMalformed) << "no completed_at: judged as CI";
+  own.erase("app");  // an answer naming no App: the external_id says it is the agent's
   Normalized skipped = NormalizeCheckRun(own, kCtx, "changes");
   EXPECT_EQ(skipped.kind, Normalized::Kind::kSkip);
   EXPECT_THAT(skipped.why, HasSubstr("the agent's own check run"));

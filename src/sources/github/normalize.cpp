@@ -509,24 +509,23 @@ Normalized NormalizeCheckRun(const json& run, const NormalizeContext& ctx, const
   const std::string what = "check run " + std::to_string(id);
   // The daemon's own check run shows a Ticket's stage (issue 25); read back as CI, a Ticket
   // marked ready would be told its own "success" and loop on it. Known before anything else.
-  if (const json* app = Field(run, "app"); app != nullptr && app->is_object()) {
-    std::string slug;
-    if (OptString(*app, "slug", &slug) && !slug.empty() && AppBotLoginMatches(ctx.bot_login, slug))
-      return Skip(what + ": the agent's own check run");
-  }
+  // By its App; the external_id only when no App is named, so another App copying our ids cannot
+  // hide its CI result from the Ticket.
+  std::string slug;
+  const json* app = Field(run, "app");
+  if (app != nullptr && app->is_object()) OptString(*app, "slug", &slug);
   std::string external_id;
-  if (OptString(run, "external_id", &external_id) && external_id.rfind("superagent-ticket-", 0) == 0)
+  const bool ours_by_id =
+      OptString(run, "external_id", &external_id) && external_id.rfind("superagent-ticket-", 0) == 0;
+  if ((!slug.empty() && AppBotLoginMatches(ctx.bot_login, slug)) || (slug.empty() && ours_by_id))
     return Skip(what + ": the agent's own check run");
   if (!ReqString(run, "status", &status)) return Malformed(what + ": no status");
   if (status != "completed") return Skip(what + ": not completed");
   if (!ReqString(run, "head_sha", &sha)) return Malformed(what + ": no head_sha");
   if (!OptString(run, "conclusion", &conclusion)) return Malformed(what + ": conclusion is not text");
   if (!ReqTime(run, "completed_at", &at, &version)) return Malformed(what + ": no valid completed_at");
-  if (const json* app = Field(run, "app"); app != nullptr && app->is_object()) {
-    std::string slug;
-    // GitHub Actions reports the same result as a workflow run, which is read instead.
-    if (OptString(*app, "slug", &slug) && slug == "github-actions") return Skip(what + ": reported by its workflow run");
-  }
+  // GitHub Actions reports the same result as a workflow run, which is read instead.
+  if (slug == "github-actions") return Skip(what + ": reported by its workflow run");
   // Webhooks say the branch in check_suite.head_branch; the REST listing is already per branch.
   branch = default_branch;
   if (const json* suite = Field(run, "check_suite"); suite != nullptr && suite->is_object()) {
