@@ -27,7 +27,8 @@ packages=(build-essential cmake pkg-config git ca-certificates
           chromium    # the panel's browser tests drive Debian's Chromium
           fonts-wqy-microhei fonts-noto-color-emoji  # so its screenshots show Chinese text and emoji, not boxes
           sqlite3     # store tests write through the real sqlite3 shell, as a person would
-          python3)    # execution tests start a grandchild listening on a port
+          python3     # execution tests start a grandchild listening on a port
+          ccache)     # a rebuild on the same machine compiles only what changed (docs/008, build)
 # Only the fuzz targets need these (docs/009-fuzzing.md): Debian's clang with libFuzzer.
 fuzz_packages=(clang libclang-rt-14-dev)
 
@@ -54,10 +55,19 @@ deps() {  # deps [extra packages...]
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q --no-install-recommends "${missing[@]}"
 }
 
+# ccache keeps compiled objects between builds on one machine, whichever clone they come from:
+# paths under the checkout are hashed relative to it (CCACHE_BASEDIR) and the working directory
+# not at all (CCACHE_NOHASHDIR), so CI's fresh clone reuses what a developer's build compiled.
+export CCACHE_BASEDIR="$root" CCACHE_NOHASHDIR=1 CCACHE_MAXSIZE="${CCACHE_MAXSIZE:-5G}"
+launcher() {
+  command -v ccache >/dev/null 2>&1 && echo "-DCMAKE_CXX_COMPILER_LAUNCHER=ccache"
+  return 0
+}
+
 build() {  # build DIR [cmake args...]
   local dir="$1"; shift
   echo "dev.sh: building $dir/${*:+ ($*)}" >&2
-  cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo "$@" >/dev/null
+  cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo $(launcher) "$@" >/dev/null
   cmake --build "$dir" -j "$jobs"
 }
 
@@ -73,7 +83,7 @@ fuzz() {
   test_npm  # the recorded payloads the seeds come from
   # -O1 and line tables only: half the compile time of -O2 -g, and stacks still name file:line.
   # Without NDEBUG: an assertion (nlohmann's on a missing key, say) is a finding, not silent UB.
-  cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER=clang++ -DSUPERAGENT_FUZZ=ON \
+  cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER=clang++ -DSUPERAGENT_FUZZ=ON $(launcher) \
         -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -gline-tables-only" -DSUPERAGENT_TESTS=OFF -DSUPERAGENT_BENCH=OFF \
         >/dev/null
   cmake --build "$dir" -j "$jobs" --target fuzz_targets
