@@ -34,6 +34,7 @@ if [ $smoke -eq 1 ]; then
   run bench_startup --n 5000 --starts 2
   run bench_idle --seconds 3
   run bench_sandbox --runs 5
+  run bench_commits --runs 1 --files 20 --base 40
 else
   run bench_prompt_tokens
   run bench_orchestration
@@ -43,6 +44,7 @@ else
   run bench_idle
   run bench_sandbox
   run bench_sandbox --network 0
+  run bench_commits
 fi
 echo "== summary$([ $smoke -eq 1 ] && echo ' (smoke: sizes too small for the targets; pass= is not judged)')"
 grep '^BENCH ' "$out"

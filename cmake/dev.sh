@@ -135,7 +135,7 @@ hostile_as_nobody() {
     return 0
   fi
   echo "dev.sh: hostile-worker suite as nobody (unprivileged sandbox)" >&2
-  (cd /tmp && runuser -u nobody -- "$bin" --gtest_brief=1 --gtest_filter='HostileWorkerTest.*:SandboxTest.*')
+  (cd /tmp && runuser -u nobody -- "$bin" --gtest_brief=1 --gtest_filter='HostileWorkerTest.*:HostileCommitsTest.*:SandboxTest.*')
 }
 
 cmd="${1:-}"; shift || true

@@ -412,7 +412,7 @@ TEST_F(DoctorTest, AHealthyDeploymentPassesEveryCheck) {
   for (const char* name : {"policy", "data_dir", "sqlite", "github.token", "github.notifications", "github.repo",
                            "github.webhook_secret", "model", "git", "git.remote", "git.prepare"})
     EXPECT_EQ(checks[name].result, R::kOk) << name << ": " << checks[name].detail;
-  EXPECT_THAT(checks["git.prepare"].detail, HasSubstr("git worktree made a workspace of origin/main"));
+  EXPECT_THAT(checks["git.prepare"].detail, HasSubstr("git made a workspace of origin/main"));
   EXPECT_NE(checks["containment"].result, R::kFailed) << "process groups always work";
   // This host (and CI, as root) can sandbox workers: bubblewrap is installed (issue 19).
   EXPECT_EQ(checks["sandbox"].result, R::kOk) << checks["sandbox"].detail << " / " << checks["sandbox"].fix;

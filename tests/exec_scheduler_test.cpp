@@ -331,9 +331,11 @@ TEST_F(ExecSchedulerTest, ARelativeDataDirAndRemoteStillPrepare) {
   EXPECT_EQ(ReadText(std::filesystem::path(w->dir) / "README.md"), "Hello\nThere is teh typo.\n");
 }
 
-TEST_F(ExecSchedulerTest, APrepareTemplateReplacesTheBuiltinWorktree) {
+// The team's command finishes what the daemon made: the Ticket's repository is there, on its branch.
+TEST_F(ExecSchedulerTest, APrepareTemplateRunsInTheTicketsRepository) {
   exec::WorkspaceOptions wo = workspaces_->options();
-  wo.prepare = "git -C {repo} worktree add -b {branch} {dir} {base} && echo prepared > {dir}/PREPARED";
+  wo.prepare = "test \"$(git rev-parse --abbrev-ref HEAD)\" = {branch} && test \"$PWD\" = {dir} && "
+               "git -C {repo} rev-parse -q --verify {base} >/dev/null && echo prepared > PREPARED";
   workspaces_ = std::make_unique<exec::Workspaces>(wo, runner_.get(), &exec_clock_, sleeper_);
   auto w = workspaces_->Prepare(7);
   ASSERT_TRUE(w.ok()) << w.status().ToString();

@@ -253,11 +253,11 @@ TEST_F(HostileWorkerTest, TheCommandExecutorGetsNoSecretNoDaemonDataAndNoNetwork
 
 TEST_F(HostileWorkerTest, ThePrepareCommandGetsNoSecretNoDaemonDataAndNoNetwork) {
   ExpectTheHostCanDoAllOfIt();
-  MakeRunner("git -C {repo} worktree add -q -b {branch} {dir} {base} && (" + Attack() + ") > {dir}/findings.txt 2>&1");
+  MakeRunner("(" + Attack() + ") > {dir}/findings.txt 2>&1");
   auto w = workspaces_->Prepare(7);
   ASSERT_TRUE(w.ok()) << w.status().ToString();
   ExpectNothingTaken(ReadText(w->dir + "/findings.txt"));
-  // And it did make the workspace: a checkout of the origin on the Ticket's branch.
+  // And the workspace is there: a checkout of the origin on the Ticket's branch.
   EXPECT_EQ(ReadText(w->dir + "/README.md"), "Hello\nThere is teh typo.\n");
 }
 
@@ -402,32 +402,6 @@ TEST_F(HostileWorkerTest, KillingASandboxedJobKillsAGrandchildThatCalledSetsid) 
   ASSERT_TRUE(Eventually([&] { return Listening(port); })) << "the grandchild never listened";
   ASSERT_TRUE(jobs.Kill(r->job).ok());
   EXPECT_TRUE(Eventually([&] { return !Listening(port); })) << "the setsid grandchild outlived its job";
-}
-
-// The daemon's own git runs outside the sandbox, in the worktree a worker wrote to. A worker that
-// points the worktree's `.git` file at a repository of its own — whose config runs a program
-// (a clean filter) on `git add` — gets nothing run: the daemon names the worktree's real git
-// directory itself, and its work is still committed and pushed to the Ticket's branch.
-TEST_F(HostileWorkerTest, ARewrittenDotGitCannotMakeTheDaemonsGitRunAProgram) {
-  const TicketId id = AcceptedTicket("c1");
-  const std::string marker = (dir_ / "PWNED").string();
-  FakeChatServer model;
-  model.Push(model.ToolCalls({{"shell", ShellCall(
-      "git init -q \"$HOME/evil\" && git -C \"$HOME/evil\" config filter.x.clean \"sh -c 'touch " + marker +
-      "; cat'\" && printf '* filter=x\\n' > .gitattributes && printf 'gitdir: %s\\n' \"$HOME/evil/.git\" > .git && "
-      "echo 'the work' > work.txt && cat .git")}}));
-  model.Push(model.ToolCalls({{"commit_and_push", R"({"message":"Work"})"}}));
-  model.Push(model.ToolCalls({{"report", R"({"stage":"blocked","summary":"done"})"}}));
-  auto executor = Builtin(model);
-  auto scheduler = MakeScheduler(executor.get());
-  RunTurns(*scheduler);
-  auto requests = model.requests();
-  ASSERT_EQ(requests.size(), 3u);
-  EXPECT_THAT(requests[1]["messages"].back()["content"].get<std::string>(), HasSubstr("gitdir: ")) << "the attack ran";
-  EXPECT_THAT(requests[2]["messages"].back()["content"].get<std::string>(),
-              HasSubstr("pushed superagent/ticket-" + std::to_string(id)));
-  EXPECT_FALSE(std::filesystem::exists(marker)) << "the daemon's git ran the worker's filter";
-  EXPECT_EQ(OnOrigin("superagent/ticket-" + std::to_string(id), "work.txt"), "the work\n");
 }
 
 // With cgroups (root here, or systemd's Delegate=yes): the cgroup is joined before bwrap

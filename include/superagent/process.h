@@ -34,6 +34,8 @@ struct ProcessSpec {
   // it gets a worker's built environment and, where the runner sandboxes, runs in the sandbox.
   // Unset: the daemon's own command (its git), with the daemon's allow-listed environment.
   std::optional<WorkerScope> worker;
+  // RunToCompletion keeps stdout byte for byte (a git bundle) instead of repairing it as text.
+  bool binary_stdout = false;
 };
 
 class Process {

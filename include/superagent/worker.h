@@ -108,12 +108,18 @@ struct WorkerServicesOptions {
   static std::vector<std::string> DefaultUiPaths();
 };
 
+// What the Ticket's commits may change (Workspaces::TakeCommits), from its Mandate: workflows only
+// when the request of a person allowed to ask (an explicit Mandate) names .github/workflows.
+CommitRules CommitRulesFor(const WorkerTask& task);
+
 class WorkerServices {
  public:
   WorkerServices(Engine* engine, Workspaces* workspaces, WorkerServicesOptions options = {})
       : engine_(engine), workspaces_(workspaces), options_(std::move(options)) {}
-  // Commits pending changes (if any) with `message` and pushes the branch. Returns the number of
-  // commits the branch has over its base.
+  // Commits pending changes (if any) with `message` in the sandbox, takes the branch out and
+  // verifies it (Workspaces::TakeCommits), and pushes what was verified. Returns the number of
+  // commits the branch has over its base; InvalidArgument (naming the file) when the
+  // commits are refused, and nothing is pushed.
   Result<int> CommitAndPush(const WorkerTask& task, const std::string& message);
   // Commits and pushes the branch and returns the `open_pull_request` action's payload (one per
   // Ticket: idempotency key "pr:ticket:<id>"; a later push updates the same PR). Conflict when

@@ -1,9 +1,20 @@
-// Workspaces (SPEC §6): one Ticket = one directory = one branch. By default a `git worktree` of a
-// new branch, made from the default branch of a local clone under data_dir that is kept up to
-// date from the configured remote (any git URL or local path); branches are pushed back there.
-// A team may replace the preparation with its own command template.
+// Workspaces (SPEC §6): one Ticket = one directory = one branch. A worker is an untrusted party
+// (issue 33): its directory is a git repository of its own, and the daemon never runs git, or any
+// program, in it. Every git command in a Ticket's directory runs in that Ticket's sandbox; what a
+// turn hands back is a git bundle (bytes), which the daemon fetches into a repository no worker
+// can see, verifies there, and pushes from there.
+//
+//   <root>/repo.git       a bare mirror of the remote (its branches under refs/remotes/origin/,
+//                         the Tickets' own branches left out), fetched before each preparation;
+//                         shown read-only to workers, whose repositories borrow its objects
+//   <root>/verified.git   the daemon's private repository: bundles are fetched into it, checked
+//                         and pushed from it; never shown to a worker
+//   <root>/tickets/ticket-<id>   the Ticket's repository and working tree (the worker's)
+//
+// A team may add its own preparation with a command template, run in the Ticket's sandbox.
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <mutex>
 #include <string>
@@ -21,8 +32,9 @@ namespace superagent::exec {
 struct WorkspaceOptions {
   std::string root;    // directory for the local clone and the worktrees (under data_dir)
   std::string remote;  // where the code comes from and branches go: git URL or local path
-  // Shell command template run once per Ticket instead of the built-in worktree; placeholders
-  // {repo} (the local clone), {remote}, {branch}, {dir}, {base} are replaced, shell-quoted.
+  // Shell command template run once per Ticket after the daemon has made its repository in
+  // {dir}, in the Ticket's sandbox (its directory read-write, the mirror read-only); placeholders
+  // {repo} (the mirror), {remote}, {branch}, {dir}, {base} are replaced, shell-quoted.
   std::string prepare;
   TimeMs prepare_limit_ms = 10 * 60'000;  // SPEC §6: prepare is limited to 10 minutes
   TimeMs git_limit_ms = 5 * 60'000;       // one git command (fetch, push, commit)
@@ -37,6 +49,26 @@ struct WorkspaceOptions {
   std::vector<std::pair<std::string, std::string>> git_pass_env;
   std::string author_name = "superagent";
   std::string author_email = "superagent@localhost";
+  // What one turn may hand back (VerifyCommits): the bundle's size, the files its branch changes
+  // and the size of each of them.
+  std::uint64_t max_bundle_bytes = 100ull << 20;
+  std::size_t max_changed_files = 10'000;
+  std::uint64_t max_file_bytes = 50ull << 20;  // GitHub refuses a file over 100 MB
+};
+
+// What a Ticket's commits may change, from its Mandate (WorkerServices decides).
+struct CommitRules {
+  // Files under .github/workflows/: what CI runs with the repository's secrets, so a model does
+  // not rewrite it on its own.
+  bool workflows = false;
+};
+
+// A Ticket's branch as the daemon took it from the worker and checked it: in verified.git, never
+// in the worker's directory.
+struct VerifiedCommits {
+  int ahead = 0;                    // commits over the base; 0: nothing to push
+  std::string tip;                  // the branch's commit (empty when ahead == 0)
+  std::vector<std::string> files;   // the repository paths the branch changes against its base
 };
 
 // Thread-safe: turns of different Tickets prepare, push and remove at once, and every one of
@@ -58,27 +90,40 @@ class Workspaces {
   // `runner` and `clock` must outlive this.
   Workspaces(WorkspaceOptions options, ProcessRunner* runner, Clock* clock, Sleeper sleeper);
 
-  // Makes the Ticket's directory and branch ("superagent/ticket-<id>"). An existing directory
-  // is reused as it is (after a restart). Unavailable when the remote cannot be read or the
-  // command fails or times out, with git's own words.
+  // Makes the Ticket's repository and branch ("superagent/ticket-<id>") at the remote's default
+  // branch, and remembers that commit as the branch's base. An existing directory is reused as
+  // it is (after a restart; a worktree of the layout before issue 33 becomes a repository of
+  // its own, its work kept). Unavailable when the remote cannot be read or a command fails or
+  // times out, with git's own words.
   // *cancel (optional) becoming true (a Stop, the daemon stopping) kills what runs and returns
   // Unavailable("cancelled").
   Result<WorkspaceRecord> Prepare(TicketId ticket, const std::atomic<bool>* cancel = nullptr);
-  // Removes the worktree and deletes the local branch (the pushed one stays on the remote).
+  // Removes the Ticket's directory and the daemon's refs for it (the pushed branch stays on the
+  // remote).
   Status Remove(const WorkspaceRecord& workspace);
-  // Commits every change in the directory; false when there was nothing to commit.
+  // Commits every change in the directory, in the Ticket's sandbox; false when git there said
+  // there was nothing to commit (the worker's git: a hint, never a check).
   Result<bool> CommitAll(const WorkspaceRecord& workspace, const std::string& message);
-  // Commits on the branch that `base` does not have.
-  Result<int> CommitsAhead(const WorkspaceRecord& workspace);
   // Whether the directory has anything to offer as a PR: uncommitted changes (untracked files
-  // included) or commits over `base`.
+  // included) or commits over the base. Asked of git in the sandbox: a hint (TakeCommits decides).
   Result<bool> HasChanges(const WorkspaceRecord& workspace);
-  // The repository paths the branch changes: committed since it left `base`, staged, modified
-  // and untracked (not ignored) files, sorted and distinct.
+  // The repository paths the directory changes against the base: committed, staged, modified
+  // and untracked (not ignored) files, sorted and distinct. Asked of git in the sandbox: what a
+  // worker's own git says, for hints such as the screenshot rule; VerifiedCommits::files is the
+  // daemon's own answer.
   Result<std::vector<std::string>> ChangedFiles(const WorkspaceRecord& workspace);
-  // Stages `paths` even when .gitignore names them (a report's screenshots must reach the branch).
+  // Stages `paths` even when .gitignore names them (a report's screenshots must reach the branch),
+  // in the sandbox.
   Status AddFiles(const WorkspaceRecord& workspace, const std::vector<std::string>& paths);
-  // Pushes the branch to the remote (forced: the branch belongs to this Ticket alone).
+  // Takes the branch out of the worker's repository as a bundle (made in the sandbox), fetches
+  // it into verified.git and checks it there: it descends from the base, stays within the size
+  // and file limits, adds no gitlink and does not touch .gitmodules, has no symlink leading out
+  // of the tree, and changes .github/workflows/ only when `rules` allow. InvalidArgument naming
+  // the first file refused (the branch is then not kept); Unavailable when git fails.
+  Result<VerifiedCommits> TakeCommits(const WorkspaceRecord& workspace, const CommitRules& rules);
+  // Pushes the commits TakeCommits verified last to the Ticket's branch on the remote, from
+  // verified.git (forced: the branch belongs to this Ticket alone). Conflict when
+  // nothing was verified.
   Status Push(const WorkspaceRecord& workspace);
   // The default branch's name on the remote, e.g. "main" (known after the first Prepare).
   Result<std::string> DefaultBranch();
@@ -88,19 +133,31 @@ class Workspaces {
 
   // Where Ticket `ticket`'s directory is (made by Prepare).
   std::string DirFor(TicketId ticket) const;
-  // What the Ticket's worker commands may see (sandbox.h): its directory read-write, the shared
-  // clone read-only; HOME and TMPDIR named after the Ticket.
+  // What the Ticket's worker commands may see (sandbox.h): its directory read-write, the mirror
+  // read-only (its repository borrows the mirror's objects); HOME and TMPDIR named after the Ticket.
   WorkerScope ScopeFor(TicketId ticket) const;
 
   const WorkspaceOptions& options() const { return options_; }
 
  private:
+  // git run by the daemon, in a repository only the daemon writes (the mirror, verified.git, or
+  // a Ticket's git directory it has just made).
   Result<RunResult> Git(const std::string& cwd, std::vector<std::string> args, TimeMs limit_ms = 0,
-                        const std::atomic<bool>* cancel = nullptr);
+                        const std::atomic<bool>* cancel = nullptr, const std::string& stdin_text = "");
+  // `script` (sh, with "$@" = args) run in the Ticket's sandbox, in its directory.
+  Result<RunResult> InSandbox(const WorkspaceRecord& w, const std::string& script, std::vector<std::string> args,
+                              bool binary_stdout = false, const std::atomic<bool>* cancel = nullptr);
   Status SyncClone(const std::atomic<bool>* cancel);
-  std::vector<std::string> WorktreeArgs(const WorkspaceRecord& w) const;
-  void DiscardHalfMade(const std::string& dir);
+  Status MakeTicketRepository(const WorkspaceRecord& w, const std::string& start, bool checkout,
+                              const std::string& origin_ref, const std::string& base, const std::atomic<bool>* cancel);
+  Status DeleteRefs(const std::string& repo, const std::string& prefix);
+  Status AdoptOldWorktree(const WorkspaceRecord& w, const std::string& default_branch,
+                          const std::atomic<bool>* cancel);
+  Result<std::string> BaseOf(const WorkspaceRecord& w);
+  Status Check(const std::string& base, const std::string& tip, const CommitRules& rules, VerifiedCommits* out);
+  void DiscardHalfMade(const WorkspaceRecord& w);
   std::string ClonePath() const;
+  std::string VerifiedPath() const;
 
   WorkspaceOptions options_;
   ProcessRunner* runner_;

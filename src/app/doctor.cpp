@@ -519,7 +519,7 @@ class Doctor {
                              : "run execution.prepare by hand in a scratch directory and fix what it says");
     } else {
       Add("git.prepare", R::kOk,
-          std::string(wo.prepare.empty() ? "git worktree" : "execution.prepare") + " made a workspace of " + w->base +
+          std::string(wo.prepare.empty() ? "git" : "git and execution.prepare") + " made a workspace of " + w->base +
               " in " + std::to_string((SystemClock()->NowMs() - started) / 1000.0).substr(0, 4) + " s");
       (void)workspaces.Remove(*w);
     }

@@ -284,7 +284,7 @@ Result<RunResult> RunToCompletion(ProcessRunner& runner, const ProcessSpec& spec
   // Children that outlived the leader belong to this run: none may linger.
   proc.KillGroup();
   // What a command prints is text from outside: a binary file, a GBK terminal, a cut sequence.
-  r.out = text::Repair(proc.Stdout());
+  r.out = spec.binary_stdout ? proc.Stdout() : text::Repair(proc.Stdout());
   r.err = text::Repair(proc.Stderr());
   return r;
 }

@@ -205,13 +205,24 @@ TeamFiles WorkerServices::Team() const {
   return team;
 }
 
+CommitRules CommitRulesFor(const WorkerTask& task) {
+  CommitRules rules;
+  // CI runs with the repository's secrets: a Ticket changes it only when a person allowed to ask
+  // named it in the request itself — never on a model's say, never on inferred work.
+  rules.workflows = task.mandate.strength == Strength::kExplicit &&
+                    task.request_text.find(".github/workflows") != std::string::npos;
+  return rules;
+}
+
 Result<int> WorkerServices::CommitAndPush(const WorkerTask& task, const std::string& message) {
+  // The worker's git commits in its sandbox; the daemon takes the branch out as a bundle,
+  // verifies it apart from anything the worker can write, and pushes what it verified.
   auto committed = workspaces_->CommitAll(task.workspace, message.empty() ? "Work on ticket " + std::to_string(task.ticket) : message);
   if (!committed.ok()) return committed.status();
-  auto ahead = workspaces_->CommitsAhead(task.workspace);
-  if (!ahead.ok()) return ahead.status();
-  if (*ahead > 0) RETURN_IF_ERROR(workspaces_->Push(task.workspace));
-  return *ahead;
+  auto verified = workspaces_->TakeCommits(task.workspace, CommitRulesFor(task));
+  if (!verified.ok()) return verified.status();
+  if (verified->ahead > 0) RETURN_IF_ERROR(workspaces_->Push(task.workspace));
+  return verified->ahead;
 }
 
 namespace {

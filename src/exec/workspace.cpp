@@ -2,6 +2,7 @@
 // ProcessRunner (own process group, time limit) so a hung remote cannot hold a slot forever.
 #include "superagent/workspace.h"
 
+#include "superagent/assign_or_return.h"
 #include "superagent/text.h"
 
 #include <spdlog/spdlog.h>
@@ -15,10 +16,6 @@ namespace superagent::exec {
 namespace fs = std::filesystem;
 
 namespace {
-std::vector<std::string> With(std::vector<std::string> front, const std::vector<std::string>& back) {
-  front.insert(front.end(), back.begin(), back.end());
-  return front;
-}
 std::string Replace(std::string s, const std::string& from, const std::string& to) {
   for (auto p = s.find(from); p != std::string::npos; p = s.find(from, p + to.size())) s.replace(p, from.size(), to);
   return s;
@@ -38,6 +35,14 @@ Workspaces::Workspaces(WorkspaceOptions options, ProcessRunner* runner, Clock* c
 }
 
 std::string Workspaces::ClonePath() const { return (fs::path(options_.root) / "repo.git").string(); }
+std::string Workspaces::VerifiedPath() const { return (fs::path(options_.root) / "verified.git").string(); }
+
+namespace {
+std::string TicketName(TicketId t) { return "ticket-" + std::to_string(t); }
+std::string BaseRef(TicketId t) { return "refs/superagent/base/" + TicketName(t); }
+std::string IncomingRef(TicketId t) { return "refs/superagent/incoming/" + TicketName(t); }
+std::string AdoptedRef(TicketId t) { return "refs/superagent/adopted/" + TicketName(t); }
+}  // namespace
 
 namespace {
 // git subcommands that reach the remote (and need the token for a private repository).
@@ -57,34 +62,17 @@ std::string Workspaces::DirFor(TicketId ticket) const {
 
 WorkerScope Workspaces::ScopeFor(TicketId ticket) const {
   WorkerScope scope;
-  scope.name = "ticket-" + std::to_string(ticket);
-  const std::string dir = DirFor(ticket);
-  // The worktree read-write; the shared clone (with the worktree's own git directory in it)
-  // read-only: `git status`, `diff` and `log` work, but nothing a worker writes can change what
-  // the daemon's git reads — its config, hooks, other Tickets' branches (the daemon commits and
-  // pushes; docs/003).
-  scope.writable = {dir};
+  scope.name = TicketName(ticket);
+  // The Ticket's repository read-write (it is the worker's: its config, hooks and objects); the
+  // mirror read-only, whose objects that repository borrows. Nothing the daemon's git reads —
+  // the mirror's config, verified.git, other Tickets' repositories — is writable or visible.
+  scope.writable = {DirFor(ticket)};
   scope.readable = {ClonePath()};
   return scope;
 }
 
-std::vector<std::string> Workspaces::WorktreeArgs(const WorkspaceRecord& w) const {
-  // The daemon's git names the worktree's git directory itself instead of reading the `.git`
-  // file in the worktree, which a worker can rewrite to point at a config of its own.
-  const fs::path gitdir = fs::path(ClonePath()) / "worktrees" / fs::path(w.dir).filename();
-  std::error_code ec;
-  if (w.dir != DirFor(w.ticket) || !fs::exists(gitdir / "commondir", ec)) return {};
-  // Only when that git directory is this worktree's (git names it after the directory, and
-  // records the directory in it).
-  std::ifstream in(gitdir / "gitdir");
-  std::string recorded;
-  std::getline(in, recorded);
-  if (fs::path(recorded).lexically_normal() != (fs::path(w.dir) / ".git").lexically_normal()) return {};
-  return {"--git-dir=" + gitdir.string(), "--work-tree=" + w.dir};
-}
-
 Result<RunResult> Workspaces::Git(const std::string& cwd, std::vector<std::string> args, TimeMs limit_ms,
-                                  const std::atomic<bool>* cancel) {
+                                  const std::atomic<bool>* cancel, const std::string& stdin_text) {
   std::string subcommand;
   for (const std::string& a : args)
     if (a.rfind("--", 0) != 0) {
@@ -92,18 +80,18 @@ Result<RunResult> Workspaces::Git(const std::string& cwd, std::vector<std::strin
       break;
     }
   ProcessSpec spec;
-  // No hooks and no fsmonitor: the daemon's git runs outside the sandbox, in directories a
-  // worker wrote to, and must not run a program the worker left there.
+  // The daemon's git runs only in repositories no worker can write (the class comment); no hooks
+  // and no fsmonitor all the same.
   spec.argv = {"git", "-c", "user.name=" + options_.author_name, "-c", "user.email=" + options_.author_email,
                "-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false"};
   for (auto& a : args) spec.argv.push_back(std::move(a));
   spec.cwd = cwd;
+  spec.stdin_text = stdin_text;
   spec.env = {{"GIT_TERMINAL_PROMPT", "0"}, {"LC_ALL", "C"}};
   // The runner gives the daemon's own commands only an allow-list of its environment; git opts in
   // to what reaching a remote may need on the team's box (a proxy, a CA bundle, an SSH agent).
   spec.env.insert(spec.env.end(), options_.git_pass_env.begin(), options_.git_pass_env.end());
-  // The token only for the commands that talk to the remote: a commit in a worktree a worker
-  // wrote to (its hooks, its config) must not run with it.
+  // The token only for the commands that talk to the remote.
   const bool remote = std::find(std::begin(kRemoteCommands), std::end(kRemoteCommands), subcommand) !=
                       std::end(kRemoteCommands);
   if (remote && options_.git_env_source) {
@@ -126,6 +114,29 @@ Status Failed(const std::string& what, const Result<RunResult>& r) {
 }
 }  // namespace
 
+namespace {
+// Deletes every ref under `prefix` in the repository `repo` (the daemon's own).
+std::string DeleteRefsScript(const std::string& listing) {
+  std::string script;
+  for (std::size_t at = 0; at < listing.size();) {
+    std::size_t end = listing.find('\n', at);
+    if (end == std::string::npos) end = listing.size();
+    const std::string ref = text::Trim(listing.substr(at, end - at));
+    if (!ref.empty()) script += "delete " + ref + "\n";
+    at = end + 1;
+  }
+  return script;
+}
+}  // namespace
+
+Status Workspaces::DeleteRefs(const std::string& repo, const std::string& prefix) {
+  auto list = Git(repo, {"for-each-ref", "--format=%(refname)", prefix});
+  RETURN_IF_ERROR(Failed("cannot list " + prefix, list));
+  const std::string script = DeleteRefsScript(list->out);
+  if (script.empty()) return Status::Ok();
+  return Failed("cannot delete " + prefix, Git(repo, {"update-ref", "--stdin"}, 0, nullptr, script));
+}
+
 Status Workspaces::SyncClone(const std::atomic<bool>* cancel) {
   if (options_.remote.empty()) return Status::InvalidArgument("execution.git_remote is not set and there is no GitHub repository");
   std::error_code ec;
@@ -139,9 +150,29 @@ Status Workspaces::SyncClone(const std::atomic<bool>* cancel) {
     // fetching never collides with the Tickets' own branches.
     r = Git(clone, {"config", "remote.origin.fetch", "+refs/heads/*:refs/remotes/origin/*"});
     RETURN_IF_ERROR(Failed("cannot configure the clone", r));
+    // Workers read the mirror: the Tickets' pushed branches (this install's and any other's)
+    // are no business of another Ticket's.
+    RETURN_IF_ERROR(DeleteRefs(clone, "refs/heads/superagent/"));
   }
-  auto r = Git(clone, {"fetch", "--prune", "origin"}, 0, cancel);
-  return Failed("cannot fetch from " + options_.remote, r);
+  // The Tickets' branches are left out here too (a negative refspec), and any a fetch of an
+  // older daemon brought in are dropped.
+  auto r = Git(clone, {"fetch", "--prune", "origin", "+refs/heads/*:refs/remotes/origin/*", "^refs/heads/superagent/*"},
+               0, cancel);
+  RETURN_IF_ERROR(Failed("cannot fetch from " + options_.remote, r));
+  RETURN_IF_ERROR(DeleteRefs(clone, "refs/remotes/origin/superagent/"));
+  // verified.git: the daemon's private repository, borrowing the mirror's objects. Made with no
+  // template (no hooks, not even samples).
+  const std::string verified = VerifiedPath();
+  if (!fs::exists(fs::path(verified) / "HEAD")) {
+    r = Git(options_.root, {"init", "-q", "--bare", "--template=", verified});
+    RETURN_IF_ERROR(Failed("cannot make " + verified, r));
+  }
+  const fs::path alternates = fs::path(verified) / "objects" / "info" / "alternates";
+  fs::create_directories(alternates.parent_path(), ec);
+  std::ofstream out(alternates, std::ios::trunc);
+  out << (fs::path(clone) / "objects").string() << "\n";
+  if (!out.flush()) return Status::IoError("cannot write " + alternates.string());
+  return Status::Ok();
 }
 
 Status Workspaces::CheckRemote() {
@@ -190,12 +221,84 @@ Result<std::string> Workspaces::DefaultBranch() {
   return text::Trim(r->out);
 }
 
+Result<RunResult> Workspaces::InSandbox(const WorkspaceRecord& w, const std::string& script,
+                                        std::vector<std::string> args, bool binary_stdout,
+                                        const std::atomic<bool>* cancel) {
+  ProcessSpec spec;
+  spec.argv = {"/bin/sh", "-c", script, "sh"};
+  for (auto& a : args) spec.argv.push_back(std::move(a));
+  spec.cwd = w.dir;
+  spec.env = {{"GIT_TERMINAL_PROMPT", "0"},
+              {"LC_ALL", "C"},
+              // The repository is the worker's own; whichever uid the sandbox gives it, git there
+              // must not refuse it for its owner.
+              {"GIT_CONFIG_COUNT", "1"},
+              {"GIT_CONFIG_KEY_0", "safe.directory"},
+              {"GIT_CONFIG_VALUE_0", "*"},
+              {"GIT_AUTHOR_NAME", options_.author_name},
+              {"GIT_AUTHOR_EMAIL", options_.author_email},
+              {"GIT_COMMITTER_NAME", options_.author_name},
+              {"GIT_COMMITTER_EMAIL", options_.author_email}};
+  spec.worker = ScopeFor(w.ticket);
+  spec.binary_stdout = binary_stdout;
+  return RunToCompletion(*runner_, spec, clock_, sleeper_, options_.git_limit_ms, 20, cancel);
+}
+
+// The Ticket's repository, made inside its sandbox: the daemon's git never runs in the directory.
+// It borrows the mirror's objects, has its branch at `start`, origin/<default> at the base (so
+// "git diff origin/main" means what it always did), and commits as the daemon's author.
+Status Workspaces::MakeTicketRepository(const WorkspaceRecord& w, const std::string& start, bool checkout,
+                                        const std::string& origin_ref, const std::string& base,
+                                        const std::atomic<bool>* cancel) {
+  std::error_code ec;
+  fs::create_directories(w.dir, ec);
+  if (ec) return Status::IoError("cannot create " + w.dir + ": " + ec.message());
+  static const char* kScript =
+      "set -e\n"
+      "git init -q\n"
+      "printf '%s\\n' \"$1\" > .git/objects/info/alternates\n"
+      "git update-ref \"refs/heads/$2\" \"$3\"\n"
+      "git update-ref \"$4\" \"$5\"\n"
+      "git symbolic-ref HEAD \"refs/heads/$2\"\n"
+      "git config user.name \"$GIT_AUTHOR_NAME\"\n"
+      "git config user.email \"$GIT_AUTHOR_EMAIL\"\n"
+      "git reset -q \"--$6\"\n";
+  auto r = InSandbox(w, kScript,
+                     {(fs::path(ClonePath()) / "objects").string(), w.branch, start, origin_ref, base,
+                      checkout ? "hard" : "mixed"},
+                     false, cancel);
+  return Failed("cannot make the Ticket's repository", r);
+}
+
+// A worktree of the layout before issue 33 (its `.git` a file naming the mirror): it becomes a
+// repository of its own at the branch the mirror holds for it, the worker's files kept as they are.
+Status Workspaces::AdoptOldWorktree(const WorkspaceRecord& w, const std::string& default_branch,
+                                    const std::atomic<bool>* cancel) {
+  const std::string clone = ClonePath();
+  auto tip = Git(clone, {"rev-parse", "--verify", "-q", "refs/heads/" + w.branch + "^{commit}"});
+  RETURN_IF_ERROR(Failed("cannot find the branch " + w.branch, tip));
+  const std::string origin = "refs/remotes/origin/" + default_branch;
+  auto base = Git(clone, {"merge-base", text::Trim(tip->out), origin});
+  RETURN_IF_ERROR(Failed("cannot find where " + w.branch + " left " + default_branch, base));
+  std::error_code ec;
+  fs::remove(fs::path(w.dir) / ".git", ec);
+  fs::remove_all(fs::path(clone) / "worktrees" / fs::path(w.dir).filename(), ec);
+  RETURN_IF_ERROR(MakeTicketRepository(w, text::Trim(tip->out), false, origin, text::Trim(base->out), cancel));
+  RETURN_IF_ERROR(Failed("cannot record the base", Git(clone, {"update-ref", BaseRef(w.ticket), text::Trim(base->out)})));
+  // The old turns' objects are the mirror's, borrowed by the new repository: a ref keeps them
+  // from being collected (as the branch did), in the daemon's namespace, until Remove.
+  RETURN_IF_ERROR(Failed("cannot keep the old commits", Git(clone, {"update-ref", AdoptedRef(w.ticket), text::Trim(tip->out)})));
+  (void)Git(clone, {"branch", "-D", w.branch});
+  spdlog::info("workspace adopted ticket={} dir={} branch={}", w.ticket, w.dir, w.branch);
+  return Status::Ok();
+}
+
 // A preparation that failed or was killed half-way must not leave a directory that the next
 // attempt would take for a finished workspace ("an existing directory is reused").
-void Workspaces::DiscardHalfMade(const std::string& dir) {
+void Workspaces::DiscardHalfMade(const WorkspaceRecord& w) {
   std::error_code ec;
-  fs::remove_all(dir, ec);
-  (void)Git(ClonePath(), {"worktree", "prune"});
+  fs::remove_all(w.dir, ec);
+  (void)Git(ClonePath(), {"update-ref", "-d", BaseRef(w.ticket)});
 }
 
 Result<WorkspaceRecord> Workspaces::Prepare(TicketId ticket, const std::atomic<bool>* cancel) {
@@ -208,10 +311,25 @@ Result<WorkspaceRecord> Workspaces::Prepare(TicketId ticket, const std::atomic<b
   auto def = DefaultBranch();
   if (!def.ok()) return def.status();
   w.base = "origin/" + *def;
+  const std::string origin = "refs/remotes/origin/" + *def;
   // Prepared before a restart: keep the work in it. (An empty directory is the mount point a
   // sandboxed prepare command was given and did not fill.)
   std::error_code dir_ec;
-  if (fs::exists(w.dir) && !fs::is_empty(w.dir, dir_ec)) return w;
+  if (fs::exists(w.dir) && !fs::is_empty(w.dir, dir_ec)) {
+    const fs::path dot_git = fs::path(w.dir) / ".git";
+    if (fs::is_regular_file(fs::symlink_status(dot_git, dir_ec))) RETURN_IF_ERROR(AdoptOldWorktree(w, *def, cancel));
+    return w;
+  }
+  auto base = Git(ClonePath(), {"rev-parse", "--verify", "-q", origin + "^{commit}"});
+  RETURN_IF_ERROR(Failed("cannot find " + w.base, base));
+  const std::string base_sha = text::Trim(base->out);
+  // Kept in the mirror (which the worker reads but cannot write): what TakeCommits checks the
+  // branch against, and what keeps that commit's objects from being collected.
+  RETURN_IF_ERROR(Failed("cannot record the base", Git(ClonePath(), {"update-ref", BaseRef(ticket), base_sha})));
+  if (Status s = MakeTicketRepository(w, base_sha, true, origin, base_sha, cancel); !s.ok()) {
+    DiscardHalfMade(w);
+    return s;
+  }
   if (!options_.prepare.empty()) {
     std::string cmd = options_.prepare;
     cmd = Replace(cmd, "{repo}", ShellQuote(ClonePath()));
@@ -219,37 +337,20 @@ Result<WorkspaceRecord> Workspaces::Prepare(TicketId ticket, const std::atomic<b
     cmd = Replace(cmd, "{branch}", ShellQuote(w.branch));
     cmd = Replace(cmd, "{dir}", ShellQuote(w.dir));
     cmd = Replace(cmd, "{base}", ShellQuote(w.base));
-    // The team's command runs as a worker's does (sandboxed, built environment), seeing the
-    // clone (it adds the worktree there) and its own directory — made empty beforehand so it
-    // can be shown — and a local remote read-only; not the other Tickets' directories.
-    std::error_code ec;
-    fs::create_directories(w.dir, ec);
-    if (ec) return Status::IoError("cannot create " + w.dir + ": " + ec.message());
+    // The team's command runs as a worker's does (sandboxed, built environment), in the Ticket's
+    // repository, seeing the mirror and a local remote read-only; not the other Tickets'.
     ProcessSpec spec;
     spec.argv = {"/bin/sh", "-c", cmd};
     spec.cwd = w.dir;
     spec.env = {{"GIT_TERMINAL_PROMPT", "0"}};
     WorkerScope scope = ScopeFor(ticket);
-    scope.writable = {ClonePath(), w.dir};
-    scope.readable.clear();
+    std::error_code ec;
     if (options_.remote.find("://") == std::string::npos && fs::exists(options_.remote, ec))
       scope.readable.push_back(options_.remote);
     spec.worker = scope;
     auto r = RunToCompletion(*runner_, spec, clock_, sleeper_, options_.prepare_limit_ms, 20, cancel);
     if (Status s = Failed("prepare command failed", r); !s.ok()) {
-      DiscardHalfMade(w.dir);
-      return s;
-    }
-    if (!fs::is_directory(w.dir) || fs::is_empty(w.dir, ec)) {
-      DiscardHalfMade(w.dir);
-      return Status::Unavailable("prepare command did not create " + w.dir);
-    }
-  } else {
-    std::error_code ec;
-    fs::create_directories(fs::path(w.dir).parent_path(), ec);
-    auto r = Git(ClonePath(), {"worktree", "add", "-B", w.branch, w.dir, w.base}, options_.prepare_limit_ms, cancel);
-    if (Status s = Failed("cannot add the worktree", r); !s.ok()) {
-      DiscardHalfMade(w.dir);
+      DiscardHalfMade(w);
       return s;
     }
   }
@@ -259,69 +360,70 @@ Result<WorkspaceRecord> Workspaces::Prepare(TicketId ticket, const std::atomic<b
 
 Status Workspaces::Remove(const WorkspaceRecord& w) {
   std::lock_guard<std::mutex> lock(clone_mu_);
-  if (fs::exists(w.dir)) {
-    auto r = Git(ClonePath(), {"worktree", "remove", "--force", w.dir});
-    if (!r.ok() || r->exit_code != 0) {
-      std::error_code ec;
-      fs::remove_all(w.dir, ec);
-      Git(ClonePath(), {"worktree", "prune"});
-    }
-  }
-  auto r = Git(ClonePath(), {"branch", "-D", w.branch});
-  (void)r;  // the branch may never have been created by a custom prepare command
-  // The worker's private HOME and TMPDIR (SandboxPolicyFor keeps them in <root>/sandbox).
   std::error_code ec;
-  fs::remove_all(fs::path(options_.root) / "sandbox" / ("ticket-" + std::to_string(w.ticket)), ec);
+  const bool old_worktree = fs::is_regular_file(fs::symlink_status(fs::path(w.dir) / ".git", ec));
+  // Deleting files runs nothing of the worker's (remove_all removes a link, never its target).
+  fs::remove_all(w.dir, ec);
+  if (old_worktree) {
+    (void)Git(ClonePath(), {"worktree", "prune"});
+    (void)Git(ClonePath(), {"branch", "-D", w.branch});
+  }
+  (void)Git(ClonePath(), {"update-ref", "-d", BaseRef(w.ticket)});
+  (void)Git(ClonePath(), {"update-ref", "-d", AdoptedRef(w.ticket)});
+  if (fs::exists(fs::path(VerifiedPath()) / "HEAD")) (void)Git(VerifiedPath(), {"update-ref", "-d", IncomingRef(w.ticket)});
+  // The worker's private HOME and TMPDIR (SandboxPolicyFor keeps them in <root>/sandbox).
+  fs::remove_all(fs::path(options_.root) / "sandbox" / TicketName(w.ticket), ec);
   spdlog::info("workspace removed ticket={} dir={} branch={}", w.ticket, w.dir, w.branch);
   return Status::Ok();
 }
 
-Result<bool> Workspaces::CommitAll(const WorkspaceRecord& w, const std::string& message) {
-  auto r = Git(w.dir, With(WorktreeArgs(w), {"add", "-A"}));
-  RETURN_IF_ERROR(Failed("git add failed", r));
-  r = Git(w.dir, With(WorktreeArgs(w), {"status", "--porcelain"}));
-  RETURN_IF_ERROR(Failed("git status failed", r));
-  if (text::Trim(r->out).empty()) return false;
-  r = Git(w.dir, With(WorktreeArgs(w), {"commit", "-q", "-m", message}));
-  RETURN_IF_ERROR(Failed("git commit failed", r));
-  return true;
+Result<std::string> Workspaces::BaseOf(const WorkspaceRecord& w) {
+  auto r = Git(ClonePath(), {"rev-parse", "--verify", "-q", BaseRef(w.ticket) + "^{commit}"});
+  if (!r.ok() || r->exit_code != 0)
+    return Status::Conflict("the base of " + w.branch + " is not known (prepare the workspace again)");
+  return text::Trim(r->out);
 }
 
-Result<int> Workspaces::CommitsAhead(const WorkspaceRecord& w) {
-  auto r = Git(w.dir, With(WorktreeArgs(w), {"rev-list", "--count", w.base + "..HEAD"}));
-  RETURN_IF_ERROR(Failed("cannot count commits", r));
-  try {
-    return std::stoi(text::Trim(r->out));
-  } catch (...) {
-    return Status::Internal("git rev-list printed \"" + text::Trim(r->out) + "\"");
-  }
+Result<bool> Workspaces::CommitAll(const WorkspaceRecord& w, const std::string& message) {
+  auto r = InSandbox(w,
+                     "git add -A || exit 1\n"
+                     "if git diff --cached --quiet; then echo nothing; exit 0; fi\n"
+                     "git commit -q --no-verify -m \"$1\" && echo committed\n",
+                     {message});
+  RETURN_IF_ERROR(Failed("git commit failed", r));
+  return text::Trim(r->out) == "committed";
 }
 
 Result<bool> Workspaces::HasChanges(const WorkspaceRecord& w) {
-  auto r = Git(w.dir, With(WorktreeArgs(w), {"status", "--porcelain"}));
+  ASSIGN_OR_RETURN(std::string base, BaseOf(w));
+  auto r = InSandbox(w,
+                     "s=$(git status --porcelain) || exit 1\n"
+                     "n=$(git rev-list --count \"$1..HEAD\") || exit 1\n"
+                     "if [ -n \"$s\" ] || [ \"$n\" != 0 ]; then echo yes; else echo no; fi\n",
+                     {base});
   RETURN_IF_ERROR(Failed("git status failed", r));
-  if (!text::Trim(r->out).empty()) return true;
-  auto ahead = CommitsAhead(w);
-  if (!ahead.ok()) return ahead.status();
-  return *ahead > 0;
+  return text::Trim(r->out) == "yes";
 }
 
+namespace {
+// NUL-separated names, as git's -z prints them.
+void SplitNul(const std::string& list, std::vector<std::string>* out) {
+  for (std::size_t at = 0; at < list.size();) {
+    std::size_t end = list.find('\0', at);
+    if (end == std::string::npos) end = list.size();
+    if (end > at) out->push_back(list.substr(at, end - at));
+    at = end + 1;
+  }
+}
+}  // namespace
+
 Result<std::vector<std::string>> Workspaces::ChangedFiles(const WorkspaceRecord& w) {
-  auto fork = Git(w.dir, With(WorktreeArgs(w), {"merge-base", w.base, "HEAD"}));
-  RETURN_IF_ERROR(Failed("git merge-base failed", fork));
+  ASSIGN_OR_RETURN(std::string base, BaseOf(w));
   // -z: names as they are (no quoting of non-ASCII names), one NUL after each.
-  auto diff = Git(w.dir, With(WorktreeArgs(w), {"diff", "--name-only", "-z", text::Trim(fork->out)}));
-  RETURN_IF_ERROR(Failed("git diff failed", diff));
-  auto untracked = Git(w.dir, With(WorktreeArgs(w), {"ls-files", "-z", "--others", "--exclude-standard"}));
-  RETURN_IF_ERROR(Failed("git ls-files failed", untracked));
+  auto r = InSandbox(w, "git diff --name-only -z \"$1\" && git ls-files -z --others --exclude-standard", {base});
+  RETURN_IF_ERROR(Failed("git diff failed", r));
   std::vector<std::string> out;
-  for (const std::string* list : {&diff->out, &untracked->out})
-    for (std::size_t at = 0; at < list->size();) {
-      std::size_t end = list->find('\0', at);
-      if (end == std::string::npos) end = list->size();
-      if (end > at) out.push_back(list->substr(at, end - at));
-      at = end + 1;
-    }
+  SplitNul(r->out, &out);
   std::sort(out.begin(), out.end());
   out.erase(std::unique(out.begin(), out.end()), out.end());
   return out;
@@ -329,15 +431,223 @@ Result<std::vector<std::string>> Workspaces::ChangedFiles(const WorkspaceRecord&
 
 Status Workspaces::AddFiles(const WorkspaceRecord& w, const std::vector<std::string>& paths) {
   if (paths.empty()) return Status::Ok();
-  std::vector<std::string> args = {"add", "-f", "--"};
-  args.insert(args.end(), paths.begin(), paths.end());
-  auto r = Git(w.dir, With(WorktreeArgs(w), args));
-  return Failed("git add failed", r);
+  return Failed("git add failed", InSandbox(w, "git add -f -- \"$@\"", paths));
+}
+
+Result<VerifiedCommits> Workspaces::TakeCommits(const WorkspaceRecord& w, const CommitRules& rules) {
+  ASSIGN_OR_RETURN(std::string base, BaseOf(w));
+  VerifiedCommits v;
+  // The bundle, made by the worker's git in the sandbox: bytes, whatever the worker did to its
+  // repository. Nothing over the base: no bundle (git refuses an empty one).
+  auto made = InSandbox(w,
+                        "n=$(git rev-list --count \"$1..HEAD\") || exit 1\n"
+                        "[ \"$n\" = 0 ] && exit 0\n"
+                        "exec git bundle create -q - HEAD \"^$1\"\n",
+                        {base}, true);
+  RETURN_IF_ERROR(Failed("cannot bundle " + w.branch, made));
+  std::lock_guard<std::mutex> lock(clone_mu_);
+  const std::string verified = VerifiedPath();
+  if (made->out.empty()) {
+    if (fs::exists(fs::path(verified) / "HEAD")) (void)Git(verified, {"update-ref", "-d", IncomingRef(w.ticket)});
+    return v;
+  }
+  if (made->out.size() > options_.max_bundle_bytes)
+    return Status::InvalidArgument("the branch's commits take " + std::to_string(made->out.size()) +
+                                    " bytes; a turn may hand back at most " + std::to_string(options_.max_bundle_bytes));
+  if (!fs::exists(fs::path(verified) / "HEAD")) RETURN_IF_ERROR(SyncClone(nullptr));
+  std::error_code ec;
+  const fs::path incoming = fs::path(options_.root) / "incoming";
+  fs::create_directories(incoming, ec);
+  const fs::path file = incoming / (TicketName(w.ticket) + ".bundle");
+  {
+    std::ofstream out(file, std::ios::binary | std::ios::trunc);
+    out.write(made->out.data(), static_cast<std::streamsize>(made->out.size()));
+    if (!out.flush()) return Status::IoError("cannot write " + file.string());
+  }
+  // Fetched into verified.git: git parses the bundle as it would a stranger's pack, in a
+  // repository whose config, hooks and refs only the daemon writes. Only its HEAD is taken.
+  auto fetched = Git(verified, {"fetch", "-q", "--no-tags", "--no-write-fetch-head", file.string(),
+                                "+HEAD:" + IncomingRef(w.ticket)});
+  fs::remove(file, ec);
+  RETURN_IF_ERROR(Failed("the branch's bundle was refused", fetched));
+  auto tip = Git(verified, {"rev-parse", "--verify", "-q", IncomingRef(w.ticket) + "^{commit}"});
+  RETURN_IF_ERROR(Failed("cannot read the fetched branch", tip));
+  v.tip = text::Trim(tip->out);
+  if (Status s = Check(base, v.tip, rules, &v); !s.ok()) {
+    (void)Git(verified, {"update-ref", "-d", IncomingRef(w.ticket)});
+    spdlog::warn("commits refused ticket={} branch={} reason=\"{}\"", w.ticket, w.branch, s.message());
+    return s;
+  }
+  spdlog::info("commits verified ticket={} branch={} commits={} files={}", w.ticket, w.branch, v.ahead, v.files.size());
+  return v;
+}
+
+namespace {
+// One "git diff-tree -r -z --raw" record: ":<old mode> <new mode> <old id> <new id> <status>" NUL <path> NUL.
+struct RawChange {
+  std::string old_mode, new_mode, new_id, path;
+  char status = 0;
+};
+
+Result<std::vector<RawChange>> ParseRaw(const std::string& out) {
+  std::vector<RawChange> changes;
+  for (std::size_t at = 0; at < out.size();) {
+    const std::size_t meta_end = out.find('\0', at);
+    if (meta_end == std::string::npos || out[at] != ':') return Status::Internal("git diff-tree printed an odd record");
+    const std::size_t path_end = out.find('\0', meta_end + 1);
+    if (path_end == std::string::npos) return Status::Internal("git diff-tree printed a record without a path");
+    std::vector<std::string> f;
+    std::string meta = out.substr(at + 1, meta_end - at - 1);
+    for (std::size_t p = 0; p <= meta.size();) {
+      std::size_t sp = meta.find(' ', p);
+      if (sp == std::string::npos) sp = meta.size();
+      f.push_back(meta.substr(p, sp - p));
+      p = sp + 1;
+    }
+    if (f.size() != 5 || f[4].empty()) return Status::Internal("git diff-tree printed an odd record");
+    changes.push_back({f[0], f[1], f[3], out.substr(meta_end + 1, path_end - meta_end - 1), f[4][0]});
+    at = path_end + 1;
+  }
+  return changes;
+}
+
+// Why a path may not be in the Ticket's branch, or "" when it may: a ".git" component (any case,
+// with trailing dots or spaces, as some file systems read it) takes over whoever checks it out.
+std::string RefusedPath(const std::string& path) {
+  std::size_t at = 0;
+  while (at <= path.size()) {
+    std::size_t end = path.find('/', at);
+    if (end == std::string::npos) end = path.size();
+    std::string part = text::AsciiLower(path.substr(at, end - at));
+    while (!part.empty() && (part.back() == '.' || part.back() == ' ')) part.pop_back();
+    if (part == ".git" || part == "git~1") return "names a .git directory";
+    if (part.empty() || path.substr(at, end - at) == "..") return "is not a plain path";
+    at = end + 1;
+  }
+  return "";
+}
+
+// Whether a symlink at `path` pointing at `target` stays inside the tree (and out of .git).
+bool LinkStaysInside(const std::string& path, const std::string& target) {
+  if (target.empty() || target[0] == '/' || target.find('\0') != std::string::npos) return false;
+  int depth = static_cast<int>(std::count(path.begin(), path.end(), '/'));  // the link's own directory
+  for (std::size_t at = 0; at <= target.size();) {
+    std::size_t end = target.find('/', at);
+    if (end == std::string::npos) end = target.size();
+    const std::string part = target.substr(at, end - at);
+    if (part == "..") {
+      if (--depth < 0) return false;
+    } else if (!part.empty() && part != ".") {
+      if (!RefusedPath(part).empty()) return false;
+      ++depth;
+    }
+    at = end + 1;
+  }
+  return true;
+}
+
+// A worker's path (or link target) as a person may read it in a report: quoted, cut, on one line.
+std::string Shown(const std::string& path) {
+  std::string s = text::Cut(text::Repair(path), 200);
+  for (char& c : s)
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = '?';
+  return "\"" + s + "\"";
+}
+}  // namespace
+
+Status Workspaces::Check(const std::string& base, const std::string& tip, const CommitRules& rules, VerifiedCommits* v) {
+  const std::string verified = VerifiedPath();
+  auto descends = Git(verified, {"merge-base", "--is-ancestor", base, tip});
+  if (!descends.ok()) return descends.status();
+  if (descends->exit_code == 1)
+    return Status::InvalidArgument("the branch does not start from its base " + base.substr(0, 12));
+  RETURN_IF_ERROR(Failed("cannot compare the branch with its base", descends));
+  auto count = Git(verified, {"rev-list", "--count", base + ".." + tip});
+  RETURN_IF_ERROR(Failed("cannot count the branch's commits", count));
+  try {
+    v->ahead = std::stoi(text::Trim(count->out));
+  } catch (...) {
+    return Status::Internal("git rev-list printed \"" + text::Trim(count->out) + "\"");
+  }
+  auto diff = Git(verified, {"diff-tree", "-r", "-z", "--no-renames", "--raw", "--no-abbrev", base, tip});
+  RETURN_IF_ERROR(Failed("cannot list the branch's changes", diff));
+  ASSIGN_OR_RETURN(std::vector<RawChange> changes, ParseRaw(diff->out));
+  if (changes.size() > options_.max_changed_files)
+    return Status::InvalidArgument("the branch changes " + std::to_string(changes.size()) +
+                                    " files; a Ticket may change at most " + std::to_string(options_.max_changed_files));
+  std::string sizes_asked, links_asked;
+  std::vector<const RawChange*> links;
+  for (const RawChange& c : changes) {
+    v->files.push_back(c.path);
+    if (std::string why = RefusedPath(c.path); !why.empty()) return Status::InvalidArgument(Shown(c.path) + " " + why);
+    if (c.path == ".gitmodules") return Status::InvalidArgument("the branch changes .gitmodules (submodules are not the worker's to change)");
+    if (c.new_mode == "160000" && c.old_mode != "160000")
+      return Status::InvalidArgument("the branch adds a submodule (gitlink) at " + Shown(c.path));
+    if (!rules.workflows && c.path.rfind(".github/workflows/", 0) == 0)
+      return Status::InvalidArgument("the branch changes " + Shown(c.path) +
+                                      ": CI workflows change only when the request names .github/workflows");
+    if (c.status == 'D') continue;
+    if (c.new_mode == "120000") {
+      links.push_back(&c);
+      links_asked += c.new_id + "\n";
+    } else if (c.new_mode != "160000") {
+      sizes_asked += c.new_id + "\n";
+    }
+  }
+  if (!sizes_asked.empty()) {
+    auto sizes = Git(verified, {"cat-file", "--batch-check=%(objectsize)"}, 0, nullptr, sizes_asked);
+    RETURN_IF_ERROR(Failed("cannot read the branch's file sizes", sizes));
+    std::size_t i = 0, at = 0;
+    for (const RawChange& c : changes) {
+      if (c.status == 'D' || c.new_mode == "120000" || c.new_mode == "160000") continue;
+      const std::size_t end = sizes->out.find('\n', at);
+      if (end == std::string::npos) return Status::Internal("git cat-file printed too few sizes");
+      std::uint64_t size = 0;
+      try {
+        size = std::stoull(sizes->out.substr(at, end - at));
+      } catch (...) {
+        return Status::Internal("git cat-file printed \"" + sizes->out.substr(at, std::min<std::size_t>(40, end - at)) + "\"");
+      }
+      if (size > options_.max_file_bytes)
+        return Status::InvalidArgument(Shown(c.path) + " has " + std::to_string(size) + " bytes; a file may have at most " +
+                                        std::to_string(options_.max_file_bytes));
+      at = end + 1;
+      ++i;
+    }
+  }
+  if (!links_asked.empty()) {
+    auto targets = Git(verified, {"cat-file", "--batch"}, 0, nullptr, links_asked);
+    RETURN_IF_ERROR(Failed("cannot read the branch's links", targets));
+    const std::string& out = targets->out;
+    std::size_t at = 0;
+    for (const RawChange* c : links) {
+      // "<id> blob <size>\n<content>\n"
+      const std::size_t header_end = out.find('\n', at);
+      if (header_end == std::string::npos) return Status::Internal("git cat-file printed too few links");
+      const std::string header = out.substr(at, header_end - at);
+      const std::size_t sp = header.rfind(' ');
+      std::size_t size = 0;
+      try {
+        size = std::stoul(header.substr(sp + 1));
+      } catch (...) {
+        return Status::Internal("git cat-file printed \"" + text::Cut(text::Repair(header), 80) + "\"");
+      }
+      if (header_end + 1 + size > out.size()) return Status::Internal("git cat-file printed a short link");
+      const std::string target = out.substr(header_end + 1, size);
+      if (!LinkStaysInside(c->path, target))
+        return Status::InvalidArgument(Shown(c->path) + " is a link out of the repository (to " + Shown(target) + ")");
+      at = header_end + 1 + size + 1;
+    }
+  }
+  return Status::Ok();
 }
 
 Status Workspaces::Push(const WorkspaceRecord& w) {
-  std::lock_guard<std::mutex> lock(clone_mu_);  // updates the clone's origin/* refs
-  auto r = Git(w.dir, With(WorktreeArgs(w), {"push", "--force", "origin", "HEAD:refs/heads/" + w.branch}));
+  std::lock_guard<std::mutex> lock(clone_mu_);
+  const std::string verified = VerifiedPath();
+  auto tip = Git(verified, {"rev-parse", "--verify", "-q", IncomingRef(w.ticket) + "^{commit}"});
+  if (!tip.ok() || tip->exit_code != 0) return Status::Conflict("no verified commits to push for " + w.branch);
+  auto r = Git(verified, {"push", "-q", "--force", options_.remote, IncomingRef(w.ticket) + ":refs/heads/" + w.branch});
   RETURN_IF_ERROR(Failed("cannot push " + w.branch, r));
   spdlog::info("branch pushed ticket={} branch={}", w.ticket, w.branch);
   return Status::Ok();
