@@ -18,6 +18,7 @@
 #include "app/wiring.h"
 #include "exec_fixture.h"
 #include "superagent/exec.h"
+#include "superagent/scheduler.h"
 #include "superagent/sandbox.h"
 #include "superagent/worker.h"
 
@@ -118,6 +119,33 @@ TEST_F(HostileCommitsTest, ANestedRepositoryWithAFilterRunsNothingOutsideAndIsNo
   EXPECT_EQ(pushed.status().code(), Status::Code::kInvalidArgument);
   EXPECT_THAT(pushed.status().message(), HasSubstr("adds a submodule (gitlink) at \"sub\""));
   EXPECT_FALSE(OnOriginBranch(t));
+}
+
+// The same attack, and an fsmonitor program, through a whole turn of the `command` executor: its
+// ready report asks for a PR,
+// nothing of its runs outside, nothing is pushed, and the Ticket is blocked saying why.
+TEST_F(HostileCommitsTest, TheCommandExecutorsNestedRepositoryBlocksTheTicketWithTheReason) {
+  const TicketId id = AcceptedTicket("c1");
+  auto executor = exec::MakeCommandExecutor(
+      {"git init -q sub && git -C sub config filter.x.clean \"" + Program() +
+       "\" && printf '* filter=x\\n' > sub/.gitattributes && echo one > sub/f && "
+       "git -C sub -c user.name=w -c user.email=w@w add -A && git -C sub -c user.name=w -c user.email=w@w commit -q -m x && "
+       "echo two > sub/f && printf '#!/bin/sh\\ntouch " + marker_ + "\\n' > \"$HOME/evil.sh\" && chmod +x \"$HOME/evil.sh\" && "
+       "git config core.fsmonitor \"$HOME/evil.sh\" && "
+       "echo '{\"stage\":\"ready\",\"summary\":\"完成 ✅\",\"pr\":{\"title\":\"Work\"}}'"},
+      engine_.get());
+  auto scheduler = MakeScheduler(executor.get());
+  ASSERT_TRUE(scheduler->Tick().ok());
+  scheduler->WaitForTurns();
+  ASSERT_TRUE(scheduler->Tick().ok());
+  EXPECT_FALSE(std::filesystem::exists(marker_)) << "a program of the worker's ran outside its sandbox";
+  EXPECT_EQ(engine_->GetTicket(id)->stage, Stage::kBlocked);
+  auto story = engine_->Explain("c1");
+  ASSERT_TRUE(story.ok());
+  EXPECT_THAT(story->dump(), HasSubstr("adds a submodule (gitlink) at \\\"sub\\\""));
+  EXPECT_NE(std::system(("git -C " + origin_.string() + " rev-parse -q --verify refs/heads/superagent/ticket-" +
+                         std::to_string(id) + " >/dev/null 2>&1").c_str()),
+            0);
 }
 
 // The worker's own repository is the worker's: hooks, an include of a file in the tree, config
