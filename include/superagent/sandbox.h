@@ -81,7 +81,8 @@ std::vector<std::string> WorkerEnv(const SandboxPolicy& policy, const std::map<s
 // minimal /dev, the scope's directories; with policy.network false a new network namespace.
 // Run by root, the command runs as WorkerIds' uid and gid (bwrap keeps only the capabilities to
 // switch, and setpriv switches, empties every capability set and the supplementary groups before
-// the command starts); otherwise every capability is dropped inside.
+// the command starts; the mount points' parents bwrap makes 0700 are opened to 0755 so that uid
+// can walk to its directories); otherwise every capability is dropped inside.
 // The command runs in a new session (no terminal to inject keystrokes into) and dies with the
 // bwrap process that starts it, so killing the spawned process group, or the cgroup, kills the
 // whole tree (the pid namespace goes with its first process).
