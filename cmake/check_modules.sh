@@ -117,6 +117,11 @@ done
 while IFS= read -r hit; do
   complain "$hit: reads the environment outside src/app (hand the value down in the module's Options)"
 done < <(grep -rnE '\bgetenv\(' src --include='*.cpp' --include='*.h' | grep -v '^src/app/' | cut -d: -f1,2 || true)
+# Nor systemd's credential files (LoadCredential=): app/secrets.cpp reads them, once.
+while IFS= read -r hit; do
+  complain "$hit: reads systemd credentials outside src/app (secrets come from app/secrets.h, in Options)"
+done < <(grep -rnE 'CREDENTIALS_DIRECTORY|/run/credentials' src include --include='*.cpp' --include='*.h' |
+         grep -v '^src/app/' | cut -d: -f1,2 || true)
 
 if ((problems > 0)); then
   echo "check_modules: $problems include(s) cross the module table" >&2

@@ -125,6 +125,7 @@ class DaemonProcess {
 
   const std::string& log() const { return log_; }
   bool started() const { return pid_ > 0; }
+  pid_t pid() const { return pid_; }  // the process exec'd: the daemon, or a wrapper that execs it
 
  private:
   pid_t pid_ = -1;

@@ -77,6 +77,10 @@ class ExecCliOfflineTest : public ExecTest {
     std::string tmpl = (fs::temp_directory_path() / "sa-offline-XXXXXX").string();
     ASSERT_NE(::mkdtemp(tmpl.data()), nullptr);
     bridge_dir_ = tmpl;
+    // Shown to the worker, which a root daemon runs as nobody (issue 33): readable by all, as a
+    // CLI's install directory is.
+    fs::permissions(bridge_dir_, fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec |
+                                     fs::perms::others_read | fs::perms::others_exec);
     for (const char* f : {"offline_bridge.py", "offline_cli_wrapper.sh"})
       fs::copy_file(TestsDir() / f, bridge_dir_ / f, fs::copy_options::overwrite_existing);
     fs::permissions(bridge_dir_ / "offline_cli_wrapper.sh", fs::perms::owner_all | fs::perms::group_read |

@@ -70,6 +70,8 @@ def unix_listen(path, port, log):
         pass
     server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     server.bind(path)
+    # A root daemon's worker runs as nobody (issue 33): it must be able to connect.
+    os.chmod(path, 0o666)
     server.listen(64)
     n = 0
     while True:

@@ -12,6 +12,7 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -35,7 +36,18 @@ struct SandboxPolicy {
   // Where each scope's private HOME and TMPDIR are made: <state_dir>/<scope name>/{home,tmp}.
   // "" = <system temp directory>/superagent-workers-<uid>.
   std::string state_dir;
+  // The uid and gid a daemon run as root runs its workers' commands as (issue 33): nobody and
+  // nogroup. Never root: a worker that is uid 0 — even without capabilities, even renamed by a
+  // user namespace that maps it onto root — owns every root file it can see (the host's SSH and
+  // TLS keys below /etc, a root-only file anywhere it is shown) and may read and write them.
+  // A daemon run as any other user runs them as itself (it has no other uid to give).
+  int root_worker_uid = 65534;
+  int root_worker_gid = 65534;
 };
+
+// The uid and gid a worker command under `policy` runs as when it is not the daemon's own:
+// policy.root_worker_uid/gid when the sandbox is on and this process is root; nullopt otherwise.
+std::optional<std::pair<int, int>> WorkerIds(const SandboxPolicy& policy);
 
 // One worker command's place, set by the caller that knows it (a Ticket's shells, its prepare
 // command). A ProcessSpec without one is the daemon's own command (git fetch/commit/push).
@@ -54,7 +66,10 @@ std::vector<std::string> DaemonCommandEnv(const std::map<std::string, std::strin
 // The environment of a worker command: PATH (a default when the daemon has none), LANG,
 // LANGUAGE, LC_*, TERM and TZ from `daemon_env`; HOME=`home`, TMPDIR=`tmp`; the variables
 // `policy.pass_env` names (when set in `daemon_env`); then `extra` (which wins). Nothing else of
-// the daemon's reaches it. "K=V" strings, sorted.
+// the daemon's reaches it. When the worker runs under a uid of its own (WorkerIds), git inside
+// is told safe.directory=* (appended to any GIT_CONFIG_COUNT in `extra`): the worktree and clone
+// it works in are the daemon's, which git would otherwise refuse as "dubious ownership".
+// "K=V" strings, sorted.
 std::vector<std::string> WorkerEnv(const SandboxPolicy& policy, const std::map<std::string, std::string>& daemon_env,
                                    const std::string& home, const std::string& tmp,
                                    const std::vector<std::pair<std::string, std::string>>& extra);
@@ -64,7 +79,10 @@ std::vector<std::string> WorkerEnv(const SandboxPolicy& policy, const std::map<s
 // as the private HOME and TMPDIR (TMPDIR is also mounted at /tmp). Shown: /usr, /bin, /sbin,
 // /lib*, /etc and /opt read-only (minus policy.hidden), a new /proc in a new pid namespace, a
 // minimal /dev, the scope's directories; with policy.network false a new network namespace.
-// Run by root, every capability is dropped inside.
+// Run by root, the command runs as WorkerIds' uid and gid (bwrap keeps only the capabilities to
+// switch, and setpriv switches, empties every capability set and the supplementary groups before
+// the command starts; the mount points' parents bwrap makes 0700 are opened to 0755 so that uid
+// can walk to its directories); otherwise every capability is dropped inside.
 // The command runs in a new session (no terminal to inject keystrokes into) and dies with the
 // bwrap process that starts it, so killing the spawned process group, or the cgroup, kills the
 // whole tree (the pid namespace goes with its first process).
@@ -73,6 +91,17 @@ std::vector<std::string> WorkerEnv(const SandboxPolicy& policy, const std::map<s
 std::vector<std::string> SandboxArgv(const SandboxPolicy& policy, const WorkerScope& scope, const std::string& home,
                                      const std::string& tmp, const std::string& cwd,
                                      const std::vector<std::string>& argv);
+
+// Lets the worker uid of `policy` (WorkerIds; nothing to do without one) use `scope`: read and
+// write `home`, `tmp` and scope.writable, read scope.readable — by POSIX ACL entries for that uid
+// on every directory and regular file below them (and default entries on directories, so what
+// the daemon adds later is the worker's too). Owners and modes stay as they are, so the daemon's
+// own git still sees its repositories as its own; files the worker creates are the worker uid's.
+// Only directories below state_dir's parent (data_dir/work) besides home and tmp. Never follows a
+// symbolic link (a worker's link to /etc/shadow stays a link), never leaves the
+// file system it starts on. An error (a file system without ACLs) says what to do.
+Status GrantWorkerAccess(const SandboxPolicy& policy, const WorkerScope& scope, const std::string& home,
+                         const std::string& tmp);
 
 // <state_dir>/<scope name>/home and …/tmp, for `scope` under `policy`. The name is reduced to
 // [A-Za-z0-9._-] so it can never leave state_dir.

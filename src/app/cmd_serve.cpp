@@ -12,6 +12,7 @@
 #include "app/daemon.h"
 #include "app/logging.h"
 #include "app/panel_token.h"
+#include "app/secrets.h"
 
 namespace superagent::app {
 namespace {
@@ -41,6 +42,17 @@ int CmdServe(int argc, char** argv) {
   }
   Config config = *loaded;
   SetupLogging(config.log.level);
+
+  // Every secret read once, from systemd's credentials or the environment, then gone from the
+  // environment (issue 33): nothing the daemon starts later can inherit or re-read it there.
+  auto secrets = LoadSecrets(config, /*scrub=*/true);
+  if (!secrets.ok()) {
+    spdlog::critical("start failed {}", Kv("error", secrets.status().ToString()));
+    return 1;
+  }
+  for (const SecretOrigin& s : *secrets)
+    if (!s.origin.empty())  // doctor lists the unset ones too
+      spdlog::info("secret {} {} {}", Kv("key", s.key), Kv("name", s.name), Kv("from", DescribeOrigin(s.origin)));
 
   // Signals are taken synchronously by Daemon::Run; every thread started later inherits the mask.
   sigset_t set;

@@ -714,12 +714,6 @@ std::optional<Config> LoadConfigFile(const std::string& path, std::vector<Proble
   return ParseConfig(text.str(), path, problems);
 }
 
-std::string ResolveSecret(const std::string& env_name) {
-  if (env_name.empty()) return "";
-  const char* value = std::getenv(env_name.c_str());
-  return value == nullptr ? "" : std::string(value);
-}
-
 nlohmann::json ConfigToJson(const Config& config) {
   Config c = config;  // the table's accessors take a Config they may write; this only reads
   nlohmann::json out = nlohmann::json::object();

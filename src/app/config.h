@@ -233,8 +233,9 @@ std::optional<Config> ParseConfig(std::string_view yaml, const std::string& file
 // Reads `path` and parses it. An unreadable file is one Problem with line 0.
 std::optional<Config> LoadConfigFile(const std::string& path, std::vector<Problem>* problems);
 
-// The value of environment variable `env_name`; empty when it is unset or the name is empty.
-// Callers must never log the result.
+// The value of secret `env_name` (app/secrets.h, which defines it): what LoadSecrets read at
+// start when it read that name, else read now from $CREDENTIALS_DIRECTORY/<env_name> or the
+// environment. Empty when it is unset, unusable or the name is empty. Never log the result.
 std::string ResolveSecret(const std::string& env_name);
 
 // The secrets the config names: {key, variable name} for every non-empty *_env key (GitHub

@@ -15,6 +15,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "app/secrets.h"
 #include "app/wiring.h"
 #include "superagent/exec.h"
 #include "superagent/feishu.h"
@@ -41,6 +42,7 @@ class Doctor {
   std::vector<DoctorCheck> Run() {
     Policy();
     DataDir();
+    Secrets();  // issue 33: where each secret comes from
     Sqlite();
     Database();
     GitHub();
@@ -112,6 +114,25 @@ class Doctor {
     }
     const bool exists = probe_dir == dir;
     Add("data_dir", R::kOk, dir.string() + (exists ? " is writable" : " will be created (" + probe_dir.string() + " is writable)"));
+  }
+
+  // Where each *_env secret is read from (a credential file, the environment, nowhere), never
+  // its value; an unusable credential file fails, naming it (issue 33).
+  void Secrets() {
+    std::string where, unset, failed;
+    for (const auto& [key, name] : SecretEnvNames(config_)) {
+      auto v = ReadSecret(name);
+      if (!v.ok()) failed += (failed.empty() ? "" : "; ") + v.status().message();
+      else if (v->origin.empty()) unset += (unset.empty() ? "" : ", ") + name;
+      else where += (where.empty() ? "" : ", ") + name + " from " + DescribeOrigin(v->origin);
+    }
+    if (!unset.empty()) where += (where.empty() ? "" : "; ") + std::string("unset: ") + unset;
+    if (!failed.empty())
+      Add("secrets", R::kFailed, failed,
+          "fix or remove the credential file (one secret per file, UTF-8, no more than 64 KiB), or unset "
+          "LoadCredential= for it to read the environment");
+    else if (!where.empty())
+      Add("secrets", R::kOk, where);
   }
 
   void Sqlite() {

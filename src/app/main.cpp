@@ -1,5 +1,7 @@
 // The `superagent` binary: one daemon (`serve`) and the small tools that help run it. main only
 // picks the subcommand; each subcommand parses its own flags and prints its own --help.
+#include <sys/prctl.h>
+
 #include <cstdio>
 #include <cstring>
 #include <exception>
@@ -98,6 +100,12 @@ int Run(int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // Non-dumpable before anything is read (issue 33): another process of the same user — a
+  // worker's command that got out of its sandbox, anything else the service user runs — can
+  // neither ptrace this one nor read its /proc/<pid>/environ, mem or maps, and no core file is
+  // written with its secrets in it. Only root (CAP_SYS_PTRACE) still can. Programs it starts
+  // are dumpable again after their exec, as usual.
+  ::prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
   // Until a command reads its config, log at info to stderr: stdout belongs to command output
   // (spdlog's stock default logger writes to stdout).
   superagent::app::SetupLogging("info");

@@ -177,7 +177,14 @@ class PosixRunner : public ProcessRunner {
         return Status::IoError("cannot create the worker's private HOME and TMPDIR " + home + ": " + ec.message());
       }
       env_strings = WorkerEnv(sandbox_, daemon_env, home, tmp, spec.env);
-      if (sandbox_.enabled) args = SandboxArgv(sandbox_, *spec.worker, home, tmp, spec.cwd, spec.argv);
+      if (sandbox_.enabled) {
+        // A root daemon's worker runs as an unprivileged uid (issue 33): its trees are made its own.
+        if (Status s = GrantWorkerAccess(sandbox_, *spec.worker, home, tmp); !s.ok()) {
+          fs::remove_all(dir, ec);
+          return s;
+        }
+        args = SandboxArgv(sandbox_, *spec.worker, home, tmp, spec.cwd, spec.argv);
+      }
     } else {
       env_strings = DaemonCommandEnv(daemon_env, spec.env);
     }

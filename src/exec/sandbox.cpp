@@ -2,12 +2,18 @@
 // a home-made container: it is what Flatpak uses and Debian ships it.
 #include "superagent/sandbox.h"
 
+#include <dirent.h>
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 #include <cctype>
+#include <cerrno>
+#include <cstdint>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <set>
 
@@ -54,7 +60,139 @@ std::string Normal(const std::string& p) {
   return fs::absolute(p, ec).lexically_normal().string();
 }
 
+// ---- POSIX ACLs, written as the kernel reads them (linux/posix_acl_xattr.h) ----
+
+constexpr std::uint16_t kAclUserObj = 0x01, kAclUser = 0x02, kAclGroupObj = 0x04, kAclMask = 0x10, kAclOther = 0x20;
+constexpr std::uint32_t kAclNoId = 0xffffffffu;
+
+void AppendLe(std::string* out, std::uint64_t v, int bytes) {
+  for (int i = 0; i < bytes; ++i) out->push_back(static_cast<char>((v >> (8 * i)) & 0xff));
+}
+
+// An ACL that keeps the owner, group and other bits of `mode` and gives `uid` `perm`, with the
+// mask that lets it through.
+std::string AclFor(mode_t mode, std::uint32_t uid, std::uint16_t perm) {
+  const std::uint16_t owner = (mode >> 6) & 7, group = (mode >> 3) & 7, other = mode & 7;
+  std::string out;
+  AppendLe(&out, 2, 4);  // POSIX_ACL_XATTR_VERSION
+  const std::uint64_t entries[][3] = {{kAclUserObj, owner, kAclNoId},   {kAclUser, perm, uid},
+                                      {kAclGroupObj, group, kAclNoId},  {kAclMask, static_cast<std::uint16_t>(group | perm), kAclNoId},
+                                      {kAclOther, other, kAclNoId}};
+  for (const auto& e : entries) {
+    AppendLe(&out, e[0], 2);
+    AppendLe(&out, e[1], 2);
+    AppendLe(&out, e[2], 4);
+  }
+  return out;
+}
+
+// Sets xattr `name` to `value` on `fd` unless it already is that (most of a tree, from the
+// second command on). O_PATH descriptors take xattrs only through their /proc/self/fd link.
+bool SetAcl(int fd, bool o_path, const char* name, const std::string& value, int* err) {
+  char have[128];
+  const std::string link = "/proc/self/fd/" + std::to_string(fd);
+  const ssize_t n = o_path ? ::getxattr(link.c_str(), name, have, sizeof have) : ::fgetxattr(fd, name, have, sizeof have);
+  if (n == static_cast<ssize_t>(value.size()) && std::memcmp(have, value.data(), value.size()) == 0) return true;
+  const int rc = o_path ? ::setxattr(link.c_str(), name, value.data(), value.size(), 0)
+                        : ::fsetxattr(fd, name, value.data(), value.size(), 0);
+  if (rc != 0) *err = errno;
+  return rc == 0;
+}
+
+struct Grant {
+  std::uint32_t uid;
+  bool write;
+  dev_t dev;
+  int err = 0;          // the first failure's errno
+  std::string where;    // … and its path
+};
+
+// Grants below the directory open at `dirfd` (whose path is `path`), `depth` levels deep at most.
+// Only through descriptors, each name opened relative to its directory with O_NOFOLLOW: a
+// worker that swaps a directory for a link while this runs gets its link skipped, not followed.
+void GrantBelow(Grant& g, int dirfd, const std::string& path, int depth) {
+  const std::uint16_t dir_perm = g.write ? 7 : 5;
+  struct stat st {};
+  if (::fstat(dirfd, &st) != 0) return;
+  int err = 0;
+  if (!SetAcl(dirfd, false, "system.posix_acl_access", AclFor(st.st_mode, g.uid, dir_perm), &err) ||
+      !SetAcl(dirfd, false, "system.posix_acl_default", AclFor(0700 | (st.st_mode & 077), g.uid, dir_perm), &err)) {
+    if (g.err == 0) g.err = err, g.where = path;
+    return;
+  }
+  if (depth <= 0) return;
+  const int listfd = ::dup(dirfd);
+  DIR* d = listfd >= 0 ? ::fdopendir(listfd) : nullptr;
+  if (d == nullptr) {
+    if (listfd >= 0) ::close(listfd);
+    return;
+  }
+  while (dirent* e = ::readdir(d)) {
+    const std::string name = e->d_name;
+    if (name == "." || name == "..") continue;
+    struct stat cst {};
+    if (::fstatat(dirfd, name.c_str(), &cst, AT_SYMLINK_NOFOLLOW) != 0 || cst.st_dev != g.dev) continue;
+    if (S_ISDIR(cst.st_mode)) {
+      const int sub = ::openat(dirfd, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+      if (sub < 0) continue;
+      GrantBelow(g, sub, path + "/" + name, depth - 1);
+      ::close(sub);
+    } else if (S_ISREG(cst.st_mode) && cst.st_uid != g.uid) {
+      const int f = ::openat(dirfd, name.c_str(), O_PATH | O_NOFOLLOW | O_CLOEXEC);
+      if (f < 0) continue;
+      struct stat fst {};
+      // rw (and x where the owner has it) for a file of a tree it may write; r (x) otherwise.
+      if (::fstat(f, &fst) == 0 && S_ISREG(fst.st_mode)) {
+        const std::uint16_t perm = static_cast<std::uint16_t>((g.write ? 6 : 4) | ((fst.st_mode >> 6) & 1));
+        if (!SetAcl(f, true, "system.posix_acl_access", AclFor(fst.st_mode, g.uid, perm), &err) && g.err == 0)
+          g.err = err, g.where = path + "/" + name;
+      }
+      ::close(f);
+    }
+  }
+  ::closedir(d);
+}
+
 }  // namespace
+
+std::optional<std::pair<int, int>> WorkerIds(const SandboxPolicy& policy) {
+  if (!policy.enabled || ::geteuid() != 0) return std::nullopt;
+  return std::make_pair(policy.root_worker_uid, policy.root_worker_gid);
+}
+
+Status GrantWorkerAccess(const SandboxPolicy& policy, const WorkerScope& scope, const std::string& home,
+                         const std::string& tmp) {
+  const auto ids = WorkerIds(policy);
+  if (!ids) return Status::Ok();
+  std::vector<std::pair<std::string, bool>> roots;  // {directory, writable}
+  for (const std::string& p : {home, tmp}) roots.emplace_back(p, true);
+  // Only what the daemon keeps (data_dir/work: the clone, the worktrees): a directory of the
+  // team's that a scope shows (a local origin) keeps its permissions as they are.
+  const std::string kept = policy.state_dir.empty() ? "" : fs::path(Normal(policy.state_dir)).parent_path().string();
+  auto ours = [&](const std::string& p) { return kept.empty() || Below(Normal(p), kept); };
+  for (const std::string& p : scope.writable)
+    if (ours(p)) roots.emplace_back(p, true);
+  for (const std::string& p : scope.readable)
+    if (ours(p)) roots.emplace_back(p, false);
+  for (const auto& [root, write] : roots) {
+    const int fd = ::open(root.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0) continue;  // not there (yet): not shown either
+    struct stat st {};
+    ::fstat(fd, &st);
+    Grant g{static_cast<std::uint32_t>(ids->first), write, st.st_dev};
+    GrantBelow(g, fd, root, 128);
+    ::close(fd);
+    if (g.err != 0)
+      return Status::IoError("cannot let the worker uid " + std::to_string(ids->first) + " use " + g.where + ": " +
+                             std::strerror(g.err) +
+                             (g.err == EOPNOTSUPP ? std::string("; a daemon run as root gives its workers an "
+                                                                "unprivileged uid and needs POSIX ACLs on data_dir's "
+                                                                "file system (mount it with acl), or run the daemon as "
+                                                                "a service user (docs/007)")
+                                                  : std::string()));
+  }
+  return Status::Ok();
+}
 
 std::vector<std::string> DaemonCommandEnv(const std::map<std::string, std::string>& daemon_env,
                                           const std::vector<std::pair<std::string, std::string>>& extra) {
@@ -74,6 +212,17 @@ std::vector<std::string> WorkerEnv(const SandboxPolicy& policy, const std::map<s
   for (const std::string& name : policy.pass_env)
     if (auto it = daemon_env.find(name); it != daemon_env.end()) env[name] = it->second;
   for (const auto& [k, v] : extra) env[k] = v;
+  if (WorkerIds(policy)) {
+    // Command-line scope config (GIT_CONFIG_COUNT), which git honours for safe.directory; a
+    // count already there (a caller's settings) is extended, not replaced.
+    int n = 0;
+    if (auto it = env.find("GIT_CONFIG_COUNT"); it != env.end()) {
+      for (char c : it->second) n = (c >= '0' && c <= '9' && n < 1000) ? n * 10 + (c - '0') : n;
+    }
+    env["GIT_CONFIG_KEY_" + std::to_string(n)] = "safe.directory";
+    env["GIT_CONFIG_VALUE_" + std::to_string(n)] = "*";
+    env["GIT_CONFIG_COUNT"] = std::to_string(n + 1);
+  }
   return Flatten(env);
 }
 
@@ -93,6 +242,7 @@ std::pair<std::string, std::string> ScopeDirs(const SandboxPolicy& policy, const
 std::vector<std::string> SandboxArgv(const SandboxPolicy& policy, const WorkerScope& scope, const std::string& home,
                                      const std::string& tmp, const std::string& cwd,
                                      const std::vector<std::string>& argv) {
+  const auto ids = WorkerIds(policy);
   std::vector<std::string> a = {policy.bwrap,
                                 // Dies with the bwrap that starts it (so with the group kill);
                                 // a pid namespace of its own: the daemon's /proc/<pid>/environ
@@ -103,8 +253,14 @@ std::vector<std::string> SandboxArgv(const SandboxPolicy& policy, const WorkerSc
                                 // No controlling terminal: TIOCSTI cannot type into the daemon's.
                                 "--new-session"};
   // Run by root, bwrap keeps every capability inside unless told (a root worker could then mknod
-  // a disk and mount it); unprivileged, it has none to drop.
-  if (::geteuid() == 0) a.insert(a.end(), {"--cap-drop", "ALL"});
+  // a disk and mount it); unprivileged, it has none to drop. A root daemon's worker keeps only
+  // what setpriv needs to become the worker uid (below), which empties every set.
+  if (ids) {
+    a.insert(a.end(), {"--cap-drop", "ALL", "--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID", "--cap-add",
+                       "CAP_SETPCAP"});
+  } else if (::geteuid() == 0) {
+    a.insert(a.end(), {"--cap-drop", "ALL"});
+  }
   if (!policy.network) a.push_back("--unshare-net");
   std::error_code ec;
   // The system, read-only. Merged-/usr hosts have /bin etc. as symlinks into /usr: kept so.
@@ -146,7 +302,35 @@ std::vector<std::string> SandboxArgv(const SandboxPolicy& policy, const WorkerSc
   // After the read-only ones: a worktree's own git directory lies below the shared clone.
   for (const std::string& w : scope.writable)
     if (fs::exists(w, ec)) a.insert(a.end(), {"--bind", w, w});
+  // A root daemon's worker (another uid) must walk to its directories by their full paths, but
+  // bwrap makes every mount point's missing parents 0700 root: those are opened up. Only those:
+  // anything at or below a mounted directory is the host's own (the private /tmp aside, where
+  // bwrap made them too).
+  if (ids) {
+    std::vector<std::string> dests = {"/tmp", home};
+    for (const std::string& r : scope.readable) dests.push_back(Normal(r));
+    for (const std::string& w : scope.writable) dests.push_back(Normal(w));
+    std::vector<std::string> mounted = shown;
+    mounted.insert(mounted.end(), dests.begin(), dests.end());
+    mounted.insert(mounted.end(), {"/proc", "/dev"});
+    std::set<std::string> opened;
+    for (const std::string& d : dests) {
+      for (fs::path p = fs::path(d).parent_path(); p.has_relative_path(); p = p.parent_path()) {
+        const std::string s = p.string();
+        bool host = false;
+        for (const std::string& m : mounted) host |= s == m || (m != "/tmp" && Below(s, m));
+        if (!host && opened.insert(s).second) a.insert(a.end(), {"--chmod", "0755", s});
+      }
+    }
+  }
   a.insert(a.end(), {"--chdir", cwd.empty() ? home : cwd, "--"});
+  // Not a user namespace: one made by root maps the worker onto root (bwrap maps the sandbox's
+  // uid to its caller's), which leaves it the owner of every root file. A real unprivileged uid
+  // does not; bwrap still sets no_new_privs, so nothing setuid gives it back.
+  if (ids)
+    a.insert(a.end(), {fs::exists("/usr/bin/setpriv", ec) ? "/usr/bin/setpriv" : "setpriv",
+                       "--reuid=" + std::to_string(ids->first), "--regid=" + std::to_string(ids->second),
+                       "--clear-groups", "--inh-caps=-all", "--bounding-set=-all", "--"});
   a.insert(a.end(), argv.begin(), argv.end());
   return a;
 }
