@@ -191,7 +191,7 @@ TEST_F(PanelApiTest, ASecretInAnyViewIsShownAsTheMarkerAndNeedsYouSaysSo) {
                                 "the log said KEY=model-key-0123456789 and " + token + " 中文").ok());
   ASSERT_TRUE(StartServer().ok());
   client_->set_default_headers({{"Accept-Encoding", "gzip, deflate"}});
-  for (const std::string path : {"/api/tickets/" + std::to_string(seed_.blocked), "/api/tickets", "/api/needs"}) {
+  for (const std::string& path : std::vector<std::string>{"/api/tickets/" + std::to_string(seed_.blocked), "/api/tickets", "/api/needs"}) {
     auto r = client_->Get(path.c_str());
     ASSERT_TRUE(r) << path;
     ASSERT_EQ(r->status, 200) << path << ": " << r->body;
