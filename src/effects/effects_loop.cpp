@@ -82,7 +82,9 @@ Result<int> EffectsLoop::RunOnce() {
       Status thrown = CatchAll("delivering effect " + std::to_string(c.effect.id), [&] {
         // The last point before bytes leave for GitHub, Feishu or a panel session: the filter runs
         // here, on every attempt, so a secret learnt after the Effect was stored (an installation
-        // token issued since) is still caught, and no Channel can forget it.
+        // token issued since) is still caught, and no Channel can forget it. The outbox rows are
+        // not rewritten at enqueue: the store is the daemon's own (data_dir, hidden from workers),
+        // every way out of it (this loop, the panel, the log) filters, and one place decides.
         const Effect effect = FilteredEffect(c.effect, options_.secrets);
         d = channel->Perform(effect, c.outcome_unknown);
       });
