@@ -287,6 +287,89 @@ TEST_F(ServeTest, GitHubMentionByWebhookIsWorkedOnAndAnsweredOnceAcrossARestart)
   EXPECT_EQ(github.pulls.size(), 1u);
 }
 
+// Issue 33, item 3: a worker that prints the secrets it can reach (here a variable execution.env
+// passes it, as a coding CLI's key is) and a token it found publishes only the marker — in the
+// result comment, the PR's title and body, the panel's transcript and Ticket views, and the log —
+// and the daemon says it did (a warning line, /metrics, a Needs-you card).
+TEST_F(ServeTest, AWorkerThatPrintsSecretsPublishesOnlyTheMarker) {
+  FakeGitHub github(SystemClock());
+  const std::string secret = "merge-token-value-0123456789";  // no token shape: only a known value catches it
+  const std::string found = "gh" "p_aB3dE5gH7jK9mN1pQ2sT4vW6yZ8aB3dE5gH7j";  // a shape the daemon never knew
+  github_extra_ = "  merge_token_env: SUPERAGENT_TEST_MERGE_TOKEN\n";
+  PrepareFixRepo(github,
+                 "cat > task.json\nsed -i 's/teh typo/the typo/' README.md\n"
+                 "G=gh; G=\"${G}p_aB3dE5gH7jK9mN1pQ2sT4vW6yZ8aB3dE5gH7j\"\n"
+                 "env | grep SUPERAGENT_TEST >&2; echo \"found $G\" >&2\n"
+                 "echo \"{\\\"stage\\\":\\\"ready\\\",\\\"summary\\\":\\\"Fixed. env: $SUPERAGENT_TEST_MERGE_TOKEN and $G 中文🙂\\\","
+                 "\\\"question\\\":null,\\\"pr\\\":{\\\"title\\\":\\\"Fix the typo $G\\\",\\\"body\\\":\\\"Fixes #1. "
+                 "$SUPERAGENT_TEST_MERGE_TOKEN\\\"}}\"\n",
+                 "  env: [SUPERAGENT_TEST_MERGE_TOKEN]\n");
+  auto env = GitHubEnv();
+  env.emplace_back("SUPERAGENT_TEST_MERGE_TOKEN", secret);
+  DaemonProcess d(SUPERAGENT_BINARY, {"serve", "--config", Config()}, env);
+  ASSERT_TRUE(d.WaitForLine("ready")) << d.log();
+  ASSERT_TRUE(d.WaitForCount("github identity login=superagent-bot", 1)) << d.log();
+  const std::string body = MentionBody(github);
+  ASSERT_EQ(Deliver(body, github::WebhookSignature("hook-secret", body)), 200);
+  ASSERT_TRUE(d.WaitForCount("pull request opened", 1)) << d.log();
+  ASSERT_TRUE(d.WaitForCount("github message posted", 2)) << d.log();
+
+  // GitHub received the marker, never a value: every request body the fake saw.
+  bool marked = false;
+  for (const auto& l : github.log()) {
+    EXPECT_EQ(l.body.find(secret), std::string::npos) << l.method << " " << l.target << ": " << l.body;
+    EXPECT_EQ(l.body.find(found), std::string::npos) << l.method << " " << l.target << ": " << l.body;
+    marked = marked || l.body.find("[REDACTED]") != std::string::npos;
+  }
+  EXPECT_TRUE(marked) << "the worker's report was not published at all";
+  {
+    auto lock = github.Lock();
+    ASSERT_EQ(github.pulls.size(), 1u);
+    const json& pr = github.pulls.begin()->second;
+    EXPECT_NE(pr["title"].get<std::string>().find("Fix the typo [REDACTED]"), std::string::npos) << pr["title"];
+    EXPECT_NE(pr["body"].get<std::string>().find("Fixes #1. [REDACTED]"), std::string::npos) << pr["body"];
+    ASSERT_EQ(github.comments.size(), 2u);
+    const std::string result = github.comments[1]["body"];
+    EXPECT_NE(result.find("Fixed. env: [REDACTED] and [REDACTED] 中文🙂"), std::string::npos) << result;
+  }
+
+  // The panel: the Ticket (its transcript holds the command's stderr and its report), the session,
+  // Needs-you's card, /metrics.
+  httplib::Client panel("127.0.0.1", port_);
+  panel.set_bearer_token_auth(PanelTokenIn((dir_ / "data").string()));
+  for (const char* route : {"/api/tickets/1", "/api/intercom/sessions/session-1", "/api/tickets"}) {
+    auto r = panel.Get(route);
+    ASSERT_TRUE(r) << route;
+    ASSERT_EQ(r->status, 200) << route << ": " << r->body;
+    EXPECT_EQ(r->body.find(secret), std::string::npos) << route << ": " << r->body;
+    EXPECT_EQ(r->body.find(found), std::string::npos) << route << ": " << r->body;
+    EXPECT_NO_THROW(json::parse(r->body)) << route;
+  }
+  auto ticket = panel.Get("/api/tickets/1");
+  ASSERT_TRUE(ticket);
+  EXPECT_NE(ticket->body.find("[REDACTED]"), std::string::npos) << "the transcript was not shown: " << ticket->body;
+  auto needs = panel.Get("/api/needs");
+  ASSERT_TRUE(needs);
+  const json card = json::parse(needs->body)["secrets"];
+  ASSERT_TRUE(card.is_object()) << needs->body;
+  EXPECT_GE(card["count"].get<int>(), 2);
+  EXPECT_EQ(needs->body.find(secret), std::string::npos);
+  auto metrics = panel.Get("/metrics");
+  ASSERT_TRUE(metrics);
+  EXPECT_NE(metrics->body.find("superagent_secrets_redacted_total{path=\"outbox\"}"), std::string::npos) << metrics->body;
+  EXPECT_EQ(metrics->body.find("superagent_secrets_redacted_total{path=\"outbox\"} 0"), std::string::npos)
+      << metrics->body;
+
+  d.Signal(SIGTERM);
+  EXPECT_EQ(d.Wait(), 0) << d.log();
+  // The log: each occasion said where, never what.
+  EXPECT_EQ(d.log().find(secret), std::string::npos) << d.log();
+  EXPECT_EQ(d.log().find(found), std::string::npos) << d.log();
+  EXPECT_NE(d.log().find("secret redacted path=outbox where=\"open_pull_request"), std::string::npos) << d.log();
+  EXPECT_NE(d.log().find("secret redacted path=outbox where=\"post_message"), std::string::npos) << d.log();
+  EXPECT_NE(d.log().find("secret redacted path=panel where=\"GET /api/tickets/1\""), std::string::npos) << d.log();
+}
+
 // Issue 22, run as a team would: the Ticket's result links its PR and the PR links the issue; CI
 // failing on the PR's branch (a webhook) gives the worker one more turn; the PR merged (a webhook)
 // ends the Ticket with that reason, and nothing more is said.

@@ -121,9 +121,10 @@ class EffectsTest : public EngineTest {
     channel_ = std::make_unique<PeerChannel>(peer_.Url());
     MakeLoop();
   }
-  void MakeLoop(double jitter = 0) {
+  void MakeLoop(double jitter = 0, SecretFilter* secrets = nullptr) {
     EffectsOptions o;
     o.jitter = jitter;
+    o.secrets = secrets;
     loop_ = std::make_unique<EffectsLoop>(engine_.get(), std::vector<Channel*>{channel_.get()}, &clock_, o, 42);
   }
   int Run() {
@@ -170,6 +171,41 @@ TEST_F(EffectsTest, AcknowledgementGoesOutBeforeTheResultEvenWhenItFailsFirst) {
   EXPECT_NE(msgs[0]["body"].get<std::string>().find("ack:ticket:"), std::string::npos);
   EXPECT_NE(msgs[1]["body"].get<std::string>().find("result:1"), std::string::npos);
   EXPECT_EQ(ReceiptStatus("result:1"), "sent");
+}
+
+// Issue 33: the filter runs right before a Channel sees an Effect — a message's body and every
+// string of an action's payload — on every attempt, and says where it replaced something.
+TEST_F(EffectsTest, ASecretInAMessageOrAnActionReachesThePeerOnlyAsTheMarker) {
+  SecretFilter secrets(&clock_);
+  secrets.Learn("llm.api_key_env", "model-key-0123456789");
+  MakeLoop(0, &secrets);
+  TicketId id = AcceptedTicket("c1");
+  ASSERT_TRUE(engine_->Send({"result:1", id, "github:issue:1", MessageKind::kResult,
+                             "Done. env: KEY=model-key-0123456789 中文🙂"}).ok());
+  const std::string token = "gh" + std::string("p_") + "aB3dE5gH7jK9mN1pQ2sT4vW6yZ8aB3dE5gH7j";
+  ASSERT_TRUE(engine_->EnqueueAction("note", {{"channel", "github:issue:1"},
+                                              {"idempotency_key", "note:1"},
+                                              {"ticket", id},
+                                              {"summary", {{"text", "found " + token}}}})
+                  .ok());
+  EXPECT_EQ(Run(), 2);  // the acknowledgement and the note; the result waits behind the first
+  peer_.FailNext({500});
+  EXPECT_EQ(Run(), 1);  // the result's first attempt fails: its retry is filtered again
+  clock_.Advance(5'000);
+  Drain();
+  const auto msgs = peer_.Messages();
+  ASSERT_EQ(msgs.size(), 3u);
+  std::string all;
+  for (const json& m : msgs) all += m.dump();
+  EXPECT_EQ(all.find("model-key-0123456789"), std::string::npos) << all;
+  EXPECT_EQ(all.find(token), std::string::npos) << all;
+  EXPECT_NE(all.find("Done. env: KEY=[REDACTED] 中文🙂"), std::string::npos) << all;
+  EXPECT_NE(all.find("found [REDACTED]"), std::string::npos) << all;
+  EXPECT_GE(secrets.Counts()["outbox"], 2);
+  ASSERT_TRUE(secrets.Last().has_value());
+  const std::string where = secrets.Last()->where;
+  EXPECT_NE(where.find("ticket=" + std::to_string(id)), std::string::npos) << where;
+  EXPECT_TRUE(where.rfind("post_message effect=", 0) == 0 || where.rfind("note effect=", 0) == 0) << where;
 }
 
 TEST_F(EffectsTest, RetriesFollowTheScheduleExactly) {

@@ -13,6 +13,7 @@
 #include "superagent/clock.h"
 #include "superagent/github_app.h"
 #include "superagent/http.h"
+#include "superagent/secret_filter.h"
 
 namespace superagent::testing {
 namespace {
@@ -92,6 +93,28 @@ TEST_P(AppAuthTest, TheInstallationIsFoundFromTheRepositoryAndTheLoginIsTheSlugs
   tokens.Invalidate();
   ASSERT_TRUE(tokens.Token().ok());
   EXPECT_EQ(fake_.Count("GET", GetParam() + "/repos/octo/hello/installation"), 1) << "the id found is kept";
+}
+
+// Issue 33: the outbound filter knows each installation token from the moment it is issued (a
+// worker or a peer that prints one publishes the marker), and forgets only the oldest.
+TEST_F(AppAuthTest, EachIssuedTokenIsLearntByTheOutboundFilterAsItIsIssued) {
+  SecretFilter filter(&clock_);
+  github::AppAuthOptions o = Options();
+  o.secrets = &filter;
+  github::InstallationTokens tokens(http_.get(), &clock_, o);
+  EXPECT_EQ(filter.Redact("t=ghs_installation1"), "t=ghs_installation1");  // not issued yet
+  ASSERT_TRUE(tokens.Token().ok()) << fake_.last_refusal;
+  EXPECT_EQ(filter.Redact("t=ghs_installation1."), "t=[REDACTED].");
+  tokens.Invalidate();
+  ASSERT_EQ(*tokens.Token(), "ghs_installation2");
+  EXPECT_EQ(filter.Redact("ghs_installation1 ghs_installation2"), "[REDACTED] [REDACTED]");
+  for (int i = 0; i < 5; ++i) {
+    tokens.Invalidate();
+    ASSERT_TRUE(tokens.Token().ok());
+  }
+  EXPECT_EQ(filter.known_values(), 4u) << "the newest four are kept; the filter does not grow by one an hour forever";
+  EXPECT_EQ(filter.Redact("ghs_installation7"), "[REDACTED]");
+  EXPECT_EQ(filter.Redact("ghs_installation1"), "ghs_installation1");
 }
 
 INSTANTIATE_TEST_SUITE_P(ApiUrls, AppAuthTest, ::testing::Values("", "/api/v3"),

@@ -17,6 +17,7 @@
 #include "panel/needs.h"
 #include "panel_fixture.h"
 #include "superagent/panel.h"
+#include "superagent/secret_filter.h"
 #include "superagent/views.h"
 #include "result_ok.h"
 
@@ -50,6 +51,7 @@ class PanelApiTest : public PanelSeedTest {
     ctx.token = kPanelTestToken;
     ctx.poll_ms = 50;
     ctx.slots = std::move(slots);
+    ctx.secrets = secrets_;
     // The seed's Needs-you without the Set-up cards an empty Config adds; those have their own tests.
     if (!with_setup_) ctx.setup.clear();
     ctx.policy_on_disk = [this] { return policy_on_disk_; };
@@ -140,6 +142,7 @@ class PanelApiTest : public PanelSeedTest {
   panel::PolicyReloadResult reload_result_;
   std::optional<panel::PolicyReloadResult> policy_on_disk_;
   bool with_setup_ = false;
+  SecretFilter* secrets_ = nullptr;  // the outbound filter the panel is given, when a test sets one
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -174,6 +177,40 @@ TEST_F(PanelApiTest, NeedsYouListsQuestionsOldestFirstThenDecisionsThenProblems)
 // Issue 24: one outage is one card. GitHub's failing read paths and deliveries fold into one
 // "GitHub unavailable" card that says what to check and lists the paths; another cause keeps
 // its own card.
+// Issue 33: every JSON view passes the outbound filter — here a Ticket's stage reason quoting a
+// key and a token, in the Ticket's view, the list and Needs-you — also when the client accepts
+// gzip (the filter runs before httplib compresses); then Needs-you has one card and /metrics
+// counts it.
+TEST_F(PanelApiTest, ASecretInAnyViewIsShownAsTheMarkerAndNeedsYouSaysSo) {
+  SecretFilter secrets(&clock_);
+  secrets.Learn("llm.api_key_env", "model-key-0123456789");
+  secrets_ = &secrets;
+  const std::string token = "gh" + std::string("p_") + "aB3dE5gH7jK9mN1pQ2sT4vW6yZ8aB3dE5gH7j";
+  ASSERT_TRUE(engine_->SetStage(seed_.blocked, Stage::kWorking, "tried again").ok());
+  ASSERT_TRUE(engine_->SetStage(seed_.blocked, Stage::kBlocked,
+                                "the log said KEY=model-key-0123456789 and " + token + " 中文").ok());
+  ASSERT_TRUE(StartServer().ok());
+  client_->set_default_headers({{"Accept-Encoding", "gzip, deflate"}});
+  for (const std::string& path : std::vector<std::string>{"/api/tickets/" + std::to_string(seed_.blocked), "/api/tickets", "/api/needs"}) {
+    auto r = client_->Get(path.c_str());
+    ASSERT_TRUE(r) << path;
+    ASSERT_EQ(r->status, 200) << path << ": " << r->body;
+    EXPECT_EQ(r->body.find("model-key-0123456789"), std::string::npos) << path << ": " << r->body;
+    EXPECT_EQ(r->body.find(token), std::string::npos) << path << ": " << r->body;
+    EXPECT_NE(r->body.find("KEY=[REDACTED] and [REDACTED] 中文"), std::string::npos) << path << ": " << r->body;
+  }
+  const json card = GetJson("/api/needs")["secrets"];
+  ASSERT_TRUE(card.is_object());
+  EXPECT_EQ(card["count"], 3);
+  EXPECT_EQ(card["path"], "panel");
+  EXPECT_EQ(card["where"], "GET /api/needs");
+  EXPECT_THAT(card["what"].get<std::string>(), HasSubstr("llm.api_key_env, ghp_ token"));
+  auto metrics = client_->Get("/metrics");
+  ASSERT_TRUE(metrics);
+  EXPECT_THAT(metrics->body, HasSubstr("superagent_secrets_redacted_total{path=\"panel\"} 4"));
+  EXPECT_THAT(metrics->body, HasSubstr("superagent_secrets_redacted_total{path=\"outbox\"} 0"));
+}
+
 TEST_F(PanelApiTest, OnePlatformOutageIsOneCardListingItsFailingPaths) {
   for (const char* path : {"issues", "comments", "ci"}) {
     SourceUpdate bad;

@@ -18,6 +18,7 @@
 #include "superagent/panel_source.h"
 #include "superagent/intercom.h"
 #include "superagent/panel.h"
+#include "superagent/secret_filter.h"
 #include "superagent/views.h"
 #include "superagent/worker_sessions.h"
 #include "result_ok.h"
@@ -154,6 +155,28 @@ TEST_F(PanelIntercomTest, ASessionShowsItsSurfaceItsWorkerTranscriptAndTokenUsag
 
 // Issue 20: a store that cannot be read is a 503 with the reason — never a center with no
 // sessions, a session with no transcript, or a 404.
+// Issue 33: what one session reads of another (the intercom's surface) passes the outbound
+// filter in the session host itself, before any tool or view gets it.
+TEST_F(PanelIntercomTest, ASessionsSurfaceIsReadThroughTheOutboundFilter) {
+  SecretFilter secrets(&clock_);
+  secrets.Learn("llm.api_key_env", "model-key-0123456789");
+  exec::WorkerSessionHost host(engine_.get(), "o/r", [] {}, &secrets);
+  auto n = exec::ParseIntercomSessionId(idle_);
+  ASSERT_TRUE(n.has_value());
+  ASSERT_TRUE(engine_->AppendSessionEvent(*n, 1, "assistant",
+                                          {{"role", "assistant"}, {"content", "printed env: KEY=model-key-0123456789 🙂"}})
+                  .ok());
+  auto surface = host.Surface(idle_);
+  ASSERT_TRUE(surface.ok()) << surface.status().ToString();
+  ASSERT_FALSE(surface->empty());
+  EXPECT_EQ(surface->back().text, "printed env: KEY=[REDACTED] 🙂");
+  EXPECT_EQ(secrets.Counts()["intercom"], 1);
+  ASSERT_TRUE(secrets.Last().has_value());
+  EXPECT_EQ(secrets.Last()->where, "surface of " + idle_);
+  // Without a filter (tests that do not look at secrets) the text is as stored.
+  EXPECT_EQ(Ok(host_->Surface(idle_)).back().text, "printed env: KEY=model-key-0123456789 🙂");
+}
+
 TEST_F(PanelIntercomTest, AStoreThatCannotBeReadIsA503NotAnEmptyCenter) {
   StartServer();
   ASSERT_EQ(GetJson("/api/intercom")["sessions"].size(), 3u);

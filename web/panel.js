@@ -42,6 +42,7 @@ function renderNeeds(needs) {
   renderDecisions(needs.decisions);
   renderProblems(needs.problems);
   renderPolicyFile(needs.policy_file || null);
+  renderSecrets(needs.secrets || null);
   renderSetAside(needs.set_aside || []);
 }
 
@@ -62,6 +63,15 @@ function renderPolicyFile(card) {
     el('div', { class: 'meta' }, el('span', { class: 'problem-kind', text: 'policy file' }), ` · ${card.file}`),
     el('p', {}, el('strong', { text: card.what })),
     card.problems.length ? el('ul', { class: 'problems-list' }, ...card.problems.map((p) => el('li', { text: p }))) : '',
+    el('p', { class: 'fix', text: card.fix }),
+  )] : []));
+}
+
+// What the outbound filter kept out of published text (issue 33): one quiet card, never a value.
+function renderSecrets(card) {
+  $('secrets-slot').replaceChildren(...(card ? [el('article', { class: 'attention secrets' },
+    el('div', { class: 'meta' }, el('span', { class: 'problem-kind', text: 'secret kept out' }), ' · last ', when(card.last_at)),
+    el('p', {}, el('strong', { text: card.what })),
     el('p', { class: 'fix', text: card.fix }),
   )] : []));
 }

@@ -9,6 +9,7 @@
 #include "superagent/channel.h"
 #include "superagent/engine.h"
 #include "superagent/periodic.h"
+#include "superagent/secret_filter.h"
 
 namespace superagent {
 
@@ -20,7 +21,16 @@ struct EffectsOptions {
   double jitter = 0.2;                       // each delay is scaled by a random factor in [1-j, 1+j]
   int batch = 16;                            // Effects claimed per round
   TimeMs idle_wait_ms = 500;                 // the thread's wait when nothing is due
+  // The outbound filter (issue 33): every string of an Effect — a message's body, a PR's title and
+  // body, a check run's summary — passes it right before a Channel sees the Effect. Not owned;
+  // null only in tests that do not look at secrets (the daemon always sets it).
+  SecretFilter* secrets = nullptr;
 };
+
+// `effect` with every string the filter would replace replaced: the receipt's body and every
+// string (keys too) of its payload. Records one event (path "outbox") naming the effect's kind,
+// id, receipt and Ticket when anything was replaced. `secrets` null: unchanged.
+Effect FilteredEffect(const Effect& effect, SecretFilter* secrets);
 
 // The delay before retry number `attempt` (1 = after the first failure), without jitter.
 TimeMs BackoffDelay(bool is_message, int attempt, const EffectsOptions& options);

@@ -16,6 +16,7 @@
 
 #include "superagent/clock.h"
 #include "superagent/http.h"
+#include "superagent/secret_filter.h"
 #include "superagent/status.h"
 
 namespace superagent::github {
@@ -36,6 +37,9 @@ struct AppAuthOptions {
   std::string repo;                  // "owner/name": where the installation is looked up
   std::string user_agent = "superagent";
   TimeMs refresh_before_ms = 5 * 60'000;  // a token this close to expiry is replaced
+  // The outbound filter (issue 33) learns each installation token as it is issued, so a worker
+  // or a peer that prints one publishes the marker. Not owned; null: none (doctor, tests).
+  SecretFilter* secrets = nullptr;
 };
 
 // The login an App's installation writes as: "<slug>[bot]".

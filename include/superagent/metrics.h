@@ -96,6 +96,9 @@ struct Snapshot {
   std::optional<RateLimit> github_rate;
   std::map<std::string, ModelTokens> model_tokens;
   std::map<std::string, std::int64_t> webhook_refused;  // by hook, since the process started
+  // Occasions the outbound filter replaced a secret, by path (outbox, panel, log), since the
+  // process started (SecretFilter::Counts).
+  std::map<std::string, std::int64_t> secrets_redacted;
 };
 
 // Prometheus text exposition format 0.0.4: HELP and TYPE for every family, label values escaped,

@@ -26,6 +26,7 @@ namespace superagent {
 
 class Engine;
 class Intercom;
+class SecretFilter;
 class Views;
 
 namespace panel {
@@ -77,6 +78,10 @@ struct PanelContext {
   std::function<std::optional<SlotsView>()> slots;
   // The communication center (SPEC §10); null: its routes answer 503 and the page hides it.
   Intercom* intercom = nullptr;
+  // The outbound filter (issue 33): every JSON response — transcripts, reports, Tickets, errors —
+  // passes it before it is written, and Needs-you shows one card once it has replaced anything.
+  // Not owned; null only in tests that do not look at secrets (the daemon always sets it).
+  SecretFilter* secrets = nullptr;
   int problem_threshold = 3;  // EngineOptions::problem_threshold
   int poll_ms = 500;          // how often a live-update stream checks for changes
 };

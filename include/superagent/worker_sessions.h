@@ -10,6 +10,7 @@
 
 #include "superagent/engine.h"
 #include "superagent/intercom.h"
+#include "superagent/secret_filter.h"
 #include "superagent/session.h"
 
 namespace superagent::exec {
@@ -29,8 +30,11 @@ class WorkerSessionHost : public SessionHost {
   // `workspace` is the repository the daemon works on, every worker session's workspace
   // (app's DaemonWorkspace); "" means unknown, so the intercom refuses to deliver between
   // sessions (it fails closed). `wake` asks the scheduler for a pass now (Execution::Wake); may
-  // be empty (tests tick by hand). `engine` must outlive the host.
-  WorkerSessionHost(Engine* engine, std::string workspace, std::function<void()> wake);
+  // be empty (tests tick by hand). `engine` must outlive the host. `secrets` (not owned; null:
+  // none) is the outbound filter every Surface passes (issue 33): another session, or the
+  // panel, reads a transcript with the marker where a secret was.
+  WorkerSessionHost(Engine* engine, std::string workspace, std::function<void()> wake,
+                    SecretFilter* secrets = nullptr);
 
   // Status comes from the session's Ticket: ended → dormant; stage working (or the session is
   // mid-turn) → working; waiting_for_person → waiting_for_person; idle, ready, blocked → idle
@@ -49,6 +53,7 @@ class WorkerSessionHost : public SessionHost {
   Engine* engine_;
   std::string workspace_;
   std::function<void()> wake_;
+  SecretFilter* secrets_;
 };
 
 }  // namespace superagent::exec

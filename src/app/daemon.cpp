@@ -82,6 +82,10 @@ Status Daemon::Start() {
   auto panel_token = PanelCredential(config_, /*create=*/true);
   if (!panel_token.ok()) return panel_token.status();
   panel_token_ = std::move(*panel_token);
+  // The outbound filter (issue 33): every secret is known now, before anything is published or
+  // logged by the loops below; the log passes it from here on.
+  secrets_ = MakeSecretFilter(config_, panel_token_);
+  FilterLogLines(secrets_);
 
   EngineOptions options;
   options.eval_timeout_ms = config_.eval.timeout_seconds * 1000LL;
@@ -121,7 +125,7 @@ Status Daemon::Start() {
   // NoModelAssessor, with one warning line saying so.
   llm_http_ = MakeCurlHttpClient(std::string("superagent/") + SUPERAGENT_VERSION);
   assessor_ = MakeAssessor(config_, llm_http_.get());
-  auto app = MakeGitHubApp(config_, SystemClock());
+  auto app = MakeGitHubApp(config_, SystemClock(), nullptr, secrets_.get());
   if (!app.ok()) return app.status();
   github_app_ = std::move(*app);
   if (!config_.github.repo.empty()) {
@@ -146,7 +150,7 @@ Status Daemon::Start() {
   // The intercom (SPEC §10) over the worker sessions: its tools go to every turn, the panel
   // gets its communication center.
   session_host_ = std::make_unique<exec::WorkerSessionHost>(engine_.get(), DaemonWorkspace(config_),
-                                                            [this] { execution_->Wake(); });
+                                                            [this] { execution_->Wake(); }, secrets_.get());
   intercom_ = std::make_unique<Intercom>(engine_.get(), session_host_.get(), SystemClock());
   execution_->AttachIntercom(intercom_.get());
   http_ = std::make_unique<httplib::Server>();
@@ -168,7 +172,9 @@ Status Daemon::Start() {
   for (auto& c : channels_) channels.push_back(c.get());
   if (github_) channels.push_back(github_->channel());
   if (feishu_) channels.push_back(feishu_->channel());
-  effects_ = std::make_unique<EffectsLoop>(engine_.get(), channels, SystemClock());
+  EffectsOptions effects_options;
+  effects_options.secrets = secrets_.get();
+  effects_ = std::make_unique<EffectsLoop>(engine_.get(), channels, SystemClock(), effects_options);
   effects_->Start();
   if (Status s = execution_->Start(); !s.ok()) return s;
   eval_loop_->Start();  // after effects_ and execution_: it wakes both
@@ -205,6 +211,7 @@ Status Daemon::InstallRoutes() {
     return execution_->scheduler()->Slots();
   };
   ctx.intercom = intercom_.get();
+  ctx.secrets = secrets_.get();
   auto installed = panel::InstallRoutes(*http_, std::move(ctx));
   if (!installed.ok()) return installed.status();
   panel_ = std::move(*installed);

@@ -23,6 +23,7 @@
 #include "superagent/intercom.h"
 #include "superagent/panel.h"
 #include "superagent/periodic.h"
+#include "superagent/secret_filter.h"
 #include "superagent/views.h"
 #include "superagent/worker_sessions.h"
 
@@ -69,6 +70,8 @@ class Daemon {
 
   Config config_;
   std::string panel_token_;  // data_dir/panel.token or panel.token_env's value; never logged
+  // The outbound filter (issue 33) the outbox, the panel and the log pass; shared with the log.
+  std::shared_ptr<SecretFilter> secrets_;
   std::unique_ptr<DataDirLock> data_dir_lock_;  // first: released after everything else closed
   std::unique_ptr<Engine> engine_;
   std::unique_ptr<HttpClient> llm_http_;  // declared before assessor_, which uses it

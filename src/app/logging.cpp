@@ -6,15 +6,56 @@
 #include <charconv>
 #include <cstdlib>
 #include <memory>
+#include <mutex>
+#include <vector>
 
 #include <spdlog/pattern_formatter.h>
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/sinks/stdout_sinks.h>
 #include <spdlog/spdlog.h>
 
+#include "superagent/secret_filter.h"
+
 namespace superagent::app {
 
 namespace {
+
+// The filter every log line passes; one per process (the daemon's), set by FilterLogLines.
+std::mutex g_filter_mu;
+std::shared_ptr<SecretFilter> g_filter;
+
+std::shared_ptr<SecretFilter> CurrentFilter() {
+  std::lock_guard<std::mutex> lock(g_filter_mu);
+  return g_filter;
+}
+
+// The log's part of the outbound filter: the last point before a line's bytes are written,
+// whatever code logged it. It counts what it replaced but logs nothing itself (it would call
+// itself); the marker in the line is the record a reader sees.
+class RedactingSink : public spdlog::sinks::sink {
+ public:
+  explicit RedactingSink(std::shared_ptr<spdlog::sinks::sink> inner) : inner_(std::move(inner)) {}
+  void log(const spdlog::details::log_msg& msg) override {
+    std::shared_ptr<SecretFilter> filter = CurrentFilter();
+    if (!filter) return inner_->log(msg);
+    std::vector<std::string> found;
+    const std::string clean = filter->Redact(std::string_view(msg.payload.data(), msg.payload.size()), &found);
+    if (found.empty()) return inner_->log(msg);
+    spdlog::details::log_msg copy = msg;
+    copy.payload = spdlog::string_view_t(clean.data(), clean.size());
+    inner_->log(copy);
+    filter->Record("log", std::string("a ") + spdlog::level::to_string_view(msg.level).data() + " line", found,
+                   /*log=*/false);
+  }
+  void flush() override { inner_->flush(); }
+  void set_pattern(const std::string& pattern) override { inner_->set_pattern(pattern); }
+  void set_formatter(std::unique_ptr<spdlog::formatter> formatter) override {
+    inner_->set_formatter(std::move(formatter));
+  }
+
+ private:
+  std::shared_ptr<spdlog::sinks::sink> inner_;
+};
 
 // "%*": the sd-daemon "<N>" syslog priority prefix. journald strips it and files the line
 // under that priority, so `journalctl -p warning` works without a journald client library.
@@ -79,6 +120,15 @@ bool ParseLogLevel(std::string_view text, spdlog::level::level_enum* out) {
   return false;
 }
 
+void FilterLogLines(std::shared_ptr<SecretFilter> filter) {
+  std::lock_guard<std::mutex> lock(g_filter_mu);
+  g_filter = std::move(filter);
+}
+
+std::shared_ptr<spdlog::sinks::sink> FilteredSink(std::shared_ptr<spdlog::sinks::sink> inner) {
+  return std::make_shared<RedactingSink>(std::move(inner));
+}
+
 bool StderrIsJournal() {
   const char* env = std::getenv("JOURNAL_STREAM");
   if (env == nullptr) return false;
@@ -115,7 +165,7 @@ void SetupLogging(const std::string& level) {
   formatter->add_flag<JournalPriorityFlag>('*').set_pattern(LogPattern(StderrIsJournal()));
   sink->set_formatter(std::move(formatter));
 
-  auto logger = std::make_shared<spdlog::logger>("superagent", std::move(sink));
+  auto logger = std::make_shared<spdlog::logger>("superagent", FilteredSink(std::move(sink)));
   logger->set_level(parsed);
   // stderr sinks write through, but warnings must never sit in a buffer when the process dies.
   logger->flush_on(spdlog::level::warn);

@@ -9,10 +9,16 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 
 #include <spdlog/common.h>
+#include <spdlog/sinks/sink.h>
+
+namespace superagent {
+class SecretFilter;
+}
 
 namespace superagent::app {
 
@@ -23,6 +29,16 @@ bool ParseLogLevel(std::string_view text, spdlog::level::level_enum* out);
 // to info (config validation reports it first). Safe to call again, e.g. once before the
 // config is read and once after.
 void SetupLogging(const std::string& level);
+
+// From now on every line the logger SetupLogging made writes passes `filter` first (issue 33):
+// a secret in a line — a peer's error quoting a token, a worker's output — is written as the
+// marker, and the filter counts it (path "log") without logging again. Null: lines pass as they
+// are. Thread-safe; the filter is kept alive while set. Survives a later SetupLogging.
+void FilterLogLines(std::shared_ptr<SecretFilter> filter);
+
+// A sink that writes each line through `inner` after the filter FilterLogLines set (tests wrap
+// their own capturing sink with it).
+std::shared_ptr<spdlog::sinks::sink> FilteredSink(std::shared_ptr<spdlog::sinks::sink> inner);
 
 // True when stderr is the journal stream systemd set up for this process: JOURNAL_STREAM is
 // "device:inode" of that stream, and it is inherited by children whose stderr may have been

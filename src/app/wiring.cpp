@@ -27,6 +27,18 @@ std::vector<std::pair<std::string, std::string>> EnvironmentOf(const std::vector
 
 }  // namespace
 
+std::shared_ptr<SecretFilter> MakeSecretFilter(const Config& config, const std::string& panel_token, Clock* clock) {
+  // Secret values are read here, in app/, and handed down inside the filter: no module below
+  // reads the environment to learn what to hide.
+  auto filter = std::make_shared<SecretFilter>(clock);
+  for (const auto& [key, env] : SecretEnvNames(config)) filter->Learn(key, ResolveSecret(env));
+  // As the App signs with it: line breaks restored from an EnvironmentFile's "\n" (its body
+  // lines are learnt one by one, so a worker printing part of it publishes the marker).
+  filter->Learn("github.app_private_key_env", GitHubAppPrivateKey(config));
+  filter->Learn("panel token", panel_token);
+  return filter;
+}
+
 github::SourceOptions GitHubSourceOptionsFor(const Config& config) {
   github::SourceOptions o;
   o.repo = config.github.repo;
@@ -68,10 +80,12 @@ Result<github::AppAuthOptions> GitHubAppOptionsFor(const Config& config, TimeMs 
 }
 
 Result<std::shared_ptr<github::InstallationTokens>> MakeGitHubApp(const Config& config, Clock* clock,
-                                                                  std::unique_ptr<HttpClient> http) {
+                                                                  std::unique_ptr<HttpClient> http,
+                                                                  SecretFilter* secrets) {
   if (config.github.auth != "app" || config.github.repo.empty()) return std::shared_ptr<github::InstallationTokens>();
   auto a = GitHubAppOptionsFor(config, clock->NowMs());
   if (!a.ok()) return a.status();
+  a->secrets = secrets;
   if (!http) http = MakeCurlHttpClient(a->user_agent);
   return std::make_shared<github::InstallationTokens>(std::move(http), clock, std::move(*a));
 }

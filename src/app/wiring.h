@@ -21,8 +21,19 @@
 #include "superagent/http.h"
 #include "superagent/llm.h"
 #include "superagent/panel.h"
+#include "superagent/secret_filter.h"
 
 namespace superagent::app {
+
+// ---- the outbound filter (issue 33) ----
+
+// The filter everything the daemon publishes passes, knowing every secret value the config
+// names: the value of each *_env key (SecretEnvNames, as ResolveSecret reads it), the App's
+// private key and each line of its PEM body (GitHubAppPrivateKey), and `panel_token` (the
+// daemon's data_dir/panel.token). Installation tokens are learnt as they are issued
+// (MakeGitHubApp's `secrets`). Values shorter than kMinSecretLength are not learnt.
+std::shared_ptr<SecretFilter> MakeSecretFilter(const Config& config, const std::string& panel_token,
+                                               Clock* clock = nullptr);
 
 // ---- GitHub (github.*) ----
 
@@ -42,8 +53,10 @@ std::string GitHubAppPrivateKey(const Config& config);
 // the network: InvalidArgument, naming the key to fix, when the id is missing or the key is unset
 // or cannot sign. doctor asks GitHub with them; MakeGitHubApp runs the daemon's tokens on them.
 Result<github::AppAuthOptions> GitHubAppOptionsFor(const Config& config, TimeMs now);
+// `secrets` (not owned, may be null) learns each installation token as it is issued.
 Result<std::shared_ptr<github::InstallationTokens>> MakeGitHubApp(const Config& config, Clock* clock,
-                                                                  std::unique_ptr<HttpClient> http = nullptr);
+                                                                  std::unique_ptr<HttpClient> http = nullptr,
+                                                                  SecretFilter* secrets = nullptr);
 // The GitHub Source and Channel the daemon runs, over `http` (null: libcurl). InvalidArgument,
 // naming the key to fix, when github.repo is empty (the Source is disabled) or, with auth: token,
 // the variable github.token_env names is unset or empty. With auth: app it acts through `app`

@@ -184,6 +184,10 @@ std::string RenderPrometheus(const Snapshot& s) {
            "Webhook deliveries refused for a bad or missing signature, timestamp, token or encryption.");
   for (const auto& [hook, n] : s.webhook_refused) w.Sample("superagent_webhook_refused_total", L{{"hook", hook}}, n);
 
+  w.Family("superagent_secrets_redacted_total", "counter",
+           "Occasions the outbound filter replaced a secret in what the daemon published, by path.");
+  for (const auto& [path, n] : s.secrets_redacted) w.Sample("superagent_secrets_redacted_total", L{{"path", path}}, n);
+
   if (s.github_rate && s.github_rate->remaining >= 0) {
     w.Family("superagent_github_rate_limit_remaining", "gauge", "GitHub primary rate limit: requests left in this window.");
     w.Sample("superagent_github_rate_limit_remaining", L{}, s.github_rate->remaining);

@@ -8,6 +8,24 @@
 
 namespace superagent {
 
+Effect FilteredEffect(const Effect& effect, SecretFilter* secrets) {
+  if (secrets == nullptr) return effect;
+  Effect out = effect;
+  std::vector<std::string> found;
+  if (out.receipt) out.receipt->body = secrets->Redact(out.receipt->body, &found);
+  secrets->RedactJson(&out.payload, &found);
+  if (found.empty()) return out;
+  // Where, as a person finds it again: the kind, the outbox row, the message and the Ticket.
+  std::string where = out.kind + " effect=" + std::to_string(out.id);
+  if (out.receipt) where += " receipt=" + out.receipt->id;
+  std::optional<TicketId> ticket = out.receipt ? out.receipt->ticket : std::nullopt;
+  if (!ticket && out.payload.is_object() && out.payload.contains("ticket") && out.payload["ticket"].is_number_integer())
+    ticket = out.payload["ticket"].get<TicketId>();
+  if (ticket) where += " ticket=" + std::to_string(*ticket);
+  secrets->Record("outbox", where, found);
+  return out;
+}
+
 TimeMs BackoffDelay(bool is_message, int attempt, const EffectsOptions& o) {
   return is_message ? DoublingDelay(o.message_backoff_start_ms, attempt - 1, o.message_backoff_max_ms)
                     : DoublingDelay(o.action_backoff_start_ms, attempt - 1, o.action_backoff_max_ms);
@@ -61,8 +79,15 @@ Result<int> EffectsLoop::RunOnce() {
     } else {
       // A channel that throws has not said whether the peer got it: retried like any failure
       // whose outcome is unknown, and the next Effects go on.
-      Status thrown = CatchAll("delivering effect " + std::to_string(c.effect.id),
-                               [&] { d = channel->Perform(c.effect, c.outcome_unknown); });
+      Status thrown = CatchAll("delivering effect " + std::to_string(c.effect.id), [&] {
+        // The last point before bytes leave for GitHub, Feishu or a panel session: the filter runs
+        // here, on every attempt, so a secret learnt after the Effect was stored (an installation
+        // token issued since) is still caught, and no Channel can forget it. The outbox rows are
+        // not rewritten at enqueue: the store is the daemon's own (data_dir, hidden from workers),
+        // every way out of it (this loop, the panel, the log) filters, and one place decides.
+        const Effect effect = FilteredEffect(c.effect, options_.secrets);
+        d = channel->Perform(effect, c.outcome_unknown);
+      });
       if (!thrown.ok()) {
         spdlog::error("effect delivery failed unexpectedly effect={} error=\"{}\"", c.effect.id, thrown.message());
         d = Delivery::Retry(thrown.message());

@@ -67,8 +67,9 @@ std::vector<SurfaceEntry> SurfaceOf(const std::vector<SessionEvent>& events) {
   return out;
 }
 
-WorkerSessionHost::WorkerSessionHost(Engine* engine, std::string workspace, std::function<void()> wake)
-    : engine_(engine), workspace_(std::move(workspace)), wake_(std::move(wake)) {}
+WorkerSessionHost::WorkerSessionHost(Engine* engine, std::string workspace, std::function<void()> wake,
+                                     SecretFilter* secrets)
+    : engine_(engine), workspace_(std::move(workspace)), wake_(std::move(wake)), secrets_(secrets) {}
 
 std::optional<SessionInfo> WorkerSessionHost::Describe(const Session& s) {
   SessionInfo info;
@@ -115,7 +116,12 @@ Result<std::vector<SurfaceEntry>> WorkerSessionHost::Surface(const std::string& 
   auto n = ParseIntercomSessionId(id);
   if (!n) return std::vector<SurfaceEntry>{};
   ASSIGN_OR_RETURN(std::vector<SessionEvent> events, engine_->SessionEvents(*n));
-  return SurfaceOf(events);
+  std::vector<SurfaceEntry> surface = SurfaceOf(events);
+  // What one session reads of another leaves this one's hands: the intercom's reads pass the
+  // outbound filter like everything else the daemon publishes.
+  if (secrets_ != nullptr)
+    for (SurfaceEntry& e : surface) e.text = secrets_->Clean(e.text, "intercom", "surface of " + id);
+  return surface;
 }
 
 void WorkerSessionHost::InboxChanged(const std::string& id, bool start_turn) {

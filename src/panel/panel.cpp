@@ -28,6 +28,7 @@
 #include "superagent/engine.h"
 #include "superagent/host_port.h"
 #include "superagent/json_read.h"
+#include "superagent/secret_filter.h"
 #include "superagent/views.h"
 
 namespace superagent::panel {
@@ -44,14 +45,17 @@ constexpr int kMaxStreams = 8;           // each stream holds one of httplib's w
 constexpr int kKeepaliveMs = 2'000;
 constexpr int kStreamLifetimeMs = 30 * 60'000;  // then the browser reconnects (EventSource does)
 
-void SendJson(Response& res, int status, const json& body) {
+void WriteJson(Response& res, int status, const json& body) {
   res.status = status;
   res.set_header("Cache-Control", "no-store");
   // Text from outside (a name, a transcript) may hold invalid UTF-8; it is shown replaced.
   res.set_content(body.dump(-1, ' ', false, json::error_handler_t::replace), "application/json");
 }
 
-void SendError(Response& res, int status, const std::string& message) { SendJson(res, status, {{"error", message}}); }
+// The request this server thread is answering ("GET /api/tickets/1"), set before routing: what
+// the outbound filter's warning names. httplib answers a request on one thread from its
+// pre-routing handler to its last write.
+thread_local std::string t_answering;
 
 int HttpStatusOf(const Status& s) {
   switch (s.code()) {
@@ -102,6 +106,7 @@ struct Panel::Impl {
 
   // Host and password, before routing. Handled means refused (the response is set).
   bool Refuse(const Request& req, Response& res) {
+    t_answering = req.method + " " + req.path.substr(0, 100);
     res.set_header("X-Content-Type-Options", "nosniff");
     res.set_header("X-Frame-Options", "DENY");
     res.set_header("Referrer-Policy", "no-referrer");
@@ -201,6 +206,43 @@ struct Panel::Impl {
     return true;
   }
 
+  // --- The outbound filter ---
+
+  // Every JSON answer of every route — a transcript, a report, an error quoting a peer — leaves
+  // through here, so the outbound filter (issue 33) is the last thing before its bytes: no route
+  // can forget it. Strings are filtered before the JSON is written, where a value with a quote or
+  // a line break would be escaped and not found; and before httplib compresses the body (a
+  // post-routing handler would see gzip).
+  void SendJson(Response& res, int status, json body) {
+    if (ctx.secrets != nullptr) ctx.secrets->CleanJson(&body, "panel", t_answering);
+    WriteJson(res, status, body);
+  }
+  void SendError(Response& res, int status, const std::string& message) { SendJson(res, status, {{"error", message}}); }
+
+  // Needs-you's one card for what the filter kept out of published text: quiet (one card however
+  // many times), and never the value, only where and what kind.
+  json SecretsCard() const {
+    if (ctx.secrets == nullptr) return nullptr;
+    std::optional<RedactionEvent> last = ctx.secrets->Last();
+    if (!last) return nullptr;
+    std::int64_t total = 0;
+    for (const auto& [path, n] : ctx.secrets->Counts()) total += n;
+    std::string what;
+    for (const std::string& w : last->what) what += (what.empty() ? "" : ", ") + w;
+    return {{"count", total},
+            {"last_at", TimeJson(last->at)},
+            {"path", last->path},
+            {"where", last->where},
+            {"kinds", last->what},
+            {"what", "The daemon kept a secret out of what it published " + std::to_string(total) +
+                         (total == 1 ? " time" : " times") + " since it started; last in " + last->path + " (" +
+                         last->where + "): " + what + "."},
+            {"fix", "Nothing left the host with it: the marker [REDACTED] stands where it was. Find who printed it "
+                    "(a worker's transcript, a message) and why; a worker that can print a key can also send it, so "
+                    "rotate that secret if the worker had network (execution.network: on). The warning lines "
+                    "\"secret redacted\" in the daemon's log list each occasion."}};
+  }
+
   // --- Reads ---
 
   // `user`: the name the browser authenticated with (HTTP Basic), so the page need not ask.
@@ -216,7 +258,7 @@ struct Panel::Impl {
 
   // A read the store failed: 503 with the reason (the page says the store cannot be read, never
   // "Nothing needs you"), and the log line a person tailing it looks for.
-  static void SendRead(Response& res, const char* what, const Result<json>& body) {
+  void SendRead(Response& res, const char* what, const Result<json>& body) {
     if (body.ok()) return SendJson(res, 200, *body);
     if (body.status().code() == Status::Code::kNotFound) return SendError(res, 404, body.status().message());
     spdlog::error("panel read failed what={} error=\"{}\"", what, body.status().ToString());
@@ -276,11 +318,12 @@ struct Panel::Impl {
     json policy_file = nullptr;
     if (ctx.policy_on_disk)
       if (auto on_disk = ctx.policy_on_disk()) policy_file = PolicyFileCardJson(*on_disk);
+    json secrets = SecretsCard();
     std::size_t count = setup.size() + questions.size() + decisions.size() + problems.size() + set_aside.size() +
-                        (policy_file.is_null() ? 0 : 1);
+                        (policy_file.is_null() ? 0 : 1) + (secrets.is_null() ? 0 : 1);
     return json{{"count", count},         {"setup", setup},         {"questions", questions},
                 {"decisions", decisions}, {"problems", problems},   {"set_aside", set_aside},
-                {"policy_file", policy_file}};
+                {"policy_file", policy_file}, {"secrets", secrets}};
   }
 
   // --- Live updates ---
@@ -511,7 +554,7 @@ struct Panel::Impl {
     HardenServer(server);
     // What a handler throws is a fault of ours, not the caller's: a generic 500 with the details
     // in the log only (httplib would put the exception's text in a response header).
-    server.set_exception_handler([](const Request& req, Response& res, std::exception_ptr ep) {
+    server.set_exception_handler([this](const Request& req, Response& res, std::exception_ptr ep) {
       std::string what = "an exception of unknown type";
       try {
         if (ep) std::rethrow_exception(ep);
@@ -597,6 +640,7 @@ struct Panel::Impl {
                                     ctx.slots ? ctx.slots() : std::nullopt);
       // A scrape of made-up zeros would hide an outage from the alert meant to catch it.
       if (!snapshot.ok()) return SendRead(res, "metrics", snapshot.status());
+      if (ctx.secrets != nullptr) snapshot->secrets_redacted = ctx.secrets->Counts();
       res.set_content(metrics::RenderPrometheus(*snapshot), metrics::kContentType);
     });
     server.Get("/api/events", [this](const Request& req, Response& res) { Stream(req, res); });
@@ -605,7 +649,7 @@ struct Panel::Impl {
     server.Post("/api/policy/reload", [this](const Request& req, Response& res) { Reload(req, res); });
     server.Post("/api/set-aside/retry", [this](const Request& req, Response& res) { RetrySetAside(req, res); });
     InstallIntercom(server);
-    server.Get(R"(/api/.*)", [](const Request& req, Response& res) {
+    server.Get(R"(/api/.*)", [this](const Request& req, Response& res) {
       SendError(res, 404, "no such API route: " + req.path.substr(0, 100));
     });
     server.Get(R"(/.*)", [](const Request& req, Response& res) {

@@ -187,6 +187,9 @@ Result<std::string> InstallationTokens::Token() {
     return Status::Unavailable("GitHub's installation token answer has no token or no expires_at");
   token_ = token;
   expires_at_ = expires;
+  // Before anyone can use it: the filter knows the token from the moment it exists. The newest
+  // few are kept (one is issued an hour), so a token that was just replaced is still caught.
+  if (options_.secrets != nullptr) options_.secrets->Learn("github installation token", token_, 4);
   return token_;
 }
 
