@@ -665,6 +665,11 @@ TEST_F(DoctorTest, TheDefaultBranchsProtectionIsReported) {
   EXPECT_EQ(checks["github.branch_protection"].result, R::kWarning);
   EXPECT_THAT(checks["github.branch_protection"].detail, HasSubstr("cannot tell whether master is protected"));
   EXPECT_THAT(checks["github.branch_protection"].detail, Not(HasSubstr("not protected")));
+  // A bare 404 may be GitHub hiding protection from the token: not "unprotected" either.
+  github_.Script("GET", protection, {404, {}, R"({"message":"Not Found"})"});
+  checks = Run(c);
+  EXPECT_EQ(checks["github.branch_protection"].result, R::kWarning);
+  EXPECT_THAT(checks["github.branch_protection"].detail, HasSubstr("cannot tell whether master is protected"));
   // An answer of the wrong shape is not believed either way.
   github_.Script("GET", protection, {200, {}, R"(["dismiss_stale_reviews", true])"});
   checks = Run(c);

@@ -279,11 +279,16 @@ class Doctor {
     HttpResponse r = Get(g.api_url + "/repos/" + g.repo + "/branches/" + path_branch + "/protection",
                          {{"Authorization", "Bearer " + token}, {"Accept", "application/vnd.github+json"},
                           {"X-GitHub-Api-Version", "2022-11-28"}});
-    if (r.status == 404) {
+    // GitHub says "Branch not protected" to a token that may read protection; a bare "Not
+    // Found" may also be its answer to one that may not, which tells nothing.
+    const json said = json::parse(r.body, nullptr, false);
+    const bool unprotected = r.status == 404 && said.is_object() && said.contains("message") &&
+                             said["message"] == json("Branch not protected");
+    if (unprotected) {
       gap(shown + " is not protected (GitHub: " + Answer(r) + ")");
       return;
     }
-    if (r.status == 401 || r.status == 403) {
+    if (r.status == 401 || r.status == 403 || r.status == 404) {
       Add(name, R::kWarning,
           "cannot tell whether " + shown + " is protected: the token may not read its protection (" + Answer(r) + ")" +
               (auto_merging.empty() ? "" : "; auto-merge is on (rule " + auto_merging + "): check it by hand"),
