@@ -582,6 +582,10 @@ TEST_F(DoctorTest, AGitHubAppIsCheckedKeyAppInstallationAndTokenEachWithAFix) {
   EXPECT_THAT(checks["github.installation"].detail, HasSubstr("installation 42"));
   EXPECT_EQ(checks["github.notifications"].result, R::kSkipped);
   EXPECT_EQ(github_.Count("GET", "/api/v3/notifications"), 0);
+  // Without Administration: read the App cannot see branch protection: said, with how to let it.
+  EXPECT_EQ(checks["github.branch_protection"].result, R::kWarning);
+  EXPECT_THAT(checks["github.branch_protection"].detail, HasSubstr("cannot tell whether master is protected"));
+  EXPECT_THAT(checks["github.branch_protection"].fix, HasSubstr("\"Administration: read\""));
 
   // The installation lacks two permissions and an event: both named, with where to grant them.
   {
@@ -631,6 +635,74 @@ TEST_F(DoctorTest, ChecksThatCannotApplyAreSkippedNotFailed) {
   for (const char* name : {"github.token", "github.notifications", "github.repo", "github.webhook_secret", "feishu", "model"})
     EXPECT_EQ(checks[name].result, R::kSkipped) << name;
   EXPECT_TRUE(github_.log().empty()) << "nothing to ask GitHub without a repository";
+}
+
+// Seed 004 / issue 33: approvals mean something only when GitHub requires them on the default
+// branch and dismisses them on a new push. doctor says which of that holds: a warning with the
+// fix, a failure once a rule lets the daemon auto-merge, and "cannot tell" — never "unprotected" —
+// when the token may not read the protection.
+TEST_F(DoctorTest, TheDefaultBranchsProtectionIsReported) {
+  const std::string protection = "/repos/" + github_.repo + "/branches/master/protection";
+  superagent::Config c = Healthy();
+  auto checks = Run(c);
+  EXPECT_EQ(checks["github.branch_protection"].result, R::kWarning) << checks["github.branch_protection"].detail;
+  EXPECT_THAT(checks["github.branch_protection"].detail, HasSubstr("master is not protected"));
+  EXPECT_THAT(checks["github.branch_protection"].fix, HasSubstr("Dismiss stale pull request approvals"));
+  EXPECT_EQ(github_.Count("GET", protection), 1) << "asked with the agent's token";
+
+  // Protected, with reviews that survive a new push: still a warning, saying so.
+  github_.protections["master"] = github_.MakeProtection("master", false);
+  checks = Run(c);
+  EXPECT_EQ(checks["github.branch_protection"].result, R::kWarning);
+  EXPECT_THAT(checks["github.branch_protection"].detail, HasSubstr("keeps approvals after a new push"));
+  github_.protections["master"] = github_.MakeProtection("master", true, 0);
+  checks = Run(c);
+  EXPECT_THAT(checks["github.branch_protection"].detail, HasSubstr("requires no pull request review"));
+
+  // The token may not read protection (no admin rights): "cannot tell", not "unprotected".
+  github_.Script("GET", protection, {403, {}, R"({"message":"Must have admin rights to Repository."})"});
+  checks = Run(c);
+  EXPECT_EQ(checks["github.branch_protection"].result, R::kWarning);
+  EXPECT_THAT(checks["github.branch_protection"].detail, HasSubstr("cannot tell whether master is protected"));
+  EXPECT_THAT(checks["github.branch_protection"].detail, Not(HasSubstr("not protected")));
+  // A bare 404 may be GitHub hiding protection from the token: not "unprotected" either.
+  github_.Script("GET", protection, {404, {}, R"({"message":"Not Found"})"});
+  checks = Run(c);
+  EXPECT_EQ(checks["github.branch_protection"].result, R::kWarning);
+  EXPECT_THAT(checks["github.branch_protection"].detail, HasSubstr("cannot tell whether master is protected"));
+  // An answer of the wrong shape is not believed either way.
+  github_.Script("GET", protection, {200, {}, R"(["dismiss_stale_reviews", true])"});
+  checks = Run(c);
+  EXPECT_EQ(checks["github.branch_protection"].result, R::kWarning);
+  EXPECT_THAT(checks["github.branch_protection"].detail, HasSubstr("the answer is not an object"));
+  github_.Script("GET", protection,
+                 {200, {}, R"({"required_pull_request_reviews": {"dismiss_stale_reviews": "true"}})"});
+  checks = Run(c);
+  EXPECT_THAT(checks["github.branch_protection"].detail, HasSubstr("dismiss_stale_reviews is \"true\""));
+
+  // Fully protected: ok.
+  github_.protections["master"] = github_.MakeProtection("master", true, 1);
+  checks = Run(c);
+  EXPECT_EQ(checks["github.branch_protection"].result, R::kOk) << checks["github.branch_protection"].detail;
+  EXPECT_THAT(checks["github.branch_protection"].detail, HasSubstr("dismisses stale approvals"));
+
+  // With a rule that auto-merges, a gap fails: the daemon's own guard would be all that is left.
+  Write("merge-policy.yaml", "rules:\n  - name: wording\n    when: typos\n    approver: alice\n"
+                             "    auto_merge: { enabled: true }\n");
+  c.policy_file = (dir_ / "merge-policy.yaml").string();
+  checks = Run(c);
+  EXPECT_EQ(checks["github.branch_protection"].result, R::kOk);
+  github_.protections.erase("master");
+  checks = Run(c);
+  EXPECT_EQ(checks["github.branch_protection"].result, R::kFailed);
+  EXPECT_THAT(checks["github.branch_protection"].detail,
+              HasSubstr("auto-merge is on (rule wording): auto-merge is unsafe without it"));
+  EXPECT_THAT(checks["github.branch_protection"].fix, HasSubstr("turn auto_merge off"));
+  // … but a token that cannot look is not a failure: it says to check by hand.
+  github_.Script("GET", protection, {403, {}, R"({"message":"Resource not accessible by integration"})"});
+  checks = Run(c);
+  EXPECT_EQ(checks["github.branch_protection"].result, R::kWarning);
+  EXPECT_THAT(checks["github.branch_protection"].detail, HasSubstr("check it by hand"));
 }
 
 TEST_F(DoctorTest, TheCommandPrintsEveryCheckAndExitsNonZeroOnAFailure) {

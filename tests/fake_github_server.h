@@ -133,6 +133,17 @@ class FakeGitHub {
   std::vector<nlohmann::json> review_comments;    // pull_request_url names the PR
   std::map<std::int64_t, std::vector<nlohmann::json>> reviews;  // GET /pulls/N/reviews, oldest first
   std::set<std::string> collaborators;  // who may be asked to review; empty: anyone
+  // GET /collaborators/{login}/permission (issue 33): each login's role ("admin", "maintain",
+  // "write", "triage", "read", "none"), looked up ignoring case. A login not in the table is
+  // answered as GitHub does: "read" on a public repository (anyone can read it), "none" on a
+  // private one. Without push access (agent_can_push false) the asker gets GitHub's 403.
+  std::map<std::string, std::string> permissions;
+  bool private_repo = false;
+  bool agent_can_push = true;
+  // GET /branches/{branch}/protection: the protection object by branch; absent is GitHub's 404
+  // "Branch not protected".
+  std::map<std::string, nlohmann::json> protections;
+  std::map<std::int64_t, std::vector<nlohmann::json>> pull_files;  // GET /pulls/N/files
   std::vector<nlohmann::json> notifications;
   std::vector<nlohmann::json> workflow_runs, check_runs, commit_comments;
   int poll_interval = 60;
@@ -266,6 +277,49 @@ class FakeGitHub {
     r["commit_id"] = commit_id;
     return r;
   }
+  // A branch protection object as GET /branches/{branch}/protection answers it (the shape of the
+  // documented example), requiring `approvals` approving reviews (0: no review rule at all).
+  nlohmann::json MakeProtection(const std::string& branch, bool dismiss_stale, int approvals = 1) {
+    const std::string base = "https://api.github.com" + repo_path() + "/branches/" + branch + "/protection";
+    nlohmann::json p = {
+        {"url", base},
+        {"required_status_checks",
+         {{"url", base + "/required_status_checks"}, {"strict", true}, {"contexts", nlohmann::json::array()},
+          {"contexts_url", base + "/required_status_checks/contexts"}, {"checks", nlohmann::json::array()}}},
+        {"enforce_admins", {{"url", base + "/enforce_admins"}, {"enabled", false}}},
+        {"required_linear_history", {{"enabled", false}}},
+        {"allow_force_pushes", {{"enabled", false}}},
+        {"allow_deletions", {{"enabled", false}}},
+        {"required_conversation_resolution", {{"enabled", false}}}};
+    if (approvals > 0)
+      p["required_pull_request_reviews"] = {{"url", base + "/required_pull_request_reviews"},
+                                            {"dismiss_stale_reviews", dismiss_stale},
+                                            {"require_code_owner_reviews", false},
+                                            {"required_approving_review_count", approvals},
+                                            {"require_last_push_approval", false}};
+    return p;
+  }
+  // A changed file as GET /pulls/N/files lists it.
+  nlohmann::json MakePullFile(const std::string& filename, const std::string& status = "modified",
+                              const std::string& previous = "") {
+    nlohmann::json f = {{"sha", "bbcd538c8e72b8c175046e27cc8f907076331401"},
+                        {"filename", filename},
+                        {"status", status},
+                        {"additions", 1},
+                        {"deletions", 1},
+                        {"changes", 2},
+                        {"blob_url", "https://github.com/" + repo + "/blob/HEAD/" + filename},
+                        {"raw_url", "https://github.com/" + repo + "/raw/HEAD/" + filename},
+                        {"contents_url", "https://api.github.com" + repo_path() + "/contents/" + filename},
+                        {"patch", "@@ -1 +1 @@\n-a\n+b"}};
+    if (!previous.empty()) f["previous_filename"] = previous;
+    return f;
+  }
+  // How many times GitHub was asked for `login`'s permission.
+  int PermissionRequests(const std::string& login) {
+    return Count("GET", repo_path() + "/collaborators/" + login + "/permission");
+  }
+
   // A notification thread for an issue or PR of this repository.
   nlohmann::json MakeNotification(const std::string& id, std::int64_t number, bool pull, TimeMs updated,
                                   const std::string& reason = "mention") {
@@ -526,6 +580,39 @@ class FakeGitHub {
     return false;
   }
 
+  // GitHub's "Get repository permissions for a user": the legacy `permission` maps maintain to
+  // write and triage to read; `role_name` keeps the role; user.permissions spells it out.
+  void CollaboratorPermission(const httplib::Request& req, httplib::Response& res, const std::string& login) {
+    if (!agent_can_push)
+      return Answer(req, res, 403,
+                    {{"message", "Must have push access to view collaborator permission."},
+                     {"documentation_url",
+                      "https://docs.github.com/rest/collaborators/collaborators#get-repository-permissions-for-a-user"},
+                     {"status", "403"}});
+    auto lower = [](std::string v) {
+      for (char& c : v) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+      return v;
+    };
+    std::string role = private_repo ? "none" : "read";
+    for (const auto& [name, given] : permissions)
+      if (lower(name) == lower(login)) role = given;
+    const std::string permission = role == "maintain" ? "write" : role == "triage" ? "read" : role;
+    const bool admin = role == "admin", maintain = admin || role == "maintain", push = maintain || role == "write",
+               triage = push || role == "triage", pull = triage || role == "read";
+    nlohmann::json who = {{"login", login},
+                           {"id", 1000 + static_cast<std::int64_t>(std::hash<std::string>{}(lower(login)) % 100000)},
+                           {"node_id", "MDQ6VXNlcjE="},
+                           {"avatar_url", "https://github.com/images/error/octocat_happy.gif"},
+                           {"url", "https://api.github.com/users/" + login},
+                           {"html_url", "https://github.com/" + login},
+                           {"type", "User"},
+                           {"site_admin", false},
+                           {"permissions",
+                            {{"admin", admin}, {"maintain", maintain}, {"push", push}, {"triage", triage}, {"pull", pull}}},
+                           {"role_name", role == "none" ? "" : role}};
+    Answer(req, res, 200, {{"permission", permission}, {"role_name", role == "none" ? "" : role}, {"user", who}});
+  }
+
   void Model(const std::string& method, const httplib::Request& req, httplib::Response& res) {
     const std::string p = path_;
     const std::string r = repo_path();
@@ -639,6 +726,23 @@ class FakeGitHub {
         return AnswerList(req, res, items);
       }
       if (match(r + "/pulls/*/reviews", &m)) return AnswerList(req, res, reviews[std::atoll(m[0].c_str())]);
+      if (match(r + "/pulls/*/files", &m)) return AnswerList(req, res, pull_files[std::atoll(m[0].c_str())]);
+      if (match(r + "/collaborators/*/permission", &m)) return CollaboratorPermission(req, res, m[0]);
+      if (match(r + "/branches/*/protection", &m)) {
+        // Reading protection takes the Administration permission, which an App may not have.
+        if (app && !app->permissions.contains("administration"))
+          return Answer(req, res, 403,
+                        {{"message", "Resource not accessible by integration"},
+                         {"documentation_url", "https://docs.github.com/rest/branches/branch-protection#get-branch-protection"},
+                         {"status", "403"}});
+        auto it = protections.find(m[0]);
+        if (it == protections.end())
+          return Answer(req, res, 404,
+                        {{"message", "Branch not protected"},
+                         {"documentation_url", "https://docs.github.com/rest/branches/branch-protection#get-branch-protection"},
+                         {"status", "404"}});
+        return Answer(req, res, 200, it->second);
+      }
       return not_found();
     }
     if (method == "POST") {

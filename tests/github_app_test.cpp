@@ -375,12 +375,14 @@ TEST_P(GitHubAppTest, AutoMergeMergesWithThePersonsTokenNeverTheApps) {
     fake_->personal_tokens.insert("ghp_merger");
     fake_->pulls[7] = fake_->MakePull(7, "team-agent[bot]", github::MessageText("Fixes #1.", "pr:ticket:3"), head, 3, 1);
     fake_->reviews[7] = {fake_->MakeReview("alice", "APPROVED", head)};
+    fake_->permissions["alice"] = "write";
   }
   github::IntegrationOptions o;
   o.client.api_url = fake_->api_url();
   o.client.token_source = [t = tokens_] { return t->Token(); };
   o.client.token_rejected = [t = tokens_] { t->Invalidate(); };
   o.source.repo = fake_->repo;
+  o.source.bot_login = "team-agent[bot]";  // the login the first round would learn
   o.merge_token = "ghp_merger";
   auto g = github::Integration::Create(std::move(o), nullptr, &clock_);
   ASSERT_TRUE(g.ok()) << g.status().ToString();

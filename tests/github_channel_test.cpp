@@ -286,9 +286,9 @@ class GitHubMergeTest : public GitHubChannelTest {
     o.api_url = fake_.url();
     o.token = "merge-token";
     merge_client_ = std::make_unique<Client>(http_.get(), &clock_, [this](TimeMs ms) { clock_.Advance(ms); }, o);
-    ChannelOptions co;
-    co.merge_client = merge_client_.get();
-    channel_ = std::make_unique<GitHubChannel>(client_.get(), "Codertocat/Hello-World", co);
+    channel_ = std::make_unique<GitHubChannel>(client_.get(), "Codertocat/Hello-World", Options());
+    // Who has write access (issue 33): alice writes, bob administers; anyone else reads (public).
+    fake_.permissions = {{"alice", "write"}, {"bob", "admin"}, {"zhang-wei", "maintain"}};
     // PR #7, opened by the agent for Ticket 3, small, approved by alice on its head.
     fake_.pulls[7] = fake_.MakePull(7, "superagent-bot", MessageText("Fixes #1.", "pr:ticket:3"), kHead, 3, 1);
     fake_.reviews[7] = {fake_.MakeReview("alice", "APPROVED", kHead)};
@@ -305,6 +305,13 @@ class GitHubMergeTest : public GitHubChannelTest {
     return e;
   }
   int MergeCalls() { return fake_.Count("PUT", "/repos/Codertocat/Hello-World/pulls/7/merge"); }
+  // The merge account, and the agent's login as the Source learns it.
+  ChannelOptions Options() {
+    ChannelOptions co;
+    co.merge_client = merge_client_.get();
+    co.agent_login = [] { return std::string("superagent-bot"); };
+    return co;
+  }
 
   std::unique_ptr<Client> merge_client_;
 };
@@ -361,7 +368,8 @@ TEST_F(GitHubMergeTest, EachRefusalIsFinalAndChangesNothing) {
       {"the author's approval",
        [&](auto&, std::vector<json>& r) { r = {fake_.MakeReview("superagent-bot", "APPROVED", kHead)}; }, {},
        "has 0 approvals"},
-      {"two needed", [](auto&, auto&) {}, {{"required_approvals", 2}}, "has 1 approval by people other than its author; 2 required"},
+      {"two needed", [](auto&, auto&) {}, {{"required_approvals", 2}},
+       "has 1 approval by people with write access other than its author and the agent; 2 required"},
       {"approver missing", [](auto&, auto&) {}, {{"approver", "bob"}}, "the rule's approver bob has not approved"},
   };
   for (const Case& c : cases) {
@@ -395,7 +403,8 @@ TEST_F(GitHubMergeTest, WithoutAMergeAccountItRefusesBeforeAskingGitHub) {
 }
 
 TEST_F(GitHubMergeTest, MergeAsAgentUsesTheAgentsToken) {
-  ChannelOptions co;
+  ChannelOptions co = Options();
+  co.merge_client = nullptr;
   co.merge_as_agent = true;
   channel_ = std::make_unique<GitHubChannel>(client_.get(), "Codertocat/Hello-World", co);
   ASSERT_EQ(channel_->Perform(Merge(), false).outcome, Delivery::Outcome::kDone);
@@ -457,10 +466,10 @@ TEST_F(GitHubMergeTest, ReadsEveryPageOfThreeHundredReviews) {
   EXPECT_THAT(d.error, HasSubstr("has 0 approvals"));
   EXPECT_EQ(fake_.Count("GET", "/repos/Codertocat/Hello-World/pulls/7/reviews"), 4) << "three full pages, one empty";
   EXPECT_EQ(MergeCalls(), 0);
-  // The approver approves the head on a fourth page, in Chinese: merged. The three earlier pages
-  // are unchanged (304 from the cache): the new page is still read.
-  fake_.reviews[7].push_back(fake_.MakeReview("张伟", "APPROVED", kHead));
-  Delivery ok = channel_->Perform(Merge({{"approver", "张伟"}}), false);
+  // The approver approves the head on a fourth page: merged. The three earlier pages are
+  // unchanged (304 from the cache): the new page is still read.
+  fake_.reviews[7].push_back(fake_.MakeReview("zhang-wei", "APPROVED", kHead));
+  Delivery ok = channel_->Perform(Merge({{"approver", "Zhang-Wei"}}), false);
   EXPECT_EQ(ok.outcome, Delivery::Outcome::kDone) << ok.error;
   EXPECT_EQ(MergeCalls(), 1);
 }

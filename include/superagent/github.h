@@ -278,6 +278,9 @@ struct SourceOptions {
   // and must not wait for the Source. Their discussions are read every round, and their head
   // branches' CI even when read_ci is off (it is the Ticket's own work, not repo-wide CI).
   std::function<std::vector<TrackedPull>()> tracked_pulls;
+  // Called at the start of every round, on the poller's thread (Integration: a new round of
+  // collaborator permissions). Must not wait for the Source.
+  std::function<void()> round_started;
 };
 
 // What one polling round did (for tests and logs).
@@ -431,6 +434,9 @@ struct PullFacts {
   int additions = 0;
   int deletions = 0;
   std::vector<ReviewFact> reviews;
+  // Gathered beside the pull request by the channel:
+  std::string agent_login;            // the agent's own account: its approval never counts
+  std::vector<std::string> ui_files;  // changed files under execution.ui_paths (the screenshot rule)
 };
 
 // The team's terms (a rule's auto_merge block and its approver, SPEC §4.4).
@@ -440,19 +446,58 @@ struct AutoMergeRule {
   std::string approver;          // when set, this person must be among the approvers
 };
 
+// One person's standing on the repository as GitHub's collaborator permission API answers it.
+struct WriteAccess {
+  bool writer = false;  // admin, maintain or write: may push, so may approve a merge
+  std::string why;      // what was found ("write", "read", "none") or why it could not be read
+};
+// Answers WriteAccess for a login (CollaboratorPermissions::Of, or a table in tests).
+using WriteAccessLookup = std::function<WriteAccess(const std::string& login)>;
+
 // "" when the PR may be merged, else one sentence saying why not. Merging needs: open, not a
 // draft, opened for this Ticket (`ticket_marker`, ReceiptMarker("pr:ticket:<N>"), in its body),
 // head == `expected_head_sha` (a newer push revokes), additions + deletions < max_changed_lines,
-// and at least required_approvals people — not bots, not the author — whose latest decisive review
-// (any but COMMENTED and PENDING, which leave a standing unchanged as on GitHub) is an approval of
-// the head commit; the approver, when named, among them. Logins compare ignoring case.
+// and at least required_approvals people whose latest decisive review (any but COMMENTED and
+// PENDING, which leave a standing unchanged as on GitHub) is an approval of the head commit and
+// who may approve: not bots, not the author, not the agent, and with write access by `access`
+// (asked only for those approvers, once each; an answer that is not "writer" — a stranger, a
+// read-only collaborator, a lookup that failed — does not count, and the refusal names why).
+// The rule's approver, when named, must be among them; a change with ui_files (a visible UI
+// change, SPEC §6) needs a named approver. Logins compare ignoring case.
 std::string AutoMergeRefusal(const PullFacts& pull, const AutoMergeRule& rule, const std::string& expected_head_sha,
-                             const std::string& ticket_marker);
+                             const std::string& ticket_marker, const WriteAccessLookup& access);
 
 // PullFacts from GitHub's answers: a pull request object and its reviews (a list). A field the
 // guard needs with a wrong type is an InvalidArgument naming it; a review that is not a
 // well-formed object is left out (it cannot approve anything).
 Result<PullFacts> PullFactsFromJson(const nlohmann::json& pull, const nlohmann::json& reviews);
+
+// WriteAccess from an answer of GET /repos/{repo}/collaborators/{login}/permission for `login`:
+// a writer only for a 2xx object whose `permission` is "admin", "maintain" or "write", whose
+// user.login (when given) is `login`, and whose user.permissions.push (when given) agrees.
+// Anything else — no answer, 403 (the asker lacks push access), 404, a body of the wrong shape —
+// is not a writer, with why.
+WriteAccess WriteAccessFromAnswer(const std::string& login, const ApiResponse& answer);
+
+// Who may approve a merge (issue 33): each login's permission on the repository, asked of GitHub
+// with `client` (the agent's token, which needs push access to ask) and kept until NewRound(), so
+// a polling round with many approvals asks once per person and a revoked permission counts again
+// from the next round. A login that is not a GitHub login (other than letters, digits, '-' and
+// '_', or longer than 100) is not a writer and is never put into a URL. Thread-safe.
+class CollaboratorPermissions {
+ public:
+  // `client` must outlive this.
+  CollaboratorPermissions(Client* client, std::string repo);
+  WriteAccess Of(const std::string& login);
+  // Forgets every answer: the next Of() for each login asks GitHub again.
+  void NewRound();
+
+ private:
+  Client* client_;
+  std::string repo_;
+  std::mutex mu_;
+  std::map<std::string, WriteAccess> known_;  // folded login → answer this round
+};
 
 // The merge account (SPEC §6: by default never merge as the agent account).
 struct ChannelOptions {
@@ -463,6 +508,15 @@ struct ChannelOptions {
   std::string pull_request_origin = "link";
   Client* merge_client = nullptr;  // a person's or merge bot's token (github.merge_token_env); null: none
   bool merge_as_agent = false;     // github.merge_as_agent: without a merge client, merge with the agent's
+  // Who may approve a merge, cached per polling round (Integration's, reset by its Source). Null:
+  // the channel keeps its own and asks again at every merge_pull_request.
+  CollaboratorPermissions* permissions = nullptr;
+  // The agent's own login (Source::BotLogin): its approval never counts. Unset, or "" until the
+  // first round learns it: merge_pull_request waits (Retry) rather than guess.
+  std::function<std::string()> agent_login;
+  // Whether a repository path is a UI path (execution.ui_paths, the screenshot rule): a change
+  // touching one needs the rule's named approver to merge. Unset: no path is.
+  std::function<bool(const std::string& path)> ui_path;
 };
 
 // Delivers Effects whose channel starts with "github:". Kinds:
@@ -476,9 +530,10 @@ struct ChannelOptions {
 //                        (a refused request is a warning, not a failed PR);
 //   merge_pull_request — payload {"channel": "github:repo", "idempotency_key", "ticket", "number",
 //                        "head_sha", "max_changed_lines"?, "required_approvals"?, "approver"?}: reads
-//                        the PR and all its reviews, applies AutoMergeRefusal (a refusal is Failed and
-//                        final: a new head needs a new action), then squash-merges pinned to head_sha
-//                        with the merge account. Already merged is Done.
+//                        the PR, all its reviews and (with ui_path) its files, asks each approver's
+//                        permission, applies AutoMergeRefusal (a refusal is Failed and final: a new
+//                        head needs a new action), then squash-merges pinned to head_sha with the
+//                        merge account. Already merged is Done.
 //   check_run          — payload {"channel": "github:repo", "idempotency_key", "ticket", "number", "stage",
 //                        "title", "summary", "at", "details_url"?}: the check run kCheckRunName on the
 //                        PR's current head shows the Ticket's stage (GitHub App only: GitHub refuses
@@ -507,6 +562,7 @@ class GitHubChannel : public Channel {
   Client* client_;
   std::string repo_;
   ChannelOptions options_;
+  std::unique_ptr<CollaboratorPermissions> own_permissions_;  // when options_.permissions is null
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -521,6 +577,7 @@ struct IntegrationOptions {
   std::string merge_token;      // github.merge_token_env's value: the account auto-merge uses ("" none)
   bool merge_as_agent = false;  // github.merge_as_agent
   std::string pull_request_origin = "link";  // github.pull_request_origin (ChannelOptions)
+  std::function<bool(const std::string& path)> ui_path;  // execution.ui_paths (ChannelOptions)
 };
 
 class Integration {
@@ -547,6 +604,7 @@ class Integration {
   std::unique_ptr<HttpClient> http_;
   std::atomic<bool> stopping_{false};  // the poll client's cancel: set by Stop()
   std::unique_ptr<Client> poll_client_, write_client_, merge_client_;
+  std::unique_ptr<CollaboratorPermissions> permissions_;  // the channel's, reset at each round's start
   std::unique_ptr<Source> source_;
   std::unique_ptr<GitHubChannel> channel_;
 };

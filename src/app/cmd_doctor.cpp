@@ -16,7 +16,8 @@ const char kUsage[] =
     "\n"
     "Checks what a first deployment gets wrong and says how to fix each: config and policy valid,\n"
     "data_dir writable, SQLite version, the GitHub token (present, accepted, able to read\n"
-    "notifications), the repository readable, the bot login, the webhook secret, the Feishu app\n"
+    "notifications), the repository readable, the bot login, the default branch's protection\n"
+    "(approvals required, stale ones dismissed), the webhook secret, the Feishu app\n"
     "(tenant token, bot, each configured chat, realtime path), the model endpoint and its models,\n"
     "git. Checks that do not apply are reported as skipped.\n"
     "Run it as the service user with the service's environment, e.g.\n"
@@ -50,14 +51,17 @@ int CmdDoctor(int argc, char** argv) {
   const spdlog::level::level_enum level = spdlog::get_level();
   spdlog::set_level(spdlog::level::off);
   auto http = MakeCurlHttpClient("superagent-doctor/" SUPERAGENT_VERSION);
-  int failed = 0;
+  int failed = 0, warned = 0;
   for (const DoctorCheck& c : RunDoctor(config, *http)) {
     std::printf("%-22s %-7s %s\n", c.name.c_str(), DoctorResultName(c.result), c.detail.c_str());
     if (!c.fix.empty() && c.result != DoctorCheck::Result::kOk) std::printf("    fix: %s\n", c.fix.c_str());
     if (c.result == DoctorCheck::Result::kFailed) ++failed;
+    if (c.result == DoctorCheck::Result::kWarning) ++warned;
   }
   spdlog::set_level(level);
-  std::printf("\n%s\n", failed ? (std::to_string(failed) + " check(s) failed").c_str() : "no problems found");
+  const std::string warnings = warned ? " (" + std::to_string(warned) + " warning(s))" : "";
+  std::printf("\n%s%s\n", failed ? (std::to_string(failed) + " check(s) failed").c_str() : "no problems found",
+              warnings.c_str());
   return failed ? 1 : 0;
 }
 

@@ -5,6 +5,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cctype>
 #include <cerrno>
 
 #include <algorithm>
@@ -182,9 +183,13 @@ class Doctor {
         HttpResponse r = Get(g.api_url + "/repos/" + g.repo,
                              {{"Authorization", "Bearer " + token}, {"Accept", "application/vnd.github+json"},
                               {"X-GitHub-Api-Version", "2022-11-28"}});
-        if (r.ok()) Add("github.repo", R::kOk, g.repo + " readable with the installation token");
-        else Add("github.repo", R::kFailed, "GET /repos/" + g.repo + ": " + Answer(r),
-                 "install the App on " + g.repo + " (the App's page → Install App → choose the repository)");
+        if (r.ok()) {
+          Add("github.repo", R::kOk, g.repo + " readable with the installation token");
+          BranchProtection(token, r, true);
+        } else {
+          Add("github.repo", R::kFailed, "GET /repos/" + g.repo + ": " + Answer(r),
+              "install the App on " + g.repo + " (the App's page → Install App → choose the repository)");
+        }
       }
     } else if (token.empty()) {
       Add("github.token", R::kFailed, "environment variable " + g.token_env + " (github.token_env) is not set",
@@ -224,9 +229,10 @@ class Doctor {
               "mentions are read through notifications, which fine-grained tokens cannot read: use a classic token "
               "with the notifications (and repo) scope");
         HttpResponse r = Get(g.api_url + "/repos/" + g.repo, auth);
-        if (r.ok())
+        if (r.ok()) {
           Add("github.repo", R::kOk, g.repo + " readable");
-        else
+          BranchProtection(token, r, false);
+        } else
           Add("github.repo", R::kFailed, "GET /repos/" + g.repo + ": " + Answer(r),
               r.status == 404 ? "check github.repo (owner/name) and that " + login + " can see the repository"
                               : "check the token's repo scope");
@@ -238,6 +244,107 @@ class Doctor {
           "to receive webhooks, set " + g.webhook_secret_env + " to the secret entered in the repository's webhook settings");
     else
       Add("github.webhook_secret", R::kOk, g.webhook_secret_env + " is set: signed webhooks at /hooks/github are accepted");
+  }
+
+  // Seed 004: what makes approvals mean something is GitHub's own rule on the default branch —
+  // reviews required and stale approvals dismissed on a new push — not the agent's good
+  // behaviour. A warning with the fix; a failure when a rule lets the daemon auto-merge, because
+  // then nothing but the daemon's own guard stands between a model's change and the branch (and
+  // the merge account's token could merge anything). A token that may not read the protection
+  // (403, or an App without Administration: read) is said to be that, never "unprotected".
+  void BranchProtection(const std::string& token, const HttpResponse& repo, bool app) {
+    const auto& g = config_.github;
+    const std::string name = "github.branch_protection";
+    json info = json::parse(repo.body, nullptr, false);
+    const std::string branch = info.is_object() && info.contains("default_branch") && info["default_branch"].is_string()
+                                   ? info["default_branch"].get<std::string>()
+                                   : "";
+    if (branch.empty()) {
+      Add(name, R::kSkipped, "GET /repos/" + g.repo + " names no default branch");
+      return;
+    }
+    const std::string shown = text::Cut(text::Repair(branch), 80);
+    // Which policy rules let the daemon merge: they decide whether a gap is a warning or a failure.
+    std::string auto_merging;
+    if (!config_.policy_file.empty()) {
+      std::vector<Problem> problems;
+      if (auto p = LoadPolicyFile(config_.policy_file, &problems))
+        for (const Rule& r : p->rules)
+          if (r.enabled && r.auto_merge.enabled) auto_merging += (auto_merging.empty() ? "" : ", ") + r.name;
+    }
+    const std::string settings = "the repository's Settings → Branches → a rule for " + shown +
+                                 ": \"Require a pull request before merging\" with at least one approval and "
+                                 "\"Dismiss stale pull request approvals when new commits are pushed\"";
+    auto gap = [&](const std::string& found) {
+      if (auto_merging.empty()) {
+        Add(name, R::kWarning, found + "; approvals are then the agent's rule, not GitHub's", settings);
+      } else {
+        Add(name, R::kFailed,
+            found + ", and auto-merge is on (rule " + auto_merging +
+                "): auto-merge is unsafe without it, since only the daemon's own guard would stand between a change "
+                "and " + shown,
+            settings + " — or turn auto_merge off in the policy until it is set");
+      }
+    };
+    // Percent-encoded but for '/', which GitHub's branch paths keep.
+    std::string path_branch;
+    for (unsigned char c : branch) {
+      if (std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~' || c == '/') {
+        path_branch += static_cast<char>(c);
+      } else {
+        char buf[4];
+        std::snprintf(buf, sizeof buf, "%%%02X", c);
+        path_branch += buf;
+      }
+    }
+    HttpResponse r = Get(g.api_url + "/repos/" + g.repo + "/branches/" + path_branch + "/protection",
+                         {{"Authorization", "Bearer " + token}, {"Accept", "application/vnd.github+json"},
+                          {"X-GitHub-Api-Version", "2022-11-28"}});
+    // GitHub says "Branch not protected" to a token that may read protection; a bare "Not
+    // Found" may also be its answer to one that may not, which tells nothing.
+    const json said = json::parse(r.body, nullptr, false);
+    const bool unprotected = r.status == 404 && said.is_object() && said.contains("message") &&
+                             said["message"] == json("Branch not protected");
+    if (unprotected) {
+      gap(shown + " is not protected (GitHub: " + Answer(r) + ")");
+      return;
+    }
+    if (r.status == 401 || r.status == 403 || r.status == 404) {
+      Add(name, R::kWarning,
+          "cannot tell whether " + shown + " is protected: the token may not read its protection (" + Answer(r) + ")" +
+              (auto_merging.empty() ? "" : "; auto-merge is on (rule " + auto_merging + "): check it by hand"),
+          (app ? "grant the App \"Administration: read\" to have doctor check it, or check "
+               : "a token with admin rights on the repository can check it; or check ") +
+              settings);
+      return;
+    }
+    json j = r.ok() ? json::parse(r.body, nullptr, false) : json();
+    if (!j.is_object()) {
+      Add(name, R::kWarning,
+          "cannot tell whether " + shown + " is protected: GET …/branches/" + shown + "/protection: " +
+              (r.ok() ? "the answer is not an object" : Answer(r)),
+          "check " + settings);
+      return;
+    }
+    auto reviews = j.find("required_pull_request_reviews");
+    if (reviews == j.end() || !reviews->is_object()) {
+      gap(shown + " is protected but requires no pull request review");
+      return;
+    }
+    auto count = reviews->find("required_approving_review_count");
+    if (count != reviews->end() && count->is_number_integer() && count->get<std::int64_t>() < 1) {
+      gap(shown + " is protected but requires no approving review");
+      return;
+    }
+    auto stale = reviews->find("dismiss_stale_reviews");
+    if (stale == reviews->end() || *stale != json(true)) {
+      gap(shown + " requires reviews but keeps approvals after a new push (dismiss_stale_reviews is " +
+          (stale == reviews->end() ? std::string("missing")
+                                    : text::Cut(stale->dump(-1, ' ', false, json::error_handler_t::replace), 40)) +
+          ")");
+      return;
+    }
+    Add(name, R::kOk, shown + " requires an approving review and dismisses stale approvals on a new push");
   }
 
   // github.auth: app — the key signs, GitHub knows the App, it is installed on the repository with
@@ -715,6 +822,7 @@ const char* DoctorResultName(DoctorCheck::Result r) {
     case R::kOk: return "ok";
     case R::kFailed: return "FAILED";
     case R::kSkipped: return "skipped";
+    case R::kWarning: return "warning";
   }
   return "?";
 }

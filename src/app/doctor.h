@@ -11,7 +11,8 @@
 namespace superagent::app {
 
 struct DoctorCheck {
-  enum class Result { kOk, kFailed, kSkipped };
+  // kWarning: works, but something a team should fix (said in `fix`); exit status unchanged.
+  enum class Result { kOk, kFailed, kSkipped, kWarning };
   std::string name;    // stable, e.g. "github.token"
   Result result = Result::kOk;
   std::string detail;  // what was found; never a secret
@@ -23,7 +24,7 @@ struct DoctorCheck {
 // skipped too, so one mistake is reported once.
 std::vector<DoctorCheck> RunDoctor(const Config& config, HttpClient& http);
 
-// "ok" | "FAILED" | "skipped"
+// "ok" | "FAILED" | "skipped" | "warning"
 const char* DoctorResultName(DoctorCheck::Result r);
 
 }  // namespace superagent::app

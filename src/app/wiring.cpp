@@ -130,6 +130,8 @@ Result<std::unique_ptr<github::Integration>> MakeGitHub(const Config& config, En
   o.merge_token = ResolveSecret(config.github.merge_token_env);
   o.merge_as_agent = config.github.merge_as_agent;
   o.pull_request_origin = config.github.pull_request_origin;
+  // The screenshot rule's paths: a UI change auto-merges only with the rule's named approver.
+  o.ui_path = [globs = config.execution.ui_paths](const std::string& path) { return exec::MatchesUiPath(globs, path); };
   return github::Integration::Create(std::move(o), engine, clock, std::move(http));
 }
 

@@ -1,13 +1,17 @@
 // The auto-merge guard (SPEC §6): one pure function decides whether the daemon may merge a pull
 // request, so the conditions live in one place and are tested without a network. The channel
-// only gathers the facts (PullFactsFromJson) and acts on the answer.
+// only gathers the facts (PullFactsFromJson, and who may approve: CollaboratorPermissions) and
+// acts on the answer.
 #include <algorithm>
 #include <cctype>
 #include <climits>
 #include <map>
 
+#include <spdlog/spdlog.h>
+
 #include "superagent/github.h"
 #include "superagent/json_read.h"
+#include "superagent/text.h"
 
 namespace superagent::github {
 
@@ -39,7 +43,7 @@ int ClampedInt(std::int64_t v) { return static_cast<int>(std::clamp<std::int64_t
 }  // namespace
 
 std::string AutoMergeRefusal(const PullFacts& pull, const AutoMergeRule& rule, const std::string& expected_head_sha,
-                             const std::string& ticket_marker) {
+                             const std::string& ticket_marker, const WriteAccessLookup& access) {
   if (!pull.open) return "the pull request is not open";
   if (pull.draft) return "the pull request is a draft";
   // Only a PR the daemon opened for this Ticket: anything else is somebody else's work to merge.
@@ -60,20 +64,44 @@ std::string AutoMergeRefusal(const PullFacts& pull, const AutoMergeRule& rule, c
     if (r.bot || r.login.empty() || !Decisive(r.state)) continue;
     latest[Folded(r.login)] = &r;
   }
-  const std::string author = Folded(pull.author);
+  const std::string author = Folded(pull.author), agent = Folded(pull.agent_login);
+  const std::string approver = Folded(rule.approver);
   int approvals = 0;
   bool approver_approved = false;
+  std::string approver_why;    // why the approver's approval of the head does not count
+  std::string not_counted;     // "mallory (read), eve (permission unknown: HTTP 500 …)"
+  int not_counted_n = 0;
   for (const auto& [login, r] : latest) {
-    if (login == author || r->state != "APPROVED" || r->commit_id != pull.head_sha) continue;
+    if (login == author || login == agent || r->state != "APPROVED" || r->commit_id != pull.head_sha) continue;
+    // Only here is GitHub asked: a stranger's comment or an outdated approval costs no request.
+    const WriteAccess a = access ? access(r->login) : WriteAccess{false, "permission not asked"};
+    if (!a.writer) {
+      if (login == approver) approver_why = a.why;
+      // Named up to five, so a flood of strangers' approvals cannot make the refusal unreadable.
+      if (++not_counted_n <= 5)
+        not_counted += (not_counted.empty() ? "" : ", ") + text::Cut(text::Repair(r->login), 40) + " (" +
+                       text::Cut(a.why, 200) + ")";
+      continue;
+    }
     ++approvals;
-    if (!rule.approver.empty() && login == Folded(rule.approver)) approver_approved = true;
+    if (login == approver) approver_approved = true;
   }
+  if (not_counted_n > 5) not_counted += " and " + std::to_string(not_counted_n - 5) + " more";
+  const std::string without = not_counted.empty() ? "" : "; not counted: " + not_counted;
   if (approvals < rule.required_approvals)
     return "the head commit " + Short(pull.head_sha) + " has " + std::to_string(approvals) + " approval" +
-           (approvals == 1 ? "" : "s") + " by people other than its author; " +
-           std::to_string(rule.required_approvals) + " required";
+           (approvals == 1 ? "" : "s") + " by people with write access other than its author and the agent; " +
+           std::to_string(rule.required_approvals) + " required" + without;
+  // A visible UI change (the screenshot rule, SPEC §6) is judged by a person the team named.
+  if (!pull.ui_files.empty() && rule.approver.empty())
+    return "the change touches the UI (" + text::Cut(text::Repair(pull.ui_files.front()), 120) +
+           (pull.ui_files.size() > 1 ? " and " + std::to_string(pull.ui_files.size() - 1) + " more" : "") +
+           "), which needs the rule's named approver, and the rule names none";
   if (!rule.approver.empty() && !approver_approved)
-    return "the rule's approver " + rule.approver + " has not approved the head commit " + Short(pull.head_sha);
+    return "the rule's approver " + rule.approver +
+           (approver_why.empty() ? " has not approved the head commit " + Short(pull.head_sha)
+                                 : " approved the head commit " + Short(pull.head_sha) +
+                                       " without write access (" + approver_why + ")");
   return "";
 }
 
@@ -104,6 +132,79 @@ Result<PullFacts> PullFactsFromJson(const json& pull, const json& reviews) {
     facts.reviews.push_back(std::move(fact));
   }
   return facts;
+}
+
+WriteAccess WriteAccessFromAnswer(const std::string& login, const ApiResponse& answer) {
+  if (!answer.ok()) {
+    // The client's error names the request ("GET /repos/…/permission: 500 …"); the login
+    // beside it already says which, so only what GitHub answered is kept.
+    const std::size_t colon = answer.error.find(": ");
+    const std::string said = colon == std::string::npos ? answer.error : answer.error.substr(colon + 2);
+    // 403 "Must have push access to view collaborator permission." is the agent's own lack.
+    const bool status_first = !said.empty() && std::isdigit(static_cast<unsigned char>(said[0]));
+    return {false, std::string("permission unknown") +
+                       (answer.status == 403 ? " (the agent's token needs push access to ask)" : "") + ": " +
+                       (status_first ? "HTTP " : "") + text::Cut(said, 120)};
+  }
+  const json& b = answer.body;
+  if (!b.is_object()) return {false, std::string("permission unknown: the answer is ") + json_read::TypeName(b)};
+  auto p = b.find("permission");
+  if (p == b.end() || !p->is_string())
+    return {false, std::string("permission unknown: \"permission\" is ") +
+                       (p == b.end() ? "missing" : json_read::TypeName(*p))};
+  const std::string permission = *p;
+  // A GitHub that answers for somebody else, or contradicts itself, is not believed.
+  const json* user = b.contains("user") && b["user"].is_object() ? &b["user"] : nullptr;
+  if (user != nullptr && user->contains("login") && (!(*user)["login"].is_string() ||
+                                                    Folded((*user)["login"].get<std::string>()) != Folded(login)))
+    return {false, "permission unknown: the answer is about another user"};
+  const bool writer = permission == "admin" || permission == "maintain" || permission == "write";
+  if (writer && user != nullptr && user->contains("permissions") && (*user)["permissions"].is_object()) {
+    const json& perms = (*user)["permissions"];
+    if (perms.contains("push") && perms["push"] != json(true))
+      return {false, "permission unknown: \"" + permission + "\" without push"};
+  }
+  if (!writer && permission != "triage" && permission != "read" && permission != "none")
+    return {false, "unknown permission \"" + text::Cut(text::Repair(permission), 40) + "\""};
+  // `permission` decides (the legacy base role: maintain reads "write", triage "read"); the role
+  // name, when it is one of GitHub's own, says it more exactly to whoever reads the refusal.
+  const std::string role = json_read::StringOr(b, "role_name");
+  for (const char* known : {"admin", "maintain", "write", "triage", "read"})
+    if (role == known) return {writer, role};
+  return {writer, permission};
+}
+
+CollaboratorPermissions::CollaboratorPermissions(Client* client, std::string repo)
+    : client_(client), repo_(std::move(repo)) {}
+
+WriteAccess CollaboratorPermissions::Of(const std::string& login) {
+  const std::string key = Folded(login);
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (auto it = known_.find(key); it != known_.end()) return it->second;
+  }
+  WriteAccess a;
+  // Put into a URL path only what a GitHub login can be: "x/../../other/repo" must not ask
+  // about anything else (letters, digits, '-'; '_' for Enterprise Managed Users).
+  const bool valid = !login.empty() && login.size() <= 100 &&
+                     std::all_of(login.begin(), login.end(), [](char c) {
+                       return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_';
+                     });
+  if (!valid) {
+    a = {false, "not a GitHub login"};
+  } else {
+    ApiResponse r = client_->Get("/repos/" + repo_ + "/collaborators/" + login + "/permission", CallOptions{0, 2});
+    a = WriteAccessFromAnswer(login, r);
+  }
+  if (!a.writer) spdlog::info("github approval without write access login={} why=\"{}\"", text::Cut(text::Repair(login), 60), a.why);
+  std::lock_guard<std::mutex> lock(mu_);
+  known_[key] = a;
+  return a;
+}
+
+void CollaboratorPermissions::NewRound() {
+  std::lock_guard<std::mutex> lock(mu_);
+  known_.clear();
 }
 
 }  // namespace superagent::github

@@ -114,7 +114,9 @@ std::string OriginLine(const std::string& mode, const json& p) {
 }  // namespace
 
 GitHubChannel::GitHubChannel(Client* client, std::string repo, ChannelOptions options)
-    : client_(client), repo_(std::move(repo)), options_(options) {}
+    : client_(client), repo_(std::move(repo)), options_(options) {
+  if (options_.permissions == nullptr) own_permissions_ = std::make_unique<CollaboratorPermissions>(client_, repo_);
+}
 
 bool IsGitHubChannel(const std::string& channel) { return channel.rfind("github:", 0) == 0; }
 
@@ -370,8 +372,42 @@ Delivery GitHubChannel::MergePullRequest(const Effect& effect) {
   }
   Result<PullFacts> facts = PullFactsFromJson(pr.body, reviews);
   if (!facts.ok()) return Delivery::Failed(what + ": " + facts.status().message());
+  // The agent's own approval never counts; until the first round has learnt who the agent is,
+  // wait rather than guess (a refusal would be final for this head).
+  facts->agent_login = options_.agent_login ? options_.agent_login() : "";
+  if (facts->agent_login.empty()) return Delivery::Retry(what + ": the agent's own login is not known yet");
+  // The files it changes, for the screenshot rule: a UI change needs the rule's named approver.
+  if (options_.ui_path) {
+    constexpr int kMaxFilePages = 30;  // GitHub lists at most 3000 files of a pull request
+    for (int page = 1;; ++page) {
+      ApiResponse r = client_->Get(path + "/files?per_page=" + std::to_string(kPerPage) + "&page=" + std::to_string(page),
+                                   CallOptions{0, 2});
+      if (!r.ok()) return FromResponse(r, what + ": reading its files");
+      if (!r.body.is_array())
+        return Delivery::Failed(what + ": reading its files: page " + std::to_string(page) + " is not a list");
+      for (const json& file : r.body) {
+        // A file whose name cannot be read might be anything: taken as a UI change.
+        const std::string name = json_read::StringOr(file, "filename");
+        const std::string before = json_read::StringOr(file, "previous_filename");
+        if (name.empty() || options_.ui_path(name) || (!before.empty() && options_.ui_path(before)))
+          facts->ui_files.push_back(name.empty() ? "a file without a readable name" : name);
+      }
+      if (r.body.size() < static_cast<std::size_t>(kPerPage)) break;
+      if (page == kMaxFilePages)
+        return Delivery::Failed(what + ": " + std::to_string(kPerPage * kMaxFilePages) +
+                                " files or more, more than GitHub lists; a person merges this one");
+    }
+  }
+  CollaboratorPermissions* permissions = options_.permissions;
+  if (permissions == nullptr) {
+    // Without the Integration's rounds, each merge decision is its own round.
+    permissions = own_permissions_.get();
+    permissions->NewRound();
+  }
   const std::string marker = ReceiptMarker(MarkerId(options_.install_id, "pr:ticket:" + std::to_string(ticket)));
-  if (std::string refusal = AutoMergeRefusal(*facts, rule, head_sha, marker); !refusal.empty()) {
+  if (std::string refusal = AutoMergeRefusal(*facts, rule, head_sha, marker,
+                                             [permissions](const std::string& login) { return permissions->Of(login); });
+      !refusal.empty()) {
     spdlog::info("github auto-merge refused pull={} ticket={}: {}", number, ticket, refusal);
     return Delivery::Failed("auto-merge refused: " + refusal);
   }

@@ -28,8 +28,23 @@ Result<std::unique_ptr<Integration>> Integration::Create(IntegrationOptions opti
         if (self->source_) self->source_->InterruptibleSleep(ms);
       },
       co);
-  g->source_ = std::make_unique<Source>(engine, g->poll_client_.get(), clock, std::move(options.source));
+  // Who may approve a merge, asked with the agent's token (it needs push access to ask) and
+  // asked again each polling round, so a permission taken away counts from the next round on.
+  g->permissions_ = std::make_unique<CollaboratorPermissions>(g->write_client_.get(), repo);
+  SourceOptions source_options = std::move(options.source);
+  source_options.round_started = [permissions = g->permissions_.get(), then = std::move(source_options.round_started)] {
+    permissions->NewRound();
+    if (then) then();
+  };
+  g->source_ = std::make_unique<Source>(engine, g->poll_client_.get(), clock, std::move(source_options));
   ChannelOptions channel_options;
+  channel_options.permissions = g->permissions_.get();
+  // As the Source knows it: learnt in its first round, or github.bot_login, which that round adopts.
+  channel_options.agent_login = [source = g->source_.get()] {
+    std::string login = source->BotLogin();
+    return login.empty() ? source->options().bot_login : login;
+  };
+  channel_options.ui_path = options.ui_path;
   if (engine) {  // none without an Engine (config checks build the Integration alone)
     auto install_id = engine->InstallId();
     if (!install_id.ok()) return install_id.status();

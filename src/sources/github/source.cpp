@@ -874,6 +874,7 @@ RoundReport Source::RunOnce() {
 
 RoundReport Source::Round() {
   std::lock_guard<std::mutex> round(round_mu_);
+  if (options_.round_started) options_.round_started();
   RoundReport report;
   ReportRefusedDeliveries();
   if (!EnsureIdentity(&report)) return report;  // without it, its own messages could not be told apart
