@@ -301,7 +301,7 @@ TEST_F(EnginePullsTest, AnApprovalOfAReadyRulesPullRequestAsksTheAutoMergeGuardO
   EXPECT_TRUE(Ok(engine_->ClaimDueEffects(10)).empty()) << "a bot's approval asks for nothing";
 
   Receive(approval("rv2", "carol", "abc"));
-  Receive(approval("rv3", "bob", "abc"));  // the same head: still one attempt
+  Receive(approval("rv2b", "Carol", "abc"));  // the same head and person again: no second attempt
   auto claimed = DeliverDue([](const ClaimedEffect&) { return Delivery::Failed("auto-merge refused: needs 2 approvals"); });
   ASSERT_EQ(claimed.size(), 1u);
   EXPECT_EQ(claimed[0].effect.kind, "merge_pull_request");
@@ -311,6 +311,13 @@ TEST_F(EnginePullsTest, AnApprovalOfAReadyRulesPullRequestAsksTheAutoMergeGuardO
   EXPECT_EQ(claimed[0].effect.payload["approver"], "carol");
   EXPECT_TRUE(Ok(engine_->SystemProblems()).empty()) << "a refusal is the guard's decision, not a failing peer";
   EXPECT_EQ(engine_->GetTicket(t)->stage, Stage::kReady);
+
+  // Another person approves the same head: the guard is asked again (a stranger who approved
+  // first, refused, must not use up the attempt a writer's approval makes).
+  Receive(approval("rv3", "bob", "abc"));
+  claimed = DeliverDue([](const ClaimedEffect&) { return Delivery::Failed("auto-merge refused: not counted: bob (read)"); });
+  ASSERT_EQ(claimed.size(), 1u);
+  EXPECT_EQ(claimed[0].effect.payload["head_sha"], "abc");
 
   // A new head approved: a new attempt, which merges; the Ticket ends.
   Receive(approval("rv4", "carol", "def"));

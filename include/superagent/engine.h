@@ -510,7 +510,10 @@ class Engine {
   // An approval arrived on `pull` at `head_sha`: when the Ticket is ready and one of its rules
   // allows auto-merge (policy now), a merge_pull_request action is enqueued, one per head commit;
   // the GitHub channel's guard (AutoMergeRefusal) decides at delivery with fresh facts.
-  Status AutoMergeLocked(const Ticket& tk, const TicketPull& pull, const std::string& head_sha, TimeMs now);
+  // One attempt per head commit and approver: a stranger's approval, refused, must not use up the
+  // attempt a writer's approval of the same head makes.
+  Status AutoMergeLocked(const Ticket& tk, const TicketPull& pull, const std::string& head_sha,
+                         const std::string& approver, TimeMs now);
   // An answer to `asked` arrived: what code does with it besides the worker (a "ci_fix" question
   // answered "Try again" gives the Ticket's PRs a fresh set of fix attempts).
   Status AnsweredLocked(TicketId ticket, const HumanAction& asked, const nlohmann::json& answer, TimeMs now);

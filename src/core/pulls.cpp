@@ -82,7 +82,8 @@ Result<std::vector<TicketPull>> Engine::TicketPulls(TicketId ticket) {
   return store_->TicketPulls(ticket);
 }
 
-Status Engine::AutoMergeLocked(const Ticket& tk, const TicketPull& pull, const std::string& head_sha, TimeMs now) {
+Status Engine::AutoMergeLocked(const Ticket& tk, const TicketPull& pull, const std::string& head_sha,
+                               const std::string& approver, TimeMs now) {
   // SPEC §6: only ready work, and only under a rule that allows it now (the policy may have changed).
   if (tk.stage != Stage::kReady || head_sha.empty()) return Status::Ok();
   ASSIGN_OR_RETURN(auto mandate, store_->MandateForTicket(tk.id));
@@ -94,9 +95,11 @@ Status Engine::AutoMergeLocked(const Ticket& tk, const TicketPull& pull, const s
       break;
     }
   if (rule == nullptr) return Status::Ok();
-  // One attempt per head commit: a new push is a new version that needs its own approval.
+  // One attempt per head commit and approving person: a new push is a new version that needs its
+  // own approval, and each approval of it asks the guard again (which counts only writers'), so a
+  // stranger who approves first cannot use up the attempt a writer's approval makes.
   json payload{{"channel", "github:repo"},
-               {"idempotency_key", "merge:ticket:" + Num(tk.id) + ":" + head_sha},
+               {"idempotency_key", "merge:ticket:" + Num(tk.id) + ":" + head_sha + ":" + text::AsciiLower(approver)},
                {"ticket", tk.id},
                {"number", pull.number},
                {"head_sha", head_sha},
@@ -230,7 +233,7 @@ Result<bool> Engine::RouteOnPullLocked(Ticket* tk, const Trigger& t,
   // An approval of a ready Ticket's PR whose rule allows auto-merge: the guard decides at delivery.
   if (MetaString(t, "type") == "review" && MetaString(t, "state") == "approved" && t.human && tk->open() &&
       pull->state == "open")
-    RETURN_IF_ERROR(AutoMergeLocked(*tk, *pull, MetaString(t, "commit_id"), now));
+    RETURN_IF_ERROR(AutoMergeLocked(*tk, *pull, MetaString(t, "commit_id"), t.actor.value_or(""), now));
   if (t.scope != "ci") return false;  // reviews and comments: ordinary messages to the Ticket
   if (!tk->open()) return true;       // CI never wakes an ended Ticket (SPEC §4.5)
   const std::string conclusion = MetaString(t, "conclusion"), sha = MetaString(t, "head_sha");
