@@ -301,8 +301,10 @@ TEST(CliAdapterSettingsTest, EachCliIsStartedWithOnlyTheDaemonsSettings) {
 
   const auto gemini = exec::MakeGeminiCliAdapter()->Invocation(o, turn);
   EXPECT_EQ(env_of(gemini, "GEMINI_CLI_TRUST_WORKSPACE"), "false");
-  ASSERT_EQ(gemini.home_files.size(), 1u);
-  const json gs = json::parse(gemini.home_files[0].second);
+  ASSERT_EQ(gemini.home_files.size(), 2u);
+  EXPECT_EQ(gemini.home_files[0].first, ".gemini/policies/superagent.toml");
+  EXPECT_EQ(gemini.home_files[0].second, "") << "with an allow-list the daemon's policy allows nothing more";
+  const json gs = json::parse(gemini.home_files[1].second);
   EXPECT_EQ(gs["hooksConfig"]["enabled"], false);
   EXPECT_EQ(gs["experimental"]["enableAgents"], false);
   EXPECT_THAT(joined(gemini.argv), HasSubstr("|--allowed-tools=run_shell_command(git diff)|"));
@@ -316,6 +318,9 @@ TEST(CliAdapterSettingsTest, EachCliIsStartedWithOnlyTheDaemonsSettings) {
   EXPECT_THAT(joined(qwen.argv), HasSubstr("|--approval-mode|default|"));
 
   o.allowed_commands.clear();
+  const auto any = exec::MakeGeminiCliAdapter()->Invocation(o, turn);
+  EXPECT_THAT(any.home_files[0].second, HasSubstr("commandRegex = \".*\""));
+  EXPECT_THAT(joined(any.argv), ::testing::Not(HasSubstr("run_shell_command")));
   const auto codex = exec::MakeCodexAdapter()->Invocation(o, turn);
   EXPECT_THAT(joined(codex.argv), HasSubstr("|--ignore-user-config|--ignore-rules|"));
   EXPECT_THAT(joined(codex.argv), ::testing::Not(HasSubstr("--trust|")));

@@ -34,6 +34,14 @@ const char* kSettings = R"({
   "experimental": {"enableAgents": false}
 })";
 
+// The daemon's policy (~/.gemini/policies/) when allowed_commands is empty: every shell command.
+const char* kAnyCommandPolicy = R"([[rule]]
+toolName = "run_shell_command"
+commandRegex = ".*"
+decision = "allow"
+priority = 100
+)";
+
 json& State(CliProgress* p, const char* key, json fallback) {
   if (!p->state.is_object()) p->state = json::object();
   json& v = p->state[key];
@@ -71,8 +79,13 @@ class GeminiCliAdapter : public CliAdapter {
     inv.argv = {o.binary, "--prompt=" + turn.prompt, "--output-format=stream-json", "--approval-mode=default",
                 "--allowed-tools=replace", "--allowed-tools=write_file"};
     std::vector<std::string> prefixes = AllowedCommandPrefixes(o);
-    if (prefixes.empty()) inv.argv.push_back("--allowed-tools=run_shell_command");
     for (const std::string& c : prefixes) inv.argv.push_back("--allowed-tools=run_shell_command(" + c + ")");
+    // No allow-list: any command. Not `--allowed-tools=run_shell_command`: in an untrusted
+    // workspace that whole-tool rule still asks — so refuses headless — every git command
+    // (measured). A rule with a pattern is taken as it stands, so the daemon's user-tier policy
+    // allows every command by pattern. Written either way, empty with an allow-list, so a rule
+    // of an earlier turn under another configuration does not survive.
+    inv.home_files.emplace_back(".gemini/policies/superagent.toml", prefixes.empty() ? kAnyCommandPolicy : "");
     if (!o.model.empty()) inv.argv.push_back("--model=" + o.model);
     // 0.61 takes the session's UUID (from `init`) as well as "latest" or an index.
     if (turn.resume) inv.argv.push_back("--resume=" + *turn.resume);
