@@ -1193,8 +1193,11 @@ TEST_P(ServeCliTest, AStopFromThePanelKillsTheCliAndTheCommandItStarted) {
 // to its report) and the session's transcript in the panel shows the refusal. Codex has no
 // allow-list: a config that gives it one does not start.
 TEST_P(ServeCliTest, ACommandOutsideTheAllowListIsRefusedAndThePanelTranscriptShowsIt) {
-  const std::string outside = (dir_ / "outside-marker").string();
-  CliFake fake = MakeCliFake(GetParam(), "touch " + outside);
+  // The marker goes in the Ticket's worktree: the one place the sandboxed command could write
+  // that this test sees (the sandbox's /tmp is its own, and the test's directory is not shown).
+  const fs::path worktree = dir_ / "data" / "work" / "tickets" / "ticket-1";
+  const std::string outside = (worktree / "outside-marker").string();
+  CliFake fake = MakeCliFake(GetParam(), "touch '" + outside + "'");
   FakeGitHub github(SystemClock());
   PrepareFixRepo(github, "exit 1\n");
   UseCli(fake.block, fake.binary, fake.model, fake.base_url, "\n    allowed_commands: [\"git diff\", \"git status\"]");
@@ -1212,6 +1215,7 @@ TEST_P(ServeCliTest, ACommandOutsideTheAllowListIsRefusedAndThePanelTranscriptSh
   ASSERT_TRUE(d.WaitForCount("github identity login=superagent-bot", 1)) << d.log();
   EXPECT_EQ(Deliver(body, github::WebhookSignature("hook-secret", body)), 200);
   ASSERT_TRUE(d.WaitForCount("worker turn ended", 1, 120'000)) << d.log();
+  ASSERT_TRUE(fs::exists(worktree / "README.md")) << "no worktree: the check below would prove nothing\n" << d.log();
   EXPECT_FALSE(fs::exists(outside)) << "a command outside the allow-list ran";
   EXPECT_NE(d.log().find("stage=ready"), std::string::npos) << d.log();
   httplib::Client http("127.0.0.1", port_);
@@ -1227,7 +1231,7 @@ TEST_P(ServeCliTest, ACommandOutsideTheAllowListIsRefusedAndThePanelTranscriptSh
     if (e.value("kind", "") == "assistant" && e.dump().find("touch ") != std::string::npos) asked = true;
     if (e.value("kind", "") == "tool_result") {
       results += text + "\n";
-      for (const char* word : {"refused", "not allowed", "permission", "denied", "error"})
+      for (const char* word : {"refused", "denied", "declined"})  // each CLI's words for a refusal, not any error
         refused = refused || text.find(word) != std::string::npos;
     }
   }

@@ -150,12 +150,14 @@ TEST_P(ExecCliTest, TheRealCliEditsTheWorktreeAndTheDaemonPushesTheBranch) {
   EXPECT_TRUE(saw_diff) << "git diff --stat names the file";
   // The prompt went in as an argument; the request is fenced as data after the Mandate.
   const std::string prompt = events.front().body.value("content", "");
+  ASSERT_THAT(prompt, HasSubstr("## Mandate"));
+  ASSERT_THAT(prompt, HasSubstr("## Original request"));  // else find() is npos and any order "holds"
   EXPECT_LT(prompt.find("## Mandate"), prompt.find("## Original request"));
   EXPECT_THAT(prompt, HasSubstr("superagent-report"));
   // Token usage reached token_usage.
   json usage = Ok(engine_->TokenUsage(id));
-  EXPECT_GT(usage.dump().find("prompt_tokens"), 0u) << usage.dump();
-  EXPECT_NE(usage.dump(), "{}") << usage.dump();
+  EXPECT_GT(usage.value("prompt_tokens", 0), 0) << usage.dump();
+  EXPECT_GT(usage.value("completion_tokens", 0), 0) << usage.dump();
   // The CLI's state stayed in the private HOME, not in the worktree.
   auto ws = Ok(engine_->WorkspaceFor(id));
   ASSERT_TRUE(ws.has_value());
@@ -217,10 +219,12 @@ TEST_P(ExecCliTest, ADeadModelEndsTheTurnBlockedWithTheReason) {
 }
 
 TEST_P(ExecCliTest, ACommandOutsideTheAllowListIsRefusedWithoutAPromptAndShown) {
-  FakeCodingModel model(GetParam().wire, kKey, GetParam().model,
-                        {.old_text = "teh typo", .new_text = "the typo", .command = "touch /tmp/superagent-cli-refused-marker"});
-  fs::remove("/tmp/superagent-cli-refused-marker");
   const TicketId id = AcceptedTicket("c1");
+  // The marker goes in the worktree: the one place the sandboxed command could write that this
+  // test sees (the sandbox's /tmp is its own, so a marker there proves nothing).
+  const fs::path marker = dir_ / "work" / "tickets" / ("ticket-" + std::to_string(id)) / "refused-marker";
+  FakeCodingModel model(GetParam().wire, kKey, GetParam().model,
+                        {.old_text = "teh typo", .new_text = "the typo", .command = "touch '" + marker.string() + "'"});
   auto o = Options(model);
   o.allowed_commands = {"git diff", "git status"};
   auto executor = Executor(o);
@@ -228,22 +232,19 @@ TEST_P(ExecCliTest, ACommandOutsideTheAllowListIsRefusedWithoutAPromptAndShown) 
   auto scheduler = MakeScheduler(executor.get());
   RunTurns(*scheduler);
 
-  EXPECT_FALSE(fs::exists("/tmp/superagent-cli-refused-marker"));
+  ASSERT_TRUE(fs::exists(marker.parent_path() / "README.md")) << "no worktree: the check below would prove nothing";
+  EXPECT_FALSE(fs::exists(marker)) << "a command outside the allow-list ran";
   // The turn went on after the refusal (no prompt waited for a person) and ended.
   auto ticket = engine_->GetTicket(id);
   ASSERT_TRUE(ticket.ok());
   EXPECT_EQ(ticket->stage, Stage::kReady) << ResultText(id);
-  bool refused_shown = false;
+  EXPECT_THAT(model.problems(), ::testing::IsEmpty());
+  // The refusal is in the transcript, in the CLI's words ("Permission to use Bash has been
+  // denied …"; "… that permission was declined (non-interactive mode …)").
   std::string results;
   for (const SessionEvent& e : Transcript(id))
-    if (e.kind == "tool_result") {
-      results += e.body.value("content", "") + "\n";
-      if (e.body.value("content", "").find("error") != std::string::npos ||
-          e.body.value("content", "").find("not allowed") != std::string::npos ||
-          e.body.value("content", "").find("permission") != std::string::npos)
-        refused_shown = true;
-    }
-  EXPECT_TRUE(refused_shown) << results;
+    if (e.kind == "tool_result") results += e.body.value("content", "") + "\n";
+  EXPECT_THAT(results, HasSubstr(GetParam().cli == "claude-code" ? "has been denied" : "permission was declined")) << results;
 }
 
 // A CLI that needs a decision asks one structured question (SPEC §1): the Ticket waits for the
@@ -303,6 +304,8 @@ TEST_P(ExecCliTest, ACliSeesTheTeamSkillsAndItsQuestionsOptionsReachThePerson) {
   EXPECT_THAT(prompt, HasSubstr("## Team skills"));
   EXPECT_THAT(prompt, HasSubstr("- readme-style: README style\n"));
   EXPECT_THAT(prompt, HasSubstr("### Skill `readme-style`\n# README style\nUse American spelling; 保持简短。"));
+  ASSERT_THAT(prompt, HasSubstr("## Mandate"));
+  ASSERT_THAT(prompt, HasSubstr("## Original request"));
   EXPECT_LT(prompt.find("## Mandate"), prompt.find("## Team skills"));
   EXPECT_LT(prompt.find("## Team skills"), prompt.find("## Original request"));
   EXPECT_EQ(prompt.find("OUTSIDE-SKILL-SECRET"), std::string::npos);
@@ -427,7 +430,7 @@ TEST(CliAdapterTest, TheAllowListBecomesTheCliOwnSyntaxAndThePromptNeverGoesOnSt
   for (const auto& a : q.argv) qargv += a + "|";
   EXPECT_THAT(qargv, HasSubstr("run_shell_command(git diff)|"));
   EXPECT_THAT(qargv, ::testing::Not(HasSubstr("secret-value")));
-  ASSERT_EQ(q.home_files.size(), 1u);
+  ASSERT_EQ(q.home_files.size(), 2u);  // its settings, and the worktree as an untrusted folder
   EXPECT_EQ(q.home_files[0].first, ".qwen/settings.json");
   EXPECT_TRUE(json::parse(q.home_files[0].second).is_object());
 }

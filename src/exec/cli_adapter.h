@@ -71,7 +71,10 @@ class CliAdapter {
   virtual std::string default_binary() const = 0;
   // The command line, variables and HOME files for `turn` under `options`. Headless, permissions
   // non-interactive, shell commands limited to options.allowed_commands (empty: any — the
-  // sandbox confines them), telemetry and update checks off, retries bounded.
+  // sandbox confines them), telemetry and update checks off, retries bounded. The CLI reads no
+  // settings but the ones given here: none from the worktree (the repository is data — its
+  // hooks, MCP servers and permissions must not count) and none from HOME files a worker could
+  // have written in an earlier turn (home_files are rewritten before every start).
   virtual CliInvocation Invocation(const CliExecutorOptions& options, const CliTurn& turn) const = 0;
   // One stdout line that parsed as a JSON object. Must accept anything (unknown types, missing
   // or mistyped fields) without throwing: the output is the CLI's, and the CLI read strangers'

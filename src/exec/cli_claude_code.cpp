@@ -94,6 +94,11 @@ void OnClaudeStyleLine(const json& line, CliProgress* p) {
 
 namespace {
 
+// The daemon's settings, the only ones the CLI reads (--settings with --setting-sources ""):
+// no hook runs, whatever source might still name one (a plugin, a skill's or an agent's
+// frontmatter).
+constexpr const char* kSettings = R"({"disableAllHooks":true})";
+
 class ClaudeCodeAdapter : public CliAdapter {
  public:
   std::string name() const override { return "claude-code"; }
@@ -101,12 +106,24 @@ class ClaudeCodeAdapter : public CliAdapter {
 
   CliInvocation Invocation(const CliExecutorOptions& o, const CliTurn& turn) const override {
     CliInvocation inv;
-    // acceptEdits, not --dangerously-skip-permissions (which refuses to run as root): edits in
-    // the worktree are accepted, a shell command outside the allow-list is refused without a
-    // prompt and listed in the result's permission_denials.
-    inv.argv = {o.binary, "-p", turn.prompt, "--output-format", "stream-json", "--verbose", "--permission-mode",
-                "acceptEdits", "--disallowedTools", "WebFetch", "WebSearch", "--allowedTools",
-                "Read", "Edit", "Write", "MultiEdit", "Glob", "Grep", "LS", "TodoWrite"};
+    // The repository is data, not configuration: a committed .claude/settings.json (hooks,
+    // apiKeyHelper, permissions, env), .claude/settings.local.json, .mcp.json, skills, slash
+    // commands and agents would all run programs or widen the allow-list (measured with
+    // 2.1.332: the hooks of every event a turn has, apiKeyHelper and an MCP server ran). So no
+    // settings file is read — not the project's, not the local one, not the private HOME's,
+    // which a worker may have written in an earlier turn: `--setting-sources ""` (flag and
+    // managed settings still apply), and the daemon's own settings given inline.
+    // --strict-mcp-config with no --mcp-config: no MCP server at all. No skills or slash
+    // commands (the team's skills are in the prompt).
+    inv.argv = {o.binary, "-p", turn.prompt, "--output-format", "stream-json", "--verbose",
+                "--setting-sources", "", "--settings", kSettings, "--strict-mcp-config", "--disable-slash-commands",
+                // dontAsk, not acceptEdits: acceptEdits also runs filesystem commands (touch, mkdir,
+                // mv, cp, rm …) that are not on the allow-list (measured), and not
+                // --dangerously-skip-permissions (refused as root). In dontAsk only what
+                // --allowedTools names runs, everything else is refused without a prompt and listed
+                // in the result's permission_denials.
+                "--permission-mode", "dontAsk", "--disallowedTools", "WebFetch", "WebSearch", "--allowedTools",
+                "Read", "Edit", "Write", "MultiEdit", "NotebookEdit", "Glob", "Grep", "LS", "TodoWrite"};
     std::vector<std::string> prefixes = AllowedCommandPrefixes(o);
     if (prefixes.empty()) inv.argv.push_back("Bash");
     for (const std::string& c : prefixes) {

@@ -107,7 +107,13 @@ class CodexAdapter : public CliAdapter {
     config("feedback.enabled=false");
     config("otel.exporter=\"none\"");
     config("history.persistence=\"none\"");
-    inv.argv.insert(inv.argv.end(), {"--disable", "plugins", "--skip-git-repo-check"});
+    // The repository is data, not configuration: Codex reads a project's .codex/config.toml
+    // (notify, MCP servers, model providers, hooks) only for a trusted project, and trust lives
+    // in $CODEX_HOME/config.toml — the private HOME's, which a worker could have written in an
+    // earlier turn. So that file is not read at all (everything above is given with -c), nor
+    // any execpolicy .rules file, the user's or the project's.
+    inv.argv.insert(inv.argv.end(),
+                    {"--disable", "plugins", "--skip-git-repo-check", "--ignore-user-config", "--ignore-rules"});
     if (!o.model.empty()) inv.argv.insert(inv.argv.end(), {"-m", o.model});
     if (turn.resume) inv.argv.push_back(*turn.resume);
     // The prompt is a positional argument: one that begins with '-' would be read as an option.

@@ -14,17 +14,33 @@ using nlohmann::json;
 
 namespace {
 
-// Settings it reads only from ~/.gemini. Without the auth type a base URL alone ends in exit 41
-// "Invalid auth method selected". maxAttempts bounds its retries: by default it retries a 500
-// ten times with backoff for minutes; with 2 a dead model ends the turn in seconds (measured
-// with 0.61). The web tools would reach past the team's model endpoint.
+// The daemon's settings, in the private HOME (rewritten before every start, so what a worker
+// wrote there in an earlier turn does not count). Without the auth type a base URL alone ends in
+// exit 41 "Invalid auth method selected". maxAttempts bounds its retries: by default it retries
+// a 500 ten times with backoff for minutes; with 2 a dead model ends the turn in seconds
+// (measured with 0.61). The web tools would reach past the team's model endpoint.
+// The workspace is started untrusted (GEMINI_CLI_TRUST_WORKSPACE=false, see Invocation), and
+// folderTrust off here is what lets an untrusted folder run headless at all (else it exits
+// "not running in a trusted directory"). With folderTrust off the CLI would load the project's
+// agents even untrusted, so agents are off; hooks and skills are off whatever their source.
 const char* kSettings = R"({
-  "security": {"auth": {"selectedType": "gemini-api-key"}},
+  "security": {"auth": {"selectedType": "gemini-api-key"}, "folderTrust": {"enabled": false}},
   "privacy": {"usageStatisticsEnabled": false},
   "telemetry": {"enabled": false},
   "general": {"maxAttempts": 2, "enableAutoUpdate": false, "enableAutoUpdateNotification": false},
-  "tools": {"exclude": ["web_fetch", "google_web_search"]}
+  "tools": {"exclude": ["web_fetch", "google_web_search"]},
+  "hooksConfig": {"enabled": false},
+  "skills": {"enabled": false},
+  "experimental": {"enableAgents": false}
 })";
+
+// The daemon's policy (~/.gemini/policies/) when allowed_commands is empty: every shell command.
+const char* kAnyCommandPolicy = R"([[rule]]
+toolName = "run_shell_command"
+commandRegex = ".*"
+decision = "allow"
+priority = 100
+)";
 
 json& State(CliProgress* p, const char* key, json fallback) {
   if (!p->state.is_object()) p->state = json::object();
@@ -56,20 +72,31 @@ class GeminiCliAdapter : public CliAdapter {
   CliInvocation Invocation(const CliExecutorOptions& o, const CliTurn& turn) const override {
     CliInvocation inv;
     // `--opt=value`: a prompt that begins with '-' is still the prompt's value.
-    inv.argv = {o.binary, "--prompt=" + turn.prompt, "--output-format=stream-json", "--approval-mode=auto_edit"};
-    // auto_edit accepts its edit tools; a shell command needs an --allowed-tools entry or it is
-    // refused headless (tool_result error.type policy_violation) — never a prompt. The flag is
-    // deprecated for its policy engine but works in 0.61.
+    // approval-mode default: an untrusted folder forces it anyway, and in it every tool that is
+    // not read-only is refused headless (tool_result error.type policy_violation, never a
+    // prompt) unless an --allowed-tools entry names it: the edit tools, and the shell only for
+    // the allow-list's prefixes. The flag is deprecated for its policy engine but works in 0.61.
+    inv.argv = {o.binary, "--prompt=" + turn.prompt, "--output-format=stream-json", "--approval-mode=default",
+                "--allowed-tools=replace", "--allowed-tools=write_file"};
     std::vector<std::string> prefixes = AllowedCommandPrefixes(o);
-    if (prefixes.empty()) inv.argv.push_back("--allowed-tools=run_shell_command");
     for (const std::string& c : prefixes) inv.argv.push_back("--allowed-tools=run_shell_command(" + c + ")");
+    // No allow-list: any command. Not `--allowed-tools=run_shell_command`: in an untrusted
+    // workspace that whole-tool rule still asks — so refuses headless — every git command
+    // (measured). A rule with a pattern is taken as it stands, so the daemon's user-tier policy
+    // allows every command by pattern. Written either way, empty with an allow-list, so a rule
+    // of an earlier turn under another configuration does not survive.
+    inv.home_files.emplace_back(".gemini/policies/superagent.toml", prefixes.empty() ? kAnyCommandPolicy : "");
     if (!o.model.empty()) inv.argv.push_back("--model=" + o.model);
     // 0.61 takes the session's UUID (from `init`) as well as "latest" or an index.
     if (turn.resume) inv.argv.push_back("--resume=" + *turn.resume);
     if (!o.api_key.empty()) inv.env.emplace_back("GEMINI_API_KEY", o.api_key);
     if (!o.base_url.empty()) inv.env.emplace_back("GOOGLE_GEMINI_BASE_URL", o.base_url);
-    // An untrusted new folder silently downgrades the approval mode to interactive default.
-    inv.env.emplace_back("GEMINI_CLI_TRUST_WORKSPACE", "true");
+    // The repository is data, not configuration. A trusted workspace honours a committed
+    // .gemini/settings.json — hooks, MCP servers, a tool discovery command, tools.allowed,
+    // policy files — and .gemini/policies/ and .env (measured with 0.61: ten hook types, an
+    // MCP server and the discovery command ran, and a command outside the allow-list). Untrusted,
+    // only the system files and the daemon's settings in the private HOME count.
+    inv.env.emplace_back("GEMINI_CLI_TRUST_WORKSPACE", "false");
     inv.env.emplace_back("NO_COLOR", "1");
     inv.home_files.emplace_back(".gemini/settings.json", kSettings);
     return inv;

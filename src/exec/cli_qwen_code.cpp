@@ -11,13 +11,20 @@ using nlohmann::json;
 
 namespace {
 
-// Settings it reads only from ~/.qwen: no usage statistics or telemetry, no update check, and
-// no managed memory (else a second, tool-using "memory" model call follows every turn).
+// The daemon's settings, in the private HOME (rewritten before every start): no usage
+// statistics or telemetry, no update check, and no managed memory (else a second, tool-using
+// "memory" model call follows every turn). folderTrust on, with the Ticket's worktree listed as
+// not trusted (the trustedFolders.json Invocation writes): the repository is data, not configuration. Trusted — its default
+// — Qwen Code merges a committed .qwen/settings.json: its hooks ran and a command outside the
+// allow-list was let through (measured with 0.24.4). Untrusted, the project's settings, hooks,
+// MCP servers, skills and agents are ignored. No hook runs from any source.
 const char* kSettings = R"({
   "privacy": {"usageStatisticsEnabled": false},
   "telemetry": {"enabled": false},
   "general": {"disableAutoUpdate": true, "disableUpdateNag": true},
-  "memory": {"enableManagedAutoMemory": false}
+  "memory": {"enableManagedAutoMemory": false},
+  "security": {"folderTrust": {"enabled": true}},
+  "disableAllHooks": true
 })";
 
 // The texts Qwen Code puts in a "successful" result when the model call failed.
@@ -33,10 +40,13 @@ class QwenCodeAdapter : public CliAdapter {
 
   CliInvocation Invocation(const CliExecutorOptions& o, const CliTurn& turn) const override {
     CliInvocation inv;
+    // approval-mode default, which an untrusted folder forces anyway: headless, a tool that is
+    // not read-only runs only when --allowed-tools names it — the edit tools, and the shell for
+    // the allow-list's prefixes — and is refused (permission_denials) otherwise.
     inv.argv = {o.binary, "-p", turn.prompt, "--auth-type", "openai", "--output-format", "stream-json",
-                "--approval-mode", "auto-edit", "--chat-recording"};
+                "--approval-mode", "default", "--chat-recording"};
     std::vector<std::string> prefixes = AllowedCommandPrefixes(o);
-    inv.argv.push_back("--allowed-tools");
+    inv.argv.insert(inv.argv.end(), {"--allowed-tools", "edit", "write_file"});
     if (prefixes.empty()) inv.argv.push_back("run_shell_command");
     for (const std::string& c : prefixes) inv.argv.push_back("run_shell_command(" + c + ")");
     if (!o.model.empty()) inv.argv.insert(inv.argv.end(), {"--model", o.model});
@@ -45,6 +55,9 @@ class QwenCodeAdapter : public CliAdapter {
     if (!o.base_url.empty()) inv.env.emplace_back("OPENAI_BASE_URL", o.base_url);
     if (!o.model.empty()) inv.env.emplace_back("OPENAI_MODEL", o.model);
     inv.home_files.emplace_back(".qwen/settings.json", kSettings);
+    // The worktree by the path the CLI sees as its working directory (the sandbox shows it at
+    // the same path): a rule for that exact folder, so nothing above it changes.
+    inv.home_files.emplace_back(".qwen/trustedFolders.json", json({{turn.worktree, "DO_NOT_TRUST"}}).dump(-1, ' ', false, json::error_handler_t::replace));
     return inv;
   }
 
