@@ -480,7 +480,11 @@ TEST(SandboxTest, TheArgvShowsTheScopeAndHidesWhatIsBelowTheSystem) {
   }
   EXPECT_TRUE(has({"/bin/sh", "-c", "make"}));
   // The hidden ones come after /etc is shown, or they would be covered by it.
-  EXPECT_LT(std::find(a.begin(), a.end(), "/etc") - a.begin(), std::find(a.begin(), a.end(), "/etc/passwd") - a.begin());
+  // (Both present first: std::find's end() would make a missing one look "later".)
+  const auto etc = std::find(a.begin(), a.end(), "/etc"), passwd = std::find(a.begin(), a.end(), "/etc/passwd");
+  ASSERT_NE(etc, a.end());
+  ASSERT_NE(passwd, a.end());
+  EXPECT_LT(etc - a.begin(), passwd - a.begin());
   p.network = true;
   EXPECT_FALSE(exec::SandboxArgv(p, s, "/h", "/t", "", {"true"}) == a);
   for (const auto& w : exec::SandboxArgv(p, s, "/h", "/t", "", {"true"})) EXPECT_NE(w, "--unshare-net");
