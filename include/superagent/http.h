@@ -3,6 +3,7 @@
 #pragma once
 
 #include <atomic>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -20,6 +21,13 @@ struct HttpRequest {
   // When set and it becomes true, the request is abandoned within about a second (a Ticket was
   // stopped or the daemon is shutting down) and comes back with `cancelled`. Must outlive Send.
   const std::atomic<bool>* cancel = nullptr;
+  // Streaming (the model gateway relays server-sent events as they come). When set, on_head is
+  // called once the final response's status line and headers are in (status, lower-cased
+  // headers), and on_body with each piece of the body as it arrives, instead of collecting it in
+  // HttpResponse::body; on_body returning false abandons the request (`error` then says so).
+  // Called on the thread inside Send.
+  std::function<void(int status, const std::map<std::string, std::string>& headers)> on_head;
+  std::function<bool(const char* data, std::size_t size)> on_body;
 };
 
 struct HttpResponse {

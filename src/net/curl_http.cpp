@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdlib>
 #include <mutex>
 
 #include "superagent/http.h"
@@ -12,16 +13,35 @@
 namespace superagent {
 namespace {
 
+// What the callbacks share: the response being filled and the request's streaming hooks.
+struct Transfer {
+  const HttpRequest* req;
+  HttpResponse* resp;
+  bool head_told = false;
+};
+
 size_t WriteBody(char* data, size_t size, size_t n, void* user) {
-  static_cast<std::string*>(user)->append(data, size * n);
-  return size * n;
+  auto* t = static_cast<Transfer*>(user);
+  if (!t->req->on_body) {
+    t->resp->body.append(data, size * n);
+    return size * n;
+  }
+  if (!t->head_told && t->req->on_head) {
+    t->head_told = true;
+    t->req->on_head(t->resp->status, t->resp->headers);
+  }
+  return t->req->on_body(data, size * n) ? size * n : 0;  // 0: curl ends with a write error
 }
 
 size_t WriteHeader(char* data, size_t size, size_t n, void* user) {
-  auto* resp = static_cast<HttpResponse*>(user);
+  auto* t = static_cast<Transfer*>(user);
+  HttpResponse* resp = t->resp;
   std::string line(data, size * n);
   if (line.rfind("HTTP/", 0) == 0) {
     resp->headers.clear();  // a new response (after a redirect or 100-continue) starts over
+    // "HTTP/1.1 200 OK", "HTTP/2 200": the status, known here for a streaming caller's on_head.
+    std::size_t sp = line.find(' ');
+    resp->status = sp == std::string::npos ? 0 : std::atoi(line.c_str() + sp + 1);
     return size * n;
   }
   auto colon = line.find(':');
@@ -70,10 +90,11 @@ class CurlHttpClient : public HttpClient {
     curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS, req.connect_timeout_ms);
     curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);  // threads: no SIGALRM-based timeouts
     curl_easy_setopt(curl, CURLOPT_ACCEPT_ENCODING, "");  // any encoding curl supports
+    Transfer transfer{&req, &resp};
     curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, WriteBody);
-    curl_easy_setopt(curl, CURLOPT_WRITEDATA, &resp.body);
+    curl_easy_setopt(curl, CURLOPT_WRITEDATA, &transfer);
     curl_easy_setopt(curl, CURLOPT_HEADERFUNCTION, WriteHeader);
-    curl_easy_setopt(curl, CURLOPT_HEADERDATA, &resp);
+    curl_easy_setopt(curl, CURLOPT_HEADERDATA, &transfer);
     if (req.cancel != nullptr) {
       curl_easy_setopt(curl, CURLOPT_XFERINFOFUNCTION, AbortWhenCancelled);
       curl_easy_setopt(curl, CURLOPT_XFERINFODATA, const_cast<std::atomic<bool>*>(req.cancel));
@@ -81,7 +102,15 @@ class CurlHttpClient : public HttpClient {
     }
     const auto started = std::chrono::steady_clock::now();
     CURLcode rc = curl_easy_perform(curl);
+    // A body-less answer (a 204, an error with no body) never reached WriteBody.
+    if (rc == CURLE_OK && !transfer.head_told && req.on_head) {
+      long code = 0;
+      curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &code);
+      transfer.head_told = true;
+      req.on_head(static_cast<int>(code), resp.headers);
+    }
     if (rc != CURLE_OK) {
+      resp.status = 0;
       resp.cancelled = rc == CURLE_ABORTED_BY_CALLBACK;
       resp.error = resp.cancelled ? "cancelled" : curl_easy_strerror(rc);
       resp.timed_out = rc == CURLE_OPERATION_TIMEDOUT;
