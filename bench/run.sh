@@ -35,6 +35,7 @@ if [ $smoke -eq 1 ]; then
   run bench_idle --seconds 3
   run bench_sandbox --runs 5
   run bench_commits --runs 1 --files 20 --base 40
+  run bench_gateway --calls 20
 else
   run bench_prompt_tokens
   run bench_orchestration
@@ -45,6 +46,7 @@ else
   run bench_sandbox
   run bench_sandbox --network 0
   run bench_commits
+  run bench_gateway
 fi
 echo "== summary$([ $smoke -eq 1 ] && echo ' (smoke: sizes too small for the targets; pass= is not judged)')"
 grep '^BENCH ' "$out"

@@ -12,6 +12,7 @@
 #include "superagent/llm.h"
 #include "superagent/process.h"
 #include "superagent/scheduler.h"
+#include "superagent/model_gateway.h"
 #include "superagent/worker.h"
 #include "superagent/workspace.h"
 
@@ -30,6 +31,8 @@ struct ExecutionOptions {
   std::string command;               // the team's coding CLI, run with /bin/sh -c; for "command"
   // | "claude-code" | "codex" | "gemini-cli" | "qwen-code": the CLI's adapter and its options
   CliExecutorOptions cli;
+  // For a coding CLI: the real model API the gateway forwards to (its key never reaches the CLI).
+  ModelGatewayOptions gateway;
   llm::ChatOptions chat;             // the worker model's endpoint, for "builtin"
   std::string model;                 // the worker model, for "builtin"
   int slots = 3;                     // concurrent worker sessions (one more is reserved for people)
@@ -65,6 +68,7 @@ class Execution {
   std::unique_ptr<Workspaces> workspaces_;
   std::unique_ptr<WorkerServices> services_;
   std::unique_ptr<llm::ChatClient> chat_;
+  std::unique_ptr<ModelGateway> gateway_;  // a coding CLI's way to its model; outlives the executor
   std::unique_ptr<Executor> executor_;
   std::unique_ptr<Scheduler> scheduler_;
 };

@@ -18,6 +18,7 @@
 #include "superagent/intercom.h"
 #include "superagent/jobs.h"
 #include "superagent/llm.h"
+#include "superagent/model_gateway.h"
 #include "superagent/prompts.h"
 #include "superagent/session.h"
 #include "superagent/workspace.h"
@@ -83,6 +84,9 @@ struct WorkerTask {
 
 struct TurnResult {
   std::optional<WorkerReport> report;  // none: the turn ended without one (the Ticket goes idle)
+  // The model gateway refused a call of this turn because the Ticket's budget was spent: the
+  // scheduler asks the budget question instead of reporting the turn (Engine::EnforceBudget).
+  bool budget_spent = false;
 };
 
 class Executor {
@@ -170,10 +174,18 @@ struct CliExecutorOptions {
   std::string cli;      // which CLI: one of CliExecutorNames()
   std::string binary;   // path or name in PATH; "" = the CLI's usual name
   std::string model;    // the model it asks for; "" = the CLI's default
-  // The model key's VALUE (app/ reads it from the variable execution.<cli>.api_key_env names);
-  // passed to the CLI under its own variable name only, inside the sandbox. "" = none.
+  // How the CLI reaches its model. With a gateway (the daemon always gives one), every turn gets
+  // a pass of its own as the CLI's key and the gateway's loopback URL as its base URL: the key
+  // stays in the daemon, and `api_key` and `base_url` below are not used.
+  ModelGateway* gateway = nullptr;
+  // With `execution.network: off` the sandbox cannot reach the gateway's TCP port: this program
+  // (the daemon's own binary) is started in it first as `model-bridge PORT SOCKET`, and carries
+  // the CLI's connections to the gateway's unix socket. "" when the sandbox has the host's network.
+  std::string bridge_binary;
+  // Without a gateway (tests of the CLIs themselves): the key's value and the API's base URL,
+  // given to the CLI under its own variable names inside the sandbox. "" = none / its default.
   std::string api_key;
-  std::string base_url;  // the model API's base URL; "" = the CLI's default endpoint
+  std::string base_url;
   std::vector<std::string> args;              // extra arguments, after the adapter's own
   std::vector<std::string> allowed_commands;  // shell command prefixes it may run; empty = any
   // Directories shown read-only in the sandbox so the CLI can start (its installation: the

@@ -22,6 +22,7 @@ int CmdPolicy(int argc, char** argv);   // policy simulate --config FILE --polic
 int CmdDoctor(int argc, char** argv);   // doctor --config FILE
 int CmdPanelUrl(int argc, char** argv); // panel-url [--config FILE]
 int CmdInit(int argc, char** argv);     // init [--dir DIR] [--repo OWNER/NAME] … [--yes] [--force]
+int CmdModelBridge(int argc, char** argv);  // model-bridge PORT SOCKET (started in a sandbox by the daemon)
 
 
 // Shared by the subcommands whose only argument is `--config FILE` (or `--config=FILE`): sets

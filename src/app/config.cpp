@@ -193,15 +193,34 @@ bool IsEmptyOrDigits(std::string_view s) {
 
 }  // namespace
 
-// The seven keys of one coding CLI's block (Config::CodingCli), for execution.<block>.
+// A price: empty, or a non-negative decimal number ("3", "0.27").
+bool IsEmptyOrPrice(std::string_view s) {
+  if (s.empty()) return true;
+  if (s.size() > 12) return false;
+  bool digit = false, point = false;
+  for (char c : s) {
+    if (c >= '0' && c <= '9') digit = true;
+    else if (c == '.' && !point) point = true;
+    else return false;
+  }
+  return digit;
+}
+
+// The nine keys of one coding CLI's block (Config::CodingCli), for execution.<block>.
 #define CODING_CLI_KEYS(block, cli)                                                                           \
   String("execution." block ".binary", CONFIG_FIELD(execution.cli.binary),                                    \
          "the CLI's program: a path or a name in PATH; empty: its usual name"),                               \
       String("execution." block ".model", CONFIG_FIELD(execution.cli.model), "model the CLI asks for; empty: its default"), \
       EnvName("execution." block ".api_key_env", CONFIG_FIELD(execution.cli.api_key_env),                     \
-              "variable holding the CLI's model key, passed into its sandbox under the CLI's own name", true), \
+              "variable holding the CLI's model key; it stays in the daemon's model gateway, never in the sandbox", \
+              true),                                                                                          \
       Checked("execution." block ".base_url", CONFIG_FIELD(execution.cli.base_url), IsEmptyOrHttpUrl,         \
-              "empty or an http:// or https:// URL", "the model API's base URL; empty: the CLI's default"),   \
+              "empty or an http:// or https:// URL",                                                          \
+              "the model API's base URL the gateway forwards to; empty: the vendor's API"),                   \
+      Checked("execution." block ".usd_per_million_input_tokens", CONFIG_FIELD(execution.cli.usd_per_million_input), \
+              IsEmptyOrPrice, "empty or a decimal number", "the model's price, for budgets' cost_usd; empty: cost not counted"), \
+      Checked("execution." block ".usd_per_million_output_tokens", CONFIG_FIELD(execution.cli.usd_per_million_output), \
+              IsEmptyOrPrice, "empty or a decimal number", "the model's price for generated tokens (reasoning included)"), \
       StringList("execution." block ".args", CONFIG_FIELD(execution.cli.args), "extra arguments to the CLI"), \
       StringList("execution." block ".allowed_commands", CONFIG_FIELD(execution.cli.allowed_commands),        \
                  "shell command prefixes the CLI may run; empty: any (the sandbox confines them)"),           \

@@ -127,8 +127,11 @@ struct Config {
   struct CodingCli {
     std::string binary;       // path or name in PATH; empty: the CLI's usual name (claude, codex, gemini, qwen)
     std::string model;        // empty: the CLI's default model
-    std::string api_key_env;  // NAME of the variable holding its model key, passed into the sandbox
-    std::string base_url;     // the model API's base URL; empty: the CLI's default endpoint
+    std::string api_key_env;  // NAME of the variable holding its model key (kept by the model gateway)
+    std::string base_url;     // the model API's base URL the gateway forwards to; empty: the vendor's
+    // US dollars per million tokens, for the budget's cost_usd; empty: calls add no cost.
+    std::string usd_per_million_input;
+    std::string usd_per_million_output;
     std::vector<std::string> args;              // extra arguments
     std::vector<std::string> allowed_commands;  // shell command prefixes it may run; empty: any
     int turn_seconds = 1800;  // one turn's wall time before its process tree is killed

@@ -697,6 +697,8 @@ class Doctor {
                                                                 {"gemini-cli", "@google/gemini-cli"},
                                                                 {"qwen-code", "@qwen-code/qwen-code"}};
     const exec::CliExecutorOptions o = CliExecutorOptionsFor(executor, *cli);
+    // The key and the API are the model gateway's: the same call the gateway would forward.
+    const exec::ModelGatewayOptions g = ModelGatewayOptionsFor(executor, *cli);
     if (FindProgram(o.binary).empty()) {
       Add("cli", R::kFailed, executor + ": program \"" + o.binary + "\" not found",
           "install it (npm install -g " + kPackage.at(executor) + ") or set " + block + ".binary to its path");
@@ -711,12 +713,12 @@ class Doctor {
       return;
     }
     Add("cli", R::kOk, executor + ": " + o.binary + " (" + text::FirstLine(version, 100) + ")");
-    if (!cli->api_key_env.empty() && o.api_key.empty()) {
+    if (!cli->api_key_env.empty() && g.api_key.empty()) {
       Add("cli.model", R::kFailed, "environment variable " + cli->api_key_env + " (" + block + ".api_key_env) is not set",
           "put " + cli->api_key_env + "=<key> in the service's EnvironmentFile");
       return;
     }
-    if (o.model.empty() || o.base_url.empty()) {
+    if (o.model.empty() || g.upstream.empty()) {
       Add("cli.model", R::kSkipped, "the CLI's default " + std::string(o.model.empty() ? "model" : "endpoint") +
                                         " is used; set " + block + ".model and .base_url to have it checked");
       return;
@@ -725,16 +727,16 @@ class Doctor {
     req.method = "POST";
     req.timeout_ms = 30'000;
     req.connect_timeout_ms = 5'000;
-    std::string base = o.base_url;
+    std::string base = g.upstream;
     while (!base.empty() && base.back() == '/') base.pop_back();
     json body;
     if (executor == "claude-code") {
       req.url = base + "/v1/messages";
-      req.headers = {{"x-api-key", o.api_key}, {"anthropic-version", "2023-06-01"}, {"Content-Type", "application/json"}};
+      req.headers = {{"x-api-key", g.api_key}, {"anthropic-version", "2023-06-01"}, {"Content-Type", "application/json"}};
       body = {{"model", o.model}, {"max_tokens", 1}, {"stream", true}, {"messages", {{{"role", "user"}, {"content", "ping"}}}}};
     } else if (executor == "codex") {
       req.url = base + "/responses";
-      req.headers = {{"Authorization", "Bearer " + o.api_key}, {"Content-Type", "application/json"}};
+      req.headers = {{"Authorization", "Bearer " + g.api_key}, {"Content-Type", "application/json"}};
       body = {{"model", o.model},
               {"input", {{{"role", "user"}, {"content", "ping"}}}},
               {"max_output_tokens", 16},
@@ -742,12 +744,12 @@ class Doctor {
               {"stream", true}};
     } else if (executor == "gemini-cli") {
       req.url = base + "/v1beta/models/" + o.model + ":generateContent";
-      req.headers = {{"x-goog-api-key", o.api_key}, {"Content-Type", "application/json"}};
+      req.headers = {{"x-goog-api-key", g.api_key}, {"Content-Type", "application/json"}};
       body = {{"contents", {{{"role", "user"}, {"parts", {{{"text", "ping"}}}}}}},
               {"generationConfig", {{"maxOutputTokens", 1}}}};
     } else {
       req.url = base + "/chat/completions";
-      req.headers = {{"Authorization", "Bearer " + o.api_key}, {"Content-Type", "application/json"}};
+      req.headers = {{"Authorization", "Bearer " + g.api_key}, {"Content-Type", "application/json"}};
       body = {{"model", o.model}, {"max_tokens", 1}, {"stream", true}, {"messages", {{{"role", "user"}, {"content", "ping"}}}}};
     }
     // Streamed, as the CLI itself asks: only the status is read, and the call costs one token.

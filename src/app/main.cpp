@@ -22,6 +22,7 @@ using superagent::app::CmdGate;
 using superagent::app::CmdReceive;
 using superagent::app::CmdServe;
 using superagent::app::CmdVersion;
+using superagent::app::CmdModelBridge;
 
 struct Subcommand {
   const char* name;
@@ -40,6 +41,7 @@ constexpr Subcommand kSubcommands[] = {
     {"panel-url", CmdPanelUrl, "print the panel's one-click login link (reads data_dir/panel.token)"},
     {"explain", CmdExplain, "tell the whole story of one message: intake, eval, decision, ticket"},
     {"version", CmdVersion, "print the version of superagent and of its SQLite library"},
+    {"model-bridge", CmdModelBridge, "(the daemon's own) carry a sandboxed coding CLI's model calls to the gateway"},
 };
 
 void PrintUsage(std::FILE* out) {
@@ -49,9 +51,9 @@ void PrintUsage(std::FILE* out) {
                "A self-hosted software-engineering colleague for one team and one GitHub repository.\n"
                "\n"
                "commands:\n");
-  for (const Subcommand& c : kSubcommands) std::fprintf(out, "  %-9s %s\n", c.name, c.summary);
+  for (const Subcommand& c : kSubcommands) std::fprintf(out, "  %-12s %s\n", c.name, c.summary);
   std::fprintf(out,
-               "  %-9s %s\n"
+               "  %-12s %s\n"
                "\n"
                "Run 'superagent <command> --help' for a command's options.\n",
                "help", "print this message, or 'help <command>' for a command's options");

@@ -320,11 +320,23 @@ exec::CliExecutorOptions CliExecutorOptionsFor(const std::string& executor, cons
   if (o.binary.empty()) o.binary = wanted;  // not found: the turn says so when it cannot start
   o.readable = CliInstallDirs(o.binary);
   o.model = cli.model;
-  o.api_key = ResolveSecret(cli.api_key_env);
-  o.base_url = cli.base_url;
   o.args = cli.args;
+  // The bridge a sandbox without network reaches the model gateway by is this very binary.
+  std::error_code ec;
+  o.bridge_binary = std::filesystem::read_symlink("/proc/self/exe", ec).string();
   o.allowed_commands = cli.allowed_commands;
   o.turn_ms = cli.turn_seconds * 1000LL;
+  return o;
+}
+
+exec::ModelGatewayOptions ModelGatewayOptionsFor(const std::string& executor, const Config::CodingCli& cli) {
+  exec::ModelGatewayOptions o;
+  if (auto wire = exec::ModelWireOf(executor); wire.ok()) o.wire = *wire;
+  o.upstream = cli.base_url;
+  o.api_key = ResolveSecret(cli.api_key_env);
+  // Validated by the config table (IsEmptyOrPrice): digits with at most one point.
+  o.usd_per_million_input = cli.usd_per_million_input.empty() ? 0 : std::strtod(cli.usd_per_million_input.c_str(), nullptr);
+  o.usd_per_million_output = cli.usd_per_million_output.empty() ? 0 : std::strtod(cli.usd_per_million_output.c_str(), nullptr);
   return o;
 }
 
@@ -345,7 +357,8 @@ exec::ExecutionOptions ExecutionOptionsFor(const Config& config, std::shared_ptr
   o.warnings = ExecutionEnvWarnings(config);
   if (const Config::CodingCli* cli = config.execution.ChosenCli()) {
     o.cli = CliExecutorOptionsFor(config.execution.executor, *cli);
-    if (!cli->api_key_env.empty() && o.cli.api_key.empty())
+    o.gateway = ModelGatewayOptionsFor(config.execution.executor, *cli);
+    if (!cli->api_key_env.empty() && o.gateway.api_key.empty())
       o.warnings.push_back(config.execution.executor + ": environment variable " + cli->api_key_env +
                            " (its model key) is unset; its turns will fail");
   } else if (o.executor != "command") {

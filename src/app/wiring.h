@@ -139,8 +139,11 @@ std::string FindProgram(const std::string& name);
 // above `binary` (and above its real path, through symlinks), or the directories holding them.
 std::vector<std::string> CliInstallDirs(const std::string& binary);
 // The options of the coding CLI `executor` names ("claude-code", …) from its config block: the
-// binary found, its install directories, its model key read from the variable the block names.
+// binary found, its install directories. No key: that is the gateway's.
 exec::CliExecutorOptions CliExecutorOptionsFor(const std::string& executor, const Config::CodingCli& cli);
+// The model gateway for that CLI: its wire, the API it forwards to, the key read from the
+// variable the block names, and the prices.
+exec::ModelGatewayOptions ModelGatewayOptionsFor(const std::string& executor, const Config::CodingCli& cli);
 
 // ---- the panel (panel.*) ----
 

@@ -24,6 +24,9 @@ using nlohmann::json;
 namespace {
 
 constexpr TimeMs kPollMs = 50;
+// A pass outlives its turn's limit by this much: the turn is killed at its limit, and the pass is
+// closed as the turn returns; the grace only covers the time between.
+constexpr TimeMs kPassGraceMs = 60'000;
 
 // SPEC §7 level 1, for a CLI: what the host enforces and how a turn must end. It comes before
 // everything else in the first prompt and is repeated in short on every later one.
@@ -118,7 +121,26 @@ class CliExecutor : public Executor {
     engine_->AppendSessionEvent(t.session, t.assignment, "input", {{"role", "user"}, {"content", turn.prompt}});
     if (skills_changed) engine_->AppendSessionEvent(t.session, t.assignment, "team_skills", {{"digest", digest}});
 
-    CliInvocation inv = adapter_->Invocation(options_, turn);
+    // The model key stays in the daemon: the CLI gets a pass that dies with this turn.
+    CliExecutorOptions o = options_;
+    std::optional<GatewayPass> pass;
+    if (options_.gateway != nullptr) {
+      pass = options_.gateway->Open(t.ticket, t.session, options_.turn_ms + kPassGraceMs);
+      o.api_key = pass->token;
+      o.base_url = pass->base_url;
+    }
+    struct PassCloser {
+      ModelGateway* gateway;
+      const std::optional<GatewayPass>& pass;
+      std::int64_t refused_budget = 0;
+      std::int64_t Close() {
+        if (pass && gateway != nullptr) refused_budget += gateway->Close(pass->token);
+        return refused_budget;
+      }
+      ~PassCloser() { Close(); }
+    } closer{options_.gateway, pass};
+
+    CliInvocation inv = adapter_->Invocation(o, turn);
     if (!inv.unsupported.empty()) {
       TurnResult refused;
       refused.report = WorkerReport{};
@@ -132,7 +154,10 @@ class CliExecutor : public Executor {
     spec.stdin_text = "";  // on purpose: piped stdin is appended to the prompt by every CLI measured
     spec.env = inv.env;
     spec.env.emplace_back("GIT_TERMINAL_PROMPT", "0");
-    spec.argv = WithHomeFiles(inv, &spec.env);
+    std::optional<Bridge> bridge;
+    if (pass && !options_.bridge_binary.empty() && !options_.gateway->socket_path().empty())
+      bridge = Bridge{options_.bridge_binary, options_.gateway->port(), options_.gateway->socket_path()};
+    spec.argv = WithPrelude(inv, bridge, &spec.env);
     // For the log and the transcript: the command line with the prompt named, not spelled out
     // (the transcript's "input" holds it). The argv holds no secret: keys travel in env.
     std::string shown;
@@ -183,6 +208,9 @@ class CliExecutor : public Executor {
     TurnResult out;
     if (cancelled) return out;  // the scheduler knows why (a Stop, the daemon stopping)
     out.report = Judge(t, code, timed_out, progress, err_tail);
+    // The gateway refused a call past the budget: the scheduler asks the budget question instead
+    // of reporting the failure that followed (the report stays for when it cannot ask).
+    out.budget_spent = closer.Close() > 0;
     spdlog::info("coding cli ended ticket={} cli={} exit_code={} stage={} seconds={}", t.ticket, name(), code,
                  StageName(out.report->stage), (clock_->NowMs() - start) / 1000);
     return out;
@@ -222,13 +250,29 @@ class CliExecutor : public Executor {
     return id;
   }
 
+  // The sandbox half of the way to the gateway, when the sandbox has no network.
+  struct Bridge {
+    std::string binary;
+    int port = 0;
+    std::string socket;
+  };
+
   // Settings files go below the private HOME, which only the started process knows: a small
   // sh prelude writes them from variables and then execs the CLI, so no path or content is
-  // ever spliced into a command line.
-  static std::vector<std::string> WithHomeFiles(const CliInvocation& inv,
-                                                std::vector<std::pair<std::string, std::string>>* env) {
-    if (inv.home_files.empty()) return inv.argv;
+  // ever spliced into a command line. With a bridge, the prelude starts it first (it returns once
+  // it listens, so the CLI's first call finds it).
+  static std::vector<std::string> WithPrelude(const CliInvocation& inv, const std::optional<Bridge>& bridge,
+                                              std::vector<std::pair<std::string, std::string>>* env) {
+    if (inv.home_files.empty() && !bridge) return inv.argv;
     std::string script = "set -e\n";
+    if (bridge) {
+      env->emplace_back("SUPERAGENT_BRIDGE_BIN", bridge->binary);
+      env->emplace_back("SUPERAGENT_BRIDGE_PORT", std::to_string(bridge->port));
+      env->emplace_back("SUPERAGENT_BRIDGE_SOCKET", bridge->socket);
+      script +=
+          "\"$SUPERAGENT_BRIDGE_BIN\" model-bridge \"$SUPERAGENT_BRIDGE_PORT\" \"$SUPERAGENT_BRIDGE_SOCKET\"\n"
+          "unset SUPERAGENT_BRIDGE_BIN SUPERAGENT_BRIDGE_PORT SUPERAGENT_BRIDGE_SOCKET\n";
+    }
     for (std::size_t i = 0; i < inv.home_files.size(); ++i) {
       const std::string path = "SUPERAGENT_HOME_PATH_" + std::to_string(i);
       const std::string body = "SUPERAGENT_HOME_FILE_" + std::to_string(i);
@@ -262,10 +306,13 @@ class CliExecutor : public Executor {
 
   void Flush(const WorkerTask& t, CliProgress* progress) {
     for (auto& [kind, body] : progress->events) engine_->AppendSessionEvent(t.session, t.assignment, kind, body);
-    for (json& u : progress->usage) {
-      u["purpose"] = "worker";
-      engine_->RecordTokenUsage(t.ticket, t.session, u);
-    }
+    // Through the gateway, it counted every call from the API's own answers; what the CLI says
+    // it used would count them twice.
+    if (options_.gateway == nullptr)
+      for (json& u : progress->usage) {
+        u["purpose"] = "worker";
+        engine_->RecordTokenUsage(t.ticket, t.session, u);
+      }
     progress->events.clear();
     progress->usage.clear();
   }

@@ -40,6 +40,32 @@ Result<std::unique_ptr<Execution>> Execution::Create(ExecutionOptions options, E
     e->executor_ = MakeCommandExecutor({options.command}, engine);
   } else if (options.executor != "builtin") {
     options.cli.cli = options.executor;
+    // The CLI's model key stays here: the CLI gets the gateway's address and a pass per turn.
+    if (llm_http == nullptr) return Status::InvalidArgument("a coding CLI needs an HTTP client for its model gateway");
+    const bool isolated = ro.sandbox.enabled && !ro.sandbox.network;
+    if (isolated) {
+      // No network in the sandbox: the gateway also accepts on a unix socket in a directory the
+      // sandbox shows, and the daemon's own binary bridges to it from inside.
+      const std::filesystem::path dir = std::filesystem::path(e->workspaces_->options().root) / "gateway";
+      std::error_code ec;
+      std::filesystem::create_directories(dir, ec);
+      if (ec) return Status::IoError("cannot create " + dir.string() + ": " + ec.message());
+      // A root daemon's workers run as nobody: they must be able to reach the socket inside.
+      std::filesystem::permissions(dir, std::filesystem::perms::owner_all | std::filesystem::perms::group_read |
+                                            std::filesystem::perms::group_exec | std::filesystem::perms::others_read |
+                                            std::filesystem::perms::others_exec, ec);
+      options.gateway.socket_path = (dir / "model.sock").string();
+      options.cli.readable.push_back(dir.string());
+      if (options.cli.bridge_binary.empty())
+        return Status::InvalidArgument("execution.network is off and the daemon's own binary is unknown (the bridge)");
+      options.cli.readable.push_back(std::filesystem::path(options.cli.bridge_binary).parent_path().string());
+    } else {
+      options.cli.bridge_binary.clear();
+    }
+    ASSIGN_OR_RETURN(e->gateway_, ModelGateway::Start(std::move(options.gateway), llm_http, engine, SystemClock()));
+    options.cli.gateway = e->gateway_.get();
+    options.cli.api_key.clear();
+    options.cli.base_url.clear();
     spdlog::info("executor cli={} binary={} model={} readable={}", options.executor, options.cli.binary,
                  options.cli.model.empty() ? "(its default)" : options.cli.model, options.cli.readable.size());
     ASSIGN_OR_RETURN(e->executor_, MakeCliExecutor(std::move(options.cli), engine, e->services_.get(), SystemClock(),

@@ -374,6 +374,11 @@ void Scheduler::RunTurn(Run* run, Assignment a) {
       engine_->SetSessionStatus(c.session.id, "idle");
     return finish();
   }
+  if (result.ok() && result->budget_spent && BudgetStops(a.ticket, a.id)) {
+    // The model gateway refused the turn's calls at the budget: the Engine ended the Assignment
+    // and asked the requester, as when the limit is found while the turn runs.
+    return finish();
+  }
   if (!result.ok()) {
     failed(result.status().message());
   } else if (result->report) {
