@@ -34,12 +34,16 @@ const char* kSettings = R"({
   "experimental": {"enableAgents": false}
 })";
 
-// The daemon's policy (~/.gemini/policies/) when allowed_commands is empty: every shell command.
+// The daemon's policy (~/.gemini/policies/) when allowed_commands is empty: every shell command,
+// redirections included — without allowRedirection a rule that allows a command still asks (so
+// refuses, headless) once the command writes with `>` (measured with 0.61: `npm test > out.txt`
+// was refused under this very rule).
 const char* kAnyCommandPolicy = R"([[rule]]
 toolName = "run_shell_command"
 commandRegex = ".*"
 decision = "allow"
 priority = 100
+allowRedirection = true
 )";
 
 json& State(CliProgress* p, const char* key, json fallback) {
