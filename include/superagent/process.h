@@ -46,6 +46,13 @@ class Process {
   // The exit code once the leader has exited (128 + signal when killed by one); nullopt while
   // it runs. Never blocks.
   virtual std::optional<int> Poll() = 0;
+  // Waits at most `ms` of real time for the leader to exit and returns as soon as it does: its
+  // exit code, or nullopt while it still runs. For commands that mostly end within milliseconds
+  // (git), so the caller does not pay a whole poll interval for each. The default only polls.
+  virtual std::optional<int> WaitFor(TimeMs ms) {
+    (void)ms;
+    return Poll();
+  }
   // Sends SIGKILL to the whole process group and reaps the leader. Safe to call repeatedly.
   virtual void KillGroup() = 0;
   // Everything written to stdout / stderr so far.

@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <functional>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -119,8 +120,11 @@ class Workspaces {
   // it into verified.git and checks it there: it descends from the base, stays within the size
   // and file limits, adds no gitlink and does not touch .gitmodules, has no symlink leading out
   // of the tree, and changes .github/workflows/ only when `rules` allow. InvalidArgument naming
-  // the first file refused (the branch is then not kept); Unavailable when git fails.
-  Result<VerifiedCommits> TakeCommits(const WorkspaceRecord& workspace, const CommitRules& rules);
+  // the first file refused (the branch is then not kept); Unavailable when git fails. With a
+  // `commit_message`, every change in the directory is committed with it first, in the same
+  // sandboxed run as the bundle (CommitAll and TakeCommits in one sandbox start).
+  Result<VerifiedCommits> TakeCommits(const WorkspaceRecord& workspace, const CommitRules& rules,
+                                      const std::optional<std::string>& commit_message = std::nullopt);
   // Pushes the commits TakeCommits verified last to the Ticket's branch on the remote, from
   // verified.git (forced: the branch belongs to this Ticket alone). Conflict when
   // nothing was verified.

@@ -217,9 +217,8 @@ CommitRules CommitRulesFor(const WorkerTask& task) {
 Result<int> WorkerServices::CommitAndPush(const WorkerTask& task, const std::string& message) {
   // The worker's git commits in its sandbox; the daemon takes the branch out as a bundle,
   // verifies it apart from anything the worker can write, and pushes what it verified.
-  auto committed = workspaces_->CommitAll(task.workspace, message.empty() ? "Work on ticket " + std::to_string(task.ticket) : message);
-  if (!committed.ok()) return committed.status();
-  auto verified = workspaces_->TakeCommits(task.workspace, CommitRulesFor(task));
+  auto verified = workspaces_->TakeCommits(task.workspace, CommitRulesFor(task),
+                                           message.empty() ? "Work on ticket " + std::to_string(task.ticket) : message);
   if (!verified.ok()) return verified.status();
   if (verified->ahead > 0) RETURN_IF_ERROR(workspaces_->Push(task.workspace));
   return verified->ahead;
