@@ -3,6 +3,7 @@
 // that merely contain a prefix are left alone. Tokens are built at run time so no literal in the
 // repository looks like a credential to a scanner.
 #include "superagent/secret_filter.h"
+#include "superagent/text.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -145,6 +146,55 @@ TEST(SecretFilterTest, KnownValuesAreReplacedWhereverTheyAppear) {
   EXPECT_EQ(Redacted(f, "xmodel-key-0123456789y"), "x" + kM + "y");
 }
 
+// A published text is often cut to a platform's limit before it reaches the filter: a known value
+// the cut split leaves its head before the cut's marker (or the text's end), or its tail after it.
+// Either part of 8 bytes or more is replaced; a part of a value in running text, not at a cut, is
+// not (that would mangle ordinary words that share a secret's first letters).
+TEST(SecretFilterTest, AKnownValueACutLeftOnlyPartOfIsReplacedToo) {
+  SecretFilter f;
+  const std::string key = "model-key-0123456789abcdef";  // 26 bytes, no token shape
+  f.Learn("llm.api_key_env", key);
+  const std::string text = "环境变量 MODEL=" + key + " 之后还有很多文字 ✅ and more words after it";
+  // Every cut through the key, from each end, with each of the text module's cutters.
+  const std::size_t before = text::CountCodePoints("环境变量 MODEL=");
+  for (std::size_t keep = 1; keep < key.size(); ++keep) {
+    SCOPED_TRACE(keep);
+    const std::string head = text::Cut(text, before + keep + 1);  // the key's first `keep` bytes, then "…"
+    const std::string head_noted = text::CutNoted(text, before + keep + 1 + 30, text::Keep::kHead);
+    for (const std::string& cut : {head, head_noted}) {
+      const std::size_t at = cut.find("MODEL=") + 6;
+      std::size_t kept = 0;
+      while (kept < key.size() && at + kept < cut.size() && cut[at + kept] == key[kept]) ++kept;
+      const std::string out = f.Redact(cut);
+      if (kept >= kMinSecretLength) {
+        EXPECT_EQ(out.substr(at, kM.size()), kM) << cut << " -> " << out;
+        EXPECT_EQ(out.find(key.substr(0, kept)), std::string::npos) << out;
+      } else {
+        EXPECT_EQ(out, cut);
+      }
+    }
+    // The tail kept: "…" then the key's last bytes.
+    const std::size_t after = text::CountCodePoints(" 之后还有很多文字 ✅ and more words after it");
+    const std::string tail = text::Cut(text, after + keep + 1, text::Keep::kTail);
+    const std::string out = f.Redact(tail);
+    if (keep >= kMinSecretLength) {
+      EXPECT_EQ(out.find(key.substr(key.size() - keep)), std::string::npos) << out;
+      EXPECT_THAT(out, HasSubstr(kM)) << tail;
+    } else {
+      EXPECT_EQ(out, tail);
+    }
+  }
+  // CutMiddle's marker in the middle of the key: both parts go.
+  std::string middle = "x " + key.substr(0, 12) + "[\xE2\x80\xA6 40 characters cut here to bound the input \xE2\x80\xA6]" +
+                       key.substr(12) + " y";
+  EXPECT_EQ(f.Redact(middle), "x " + kM + "[\xE2\x80\xA6 40 characters cut here to bound the input \xE2\x80\xA6]" + kM + " y");
+  // Not at a cut: the same first bytes in running text stay.
+  EXPECT_EQ(f.Redact("model-key-0123 is how the docs spell it"), "model-key-0123 is how the docs spell it");
+  EXPECT_EQ(f.Redact("see model-key-0123456789abcdeX"), "see model-key-0123456789abcdeX");
+  // Shorter than kMinSecretLength at the cut: kept (it gives away too little to matter).
+  EXPECT_EQ(f.Redact("MODEL=model-k\xE2\x80\xA6"), "MODEL=model-k\xE2\x80\xA6");
+}
+
 TEST(SecretFilterTest, ChineseEmojiAndInvalidUtf8AroundASecretStayByteForByte) {
   SecretFilter f;
   f.Learn("feishu.app_secret_env", "秘密值-secret-9876543210");  // a non-ASCII value too
@@ -188,7 +238,10 @@ TEST(SecretFilterTest, TrimmedValuesAndEachPemLineAreLearntToo) {
                                             "\\n-----END RSA PRIVATE KEY-----\\n");
   // A worker that prints part of the key, one line of it, without the armour.
   EXPECT_EQ(Redacted(f, "leak: " + line2 + "\n"), "leak: " + kM + "\n");
-  EXPECT_EQ(Redacted(f, line1.substr(0, 30)), line1.substr(0, 30));  // a fragment shorter than a line stays
+  // A fragment shorter than a line, in running text, stays; where a cut could have left it (at the
+  // text's end) it goes (AKnownValueACutLeftOnlyPartOfIsReplacedToo).
+  EXPECT_EQ(Redacted(f, "on " + line1.substr(0, 30) + " and on"), "on " + line1.substr(0, 30) + " and on");
+  EXPECT_EQ(Redacted(f, line1.substr(0, 30)), kM);
 }
 
 TEST(SecretFilterTest, KeepLastForgetsTheOldestValuesOfAName) {

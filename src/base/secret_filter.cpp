@@ -256,15 +256,63 @@ std::size_t SecretFilter::known_values() const {
   return known_.size();
 }
 
+namespace {
+
+// Where text was cut (text::Cut, CutNoted, CutMiddle): the end or start of the text, or their
+// markers, which all hold an ellipsis.
+constexpr std::string_view kCutMark = "\xE2\x80\xA6";
+bool CutAfter(std::string_view text, std::size_t at) {
+  const std::string_view rest = text.substr(at);
+  return rest.empty() || rest.substr(0, kCutMark.size()) == kCutMark || rest.substr(0, 2 + kCutMark.size()) == std::string("\n[").append(kCutMark) ||
+         rest.substr(0, 1 + kCutMark.size()) == std::string("[").append(kCutMark);
+}
+bool CutBefore(std::string_view text, std::size_t at) {
+  const std::string_view head = text.substr(0, at);
+  auto ends = [&](std::string_view tail) { return head.size() >= tail.size() && head.substr(head.size() - tail.size()) == tail; };
+  return head.empty() || ends(kCutMark) || ends(std::string(kCutMark).append("]\n")) || ends(std::string(kCutMark).append("]"));
+}
+
+// A known value a cut left only part of: its head (at least kMinSecretLength bytes) just before a
+// cut, or its tail just after one. Whole occurrences are found before this.
+void FindCutValue(std::string_view text, std::string_view value, std::vector<Range>* ranges, bool* hit) {
+  const std::size_t n = value.size();
+  if (n <= kMinSecretLength) return;
+  const std::string_view head = value.substr(0, kMinSecretLength);
+  for (std::size_t at = text.find(head); at != std::string_view::npos; at = text.find(head, at + 1)) {
+    std::size_t len = kMinSecretLength;
+    while (len < n && at + len < text.size() && text[at + len] == value[len]) ++len;
+    if (len < n && CutAfter(text, at + len)) {
+      ranges->push_back({at, at + len});
+      *hit = true;
+    }
+  }
+  const std::string_view tail = value.substr(n - kMinSecretLength);
+  for (std::size_t at = text.find(tail); at != std::string_view::npos; at = text.find(tail, at + 1)) {
+    const std::size_t end = at + kMinSecretLength;
+    std::size_t len = kMinSecretLength;
+    while (len < n && end >= len + 1 && text[end - len - 1] == value[n - len - 1]) ++len;
+    if (len < n && CutBefore(text, end - len)) {
+      ranges->push_back({end - len, end});
+      *hit = true;
+    }
+  }
+}
+
+}  // namespace
+
 std::string SecretFilter::Redact(std::string_view text, std::vector<std::string>* found) const {
   std::vector<Range> ranges;
   {
     std::shared_lock<std::shared_mutex> lock(known_mu_);
-    for (const Known& k : known_)
+    for (const Known& k : known_) {
       for (std::size_t at = text.find(k.value); at != std::string_view::npos; at = text.find(k.value, at + 1)) {
         ranges.push_back({at, at + k.value.size()});
         Note(found, k.name);
       }
+      bool cut = false;
+      FindCutValue(text, k.value, &ranges, &cut);
+      if (cut) Note(found, k.name);
+    }
   }
   FindPrefixed(text, &ranges, found);
   FindAws(text, &ranges, found);
