@@ -47,6 +47,7 @@ metrics::Snapshot Sample() {
   s.sources = {h, bad};
   s.rounds["github"] = {10, 1, 2.5, 0.25};
   s.model_tokens["assessment"] = {4, 4000, 300, 3500};
+  s.gateway_refused = {{"budget", 2}, {"pass", 1}};
   return s;
 }
 
@@ -98,6 +99,7 @@ TEST(MetricsRender, ShowsTheFiguresAnOperatorAsksFor) {
   EXPECT_THAT(text, HasSubstr("superagent_model_tokens_total{purpose=\"assessment\",kind=\"prompt\"} 4000\n"));
   EXPECT_THAT(text, HasSubstr("superagent_model_tokens_total{purpose=\"assessment\",kind=\"cache_hit\"} 3500\n"));
   EXPECT_THAT(text, HasSubstr("superagent_info{version=\"0.1.0\",mode=\"observe\"} 1\n"));
+  EXPECT_THAT(text, HasSubstr("superagent_model_gateway_refused_total{reason=\"budget\"} 2\n"));
   // Set-aside (poison) items by kind, every kind always present so an alert can compare.
   EXPECT_THAT(text, HasSubstr("superagent_set_aside_items{kind=\"effect\"} 2\n"));
   EXPECT_THAT(text, HasSubstr("superagent_set_aside_items{kind=\"eval\"} 0\n"));

@@ -18,6 +18,7 @@
 #include "exec_fixture.h"
 #include "result_ok.h"
 #include "superagent/http.h"
+#include "superagent/metrics.h"
 
 namespace superagent::testing {
 namespace {
@@ -262,6 +263,7 @@ TEST_P(ModelGatewayTest, AForwardedCallCarriesTheRealKeyAndItsUsageIsCountedAgai
 
 TEST_P(ModelGatewayTest, NoPassAForgedOneAClosedOneAndAnExpiredOneAreRefusedWithoutCallingTheApi) {
   StartGateway();
+  const std::int64_t refused_before = metrics::ProcessRuntime().GatewayRefusals()["pass"];
   TicketId ticket = 0;
   const exec::GatewayPass pass = PassFor(&ticket);
   std::string forged = pass.token;
@@ -291,6 +293,8 @@ TEST_P(ModelGatewayTest, NoPassAForgedOneAClosedOneAndAnExpiredOneAreRefusedWith
   EXPECT_EQ(Call(other, other.token).status, 401);
   EXPECT_EQ(upstream_.seen().size(), 2u);
   EXPECT_EQ(gateway_->counts().refused_pass, 7);
+  // /metrics counts them too (superagent_model_gateway_refused_total{reason="pass"}).
+  EXPECT_EQ(metrics::ProcessRuntime().GatewayRefusals()["pass"] - refused_before, 7);
   EXPECT_EQ(Totals(ticket)["calls"], 2);
 }
 

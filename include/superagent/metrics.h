@@ -38,15 +38,20 @@ class Runtime {
   // One webhook delivery to `hook` ("github", "feishu") refused for its proof (signature,
   // timestamp, token, encryption): counted, never stored with its text.
   void CountRefusedDelivery(const std::string& hook);
+  // One model call the model gateway refused, by `reason` ("pass", "budget", "path",
+  // "upstream"): counted, never with the pass or the request.
+  void CountGatewayRefusal(const std::string& reason);
   std::map<std::string, ModelTokens> ModelUsage() const;
   std::map<std::string, SourceRounds> Rounds() const;
   std::map<std::string, std::int64_t> RefusedDeliveries() const;
+  std::map<std::string, std::int64_t> GatewayRefusals() const;
 
  private:
   mutable std::mutex mu_;
   std::map<std::string, ModelTokens> model_;
   std::map<std::string, SourceRounds> rounds_;
   std::map<std::string, std::int64_t> refused_;
+  std::map<std::string, std::int64_t> gateway_refused_;
 };
 
 // The one Runtime of this process.
@@ -99,6 +104,8 @@ struct Snapshot {
   // Occasions the outbound filter replaced a secret, by path (outbox, panel, log), since the
   // process started (SecretFilter::Counts).
   std::map<std::string, std::int64_t> secrets_redacted;
+  // Model calls the model gateway refused, by reason, since the process started.
+  std::map<std::string, std::int64_t> gateway_refused;
 };
 
 // Prometheus text exposition format 0.0.4: HELP and TYPE for every family, label values escaped,

@@ -37,6 +37,16 @@ std::map<std::string, std::int64_t> Runtime::RefusedDeliveries() const {
   return refused_;
 }
 
+void Runtime::CountGatewayRefusal(const std::string& reason) {
+  std::lock_guard<std::mutex> lock(mu_);
+  ++gateway_refused_[reason];
+}
+
+std::map<std::string, std::int64_t> Runtime::GatewayRefusals() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return gateway_refused_;
+}
+
 std::map<std::string, ModelTokens> Runtime::ModelUsage() const {
   std::lock_guard<std::mutex> lock(mu_);
   return model_;
@@ -183,6 +193,11 @@ std::string RenderPrometheus(const Snapshot& s) {
   w.Family("superagent_webhook_refused_total", "counter",
            "Webhook deliveries refused for a bad or missing signature, timestamp, token or encryption.");
   for (const auto& [hook, n] : s.webhook_refused) w.Sample("superagent_webhook_refused_total", L{{"hook", hook}}, n);
+
+  w.Family("superagent_model_gateway_refused_total", "counter",
+           "Model calls of coding CLIs the model gateway refused, by reason (pass, budget, path, upstream).");
+  for (const auto& [reason, n] : s.gateway_refused)
+    w.Sample("superagent_model_gateway_refused_total", L{{"reason", reason}}, n);
 
   w.Family("superagent_secrets_redacted_total", "counter",
            "Occasions the outbound filter replaced a secret in what the daemon published, by path.");

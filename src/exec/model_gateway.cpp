@@ -33,6 +33,7 @@
 #include "superagent/engine.h"
 #include "superagent/http.h"
 #include "superagent/json_read.h"
+#include "superagent/metrics.h"
 #include "superagent/text.h"
 
 namespace superagent::exec {
@@ -449,6 +450,10 @@ class Gateway : public ModelGateway {
       std::lock_guard<std::mutex> lock(mu_);
       ++(counts_.*counter);
     }
+    metrics::ProcessRuntime().CountGatewayRefusal(counter == &GatewayCounts::refused_pass     ? "pass"
+                                                  : counter == &GatewayCounts::refused_budget ? "budget"
+                                                  : counter == &GatewayCounts::refused_path   ? "path"
+                                                                                              : "upstream");
     spdlog::warn("model gateway refused a call ticket={} status={} path=\"{}\" reason=\"{}\"", ticket, status,
                  text::Cut(text::Repair(path), 120), why);
     res.status = status;
@@ -620,6 +625,7 @@ class Gateway : public ModelGateway {
                            static_cast<double>(u.output) * options_.usd_per_million_output) / 1e6;
     if (!u.seen) spdlog::warn("model gateway: the answer carried no usage ticket={} wire={}", pass.ticket,
                               ModelWireName(options_.wire));
+    metrics::ProcessRuntime().AddModelUsage("worker", u.input, u.output, u.cached);
     if (Status s = engine_->RecordTokenUsage(pass.ticket, pass.session, usage); !s.ok())
       spdlog::error("model gateway: usage not recorded ticket={} tokens={} error=\"{}\"", pass.ticket,
                     u.input + u.output, s.message());

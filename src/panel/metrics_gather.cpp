@@ -49,6 +49,8 @@ Result<metrics::Snapshot> GatherMetrics(Engine& engine, Views& views, int slots_
   s.model_tokens = metrics::ProcessRuntime().ModelUsage();
   s.webhook_refused = {{"github", 0}, {"feishu", 0}};  // shown from the start, so alerts have a series
   for (const auto& [hook, n] : metrics::ProcessRuntime().RefusedDeliveries()) s.webhook_refused[hook] = n;
+  s.gateway_refused = {{"pass", 0}, {"budget", 0}, {"path", 0}, {"upstream", 0}};  // stable series for alerts
+  for (const auto& [reason, n] : metrics::ProcessRuntime().GatewayRefusals()) s.gateway_refused[reason] = n;
   return s;
 }
 
