@@ -202,6 +202,26 @@ class ModelGatewayTest : public ExecTest, public ::testing::WithParamInterface<W
 
   json Totals(TicketId ticket) { return Ok(engine_->TokenUsage(ticket)); }
 
+  // A streamed call whose API sends its first event and then holds the rest until `release` is
+  // set: returns once the client has the first event, with the call still in flight.
+  std::future<HttpResponse> CallInFlight(const exec::GatewayPass& pass, std::promise<void>* release) {
+    upstream_.Set({200, "text/event-stream", GetParam().events, release->get_future().share()});
+    auto first_event = std::make_shared<std::promise<void>>();
+    auto told = std::make_shared<bool>(false);
+    auto arrived = first_event->get_future();
+    auto call = std::async(std::launch::async, [this, pass, first_event, told] {
+      return Call(pass, pass.token, "", "", [first_event, told](const char*, std::size_t) {
+        if (!*told) {
+          *told = true;
+          first_event->set_value();
+        }
+        return true;
+      });
+    });
+    EXPECT_EQ(arrived.wait_for(std::chrono::seconds(20)), std::future_status::ready) << "no first event";
+    return call;
+  }
+
   RecordingUpstream upstream_;
   std::unique_ptr<HttpClient> http_;
   FakeClock gateway_clock_;
@@ -367,22 +387,9 @@ TEST_P(ModelGatewayTest, AStreamedAnswerReachesTheClientBeforeTheApiHasFinished)
 
 TEST_P(ModelGatewayTest, ClosingThePassAbandonsACallInFlight) {
   StartGateway();
-  TicketId ticket = 0;
-  const exec::GatewayPass pass = PassFor(&ticket);
+  const exec::GatewayPass pass = PassFor();
   std::promise<void> never;
-  upstream_.Set({200, "text/event-stream", GetParam().events, never.get_future().share()});
-  std::promise<void> first_event;
-  bool told = false;
-  auto call = std::async(std::launch::async, [&] {
-    return Call(pass, pass.token, "", "", [&](const char*, std::size_t) {
-      if (!told) {
-        told = true;
-        first_event.set_value();
-      }
-      return true;
-    });
-  });
-  ASSERT_EQ(first_event.get_future().wait_for(std::chrono::seconds(20)), std::future_status::ready);
+  auto call = CallInFlight(pass, &never);
   gateway_->Close(pass.token);  // the turn ended
   ASSERT_EQ(call.wait_for(std::chrono::seconds(20)), std::future_status::ready) << "the call outlived its turn";
   HttpResponse r = call.get();
@@ -444,19 +451,7 @@ TEST_P(ModelGatewayTest, TheGatewayStopsCleanlyWithACallInFlight) {
   StartGateway();
   const exec::GatewayPass pass = PassFor();
   std::promise<void> never;
-  upstream_.Set({200, "text/event-stream", GetParam().events, never.get_future().share()});
-  std::promise<void> first_event;
-  bool told = false;
-  auto call = std::async(std::launch::async, [&] {
-    return Call(pass, pass.token, "", "", [&](const char*, std::size_t) {
-      if (!told) {
-        told = true;
-        first_event.set_value();
-      }
-      return true;
-    });
-  });
-  ASSERT_EQ(first_event.get_future().wait_for(std::chrono::seconds(20)), std::future_status::ready);
+  auto call = CallInFlight(pass, &never);
   gateway_.reset();  // the daemon stops: no hang, no crash
   ASSERT_EQ(call.wait_for(std::chrono::seconds(20)), std::future_status::ready);
   never.set_value();
