@@ -11,6 +11,7 @@
 #include "engine_fixture.h"
 #include "fake_chat_server.h"
 #include "superagent/model_assessor.h"
+#include "superagent/text.h"
 #include "result_ok.h"
 
 namespace superagent::testing {
@@ -194,6 +195,31 @@ TEST_F(ModelEvalTest, MalformedAnswerIsSentBackOnceThenTheValidOneCounts) {
   EXPECT_THAT(retry[3]["content"].get<std::string>(), HasSubstr("argument rules is missing"));
   EXPECT_THAT(retry[3]["content"].get<std::string>(), HasSubstr("unknown argument confidence"));
   EXPECT_EQ(sent[1]["tool_choice"]["function"]["name"], "decide") << "still forced on the retry";
+}
+
+// Issue 34: a long Chinese acknowledgement used to be refused on every answer, so the request
+// got no reply for minutes. Now the model is asked for a shorter one once, and a second long one
+// is cut at a word with an ellipsis: the request is acknowledged on the first Eval.
+TEST_F(ModelEvalTest, ALongChineseAcknowledgementIsAskedShorterOnceThenCut) {
+  auto model = Model();
+  Receive(Comment("c1", "alice", true, "@agent 请修一下 README 标题里的拼写错误"));
+  std::string long_ack = "好的，我来处理：";
+  for (int i = 0; i < 30; ++i) long_ack += "修正标题中的拼写错误并检查其余部分，";  // 18 characters each
+  for (int i = 0; i < 2; ++i)
+    server_.Push(server_.Decide(FakeChatServer::DecideArgs("accept", kNoRuleMatched, "please fix the typo", long_ack)));
+  ASSERT_EQ(DrainWith(*model), 1);
+  ExpectCleanWire();
+  auto sent = server_.requests();
+  ASSERT_EQ(sent.size(), 2u) << "asked for a shorter one once, and only once";
+  EXPECT_THAT(sent[1]["messages"].back()["content"].get<std::string>(), HasSubstr("words; at most 200"));
+  auto story = Ok(engine_->Explain("c1"));
+  ASSERT_TRUE(story.contains("ticket_created")) << story.dump(2);
+  auto receipts = Ok(engine_->Receipts(story["ticket_created"]["id"].get<TicketId>()));
+  ASSERT_EQ(receipts.size(), 1u);
+  EXPECT_LE(text::CountWords(receipts[0].body), 200u);
+  EXPECT_THAT(receipts[0].body, ::testing::StartsWith("好的，我来处理：修正标题"));
+  EXPECT_THAT(receipts[0].body, ::testing::EndsWith("\xE2\x80\xA6"));
+  EXPECT_TRUE(text::IsValid(receipts[0].body));
 }
 
 TEST_F(ModelEvalTest, MalformedTwiceIsUnavailableAndRequeued) {
@@ -478,6 +504,13 @@ TEST_F(DecideParseTest, AcknowledgementLengthIsEnforcedByCode) {
   for (int i = 0; i < 101; ++i) zh += "字";
   args["acknowledgement"] = zh;
   EXPECT_THAT(Parse(args).status().message(), HasSubstr("101 words"));
+  // Past the first answer it is cut instead: at a word, CJK aware, with an ellipsis.
+  auto cut = ParseDecideArguments(args.dump(), job_, candidates_, policy_, /*cut_long_acknowledgement=*/true);
+  ASSERT_TRUE(cut.ok()) << cut.status().ToString();
+  std::string expected;
+  for (int i = 0; i < 99; ++i) expected += "字";
+  EXPECT_EQ(cut->acknowledgement, expected + "\xE2\x80\xA6");  // the ellipsis is the 100th word
+  EXPECT_EQ(text::CountWords(cut->acknowledgement), 100u);
 }
 
 TEST_F(DecideParseTest, ExplicitRequestsNeedNoRuleCoverage) {

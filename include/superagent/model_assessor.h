@@ -55,8 +55,12 @@ llm::ToolSpec DecideTool(const Policy& policy);
 // Parses `decide`'s arguments (raw JSON text) and validates them: exactly the nine arguments,
 // their types and enums, every enabled rule answered once for an inferred request, a
 // related_ticket that is on this Thread, one-line scope, acknowledgement within its word limit.
-// InvalidArgument lists every problem found, worded for the model to correct.
+// InvalidArgument lists every problem found, worded for the model to correct. With
+// `cut_long_acknowledgement` an acknowledgement over its limit is no problem: it is cut at a word
+// (CJK aware) with an ellipsis — the model is asked for a shorter one once at most, never into
+// silence (issue 34).
 Result<Assessment> ParseDecideArguments(const std::string& arguments, const EvalJob& job,
-                                        const std::vector<const Candidate*>& candidates, const Policy& policy);
+                                        const std::vector<const Candidate*>& candidates, const Policy& policy,
+                                        bool cut_long_acknowledgement = false);
 
 }  // namespace superagent

@@ -95,7 +95,8 @@ llm::ToolSpec DecideTool(const Policy& policy) {
 }
 
 Result<Assessment> ParseDecideArguments(const std::string& arguments, const EvalJob& job,
-                                        const std::vector<const Candidate*>& candidates, const Policy& policy) {
+                                        const std::vector<const Candidate*>& candidates, const Policy& policy,
+                                        bool cut_long_acknowledgement) {
   json j = json::parse(arguments, nullptr, false);
   if (j.is_discarded()) return Status::InvalidArgument("the arguments of decide are not valid JSON");
   if (!j.is_object()) return Status::InvalidArgument("the arguments of decide must be a JSON object");
@@ -171,9 +172,13 @@ Result<Assessment> ParseDecideArguments(const std::string& arguments, const Eval
     // wordy model cannot spend the team's attention.
     std::size_t limit = AcknowledgementWordLimit(request->trigger.source);
     std::size_t words = text::CountWords(a.acknowledgement);
-    if (words > limit)
+    if (words > limit && cut_long_acknowledgement) {
+      spdlog::warn("acknowledgement cut words={} limit={}", words, limit);
+      a.acknowledgement = text::CutWords(a.acknowledgement, limit);
+    } else if (words > limit) {
       problems.push_back("acknowledgement has " + std::to_string(words) + " words; at most " + std::to_string(limit) +
                          " are allowed here");
+    }
     // For inferred candidates every enabled rule must be answered exactly once (SPEC §5).
     if (request->gate.strength != Strength::kExplicit && j["rules"].is_array()) {
       if (std::string bad = CheckRuleCoverage(a, policy); !bad.empty()) {
@@ -247,7 +252,9 @@ Result<Assessment> ModelAssessor::Assess(const EvalJob& job, const std::vector<c
     } else if (resp->tool_calls[0].name != kDecide) {
       problem = "unknown function \"" + resp->tool_calls[0].name + "\"; the answer must be one call of decide";
     } else {
-      parsed = ParseDecideArguments(resp->tool_calls[0].arguments, job, candidates, policy);
+      // The first answer is held to the acknowledgement's limit (the model may shorten it well);
+      // after that a long one is cut, so a wordy model never costs the request its answer.
+      parsed = ParseDecideArguments(resp->tool_calls[0].arguments, job, candidates, policy, /*cut_long_acknowledgement=*/answer > 1);
       if (!parsed.ok()) problem = parsed.status().message();
     }
     if (problem.empty()) {
