@@ -6,6 +6,7 @@
 
 #include "core/ticket_stage.h"
 #include "engine_fixture.h"
+#include "superagent/text.h"
 #include "superagent/views.h"
 #include "result_ok.h"
 
@@ -155,13 +156,23 @@ TEST_F(EngineTurnsTest, BeginTurnGivesTheWholeContextAndFinishTurnAppliesTheRepo
   EXPECT_EQ(Ok(engine_->OutboxCounts())["pending"].get<int>(), 3);
 }
 
-TEST_F(EngineTurnsTest, AResultOverTheLimitIsNotCutButBlocksTheTicketWithWhy) {
+// Issue 34: a result over the channel's limit used to block the Ticket and say nothing to the
+// requester. It is cut to fit (the channel's own cut, with an ellipsis) and sent; the log and the
+// Ticket's stage history say it was cut.
+TEST_F(EngineTurnsTest, AResultOverTheLimitIsCutToFitAndSent) {
   const TicketId t = AcceptedTicket("c1");
-  const TurnOutcome out = Turn(t, Ready(std::string(70'000, 'x')));
-  EXPECT_FALSE(out.said);
-  EXPECT_THAT(out.not_sent, HasSubstr("at most 65000 characters"));
-  EXPECT_EQ(engine_->GetTicket(t)->stage, Stage::kBlocked);
-  EXPECT_TRUE(ResultsOf(t).empty());
+  std::string report = "修好了 🎉 ";
+  while (text::CountCodePoints(report) < 70'000) report += "很长的总结，";
+  const TurnOutcome out = Turn(t, Ready(report));
+  EXPECT_TRUE(out.said);
+  EXPECT_EQ(out.not_sent, "");
+  EXPECT_EQ(engine_->GetTicket(t)->stage, Stage::kReady);
+  ASSERT_EQ(ResultsOf(t).size(), 1u);
+  const std::string sent = ResultsOf(t)[0].body;
+  EXPECT_LE(text::CountCodePoints(sent), 65'000u);
+  EXPECT_THAT(sent, ::testing::StartsWith("修好了 🎉 很长的总结"));
+  EXPECT_THAT(sent, ::testing::EndsWith("\xE2\x80\xA6"));
+  EXPECT_TRUE(text::IsValid(sent));
 }
 
 // A Stop and a turn's start, in both orders (the Engine's lock makes every interleaving one of

@@ -146,14 +146,29 @@ Result<TurnOutcome> Engine::FinishTurn(const TurnEnd& end) {
     to = Stage::kBlocked;
     summary += "\n\nQuestion: " + end.question;
   }
+  std::string pull_lines;
   if (end.reported && to == Stage::kReady) {
     // A later turn's result (a CI fix, a review follow-up) names the PR it updated; a PR opened in
     // this turn is named when it is (pulls.cpp), as the result waits for it.
     ASSIGN_OR_RETURN(auto pulls, store_->TicketPulls(a->ticket));
     for (const TicketPull& p : pulls)
-      if (p.state == "open") summary += "\n\nPull request: " + (p.url.empty() ? "#" + Num(p.number) : p.url);
+      if (p.state == "open") pull_lines += "\n\nPull request: " + (p.url.empty() ? "#" + Num(p.number) : p.url);
   }
   if (end.reported) {
+    // A result always fits (issue 34): one over the channel's limit is cut — the report's words,
+    // with the channel's own cut (at a word in chats, an ellipsis) — so the PR lines after it
+    // survive. Refusing it left the requester with nothing.
+    ASSIGN_OR_RETURN(auto channel, store_->ThreadChannel(tk->thread));
+    if (channel && !TooLong(*channel, summary + pull_lines, options_).empty()) {
+      const std::string why = TooLong(*channel, summary + pull_lines, options_);
+      std::string cut = CutToLimit(*channel, summary, options_);
+      for (int i = 0; i < 12 && !cut.empty() && !TooLong(*channel, cut + pull_lines, options_).empty(); ++i)
+        cut = CutToLimit(*channel, text::Cut(cut, text::CountCodePoints(cut) * 4 / 5), options_);
+      spdlog::warn("result cut to the limit ticket={} channel={} reason=\"{}\"", a->ticket, *channel, why);
+      summary = cut;
+      detail += "; result cut to the channel's limit";
+    }
+    summary += pull_lines;
     Status sent = SendLocked({"result" + suffix, a->ticket, tk->thread, MessageKind::kResult, summary}, now);
     if (sent.ok()) {
       out.said = true;
