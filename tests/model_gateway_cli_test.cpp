@@ -100,8 +100,16 @@ class ModelGatewayCliTest : public ExecTest, public ::testing::WithParamInterfac
                               "  for p in /proc/[0-9]*; do cat \"$p/environ\" \"$p/cmdline\" 2>/dev/null | tr '\\0' '\\n'; done"
                               " > \"$out/proc-$1\"\n"
                               // The prefix is spelled in two halves, so this script is not a file that holds it.
-                              "  grep -rlF \"$k1$k2\" \"$HOME\" /tmp \"$PWD\" 2>/dev/null | grep -v superagent-evidence"
+                              // What the worker can write: -xdev keeps out the read-only trees the sandbox
+                              // shows below /tmp (the CLI's installation, a build directory holding this test).
+                              "  find \"$HOME\" /tmp \"$PWD\" -xdev -type f -print0 2>/dev/null | xargs -0 grep -lF \"$k1$k2\" 2>/dev/null"
+                              " | grep -v superagent-evidence"
                               " > \"$out/files-$1\" || true\n"
+                              // The control of that search: a canary in HOME must be found by it.
+                              "  echo 'sa-canary-7f3e' > \"$HOME/.superagent-canary\"\n"
+                              "  find \"$HOME\" /tmp \"$PWD\" -xdev -type f -print0 2>/dev/null | xargs -0 grep -lF sa-canary-7f3e 2>/dev/null"
+                              " > \"$out/canary-$1\" || true\n"
+                              "  rm -f \"$HOME/.superagent-canary\"\n"
                               "}\n"
                               "look before\n"
                               "'" << real_cli_ << "' \"$@\"\n"
@@ -176,6 +184,7 @@ class ModelGatewayCliTest : public ExecTest, public ::testing::WithParamInterfac
       EXPECT_EQ(env.find(kKeyPrefix), std::string::npos) << Around(env, kKeyPrefix);
       EXPECT_EQ(proc.find(kKeyPrefix), std::string::npos) << Around(proc, kKeyPrefix);
       EXPECT_EQ(Evidence(id, "files-" + when), "");
+      EXPECT_NE(Evidence(id, "canary-" + when).find(".superagent-canary"), std::string::npos) << "the file search found nothing";
       EXPECT_NE(env.find("sa-pass-"), std::string::npos) << "no pass in the CLI's environment";
       EXPECT_NE(proc.find("sa-pass-"), std::string::npos) << "no pass under /proc";
     }
