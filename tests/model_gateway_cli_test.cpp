@@ -95,19 +95,23 @@ class ModelGatewayCliTest : public ExecTest, public ::testing::WithParamInterfac
                               "out=\"$PWD/.git/superagent-evidence\"\n"
                               "mkdir -p \"$out\"\n"
                               "k1='" << std::string(kKeyPrefix).substr(0, 5) << "'; k2='" << std::string(kKeyPrefix).substr(5) << "'\n"
+                              "skip='( -path " << ShownDirs()[0] << " -o -path " << ShownDirs()[1] << " -o -path " << ShownDirs()[2]
+                           << " ) -prune -o'\n"
+                              "set -f\n"  // $skip unquoted: split into words, never globbed
                               "look() {\n"
                               "  env > \"$out/env-$1\"\n"
                               "  for p in /proc/[0-9]*; do cat \"$p/environ\" \"$p/cmdline\" 2>/dev/null | tr '\\0' '\\n'; done"
                               " > \"$out/proc-$1\"\n"
                               // The prefix is spelled in two halves, so this script is not a file that holds it.
-                              // What the worker can write: -xdev keeps out the read-only trees the sandbox
-                              // shows below /tmp (the CLI's installation, a build directory holding this test).
-                              "  find \"$HOME\" /tmp \"$PWD\" -xdev -type f -print0 2>/dev/null | xargs -0 grep -lF \"$k1$k2\" 2>/dev/null"
+                              // The read-only trees the sandbox shows (below /tmp when the build is there:
+                              // the CLI's installation, this wrapper, the build directory holding this
+                              // test's binary, which spells the prefix) are left out: $skip prunes them.
+                              "  find \"$HOME\" /tmp \"$PWD\" $skip -type f -print0 2>/dev/null | xargs -0 grep -lF \"$k1$k2\" 2>/dev/null"
                               " | grep -v superagent-evidence"
                               " > \"$out/files-$1\" || true\n"
                               // The control of that search: a canary in HOME must be found by it.
                               "  echo 'sa-canary-7f3e' > \"$HOME/.superagent-canary\"\n"
-                              "  find \"$HOME\" /tmp \"$PWD\" -xdev -type f -print0 2>/dev/null | xargs -0 grep -lF sa-canary-7f3e 2>/dev/null"
+                              "  find \"$HOME\" /tmp \"$PWD\" $skip -type f -print0 2>/dev/null | xargs -0 grep -lF sa-canary-7f3e 2>/dev/null"
                               " > \"$out/canary-$1\" || true\n"
                               "  rm -f \"$HOME/.superagent-canary\"\n"
                               "}\n"
@@ -124,6 +128,11 @@ class ModelGatewayCliTest : public ExecTest, public ::testing::WithParamInterfac
   void TearDown() override {
     gateway_.reset();
     ExecTest::TearDown();
+  }
+
+  // The read-only directories a turn here shows (no spaces in them: they go into find's words).
+  std::vector<std::string> ShownDirs() const {
+    return {NodeModulesDir(), wrapper_dir_.string(), fs::path(SUPERAGENT_BINARY).parent_path().string()};
   }
 
   void StartGateway(const FakeApi& api, const std::string& socket_path = "") {
