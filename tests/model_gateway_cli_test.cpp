@@ -97,7 +97,6 @@ class ModelGatewayCliTest : public ExecTest, public ::testing::WithParamInterfac
                               "k1='" << std::string(kKeyPrefix).substr(0, 5) << "'; k2='" << std::string(kKeyPrefix).substr(5) << "'\n"
                               "skip='( -path " << ShownDirs()[0] << " -o -path " << ShownDirs()[1] << " -o -path " << ShownDirs()[2]
                            << " ) -prune -o'\n"
-                              "set -f\n"  // $skip unquoted: split into words, never globbed
                               "look() {\n"
                               "  env > \"$out/env-$1\"\n"
                               "  for p in /proc/[0-9]*; do cat \"$p/environ\" \"$p/cmdline\" 2>/dev/null | tr '\\0' '\\n'; done"
@@ -130,7 +129,8 @@ class ModelGatewayCliTest : public ExecTest, public ::testing::WithParamInterfac
     ExecTest::TearDown();
   }
 
-  // The read-only directories a turn here shows (no spaces in them: they go into find's words).
+  // The read-only directories a turn here shows (no spaces or glob characters in them: they go
+  // into find's words unquoted).
   std::vector<std::string> ShownDirs() const {
     return {NodeModulesDir(), wrapper_dir_.string(), fs::path(SUPERAGENT_BINARY).parent_path().string()};
   }
