@@ -162,6 +162,18 @@ class ModelGatewayCliTest : public ExecTest, public ::testing::WithParamInterfac
     return e.ok() ? std::move(*e) : nullptr;
   }
 
+  // A Ticket worked for one turn by the CLI through the gateway already started; its id.
+  TicketId WorkOneTurn(const FakeApi& api, const std::vector<std::string>& more_readable = {},
+                       const std::string& bridge = "") {
+    const TicketId id = AcceptedTicket("g1");
+    auto executor = Executor(api, more_readable, bridge);
+    EXPECT_NE(executor, nullptr);
+    if (executor == nullptr) return id;
+    auto scheduler = MakeScheduler(executor.get());
+    RunTurn(*scheduler);
+    return id;
+  }
+
   void RunTurn(exec::Scheduler& s) {
     auto started = s.Tick();
     ASSERT_TRUE(started.ok()) << started.status().ToString();
@@ -213,11 +225,7 @@ class ModelGatewayCliTest : public ExecTest, public ::testing::WithParamInterfac
 TEST_P(ModelGatewayCliTest, ATurnCompletesWithNoModelKeyAnywhereInTheSandbox) {
   FakeApi api = MakeFake(GetParam().cli);
   StartGateway(api);
-  const TicketId id = AcceptedTicket("g1");
-  auto executor = Executor(api);
-  ASSERT_NE(executor, nullptr);
-  auto scheduler = MakeScheduler(executor.get());
-  RunTurn(*scheduler);
+  const TicketId id = WorkOneTurn(api);
 
   ExpectItWorkedWithNoKeyInside(api, id);
   for (const std::string when : {"before", "after"}) {
@@ -257,11 +265,7 @@ TEST_P(ModelGatewayCliTest, TheGatewayStopsATurnAtItsBudgetAndThePersonIsAsked) 
   services_ = std::make_unique<exec::WorkerServices>(engine_.get(), workspaces_.get());
   FakeApi api = MakeFake(GetParam().cli);
   StartGateway(api);
-  const TicketId id = AcceptedTicket("g1");
-  auto executor = Executor(api);
-  ASSERT_NE(executor, nullptr);
-  auto scheduler = MakeScheduler(executor.get());
-  RunTurn(*scheduler);
+  const TicketId id = WorkOneTurn(api);
 
   const exec::GatewayCounts counts = gateway_->counts();
   // The first call spends the budget (a CLI may start a side call beside it); every later one is
@@ -303,12 +307,8 @@ TEST_P(ModelGatewayCliTest, WithNoNetworkTheCliReachesTheGatewayThroughTheBridge
                                   fs::perms::group_read | fs::perms::group_exec);
   FakeApi api = MakeFake(GetParam().cli);
   StartGateway(api, (socket_dir / "model.sock").string());
-  const TicketId id = AcceptedTicket("g1");
   const std::string binary = SUPERAGENT_BINARY;
-  auto executor = Executor(api, {socket_dir.string(), fs::path(binary).parent_path().string()}, binary);
-  ASSERT_NE(executor, nullptr);
-  auto scheduler = MakeScheduler(executor.get());
-  RunTurn(*scheduler);
+  const TicketId id = WorkOneTurn(api, {socket_dir.string(), fs::path(binary).parent_path().string()}, binary);
 
   ExpectItWorkedWithNoKeyInside(api, id);
   EXPECT_GT(gateway_->counts().forwarded, 0);

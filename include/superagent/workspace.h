@@ -102,9 +102,6 @@ class Workspaces {
   // Removes the Ticket's directory and the daemon's refs for it (the pushed branch stays on the
   // remote).
   Status Remove(const WorkspaceRecord& workspace);
-  // Commits every change in the directory, in the Ticket's sandbox; false when git there said
-  // there was nothing to commit (the worker's git: a hint, never a check).
-  Result<bool> CommitAll(const WorkspaceRecord& workspace, const std::string& message);
   // Whether the directory has anything to offer as a PR: uncommitted changes (untracked files
   // included) or commits over the base. Asked of git in the sandbox: a hint (TakeCommits decides).
   Result<bool> HasChanges(const WorkspaceRecord& workspace);
@@ -122,7 +119,7 @@ class Workspaces {
   // of the tree, and changes .github/workflows/ only when `rules` allow. InvalidArgument naming
   // the first file refused (the branch is then not kept); Unavailable when git fails. With a
   // `commit_message`, every change in the directory is committed with it first, in the same
-  // sandboxed run as the bundle (CommitAll and TakeCommits in one sandbox start).
+  // sandboxed run as the bundle (one sandbox start for both).
   Result<VerifiedCommits> TakeCommits(const WorkspaceRecord& workspace, const CommitRules& rules,
                                       const std::optional<std::string>& commit_message = std::nullopt);
   // Pushes the commits TakeCommits verified last to the Ticket's branch on the remote, from

@@ -159,8 +159,8 @@ Result<TurnOutcome> Engine::FinishTurn(const TurnEnd& end) {
     // with the channel's own cut (at a word in chats, an ellipsis) — so the PR lines after it
     // survive. Refusing it left the requester with nothing.
     ASSIGN_OR_RETURN(auto channel, store_->ThreadChannel(tk->thread));
-    if (channel && !TooLong(*channel, summary + pull_lines, options_).empty()) {
-      const std::string why = TooLong(*channel, summary + pull_lines, options_);
+    const std::string why = channel ? TooLong(*channel, summary + pull_lines, options_) : "";
+    if (!why.empty()) {
       std::string cut = CutToLimit(*channel, summary, options_);
       for (int i = 0; i < 12 && !cut.empty() && !TooLong(*channel, cut + pull_lines, options_).empty(); ++i)
         cut = CutToLimit(*channel, text::Cut(cut, text::CountCodePoints(cut) * 4 / 5), options_);

@@ -384,16 +384,6 @@ Result<std::string> Workspaces::BaseOf(const WorkspaceRecord& w) {
   return text::Trim(r->out);
 }
 
-Result<bool> Workspaces::CommitAll(const WorkspaceRecord& w, const std::string& message) {
-  auto r = InSandbox(w,
-                     "git add -A || exit 1\n"
-                     "if git diff --cached --quiet; then echo nothing; exit 0; fi\n"
-                     "git commit -q --no-verify -m \"$1\" && echo committed\n",
-                     {message});
-  RETURN_IF_ERROR(Failed("git commit failed", r));
-  return text::Trim(r->out) == "committed";
-}
-
 Result<bool> Workspaces::HasChanges(const WorkspaceRecord& w) {
   ASSIGN_OR_RETURN(std::string base, BaseOf(w));
   auto r = InSandbox(w,
