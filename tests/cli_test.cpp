@@ -88,6 +88,24 @@ TEST(CliTest, VersionRejectsArguments) {
   EXPECT_THAT(r.err, HasSubstr("unexpected argument '--json'"));
 }
 
+// `model-bridge` is started by the daemon inside a sandbox; bad arguments are a usage error that
+// names what is wrong, and nothing listens.
+TEST(CliTest, ModelBridgeRefusesBadArgumentsAsAUsageError) {
+  EXPECT_EQ(RunBinary({"model-bridge"}).exit_code, 2);
+  EXPECT_EQ(RunBinary({"model-bridge", "8080"}).exit_code, 2);
+  for (const std::string port : {"abc", "八〇", "0", "99999", "-1", "", "123456", "80 80"}) {
+    RunResult r = RunBinary({"model-bridge", port, "/tmp/x.sock"});
+    EXPECT_EQ(r.exit_code, 2) << port << "\n" << Describe(r);
+    EXPECT_THAT(r.err, HasSubstr("1..65535")) << port;
+  }
+  RunResult r = RunBinary({"model-bridge", "8080", "/tmp/" + std::string(200, 'x') + ".sock"});
+  EXPECT_EQ(r.exit_code, 2) << Describe(r);
+  EXPECT_THAT(r.err, HasSubstr("1..107 bytes"));
+  r = RunBinary({"model-bridge", "8080", ""});
+  EXPECT_EQ(r.exit_code, 2) << Describe(r);
+  EXPECT_EQ(RunBinary({"model-bridge", "--help"}).exit_code, 0);
+}
+
 // ---- check ----
 
 TEST(CliTest, CheckWithoutConfigIsAUsageError) {

@@ -114,6 +114,9 @@ Result<int> ConnectLoopback(int port) {
 
 Status RunModelBridge(int port, const std::string& socket_path) {
   if (port <= 0 || port > 65535) return Status::InvalidArgument("the port must be 1..65535");
+  // Checked before anything listens: a path that cannot be a socket's would fail every call later.
+  if (socket_path.empty() || socket_path.size() >= sizeof(sockaddr_un{}.sun_path))
+    return Status::InvalidArgument("the socket path must have 1..107 bytes");
   const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (fd < 0) return Status::Unavailable(Errno("socket(AF_INET)"));
   int one = 1;
