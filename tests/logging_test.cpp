@@ -11,6 +11,7 @@
 #include <string>
 
 #include <gtest/gtest.h>
+#include <spdlog/sinks/ostream_sink.h>
 #include <spdlog/spdlog.h>
 
 namespace superagent::app {
@@ -214,6 +215,47 @@ TEST(LoggingTest, SetupLoggingSetsTheLevel) {
   EXPECT_EQ(spdlog::default_logger()->level(), spdlog::level::info);
   EXPECT_NE(text.find("log.unknown_level level=nonsense using=info"), std::string::npos) << text;
   EXPECT_EQ(spdlog::default_logger()->name(), "superagent");
+}
+
+// Issue 34: an outage must not fill the log with the same warning; once a minute, with a count.
+TEST(LoggingTest, AnIdenticalWarningIsWrittenOnceAMinuteWithHowManyWereHeldBack) {
+  std::ostringstream out;
+  auto inner = std::make_shared<spdlog::sinks::ostream_sink_mt>(out);
+  inner->set_pattern("%l %v");
+  auto sink = OncePerMinute(inner);
+  const auto t0 = spdlog::log_clock::now();
+  auto line = [&](spdlog::level::level_enum level, const std::string& text, std::chrono::seconds after) {
+    spdlog::details::log_msg msg(t0 + after, spdlog::source_loc{}, "superagent", level, text);
+    sink->log(msg);
+  };
+  const std::string down = "github poll failed path=issues error=\"HTTP 502 网关错误 🙃\"";
+  for (int i = 0; i < 28; ++i) line(spdlog::level::warn, down, std::chrono::seconds(i * 2));
+  line(spdlog::level::warn, "another warning", std::chrono::seconds(3));
+  line(spdlog::level::err, down, std::chrono::seconds(4));  // another level is another line
+  line(spdlog::level::info, "trigger stored id=1", std::chrono::seconds(5));
+  line(spdlog::level::info, "trigger stored id=1", std::chrono::seconds(6));  // events are never held back
+  line(spdlog::level::warn, down, std::chrono::seconds(61));
+  line(spdlog::level::warn, down, std::chrono::seconds(130));
+  const std::string expected = "warning " + down + "\n" + "warning another warning\n" + "error " + down + "\n" +
+                               "info trigger stored id=1\ninfo trigger stored id=1\n" + "warning " + down +
+                               " repeated=27\n" + "warning " + down + "\n";
+  EXPECT_EQ(out.str(), expected);
+}
+
+TEST(LoggingTest, AFloodOfDistinctWarningsStaysBoundedAndAllAreWritten) {
+  std::ostringstream out;
+  auto inner = std::make_shared<spdlog::sinks::ostream_sink_mt>(out);
+  inner->set_pattern("%v");
+  auto sink = OncePerMinute(inner);
+  const auto t0 = spdlog::log_clock::now();
+  for (int i = 0; i < 2000; ++i) {
+    const std::string text = "warning number " + std::to_string(i);
+    spdlog::details::log_msg msg(t0, spdlog::source_loc{}, "superagent", spdlog::level::warn, text);
+    sink->log(msg);
+  }
+  std::size_t lines = 0;
+  for (char c : out.str()) lines += c == '\n';
+  EXPECT_EQ(lines, 2000u);
 }
 
 }  // namespace

@@ -4,6 +4,8 @@
 #include <unistd.h>
 
 #include <charconv>
+#include <chrono>
+#include <map>
 #include <cstdlib>
 #include <memory>
 #include <mutex>
@@ -55,6 +57,63 @@ class RedactingSink : public spdlog::sinks::sink {
 
  private:
   std::shared_ptr<spdlog::sinks::sink> inner_;
+};
+
+// A warning or error written once a minute, not once per occurrence (issue 34: an outage logged
+// ~28 identical warnings a minute before its one card). A line identical to one written less than
+// a minute ago (by its text, at its level) is counted instead of written; the next identical line
+// written after the minute ends with "repeated=N" — how many were held back since. Info and debug
+// lines pass: they are events, each one counts. Time is the line's own (msg.time), so tests set it.
+class OncePerMinuteSink : public spdlog::sinks::sink {
+ public:
+  explicit OncePerMinuteSink(std::shared_ptr<spdlog::sinks::sink> inner) : inner_(std::move(inner)) {}
+  void log(const spdlog::details::log_msg& msg) override {
+    if (msg.level < spdlog::level::warn) return inner_->log(msg);
+    std::string key(msg.payload.data(), msg.payload.size());
+    key.push_back(static_cast<char>('0' + msg.level));
+    int held = 0;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      auto it = seen_.find(key);
+      if (it != seen_.end() && msg.time - it->second.written < kWindow) {
+        ++it->second.held;
+        return;
+      }
+      if (it != seen_.end()) {
+        held = it->second.held;
+        it->second = {msg.time, 0};
+      } else {
+        if (seen_.size() >= kMaxLines) Forget(msg.time);
+        seen_.emplace(std::move(key), Seen{msg.time, 0});
+      }
+    }
+    if (held == 0) return inner_->log(msg);
+    std::string line(msg.payload.data(), msg.payload.size());
+    line += " repeated=" + std::to_string(held);
+    spdlog::details::log_msg copy = msg;
+    copy.payload = spdlog::string_view_t(line.data(), line.size());
+    inner_->log(copy);
+  }
+  void flush() override { inner_->flush(); }
+  void set_pattern(const std::string& pattern) override { inner_->set_pattern(pattern); }
+  void set_formatter(std::unique_ptr<spdlog::formatter> formatter) override { inner_->set_formatter(std::move(formatter)); }
+
+ private:
+  static constexpr std::chrono::seconds kWindow{60};
+  static constexpr std::size_t kMaxLines = 512;  // distinct lines remembered; a flood of unique ones stays bounded
+  struct Seen {
+    spdlog::log_clock::time_point written;
+    int held = 0;
+  };
+  // Drops the lines whose minute is over (their held count is lost: none came after them); when
+  // all are recent, everything — a flood of distinct lines is not worth remembering.
+  void Forget(spdlog::log_clock::time_point now) {
+    for (auto it = seen_.begin(); it != seen_.end();) it = now - it->second.written >= kWindow ? seen_.erase(it) : std::next(it);
+    if (seen_.size() >= kMaxLines) seen_.clear();
+  }
+  std::shared_ptr<spdlog::sinks::sink> inner_;
+  std::mutex mu_;
+  std::map<std::string, Seen> seen_;
 };
 
 // "%*": the sd-daemon "<N>" syslog priority prefix. journald strips it and files the line
@@ -129,6 +188,10 @@ std::shared_ptr<spdlog::sinks::sink> FilteredSink(std::shared_ptr<spdlog::sinks:
   return std::make_shared<RedactingSink>(std::move(inner));
 }
 
+std::shared_ptr<spdlog::sinks::sink> OncePerMinute(std::shared_ptr<spdlog::sinks::sink> inner) {
+  return std::make_shared<OncePerMinuteSink>(std::move(inner));
+}
+
 bool StderrIsJournal() {
   const char* env = std::getenv("JOURNAL_STREAM");
   if (env == nullptr) return false;
@@ -165,7 +228,7 @@ void SetupLogging(const std::string& level) {
   formatter->add_flag<JournalPriorityFlag>('*').set_pattern(LogPattern(StderrIsJournal()));
   sink->set_formatter(std::move(formatter));
 
-  auto logger = std::make_shared<spdlog::logger>("superagent", FilteredSink(std::move(sink)));
+  auto logger = std::make_shared<spdlog::logger>("superagent", FilteredSink(OncePerMinute(std::move(sink))));
   logger->set_level(parsed);
   // stderr sinks write through, but warnings must never sit in a buffer when the process dies.
   logger->flush_on(spdlog::level::warn);

@@ -40,6 +40,11 @@ void FilterLogLines(std::shared_ptr<SecretFilter> filter);
 // their own capturing sink with it).
 std::shared_ptr<spdlog::sinks::sink> FilteredSink(std::shared_ptr<spdlog::sinks::sink> inner);
 
+// A sink that writes an identical warning or error at most once a minute through `inner`; the
+// next one written after the minute carries "repeated=N", how many were held back (issue 34).
+// Lines below warn pass as they are. The daemon's logger has it; tests wrap their own sink.
+std::shared_ptr<spdlog::sinks::sink> OncePerMinute(std::shared_ptr<spdlog::sinks::sink> inner);
+
 // True when stderr is the journal stream systemd set up for this process: JOURNAL_STREAM is
 // "device:inode" of that stream, and it is inherited by children whose stderr may have been
 // redirected elsewhere, so the variable alone is not proof.
