@@ -6,6 +6,7 @@
 
 #include "core/explain_words.h"
 #include "engine_fixture.h"
+#include "superagent/answer.h"
 #include "result_ok.h"
 
 namespace superagent::testing {
@@ -29,8 +30,10 @@ TEST_F(ExplainTest, AnAnsweredRequestSaysWhoAskedWhyItWasAdmittedAndWhatWasSent)
                               "alice is in sources.github.people and addressed the agent: an explicit request.",
                               "The Eval accepted it (policy version 1).",
                               "It created Ticket " + std::to_string(t) + ", now idle: Fix the typo in README.",
-                              "The agent wrote back: the acknowledgement (sent)."}));
+                              "The agent wrote back: the acknowledgement (sent).",
+                              "It was acknowledged: it created Ticket " + std::to_string(t) + "."}));
   EXPECT_FALSE(Ok(engine_->Explain("c1")).contains("change"));
+  EXPECT_EQ(Ok(engine_->Explain("c1"))["answer"]["kind"], "acknowledged");
 }
 
 TEST_F(ExplainTest, SomeoneNotAllowedIsToldWhichListToJoin) {
@@ -43,7 +46,10 @@ TEST_F(ExplainTest, SomeoneNotAllowedIsToldWhichListToJoin) {
                   "mallory is not in sources.github.people, and an @-mention from someone not listed is ignored here "
                   "(sources.github.scopes.comments.others_addressed).",
                   "Nothing was done with it (policy version 1).",
+                  "Its sender is not one the policy lets ask here, so the agent stayed silent; the panel counts such "
+                  "mentions so a maintainer can widen the policy.",
                   "To change that: sources.github.people — add mallory."}));
+  EXPECT_EQ(story["answer"]["kind"], "silent");
   EXPECT_EQ(story["change"]["path"], json({"sources", "github", "people"}));
 }
 
@@ -71,14 +77,17 @@ TEST_F(ExplainTest, AMessageStillWaitingSaysForWhat) {
   const std::string at = At();
   Receive(Comment("c5", "alice", true, "@agent please fix the typo"));
   EXPECT_EQ(Told("c5"), json({"alice wrote on GitHub issue #1, addressing the agent, at " + at + ".",
-                              "It is waiting for an Eval."}));
+                              "It is waiting for an Eval.", "It arrived less than a minute ago; nothing has been said yet."}));
   // The model is down: the Eval fails and the message waits to be tried again.
   EXPECT_EQ(Drain(), 1);
+  clock_.Advance(kAnswerWithinMs + 1);
   const json told = Told("c5");
-  ASSERT_EQ(told.size(), 4u) << told.dump(2);
+  ASSERT_EQ(told.size(), 5u) << told.dump(2);
   EXPECT_EQ(told[1], "alice is in sources.github.people and addressed the agent: an explicit request.");
   EXPECT_EQ(told[2], "It could not be judged: assessment failed: no scripted answer (policy version 1); it is tried again.");
   EXPECT_EQ(told[3], "It is waiting for an Eval to be tried again (1 attempt so far).");
+  EXPECT_EQ(told[4], "Nobody has answered it yet: its Eval failed 1 time (assessment failed: no scripted answer) and will "
+                     "be tried again. The panel's Needs-you names it.");
 }
 
 TEST(ExplainWords, PlacesAndKeysReadAsAPersonSaysThem) {

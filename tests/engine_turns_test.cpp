@@ -347,5 +347,90 @@ TEST_F(EngineTurnsTest, AReceiveWithItsSourcesBookkeepingIsOneTransaction) {
   EXPECT_EQ(engine_->SourceCursors("github").value().count("issue:8"), 0u);
 }
 
+// Issue 34: a turn that ends without a report does not leave the Ticket idling in silence.
+TEST_F(EngineTurnsTest, ATurnWithoutAReportBlocksTheTicketAndTellsTheRequesterWhatTheyCanDo) {
+  const TicketId t = AcceptedTicket("c1");
+  Turn(t, TurnEnd{});
+  EXPECT_EQ(engine_->GetTicket(t)->stage, Stage::kBlocked);
+  auto results = ResultsOf(t);
+  ASSERT_EQ(results.size(), 1u);
+  EXPECT_THAT(results[0].body, HasSubstr("ended without a result"));
+  EXPECT_THAT(results[0].body, HasSubstr("Reply here and I will try again"));
+  auto views = Ok(Views::Open((dir_ / "superagent.db").string()));
+  EXPECT_EQ(Ok(views->Detail(t)).row.stage_reason, "turn ended without a report");
+
+  // The requester's reply resumes it: a person's message on a blocked Ticket is a follow-up.
+  Receive(Comment("c2", "alice", false, "please try again"));
+  clock_.Advance(options_.follow_up_settle_ms + 1);
+  EXPECT_EQ(Ok(engine_->AssignFollowUps()), 1);
+}
+
+TEST_F(EngineTurnsTest, ATurnThatEndsWithoutAReportWhileBackgroundWorkRunsSaysNothingYet) {
+  const TicketId t = AcceptedTicket("c1");
+  TurnEnd end;
+  end.background_running = true;
+  Turn(t, end);
+  EXPECT_TRUE(ResultsOf(t).empty());
+  EXPECT_EQ(engine_->GetTicket(t)->stage, Stage::kWorking);
+}
+
+// What a failed turn posts is the daemon's; the raw cause (host paths, stderr) is the card's.
+TEST_F(EngineTurnsTest, AFailedTurnPostsTheDaemonsWordsAndTheCardCarriesTheRawCause) {
+  const TicketId t = AcceptedTicket("c1");
+  TurnEnd end;
+  end.reported = Stage::kBlocked;
+  end.summary = "The command exited with code 2.";
+  end.error = "The command exited with code 2.\n\n/home/svc/.cache/tool: permission denied";
+  Turn(t, end);
+  auto results = ResultsOf(t);
+  ASSERT_EQ(results.size(), 1u);
+  EXPECT_THAT(results[0].body, HasSubstr("The command exited with code 2."));
+  EXPECT_THAT(results[0].body, ::testing::Not(HasSubstr("/home/svc")));
+  EXPECT_THAT(results[0].body, HasSubstr("Reply here and I will try again"));
+  auto views = Ok(Views::Open((dir_ / "superagent.db").string()));
+  EXPECT_THAT(Ok(views->Detail(t)).row.stage_reason, HasSubstr("reported blocked: The command exited with code 2."));
+}
+
+TEST_F(EngineTurnsTest, AFailureThatSetsTheTurnsAsideSaysAMaintainerWasShownIt) {
+  options_.quarantine_after = 2;
+  Open(MakePolicy("observe"));
+  const TicketId t = AcceptedTicket("c1");
+  TurnEnd end;
+  end.reported = Stage::kBlocked;
+  end.summary = "claude failed (exit code 1).";
+  end.error = "claude failed (exit code 1): API Error 500";
+  Turn(t, end);
+  ASSERT_TRUE(engine_->RetryTicket(t, "ann (panel)").ok());
+  Turn(t, end);
+  auto results = ResultsOf(t);
+  ASSERT_EQ(results.size(), 2u);
+  EXPECT_THAT(results[0].body, HasSubstr("Reply here"));
+  EXPECT_THAT(results[1].body, HasSubstr("a maintainer has been shown it"));
+  EXPECT_THAT(results[1].body, ::testing::Not(HasSubstr("Reply here")));
+  // The panel's Retry of a Ticket whose turns are set aside clears that too.
+  ASSERT_TRUE(engine_->RetryTicket(t, "ann (panel)").ok());
+  EXPECT_EQ(engine_->GetTicket(t)->stage, Stage::kIdle);
+  EXPECT_TRUE(Ok(engine_->Quarantined()).empty());
+}
+
+TEST_F(EngineTurnsTest, RetryGivesABlockedTicketATurnAndRefusesAnythingElse) {
+  const TicketId t = AcceptedTicket("c1");
+  EXPECT_EQ(engine_->RetryTicket(t, "ann (panel)").code(), Status::Code::kConflict);  // idle, not blocked
+  EXPECT_EQ(engine_->RetryTicket(9999, "ann (panel)").code(), Status::Code::kNotFound);
+  EXPECT_EQ(engine_->RetryTicket(t, "").code(), Status::Code::kInvalidArgument);
+  TurnEnd end;
+  end.reported = Stage::kBlocked;
+  end.summary = "Which file?";
+  Turn(t, end);
+  ASSERT_TRUE(engine_->RetryTicket(t, "ann (panel)").ok());
+  EXPECT_EQ(engine_->GetTicket(t)->stage, Stage::kIdle);
+  std::vector<TakenInput> inputs;
+  Turn(t, Ready("Done."), &inputs);
+  ASSERT_FALSE(inputs.empty());
+  EXPECT_EQ(inputs.back().input.kind, "restart");
+  EXPECT_EQ(inputs.back().input.body["retried_by"], "ann (panel)");
+  EXPECT_THAT(inputs.back().input.body["blocked_because"].get<std::string>(), HasSubstr("Which file?"));
+}
+
 }  // namespace
 }  // namespace superagent::testing

@@ -13,6 +13,7 @@
 
 #include "exec/cli_adapter.h"
 #include "exec_fixture.h"
+#include "superagent/views.h"
 #include "result_ok.h"
 #include "fake_gemini_model.h"
 #include "fake_responses_model.h"
@@ -92,6 +93,12 @@ class CliCodexGeminiTest : public ExecTest {
     auto receipts = Ok(engine_->Receipts(id));
     return receipts.empty() ? "" : receipts.back().body;
   }
+  // Why the Ticket is blocked, as the panel's card says it: the cause itself (issue 34), where a
+  // CLI's own words go — never into the discussion.
+  std::string Why(TicketId id) {
+    auto views = Ok(Views::Open((dir_ / "superagent.db").string()));
+    return Ok(views->Detail(id)).row.stage_reason;
+  }
 
   // The whole story for one CLI: edit, report, transcript, usage; then a follow-up that resumes.
   template <typename Fake>
@@ -148,7 +155,8 @@ class CliCodexGeminiTest : public ExecTest {
     const long took = RunTurn(*scheduler);
     EXPECT_LT(took, limit_ms + 10'000);
     EXPECT_EQ(engine_->GetTicket(id)->stage, Stage::kBlocked);
-    EXPECT_THAT(LastResult(id), HasSubstr(reason));
+    EXPECT_THAT(Why(id), HasSubstr(reason));
+    EXPECT_THAT(LastResult(id), HasSubstr("Reply here and I will try again"));
     EXPECT_TRUE(fake.problems().empty()) << ::testing::PrintToString(fake.problems());
     EXPECT_EQ(Readme(id), "Hello\nThere is teh typo.\n");
   }

@@ -11,6 +11,7 @@
 
 #include "exec/cli_adapter.h"
 #include "exec_fixture.h"
+#include "superagent/views.h"
 #include "result_ok.h"
 #include "fake_coding_model.h"
 #include "fake_github_server.h"
@@ -209,10 +210,14 @@ TEST_P(ExecCliTest, ADeadModelEndsTheTurnBlockedWithTheReason) {
     EXPECT_EQ(ticket->stage, Stage::kBlocked);
     EXPECT_THAT(ResultText(id), HasSubstr(GetParam().cli));
     // Either the CLI gave up and said why, or (Qwen Code on a 500 keeps retrying) the time limit
-    // ended it — never a "ready" made of an error text.
-    const std::string why = ResultText(id);
+    // ended it — never a "ready" made of an error text. Why is the panel card's (issue 34): the
+    // discussion hears the daemon's words, not the CLI's output.
+    auto views = Views::Open((dir_ / "superagent.db").string());
+    ASSERT_TRUE(views.ok());
+    const std::string why = Ok((*views)->Detail(id)).row.stage_reason;
     EXPECT_TRUE(why.find(std::to_string(status)) != std::string::npos || why.find("did not finish within") != std::string::npos)
         << why;
+    EXPECT_THAT(ResultText(id), HasSubstr("Reply here and I will try again")) << ResultText(id);
     EXPECT_LT(seconds, 40);
     EXPECT_GT(model.calls(), 0);
     RecordProperty("dead_model_seconds_" + std::to_string(status), std::to_string(seconds));

@@ -179,10 +179,13 @@ TEST_F(ExecSchedulerTest, ATurnThatThrowsBlocksItsTicketWithWhyAndTheNextTurnRun
   EXPECT_EQ(executor.Turns(), (std::vector<TicketId>{first, second}));
   EXPECT_EQ(engine_->GetTicket(first)->stage, Stage::kBlocked);
   EXPECT_EQ(engine_->GetTicket(second)->stage, Stage::kReady);
-  bool said_why = false;
+  // The discussion hears the daemon's words; the panel's card has the exception's (issue 34).
+  bool said = false;
   for (const Receipt& r : Ok(engine_->Receipts(first)))
-    said_why = said_why || r.body.find("unexpected error in the worker turn") != std::string::npos;
-  EXPECT_TRUE(said_why) << "the blocked result says why";
+    said = said || r.body.find("the worker stopped with an error") != std::string::npos;
+  EXPECT_TRUE(said) << "the blocked result says what happened";
+  auto views = Ok(Views::Open((dir_ / "superagent.db").string()));
+  EXPECT_THAT(Ok(views->Detail(first)).row.stage_reason, HasSubstr("unexpected error in the worker turn"));
   EXPECT_EQ(scheduler->Slots().worker_used, 0);
 }
 
@@ -301,8 +304,12 @@ TEST_F(ExecSchedulerTest, APrepareFailureBlocksTheTicketWithGitsWords) {
   EXPECT_EQ(engine_->GetTicket(id)->stage, Stage::kBlocked);
   auto receipts = Ok(engine_->Receipts(id));
   ASSERT_EQ(receipts.size(), 2u);
-  EXPECT_THAT(receipts[1].body, HasSubstr("cannot clone"));
-  EXPECT_THAT(receipts[1].body, HasSubstr("does not exist"));
+  EXPECT_THAT(receipts[1].body, HasSubstr("its working copy of the repository could not be prepared"));
+  EXPECT_THAT(receipts[1].body, ::testing::Not(HasSubstr("no-such-origin"))) << "no host path in the discussion";
+  auto views = Ok(Views::Open((dir_ / "superagent.db").string()));
+  const std::string why = Ok(views->Detail(id)).row.stage_reason;  // git's words are the card's
+  EXPECT_THAT(why, HasSubstr("cannot clone"));
+  EXPECT_THAT(why, HasSubstr("does not exist"));
   // Reported once: the failed turn does not start again by itself (it did, every second).
   ASSERT_EQ(*scheduler->Tick(), 0);
   ASSERT_EQ(*scheduler->Tick(), 0);

@@ -79,15 +79,16 @@ class IntercomWorkerTest : public ExecTest {
     return out;
   }
   // Accepts two Tickets and runs a first turn of each (the model just says it is ready), so both
-  // have a worker session and are idle.
+  // have a worker session that is idle.
   std::pair<TicketId, TicketId> TwoIdleSessions() {
     const TicketId a = AcceptedTicket("c1", 1);
     const TicketId b = AcceptedTicket("c2", 2);
     model_.PushFor(Needle(a), model_.Text("Ready."));
     model_.PushFor(Needle(b), model_.Text("Ready."));
     RunTurns();
-    EXPECT_EQ(engine_->GetTicket(a)->stage, Stage::kIdle);
-    EXPECT_EQ(engine_->GetTicket(b)->stage, Stage::kIdle);
+    // A first turn that ends without a report is blocked and said (issue 34); its session is idle.
+    EXPECT_EQ(engine_->GetTicket(a)->stage, Stage::kBlocked);
+    EXPECT_EQ(engine_->GetTicket(b)->stage, Stage::kBlocked);
     return {a, b};
   }
   static std::string ToolResultText(const json& request) {

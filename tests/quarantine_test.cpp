@@ -331,7 +331,10 @@ TEST_F(QuarantineTest, DifferentFailuresOrASuccessInBetweenAreNotTheSameWayInARo
     ASSERT_EQ(*engine_->AssignFollowUps(), 1);
   }
   EXPECT_TRUE(Ok(engine_->Quarantined()).empty());
-  EXPECT_NE(engine_->GetTicket(id)->stage, Stage::kBlocked);
+  // Blocked by its last failed turn (issue 34: said, not idle) — but not set aside.
+  auto causes = TicketCauses(id);
+  ASSERT_FALSE(causes.empty());
+  EXPECT_EQ(causes.back().rfind("set aside", 0), std::string::npos) << causes.back();
 }
 
 // ---------------------------------------------------------------------------------------------

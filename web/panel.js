@@ -44,6 +44,29 @@ function renderNeeds(needs) {
   renderPolicyFile(needs.policy_file || null);
   renderSecrets(needs.secrets || null);
   renderSetAside(needs.set_aside || []);
+  renderUnanswered(needs.unanswered || null);
+  renderNotAllowed(needs.not_allowed || null);
+}
+
+// People who asked and have heard nothing for over a minute (issue 34): each with why.
+function renderUnanswered(card) {
+  $('unanswered-slot').replaceChildren(...(card ? [el('article', { class: 'attention unanswered' },
+    el('div', { class: 'meta' }, el('span', { class: 'problem-kind', text: 'not answered' })),
+    el('p', {}, el('strong', { text: card.what })),
+    el('ul', { class: 'problems-list' }, ...card.items.map((i) => el('li', { 'data-trigger': i.trigger },
+      el('strong', { text: i.from || 'someone' }), ' · ', i.url ? el('a', { href: i.url, text: i.where, rel: 'noopener noreferrer', target: '_blank' }) : i.where,
+      ' · ', when(i.received_at), el('div', { class: 'muted', text: i.quote }), el('div', { text: i.why })))),
+    el('p', { class: 'fix', text: card.fix }),
+  )] : []));
+}
+
+// Mentions from people the policy does not let ask, counted (issue 34): quiet, one card.
+function renderNotAllowed(card) {
+  $('not-allowed-slot').replaceChildren(...(card ? [el('article', { class: 'attention not-allowed' },
+    el('div', { class: 'meta' }, el('span', { class: 'problem-kind', text: 'not allowed to ask' })),
+    el('p', {}, el('strong', { text: card.what })),
+    el('p', { class: 'fix', text: card.fix }),
+  )] : []));
 }
 
 // What is not set up (issue 24): one card per missing piece, with the key or command that fixes it.
@@ -190,16 +213,30 @@ function answerFields(ticket, question, form) {
   };
 }
 
+// A blocked Ticket: why (the cause itself, issue 34), and Retry — a new turn now.
 function renderDecisions(blocked) {
-  $('decisions-slot').replaceChildren(...blocked.map((t) => el('article', { class: 'attention', 'data-ticket': t.id },
-    el('div', { class: 'meta' }, `Ticket #${t.id} is blocked · `, when(t.updated_at)),
-    el('p', {}, el('strong', { text: t.scope })),
-    t.stage_reason ? el('p', { class: 'error-text blocked-reason', text: `Why: ${t.stage_reason}` }) : '',
-    requestContext(t),
-    el('div', { class: 'row' },
-      el('button', { type: 'button', class: 'secondary small', text: 'Show', onclick: () => showTicket(t.id) }),
-      t.stoppable ? el('button', { type: 'button', class: 'danger small', text: 'Stop…', onclick: () => askStop(t) }) : ''),
-  )));
+  $('decisions-slot').replaceChildren(...blocked.map((t) => {
+    const error = el('p', { class: 'error', role: 'alert' });
+    const retry = el('button', { type: 'button', class: 'small retry-button', text: 'Retry' });
+    retry.addEventListener('click', async () => {
+      retry.disabled = true;
+      const r = await command(`/api/tickets/${t.id}/retry`, { name: savedName() });
+      retry.disabled = false;
+      if (!r.ok) { error.textContent = r.body.error || `HTTP ${r.status}`; return; }
+      announce(`Ticket #${t.id} retried (${r.body.by}).`);
+      refresh();
+    });
+    return el('article', { class: 'attention', 'data-ticket': t.id },
+      el('div', { class: 'meta' }, `Ticket #${t.id} is blocked · `, when(t.updated_at)),
+      el('p', {}, el('strong', { text: t.scope })),
+      t.stage_reason ? el('p', { class: 'error-text blocked-reason', text: `Why: ${t.stage_reason}` }) : '',
+      requestContext(t),
+      el('div', { class: 'row' },
+        t.stoppable ? retry : '',
+        el('button', { type: 'button', class: 'secondary small', text: 'Show', onclick: () => showTicket(t.id) }),
+        t.stoppable ? el('button', { type: 'button', class: 'danger small', text: 'Stop…', onclick: () => askStop(t) }) : ''),
+      error);
+  }));
 }
 
 // One card per cause: a platform's failing read paths and deliveries together, what to check,

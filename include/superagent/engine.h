@@ -145,16 +145,21 @@ struct TurnContext {
 struct TurnEnd {
   std::int64_t assignment = 0;
   // ready | blocked | waiting_for_person, with `summary` as the result message (and `question`
-  // for waiting_for_person). nullopt: the turn ended without a report: the Ticket goes idle and
-  // nothing is said.
+  // for waiting_for_person). nullopt: the turn ended without a report: the Ticket is blocked and
+  // the requester is told so in the daemon's words (issue 34: a Ticket never idles in silence),
+  // unless background work still runs.
   std::optional<Stage> reported;
+  // What is posted. When `error` is set it must be the daemon's own words (never an executor's
+  // output: raw stderr holds host paths); FinishTurn adds what the requester can do next.
   std::string summary;
   std::string question;
   // The question's form (question.h: options, free_text) as the worker gave it; null: free text.
   nlohmann::json question_form;
   // External actions enqueued with the result (kind, payload), under EnqueueAction's rules.
   std::vector<std::pair<std::string, nlohmann::json>> actions;
-  std::string error;                // non-empty: the turn failed this way (counted toward setting turns aside)
+  // Non-empty: the turn failed this way — raw, for the log, the panel's card and the count toward
+  // setting the Ticket's turns aside; never posted.
+  std::string error;
   bool background_running = false;  // the Ticket's background jobs still run: it stays `working` (SPEC §6)
 };
 
@@ -373,6 +378,10 @@ class Engine {
   // The panel's answer to a waiting Ticket's question: delivered as its answer input; the Ticket
   // resumes (stage idle, new Assignment). Conflict when the Ticket is not waiting.
   Status AnswerQuestion(TicketId ticket, const std::string& who, const nlohmann::json& answer);
+  // The panel's Retry on a blocked Ticket (issue 34): a new turn now, told who asked and why it
+  // stopped; a Ticket whose turns are set aside is retried as RetryQuarantined does. Conflict when
+  // the Ticket is not blocked, NotFound when there is no such Ticket.
+  Status RetryTicket(TicketId ticket, const std::string& who);
   // Records a command that changes no domain state by itself (e.g. a policy reload) with who
   // gave it and when; Stop and answers record theirs in their own transaction.
   Status RecordCommand(const std::string& who, const std::string& command, const std::string& target,
@@ -476,6 +485,8 @@ class Engine {
   Result<QuarantineItem> ChargeLocked(const std::string& kind, const std::string& item, const std::string& error,
                                       bool crash, TimeMs now);
   bool DueForQuarantine(const QuarantineItem& q) const;
+  // Whether charging `error` to `item` now would set it aside (reads only).
+  Result<bool> WouldSetAsideLocked(const std::string& kind, const std::string& item, const std::string& error);
   Status SetAsideLocked(QuarantineItem q, TimeMs now);
   Status ClearedLocked(const std::string& kind, const std::string& item);
 
@@ -492,6 +503,15 @@ class Engine {
   // outbox.cpp: Send's and EnqueueAction's work inside a transaction the caller holds (mu_ held).
   Status SendLocked(const MessageSpec& message, TimeMs now);
   Status EnqueueActionLocked(const std::string& kind, const nlohmann::json& payload, TimeMs now);
+
+  // evals.cpp, in the Eval's transaction: the answer invariant's replies (issue 34). TellUnable
+  // tells each person in `batch` who may ask that their request could not be taken and why (the
+  // daemon's `why`, one receipt per message, "unable:trigger:<seq>"). TellNotAllowed gives a
+  // person the policy does not let ask its one short line, at most once a day per Source, when
+  // the Source's policy says so (tell_others).
+  Status TellUnableLocked(const std::string& thread, const std::vector<std::int64_t>& batch, const std::string& why,
+                          TimeMs now);
+  Status TellNotAllowedLocked(const std::string& thread, const Trigger& t, TimeMs now);
 
   // verbs.cpp: the one short answer to a person's verb ("stop", "status") on `thread`, in the
   // Eval's transaction (acknowledge once: what was stopped, or the Thread's Tickets and their state).

@@ -24,6 +24,7 @@ namespace httplib { class Server; }
 
 namespace superagent {
 
+class Clock;
 class Engine;
 class Intercom;
 class SecretFilter;
@@ -82,6 +83,8 @@ struct PanelContext {
   // passes it before it is written, and Needs-you shows one card once it has replaced anything.
   // Not owned; null only in tests that do not look at secrets (the daemon always sets it).
   SecretFilter* secrets = nullptr;
+  // "Now" for Needs-you's answer cards (how long a message has waited); null: the system clock.
+  Clock* clock = nullptr;
   int problem_threshold = 3;  // EngineOptions::problem_threshold
   int poll_ms = 500;          // how often a live-update stream checks for changes
 };

@@ -36,6 +36,10 @@ struct SourcePolicy {
   std::vector<std::string> people;  // allow-list, identities as the Source reports them
   std::vector<std::string> bots;    // bot list
   std::map<std::string, ScopePolicy> scopes;  // "issues", "chat:oc_123", "direct", ...
+  // A mention from someone not allowed to ask gets one short line ("I can't take requests from
+  // you here"), at most once a day per person (issue 34). Off: such mentions stay silent and are
+  // only counted on the panel.
+  bool tell_others = false;
 
   bool IsPerson(const std::string& actor) const;
   bool IsBot(const std::string& actor) const;

@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "superagent/answer.h"
 #include "superagent/assessment.h"
 #include "superagent/budget.h"
 #include "superagent/domain.h"
@@ -144,6 +145,9 @@ class Views {
   Result<std::vector<SystemProblem>> Problems(int threshold);
   // Poison items set aside (issue 18), oldest first.
   Result<std::vector<QuarantineItem>> SetAside(int limit);
+  // Messages from people that address the agent, received at or after `since`, newest first, at
+  // most `limit`, each with what the answer invariant reads about it (answer.h), in one snapshot.
+  Result<std::vector<AnswerFacts>> AddressedSince(TimeMs since, int limit);
 
   // --- Status ---
   // The newest policy version; an empty optional before the first.

@@ -48,6 +48,10 @@ struct WorkerReport {
   nlohmann::json question_form;
   std::string ask;                      // who the worker named to answer; "" = the requester
   std::vector<Screenshot> screenshots;  // ready: Before/After of a UI change (CheckReport)
+  // Set by an executor (never parsed from a worker's report) when the turn failed rather than the
+  // worker reporting: the raw cause (a CLI's stderr, an exit code) for the log, the panel's card
+  // and the failure count. `summary` then says it in the daemon's own words, without it.
+  std::string failure;
 };
 
 // Parses {"stage","summary","question","options","free_text","ask","pr","screenshots"} — the one

@@ -67,6 +67,7 @@ void PrintStory(const nlohmann::json& s, const std::string& policy_file) {
     Line("wrote", Str(r["kind"]) + " (" + Str(r["status"]) + ") on " + Str(r["channel"]));
   for (const auto& q : s.value("set_aside", nlohmann::json::array()))
     Line("set aside", Str(q["what"]) + ": " + Str(q["reason"]) + " (retry from the panel's Needs-you)");
+  if (s.contains("answer")) Line("answer", Str(s["answer"]["kind"]));  // the answer invariant's outcome (issue 34)
 }
 
 }  // namespace

@@ -212,6 +212,7 @@ Status Daemon::InstallRoutes() {
   };
   ctx.intercom = intercom_.get();
   ctx.secrets = secrets_.get();
+  ctx.clock = SystemClock();
   auto installed = panel::InstallRoutes(*http_, std::move(ctx));
   if (!installed.ok()) return installed.status();
   panel_ = std::move(*installed);

@@ -10,6 +10,7 @@
 #include "store/store.h"
 #include "superagent/chat.h"
 #include "superagent/engine.h"
+#include "superagent/gate.h"
 #include "superagent/text.h"
 
 namespace superagent {
@@ -32,7 +33,47 @@ TimeMs EvalRetryDelay(const EngineOptions& o, int attempts) {
   return DoublingDelay(o.eval_backoff_ms, attempts - 1, o.eval_backoff_max_ms);
 }
 
+// What a person hears when their request could not be judged: the daemon's words, never the
+// model's or the transport's (those are on the panel and in the log).
+std::string UnableWords(const std::string& why) {
+  return "I could not take this request: " + why +
+         ". Mention me here again to retry; the maintainers see it on the panel too.";
+}
+
 }  // namespace
+
+Status Engine::TellUnableLocked(const std::string& thread, const std::vector<std::int64_t>& batch, const std::string& why,
+                                TimeMs now) {
+  ASSIGN_OR_RETURN(auto channel, store_->ThreadChannel(thread));
+  if (!channel) return Status::Ok();  // nowhere to say it: the panel's "Not answered" card names it
+  for (std::int64_t seq : batch) {
+    ASSIGN_OR_RETURN(auto rec, store_->FindTriggerBySeq(seq));
+    if (!rec || !rec->trigger.human || !rec->trigger.addressed) continue;
+    // Only who may ask is owed the answer; the Gate decides that, as it would have.
+    if (EvaluateGate(policy_, rec->trigger, false).strength != Strength::kExplicit) continue;
+    RETURN_IF_ERROR(SendLocked({"unable:trigger:" + Num(seq), std::nullopt, thread, MessageKind::kAnswer,
+                                CutToLimit(*channel, UnableWords(why), options_)},
+                               now));
+    spdlog::info("request not taken, told trigger={} thread={} why=\"{}\"", rec->trigger.id, thread, why);
+  }
+  return Status::Ok();
+}
+
+Status Engine::TellNotAllowedLocked(const std::string& thread, const Trigger& t, TimeMs now) {
+  auto src = policy_.sources.find(t.source);
+  if (src == policy_.sources.end() || !src->second.tell_others || !t.human || !t.addressed || !t.actor) return Status::Ok();
+  ASSIGN_OR_RETURN(auto channel, store_->ThreadChannel(thread));
+  if (!channel) return Status::Ok();
+  // One line a day per person and Source: the receipt id is the rate limit (a repeated id is
+  // ignored), so a person who keeps asking is not answered every time.
+  const std::string id = "not-allowed:" + t.source + ":" + text::Cut(*t.actor, 80) + ":" + Num(now / 86'400'000);
+  return SendLocked({id, std::nullopt, thread, MessageKind::kAnswer,
+                     CutToLimit(*channel,
+                                "I can't take requests from you here: this team's policy names who may ask me for work. "
+                                "A maintainer can add you.",
+                                options_)},
+                    now);
+}
 
 Result<std::optional<EvalJob>> Engine::BeginEval() {
   std::lock_guard<std::mutex> lock(mu_);
@@ -223,6 +264,10 @@ Result<FinishResult> Engine::FinishEval(EvalId eval_id, const EvalOutcome& out) 
   }
   if (!out.verb.empty()) RETURN_IF_ERROR(AnswerVerbLocked(eval_id, eval->thread, out.verb, result.stopped, now));
 
+  if (out.outcome == DecisionOutcome::kIgnore)
+    for (const Candidate& c : out.gated)
+      if (c.gate.reason == "ignored:others_addressed") RETURN_IF_ERROR(TellNotAllowedLocked(eval->thread, c.trigger, now));
+
   const int attempts = batch.empty() ? 0 : batch.front().attempts + 1;
   if (out.outcome == DecisionOutcome::kUnavailable && out.retry && attempts < options_.eval_max_attempts) {
     const TimeMs delay = EvalRetryDelay(options_, attempts);
@@ -230,6 +275,14 @@ Result<FinishResult> Engine::FinishEval(EvalId eval_id, const EvalOutcome& out) 
     result.requeued = true;
   } else {
     RETURN_IF_ERROR(store_->DequeueBatch(eval_id));
+    if (out.outcome == DecisionOutcome::kUnavailable) {
+      std::vector<std::int64_t> seqs;
+      for (const store::QueueRow& row : batch) seqs.push_back(row.seq);
+      RETURN_IF_ERROR(TellUnableLocked(eval->thread, seqs,
+                                       "the model I read requests with did not give a usable answer (" + Num(attempts) +
+                                           (attempts == 1 ? " attempt)" : " attempts)"),
+                                       now));
+    }
   }
   RETURN_IF_ERROR(store_->SetEvalStatus(eval_id, "done", now));
   RETURN_IF_ERROR(ClearedLocked(kQuarantineEval, eval->thread));  // an Eval finished: the Thread is not poison
@@ -269,6 +322,10 @@ Result<int> Engine::ExpireEvals() {
       auto did = store_->InsertDecision(d);
       if (!did.ok()) return did.status();
       RETURN_IF_ERROR(store_->DequeueBatch(e.id));
+      std::vector<std::int64_t> seqs;
+      for (const store::QueueRow& row : batch) seqs.push_back(row.seq);
+      RETURN_IF_ERROR(TellUnableLocked(e.thread, seqs,
+                                       "reading it timed out " + Num(attempts) + (attempts == 1 ? " time" : " times"), now));
       spdlog::warn("eval timed out id={} thread={} attempt={} outcome=unavailable", e.id, e.thread, attempts);
     }
   }
@@ -310,6 +367,10 @@ Status Engine::RecordEvalError(EvalId eval_id, const std::string& error) {
     auto did = store_->InsertDecision(d);
     if (!did.ok()) return did.status();
     RETURN_IF_ERROR(store_->DequeueBatch(eval_id));
+    std::vector<std::int64_t> seqs;
+    for (const store::QueueRow& row : batch) seqs.push_back(row.seq);
+    RETURN_IF_ERROR(TellUnableLocked(e->thread, seqs,
+                                     "reading it failed " + Num(attempts) + (attempts == 1 ? " time" : " times"), now));
     spdlog::warn("eval failed id={} thread={} attempt={} outcome=unavailable error=\"{}\"", eval_id, e->thread,
                  attempts, error);
   }

@@ -4,7 +4,9 @@
 
 #include "core/explain_words.h"
 #include "store/store.h"
+#include "superagent/answer.h"
 #include "superagent/engine.h"
+#include "superagent/gate.h"
 #include "superagent/text.h"
 
 namespace superagent {
@@ -213,6 +215,13 @@ Result<json> Engine::Explain(const std::string& id_or_url) {
   }
   story["set_aside"] = set_aside;
   if (summary.size() == 1) summary.push_back("It is stored; no Eval or Ticket has handled it yet.");
+  // Which outcome of the answer invariant holds (issue 34): the one line a person asking "why
+  // didn't it answer?" needs, decided where the panel's "Not answered" card decides it.
+  ASSIGN_OR_RETURN(AnswerFacts facts, store_->AnswerFactsOf(*rec));
+  const Answer answer =
+      AnswerOf(facts, EvaluateGate(policy_, rec->trigger, false).strength == Strength::kExplicit, clock_->NowMs());
+  story["answer"] = {{"kind", AnswerKindName(answer.kind)}, {"words", answer.words}};
+  if (answer.kind != AnswerKind::kNotAsked) summary.push_back(answer.words);
   finish();
   return story;
 }

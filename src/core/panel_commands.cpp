@@ -61,6 +61,47 @@ Status Engine::StopTicket(TicketId ticket, const std::string& who) {
   return Status::Ok();
 }
 
+Status Engine::RetryTicket(TicketId ticket, const std::string& who) {
+  if (who.empty()) return Status::InvalidArgument("a retry must say who pressed it");
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    ASSIGN_OR_RETURN(auto q, store_->GetQuarantine(kQuarantineTurn, std::to_string(ticket)));
+    // Its turns are set aside: clearing that is the quarantine's Retry, which also gives the turn.
+    if (q && q->set_aside()) {
+      // (released below: RetryQuarantined takes the lock itself)
+    } else {
+      const TimeMs now = clock_->NowMs();
+      auto tx = store_->Begin();
+      RETURN_IF_ERROR(tx->begin_status());
+      ASSIGN_OR_RETURN(auto tk, store_->GetTicket(ticket));
+      if (!tk) return Status::NotFound("ticket " + std::to_string(ticket) + " does not exist");
+      if (tk->stage != Stage::kBlocked)
+        return Status::Conflict("ticket " + std::to_string(ticket) + " is not blocked (stage " + StageName(tk->stage) +
+                                "): only a blocked Ticket is retried");
+      ASSIGN_OR_RETURN(auto m, store_->MandateForTicket(ticket));
+      if (!m || !m->ended_as.empty()) return Status::Conflict("ticket " + std::to_string(ticket) + "'s mandate has ended");
+      ASSIGN_OR_RETURN(const std::string why, store_->LastStageCause(ticket, Stage::kBlocked));
+      TicketInput in;
+      in.ticket = ticket;
+      in.kind = "restart";
+      in.body = json{{"retried_by", who}, {"blocked_because", why}};
+      in.state = "pending";
+      in.created_at = now;
+      in.from_person = true;
+      auto iid = store_->InsertInput(in);
+      if (!iid.ok()) return iid.status();
+      auto aid = store_->InsertAssignment(ticket, "worker", "retry", now);
+      if (!aid.ok()) return aid.status();
+      RETURN_IF_ERROR(ChangeStage(store_.get(), options_, &*tk, Stage::kIdle, StageCause::kRetried, "retried by " + who, now));
+      RETURN_IF_ERROR(store_->InsertCommand(now, who, "retry", "ticket:" + std::to_string(ticket), why));
+      RETURN_IF_ERROR(tx->Commit());
+      spdlog::info("ticket retried id={} by=\"{}\"", ticket, who);
+      return Status::Ok();
+    }
+  }
+  return RetryQuarantined(kQuarantineTurn, std::to_string(ticket), who);
+}
+
 Status Engine::AnswerQuestion(TicketId ticket, const std::string& who, const json& answer) {
   std::lock_guard<std::mutex> lock(mu_);
   if (who.empty()) return Status::InvalidArgument("an answer must say who gave it");

@@ -7,6 +7,7 @@
 #include "core/ticket_stage.h"
 #include "store/store.h"
 #include "superagent/engine.h"
+#include "superagent/text.h"
 
 namespace superagent {
 
@@ -82,6 +83,14 @@ Result<QuarantineItem> Engine::ChargeLocked(const std::string& kind, const std::
   return q;
 }
 
+Result<bool> Engine::WouldSetAsideLocked(const std::string& kind, const std::string& item, const std::string& error) {
+  ASSIGN_OR_RETURN(auto stored, store_->GetQuarantine(kind, item));
+  QuarantineItem q = stored.value_or(QuarantineItem{});
+  if (q.set_aside()) return false;  // already: this failure changes nothing
+  q.failures = q.failures > 0 && FailureSignature(q.last_error) == FailureSignature(error) ? q.failures + 1 : 1;
+  return DueForQuarantine(q);
+}
+
 Status Engine::SetAsideLocked(QuarantineItem q, TimeMs now) {
   q.set_aside_at = now;
   q.updated_at = now;
@@ -96,7 +105,10 @@ Status Engine::SetAsideLocked(QuarantineItem q, TimeMs now) {
     const TicketId ticket = std::stoll(q.item);
     RETURN_IF_ERROR(store_->EndAssignments(ticket, now));
     ASSIGN_OR_RETURN(auto tk, store_->GetTicket(ticket));
-    if (tk && tk->open())
+    // Already blocked (the failing turn's own report): the card's "why" still becomes this.
+    if (tk && tk->open() && tk->stage == Stage::kBlocked)
+      RETURN_IF_ERROR(store_->InsertTicketEvent(ticket, now, Stage::kBlocked, Stage::kBlocked, text::Repair("set aside: " + q.reason)));
+    else if (tk && tk->open())
       RETURN_IF_ERROR(ChangeStage(store_.get(), options_, &*tk, Stage::kBlocked, StageCause::kSetAside, "set aside: " + q.reason, now));
   }
   // Effects and Threads need nothing more: their loops' queries skip what is set aside.

@@ -4,6 +4,8 @@
 // stage, the Assignment's end and the failure count — together, so a daemon killed at any point
 // has either done all of it (no turn is repeated) or none (the restarted turn posts the one result).
 // The Assignments a Ticket is owed — follow-ups, a restart's recovery — are made here too.
+#include <set>
+
 #include <spdlog/spdlog.h>
 
 #include "core/engine_internal.h"
@@ -114,17 +116,47 @@ Result<TurnOutcome> Engine::FinishTurn(const TurnEnd& end) {
   }
   // Last, the turn's failure (or success) is counted: the report of a failure that sets the
   // Ticket's turns aside is still said, and the Ticket ends up blocked with why.
+  std::string error = end.error;
   auto count_and_commit = [&]() -> Status {
-    RETURN_IF_ERROR(CountTurnLocked(a->ticket, end.error, now));
+    RETURN_IF_ERROR(CountTurnLocked(a->ticket, error, now));
     ASSIGN_OR_RETURN(auto now_tk, store_->GetTicket(a->ticket));
     if (now_tk) out.stage = now_tk->stage;
     return tx->Commit();
   };
   ASSIGN_OR_RETURN(auto mandate, store_->MandateForTicket(a->ticket));
   const std::string suffix = ":ticket:" + Num(a->ticket) + ":assignment:" + Num(a->id);
-  Stage to = end.reported.value_or(Stage::kIdle);
+  // A turn that ends without a report leaves the requester owed a result: the Ticket is blocked
+  // and they are told, in the daemon's words (issue 34: a Ticket never idles in silence). While
+  // background work runs it may still report, so then nothing is said yet.
+  // Only a turn a person is owed an answer from counts: one started by the request, a person's
+  // message, answer or Retry, or a restart of one. A turn woken by the intercom or by a bot's or
+  // CI's input may end quietly — nobody asked it anything.
+  static const std::set<std::string> kOwed = {"accepted", "follow_up", "answer", "resume", "retry", "restart"};
+  const bool no_report = !end.reported && !end.background_running && kOwed.count(a->cause) > 0;
+  Stage to = end.reported.value_or(no_report ? Stage::kBlocked : Stage::kIdle);
   std::string summary = end.summary;
   std::string detail = end.reported ? std::string("reported ") + StageName(to) : "turn ended without a report";
+  if (no_report) {
+    // Counted like a failure: a worker that never reports is set aside, not retried forever.
+    if (error.empty()) error = detail;
+    summary = "My last turn on this ended without a result.";
+  } else if (end.reported && to == Stage::kBlocked) {
+    // The card's "why" is the cause itself, so nobody has to open the discussion to learn it:
+    // its first line, and the end of the rest (where a failing command's stderr says what broke).
+    const std::string& cause = error.empty() ? summary : error;
+    const std::size_t eol = cause.find('\n');
+    detail += ": " + text::FirstLine(cause, 600);
+    if (eol != std::string::npos && !text::Trim(cause.substr(eol)).empty())
+      detail += " … " + text::TailLines(cause.substr(eol + 1), 6, 400);
+  }
+  if (to == Stage::kBlocked && !error.empty()) {
+    // What the requester can do now: reply (a person's message resumes a blocked Ticket), or
+    // nothing, when this failure sets its turns aside and a person was shown it instead.
+    ASSIGN_OR_RETURN(const bool set_aside, WouldSetAsideLocked(kQuarantineTurn, Num(a->ticket), error));
+    summary += set_aside ? "\n\nIt failed the same way several times in a row, so I have stopped; a maintainer has "
+                           "been shown it on the panel."
+                         : "\n\nReply here and I will try again; a maintainer can also retry it from the panel.";
+  }
 
   for (const auto& [kind, payload] : end.actions) RETURN_IF_ERROR(EnqueueActionLocked(kind, payload, now));
   if (to == Stage::kWaitingForPerson) {
@@ -154,7 +186,7 @@ Result<TurnOutcome> Engine::FinishTurn(const TurnEnd& end) {
     for (const TicketPull& p : pulls)
       if (p.state == "open") pull_lines += "\n\nPull request: " + (p.url.empty() ? "#" + Num(p.number) : p.url);
   }
-  if (end.reported) {
+  if (end.reported || no_report) {
     // A result always fits (issue 34): one over the channel's limit is cut — the report's words,
     // with the channel's own cut (at a word in chats, an ellipsis) — so the PR lines after it
     // survive. Refusing it left the requester with nothing.

@@ -321,20 +321,25 @@ class CliExecutor : public Executor {
     WorkerReport r;
     r.stage = Stage::kBlocked;
     const std::string why = !p.error.empty() ? p.error : err_tail;
+    // A failure is said in the daemon's words; what the CLI printed (its stderr holds host paths,
+    // and it is a worker's output) goes only to `failure`: the log and the panel (issue 34).
     if (timed_out) {
       const TimeMs s = options_.turn_ms / 1000;
       r.summary = name() + " did not finish within " +
                   (s >= 120 ? std::to_string(s / 60) + " minutes" : std::to_string(s) + " seconds") +
-                  " (its turn limit) and was stopped." + (why.empty() ? "" : "\n\n" + text::Cut(why, 1500));
+                  " (its turn limit) and was stopped.";
+      r.failure = r.summary + (why.empty() ? "" : " " + text::Cut(why, 1500));
       return r;
     }
     if (p.failed || (!p.finished && code != 0)) {
-      r.summary = name() + " failed" + (code != 0 ? " (exit code " + std::to_string(code) + ")" : "") + ": " +
+      r.summary = name() + " failed" + (code != 0 ? " (exit code " + std::to_string(code) + ")" : "") + ".";
+      r.failure = name() + " failed" + (code != 0 ? " (exit code " + std::to_string(code) + ")" : "") + ": " +
                   (why.empty() ? "it gave no reason." : text::Cut(why, 1500));
       return r;
     }
     if (!p.finished) {
       r.summary = name() + " ended without a final result (exit code " + std::to_string(code) + ").";
+      r.failure = r.summary;
       return r;
     }
     if (std::optional<json> block = FindReportBlock(p.final_text)) {
@@ -344,6 +349,7 @@ class CliExecutor : public Executor {
         return *rep;
       }
       r.summary = name() + "'s report is not valid: " + rep.status().message() + ".";
+      r.failure = r.summary;
       return r;
     }
     // A CLI that did the work but forgot the block: its final words are the result, and what it

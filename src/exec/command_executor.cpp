@@ -68,7 +68,9 @@ class CommandExecutor : public Executor {
     if (r->exit_code != 0) {
       WorkerReport rep;
       rep.stage = Stage::kBlocked;
-      rep.summary = "The command exited with code " + std::to_string(r->exit_code) + ".\n\n" + text::TailLines(r->err, 10, 1500);
+      // Its stderr stays on the panel and in the log (host paths, a worker's output): issue 34.
+      rep.summary = "The command exited with code " + std::to_string(r->exit_code) + ".";
+      rep.failure = rep.summary + "\n\n" + text::TailLines(r->err, 10, 1500);
       out.report = rep;
       spdlog::warn("worker command failed ticket={} exit_code={}", t.ticket, r->exit_code);
       return out;
@@ -80,6 +82,7 @@ class CommandExecutor : public Executor {
       WorkerReport bad;
       bad.stage = Stage::kBlocked;
       bad.summary = "The command's last output line is not a result: " + rep.status().message() + ".";
+      bad.failure = bad.summary;
       out.report = bad;
       return out;
     }

@@ -268,6 +268,15 @@ std::vector<json> Scheduler::InputsJson(const std::vector<TakenInput>& inputs) {
   return out;
 }
 
+// A failed turn in the daemon's words, by kind: the executor's message itself may name hosts,
+// paths or a peer's reply, which belong on the panel, not in a discussion (issue 34).
+namespace {
+std::string TurnFailureWords(const Status& s) {
+  if (s.code() == Status::Code::kUnavailable) return "the model (or a service the work needs) could not be reached";
+  return "the worker stopped with an error";
+}
+}  // namespace
+
 void Scheduler::RunTurn(Run* run, Assignment a) {
   std::shared_ptr<Jobs> jobs;
   {
@@ -298,11 +307,12 @@ void Scheduler::RunTurn(Run* run, Assignment a) {
     handed_over = out->handed_over;
     deferred = out->deferred;
   };
-  auto failed = [&](const std::string& why) {
+  // `words`: what the requester hears (the daemon's); `why`: the raw cause, for the log and the card.
+  auto failed = [&](const std::string& words, const std::string& why) {
     spdlog::warn("worker turn failed ticket={} assignment={} error=\"{}\"", a.ticket, a.id, why);
     TurnEnd end;
     end.reported = Stage::kBlocked;
-    end.summary = "I could not work on this: " + why;
+    end.summary = "I could not work on this: " + words + ".";
     end.error = why;
     end_turn(std::move(end));
   };
@@ -334,7 +344,8 @@ void Scheduler::RunTurn(Run* run, Assignment a) {
   }
   TurnContext& c = *begun;
   if (!prepare_error.empty() || !c.workspace) {
-    failed(prepare_error.empty() ? "the Ticket has no workspace" : prepare_error);
+    failed("its working copy of the repository could not be prepared",
+           prepare_error.empty() ? "the Ticket has no workspace" : prepare_error);
     return finish();
   }
 
@@ -380,7 +391,7 @@ void Scheduler::RunTurn(Run* run, Assignment a) {
     return finish();
   }
   if (!result.ok()) {
-    failed(result.status().message());
+    failed(TurnFailureWords(result.status()), result.status().message());
   } else if (result->report) {
     end_turn(services_->EndFor(task, *result->report));
   } else {

@@ -298,6 +298,7 @@ TurnEnd WorkerServices::EndFor(const WorkerTask& task, const WorkerReport& repor
   end.summary = report.summary;
   end.question = report.question.value_or("");
   end.question_form = report.question_form;
+  end.error = report.failure;
   // Every executor's report passes the same checks; the built-in worker met them at its tool
   // (and could correct itself), so here they catch a coding CLI's or a command's final report.
   if (Status refused = CheckReport(task, report); !refused.ok()) {
@@ -316,8 +317,11 @@ TurnEnd WorkerServices::EndFor(const WorkerTask& task, const WorkerReport& repor
     if (action.ok()) {
       end.actions.emplace_back("open_pull_request", std::move(*action));
     } else {
+      // The reason may quote git or a commit check's output: the panel's card has it, the
+      // discussion hears the daemon's words (issue 34).
       end.reported = Stage::kBlocked;
-      end.summary += "\n\nThe pull request could not be opened: " + action.status().message();
+      end.summary += "\n\nThe pull request could not be opened; a maintainer can see why on the panel.";
+      end.error = "the pull request could not be opened: " + action.status().message();
     }
   }
   return end;

@@ -4,6 +4,9 @@
 #include <map>
 
 #include "panel/panel_json.h"
+#include "superagent/gate.h"
+#include "superagent/text.h"
+#include "superagent/trigger.h"
 
 namespace superagent::panel {
 
@@ -146,6 +149,76 @@ json PolicyFileCardJson(const PolicyReloadResult& on_disk) {
           {"fix", on_disk.valid ? "Press Reload policy, or fix what the error names and save the file again."
                                 : "Correct the file where each problem says; it is read again when saved "
                                   "(or press Reload policy). `superagent check --config …` shows the same problems."}};
+}
+
+namespace {
+
+// Whether the policy in force lets this message's sender ask: the Gate's explicit strength.
+bool MayAskNow(const Policy& policy, const Trigger& t) { return EvaluateGate(policy, t, false).strength == Strength::kExplicit; }
+
+std::string Where(const Trigger& t) {
+  const std::string url = TriggerUrl(t);
+  return url.empty() ? t.source + " " + t.scope : url;
+}
+
+}  // namespace
+
+json UnansweredCardJson(const std::vector<AnswerFacts>& asked, const Policy& policy, TimeMs now) {
+  json items = json::array();
+  for (const AnswerFacts& f : asked) {
+    const Answer a = AnswerOf(f, MayAskNow(policy, f.record.trigger), now);
+    if (a.kind != AnswerKind::kUnanswered) continue;
+    const Trigger& t = f.record.trigger;
+    items.push_back({{"trigger", t.id},
+                     {"from", t.actor.value_or("")},
+                     {"where", Where(t)},
+                     {"url", TriggerUrl(t)},
+                     {"received_at", TimeJson(f.record.received_at)},
+                     {"quote", text::CutNoted(t.text, 200, text::Keep::kHead)},
+                     {"why", a.words}});
+  }
+  if (items.empty()) return nullptr;
+  const std::size_t n = items.size();
+  return {{"count", n},
+          {"items", items},
+          {"what", std::to_string(n) + (n == 1 ? " person who asked has" : " people who asked have") +
+                       " heard nothing for over a minute."},
+          {"fix", "Each line says why. A model that does not answer: check llm.base_url and its key (superagent doctor); "
+                  "the request is tried again, and its sender is told once the attempts are spent. "
+                  "`superagent explain <message URL>` tells one message's whole story."}};
+}
+
+json NotAllowedCardJson(const std::vector<AnswerFacts>& asked, const Policy& policy, TimeMs now) {
+  constexpr TimeMs kWeekMs = 7LL * 24 * 3600 * 1000;
+  std::map<std::string, int> by_person;
+  std::map<std::string, int> by_source;
+  int total = 0;
+  for (const AnswerFacts& f : asked) {
+    if (now - f.record.received_at > kWeekMs) continue;
+    if (AnswerOf(f, MayAskNow(policy, f.record.trigger), now).kind != AnswerKind::kSilent) continue;
+    ++total;
+    ++by_person[f.record.trigger.actor.value_or("?")];
+    ++by_source[f.record.trigger.source];
+  }
+  if (total == 0) return nullptr;
+  std::vector<std::pair<std::string, int>> people(by_person.begin(), by_person.end());
+  std::stable_sort(people.begin(), people.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
+  std::string list;
+  json counts = json::array();
+  for (std::size_t i = 0; i < people.size(); ++i) {
+    counts.push_back({{"person", people[i].first}, {"mentions", people[i].second}});
+    if (i < 8) list += (i ? ", " : "") + text::Cut(people[i].first, 40) + " \u00d7" + std::to_string(people[i].second);
+  }
+  if (people.size() > 8) list += ", and " + std::to_string(people.size() - 8) + " more";
+  std::string keys;
+  for (const auto& [source, n] : by_source) keys += (keys.empty() ? "" : " or ") + std::string("sources.") + source + ".people";
+  return {{"count", total},
+          {"people", counts},
+          {"what", std::to_string(total) + (total == 1 ? " mention" : " mentions") +
+                       " this week from people not allowed to ask: " + list + "."},
+          {"fix", "They were not answered. If they should be able to ask for work, add them to " + keys +
+                      " in policy.yaml (or set a row's others_addressed: explicit); to tell them why instead, set "
+                      "the Source's tell_others: true."}};
 }
 
 }  // namespace superagent::panel

@@ -9,7 +9,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include "superagent/answer.h"
 #include "superagent/panel.h"
+#include "superagent/policy.h"
 #include "superagent/source_state.h"
 
 namespace superagent::panel {
@@ -28,6 +30,14 @@ nlohmann::json SetupCardsJson(const std::vector<SetupGap>& gaps, const std::vect
 // One card per cause, in the order the causes began; a cause in `folded` is left out. A card
 // lists its failing paths (`paths`, each as ProblemJson) and says what to check.
 nlohmann::json ProblemCardsJson(const std::vector<SystemProblem>& problems, const std::set<std::string>& folded);
+
+// The answer invariant's cards (issue 34), from the recent messages that address the agent and
+// what is known of each. "Not answered": one card listing each message from a person who may ask
+// that holds none of the invariant's outcomes (answer.h) — null when there is none. "Not allowed":
+// one quiet card counting the last week's mentions from people the policy does not let ask, by
+// person, with the key that widens it — null when there were none.
+nlohmann::json UnansweredCardJson(const std::vector<AnswerFacts>& asked, const Policy& policy, TimeMs now);
+nlohmann::json NotAllowedCardJson(const std::vector<AnswerFacts>& asked, const Policy& policy, TimeMs now);
 
 // The card for a policy file on disk that is not the version in force.
 nlohmann::json PolicyFileCardJson(const PolicyReloadResult& on_disk);

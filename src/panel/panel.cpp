@@ -25,6 +25,7 @@
 #include "policy/policy_lines.h"
 #include "superagent/assign_or_return.h"
 #include "superagent/catch_all.h"
+#include "superagent/clock.h"
 #include "superagent/engine.h"
 #include "superagent/host_port.h"
 #include "superagent/json_read.h"
@@ -43,6 +44,9 @@ constexpr int kMaxStreams = 8;           // each stream holds one of httplib's w
 // A comment line now and then: proxies keep the stream open, and a closed tab is noticed (its
 // second write fails) within a few seconds, which frees its thread.
 constexpr int kKeepaliveMs = 2'000;
+// How many of the last week's messages addressing the agent Needs-you's answer cards read: enough
+// for a busy team's week; older ones beyond it are what `explain` is for.
+constexpr int kAnswerCardScan = 500;
 constexpr int kStreamLifetimeMs = 30 * 60'000;  // then the browser reconnects (EventSource does)
 
 void WriteJson(Response& res, int status, const json& body) {
@@ -319,11 +323,19 @@ struct Panel::Impl {
     if (ctx.policy_on_disk)
       if (auto on_disk = ctx.policy_on_disk()) policy_file = PolicyFileCardJson(*on_disk);
     json secrets = SecretsCard();
+    // The answer invariant's backstop (issue 34): the last week's messages that address the agent.
+    const TimeMs now = (ctx.clock ? ctx.clock : SystemClock())->NowMs();
+    ASSIGN_OR_RETURN(auto asked, ctx.views->AddressedSince(now - 7LL * 24 * 3600 * 1000, kAnswerCardScan));
+    const Policy policy = ctx.engine->CurrentPolicy();
+    json unanswered = UnansweredCardJson(asked, policy, now);
+    json not_allowed = NotAllowedCardJson(asked, policy, now);
     std::size_t count = setup.size() + questions.size() + decisions.size() + problems.size() + set_aside.size() +
-                        (policy_file.is_null() ? 0 : 1) + (secrets.is_null() ? 0 : 1);
+                        (policy_file.is_null() ? 0 : 1) + (secrets.is_null() ? 0 : 1) + (unanswered.is_null() ? 0 : 1) +
+                        (not_allowed.is_null() ? 0 : 1);
     return json{{"count", count},         {"setup", setup},         {"questions", questions},
                 {"decisions", decisions}, {"problems", problems},   {"set_aside", set_aside},
-                {"policy_file", policy_file}, {"secrets", secrets}};
+                {"policy_file", policy_file}, {"secrets", secrets}, {"unanswered", unanswered},
+                {"not_allowed", not_allowed}};
   }
 
   // --- Live updates ---
@@ -428,6 +440,19 @@ struct Panel::Impl {
     const std::string who = Who(req, body);
     Status s = ctx.engine->AnswerQuestion(id, who, *answer);
     spdlog::info("panel command=answer target=ticket:{} by={} remote={} result={}", id, Q(who), req.remote_addr,
+                 s.ok() ? "ok" : Q(s.ToString()));
+    if (!s.ok()) return SendError(res, HttpStatusOf(s), s.message());
+    SendJson(res, 200, {{"ok", true}, {"by", who}});
+  }
+
+  // Retry of a blocked Ticket (issue 34): a new turn now, recorded as the person's command.
+  void RetryTicket(const Request& req, Response& res) {
+    json body;
+    if (!CommandAllowed(req, res, "retry", &body)) return;
+    TicketId id = std::stoll(req.matches[1].str());
+    const std::string who = Who(req, body);
+    Status s = ctx.engine->RetryTicket(id, who);
+    spdlog::info("panel command=retry target=ticket:{} by={} remote={} result={}", id, Q(who), req.remote_addr,
                  s.ok() ? "ok" : Q(s.ToString()));
     if (!s.ok()) return SendError(res, HttpStatusOf(s), s.message());
     SendJson(res, 200, {{"ok", true}, {"by", who}});
@@ -647,6 +672,7 @@ struct Panel::Impl {
     server.Post(R"(/api/tickets/(\d{1,18})/stop)", [this](const Request& req, Response& res) { Stop(req, res); });
     server.Post(R"(/api/tickets/(\d{1,18})/answer)", [this](const Request& req, Response& res) { Answer(req, res); });
     server.Post("/api/policy/reload", [this](const Request& req, Response& res) { Reload(req, res); });
+    server.Post(R"(/api/tickets/(\d{1,18})/retry)", [this](const Request& req, Response& res) { RetryTicket(req, res); });
     server.Post("/api/set-aside/retry", [this](const Request& req, Response& res) { RetrySetAside(req, res); });
     InstallIntercom(server);
     server.Get(R"(/api/.*)", [this](const Request& req, Response& res) {

@@ -84,7 +84,8 @@ Result<ScopePolicy> ScopeFromJson(const json& j, const std::string& path) {
 Result<SourcePolicy> SourceFromJson(const json& j, const std::string& path) {
   if (!j.is_object()) return JsonError(path, "must be an object");
   SourcePolicy sp;
-  for (Status s : {OptStringList(j, "people", path, &sp.people), OptStringList(j, "bots", path, &sp.bots)})
+  for (Status s : {OptStringList(j, "people", path, &sp.people), OptStringList(j, "bots", path, &sp.bots),
+                   OptBool(j, "tell_others", path, &sp.tell_others)})
     if (!s.ok()) return s;
   auto scopes = j.find("scopes");
   if (scopes != j.end() && !scopes->is_null()) {
@@ -279,6 +280,8 @@ json Policy::ToJson() const {
                          {"others_unaddressed", CellWord(cell.others_unaddressed)}};
     }
     srcs[name] = json{{"people", SortedSet(sp.people)}, {"bots", SortedSet(sp.bots)}, {"scopes", scopes}};
+    // Only when set: a policy written before the key existed keeps its fingerprint (no new version).
+    if (sp.tell_others) srcs[name]["tell_others"] = true;
   }
   j["sources"] = srcs;
   // Rules keep file order: EnabledRules() promises it and prompts list them in that order.

@@ -22,7 +22,7 @@ const std::vector<std::string> kRootKeys = {"mode", "sources", "rules", "budgets
 const std::vector<std::string> kCircuitBreakerKeys = {"per_sender", "per_source", "window_minutes"};
 const std::vector<std::string> kBudgetKinds = {"explicit", "inferred"};
 const std::vector<std::string> kBudgetKeys = {"tokens", "cost_usd", "wall_clock_minutes", "turns"};
-const std::vector<std::string> kSourceKeys = {"people", "bots", "scopes"};
+const std::vector<std::string> kSourceKeys = {"people", "bots", "scopes", "tell_others"};
 const std::vector<std::string> kCellKeys = {"receive_all", "allowed_unaddressed", "others_addressed", "others_unaddressed"};
 const std::vector<std::string> kRuleKeys = {"name", "enabled", "when", "instructions", "silent", "approver", "auto_merge"};
 const std::vector<std::string> kAutoMergeKeys = {"enabled", "max_changed_lines", "required_approvals"};
@@ -252,6 +252,8 @@ class PolicyReader {
         ReadIdentities(e, p, &out->people);
       } else if (e.key == "bots") {
         ReadIdentities(e, p, &out->bots);
+      } else if (e.key == "tell_others") {
+        ReadBool(e, p, &out->tell_others);
       } else {
         if (!ExpectMap(e, p)) continue;
         for (const Entry& row : Entries(e.value, p, nullptr)) {

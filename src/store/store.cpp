@@ -381,6 +381,18 @@ Status Store::InsertTicketEvent(TicketId id, TimeMs at, std::optional<Stage> fro
   return s.Bind(4, StageName(to)).Bind(5, cause).Run();
 }
 
+Result<std::string> Store::LastStageCause(TicketId id, Stage to) {
+  Stmt s = db_.Prepare("SELECT cause FROM ticket_events WHERE ticket_id = ? AND to_stage = ? ORDER BY id DESC LIMIT 1");
+  s.Bind(1, id).Bind(2, StageName(to));
+  if (!s.Step()) {
+    RETURN_IF_ERROR(s.status());
+    return std::string();
+  }
+  std::string cause = s.Text(0);
+  s.Reset();
+  return cause;
+}
+
 Result<std::int64_t> Store::LastTicketEventId(TicketId id) {
   Stmt s = db_.Prepare("SELECT COALESCE(MAX(id), 0) FROM ticket_events WHERE ticket_id = ?");
   s.Bind(1, id);

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "store/answers.h"
 #include "store/sqlite.h"
 #include "superagent/budget.h"
 #include "superagent/domain.h"
@@ -111,6 +112,10 @@ class Store {
   Status InsertTicketEvent(TicketId id, TimeMs at, std::optional<Stage> from, Stage to, const std::string& cause);
   // The id of the Ticket's newest history line (ids grow with every line of every Ticket); 0 when none.
   Result<std::int64_t> LastTicketEventId(TicketId id);
+  // Why the Ticket last moved to `to` (its latest such event's cause); "" when it never did.
+  Result<std::string> LastStageCause(TicketId id, Stage to);
+  // What the answer invariant reads about `rec` (store/answers.h).
+  Result<AnswerFacts> AnswerFactsOf(const TriggerRecord& rec) { return ReadAnswerFacts(db_, rec); }
   Result<std::int64_t> InsertMandate(const Mandate& m);
   Result<std::optional<Mandate>> MandateForTicket(TicketId id);
   // How many Mandates `source` made since `since` (inclusive), only `sender`'s when it is set.

@@ -2,8 +2,10 @@
 #include "superagent/views.h"
 
 #include <filesystem>
+#include <map>
 #include <tuple>
 
+#include "store/answers.h"
 #include "store/rows.h"
 #include "store/sqlite.h"
 
@@ -90,6 +92,20 @@ Result<std::optional<MandateView>> Views::MandateOf(TicketId id) {
   return std::optional<MandateView>(std::move(v));
 }
 
+Result<std::vector<AnswerFacts>> Views::AddressedSince(TimeMs since, int limit) {
+  std::lock_guard<std::mutex> lock(mu_);
+  ReadTx tx(db_.get());
+  RETURN_IF_ERROR(tx.begin_status());
+  ASSIGN_OR_RETURN(auto records, store::ReadAddressedSince(*db_, since, limit));
+  std::vector<AnswerFacts> out;
+  out.reserve(records.size());
+  for (const TriggerRecord& rec : records) {
+    ASSIGN_OR_RETURN(AnswerFacts f, store::ReadAnswerFacts(*db_, rec));
+    out.push_back(std::move(f));
+  }
+  return out;
+}
+
 Result<std::optional<TriggerRecord>> Views::TriggerBySeq(std::int64_t seq) {
   Stmt s = db_->Prepare("SELECT " TRIGGER_COLUMNS " FROM triggers WHERE seq = ?");
   s.Bind(1, seq);
@@ -153,12 +169,27 @@ Result<std::vector<SystemProblem>> Views::Problems(int threshold) {
   std::lock_guard<std::mutex> lock(mu_);
   Stmt s = db_->Prepare(
       "SELECT kind, message, failures, first_at, last_at FROM system_problems "
-      "WHERE cleared_at IS NULL AND failures >= ? ORDER BY first_at");
-  s.Bind(1, threshold);
-  std::vector<SystemProblem> out;
+      "WHERE cleared_at IS NULL AND failures >= 1 ORDER BY first_at");
+  std::vector<SystemProblem> failing;
   RETURN_IF_ERROR(EachRow(s, [&](Stmt& r) {
-    out.push_back({r.Text(0), r.Text(1), static_cast<int>(r.Int(2)), r.Int(3), r.Int(4)});
+    failing.push_back({r.Text(0), r.Text(1), static_cast<int>(r.Int(2)), r.Int(3), r.Int(4)});
   }));
+  // A Source whose paths fail together is an outage: its card comes after the first failed
+  // round, not after `threshold` of them (issue 34: the card came ~4 minutes into an outage). One
+  // path failing alone, or anything else failing, waits for `threshold` in a row (SPEC §6).
+  auto source_of = [](const std::string& kind) -> std::string {
+    if (kind.rfind("source:", 0) != 0) return "";
+    const std::size_t colon = kind.find(':', 7);
+    return colon == std::string::npos ? "" : kind.substr(0, colon);
+  };
+  std::map<std::string, int> paths_failing;
+  for (const SystemProblem& p : failing)
+    if (std::string src = source_of(p.kind); !src.empty()) ++paths_failing[src];
+  std::vector<SystemProblem> out;
+  for (SystemProblem& p : failing) {
+    const std::string src = source_of(p.kind);
+    if (p.failures >= threshold || (!src.empty() && paths_failing[src] >= 2)) out.push_back(std::move(p));
+  }
   return out;
 }
 
