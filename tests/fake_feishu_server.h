@@ -39,6 +39,9 @@ class FakeFeishu {
       Guarded(req, res, [&] { return nlohmann::json{{"code", 0}, {"msg", "ok"}, {"bot", {{"activate_status", bot_activate_status}, {"app_name", "superagent"}, {"open_id", bot_open_id}}}}; });
     });
     server_.Get("/open-apis/im/v1/messages", [this](const httplib::Request& req, httplib::Response& res) { List(req, res); });
+    server_.Get(R"(/open-apis/im/v1/messages/([^/]+))", [this](const httplib::Request& req, httplib::Response& res) {
+      Lookup(req, res, req.matches[1]);
+    });
     server_.Post("/open-apis/im/v1/messages", [this](const httplib::Request& req, httplib::Response& res) {
       Create(req, res, req.get_param_value("receive_id_type") == "chat_id" ? "" : "?");
     });
@@ -80,6 +83,9 @@ class FakeFeishu {
   std::function<nlohmann::json()> ws_endpoint_fn;  // when set, answers /callback/ws/endpoint
   std::vector<nlohmann::json> messages;          // history items, in creation order
   std::map<std::string, int> fail_container;     // container id → HTTP status to answer with
+  std::map<std::string, int> fail_message;       // message id → HTTP status its lookup answers with
+  // message id → the raw body its lookup answers with (HTTP 200): hostile or broken answers.
+  std::map<std::string, std::string> message_answer;
   std::set<std::string> topic_mode_chats;         // chat container also lists topic replies there
   int page_size = 2;                              // small pages so paging is exercised
   int rate_limit_next = 0;                        // answer the next N sends with 429
@@ -130,6 +136,22 @@ class FakeFeishu {
     }
     return item;
   }
+  // Someone opens a topic on an existing message: from now on Feishu names the topic in that
+  // message's thread_id (GET message-by-id and the listings), and replies carry it too.
+  void OpenTopicOn(const std::string& message_id, const std::string& thread_id) {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (auto& m : messages)
+      if (m["message_id"] == message_id) m["thread_id"] = thread_id;
+  }
+  // Lookups of one message (GET /open-apis/im/v1/messages/<id>).
+  int Lookups(const std::string& message_id) { return Count("GET", "/open-apis/im/v1/messages/" + message_id); }
+  int Lookups() {
+    std::lock_guard<std::mutex> lock(mu_);
+    int n = 0;
+    for (const auto& l : log_) n += l.method == "GET" && l.path.rfind("/open-apis/im/v1/messages/", 0) == 0;
+    return n;
+  }
+
   // History mention entry (id is a string + id_type).
   static nlohmann::json HistoryMention(const std::string& key, const std::string& open_id, const std::string& name) {
     return {{"key", key}, {"id", open_id}, {"id_type", "open_id"}, {"name", name}, {"tenant_key", "2ca1d211f64f6438"}};
@@ -246,6 +268,28 @@ class FakeFeishu {
       nlohmann::json data = {{"has_more", more}, {"items", items}};
       if (more) data["page_token"] = "pt" + std::to_string(offset + static_cast<std::size_t>(page_size));
       return {{"code", 0}, {"msg", "success"}, {"data", data}};
+    });
+  }
+
+  // GET /open-apis/im/v1/messages/<id>: data.items[] holding the message in the listing's shape
+  // (research B4: "same item shape"), thread_id included once a topic grew on it.
+  void Lookup(const httplib::Request& req, httplib::Response& res, const std::string& id) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (auto raw = message_answer.find(id); raw != message_answer.end()) {
+        if (req.get_header_value("Authorization") == "Bearer " + token) {
+          Log(req, 200);
+          res.set_content(raw->second, "application/json");
+          return;
+        }
+      }
+    }
+    Guarded(req, res, [&]() -> nlohmann::json {
+      if (auto f = fail_message.find(id); f != fail_message.end())
+        return {{"_status", f->second}, {"code", 230001}, {"msg", "internal error"}};
+      for (const auto& m : messages)
+        if (m["message_id"] == id) return {{"code", 0}, {"msg", "success"}, {"data", {{"items", nlohmann::json::array({m})}}}};
+      return {{"_status", 400}, {"code", 230011}, {"msg", "message not found"}};
     });
   }
 

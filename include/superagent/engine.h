@@ -357,6 +357,12 @@ class Engine {
   // discussions a Source keeps polling while work is in progress (SPEC §3.5). A failed read is an
   // error, never "no discussions": a round that took it for empty would stop following them.
   Result<std::vector<std::string>> OpenTicketThreads(const std::string& prefix);
+  // The request (origin Trigger) and the messages the daemon posted and saw delivered (sent
+  // receipts, with the platform's id) of every open Ticket, whose channel starts with `prefix`
+  // (e.g. "feishu:"); by Ticket, then time. What a Source looks at again for a discussion that grew
+  // on one of them later (a Feishu topic opened on the request while the daemon was down, issue
+  // 34). A failed read is an error, never "none": a round that took it for empty would not look.
+  Result<std::vector<TicketMessage>> OpenTicketMessages(const std::string& prefix);
   // Counts a failure of `kind`; at options.problem_threshold consecutive failures the problem is
   // raised (shown once, however often it fails after that).
   Status ReportFailure(const std::string& kind, const std::string& message);

@@ -85,6 +85,12 @@ class Client {
   // seconds) limits to messages created at or after it; ascending by creation time.
   Result<std::vector<nlohmann::json>> ListMessages(const std::string& container_type, const std::string& container_id,
                                                    std::optional<std::int64_t> start_time_s, int max_pages = 50);
+  // GET /open-apis/im/v1/messages/<message_id> → the id of the topic (thread) the message roots or
+  // sits in, "" when it has none. How a topic opened later on an old message is found: no listing
+  // shows it (issue 34). NotFound when Feishu says the message is gone (404, code 230011 —
+  // UNCONFIRMED); Unavailable for every other failure, a malformed answer included, whose message
+  // names the field and never quotes its bytes. `message_id` must be an id (IsPlatformId).
+  Result<std::string> MessageThread(const std::string& message_id);
   // POST /callback/ws/endpoint (app credentials, not the token): {URL, ClientConfig}.
   ApiResult WsEndpoint();
 
@@ -100,6 +106,10 @@ class Client {
   std::string token_;
   TimeMs token_expires_at_ = 0;
 };
+
+// Whether `s` has the shape of a Feishu id (om_…, omt_…, oc_…): 1 to 128 ASCII letters, digits,
+// '_' or '-'. Anything else from the wire is not used as an id (not looked up, not stored in a cursor).
+bool IsPlatformId(const std::string& s);
 
 // Percent-encodes a query parameter value.
 std::string QueryValue(const std::string& value);
@@ -186,12 +196,18 @@ struct SourceOptions {
   // Topic threads read per round at most (feishu.thread_reads_per_round): the threads of open
   // Tickets first, then the followed ones due longest; the rest wait for the next round.
   int thread_reads_per_round = 20;
+  // Open Tickets' Feishu messages (the request, and what the daemon posted for it) looked up per
+  // round at most for a topic opened on them since (issue 34); the least lately looked up first.
+  int message_checks_per_round = 20;
 };
 
 struct RoundReport {
   int stored = 0, duplicate = 0, filtered = 0, skipped = 0;
   int chats_read = 0, chats_failed = 0, threads_read = 0, threads_failed = 0;
   int threads_deferred = 0;  // due topic threads left for the next round (thread_reads_per_round)
+  // Open Tickets' messages looked up for a topic opened on them since (issue 34): asked, failed
+  // (the lookup, not the message: retried next round), left for the next round, topics found.
+  int messages_checked = 0, messages_failed = 0, messages_deferred = 0, late_threads_found = 0;
   std::vector<std::string> errors;
 };
 
@@ -254,6 +270,11 @@ class Source {
   void Receive(const Normalized& n, const std::string& via, Intake* intake, RoundReport* report);
   std::string FilterReason(const Trigger& t) const;
   void Backfill(RoundReport* report);
+  struct LateThreads;
+  // Looks up the open Tickets' messages whose topic is not known (issue 34); a topic found is
+  // followed from that message on (its cursor added to `cursors` and `u`) and marked to be read now.
+  void FindLateThreads(std::map<std::string, std::string>* cursors, SourceUpdate* u, LateThreads* late,
+                       RoundReport* report);
   void PollThreads(RoundReport* report);
   Status ReadThread(const std::string& thread_id, TimeMs since, bool direct, Intake* intake, RoundReport* report);
   void NoteChat(const Trigger& t);
@@ -272,6 +293,12 @@ class Source {
   std::atomic<std::int64_t> refused_since_report_{0};
   bool refusals_reported_ = false;   // the round thread's: the last summary was a failure
   std::mutex round_mu_;
+  // The round's own (under round_mu_): the turn at which each open Ticket's message was last looked
+  // up this run (a count, not a time: lookups of one round share a time), so a capped round takes
+  // them in strict rotation; and those Feishu says are gone (never asked again).
+  std::map<std::string, std::int64_t> looked_up_;
+  std::int64_t lookup_turn_ = 0;
+  std::set<std::string> gone_;
   std::mutex clicks_mu_;
   std::deque<std::pair<nlohmann::json, std::string>> clicks_;  // card actions waiting for the Engine, with via
   Periodic click_loop_;  // DrainCardActions, woken by each click

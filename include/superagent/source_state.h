@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "superagent/clock.h"
 
 namespace superagent {
@@ -35,6 +37,20 @@ struct SourceUpdate {
   // !ok because the daemon's stop cut the read short: the stop's doing, not the peer's, so it is
   // logged at info and neither recorded against the path nor counted toward a problem.
   bool abandoned = false;
+};
+
+// A message an open Ticket was asked with, or one the daemon posted for it (issue 34): what a
+// Source looks at again for a discussion that grew on it after it was read — a Feishu topic
+// opened on the request or on the acknowledgement while the daemon was down. Engine::
+// OpenTicketMessages lists them; which platform id a Source reads from it is the Source's business.
+struct TicketMessage {
+  std::int64_t ticket = 0;   // the Ticket's id
+  bool request = false;      // the Ticket's origin Trigger; else a message the daemon posted (a receipt)
+  std::string kind;          // "request", or the receipt's kind ("acknowledgement", "answer", "result", "attention")
+  std::string channel;       // where it was said: the Trigger's channel, or the receipt's
+  std::string external_id;   // posted: the platform's id its delivery returned; request: ""
+  nlohmann::json meta;       // request: the origin Trigger's meta as received (may be anything); posted: null
+  TimeMs at = 0;             // request: when it was said; posted: when it was sent
 };
 
 // A standing problem for "what needs me now" (SPEC §6: the same kind failing 3 times in a row).

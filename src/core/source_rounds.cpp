@@ -140,4 +140,9 @@ Result<std::vector<std::string>> Engine::OpenTicketThreads(const std::string& pr
   return std::vector<std::string>(keys.begin(), keys.end());
 }
 
+Result<std::vector<TicketMessage>> Engine::OpenTicketMessages(const std::string& prefix) {
+  std::lock_guard<std::mutex> lock(mu_);
+  return store_->OpenTicketMessages(prefix);
+}
+
 }  // namespace superagent

@@ -210,6 +210,9 @@ class Store {
   Result<std::vector<SourceHealth>> AllHealth();
   // The install id written by migration 14 (Engine::InstallId).
   Result<std::string> InstallId();
+  // The origin Triggers and the sent receipts (those with the platform's id) of Tickets not ended,
+  // whose channel starts with `channel_prefix`; by Ticket, then time (Engine::OpenTicketMessages).
+  Result<std::vector<TicketMessage>> OpenTicketMessages(const std::string& channel_prefix);
   Status MarkThreadDeleted(const std::string& thread, TimeMs at);
   Result<bool> ThreadDeleted(const std::string& thread);
   Status SetSourceEnabled(const std::string& source, bool enabled);

@@ -41,6 +41,41 @@ Status Store::RecordPathOutcome(const std::string& source, const std::string& pa
 
 Result<std::string> Store::InstallId() { return ReadInstallId(db_); }
 
+Result<std::vector<TicketMessage>> Store::OpenTicketMessages(const std::string& channel_prefix) {
+  // substr, not LIKE: a prefix holding % or _ must match only itself. Both halves use indexes
+  // (tickets_by_stage, the triggers' key, receipts_by_ticket); open Tickets are few.
+  Stmt s = db_.Prepare(
+      "SELECT t.id, 1, tr.channel, NULL, tr.meta, tr.at FROM tickets t "
+      "JOIN triggers tr ON tr.seq = t.origin_trigger_seq "
+      "WHERE t.stage != 'ended' AND substr(tr.channel, 1, length(?1)) = ?1 "
+      "UNION ALL "
+      "SELECT r.ticket_id, 0, r.channel, r.external_id, r.kind, COALESCE(r.sent_at, r.created_at) FROM receipts r "
+      "JOIN tickets t ON t.id = r.ticket_id "
+      "WHERE t.stage != 'ended' AND r.status = 'sent' AND r.external_id IS NOT NULL AND r.external_id != '' "
+      "AND substr(r.channel, 1, length(?1)) = ?1 "
+      "ORDER BY 1, 6, 2 DESC");
+  s.Bind(1, channel_prefix);
+  std::vector<TicketMessage> out;
+  while (s.Step()) {
+    TicketMessage m;
+    m.ticket = s.Int(0);
+    m.request = s.Bool(1);
+    m.channel = s.Text(2);
+    if (m.request) {
+      m.kind = "request";
+      m.meta = nlohmann::json::parse(s.Text(4), nullptr, false);
+      if (m.meta.is_discarded()) m.meta = nullptr;
+    } else {
+      m.external_id = s.Text(3);
+      m.kind = s.Text(4);
+    }
+    m.at = s.Int(5);
+    out.push_back(std::move(m));
+  }
+  RETURN_IF_ERROR(s.status());
+  return out;
+}
+
 Result<std::optional<SourceHealth>> Store::GetHealth(const std::string& source, const std::string& path) {
   Stmt s = db_.Prepare("SELECT " HEALTH_COLUMNS " FROM source_health WHERE source = ? AND path = ?");
   s.Bind(1, source).Bind(2, path);

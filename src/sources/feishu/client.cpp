@@ -37,6 +37,13 @@ bool IsTokenError(std::int64_t code) {
   return code == 99991661 || code == 99991663 || code == 99991664 || code == 99991668 || code == 99991677;
 }
 
+bool IsPlatformId(const std::string& s) {
+  if (s.empty() || s.size() > 128) return false;
+  for (unsigned char c : s)
+    if (!std::isalnum(c) && c != '_' && c != '-') return false;
+  return true;
+}
+
 std::string QueryValue(const std::string& value) {
   std::string out;
   for (unsigned char c : value) {
@@ -175,6 +182,34 @@ Result<std::vector<json>> Client::ListMessages(const std::string& container_type
     if (!more || page_token.empty()) return items;
   }
   return Status::Unavailable("message list of " + container_id + " exceeded " + std::to_string(max_pages) + " pages");
+}
+
+Result<std::string> Client::MessageThread(const std::string& message_id) {
+  if (!IsPlatformId(message_id)) return Status::InvalidArgument("not a message id");
+  const std::string what = "GET /open-apis/im/v1/messages/" + message_id;
+  ApiResult r = Call("GET", "/open-apis/im/v1/messages/" + message_id);
+  // A recalled or deleted message: nothing can grow on it any more (code UNCONFIRMED, read as the
+  // reply API's "message not found").
+  if (r.http_status == 404 || r.code == 230011) return Status::NotFound(r.error.empty() ? what + ": gone" : r.error);
+  if (!r.ok()) return Status::Unavailable(r.error);
+  // data.items[]: the message, in the listing's shape (a merged forward lists its parts after it).
+  const json& data = r.Data();
+  if (!data.contains("items") || !data["items"].is_array())
+    return Status::Unavailable(what + ": answer has no data.items list");
+  for (const json& item : data["items"]) {
+    if (!item.is_object() || !item.contains("message_id") || !item["message_id"].is_string() ||
+        item["message_id"].get<std::string>() != message_id)
+      continue;
+    if (!item.contains("thread_id") || item["thread_id"].is_null()) return std::string();
+    const json& tid = item["thread_id"];
+    if (!tid.is_string()) return Status::Unavailable(what + ": thread_id is " + std::string(tid.type_name()) + ", not text");
+    const std::string id = tid.get<std::string>();
+    if (id.empty()) return std::string();
+    if (!IsPlatformId(id))
+      return Status::Unavailable(what + ": thread_id is not an id (" + std::to_string(id.size()) + " bytes)");
+    return id;
+  }
+  return Status::Unavailable(what + ": answer holds no item for this message");
 }
 
 ApiResult Client::WsEndpoint() {
