@@ -255,7 +255,10 @@ Delivery GitHubChannel::OpenPullRequest(const Effect& effect, bool outcome_unkno
     if (pr.is_object() && pr.contains("html_url") && pr["html_url"].is_string()) d.url = pr["html_url"].get<std::string>();
     return d;
   };
-  auto find_existing = [&](bool require_marker, std::string* error) -> std::optional<json> {
+  // The pull request from the same head that carries this action's marker — this install's, for
+  // this Ticket (issue 34: never another install's, nor a person's, from a branch of the same
+  // name). `others` names the pull requests from that head that are not.
+  auto find_existing = [&](std::string* error, std::string* others = nullptr) -> std::optional<json> {
     ApiResponse r =
         client_->GetAll(repo + "/pulls?state=all&head=" + QueryValue(head_ref) + "&per_page=100", "", CallOptions{0, 2});
     if (!r.ok()) {
@@ -264,14 +267,17 @@ Delivery GitHubChannel::OpenPullRequest(const Effect& effect, bool outcome_unkno
     }
     for (const json& pr : r.body) {
       if (!pr.is_object()) continue;
-      std::string body = pr.contains("body") && pr["body"].is_string() ? pr["body"].get<std::string>() : "";
-      if (!require_marker || body.find(marker) != std::string::npos) return pr;
+      if (json_read::StringOr(pr, "body").find(marker) != std::string::npos) return pr;
+      const std::string number = IdOf(pr, "number");
+      if (others != nullptr && others->size() < 60 && !number.empty() && number.size() <= 12 &&
+          number.find_first_not_of("0123456789") == std::string::npos)
+        *others += (others->empty() ? "#" : ", #") + number;
     }
     return std::nullopt;
   };
   if (outcome_unknown) {
     std::string error;
-    if (auto existing = find_existing(true, &error)) return done(*existing);
+    if (auto existing = find_existing(&error)) return done(*existing);
     if (!error.empty()) return Delivery::Retry("looking for an earlier pull request: " + error);
   }
   // The PR points back at the discussion that asked for it; GitHub links both ways from this.
@@ -288,9 +294,15 @@ Delivery GitHubChannel::OpenPullRequest(const Effect& effect, bool outcome_unkno
       return opened;
     }
     if (r.status == 422 && r.error.find("already exists") != std::string::npos) {
-      // The branch already has an open PR (ours from an earlier attempt, or a person's): record it.
-      std::string error;
-      if (auto existing = find_existing(false, &error)) return done(*existing);
+      // The branch already has an open PR. Ours from an earlier attempt is recorded; anyone
+      // else's is left alone, and the Ticket is told why in the daemon's words.
+      std::string error, others;
+      if (auto existing = find_existing(&error, &others)) return done(*existing);
+      if (!error.empty()) return Delivery::Retry("looking for the pull request that already exists: " + error);
+      spdlog::warn("github pull request not adopted head={} existing=\"{}\"", head, others);
+      return Delivery::Failed("a pull request from " + head + " already exists" +
+                              (others.empty() ? "" : " (" + others + ")") +
+                              " and was not opened by this install for this Ticket, so it was left as it is");
     }
     return FromResponse(r, "open pull request " + head + " → " + base);
   }();
