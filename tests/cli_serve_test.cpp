@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <fstream>
 #include <random>
+#include <regex>
 #include <thread>
 
 #include <httplib.h>
@@ -100,15 +101,24 @@ class ServeTest : public ::testing::Test {
     auto res = http.Post("/hooks/github", headers, body, "application/json");
     return res ? res->status : 0;
   }
+  // The branch of Ticket 1's pull request: "superagent/<install>/ticket-1" (issue 34), the
+  // install id being the fresh data_dir's own.
+  static std::string TicketOneBranch(FakeGitHub& github) {
+    auto lock = github.Lock();
+    if (github.pulls.empty()) return "";
+    const std::string ref = github.pulls.begin()->second["head"]["ref"];
+    EXPECT_TRUE(std::regex_match(ref, std::regex("superagent/[0-9a-f]{12}/ticket-1"))) << ref;
+    return ref;
+  }
   // Another CI's failed check run on Ticket 1's branch at `sha`, as its webhook carries it.
-  static json FailedCheckOnTicketOne(const std::string& sha) {
+  static json FailedCheckOnTicketOne(const std::string& sha, const std::string& branch) {
     json check = WebhookExample("check_run", "completed");
     check["check_run"]["id"] = 777001;
     check["check_run"]["conclusion"] = "failure";
     check["check_run"]["head_sha"] = sha;
     check["check_run"]["completed_at"] = "2026-12-05T06:00:00Z";
     check["check_run"]["app"]["slug"] = "buildkite";
-    check["check_run"]["check_suite"]["head_branch"] = "superagent/ticket-1";
+    check["check_run"]["check_suite"]["head_branch"] = branch;
     return check;
   }
   static std::vector<std::pair<std::string, std::string>> GitHubEnv() {
@@ -265,10 +275,10 @@ TEST_F(ServeTest, GitHubMentionByWebhookIsWorkedOnAndAnsweredOnceAcrossARestart)
   EXPECT_NE(said[0].find("fix the typo"), std::string::npos) << said[0];  // the acknowledgement first
   EXPECT_NE(said[1].find("Fixed the typo in README."), std::string::npos) << said[1];
   ASSERT_EQ(github.pulls.size(), 1u);
-  EXPECT_EQ(github.pulls.begin()->second["head"]["ref"], "superagent/ticket-1");
+  const std::string branch = TicketOneBranch(github);
   std::string pushed;
   {
-    FILE* p = ::popen(("git -C " + origin.string() + " show superagent/ticket-1:README.md").c_str(), "r");
+    FILE* p = ::popen(("git -C " + origin.string() + " show " + branch + ":README.md").c_str(), "r");
     char buf[256];
     while (p != nullptr && std::fgets(buf, sizeof buf, p) != nullptr) pushed += buf;
     if (p != nullptr) ::pclose(p);
@@ -398,7 +408,7 @@ TEST_F(ServeTest, ATicketFollowsItsPullRequestThroughFailingCiUntilItIsMerged) {
             std::string::npos) << pr_body;
 
   // CI fails on the PR's branch: the worker gets a turn to fix it.
-  ASSERT_EQ(DeliverEvent("check_run", "ci-1", FailedCheckOnTicketOne("0123456789abcdef0123456789abcdef01234567")), 200);
+  ASSERT_EQ(DeliverEvent("check_run", "ci-1", FailedCheckOnTicketOne("0123456789abcdef0123456789abcdef01234567", TicketOneBranch(github))), 200);
   ASSERT_TRUE(d.WaitForCount("ci failed on a ticket's pull request ticket=1 number=100 attempt=1/2", 1)) << d.log();
   ASSERT_TRUE(d.WaitForCount("worker turn ended", 2)) << d.log();
   ASSERT_TRUE(d.WaitForCount("github message posted", 3)) << d.log();
@@ -410,7 +420,7 @@ TEST_F(ServeTest, ATicketFollowsItsPullRequestThroughFailingCiUntilItIsMerged) {
   merged["pull_request"]["merged"] = true;
   merged["pull_request"]["merged_by"] = merged["sender"];
   merged["pull_request"]["closed_at"] = "2026-12-05T06:10:00Z";
-  merged["pull_request"]["head"]["ref"] = "superagent/ticket-1";
+  merged["pull_request"]["head"]["ref"] = TicketOneBranch(github);
   ASSERT_EQ(DeliverEvent("pull_request", "merge-1", merged), 200);
   const std::string merger = merged["sender"]["login"];
   ASSERT_TRUE(d.WaitForLine("ticket ended id=1 reason=\"pull request #100 merged by " + merger + "\"")) << d.log();
@@ -465,7 +475,7 @@ TEST_P(ServeAppTest, AMentionIsAnsweredByTheAppAndItsPullRequestShowsTheTicketsS
   EXPECT_EQ(runs[0]["details_url"], "https://agent.example.com/#ticket-1");
 
   // CI fails on the PR's head: the Ticket works again (a check run in progress), then is ready.
-  ASSERT_EQ(DeliverEvent("check_run", "ci-1", FailedCheckOnTicketOne(FakeGitHub::HeadSha(number))), 200);
+  ASSERT_EQ(DeliverEvent("check_run", "ci-1", FailedCheckOnTicketOne(FakeGitHub::HeadSha(number), TicketOneBranch(github))), 200);
   ASSERT_TRUE(d.WaitForCount("worker turn ended", 2)) << d.log();
   ASSERT_TRUE(d.WaitForCount("github message posted", 3)) << d.log();
   ASSERT_TRUE(d.WaitForCount("github check run shown ticket=1", 3)) << d.log();
@@ -473,7 +483,7 @@ TEST_P(ServeAppTest, AMentionIsAnsweredByTheAppAndItsPullRequestShowsTheTicketsS
   json own = WebhookExample("check_run", "completed");
   own["check_run"] = check_runs().back();
   own["check_run"]["completed_at"] = "2026-12-05T06:20:00Z";
-  own["check_run"]["check_suite"] = {{"head_branch", "superagent/ticket-1"}};
+  own["check_run"]["check_suite"] = {{"head_branch", TicketOneBranch(github)}};
   EXPECT_EQ(DeliverEvent("check_run", "own-1", own), 202);
   d.Signal(SIGTERM);
   EXPECT_EQ(d.Wait(), 0) << d.log();
@@ -1065,9 +1075,9 @@ class ServeCliTest : public ServeTest, public ::testing::WithParamInterface<std:
     }
     ASSERT_EQ(said.size(), 3u);  // one result per piece of work: the first turn's, the follow-up's
     ASSERT_EQ(github.pulls.size(), 1u);
-    EXPECT_EQ(github.pulls.begin()->second["head"]["ref"], "superagent/ticket-1");
+    const std::string branch = TicketOneBranch(github);
     std::string pushed;
-    FILE* p = ::popen(("git -C " + origin.string() + " show superagent/ticket-1:README.md").c_str(), "r");
+    FILE* p = ::popen(("git -C " + origin.string() + " show " + branch + ":README.md").c_str(), "r");
     char buf[256];
     while (p != nullptr && std::fgets(buf, sizeof buf, p) != nullptr) pushed += buf;
     if (p != nullptr) ::pclose(p);

@@ -340,6 +340,77 @@ TEST_F(EnginePullsTest, AnExplicitRequestsPullRequestIsNeverAutoMerged) {
   EXPECT_EQ(engine_->GetTicket(t)->stage, Stage::kReady) << "a person merges what a person asked for";
 }
 
+// Issue 34: a review its Source marks as asking for nothing (a bare approval) is context wherever
+// it goes — an open Ticket's next turn sees it, but it starts none, resumes no ended Ticket and
+// answers no question — while the auto-merge guard still counts it.
+TEST_F(EnginePullsTest, AnApprovalWithoutWordsIsContextAndStartsNoTurn) {
+  Open(MakePolicy("auto", "instructions: Keep the change to the text in question.=>"
+                          "instructions: Keep the change to the text in question.\n    auto_merge: {enabled: true}"));
+  Receive(Comment("c1", "alice", false, "There is a typo in the README: teh → the"));
+  assessor_.answers.push_back(ScriptedAssessor::Accept());
+  ASSERT_EQ(Drain(), 1);
+  const TicketId t = Ok(engine_->Explain("c1"))["ticket_created"]["id"];
+  ReadyTurn(t, true);
+  DeliverDue(Sent);
+  DeliverDue(Sent);
+  auto review = [&](const std::string& id, const std::string& who, const std::string& state, bool asks_nothing) {
+    Trigger r = Comment(id, who, false, "Review: " + state, 1);
+    r.threads = {"github:pull:42"};
+    r.channel = "github:pull:42";
+    r.meta = {{"type", "review"}, {"state", state}, {"commit_id", "abc"}};
+    if (asks_nothing) r.meta["asks_nothing"] = true;
+    return r;
+  };
+  auto follow_ups = [&] { return Ok(engine_->AssignFollowUps()); };
+
+  // alice (who asked) approves without a word: the guard is asked, no turn is started.
+  Receive(review("rv1", "alice", "approved", true));
+  EXPECT_EQ(LastInputState(t), "context");
+  EXPECT_EQ(follow_ups(), 0);
+  auto claimed = DeliverDue([](const ClaimedEffect&) { return Delivery::Failed("auto-merge refused: needs 2 approvals"); });
+  ASSERT_EQ(claimed.size(), 1u);
+  EXPECT_EQ(claimed[0].effect.kind, "merge_pull_request") << "a bare approval still counts for auto-merge";
+  EXPECT_EQ(engine_->GetTicket(t)->stage, Stage::kReady);
+
+  // Words, or changes requested, ask for something: a turn.
+  Receive(review("rv2", "bob", "changes_requested", false));
+  EXPECT_EQ(LastInputState(t), "pending");
+  EXPECT_EQ(follow_ups(), 1);
+}
+
+TEST_F(EnginePullsTest, AnApprovalWithoutWordsResumesNoEndedTicketAndAnswersNoQuestion) {
+  TicketId t = TicketWithPull();
+  auto bare = [&](const std::string& id, const std::string& who) {
+    Trigger r = Comment(id, who, false, "Review: approved", 1);
+    r.threads = {"github:pull:42"};
+    r.channel = "github:pull:42";
+    r.meta = {{"type", "review"}, {"state", "approved"}, {"commit_id", "abc"}, {"asks_nothing", true}};
+    return r;
+  };
+  // A question waits for alice on the PR: her bare approval is not her answer.
+  HumanAction ask;
+  ask.thread = "github:pull:42";
+  ask.actor = "alice";
+  ask.question = "Which file should the fix go in?";
+  ASSERT_TRUE(engine_->AskPerson(t, ask, "ask:1").ok());
+  IntakeResult r = Receive(bare("rv1", "alice"));
+  EXPECT_EQ(engine_->GetTicket(t)->stage, Stage::kWaitingForPerson);
+  EXPECT_EQ(LastInputState(t), "context");
+  EXPECT_EQ(Ok(engine_->TicketInputs(t)).back().kind, "trigger");
+
+  // Ended: a person's bare approval is context for a later resume, not a resume.
+  ASSERT_TRUE(engine_->EndTicket(t, "done").ok());
+  r = Receive(bare("rv2", "alice"));
+  EXPECT_TRUE(r.resumed.empty());
+  EXPECT_EQ(engine_->GetTicket(t)->stage, Stage::kEnded);
+  EXPECT_EQ(LastInputState(t), "context");
+  // A wrongly typed mark is no mark: the message is an ordinary one (and resumes the Ticket).
+  Trigger odd = bare("rv3", "alice");
+  odd.meta["asks_nothing"] = "yes";
+  r = Receive(odd);
+  EXPECT_EQ(r.resumed, std::vector<TicketId>{t});
+}
+
 TEST_F(EnginePullsTest, AReviewsBurstOfCommentsIsOneTurn) {
   options_.follow_up_settle_ms = 3000;
   Open(MakePolicy("observe"));

@@ -144,6 +144,8 @@ class FakeGitHub {
   // "Branch not protected".
   std::map<std::string, nlohmann::json> protections;
   std::map<std::int64_t, std::vector<nlohmann::json>> pull_files;  // GET /pulls/N/files
+  // GET /pulls/N/commits, oldest first; a pull request not named here lists only its head.
+  std::map<std::int64_t, std::vector<nlohmann::json>> pull_commits;
   std::vector<nlohmann::json> notifications;
   std::vector<nlohmann::json> workflow_runs, check_runs, commit_comments;
   int poll_interval = 60;
@@ -727,6 +729,17 @@ class FakeGitHub {
       }
       if (match(r + "/pulls/*/reviews", &m)) return AnswerList(req, res, reviews[std::atoll(m[0].c_str())]);
       if (match(r + "/pulls/*/files", &m)) return AnswerList(req, res, pull_files[std::atoll(m[0].c_str())]);
+      if (match(r + "/pulls/*/commits", &m)) {
+        auto it = pulls.find(std::atoll(m[0].c_str()));
+        if (it == pulls.end()) return not_found();
+        if (auto listed = pull_commits.find(it->first); listed != pull_commits.end())
+          return AnswerList(req, res, listed->second);
+        const nlohmann::json* head = it->second.is_object() && it->second.contains("head") ? &it->second["head"] : nullptr;
+        const bool has_sha = head != nullptr && head->is_object() && head->contains("sha") && (*head)["sha"].is_string();
+        std::vector<nlohmann::json> only_head;
+        if (has_sha) only_head.push_back(nlohmann::json::object({{"sha", (*head)["sha"]}}));
+        return AnswerList(req, res, only_head);
+      }
       if (match(r + "/collaborators/*/permission", &m)) return CollaboratorPermission(req, res, m[0]);
       if (match(r + "/branches/*/protection", &m)) {
         // Reading protection takes the Administration permission, which an App may not have.

@@ -366,6 +366,74 @@ TEST_P(GitHubAppTest, ALateRetryNeverShowsAnOlderStageAndARefusalSaysWhy) {
   EXPECT_THAT(d.error, HasSubstr("checks: write"));
 }
 
+// Issue 34: new commits replace a Ticket's pull request head; the check run left on the old head
+// is completed as superseded (neutral), never "in progress" forever. Another Ticket's run there is
+// not touched, and a listing GitHub answers wrongly never loses the new head's run.
+TEST_P(GitHubAppTest, ACheckRunOnAReplacedHeadIsCompletedAsSuperseded) {
+  const std::string head1(40, 'a'), middle(40, 'b'), head2(40, 'c');
+  {
+    auto lock = fake_->Lock();
+    fake_->pulls[5] = fake_->MakePull(5, "team-agent[bot]", "body", head1, 1, 1);
+  }
+  auto perform = [&](std::int64_t ticket, const std::string& stage, std::int64_t at) {
+    Effect e;
+    e.kind = "check_run";
+    e.payload = {{"channel", "github:repo"}, {"idempotency_key", "k" + std::to_string(at)}, {"ticket", ticket},
+                 {"number", 5}, {"stage", stage}, {"at", at}, {"title", "Ticket #" + std::to_string(ticket) + ": 工作中"}};
+    return channel_->Perform(e, false);
+  };
+  auto run_on = [&](const std::string& sha, std::int64_t ticket) {
+    for (const json& r : CheckRuns())
+      if (r["head_sha"] == sha &&
+          r["external_id"].get<std::string>().rfind("superagent-ticket-" + std::to_string(ticket) + "@", 0) == 0)
+        return r;
+    return json();
+  };
+  ASSERT_EQ(perform(9, "working", 10).outcome, Delivery::Outcome::kDone);
+  ASSERT_EQ(perform(8, "working", 10).outcome, Delivery::Outcome::kDone);  // another Ticket on the same PR
+  EXPECT_EQ(run_on(head1, 9)["status"], "in_progress");
+
+  // Two commits pushed: the head moves on. A listing of the PR's commits that fails is tried again
+  // before the new head's run is made, so the old one is never forgotten.
+  {
+    auto lock = fake_->Lock();
+    fake_->pulls[5]["head"]["sha"] = head2;
+    fake_->pull_commits[5] = {{{"sha", head1}}, {{"sha", middle}}, {{"sha", head2}}};
+  }
+  fake_->Script("GET", "/repos/" + fake_->repo + "/pulls/5/commits", {502, {}, R"({"message":"Bad Gateway"})"}, 3);
+  EXPECT_EQ(perform(9, "idle", 11).outcome, Delivery::Outcome::kRetry);
+  EXPECT_TRUE(run_on(head2, 9).is_null());
+  Delivery d = perform(9, "idle", 11);
+  ASSERT_EQ(d.outcome, Delivery::Outcome::kDone) << d.error;
+  const json old = run_on(head1, 9);
+  EXPECT_EQ(old["status"], "completed");
+  EXPECT_EQ(old["conclusion"], "neutral");
+  EXPECT_EQ(old["output"]["title"], "Superseded by a newer commit");
+  EXPECT_THAT(old["output"]["summary"].get<std::string>(), HasSubstr(head2.substr(0, 7)));
+  EXPECT_EQ(run_on(head2, 9)["status"], "in_progress");
+  EXPECT_EQ(run_on(head1, 8)["status"], "in_progress") << "another Ticket's run is its own to complete";
+
+  // Later stages on the same head: no second look back.
+  fake_->ClearLog();
+  ASSERT_EQ(perform(9, "ready", 12).outcome, Delivery::Outcome::kDone);
+  EXPECT_EQ(run_on(head2, 9)["conclusion"], "success");
+  EXPECT_EQ(fake_->Count("GET", Under("/repos/" + fake_->repo + "/pulls/5/commits")), 0);
+
+  // A GitHub that lies about the commits (wrong shapes, a sha that is no commit): the new head's
+  // run is shown all the same.
+  const std::string head3(40, 'd');
+  {
+    auto lock = fake_->Lock();
+    fake_->pulls[5]["head"]["sha"] = head3;
+  }
+  for (const char* body : {R"({"commits": []})", R"([7, {"sha": 5}, {"sha": "不是提交"}, {"sha": "../../x"}])", "[]"}) {
+    fake_->Script("GET", "/repos/" + fake_->repo + "/pulls/5/commits", {200, {}, body});
+    Delivery shown = perform(9, "working", 13);
+    EXPECT_EQ(shown.outcome, Delivery::Outcome::kDone) << body << ": " << shown.error;
+  }
+  EXPECT_EQ(run_on(head3, 9)["status"], "in_progress");
+}
+
 // Auto-merge is a person's act (SPEC §6): with an App, github.merge_token_env's account merges,
 // never the App's installation token.
 TEST_P(GitHubAppTest, AutoMergeMergesWithThePersonsTokenNeverTheApps) {

@@ -5,6 +5,7 @@
 
 #include "fake_github_server.h"
 #include "superagent/github.h"
+#include "superagent/text.h"
 
 namespace superagent::github {
 namespace {
@@ -406,6 +407,49 @@ TEST(GitHubNormalizeTest, ReviewCarriesItsLowerCaseStateAndTheCommitItReviewed) 
   Normalized odd = NormalizeReview(r, kCtx, 2);
   ASSERT_EQ(odd.kind, Normalized::Kind::kTrigger);
   EXPECT_FALSE(odd.trigger.meta.contains("commit_id"));
+}
+
+// Issue 34: an approval with no words asks for nothing (it is context, and counts for auto-merge);
+// a review asks for something when it requests changes or says something — in any script.
+TEST(GitHubNormalizeTest, AReviewAsksForSomethingOnlyWithWordsOrRequestedChanges) {
+  const nlohmann::json recorded = WebhookExample("pull_request_review", "submitted")["review"];
+  auto review = [&](const std::string& state, const nlohmann::json& body) {
+    nlohmann::json r = recorded;
+    r["state"] = state;
+    r["body"] = body;
+    return NormalizeReview(r, kCtx, 2);
+  };
+  // Nothing to read: empty, null, spaces and newlines, ideographic and no-break spaces, a
+  // zero-width space, full-width punctuation.
+  for (const nlohmann::json& nothing :
+       {nlohmann::json(""), nlohmann::json(nullptr), nlohmann::json(" \r\n\t "), nlohmann::json("\u3000\u00a0\u200b"),
+        nlohmann::json("\uff0c\u3002")}) {
+    for (const char* state : {"APPROVED", "approved", "DISMISSED"}) {
+      Normalized n = review(state, nothing);
+      ASSERT_EQ(n.kind, Normalized::Kind::kTrigger) << state << " " << nothing.dump() << ": " << n.why;
+      EXPECT_EQ(n.trigger.meta.value("asks_nothing", false), true) << state << " " << nothing.dump();
+      EXPECT_EQ(n.trigger.meta["state"], text::AsciiLower(state));  // still an approval the guard counts
+    }
+    // A "commented" review without words only wraps its inline comments: not taken at all.
+    EXPECT_EQ(review("COMMENTED", nothing).kind, Normalized::Kind::kSkip) << nothing.dump();
+    // Changes requested ask for something, even without words.
+    Normalized changes = review("CHANGES_REQUESTED", nothing);
+    ASSERT_EQ(changes.kind, Normalized::Kind::kTrigger);
+    EXPECT_FALSE(changes.trigger.meta.contains("asks_nothing"));
+  }
+  // Words in any script, an emoji, even bytes that are not UTF-8: something was said.
+  for (const std::string& words : {std::string("LGTM"), std::string("  好的，请合并  "), std::string("👍"),
+                                   std::string("ok \xff\xfe")}) {
+    for (const char* state : {"APPROVED", "COMMENTED", "DISMISSED"}) {
+      Normalized n = review(state, words);
+      ASSERT_EQ(n.kind, Normalized::Kind::kTrigger) << state << ": " << n.why;
+      EXPECT_FALSE(n.trigger.meta.contains("asks_nothing")) << state << " " << nlohmann::json(text::Repair(words));
+    }
+  }
+  // A huge body of spaces is still nothing; a wrongly typed body is malformed, never "nothing".
+  EXPECT_EQ(review("APPROVED", std::string(1 << 20, ' ')).trigger.meta.value("asks_nothing", false), true);
+  EXPECT_EQ(review("APPROVED", 42).kind, Normalized::Kind::kMalformed);
+  EXPECT_EQ(review("APPROVED", nlohmann::json::array({"LGTM"})).kind, Normalized::Kind::kMalformed);
 }
 
 TEST(GitHubMentionTest, CountsRealMentionsOnly) {

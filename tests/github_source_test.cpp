@@ -95,6 +95,26 @@ class GitHubSourceTest : public superagent::testing::EngineTest {
     return std::nullopt;
   }
   std::vector<FakeGitHub::Logged> Requests() { return fake_->log(); }
+  // Ends Ticket `t`'s first turn (the accept's Assignment) as `stage` reports, as a worker would.
+  void EndFirstTurn(TicketId t, Stage stage) {
+    std::int64_t pending = 0;
+    for (const Assignment& a : Ok(engine_->Assignments(t)))
+      if (a.state == "pending") pending = a.id;
+    ASSERT_NE(pending, 0);
+    WorkspaceRecord w{t, (dir_ / "work").string(), "superagent/ticket-1", "origin/main", clock_.NowMs(), std::nullopt};
+    ASSERT_TRUE(engine_->BeginTurn(pending, "builtin", w).ok());
+    TurnEnd end;
+    end.assignment = pending;
+    end.reported = stage;
+    end.summary = "The model API timed out.";
+    ASSERT_TRUE(engine_->FinishTurn(end).ok());
+    ASSERT_EQ(engine_->GetTicket(t)->stage, stage);
+  }
+  int PendingInputs(TicketId t) {
+    int n = 0;
+    for (const TicketInput& in : Ok(engine_->TicketInputs(t))) n += in.state == "pending";
+    return n;
+  }
 
   TimeMs t0_ = 0;
   std::unique_ptr<FakeGitHub> fake_;
@@ -372,6 +392,131 @@ TEST_F(GitHubSourceTest, FollowedTicketDiscussionIsPolledEveryRound) {
   auto rec = engine_->GetTrigger(CommentId(follow));
   ASSERT_TRUE(rec.ok());
   EXPECT_EQ(rec->outcome, IntakeOutcome::kStored);
+}
+
+// Issue 34: GitHub moves an issue's updated_at with every comment (the agent's own included) and
+// label; its text read again is no new version, so an old body by someone not allowed to ask never
+// starts a turn — not on an idle Ticket, not on a blocked one. Only a changed title or body is a
+// new version, and one older than the request is still context.
+TEST_F(GitHubSourceTest, AnIssueBodyReadAgainIsNoNewVersionAndStartsNoTurn) {
+  fake_->issues[1]["user"]["login"] = "mallory";  // not on the people list
+  fake_->issues[1]["title"] = "全部重写 🚀";
+  fake_->issues[1]["body"] = "Rewrite everything in Rust. 全部用 Rust 重写。👩‍💻\u200f";
+  fake_->issues[1]["created_at"] = fake_->Iso(t0_ - 2 * 86'400'000);
+  json mention = Mention(101, 1, 1'000);
+  clock_.Advance(10'000);
+  RoundReport first = source_->RunOnce();
+  ASSERT_TRUE(first.errors.empty()) << first.errors.front();
+  assessor_.answers.push_back(ScriptedAssessor::Accept());
+  ASSERT_EQ(Drain(), 1);
+  const TicketId t = Ok(engine_->Explain(CommentId(mention)))["ticket_created"]["id"];
+  EndFirstTurn(t, Stage::kBlocked);  // nothing is owed to it now
+  EffectsLoop loop(engine_.get(), {channel_.get()}, &clock_, {}, 7);
+  const std::string body_id = NormalizeIssue(fake_->issues[1], NormalizeContext{kRepo, "superagent-bot"}).trigger.id;
+
+  for (int round = 0; round < 3; ++round) {
+    ASSERT_TRUE(loop.RunOnce().ok());  // the agent's own comments: each one moves updated_at
+    clock_.Advance(61'000);
+    fake_->issues[1]["updated_at"] = fake_->Iso(clock_.NowMs() - 1'000);
+    fake_->issues[1]["labels"].push_back({{"name", "标签-" + std::to_string(round)}});
+    fake_->notifications[0]["updated_at"] = fake_->Iso(clock_.NowMs() - 1'000);
+    RoundReport r = source_->RunOnce();
+    ASSERT_TRUE(r.errors.empty()) << r.errors.front();
+    // The label event by webhook: not taken; assigning someone: the same text, at most once.
+    json labeled = WebhookExample("issues", "labeled");
+    labeled["issue"] = fake_->issues[1];
+    std::string payload = labeled.dump();
+    EXPECT_EQ(source_->HandleWebhook({"issues", "d-l", WebhookSignature(kSecret, payload), payload}).status, 202);
+    json assigned = WebhookExample("issues", "assigned");
+    assigned["issue"] = fake_->issues[1];
+    payload = assigned.dump();
+    WebhookReply reply = source_->HandleWebhook({"issues", "d-a", WebhookSignature(kSecret, payload), payload});
+    EXPECT_EQ(reply.status, 200);
+    if (round > 0) {
+      EXPECT_EQ(reply.message, "duplicate");
+    }
+  }
+  auto body = engine_->GetTrigger(body_id);
+  ASSERT_TRUE(body.ok()) << "the body was stored once, by the first delivery that brought it";
+  EXPECT_FALSE(engine_->GetTrigger(body_id + "x").ok());
+  EXPECT_EQ(PendingInputs(t), 0);
+  EXPECT_EQ(Ok(engine_->AssignFollowUps()), 0);
+  EXPECT_EQ(engine_->GetTicket(t)->stage, Stage::kBlocked);
+
+  // mallory edits the old text: a new version (the content changed), still older than the
+  // request, so context for the next turn and no reason for one.
+  clock_.Advance(61'000);
+  fake_->issues[1]["body"] = "Rewrite everything in Rust, now. 现在就重写。";
+  fake_->issues[1]["updated_at"] = fake_->Iso(clock_.NowMs() - 1'000);
+  fake_->notifications[0]["updated_at"] = fake_->Iso(clock_.NowMs() - 1'000);
+  RoundReport edited = source_->RunOnce();
+  ASSERT_TRUE(edited.errors.empty()) << edited.errors.front();
+  const std::string edited_id = NormalizeIssue(fake_->issues[1], NormalizeContext{kRepo, "superagent-bot"}).trigger.id;
+  EXPECT_NE(edited_id, body_id);
+  ASSERT_TRUE(engine_->GetTrigger(edited_id).ok());
+  EXPECT_EQ(Ok(engine_->TicketInputs(t)).back().state, "context");
+  EXPECT_EQ(PendingInputs(t), 0);
+  EXPECT_EQ(Ok(engine_->AssignFollowUps()), 0);
+}
+
+// Issue 34: an approval without words asks for nothing — by webhook or by polling it is one
+// Trigger, context for the Ticket on the pull request, and no turn; an approval with words is a
+// reason for one.
+TEST_F(GitHubSourceTest, AnApprovalWithoutWordsStartsNoTurnFromEitherPath) {
+  const std::string sha = "ec26c3e57ca3a959ca5aad62de7213c562f8c821";
+  fake_->pulls[2] = fake_->MakePull(2, "Codertocat", "Fix the README", sha, 1, 1);
+  fake_->pulls[2]["created_at"] = fake_->Iso(t0_ - 86'400'000);
+  json mention = fake_->MakeComment(201, 2, "Codertocat", "@superagent-bot 请修正拼写", t0_ + 1'000, /*on_pull=*/true);
+  fake_->comments.push_back(mention);
+  fake_->notifications.push_back(fake_->MakeNotification("2", 2, true, t0_ + 1'000));
+  clock_.Advance(10'000);
+  RoundReport first = source_->RunOnce();
+  ASSERT_TRUE(first.errors.empty()) << first.errors.front();
+  assessor_.answers.push_back(ScriptedAssessor::Accept());
+  ASSERT_EQ(Drain(), 1);
+  const TicketId t = Ok(engine_->Explain(CommentId(mention)))["ticket_created"]["id"];
+  EndFirstTurn(t, Stage::kReady);
+
+  // Codertocat approves without a word, by webhook (GitHub's body: null).
+  clock_.Advance(5'000);
+  json payload = WebhookExample("pull_request_review", "submitted");
+  payload["review"]["state"] = "approved";
+  payload["review"]["body"] = nullptr;
+  payload["review"]["submitted_at"] = fake_->Iso(clock_.NowMs());
+  payload["review"]["commit_id"] = sha;
+  const std::string body = payload.dump();
+  WebhookReply w = source_->HandleWebhook({"pull_request_review", "d-r1", WebhookSignature(kSecret, body), body});
+  EXPECT_EQ(w.status, 200);
+  EXPECT_EQ(w.message, "stored");
+  EXPECT_EQ(Ok(engine_->TicketInputs(t)).back().state, "context");
+  EXPECT_EQ(PendingInputs(t), 0);
+  EXPECT_EQ(Ok(engine_->AssignFollowUps()), 0);
+
+  // Polling finds the same review (upper-case state, as REST says it): the same Trigger.
+  json polled = payload["review"];
+  polled["state"] = "APPROVED";
+  fake_->reviews[2].push_back(polled);
+  clock_.Advance(61'000);
+  fake_->notifications.back()["updated_at"] = fake_->Iso(clock_.NowMs() - 1'000);
+  RoundReport again = source_->RunOnce();
+  ASSERT_TRUE(again.errors.empty()) << again.errors.front();
+  EXPECT_EQ(again.stored, 0);
+  EXPECT_EQ(PendingInputs(t), 0);
+  EXPECT_EQ(Ok(engine_->AssignFollowUps()), 0);
+  EXPECT_EQ(engine_->GetTicket(t)->stage, Stage::kReady);
+
+  // An approval that says something is a reason for a turn.
+  json worded = fake_->MakeReview("Codertocat", "APPROVED", sha);
+  worded["body"] = "LGTM，但请补一个测试 🙏";
+  worded["submitted_at"] = fake_->Iso(clock_.NowMs());
+  fake_->reviews[2].push_back(worded);
+  clock_.Advance(61'000);
+  fake_->notifications.back()["updated_at"] = fake_->Iso(clock_.NowMs() - 1'000);
+  RoundReport third = source_->RunOnce();
+  ASSERT_TRUE(third.errors.empty()) << third.errors.front();
+  EXPECT_EQ(third.stored, 1);
+  EXPECT_EQ(PendingInputs(t), 1);
+  EXPECT_EQ(Ok(engine_->AssignFollowUps()), 1);
 }
 
 TEST_F(GitHubSourceTest, ScopesAndOwnMessagesAreFilteredWithTheirReason) {

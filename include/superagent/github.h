@@ -539,6 +539,9 @@ struct ChannelOptions {
 //                        PR's current head shows the Ticket's stage (GitHub App only: GitHub refuses
 //                        check runs to any other token). One check run per head commit, created once
 //                        and then updated; an update older (`at`) than the one shown is Done unsent.
+//                        When the head moved (no run of the Ticket's on it yet), the Ticket's
+//                        unfinished run on the previous head is completed `neutral` as superseded
+//                        first, so no old commit says "in progress" forever.
 // With outcome_unknown it first looks for its own marker (comments) or an existing PR from the
 // same head carrying the marker, and records that instead of writing twice.
 class GitHubChannel : public Channel {
@@ -554,6 +557,9 @@ class GitHubChannel : public Channel {
   Delivery OpenPullRequest(const Effect& effect, bool outcome_unknown);
   Delivery MergePullRequest(const Effect& effect);
   Delivery CheckRun(const Effect& effect);
+  // Completes Ticket `ticket`'s unfinished check runs on the newest earlier commit of PR `number`
+  // that has any of its runs (head_sha took over). Done when there is nothing to do or it is done.
+  Delivery SupersedeEarlierCheckRuns(std::int64_t ticket, std::int64_t number, const std::string& head_sha);
   // Asks `reviewers` to review PR `number`; logs a warning when GitHub refuses.
   void RequestReviewers(const std::string& number, const nlohmann::json& reviewers);
   std::optional<std::string> FindMarker(const std::string& list_path, const std::string& marker, std::string* error);

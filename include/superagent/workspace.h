@@ -48,6 +48,10 @@ struct WorkspaceOptions {
   // Added to every git command's environment: the daemon's own values of GitPassThroughNames()
   // that are set, which reaching a remote may need on the team's box. app/ reads them.
   std::vector<std::pair<std::string, std::string>> git_pass_env;
+  // This install's id (Engine::InstallId): its first 12 characters name the Tickets' branches,
+  // "superagent/<install>/ticket-<id>", so two installs on one repository never share one.
+  // Empty (tests that build Workspaces alone): "superagent/ticket-<id>".
+  std::string install_id;
   std::string author_name = "superagent";
   std::string author_email = "superagent@localhost";
   // What one turn may hand back (VerifyCommits): the bundle's size, the files its branch changes
@@ -91,14 +95,17 @@ class Workspaces {
   // `runner` and `clock` must outlive this.
   Workspaces(WorkspaceOptions options, ProcessRunner* runner, Clock* clock, Sleeper sleeper);
 
-  // Makes the Ticket's repository and branch ("superagent/ticket-<id>") at the remote's default
-  // branch, and remembers that commit as the branch's base. An existing directory is reused as
-  // it is (after a restart; a worktree of the layout before issue 33 becomes a repository of
-  // its own, its work kept). Unavailable when the remote cannot be read or a command fails or
-  // times out, with git's own words.
+  // Makes the Ticket's repository and branch (`branch` when the Ticket already had one, which it
+  // keeps; else BranchFor) at the remote's default branch, and remembers that commit as the
+  // branch's base. An existing directory is reused as it is (after a restart; a worktree of the
+  // layout before issue 33 becomes a repository of its own, its work kept). Unavailable when the
+  // remote cannot be read or a command fails or times out, with git's own words.
   // *cancel (optional) becoming true (a Stop, the daemon stopping) kills what runs and returns
   // Unavailable("cancelled").
-  Result<WorkspaceRecord> Prepare(TicketId ticket, const std::atomic<bool>* cancel = nullptr);
+  Result<WorkspaceRecord> Prepare(TicketId ticket, const std::atomic<bool>* cancel = nullptr,
+                                  const std::string& branch = "");
+  // The branch a new Ticket's workspace gets: "superagent/<first 12 of the install id>/ticket-<id>".
+  std::string BranchFor(TicketId ticket) const;
   // Removes the Ticket's directory and the daemon's refs for it (the pushed branch stays on the
   // remote).
   Status Remove(const WorkspaceRecord& workspace);
@@ -123,8 +130,11 @@ class Workspaces {
   Result<VerifiedCommits> TakeCommits(const WorkspaceRecord& workspace, const CommitRules& rules,
                                       const std::optional<std::string>& commit_message = std::nullopt);
   // Pushes the commits TakeCommits verified last to the Ticket's branch on the remote, from
-  // verified.git (forced: the branch belongs to this Ticket alone). Conflict when
-  // nothing was verified.
+  // verified.git. It replaces the branch only when the branch is this install's to replace: absent,
+  // at the commit this install pushed there last, or contained in what is pushed now (nothing
+  // lost); the push is pinned to the tip it saw (--force-with-lease). Otherwise Conflict, in the
+  // daemon's words (the branch, its tip, what a person can do), and nothing is pushed. Conflict
+  // also when nothing was verified.
   Status Push(const WorkspaceRecord& workspace);
   // The default branch's name on the remote, e.g. "main" (known after the first Prepare).
   Result<std::string> DefaultBranch();

@@ -14,6 +14,7 @@
 #include "store/store.h"
 #include "superagent/engine.h"
 #include "superagent/eval.h"
+#include "superagent/json_read.h"
 #include "superagent/question.h"
 #include "superagent/text.h"
 
@@ -159,8 +160,12 @@ Result<IntakeResult> Engine::Receive(const Trigger& trigger, const std::string& 
   // received it instead would have to judge it with its model (docs/002).
   if (t.human && t.addressed && VerbOf(t)) tickets.clear();
 
+  // A message its Source marks as asking for nothing (a bare approval, docs/006) is context for
+  // the Tickets it reaches: it starts no turn, resumes nothing and answers no question.
+  const bool asks_nothing = json_read::BoolOr(t.meta, "asks_nothing");
+
   std::vector<TicketId> owners;
-  if (t.human && t.actor) {
+  if (t.human && t.actor && !asks_nothing) {
     for (const Ticket& tk : tickets) {
       if (tk.stage == Stage::kWaitingForPerson && tk.waiting && tk.waiting->actor == *t.actor &&
           std::find(t.threads.begin(), t.threads.end(), tk.waiting->thread) != t.threads.end())
@@ -215,14 +220,14 @@ Result<IntakeResult> Engine::Receive(const Trigger& trigger, const std::string& 
         // polling after the webhook's mention was worked on) is context for its next turn, never
         // a reason for one: the work it could ask for was already asked for later.
         ASSIGN_OR_RETURN(const bool older, OlderThanRequest(store_.get(), *mandate, t.at));
-        RETURN_IF_ERROR(deliver(tk.id, "trigger", older ? "context" : "pending"));
+        RETURN_IF_ERROR(deliver(tk.id, "trigger", older || asks_nothing ? "context" : "pending"));
         continue;
       }
       // An ended Ticket: only a person's message resumes it in place, after revalidation; one
       // older than its request is context for a later resume, not a resume.
       if (!from_person) continue;
       ASSIGN_OR_RETURN(const bool older, OlderThanRequest(store_.get(), *mandate, t.at));
-      if (older) {
+      if (older || asks_nothing) {
         RETURN_IF_ERROR(deliver(tk.id, "trigger", "context"));
         continue;
       }

@@ -33,6 +33,11 @@ Result<std::unique_ptr<Execution>> Execution::Create(ExecutionOptions options, E
   e->runner_ = MakePosixProcessRunner(ro);
   const Containment c = e->runner_->containment();
   spdlog::info("process containment groups=yes cgroups={} detail=\"{}\"", c.cgroups ? "yes" : "no", c.detail);
+  // The Tickets' branches carry the install id (issue 34): another install on the same remote
+  // numbers its Tickets from 1 too.
+  if (options.workspace.install_id.empty()) {
+    ASSIGN_OR_RETURN(options.workspace.install_id, engine->InstallId());
+  }
   e->workspaces_ = std::make_unique<Workspaces>(std::move(options.workspace), e->runner_.get(), SystemClock(),
                                                 RealSleeper());
   e->services_ = std::make_unique<WorkerServices>(engine, e->workspaces_.get(), std::move(options.worker));

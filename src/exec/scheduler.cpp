@@ -331,7 +331,8 @@ void Scheduler::RunTurn(Run* run, Assignment a) {
   }
   const std::optional<WorkspaceRecord>& ws = *recorded;
   if (!ws || ws->removed_at || !std::filesystem::exists(ws->dir)) {
-    auto p = workspaces_->Prepare(a.ticket, &run->cancel);
+    // A Ticket whose workspace was removed keeps the branch it had (its pull request is on it).
+    auto p = workspaces_->Prepare(a.ticket, &run->cancel, ws ? ws->branch : "");
     // Stopped or shutting down while preparing: not a failure to report (as after a turn below).
     if (run->cancel.load()) return finish();
     if (p.ok()) prepared = *p;

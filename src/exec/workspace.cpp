@@ -42,7 +42,22 @@ std::string TicketName(TicketId t) { return "ticket-" + std::to_string(t); }
 std::string BaseRef(TicketId t) { return "refs/superagent/base/" + TicketName(t); }
 std::string IncomingRef(TicketId t) { return "refs/superagent/incoming/" + TicketName(t); }
 std::string AdoptedRef(TicketId t) { return "refs/superagent/adopted/" + TicketName(t); }
+// In verified.git: the commit this install last pushed to `branch` on the remote (Push). Kept by
+// branch, not by workspace, so a Ticket prepared again after Remove still knows its own branch.
+std::string PushedRef(const std::string& branch) { return "refs/superagent/pushed/" + branch; }
 }  // namespace
+
+std::string Workspaces::BranchFor(TicketId ticket) const {
+  // Issue 34: another install on the same repository (or this one after its data_dir was reset)
+  // numbers its Tickets from 1 as well; the install id keeps their branches apart. Only the
+  // characters a ref name certainly allows are taken from it.
+  std::string install;
+  for (char c : options_.install_id) {
+    if (install.size() == 12) break;
+    if ((c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z')) install += c;
+  }
+  return "superagent/" + (install.empty() ? "" : install + "/") + TicketName(ticket);
+}
 
 namespace {
 // git subcommands that reach the remote (and need the token for a private repository).
@@ -301,10 +316,11 @@ void Workspaces::DiscardHalfMade(const WorkspaceRecord& w) {
   (void)Git(ClonePath(), {"update-ref", "-d", BaseRef(w.ticket)});
 }
 
-Result<WorkspaceRecord> Workspaces::Prepare(TicketId ticket, const std::atomic<bool>* cancel) {
+Result<WorkspaceRecord> Workspaces::Prepare(TicketId ticket, const std::atomic<bool>* cancel, const std::string& branch) {
   WorkspaceRecord w;
   w.ticket = ticket;
-  w.branch = "superagent/ticket-" + std::to_string(ticket);
+  // A Ticket that had a branch keeps it (its pull request is on it), whatever it was named then.
+  w.branch = branch.empty() ? BranchFor(ticket) : branch;
   w.dir = DirFor(ticket);
   std::lock_guard<std::mutex> lock(clone_mu_);
   RETURN_IF_ERROR(SyncClone(cancel));
@@ -639,13 +655,64 @@ Status Workspaces::Check(const std::string& base, const std::string& tip, const 
   return Status::Ok();
 }
 
+namespace {
+// The commit `listing` (git ls-remote's "<sha>\t<ref>" lines) names for exactly `ref`, or "".
+std::string TipIn(const std::string& listing, const std::string& ref) {
+  for (std::size_t at = 0; at < listing.size();) {
+    std::size_t end = listing.find('\n', at);
+    if (end == std::string::npos) end = listing.size();
+    const std::string line = listing.substr(at, end - at);
+    const std::size_t tab = line.find('\t');
+    if (tab != std::string::npos && text::Trim(line.substr(tab + 1)) == ref) return line.substr(0, tab);
+    at = end + 1;
+  }
+  return "";
+}
+}  // namespace
+
 Status Workspaces::Push(const WorkspaceRecord& w) {
   std::lock_guard<std::mutex> lock(clone_mu_);
   const std::string verified = VerifiedPath();
-  auto tip = Git(verified, {"rev-parse", "--verify", "-q", IncomingRef(w.ticket) + "^{commit}"});
-  if (!tip.ok() || tip->exit_code != 0) return Status::Conflict("no verified commits to push for " + w.branch);
-  auto r = Git(verified, {"push", "-q", "--force", options_.remote, IncomingRef(w.ticket) + ":refs/heads/" + w.branch});
+  auto tip_read = Git(verified, {"rev-parse", "--verify", "-q", IncomingRef(w.ticket) + "^{commit}"});
+  if (!tip_read.ok() || tip_read->exit_code != 0) return Status::Conflict("no verified commits to push for " + w.branch);
+  const std::string tip = text::Trim(tip_read->out);
+  const std::string ref = "refs/heads/" + w.branch;
+  // Issue 34: the push replaces the branch, so it must be this install's to replace. What the
+  // remote holds there now is read first, and the push is pinned to it (--force-with-lease): a
+  // branch that appears or moves in between makes git refuse rather than overwrite.
+  auto listed = Git(verified, {"ls-remote", options_.remote, ref});
+  RETURN_IF_ERROR(Failed("cannot read " + w.branch + " on the remote", listed));
+  const std::string remote_tip = TipIn(listed->out, ref);
+  auto pushed_read = Git(verified, {"rev-parse", "--verify", "-q", PushedRef(w.branch) + "^{commit}"});
+  const std::string pushed = pushed_read.ok() && pushed_read->exit_code == 0 ? text::Trim(pushed_read->out) : "";
+  if (!remote_tip.empty() && remote_tip != pushed && remote_tip != tip) {
+    // Not what this install pushed there last. Taken over only when nothing on it would be lost:
+    // the commits pushed contain it (a fast-forward; also a branch pushed by this install before
+    // it recorded its pushes). A commit this repository does not have is never an ancestor.
+    auto contained = Git(verified, {"merge-base", "--is-ancestor", remote_tip, tip});
+    if (!contained.ok() || contained->exit_code != 0) {
+      spdlog::warn("branch push refused ticket={} branch={} remote_tip={} pushed_tip={}", w.ticket, w.branch,
+                   remote_tip.substr(0, 12), pushed.empty() ? "none" : pushed.substr(0, 12));
+      return Status::Conflict("the branch " + w.branch + " on the remote has commits this install did not push (its tip is " +
+                              remote_tip.substr(0, 12) +
+                              "), so it was left as it is and nothing was pushed; a person can move that branch "
+                              "aside (rename or delete it) and ask again");
+    }
+  }
+  auto r = Git(verified, {"push", "-q", "--force-with-lease=" + ref + ":" + remote_tip, options_.remote,
+                          IncomingRef(w.ticket) + ":" + ref});
+  if (r.ok() && !r->cancelled && !r->timed_out && r->exit_code != 0 && r->err.find("stale info") != std::string::npos) {
+    spdlog::warn("branch push refused ticket={} branch={} reason=\"the remote branch moved during the push\"", w.ticket,
+                 w.branch);
+    return Status::Conflict("the branch " + w.branch +
+                            " changed on the remote while it was being pushed, so nothing was pushed over it; the "
+                            "next push looks again");
+  }
   RETURN_IF_ERROR(Failed("cannot push " + w.branch, r));
+  // Recorded after the push: a push whose record was lost (a crash in between) leaves a remote
+  // tip that the next push's commits contain, which the rule above still lets through.
+  if (Status s = Failed("cannot record the push", Git(verified, {"update-ref", PushedRef(w.branch), tip})); !s.ok())
+    spdlog::warn("branch push not recorded ticket={} branch={} error=\"{}\"", w.ticket, w.branch, s.message());
   spdlog::info("branch pushed ticket={} branch={}", w.ticket, w.branch);
   return Status::Ok();
 }

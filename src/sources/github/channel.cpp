@@ -255,7 +255,10 @@ Delivery GitHubChannel::OpenPullRequest(const Effect& effect, bool outcome_unkno
     if (pr.is_object() && pr.contains("html_url") && pr["html_url"].is_string()) d.url = pr["html_url"].get<std::string>();
     return d;
   };
-  auto find_existing = [&](bool require_marker, std::string* error) -> std::optional<json> {
+  // The pull request from the same head that carries this action's marker — this install's, for
+  // this Ticket (issue 34: never another install's, nor a person's, from a branch of the same
+  // name). `others` names the pull requests from that head that are not.
+  auto find_existing = [&](std::string* error, std::string* others = nullptr) -> std::optional<json> {
     ApiResponse r =
         client_->GetAll(repo + "/pulls?state=all&head=" + QueryValue(head_ref) + "&per_page=100", "", CallOptions{0, 2});
     if (!r.ok()) {
@@ -264,14 +267,17 @@ Delivery GitHubChannel::OpenPullRequest(const Effect& effect, bool outcome_unkno
     }
     for (const json& pr : r.body) {
       if (!pr.is_object()) continue;
-      std::string body = pr.contains("body") && pr["body"].is_string() ? pr["body"].get<std::string>() : "";
-      if (!require_marker || body.find(marker) != std::string::npos) return pr;
+      if (json_read::StringOr(pr, "body").find(marker) != std::string::npos) return pr;
+      const std::string number = IdOf(pr, "number");
+      if (others != nullptr && others->size() < 60 && !number.empty() && number.size() <= 12 &&
+          number.find_first_not_of("0123456789") == std::string::npos)
+        *others += (others->empty() ? "#" : ", #") + number;
     }
     return std::nullopt;
   };
   if (outcome_unknown) {
     std::string error;
-    if (auto existing = find_existing(true, &error)) return done(*existing);
+    if (auto existing = find_existing(&error)) return done(*existing);
     if (!error.empty()) return Delivery::Retry("looking for an earlier pull request: " + error);
   }
   // The PR points back at the discussion that asked for it; GitHub links both ways from this.
@@ -288,9 +294,15 @@ Delivery GitHubChannel::OpenPullRequest(const Effect& effect, bool outcome_unkno
       return opened;
     }
     if (r.status == 422 && r.error.find("already exists") != std::string::npos) {
-      // The branch already has an open PR (ours from an earlier attempt, or a person's): record it.
-      std::string error;
-      if (auto existing = find_existing(false, &error)) return done(*existing);
+      // The branch already has an open PR. Ours from an earlier attempt is recorded; anyone
+      // else's is left alone, and the Ticket is told why in the daemon's words.
+      std::string error, others;
+      if (auto existing = find_existing(&error, &others)) return done(*existing);
+      if (!error.empty()) return Delivery::Retry("looking for the pull request that already exists: " + error);
+      spdlog::warn("github pull request not adopted head={} existing=\"{}\"", head, others);
+      return Delivery::Failed("a pull request from " + head + " already exists" +
+                              (others.empty() ? "" : " (" + others + ")") +
+                              " and was not opened by this install for this Ticket, so it was left as it is");
     }
     return FromResponse(r, "open pull request " + head + " → " + base);
   }();
@@ -500,6 +512,12 @@ Delivery GitHubChannel::CheckRun(const Effect& effect) {
       }
     }
   if (mine != nullptr && mine_at >= at) return Delivery::Done(IdOf(*mine));
+  if (mine == nullptr) {
+    // A head without a run of this Ticket's: the first, or new commits were pushed. The run on
+    // the head before it would otherwise say "in progress" forever (issue 34).
+    if (Delivery d = SupersedeEarlierCheckRuns(ticket, number, head_sha); d.outcome != Delivery::Outcome::kDone)
+      return d;
+  }
   ApiResponse written;
   // A finished check run is not reopened: a new one shows the Ticket at work again (GitHub shows
   // the newest of a name).
@@ -517,6 +535,63 @@ Delivery GitHubChannel::CheckRun(const Effect& effect) {
     spdlog::info("github check run shown ticket={} number={} stage={} check_run={}", ticket, number, stage,
                  d.external_id);
   return d;
+}
+
+Delivery GitHubChannel::SupersedeEarlierCheckRuns(std::int64_t ticket, std::int64_t number, const std::string& head_sha) {
+  // Each new head completes the runs of the one before it, so only the newest earlier commit that
+  // has a run of this Ticket's needs looking at, and a few commits back is far enough (one push
+  // rarely adds more). A head a force push dropped is not among the pull request's commits: its
+  // run stays as it was.
+  constexpr int kMaxCommitsBack = 10;
+  const std::string what = "superseding the check run of pull request #" + std::to_string(number);
+  auto failed = [&](const ApiResponse& r, const std::string& step) {
+    // Worth another try (the next attempt looks again); anything else is not worth holding the
+    // new head's run for: it is logged and the new run shown.
+    Delivery d = FromResponse(r, what + ": " + step);
+    if (d.outcome == Delivery::Outcome::kRetry) return d;
+    spdlog::warn("github check run not superseded ticket={} number={} error=\"{}\"", ticket, number, d.error);
+    return Delivery::Done("");
+  };
+  ApiResponse commits = client_->GetAll("/repos/" + repo_ + "/pulls/" + std::to_string(number) + "/commits?per_page=100",
+                                        "", CallOptions{0, 2});
+  if (!commits.ok()) return failed(commits, "listing its commits");
+  std::vector<std::string> earlier;  // newest first
+  if (commits.body.is_array())
+    for (const json& c : commits.body) {
+      const std::string sha = json_read::StringOr(c, "sha");
+      if (sha.size() >= 7 && sha.size() <= 64 && sha != head_sha &&
+          sha.find_first_not_of("0123456789abcdef") == std::string::npos)
+        earlier.insert(earlier.begin(), sha);
+    }
+  if (earlier.size() > static_cast<std::size_t>(kMaxCommitsBack)) earlier.resize(kMaxCommitsBack);
+  for (const std::string& sha : earlier) {
+    ApiResponse listed = client_->Get("/repos/" + repo_ + "/commits/" + sha + "/check-runs?check_name=" +
+                                          QueryValue(kCheckRunName) + "&per_page=100",
+                                      CallOptions{0, 2});
+    if (!listed.ok()) return failed(listed, "listing the check runs of " + sha.substr(0, 7));
+    const json* runs = json_read::Find(listed.body, "check_runs");
+    if (runs == nullptr || !runs->is_array()) continue;
+    bool any = false;
+    for (const json& r : *runs) {
+      if (CheckRunAt(r, ticket) < 0) continue;
+      any = true;
+      if (json_read::StringOr(r, "status") == "completed") continue;
+      const std::string id = IdOf(r);
+      if (id.empty() || id.find_first_not_of("0123456789") != std::string::npos) continue;
+      const json done = {{"conclusion", "neutral"},
+                         {"output",
+                          {{"title", "Superseded by a newer commit"},
+                           {"summary", "Pull request #" + std::to_string(number) + " moved on to " +
+                                           head_sha.substr(0, 7) + "; Ticket #" + std::to_string(ticket) +
+                                           "'s stage is shown on that commit."}}}};
+      ApiResponse patched = client_->Send("PATCH", "/repos/" + repo_ + "/check-runs/" + id, done);
+      if (!patched.ok()) return failed(patched, "completing check run " + id);
+      spdlog::info("github check run superseded ticket={} number={} check_run={} head={} by={}", ticket, number, id,
+                   sha.substr(0, 7), head_sha.substr(0, 7));
+    }
+    if (any) break;
+  }
+  return Delivery::Done("");
 }
 
 }  // namespace superagent::github

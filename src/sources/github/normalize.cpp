@@ -369,8 +369,11 @@ Normalized NormalizeReview(const json& r, const NormalizeContext& ctx, std::int6
     return Malformed(what + ": pull_request_url does not end in a number");
   if (number <= 0) return Malformed(what + ": no pull request number");
   if (!ReadAuthor(r, ctx, &author)) return Malformed(what + ": user has no login");
-  // A plain "commented" review without text only wraps inline comments, which arrive by themselves.
-  if (state == "commented" && body.empty()) return Skip(what + ": no text of its own");
+  // Words are what a person reads: a body of spaces (ideographic ones too) or punctuation says
+  // nothing. A plain "commented" review without words only wraps inline comments, which arrive
+  // by themselves.
+  const bool says_something = text::CountWords(body) > 0;
+  if (state == "commented" && !says_something) return Skip(what + ": no text of its own");
   OptString(r, "html_url", &html_url);
 
   Discussion d{true, number};
@@ -393,6 +396,11 @@ Normalized NormalizeReview(const json& r, const NormalizeContext& ctx, std::int6
   if (!html_url.empty()) t.meta["html_url"] = html_url;
   std::string commit;
   if (OptString(r, "commit_id", &commit) && !commit.empty()) t.meta["commit_id"] = commit;
+  // Issue 34: a review asks for something when it requests changes or says something. A bare
+  // approval (or a dismissed review without words) asks for nothing: stored all the same (the
+  // auto-merge guard counts approvals), it is context for a Ticket and never starts a turn.
+  // Its inline comments, if any, arrive as Triggers of their own and ask for themselves.
+  if (state != "changes_requested" && !says_something) t.meta["asks_nothing"] = true;
   return n;
 }
 
