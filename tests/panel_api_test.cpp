@@ -26,6 +26,7 @@ namespace {
 
 using nlohmann::json;
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 class PanelApiTest : public PanelSeedTest {
  protected:
@@ -287,6 +288,40 @@ TEST_F(PanelApiTest, WhatIsNotSetUpIsACardPerPieceUntilItWorks) {
   EXPECT_EQ(needs["count"], 2);
   EXPECT_EQ(needs.dump().find("ghp_SETUPCARDSECRET"), std::string::npos);
   ::unsetenv("SA_TEST_GH_TOKEN");
+}
+
+// Issue 34: the Set-up cards said `systemctl restart` to a daemon started by cmake/dev.sh. The
+// hint follows how it runs, from the environment handed in (never read inside the logic).
+TEST(SetupGaps, TheRestartHintIsTheOneForHowTheDaemonRuns) {
+  ::unsetenv("SA_TEST_UNSET_A");
+  Config config;
+  config.llm.api_key_env = "SA_TEST_UNSET_A";
+  auto model_fix = [&](const app::RunMode& mode) {
+    for (const panel::SetupGap& g : app::SetupGapsFor(config, mode))
+      if (g.piece == "model") return g.fix;
+    return std::string();
+  };
+  const app::RunMode systemd =
+      app::RunModeFrom({{"INVOCATION_ID", "5f0e"}}, "0::/system.slice/team-agent.service\n", "/etc/superagent/superagent.yaml");
+  EXPECT_EQ(systemd.kind, app::RunMode::Kind::kSystemd);
+  EXPECT_EQ(systemd.unit, "team-agent.service");
+  EXPECT_THAT(model_fix(systemd), HasSubstr("Set SA_TEST_UNSET_A=<a key for https://api.deepseek.com> in "
+                                            "/etc/superagent/secrets.env or a credential file"));
+  EXPECT_THAT(model_fix(systemd), HasSubstr("Then restart it: sudo systemctl restart team-agent.service."));
+  EXPECT_EQ(app::RunModeFrom({{"INVOCATION_ID", "5f0e"}}, "0::/user.slice/session-3.scope\n", "").unit,
+            "superagent.service");
+
+  const app::RunMode dev = app::RunModeFrom({{"SUPERAGENT_STARTED_BY", "dev.sh"}}, "0::/\n", "config/superagent.yaml");
+  EXPECT_EQ(dev.kind, app::RunMode::Kind::kDevSh);
+  EXPECT_THAT(model_fix(dev), HasSubstr("in the shell that starts the daemon (export it there)"));
+  EXPECT_THAT(model_fix(dev), HasSubstr("Then restart it: stop it with Ctrl-C and run cmake/dev.sh run --config "
+                                        "config/superagent.yaml."));
+  EXPECT_THAT(model_fix(dev), Not(HasSubstr("systemctl")));
+
+  const app::RunMode terminal = app::RunModeFrom({{"SUPERAGENT_STARTED_BY", ""}, {"INVOCATION_ID", ""}}, "", "");
+  EXPECT_EQ(terminal.kind, app::RunMode::Kind::kTerminal);
+  EXPECT_EQ(app::RestartHint(terminal), "Then restart it: stop it with Ctrl-C and start `superagent serve` again.");
+  EXPECT_THAT(model_fix(terminal), Not(HasSubstr("systemctl")));
 }
 
 // Issue 24: a policy file saved on disk that is not in force is a Needs-you card with its

@@ -52,7 +52,7 @@ Status CheckStoreAtStart(const std::string& db_path) {
 
 }  // namespace
 
-Daemon::Daemon(Config config) : config_(std::move(config)) {}
+Daemon::Daemon(Config config, RunMode mode) : config_(std::move(config)), run_mode_(std::move(mode)) {}
 
 Daemon::~Daemon() { Shutdown(); }
 
@@ -197,7 +197,7 @@ Status Daemon::Start() {
 }
 
 Status Daemon::InstallRoutes() {
-  panel::PanelContext ctx = PanelContextFor(config_);
+  panel::PanelContext ctx = PanelContextFor(config_, run_mode_);
   ctx.engine = engine_.get();
   ctx.views = views_.get();
   ctx.token = panel_token_;

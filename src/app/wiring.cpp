@@ -371,10 +371,10 @@ exec::ExecutionOptions ExecutionOptionsFor(const Config& config, std::shared_ptr
   return o;
 }
 
-std::vector<panel::SetupGap> SetupGapsFor(const Config& config) {
+std::vector<panel::SetupGap> SetupGapsFor(const Config& config, const RunMode& mode) {
   std::vector<panel::SetupGap> gaps;
-  const std::string restart = " Then restart the daemon (systemctl restart superagent).";
-  const std::string secrets = "in the daemon's environment (/etc/superagent/secrets.env for the service)";
+  const std::string restart = " " + RestartHint(mode);
+  const std::string secrets = SecretsHint(mode);
   const bool github = !config.github.repo.empty();
   if (!github && !config.feishu.enabled)
     gaps.push_back({"sources",
@@ -431,9 +431,9 @@ std::vector<panel::SetupGap> SetupGapsFor(const Config& config) {
   return gaps;
 }
 
-panel::PanelContext PanelContextFor(const Config& config) {
+panel::PanelContext PanelContextFor(const Config& config, const RunMode& mode) {
   panel::PanelContext ctx;
-  ctx.setup = SetupGapsFor(config);
+  ctx.setup = SetupGapsFor(config, mode);
   ctx.listen = config.panel.listen;
   ctx.password_env = config.panel.token_env;
   ctx.password = ResolveSecret(config.panel.token_env);

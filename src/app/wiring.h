@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "app/config.h"
+#include "app/run_mode.h"
 #include "superagent/assessment.h"
 #include "superagent/clock.h"
 #include "superagent/engine.h"
@@ -148,12 +149,13 @@ exec::ModelGatewayOptions ModelGatewayOptionsFor(const std::string& executor, co
 // ---- the panel (panel.*) ----
 
 // A PanelContext with what the config says: listen, the fixed password's variable name and
-// value (panel.token_env), execution.slots. The caller adds the Engine, Views, token and
-// callbacks.
-panel::PanelContext PanelContextFor(const Config& config);
+// value (panel.token_env), execution.slots, the Set-up cards of the config (SetupGapsFor, with
+// `mode`'s hints). The caller adds the Engine, Views, token and callbacks.
+panel::PanelContext PanelContextFor(const Config& config, const RunMode& mode = RunMode{});
 // What `config` leaves off or unset — no Source, a missing token or key, no repository to work
 // in — as the panel's "Set up" cards (issue 24); a configured Source also gets a card shown only
-// until its first successful read.
-std::vector<panel::SetupGap> SetupGapsFor(const Config& config);
+// until its first successful read. Each fix ends with how to restart the daemon as `mode` says it
+// runs (issue 34: systemctl only under systemd) and says where a secret goes for it.
+std::vector<panel::SetupGap> SetupGapsFor(const Config& config, const RunMode& mode = RunMode{});
 
 }  // namespace superagent::app
