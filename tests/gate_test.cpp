@@ -435,5 +435,27 @@ TEST(GateJson, Shape) {
   EXPECT_EQ(GateResultToJson(GateResult{}).dump(), R"({"candidate":false,"reason":"","strength":"none"})");
 }
 
+// Issue 34: whether anyone may ask a Source for work — what check, doctor, the start-up log and
+// the Set-up card say — is the Gate's own answer for an addressed message from a person.
+TEST(AnyoneMayAsk, AListedPersonOrAnExplicitRowAndNothingElse) {
+  Policy p = TeamPolicy();
+  EXPECT_TRUE(AnyoneMayAsk(p, "github"));
+  EXPECT_TRUE(AnyoneMayAsk(p, "feishu"));
+  EXPECT_FALSE(AnyoneMayAsk(p, "gitlab")) << "no section: source_not_in_policy";
+  p.sources["github"].people.clear();
+  EXPECT_FALSE(AnyoneMayAsk(p, "github")) << "bots and CI cannot ask";
+  EXPECT_EQ(EvaluateGate(p, Person("github", "comments", "alice", true), false).reason, "ignored:others_addressed");
+  p.sources["github"].scopes["ci"].others_addressed = Strength::kExplicit;
+  EXPECT_FALSE(AnyoneMayAsk(p, "github")) << "CI has no sender";
+  p.sources["github"].scopes["issues"].others_addressed = Strength::kInferred;
+  EXPECT_FALSE(AnyoneMayAsk(p, "github")) << "inferred is an offer, not a request";
+  p.sources["github"].scopes["issues"].others_addressed = Strength::kExplicit;
+  EXPECT_TRUE(AnyoneMayAsk(p, "github"));
+  EXPECT_TRUE(EvaluateGate(p, Person("github", "issues", "anyone", true), false).candidate);
+  p.sources["feishu"].people.clear();
+  EXPECT_TRUE(AnyoneMayAsk(p, "feishu")) << "the support chat takes anyone's mention";
+  EXPECT_FALSE(AnyoneMayAsk(DefaultPolicy(), "github"));
+}
+
 }  // namespace
 }  // namespace superagent

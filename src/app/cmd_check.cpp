@@ -1,6 +1,7 @@
 // `superagent check --config FILE`: validates the config and the policy it names, the way
 // `serve` would load them, and prints every problem as file:line:col so an editor or CI can jump
-// to it. Reads only; never creates the data directory or anything else.
+// to it. Warns when nobody may ask a Source for work (issue 34). Reads only; never creates the
+// data directory or anything else.
 #include <cstdio>
 #include <optional>
 #include <string>
@@ -9,6 +10,7 @@
 
 #include "app/commands.h"
 #include "app/config.h"
+#include "app/wiring.h"
 #include "superagent/policy.h"
 
 namespace superagent::app {
@@ -20,7 +22,8 @@ void PrintUsage(std::FILE* out) {
                "usage: superagent check --config FILE\n"
                "\n"
                "Validates FILE and the policy file it names (policy_file), printing every problem as\n"
-               "file:line:col: message, one per line. Changes nothing on disk.\n"
+               "file:line:col: message, one per line. Warns (exit 0) when nobody may ask a Source that is on\n"
+               "for work (an empty sources.<source>.people). Changes nothing on disk.\n"
                "\n"
                "exit status: 0 no problems, 1 problems found, 2 bad usage\n");
 }
@@ -113,6 +116,9 @@ int CmdCheck(int argc, char** argv) {
   NoteUnsetVariable(config->llm.api_key_env, "llm.api_key_env");
   // Allowed (a team may mean it), but never silently: workers are untrusted (issue 19).
   for (const std::string& w : ExecutionEnvWarnings(*config)) std::printf("warning: %s\n", w.c_str());
+  // Valid, and deaf: the first @-mention would be ignored without a word (issue 34).
+  for (const NobodyMayAsk& n : NobodyMayAskFor(*config, *policy))
+    std::printf("warning: %s %s\n", n.what.c_str(), n.fix.c_str());
   std::printf("ok: config %s, policy %s (mode %s, %zu rules)\n", config_path.c_str(), policy_label.c_str(),
               ModeName(policy->mode), policy->rules.size());
   return 0;

@@ -15,6 +15,7 @@ const char kUsage[] =
     "usage: superagent doctor [--config FILE]\n"
     "\n"
     "Checks what a first deployment gets wrong and says how to fix each: config and policy valid,\n"
+    "someone allowed to ask for work on each Source that is on (sources.<source>.people),\n"
     "data_dir writable, SQLite version, the GitHub token (present, accepted, able to read\n"
     "notifications), the repository readable, the bot login, the default branch's protection\n"
     "(approvals required, stale ones dismissed), the webhook secret, the Feishu app\n"

@@ -69,6 +69,9 @@ class Daemon {
   void WakeEvalLoop();  // called by the Engine when a Trigger is queued for an Eval
   Status InstallRoutes();
   bool PolicyFileChanged();
+  // One warning line per Source that is on and that nobody may ask under the policy in force
+  // (issue 34): at start, and after a reload that made a new version.
+  void WarnIfNobodyMayAsk();
 
   Config config_;
   RunMode run_mode_;

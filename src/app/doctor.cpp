@@ -13,6 +13,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <optional>
 
 #include <nlohmann/json.hpp>
 
@@ -20,6 +21,7 @@
 #include "app/wiring.h"
 #include "superagent/exec.h"
 #include "superagent/feishu.h"
+#include "superagent/gate.h"
 #include "superagent/process.h"
 #include "superagent/text.h"
 #include "superagent/views.h"
@@ -42,6 +44,7 @@ class Doctor {
 
   std::vector<DoctorCheck> Run() {
     Policy();
+    People();
     DataDir();
     Secrets();  // issue 33: where each secret comes from
     Sqlite();
@@ -81,17 +84,55 @@ class Doctor {
   void Policy() {
     if (config_.policy_file.empty()) {
       Add("policy", R::kOk, "embedded default policy (observe mode)");
+      policy_ = DefaultPolicy();
       return;
     }
     std::vector<Problem> problems;
     auto p = LoadPolicyFile(config_.policy_file, &problems);
     if (p) {
       Add("policy", R::kOk, config_.policy_file + ": valid, mode " + ModeName(p->mode));
+      policy_ = *p;
       return;
     }
     std::string first = problems.empty() ? "" : problems.front().ToString();
     Add("policy", R::kFailed, std::to_string(problems.size()) + " problem(s), first: " + first,
         "run `superagent check --config " + config_.source_file + "` for every problem and fix them");
+  }
+
+  // Whether anyone may ask each Source that is on for work (issue 34). A daemon nobody may ask
+  // anywhere hears only its panel: that fails; one deaf Source beside a working one is a warning
+  // (a team may take requests in Feishu and only deliver on GitHub).
+  void People() {
+    const bool github = !config_.github.repo.empty();
+    if (!github && !config_.feishu.enabled) {
+      Add("policy.people", R::kSkipped, "no Source is on (github.repo is empty, feishu.enabled is false)");
+      return;
+    }
+    if (!policy_) {
+      Add("policy.people", R::kSkipped, "needs a valid policy (see the policy check)");
+      return;
+    }
+    const std::vector<NobodyMayAsk> deaf = NobodyMayAskFor(config_, *policy_);
+    if (deaf.empty()) {
+      std::string who;
+      for (const char* source : {"github", "feishu"}) {
+        auto it = policy_->sources.find(source);
+        if (it == policy_->sources.end() || (std::string(source) == "github" ? !github : !config_.feishu.enabled)) continue;
+        const std::size_t n = it->second.people.size();
+        who += (who.empty() ? "" : "; ") + std::string(source) + ": " +
+               (n == 0 ? std::string("anyone in a row set to others_addressed: explicit")
+                       : std::to_string(n) + (n == 1 ? " person" : " people") + " on sources." + source + ".people");
+      }
+      Add("policy.people", R::kOk, "may ask for work — " + who);
+      return;
+    }
+    std::string what, fix;
+    for (const NobodyMayAsk& n : deaf) {
+      what += (what.empty() ? "" : " ") + n.what;
+      fix += (fix.empty() ? "" : " ") + n.fix;
+    }
+    const std::size_t on = (github ? 1 : 0) + (config_.feishu.enabled ? 1 : 0);
+    Add("policy.people", deaf.size() == on ? R::kFailed : R::kWarning, what, fix);
   }
 
   void DataDir() {
@@ -812,6 +853,7 @@ class Doctor {
   const Config& config_;
   HttpClient& http_;
   std::vector<DoctorCheck> checks_;
+  std::optional<superagent::Policy> policy_;  // the policy in the file, once the policy check read it
   std::string token_ = ResolveSecret(config_.github.token_env);  // scrubbed from anything shown
 };
 
