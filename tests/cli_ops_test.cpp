@@ -29,6 +29,7 @@
 #include "superagent/github.h"
 #include "superagent/http.h"
 #include "superagent/process.h"
+#include "superagent/sandbox.h"
 
 namespace superagent::testing {
 namespace {
@@ -787,6 +788,70 @@ TEST_F(DoctorTest, APolicyThatLetsNobodyAskFailsWithTheKeyThatFixesIt) {
   Write("policy.yaml", "mode: observe\nsources:\n  github:\n    people: [\"李雷\"]\n");
   check = RunProgram(SUPERAGENT_BINARY, {"check", "--config", Config()});
   EXPECT_THAT(check.out, Not(HasSubstr("Nobody may ask"))) << "who is listed is the policy's business, not a login check";
+}
+
+// Issue 34: a command executor whose program the workers' sandbox cannot see failed every turn,
+// while check and doctor passed. Now both fail it, naming the file, why, and what to do.
+TEST_F(DoctorTest, ACommandExecutorsProgramTheSandboxCannotSeeFails) {
+  // A program outside the directories the sandbox shows (this test's directory is under /tmp,
+  // which a worker sees as its own private /tmp), and a script the command names.
+  const std::string agent = (dir_ / "glue" / "our-agent").string();
+  fs::create_directories(dir_ / "glue");
+  Write("glue/our-agent", "#!/bin/sh\necho '{\"stage\":\"ready\",\"summary\":\"ok\"}'\n");
+  fs::permissions(agent, fs::perms::owner_all);
+  Write("glue/agent.py", "print('{}')\n");
+  const std::string path = "/usr/local/bin:/usr/bin:/bin";
+  superagent::Config c = Healthy();
+  c.execution.executor = "command";
+  auto problem = [&](const std::string& command, const std::string& path_env = "/usr/local/bin:/usr/bin:/bin") {
+    c.execution.command = command;
+    auto p = app::FindCommandProgramProblem(c, path_env);
+    return p ? p->what + " | " + p->fix : std::string();
+  };
+  EXPECT_THAT(problem(agent + " --json"),
+              HasSubstr("execution.command: the worker cannot run its program: " + agent +
+                        " is outside the directories the sandbox shows (the Ticket's own directory, and /usr, /bin, "
+                        "/lib, /etc and /opt read-only), so every turn would fail with \"not found\" | install it "
+                        "where the sandbox shows the system (sudo install -m 0755 " + agent +
+                        " /usr/local/bin/our-agent, or below /opt), or commit it to the repository"));
+  EXPECT_THAT(problem("FOO=1 exec env BAR=2 '" + agent + "'"), HasSubstr("cannot run its program: " + agent))
+      << "assignments, exec and env are not the program";
+  EXPECT_THAT(problem("our-agent", (dir_ / "glue").string() + ":" + path),
+              HasSubstr("cannot run its program: " + agent)) << "found in a PATH directory the sandbox does not show";
+  EXPECT_THAT(problem("python3 " + (dir_ / "glue" / "agent.py").string()),
+              HasSubstr("the worker cannot read " + (dir_ / "glue" / "agent.py").string() + ", which the command names"));
+  EXPECT_THAT(problem("no-such-coding-agent --go"),
+              HasSubstr("the program \"no-such-coding-agent\" is in no directory of PATH (" + path + ")"));
+  EXPECT_THAT(problem("/usr/bin/no-such-coding-agent"), HasSubstr("/usr/bin/no-such-coding-agent does not exist"));
+  for (const std::string& fine : {std::string("cat"), std::string("/bin/sh -c 'cat'"), std::string("./tools/agent.sh"),
+                                  std::string("$HOME/bin/agent"), std::string("cd sub && ./run"),
+                                  std::string("python3 /usr/lib/x.py"), std::string("cat # " + agent)})
+    EXPECT_EQ(problem(fine), "") << fine;
+  c.execution.sandbox = "off";
+  EXPECT_EQ(problem(agent), "") << "no sandbox: the service user's view";
+
+  // What the sandbox hides below a directory it shows (the config's, /etc/superagent, data_dir).
+  exec::SandboxPolicy hiding;
+  hiding.hidden = {"/usr/share"};
+  EXPECT_EQ(exec::SandboxHides(hiding, "/usr/share/doc"), "/usr/share/doc is below /usr/share, which the sandbox hides from workers");
+  EXPECT_EQ(exec::SandboxHides(hiding, "/usr/bin/env"), "");
+
+  // doctor and check as the real commands: FAILED with the fix; a problem at the key's line.
+  WriteConfig("github:\n  api_url: " + github_.url() + "\n  repo: " + github_.repo +
+              "\n  token_env: SUPERAGENT_DOCTOR_GH\nexecution:\n  git_remote: " + (dir_ / "remote.git").string() +
+              "\n  executor: command\n  command: " + agent + " --json\n");
+  RunResult doctor = RunProgram(SUPERAGENT_BINARY, {"doctor", "--config", Config()});
+  EXPECT_EQ(doctor.exit_code, 1) << doctor.out;
+  EXPECT_THAT(doctor.out, HasSubstr("execution.command      FAILED  execution.command: the worker cannot run its program: " + agent));
+  EXPECT_THAT(doctor.out, HasSubstr("    fix: install it where the sandbox shows the system"));
+  RunResult check = RunProgram(SUPERAGENT_BINARY, {"check", "--config", Config()});
+  EXPECT_EQ(check.exit_code, 1) << check.out;
+  EXPECT_THAT(check.out, HasSubstr(Config() + ":14: execution.command: the worker cannot run its program: " + agent));
+  EXPECT_THAT(check.err, HasSubstr("check: 1 problem in " + Config()));
+  WriteConfig("github:\n  api_url: " + github_.url() + "\n  repo: " + github_.repo +
+              "\nexecution:\n  git_remote: " + (dir_ / "remote.git").string() + "\n  executor: command\n  command: cat\n");
+  check = RunProgram(SUPERAGENT_BINARY, {"check", "--config", Config()});
+  EXPECT_EQ(check.exit_code, 0) << check.out;
 }
 
 // Issue 34: the daemon says at start, in a warning line and a Needs-you card, that nobody may ask
