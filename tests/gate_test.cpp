@@ -457,5 +457,18 @@ TEST(AnyoneMayAsk, AListedPersonOrAnExplicitRowAndNothingElse) {
   EXPECT_FALSE(AnyoneMayAsk(DefaultPolicy(), "github"));
 }
 
+// The policy the .deb installs as /etc/superagent/policy.yaml lets nobody ask until it is edited
+// (cmake/check-package.sh checks the installed file the same way).
+TEST(AnyoneMayAsk, ThePackagedPolicyLetsNobodyAsk) {
+  std::vector<Problem> problems;
+  auto p = LoadPolicyFile(std::string(SUPERAGENT_SOURCE_DIR) + "/config/policy.packaged.yaml", &problems);
+  ASSERT_TRUE(p) << (problems.empty() ? "" : problems[0].ToString());
+  EXPECT_EQ(p->mode, Mode::kObserve);
+  EXPECT_FALSE(AnyoneMayAsk(*p, "github"));
+  EXPECT_FALSE(AnyoneMayAsk(*p, "feishu"));
+  EXPECT_FALSE(EvaluateGate(*p, Person("github", "comments", "alice", true), false).candidate);
+  EXPECT_EQ(p->rules.size(), DefaultPolicy().rules.size()) << "the built-in rules, as without a file";
+}
+
 }  // namespace
 }  // namespace superagent
