@@ -867,7 +867,7 @@ TEST_F(OpsTest, AServeThatNobodyMayAskSaysSoInItsLogAndPanelUntilThePolicyListsS
   ASSERT_TRUE(d.WaitForLine("ready")) << d.log();
   const std::string policy = (dir_ / "policy.yaml").string();
   EXPECT_THAT(d.log(), HasSubstr(" warning nobody may ask for work yet source=github key=sources.github.people "
-                                 "fix=\"Add the GitHub logins of the people who may ask to sources.github.people in " +
+                                 "policy_version=1 fix=\"Add the GitHub logins of the people who may ask to sources.github.people in " +
                                  policy + " (e.g. people: [alice, bob]). The key is at " + policy + ":4."));
   httplib::Client http("127.0.0.1", port_);
   http.set_bearer_token_auth(PanelTokenIn((dir_ / "data").string()));
@@ -902,7 +902,8 @@ TEST_F(OpsTest, AServeThatNobodyMayAskSaysSoInItsLogAndPanelUntilThePolicyListsS
   Write("policy.yaml", "mode: observe\nsources:\n  github:\n    people: []\n");
   d.Signal(SIGHUP);
   ASSERT_TRUE(d.WaitForLine("policy version=3")) << d.log();
-  ASSERT_TRUE(d.WaitForLine("nobody may ask for work yet source=github")) << "said again after the reload";
+  ASSERT_TRUE(d.WaitForLine("nobody may ask for work yet source=github key=sources.github.people policy_version=3"))
+      << "said again after the reload, within the minute a repeated warning is held back";
   EXPECT_TRUE(card(needs(), "github.people").is_object());
   d.Signal(SIGTERM);
   EXPECT_EQ(d.Wait(), 0) << d.log();

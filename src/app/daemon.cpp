@@ -198,8 +198,12 @@ Status Daemon::Start() {
 }
 
 void Daemon::WarnIfNobodyMayAsk() {
+  // The version makes each policy's line its own: an identical warning within a minute is held
+  // back by the log (issue 34), and a reload that is still deaf must be said again.
+  const std::int64_t version = engine_->PolicyVersion();
   for (const NobodyMayAsk& n : NobodyMayAskFor(config_, engine_->CurrentPolicy(), &run_mode_))
-    spdlog::warn("nobody may ask for work yet {} {} {}", Kv("source", n.source), Kv("key", n.key), Kv("fix", n.fix));
+    spdlog::warn("nobody may ask for work yet {} {} {} {}", Kv("source", n.source), Kv("key", n.key),
+                 Kv("policy_version", version), Kv("fix", n.fix));
 }
 
 Status Daemon::InstallRoutes() {
