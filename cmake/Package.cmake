@@ -18,7 +18,9 @@ file(WRITE ${PROJECT_BINARY_DIR}/package/superagent.yaml "${_packaged}")
 install(TARGETS superagent RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 install(FILES config/superagent.service DESTINATION /lib/systemd/system)  # Debian 12 packages ship units here
 install(FILES ${PROJECT_BINARY_DIR}/package/superagent.yaml DESTINATION /etc/superagent)
-install(FILES config/policy.example.yaml DESTINATION /etc/superagent RENAME policy.yaml)
+# A policy that lets nobody ask until the team lists its people, and says so (issue 34): the
+# example, installed live, allowed its sample logins alice and bob — real accounts on github.com.
+install(FILES config/policy.packaged.yaml DESTINATION /etc/superagent RENAME policy.yaml)
 install(FILES config/superagent.example.yaml config/policy.example.yaml README.md LICENSE
         DESTINATION ${CMAKE_INSTALL_DOCDIR})
 install(DIRECTORY docs/ DESTINATION ${CMAKE_INSTALL_DOCDIR} FILES_MATCHING PATTERN "*.md")
@@ -33,7 +35,8 @@ set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
 set(CPACK_DEBIAN_PACKAGE_SECTION devel)
 set(CPACK_STRIP_FILES ON)  # the debug info stays in the build tree
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
-set(CPACK_DEBIAN_PACKAGE_DEPENDS "adduser, git, ca-certificates")
+# bubblewrap: execution.sandbox is on by default, and serve refuses to start without it.
+set(CPACK_DEBIAN_PACKAGE_DEPENDS "adduser, git, ca-certificates, bubblewrap")
 set(CPACK_DEBIAN_PACKAGE_CONTROL_EXTRA
     ${PROJECT_SOURCE_DIR}/cmake/debian/conffiles
     ${PROJECT_SOURCE_DIR}/cmake/debian/postinst

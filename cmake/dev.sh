@@ -149,7 +149,8 @@ case "$cmd" in
     deps
     build build-run -DSUPERAGENT_TESTS=OFF
     echo "dev.sh: starting build-run/superagent serve $*" >&2
-    exec build-run/superagent serve "$@" ;;
+    # So the daemon's hints say "Ctrl-C and cmake/dev.sh run", not systemctl (src/app/run_mode.h).
+    SUPERAGENT_STARTED_BY=dev.sh exec build-run/superagent serve "$@" ;;
   test)
     deps
     test_npm

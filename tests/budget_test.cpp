@@ -434,6 +434,30 @@ TEST_F(BudgetTest, WallClockCountsOnlyTimeWorkingWithAnInjectedClock) {
   EXPECT_EQ(status->waiting, "wall_clock_minutes");
 }
 
+// Issue 34: "1 minutes of work". One of a unit is said in the singular, in the question and its
+// option alike.
+TEST_F(BudgetTest, OneOfAUnitIsSaidInTheSingular) {
+  Reopen(WithBudgets("  explicit: {tokens: 0, cost_usd: 0, wall_clock_minutes: 1, turns: 0}\n"));
+  SpendingExecutor executor(engine_.get());
+  auto scheduler = MakeScheduler(&executor);
+  const TicketId t = AcceptedTicket("r1");
+  executor.Next(nullptr, /*hold=*/true);
+  ASSERT_EQ(*scheduler->Tick(), 1);
+  executor.WaitSpent(1);
+  clock_.Advance(60'000);
+  ASSERT_EQ(*scheduler->Tick(), 0);
+  Settle(scheduler.get());
+  const Ticket tk = Ok(engine_->GetTicket(t));
+  ASSERT_EQ(tk.stage, Stage::kWaitingForPerson);
+  EXPECT_EQ(tk.waiting->form["options"][0], "Continue with 1 more minute");
+  EXPECT_THAT(Attention(t).at(0).body, HasSubstr("1 minute of work spent of 1 minute of work"));
+  EXPECT_EQ(BudgetAmountText("tokens", 1), "1 token");
+  EXPECT_EQ(BudgetAmountText("tokens", 2), "2 tokens");
+  EXPECT_EQ(BudgetAmountText("turns", 1), "1 turn");
+  EXPECT_EQ(BudgetAmountText("wall_clock_minutes", 11), "11 minutes of work");
+  EXPECT_EQ(BudgetAmountText("cost_usd", 1), "$1.00");
+}
+
 TEST_F(BudgetTest, OnlyReportedCostCountsAndACostLimitAsksBeforeTheTurn) {
   Reopen(WithBudgets("  explicit: {tokens: 0, cost_usd: 1, wall_clock_minutes: 0, turns: 0}\n"));
   SpendingExecutor executor(engine_.get());
@@ -452,7 +476,7 @@ TEST_F(BudgetTest, OnlyReportedCostCountsAndACostLimitAsksBeforeTheTurn) {
   ASSERT_EQ(*scheduler->Tick(), 0);
   const Ticket tk = Ok(engine_->GetTicket(t));
   ASSERT_EQ(tk.stage, Stage::kWaitingForPerson);
-  EXPECT_EQ(tk.waiting->form["options"][0], "Continue with 1 more US dollars");
+  EXPECT_EQ(tk.waiting->form["options"][0], "Continue with 1 more US dollar");
   EXPECT_THAT(Attention(t).at(0).body, HasSubstr("$1.00 spent of $1.00"));
 }
 

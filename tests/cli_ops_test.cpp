@@ -29,6 +29,7 @@
 #include "superagent/github.h"
 #include "superagent/http.h"
 #include "superagent/process.h"
+#include "superagent/sandbox.h"
 
 namespace superagent::testing {
 namespace {
@@ -728,6 +729,197 @@ TEST_F(DoctorTest, TheCommandPrintsEveryCheckAndExitsNonZeroOnAFailure) {
   RunResult invalid = RunProgram(SUPERAGENT_BINARY, {"doctor", "--config", Config()});
   EXPECT_EQ(invalid.exit_code, 2);
   EXPECT_THAT(invalid.out, HasSubstr("superagent.yaml:2:"));
+}
+
+// Issue 34: a valid policy that lets nobody ask is a deaf daemon. doctor fails it when no Source
+// that is on lets anyone ask, warns when one of two does not, and names the key and its line;
+// `check` says the same as a warning. A row that takes others' mentions as explicit lets people ask.
+TEST_F(DoctorTest, APolicyThatLetsNobodyAskFailsWithTheKeyThatFixesIt) {
+  superagent::Config c = Healthy();
+  c.source_file = Config();
+  c.policy_file = (dir_ / "policy.yaml").string();
+  Write("policy.yaml", "mode: observe\nsources:\n  github:\n    people: []\n    bots: [\"dependabot[bot]\"]\n");
+  auto checks = Run(c);
+  EXPECT_EQ(checks["policy.people"].result, R::kFailed);
+  EXPECT_EQ(checks["policy.people"].detail,
+            "Nobody may ask for work yet on GitHub (" + github_.repo +
+                "): sources.github.people is empty and no row of sources.github.scopes takes others' @-mentions as "
+                "explicit, so every @-mention of the agent is ignored (explain says ignored:others_addressed).");
+  EXPECT_EQ(checks["policy.people"].fix,
+            "Add the GitHub logins of the people who may ask to sources.github.people in " + c.policy_file +
+                " (e.g. people: [alice, bob]). The key is at " + c.policy_file +
+                ":4. The daemon reloads the file when it is saved; no restart is needed.");
+
+  // The embedded default policy has no sources at all: name the file to write, and restart.
+  c.policy_file.clear();
+  checks = Run(c);
+  EXPECT_EQ(checks["policy.people"].result, R::kFailed);
+  EXPECT_THAT(checks["policy.people"].detail, HasSubstr("the policy has no sources.github section"));
+  EXPECT_THAT(checks["policy.people"].fix, HasSubstr("Set policy_file: policy.yaml in " + Config()));
+  EXPECT_THAT(checks["policy.people"].fix, HasSubstr("Then restart the daemon."));
+
+  // A support row where anyone may ask (but not CI's, which has no sender).
+  c.policy_file = (dir_ / "policy.yaml").string();
+  Write("policy.yaml", "sources:\n  github:\n    people: []\n    scopes:\n      ci: {others_unaddressed: inferred}\n");
+  EXPECT_EQ(Run(c)["policy.people"].result, R::kFailed);
+  Write("policy.yaml", "sources:\n  github:\n    people: []\n    scopes:\n      issues: {others_addressed: explicit}\n");
+  checks = Run(c);
+  EXPECT_EQ(checks["policy.people"].result, R::kOk) << checks["policy.people"].detail;
+  EXPECT_THAT(checks["policy.people"].detail, HasSubstr("anyone in a row set to others_addressed: explicit"));
+
+  // Two Sources, one deaf: a warning naming Feishu's key.
+  Write("policy.yaml", "sources:\n  github:\n    people: [alice]\n");
+  c.feishu.enabled = true;
+  checks = Run(c);
+  EXPECT_EQ(checks["policy.people"].result, R::kWarning);
+  EXPECT_THAT(checks["policy.people"].detail, HasSubstr("Nobody may ask for work yet on Feishu: the policy has no "
+                                                        "sources.feishu section"));
+  EXPECT_THAT(checks["policy.people"].fix, HasSubstr("the Feishu open_ids (ou_…) of the people who may ask to "
+                                                     "sources.feishu.people"));
+  EXPECT_THAT(checks["policy.people"].fix, HasSubstr("It is not written yet: add it under the key at " + c.policy_file + ":1."));
+
+  // `check`, as a real process: a warning with the same words, exit 0 (the files are valid).
+  WriteConfig("github:\n  repo: " + github_.repo + "\n");
+  Write("policy.yaml", "mode: observe\nsources:\n  github:\n    people: []\n");
+  RunResult check = RunProgram(SUPERAGENT_BINARY, {"check", "--config", Config()});
+  EXPECT_EQ(check.exit_code, 0) << check.out << check.err;
+  EXPECT_THAT(check.out, HasSubstr("warning: Nobody may ask for work yet on GitHub (" + github_.repo + "): "));
+  EXPECT_THAT(check.out, HasSubstr("The key is at " + (dir_ / "policy.yaml").string() + ":4."));
+  Write("policy.yaml", "mode: observe\nsources:\n  github:\n    people: [\"李雷\"]\n");
+  check = RunProgram(SUPERAGENT_BINARY, {"check", "--config", Config()});
+  EXPECT_THAT(check.out, Not(HasSubstr("Nobody may ask"))) << "who is listed is the policy's business, not a login check";
+}
+
+// Issue 34: a command executor whose program the workers' sandbox cannot see failed every turn,
+// while check and doctor passed. Now both fail it, naming the file, why, and what to do.
+TEST_F(DoctorTest, ACommandExecutorsProgramTheSandboxCannotSeeFails) {
+  // A program outside the directories the sandbox shows (this test's directory is under /tmp,
+  // which a worker sees as its own private /tmp), and a script the command names.
+  const std::string agent = (dir_ / "glue" / "our-agent").string();
+  fs::create_directories(dir_ / "glue");
+  Write("glue/our-agent", "#!/bin/sh\necho '{\"stage\":\"ready\",\"summary\":\"ok\"}'\n");
+  fs::permissions(agent, fs::perms::owner_all);
+  Write("glue/agent.py", "print('{}')\n");
+  const std::string path = "/usr/local/bin:/usr/bin:/bin";
+  superagent::Config c = Healthy();
+  c.execution.executor = "command";
+  auto problem = [&](const std::string& command, const std::string& path_env = "/usr/local/bin:/usr/bin:/bin") {
+    c.execution.command = command;
+    auto p = app::FindCommandProgramProblem(c, path_env);
+    return p ? p->what + " | " + p->fix : std::string();
+  };
+  EXPECT_THAT(problem(agent + " --json"),
+              HasSubstr("execution.command: the worker cannot run its program: " + agent +
+                        " is outside the directories the sandbox shows (the Ticket's own directory, and /usr, /bin, "
+                        "/lib, /etc and /opt read-only), so every turn would fail with \"not found\" | install it "
+                        "where the sandbox shows the system (sudo install -m 0755 " + agent +
+                        " /usr/local/bin/our-agent, or below /opt), or commit it to the repository"));
+  EXPECT_THAT(problem("FOO=1 exec env BAR=2 '" + agent + "'"), HasSubstr("cannot run its program: " + agent))
+      << "assignments, exec and env are not the program";
+  EXPECT_THAT(problem("our-agent", (dir_ / "glue").string() + ":" + path),
+              HasSubstr("cannot run its program: " + agent)) << "found in a PATH directory the sandbox does not show";
+  EXPECT_THAT(problem("python3 " + (dir_ / "glue" / "agent.py").string()),
+              HasSubstr("the worker cannot read " + (dir_ / "glue" / "agent.py").string() + ", which the command names"));
+  EXPECT_THAT(problem("no-such-coding-agent --go"),
+              HasSubstr("the program \"no-such-coding-agent\" is in no directory of PATH (" + path + ")"));
+  EXPECT_THAT(problem("/usr/bin/no-such-coding-agent"), HasSubstr("/usr/bin/no-such-coding-agent does not exist"));
+  for (const std::string& fine : {std::string("cat"), std::string("/bin/sh -c 'cat'"), std::string("./tools/agent.sh"),
+                                  std::string("$HOME/bin/agent"), std::string("cd sub && ./run"),
+                                  std::string("python3 /usr/lib/x.py"), std::string("cat # " + agent)})
+    EXPECT_EQ(problem(fine), "") << fine;
+  c.execution.sandbox = "off";
+  EXPECT_EQ(problem(agent), "") << "no sandbox: the service user's view";
+
+  // What the sandbox hides below a directory it shows (the config's, /etc/superagent, data_dir).
+  exec::SandboxPolicy hiding;
+  hiding.hidden = {"/usr/share"};
+  EXPECT_EQ(exec::SandboxHides(hiding, "/usr/share/doc"), "/usr/share/doc is below /usr/share, which the sandbox hides from workers");
+  EXPECT_EQ(exec::SandboxHides(hiding, "/usr/bin/env"), "");
+
+  // doctor and check as the real commands: FAILED with the fix; a problem at the key's line.
+  WriteConfig("github:\n  api_url: " + github_.url() + "\n  repo: " + github_.repo +
+              "\n  token_env: SUPERAGENT_DOCTOR_GH\nexecution:\n  git_remote: " + (dir_ / "remote.git").string() +
+              "\n  executor: command\n  command: " + agent + " --json\n");
+  RunResult doctor = RunProgram(SUPERAGENT_BINARY, {"doctor", "--config", Config()});
+  EXPECT_EQ(doctor.exit_code, 1) << doctor.out;
+  EXPECT_THAT(doctor.out, HasSubstr("execution.command      FAILED  execution.command: the worker cannot run its program: " + agent));
+  EXPECT_THAT(doctor.out, HasSubstr("    fix: install it where the sandbox shows the system"));
+  RunResult check = RunProgram(SUPERAGENT_BINARY, {"check", "--config", Config()});
+  EXPECT_EQ(check.exit_code, 1) << check.out;
+  EXPECT_THAT(check.out, HasSubstr(Config() + ":14: execution.command: the worker cannot run its program: " + agent));
+  EXPECT_THAT(check.err, HasSubstr("check: 1 problem in " + Config()));
+  WriteConfig("github:\n  api_url: " + github_.url() + "\n  repo: " + github_.repo +
+              "\nexecution:\n  git_remote: " + (dir_ / "remote.git").string() + "\n  executor: command\n  command: cat\n");
+  check = RunProgram(SUPERAGENT_BINARY, {"check", "--config", Config()});
+  EXPECT_EQ(check.exit_code, 0) << check.out;
+}
+
+// Issue 34: the daemon says at start, in a warning line and a Needs-you card, that nobody may ask
+// for work; a saved policy that lists someone takes the card away. The Set-up cards' restart hint
+// is the one for how the daemon runs: cmake/dev.sh, or systemd.
+TEST_F(OpsTest, AServeThatNobodyMayAskSaysSoInItsLogAndPanelUntilThePolicyListsSomeone) {
+  FakeGitHub github(SystemClock());
+  WriteConfig("github:\n  api_url: " + github.url() + "\n  repo: " + github.repo + "\nexecution:\n  git_remote: " +
+              (dir_ / "no-origin.git").string() + "\n");
+  Write("policy.yaml", "mode: observe\nsources:\n  github:\n    people: []\n");
+  DaemonProcess d(SUPERAGENT_BINARY, {"serve", "--config", Config()},
+                  {{"GITHUB_TOKEN", "ghp_OPSTEST0123456789"}, {"SUPERAGENT_STARTED_BY", "dev.sh"}});
+  ASSERT_TRUE(d.WaitForLine("ready")) << d.log();
+  const std::string policy = (dir_ / "policy.yaml").string();
+  EXPECT_THAT(d.log(), HasSubstr(" warning nobody may ask for work yet source=github key=sources.github.people "
+                                 "policy_version=1 fix=\"Add the GitHub logins of the people who may ask to sources.github.people in " +
+                                 policy + " (e.g. people: [alice, bob]). The key is at " + policy + ":4."));
+  httplib::Client http("127.0.0.1", port_);
+  http.set_bearer_token_auth(PanelTokenIn((dir_ / "data").string()));
+  auto needs = [&] {
+    auto r = http.Get("/api/needs");
+    return r && r->status == 200 ? json::parse(r->body) : json();
+  };
+  auto card = [](const json& n, const std::string& piece) {
+    for (const json& c : n["setup"])
+      if (c["piece"] == piece) return c;
+    return json();
+  };
+  json n = needs();
+  ASSERT_TRUE(card(n, "github.people").is_object()) << n.dump(2);
+  EXPECT_EQ(card(n, "github.people")["what"],
+            "Nobody may ask for work yet on GitHub (" + github.repo +
+                "): sources.github.people is empty and no row of sources.github.scopes takes others' @-mentions as "
+                "explicit, so every @-mention of the agent is ignored (explain says ignored:others_addressed).");
+  ASSERT_TRUE(card(n, "model").is_object()) << n.dump(2);
+  EXPECT_THAT(card(n, "model")["fix"].get<std::string>(),
+              HasSubstr("in the shell that starts the daemon (export it there); llm.api_key_env names the variable, "
+                        "llm.base_url the endpoint. Then restart it: stop it with Ctrl-C and run cmake/dev.sh run "
+                        "--config " + Config() + "."));
+  EXPECT_THAT(n.dump(), Not(HasSubstr("systemctl")));
+
+  Write("policy.yaml", "mode: observe\nsources:\n  github:\n    people: [alice]\n");
+  d.Signal(SIGHUP);
+  ASSERT_TRUE(d.WaitForLine("policy version=2")) << d.log();
+  n = needs();
+  EXPECT_TRUE(card(n, "github.people").is_null()) << "the card follows the policy in force: " << n.dump(2);
+  EXPECT_EQ(d.log().find("nobody may ask", d.log().find("policy version=2")), std::string::npos);
+  Write("policy.yaml", "mode: observe\nsources:\n  github:\n    people: []\n");
+  d.Signal(SIGHUP);
+  ASSERT_TRUE(d.WaitForLine("policy version=3")) << d.log();
+  ASSERT_TRUE(d.WaitForLine("nobody may ask for work yet source=github key=sources.github.people policy_version=3"))
+      << "said again after the reload, within the minute a repeated warning is held back";
+  EXPECT_TRUE(card(needs(), "github.people").is_object());
+  d.Signal(SIGTERM);
+  EXPECT_EQ(d.Wait(), 0) << d.log();
+
+  // Under systemd (which sets INVOCATION_ID for every unit it starts): systemctl.
+  DaemonProcess s(SUPERAGENT_BINARY, {"serve", "--config", Config()},
+                  {{"GITHUB_TOKEN", "ghp_OPSTEST0123456789"}, {"INVOCATION_ID", "0123456789abcdef0123456789abcdef"}});
+  ASSERT_TRUE(s.WaitForLine("ready")) << s.log();
+  n = needs();
+  EXPECT_THAT(card(n, "model")["fix"].get<std::string>(),
+              HasSubstr("in /etc/superagent/secrets.env or a credential file (docs/007-operations.md, Secrets); "
+                        "llm.api_key_env names the variable, llm.base_url the endpoint. Then restart it: sudo "
+                        "systemctl restart "));
+  EXPECT_THAT(n.dump(), Not(HasSubstr("Ctrl-C")));
+  s.Signal(SIGTERM);
+  EXPECT_EQ(s.Wait(), 0) << s.log();
 }
 
 // --- doctor: Feishu ---

@@ -182,6 +182,19 @@ TEST_F(ServeTest, RunsJudgesExplainsReloadsAndStopsCleanly) {
       << story.out;
   EXPECT_NE(story.out.find("  The agent wrote back: the acknowledgement (pending)."), std::string::npos) << story.out;
   EXPECT_NE(story.out.find("    mandate    explicit via allow_listed_addressed, from alice"), std::string::npos) << story.out;
+  // Issue 34: the issue's own URL (as a person copies it, here with a trailing slash) tells the
+  // story of its mention, and says which message that is.
+  RunResult by_issue =
+      RunProgram(SUPERAGENT_BINARY, {"explain", "https://github.com/o/r/issues/7/", "--config", Config()});
+  ASSERT_EQ(by_issue.exit_code, 0) << by_issue.err;
+  EXPECT_EQ(by_issue.out.rfind("github:comment:1@2026-12-02T10:00:00Z\n"
+                               "  (https://github.com/o/r/issues/7/ names no message of its own here: this is "
+                               "https://github.com/o/r/issues/7#issuecomment-1, the discussion's newest message that "
+                               "addresses the agent. Explain another by its own URL.)\n"
+                               "  alice wrote on GitHub issue #7",
+                               0),
+            0u)
+      << by_issue.out;
   auto api = http.Get("/api/explain?q=github:comment:1@2026-12-02T10:00:00Z");
   ASSERT_TRUE(api);
   EXPECT_EQ(api->status, 200);

@@ -90,6 +90,52 @@ TEST_F(ExplainTest, AMessageStillWaitingSaysForWhat) {
                      "be tried again. The panel's Needs-you names it.");
 }
 
+// Issue 34: "explain <issue URL>" said "never received". A discussion's URL — an issue's, a pull
+// request's, with a trailing slash, a sub-page, a query, or a comment's fragment that names
+// nothing received — tells the discussion's newest message that addresses the agent (the mention
+// a person asks about), else its newest; a comment's own URL still tells that comment.
+TEST_F(ExplainTest, AnIssueOrPullRequestUrlTellsItsNewestMessageThatAddressesTheAgent) {
+  Receive(Comment("c1", "alice", true, "@agent 修一下 README 的错字", 5));
+  clock_.Advance(60'000);
+  Receive(Comment("c2", "mallory", true, "@agent 也看看这个 🚀", 5));
+  clock_.Advance(60'000);
+  Receive(Comment("c3", "carol", false, "thanks!", 5));  // newest, but asks nothing
+  Receive(Comment("c9", "alice", true, "@agent other issue", 6));
+  auto id_of = [&](const std::string& url) -> std::string {
+    auto story = engine_->Explain(url);
+    if (!story.ok()) return story.status().message();
+    return (*story)["trigger"]["id"].get<std::string>();
+  };
+  const std::string issue = "https://github.com/o/r/issues/5";
+  EXPECT_EQ(id_of(issue), "c2") << "the newest mention, not the newest message";
+  EXPECT_EQ(id_of(issue + "/"), "c2");
+  EXPECT_EQ(id_of(issue + "?notification_referrer_id=1"), "c2");
+  EXPECT_EQ(id_of(issue + "#issuecomment-424242"), "c2") << "a comment never received: its discussion";
+  EXPECT_EQ(id_of("  " + issue + "  "), "c2") << "pasted with blanks";
+  EXPECT_EQ(id_of(issue + "#c1"), "c1") << "a comment's own URL tells that comment";
+  EXPECT_EQ(id_of(issue + "/#c3"), "c3");
+  EXPECT_EQ(id_of("https://github.com/o/r/issues/6"), "c9");
+
+  // A pull request's comments keep /pull/N in their URLs; its issue URL finds them too.
+  Trigger on_pr = Comment("p1", "alice", true, "@agent rebase please", 7);
+  on_pr.meta["html_url"] = "https://github.com/o/r/pull/7#issuecomment-1";
+  Receive(on_pr);
+  EXPECT_EQ(id_of("https://github.com/o/r/pull/7"), "p1");
+  EXPECT_EQ(id_of("https://github.com/o/r/pull/7/files"), "p1");
+  EXPECT_EQ(id_of("https://github.com/o/r/issues/7"), "p1");
+
+  // Only unaddressed messages: the newest one, never a message of another discussion or repository.
+  Receive(Comment("q1", "carol", false, "first", 8));
+  clock_.Advance(60'000);
+  Receive(Comment("q2", "dave", false, "second", 8));
+  EXPECT_EQ(id_of("https://github.com/o/r/issues/8"), "q2");
+  EXPECT_EQ(id_of("https://github.com/o/r/issues/80"),
+            "no message with id or URL \"https://github.com/o/r/issues/80\" was ever received: check the Source's "
+            "health and whether it is in scope");
+  EXPECT_FALSE(engine_->Explain("https://github.com/o/other/issues/5").ok());
+  EXPECT_FALSE(engine_->Explain("https://github.com/o/r/issues/5x").ok());
+}
+
 TEST(ExplainWords, PlacesAndKeysReadAsAPersonSaysThem) {
   Trigger t;
   t.source = "feishu";

@@ -435,5 +435,40 @@ TEST(GateJson, Shape) {
   EXPECT_EQ(GateResultToJson(GateResult{}).dump(), R"({"candidate":false,"reason":"","strength":"none"})");
 }
 
+// Issue 34: whether anyone may ask a Source for work — what check, doctor, the start-up log and
+// the Set-up card say — is the Gate's own answer for an addressed message from a person.
+TEST(AnyoneMayAsk, AListedPersonOrAnExplicitRowAndNothingElse) {
+  Policy p = TeamPolicy();
+  EXPECT_TRUE(AnyoneMayAsk(p, "github"));
+  EXPECT_TRUE(AnyoneMayAsk(p, "feishu"));
+  EXPECT_FALSE(AnyoneMayAsk(p, "gitlab")) << "no section: source_not_in_policy";
+  p.sources["github"].people.clear();
+  EXPECT_FALSE(AnyoneMayAsk(p, "github")) << "bots and CI cannot ask";
+  EXPECT_EQ(EvaluateGate(p, Person("github", "comments", "alice", true), false).reason, "ignored:others_addressed");
+  p.sources["github"].scopes["ci"].others_addressed = Strength::kExplicit;
+  EXPECT_FALSE(AnyoneMayAsk(p, "github")) << "CI has no sender";
+  p.sources["github"].scopes["issues"].others_addressed = Strength::kInferred;
+  EXPECT_FALSE(AnyoneMayAsk(p, "github")) << "inferred is an offer, not a request";
+  p.sources["github"].scopes["issues"].others_addressed = Strength::kExplicit;
+  EXPECT_TRUE(AnyoneMayAsk(p, "github"));
+  EXPECT_TRUE(EvaluateGate(p, Person("github", "issues", "anyone", true), false).candidate);
+  p.sources["feishu"].people.clear();
+  EXPECT_TRUE(AnyoneMayAsk(p, "feishu")) << "the support chat takes anyone's mention";
+  EXPECT_FALSE(AnyoneMayAsk(DefaultPolicy(), "github"));
+}
+
+// The policy the .deb installs as /etc/superagent/policy.yaml lets nobody ask until it is edited
+// (cmake/check-package.sh checks the installed file the same way).
+TEST(AnyoneMayAsk, ThePackagedPolicyLetsNobodyAsk) {
+  std::vector<Problem> problems;
+  auto p = LoadPolicyFile(std::string(SUPERAGENT_SOURCE_DIR) + "/config/policy.packaged.yaml", &problems);
+  ASSERT_TRUE(p) << (problems.empty() ? "" : problems[0].ToString());
+  EXPECT_EQ(p->mode, Mode::kObserve);
+  EXPECT_FALSE(AnyoneMayAsk(*p, "github"));
+  EXPECT_FALSE(AnyoneMayAsk(*p, "feishu"));
+  EXPECT_FALSE(EvaluateGate(*p, Person("github", "comments", "alice", true), false).candidate);
+  EXPECT_EQ(p->rules.size(), DefaultPolicy().rules.size()) << "the built-in rules, as without a file";
+}
+
 }  // namespace
 }  // namespace superagent

@@ -26,6 +26,7 @@ namespace {
 
 using nlohmann::json;
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 class PanelApiTest : public PanelSeedTest {
  protected:
@@ -54,6 +55,7 @@ class PanelApiTest : public PanelSeedTest {
     ctx.secrets = secrets_;
     // The seed's Needs-you without the Set-up cards an empty Config adds; those have their own tests.
     if (!with_setup_) ctx.setup.clear();
+    ctx.live_setup = live_setup_;
     ctx.policy_on_disk = [this] { return policy_on_disk_; };
     ctx.reload_policy = [this] {
       ++reloads_;
@@ -142,6 +144,7 @@ class PanelApiTest : public PanelSeedTest {
   panel::PolicyReloadResult reload_result_;
   std::optional<panel::PolicyReloadResult> policy_on_disk_;
   bool with_setup_ = false;
+  std::function<std::vector<panel::SetupGap>()> live_setup_;  // as the daemon sets it
   SecretFilter* secrets_ = nullptr;  // the outbound filter the panel is given, when a test sets one
 };
 
@@ -287,6 +290,77 @@ TEST_F(PanelApiTest, WhatIsNotSetUpIsACardPerPieceUntilItWorks) {
   EXPECT_EQ(needs["count"], 2);
   EXPECT_EQ(needs.dump().find("ghp_SETUPCARDSECRET"), std::string::npos);
   ::unsetenv("SA_TEST_GH_TOKEN");
+}
+
+// Issue 34: a Source that nobody may ask is a Set-up card, read from the policy in force at each
+// request, so it comes and goes with a reload — the cheapest honest way to keep it in sync.
+TEST_F(PanelApiTest, NobodyMayAskIsACardThatFollowsThePolicyInForce) {
+  Config config;
+  config.github.repo = "octo/widgets";
+  config.policy_file = (dir_ / "policy.yaml").string();
+  std::ofstream(config.policy_file) << "mode: observe\nsources:\n  github:\n    people: []\n";
+  const app::RunMode mode;
+  live_setup_ = [&] { return app::PolicySetupGapsFor(config, engine_->CurrentPolicy(), mode); };
+  ASSERT_TRUE(engine_->ApplyPolicy(MakePolicy("observe", "people: [alice, bob]=>people: []"), config.policy_file).ok());
+  ASSERT_TRUE(StartServer(config).ok());
+  json needs = GetJson("/api/needs");
+  ASSERT_EQ(needs["setup"].size(), 1u) << needs.dump(2);
+  EXPECT_EQ(needs["setup"][0]["piece"], "github.people");
+  EXPECT_THAT(needs["setup"][0]["what"].get<std::string>(), HasSubstr("Nobody may ask for work yet on GitHub (octo/widgets)"));
+  EXPECT_EQ(needs["setup"][0]["fix"],
+            "Add the GitHub logins of the people who may ask to sources.github.people in " + config.policy_file +
+                " (e.g. people: [alice, bob]). The key is at " + config.policy_file +
+                ":4. The daemon reloads the file when it is saved; no restart is needed.");
+  EXPECT_EQ(needs["count"], 5) << "the seed's four cards and this one";
+  // The test policy's Feishu has people, but Feishu is off here: no card for it.
+  ASSERT_TRUE(engine_->ApplyPolicy(MakePolicy("observe"), config.policy_file).ok());
+  needs = GetJson("/api/needs");
+  EXPECT_EQ(needs["setup"], json::array());
+  EXPECT_EQ(needs["count"], 4);
+  // A row that takes anyone's mention as explicit lets people ask, though nobody is listed.
+  ASSERT_TRUE(engine_->ApplyPolicy(MakePolicy("observe",
+                                              "people: [alice, bob]\n    bots: [\"dependabot[bot]\"]\n    scopes:\n"
+                                              "      issues: { receive_all: false }=>people: []\n    scopes:\n"
+                                              "      issues: { receive_all: false, others_addressed: explicit }"),
+                                   config.policy_file)
+                  .ok());
+  EXPECT_EQ(GetJson("/api/needs")["setup"], json::array());
+  ASSERT_TRUE(engine_->ApplyPolicy(MakePolicy("observe", "people: [alice, bob]=>people: []"), config.policy_file).ok());
+  EXPECT_EQ(GetJson("/api/needs")["setup"].size(), 1u) << "and back, with the next version";
+}
+
+// Issue 34: the Set-up cards said `systemctl restart` to a daemon started by cmake/dev.sh. The
+// hint follows how it runs, from the environment handed in (never read inside the logic).
+TEST(SetupGaps, TheRestartHintIsTheOneForHowTheDaemonRuns) {
+  ::unsetenv("SA_TEST_UNSET_A");
+  Config config;
+  config.llm.api_key_env = "SA_TEST_UNSET_A";
+  auto model_fix = [&](const app::RunMode& mode) {
+    for (const panel::SetupGap& g : app::SetupGapsFor(config, mode))
+      if (g.piece == "model") return g.fix;
+    return std::string();
+  };
+  const app::RunMode systemd =
+      app::RunModeFrom({{"INVOCATION_ID", "5f0e"}}, "0::/system.slice/team-agent.service\n", "/etc/superagent/superagent.yaml");
+  EXPECT_EQ(systemd.kind, app::RunMode::Kind::kSystemd);
+  EXPECT_EQ(systemd.unit, "team-agent.service");
+  EXPECT_THAT(model_fix(systemd), HasSubstr("Set SA_TEST_UNSET_A=<a key for https://api.deepseek.com> in "
+                                            "/etc/superagent/secrets.env or a credential file"));
+  EXPECT_THAT(model_fix(systemd), HasSubstr("Then restart it: sudo systemctl restart team-agent.service."));
+  EXPECT_EQ(app::RunModeFrom({{"INVOCATION_ID", "5f0e"}}, "0::/user.slice/session-3.scope\n", "").unit,
+            "superagent.service");
+
+  const app::RunMode dev = app::RunModeFrom({{"SUPERAGENT_STARTED_BY", "dev.sh"}}, "0::/\n", "config/superagent.yaml");
+  EXPECT_EQ(dev.kind, app::RunMode::Kind::kDevSh);
+  EXPECT_THAT(model_fix(dev), HasSubstr("in the shell that starts the daemon (export it there)"));
+  EXPECT_THAT(model_fix(dev), HasSubstr("Then restart it: stop it with Ctrl-C and run cmake/dev.sh run --config "
+                                        "config/superagent.yaml."));
+  EXPECT_THAT(model_fix(dev), Not(HasSubstr("systemctl")));
+
+  const app::RunMode terminal = app::RunModeFrom({{"SUPERAGENT_STARTED_BY", ""}, {"INVOCATION_ID", ""}}, "", "");
+  EXPECT_EQ(terminal.kind, app::RunMode::Kind::kTerminal);
+  EXPECT_EQ(app::RestartHint(terminal), "Then restart it: stop it with Ctrl-C and start `superagent serve` again.");
+  EXPECT_THAT(model_fix(terminal), Not(HasSubstr("systemctl")));
 }
 
 // Issue 24: a policy file saved on disk that is not in force is a Needs-you card with its

@@ -23,6 +23,13 @@ struct GateResult {
 // a Ticket (any stage, ended included) — which turns a message into a follow-up.
 GateResult EvaluateGate(const Policy& policy, const Trigger& trigger, bool thread_has_ticket);
 
+// Whether any person may ask `source` ("github", "feishu") for work under `policy`: someone is on
+// its allow-list (`people`), or one of its rows takes others' addressed messages as explicit
+// (others_addressed: explicit; not GitHub's ci row, which has no sender). When neither holds,
+// every @-mention there ends "ignored:others_addressed" (or "source_not_in_policy" without a
+// section) and the daemon is deaf on that Source (issue 34). Bots never count: they cannot ask.
+bool AnyoneMayAsk(const Policy& policy, const std::string& source);
+
 // {"strength":"explicit","candidate":true,"reason":"allow_listed_addressed"}
 nlohmann::json GateResultToJson(const GateResult& r);
 

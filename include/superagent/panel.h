@@ -74,6 +74,10 @@ struct PanelContext {
   std::function<std::optional<PolicyReloadResult>()> policy_on_disk;
   // What is not set up (the daemon's config, read once at start); see SetupGap.
   std::vector<SetupGap> setup;
+  // What is not set up in the policy in force — a Source nobody may ask (issue 34) — asked on
+  // each Needs-you read, after `setup`, so a reload shows at once; null: nothing. Called on
+  // request threads.
+  std::function<std::vector<SetupGap>()> live_setup;
   // The live worker slots; empty function or nullopt when execution is disabled (no git remote),
   // and the panel says so. Called on request threads.
   std::function<std::optional<SlotsView>()> slots;

@@ -92,6 +92,14 @@ std::vector<std::string> SandboxArgv(const SandboxPolicy& policy, const WorkerSc
                                      const std::string& tmp, const std::string& cwd,
                                      const std::vector<std::string>& argv);
 
+// Why a worker command under `policy` cannot see the host's `path` (a program, a script it reads),
+// or "" when it can: it must lie below a system directory SandboxArgv shows read-only and below
+// none of `policy.hidden`, both as written and with its links resolved. What a Ticket's scope
+// shows (its own directory, a private HOME) is not counted: those hold nothing of the host's.
+// Reads the file system only to resolve links; the answer is the sandbox's, whether or not it
+// is enabled.
+std::string SandboxHides(const SandboxPolicy& policy, const std::string& path);
+
 // Lets the worker uid of `policy` (WorkerIds; nothing to do without one) use `scope`: read and
 // write `home`, `tmp` and scope.writable, read scope.readable — by POSIX ACL entries for that uid
 // on every directory and regular file below them (and default entries on directories, so what

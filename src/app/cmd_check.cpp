@@ -1,7 +1,10 @@
 // `superagent check --config FILE`: validates the config and the policy it names, the way
 // `serve` would load them, and prints every problem as file:line:col so an editor or CI can jump
-// to it. Reads only; never creates the data directory or anything else.
+// to it. Also fails a command executor whose program the workers' sandbox cannot see, and warns
+// when nobody may ask a Source for work (issue 34). Reads only; never creates the data directory
+// or anything else.
 #include <cstdio>
+#include <cstdlib>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -9,6 +12,9 @@
 
 #include "app/commands.h"
 #include "app/config.h"
+#include "app/doctor.h"
+#include "app/wiring.h"
+#include "policy/policy_lines.h"
 #include "superagent/policy.h"
 
 namespace superagent::app {
@@ -20,7 +26,9 @@ void PrintUsage(std::FILE* out) {
                "usage: superagent check --config FILE\n"
                "\n"
                "Validates FILE and the policy file it names (policy_file), printing every problem as\n"
-               "file:line:col: message, one per line. Changes nothing on disk.\n"
+               "file:line:col: message, one per line. Also a problem: execution.command naming a program\n"
+               "the workers' sandbox does not show. Warns (exit 0) when nobody may ask a Source that is on\n"
+               "for work (an empty sources.<source>.people). Changes nothing on disk.\n"
                "\n"
                "exit status: 0 no problems, 1 problems found, 2 bad usage\n");
 }
@@ -113,6 +121,17 @@ int CmdCheck(int argc, char** argv) {
   NoteUnsetVariable(config->llm.api_key_env, "llm.api_key_env");
   // Allowed (a team may mean it), but never silently: workers are untrusted (issue 19).
   for (const std::string& w : ExecutionEnvWarnings(*config)) std::printf("warning: %s\n", w.c_str());
+  // Valid, and deaf: the first @-mention would be ignored without a word (issue 34).
+  for (const NobodyMayAsk& n : NobodyMayAskFor(*config, *policy))
+    std::printf("warning: %s %s\n", n.what.c_str(), n.fix.c_str());
+  // A command executor whose program the workers' sandbox does not show fails every turn.
+  const char* path = std::getenv("PATH");
+  if (auto problem = FindCommandProgramProblem(*config, path != nullptr ? path : "")) {
+    const KeyLine at = FindPolicyKeyLine(config_path, {"execution", "command"});
+    PrintProblems({Problem{config_path, at.depth == 2 ? at.line : 0, 0, problem->what + "; " + problem->fix}});
+    std::fprintf(stderr, "check: 1 problem in %s\n", config_path.c_str());
+    return 1;
+  }
   std::printf("ok: config %s, policy %s (mode %s, %zu rules)\n", config_path.c_str(), policy_label.c_str(),
               ModeName(policy->mode), policy->rules.size());
   return 0;

@@ -7,6 +7,7 @@
 
 #include "app/commands.h"
 #include "app/config.h"
+#include "core/message_url.h"
 #include "policy/policy_lines.h"
 #include "superagent/engine.h"
 #include "superagent/text.h"
@@ -22,6 +23,10 @@ const char kUsage[] =
     "decided, the Ticket it reached or created, and what the agent wrote back; then the record it\n"
     "was told from. --json prints the whole story for tools (its `told` is the same sentences).\n"
     "TRIGGER is a Trigger id (e.g. feishu:om_123) or the message's URL (a GitHub html_url).\n"
+    "An issue's or pull request's URL (…/issues/5, …/pull/5, with a trailing slash, a sub-page or\n"
+    "a comment's #fragment that was never received) tells the story of the discussion's newest\n"
+    "message that addresses the agent — the mention a person asks about — or of its newest\n"
+    "message when none does, and says which one it is.\n"
     "Reads only; safe while the daemon runs.\n";
 
 void Line(const char* label, const std::string& value) { std::printf("    %-10s %s\n", label, value.c_str()); }
@@ -29,9 +34,18 @@ void Line(const char* label, const std::string& value) { std::printf("    %-10s 
 std::string Str(const nlohmann::json& j) { return j.is_string() ? j.get<std::string>() : j.dump(); }
 
 // The story in a person's words first; then the record it was told from, for whoever digs.
-void PrintStory(const nlohmann::json& s, const std::string& policy_file) {
+void PrintStory(const nlohmann::json& s, const std::string& policy_file, const std::string& query) {
   const auto& t = s["trigger"];
   std::printf("%s\n", Str(t["id"]).c_str());
+  // A discussion's URL (or a comment's never received) was asked about: say which message of it
+  // this story is, so nobody reads another message's story as their own (issue 34).
+  const nlohmann::json meta = t.value("meta", nlohmann::json::object());
+  const std::string own = meta.is_object() ? meta.value("html_url", meta.value("url", "")) : "";
+  if (query != Str(t["id"]) && query != own && MessageUrlFormsOf(query).tidy != own)
+    std::printf("  (%s names no message of its own here: this is %s, %s. Explain another by its own URL.)\n",
+                query.c_str(), own.empty() ? "one message of that discussion" : own.c_str(),
+                t.value("addressed", false) ? "the discussion's newest message that addresses the agent"
+                                            : "the discussion's newest message (none addresses the agent)");
   for (const auto& sentence : s.value("told", nlohmann::json::array())) std::printf("  %s\n", Str(sentence).c_str());
   if (s.contains("change") && !policy_file.empty()) {
     std::vector<std::string> path;
@@ -102,7 +116,7 @@ int CmdExplain(int argc, char** argv) {
     return 1;
   }
   if (as_json) std::printf("%s\n", story->dump(2).c_str());
-  else PrintStory(*story, config->policy_file);
+  else PrintStory(*story, config->policy_file, query);
   return 0;
 }
 

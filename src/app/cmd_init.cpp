@@ -7,7 +7,9 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <iostream>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -21,20 +23,22 @@ namespace superagent::app {
 namespace {
 
 const char kUsage[] =
-    "usage: superagent init [--dir DIR] [--repo OWNER/NAME] [--model-url URL] [--model NAME]\n"
-    "                       [--execution-model NAME] [--model-key-env NAME] [--github-token-env NAME]\n"
-    "                       [--github-api-url URL] [--git-remote URL] [--data-dir DIR] [--listen HOST:PORT]\n"
-    "                       [--yes] [--force]\n"
+    "usage: superagent init [--dir DIR] [--repo OWNER/NAME] [--people LOGIN,LOGIN] [--model-url URL]\n"
+    "                       [--model NAME] [--execution-model NAME] [--model-key-env NAME]\n"
+    "                       [--github-token-env NAME] [--github-api-url URL] [--git-remote URL]\n"
+    "                       [--data-dir DIR] [--listen HOST:PORT] [--yes] [--force]\n"
     "\n"
     "Writes DIR/superagent.yaml and DIR/policy.yaml (DIR: the current directory), both commented,\n"
     "then runs `check` and `doctor` on them. The policy starts in observe mode and allows the\n"
-    "repository's collaborators with write access, when the token in --github-token-env's variable\n"
-    "(GITHUB_TOKEN) may list them. Secrets are never asked for: only the NAMES of the variables\n"
-    "that hold them.\n"
+    "GitHub logins given with --people (comma-separated), or else the repository's collaborators\n"
+    "with write access, when the token in --github-token-env's variable (GITHUB_TOKEN) may list\n"
+    "them. When it ends with nobody, it says so last: every @-mention would be ignored until\n"
+    "sources.github.people lists someone. --repo also takes the repository's GitHub URL. Secrets\n"
+    "are never asked for: only the NAMES of the variables that hold them.\n"
     "\n"
-    "On a terminal it asks for each value its flags did not give (Enter keeps the default shown);\n"
-    "with --yes, or when stdin is not a terminal, it asks nothing. Existing files are kept unless\n"
-    "--force.\n"
+    "On a terminal it asks for each value its flags did not give (Enter keeps the default shown),\n"
+    "then for the people who may ask; a bad answer is said at once and asked again. With --yes,\n"
+    "or when stdin is not a terminal, it asks nothing. Existing files are kept unless --force.\n"
     "\n"
     "exit: 0 files written and valid (doctor's findings are printed as next steps), 1 the files\n"
     "could not be written or are invalid, 2 bad usage or a bad value.\n";
@@ -42,17 +46,6 @@ const char kUsage[] =
 int Usage(const std::string& message) {
   std::fprintf(stderr, "init: %s\n\n%s", message.c_str(), kUsage);
   return 2;
-}
-
-// Asks `question` on the terminal; Enter keeps *value. End of input keeps it too.
-void Ask(const char* question, std::string* value) {
-  std::printf("%s [%s]: ", question, value->c_str());
-  std::fflush(stdout);
-  std::string line;
-  if (!std::getline(std::cin, line)) return;
-  while (!line.empty() && (line.back() == '\r' || line.back() == ' ')) line.pop_back();
-  std::size_t start = line.find_first_not_of(' ');
-  if (start != std::string::npos) *value = line.substr(start);
 }
 
 bool WriteFile(const std::filesystem::path& path, const std::string& text) {
@@ -66,7 +59,7 @@ bool WriteFile(const std::filesystem::path& path, const std::string& text) {
 
 int CmdInit(int argc, char** argv) {
   InitAnswers a;
-  std::string dir = ".";
+  std::string dir = ".", people_list;
   bool yes = false, force = false;
   std::vector<std::string> given;  // flags set, not asked again
   struct Flag {
@@ -75,6 +68,7 @@ int CmdInit(int argc, char** argv) {
   };
   const Flag flags[] = {{"--dir", &dir},
                         {"--repo", &a.repo},
+                        {"--people", &people_list},
                         {"--model-url", &a.model_url},
                         {"--model", &a.assessment_model},
                         {"--execution-model", &a.execution_model},
@@ -116,16 +110,42 @@ int CmdInit(int argc, char** argv) {
     if (!known) return Usage("unexpected argument '" + std::string(arg) + "'");
   }
   auto was_given = [&](const char* name) { return std::find(given.begin(), given.end(), name) != given.end(); };
-  if (!yes && isatty(STDIN_FILENO)) {
-    std::printf("Setting up superagent. Enter keeps the value in brackets; no secret is asked for.\n");
-    if (!was_given("--repo")) Ask("GitHub repository the agent works on (owner/name, empty for none)", &a.repo);
-    if (!was_given("--github-token-env")) Ask("Variable that will hold the GitHub token", &a.github_token_env);
-    if (!was_given("--model-url")) Ask("Model endpoint (OpenAI-compatible)", &a.model_url);
-    if (!was_given("--model")) Ask("Model that judges messages", &a.assessment_model);
-    if (!was_given("--execution-model")) Ask("Model that does the work (empty: the same)", &a.execution_model);
-    if (!was_given("--model-key-env")) Ask("Variable that will hold the model key", &a.model_key_env);
+  InitPeople people;
+  if (was_given("--people")) {
+    if (std::string p = ParsePeopleList(people_list, &people.logins); !p.empty()) return Usage("--people: " + p);
+    if (people.logins.empty()) return Usage("--people: no login given (leave the flag out to list the repository's writers)");
+    people.note = "allowed the people given with --people";
   }
-  if (std::string problem = InitAnswersProblem(a); !problem.empty()) return Usage(problem);
+  const bool interactive = !yes && isatty(STDIN_FILENO);
+  // Each answer is checked as it is given (issue 34): a pasted URL becomes owner/name, a bad
+  // answer is said at once and asked again; input that ends on a refused answer stops here.
+  auto ask = [&](const char* flag, const char* question, std::string* value,
+                 const std::function<std::string(std::string*)>& check) -> std::optional<int> {
+    if (!interactive || was_given(flag)) return std::nullopt;
+    if (std::string p = AskUntilValid(std::cin, std::cout, question, value, check); !p.empty())
+      return Usage(std::string(flag) + ": " + p + " (and the input ended)");
+    return std::nullopt;
+  };
+  auto variable = [](std::string* v) { return InitVariableProblem(*v); };
+  if (interactive) std::printf("Setting up superagent. Enter keeps the value in brackets; no secret is asked for.\n");
+  std::fflush(stdout);
+  if (auto rc = ask("--repo", "GitHub repository the agent works on (owner/name or its URL, empty for none)", &a.repo,
+                    InitRepoProblem))
+    return *rc;
+  if (auto rc = ask("--github-token-env", "Variable that will hold the GitHub token", &a.github_token_env, variable))
+    return *rc;
+  if (auto rc = ask("--model-url", "Model endpoint (OpenAI-compatible)", &a.model_url,
+                    [](std::string* v) { return InitUrlProblem(*v); }))
+    return *rc;
+  if (auto rc = ask("--model", "Model that judges messages", &a.assessment_model, [](std::string* v) {
+        return v->empty() || v->size() > 200 ? std::string("a model name is required (at most 200 characters)") : "";
+      }))
+    return *rc;
+  if (auto rc = ask("--execution-model", "Model that does the work (empty: the same)", &a.execution_model,
+                    [](std::string* v) { return v->size() > 200 ? std::string("at most 200 characters") : ""; }))
+    return *rc;
+  if (auto rc = ask("--model-key-env", "Variable that will hold the model key", &a.model_key_env, variable)) return *rc;
+  if (std::string problem = InitAnswersProblem(&a); !problem.empty()) return Usage(problem);
 
   namespace fs = std::filesystem;
   std::error_code ec;
@@ -137,8 +157,29 @@ int CmdInit(int argc, char** argv) {
         std::fprintf(stderr, "init: %s exists; nothing was written (--force replaces it)\n", p.c_str());
         return 1;
       }
-  auto http = MakeCurlHttpClient("superagent-init/" SUPERAGENT_VERSION);
-  const InitPeople people = InitPeopleFromGitHub(a, ResolveSecret(a.github_token_env), *http);
+  if (!was_given("--people")) {
+    auto http = MakeCurlHttpClient("superagent-init/" SUPERAGENT_VERSION);
+    people = InitPeopleFromGitHub(a, ResolveSecret(a.github_token_env), *http);
+    // Without a token (the README's order: init first, the secrets after) nobody would be
+    // allowed: the person at the terminal is asked, with the writers GitHub named as the default.
+    if (interactive && !a.repo.empty()) {
+      std::string list;
+      for (const std::string& l : people.logins) list += (list.empty() ? "" : ",") + l;
+      const std::string before = list;
+      if (people.logins.empty()) std::printf("init %s.\n", people.note.c_str());
+      auto check = [](std::string* v) {
+        std::vector<std::string> logins;
+        return ParsePeopleList(*v, &logins);
+      };
+      if (auto rc = ask("--people", "GitHub logins who may ask the agent for work, comma-separated (empty: nobody yet)",
+                        &list, check))
+        return *rc;
+      if (list != before) {
+        (void)ParsePeopleList(list, &people.logins);
+        people.note = "allowed the people given when it asked";
+      }
+    }
+  }
   if (!WriteFile(config_path, InitConfigYaml(a)) || !WriteFile(policy_path, InitPolicyYaml(a, people))) {
     std::fprintf(stderr, "init: cannot write into %s\n", dir.c_str());
     return 1;
@@ -159,6 +200,9 @@ int CmdInit(int argc, char** argv) {
   std::printf("\nnext: %sstart it with `superagent serve --config %s`, and open the link it prints.\n",
               doctor == 0 ? "" : "fix what doctor says failed (secrets go in the environment, not the files), then ",
               config_arg.c_str());
+  // Last, where it cannot be missed: a policy that lets nobody ask is a daemon that never answers.
+  if (std::string nobody = InitNobodyMayAskWords(a, people, policy_path.string()); !nobody.empty())
+    std::printf("\n%s\n", nobody.c_str());
   return 0;
 }
 

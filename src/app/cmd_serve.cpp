@@ -12,6 +12,7 @@
 #include "app/daemon.h"
 #include "app/logging.h"
 #include "app/panel_token.h"
+#include "app/run_mode.h"
 #include "app/secrets.h"
 
 namespace superagent::app {
@@ -63,7 +64,8 @@ int CmdServe(int argc, char** argv) {
   pthread_sigmask(SIG_BLOCK, &set, nullptr);
   signal(SIGPIPE, SIG_IGN);
 
-  Daemon daemon(config);
+  // How it runs (systemd, cmake/dev.sh, a terminal) picks the restart hints it gives.
+  Daemon daemon(config, CurrentRunMode(config_path));
   if (Status s = daemon.Start(); !s.ok()) {
     spdlog::critical("start failed {}", Kv("error", s.ToString()));
     return 1;

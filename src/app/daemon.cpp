@@ -52,7 +52,7 @@ Status CheckStoreAtStart(const std::string& db_path) {
 
 }  // namespace
 
-Daemon::Daemon(Config config) : config_(std::move(config)) {}
+Daemon::Daemon(Config config, RunMode mode) : config_(std::move(config)), run_mode_(std::move(mode)) {}
 
 Daemon::~Daemon() { Shutdown(); }
 
@@ -187,6 +187,7 @@ Status Daemon::Start() {
   if (!github_ && !feishu_)
     spdlog::warn("no Source is on: only the panel reaches the daemon; set github.repo or feishu.enabled "
                  "(`superagent init` writes a config that does)");
+  WarnIfNobodyMayAsk();
   spdlog::info("ready {} {} {} {} {}", Kv("listen", config_.panel.listen), Kv("data_dir", config_.data_dir),
                Kv("policy", origin), Kv("policy_version", engine_->PolicyVersion()),
                Kv("mode", ModeName(engine_->CurrentPolicy().mode)));
@@ -196,8 +197,19 @@ Status Daemon::Start() {
   return Status::Ok();
 }
 
+void Daemon::WarnIfNobodyMayAsk() {
+  // The version makes each policy's line its own: an identical warning within a minute is held
+  // back by the log (issue 34), and a reload that is still deaf must be said again.
+  const std::int64_t version = engine_->PolicyVersion();
+  for (const NobodyMayAsk& n : NobodyMayAskFor(config_, engine_->CurrentPolicy(), &run_mode_))
+    spdlog::warn("nobody may ask for work yet {} {} {} {}", Kv("source", n.source), Kv("key", n.key),
+                 Kv("policy_version", version), Kv("fix", n.fix));
+}
+
 Status Daemon::InstallRoutes() {
-  panel::PanelContext ctx = PanelContextFor(config_);
+  panel::PanelContext ctx = PanelContextFor(config_, run_mode_);
+  // Who may ask changes with the policy: asked of the version in force at each read.
+  ctx.live_setup = [this] { return PolicySetupGapsFor(config_, engine_->CurrentPolicy(), run_mode_); };
   ctx.engine = engine_.get();
   ctx.views = views_.get();
   ctx.token = panel_token_;
@@ -282,6 +294,7 @@ panel::PolicyReloadResult Daemon::ReloadPolicy(const std::string& why) {
   r.changed = change->changed;
   r.version = change->version;
   if (!change->changed) spdlog::info("policy unchanged {} {}", Kv("trigger", why), Kv("version", change->version));
+  else WarnIfNobodyMayAsk();
   return r;
 }
 

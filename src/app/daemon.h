@@ -13,6 +13,7 @@
 
 #include "app/config.h"
 #include "app/data_dir.h"
+#include "app/run_mode.h"
 #include "superagent/effects.h"
 #include "superagent/http.h"
 #include "superagent/engine.h"
@@ -33,7 +34,8 @@ namespace superagent::app {
 
 class Daemon {
  public:
-  explicit Daemon(Config config);
+  // `mode`: how it was started (CurrentRunMode), for the hints it gives a person.
+  explicit Daemon(Config config, RunMode mode = RunMode{});
   ~Daemon();
 
   // Opens the store, loads the policy, binds the panel and starts the loops. On error nothing
@@ -67,8 +69,12 @@ class Daemon {
   void WakeEvalLoop();  // called by the Engine when a Trigger is queued for an Eval
   Status InstallRoutes();
   bool PolicyFileChanged();
+  // One warning line per Source that is on and that nobody may ask under the policy in force
+  // (issue 34): at start, and after a reload that made a new version.
+  void WarnIfNobodyMayAsk();
 
   Config config_;
+  RunMode run_mode_;
   std::string panel_token_;  // data_dir/panel.token or panel.token_env's value; never logged
   // The outbound filter (issue 33) the outbox, the panel and the log pass; shared with the log.
   std::shared_ptr<SecretFilter> secrets_;

@@ -13,6 +13,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <optional>
 
 #include <nlohmann/json.hpp>
 
@@ -20,7 +21,9 @@
 #include "app/wiring.h"
 #include "superagent/exec.h"
 #include "superagent/feishu.h"
+#include "superagent/gate.h"
 #include "superagent/process.h"
+#include "superagent/sandbox.h"
 #include "superagent/text.h"
 #include "superagent/views.h"
 #include "superagent/workspace.h"
@@ -36,12 +39,75 @@ namespace {
 
 constexpr int kMinSqlite = 3'035'000;  // RETURNING, STRICT-era JSON functions, WAL improvements
 
+// The words of a shell command line before its first operator, quotes removed; nullopt when one
+// of them holds an expansion ($, `, a glob) whose value only the shell knows.
+std::optional<std::vector<std::string>> LeadingWords(const std::string& line) {
+  std::vector<std::string> words;
+  std::string word;
+  bool in_word = false;
+  for (std::size_t i = 0; i < line.size(); ++i) {
+    const char c = line[i];
+    if (c == '\'' || c == '"') {
+      const std::size_t end = line.find(c, i + 1);
+      if (end == std::string::npos) return std::nullopt;
+      const std::string quoted = line.substr(i + 1, end - i - 1);
+      if (c == '"' && quoted.find_first_of("$`\\") != std::string::npos) return std::nullopt;
+      word += quoted;
+      in_word = true;
+      i = end;
+    } else if (c == '$' || c == '`' || c == '\\' || c == '*' || c == '?' || c == '[' || (c == '~' && !in_word)) {
+      return std::nullopt;
+    } else if (c == ';' || c == '|' || c == '&' || c == '<' || c == '>' || c == '(' || c == ')' || c == '\n' ||
+               (c == '#' && !in_word)) {
+      break;
+    } else if (std::isspace(static_cast<unsigned char>(c))) {
+      if (in_word) words.push_back(std::move(word));
+      word.clear();
+      in_word = false;
+    } else {
+      word += c;
+      in_word = true;
+    }
+  }
+  if (in_word) words.push_back(std::move(word));
+  return words;
+}
+
+// NAME=value before a command (an assignment, not the program).
+bool Assignment(const std::string& w) {
+  const std::size_t eq = w.find('=');
+  return eq != std::string::npos && eq > 0 && IsEnvVarName(w.substr(0, eq));
+}
+
+// The first executable `name` in the colon-separated `path_env`; "" when none.
+std::string InPath(const std::string& name, const std::string& path_env) {
+  for (std::size_t start = 0; start <= path_env.size();) {
+    std::size_t end = path_env.find(':', start);
+    if (end == std::string::npos) end = path_env.size();
+    const std::string dir = path_env.substr(start, end - start);
+    const std::string candidate = (dir.empty() ? std::string(".") : dir) + "/" + name;
+    std::error_code ec;
+    if (std::filesystem::is_regular_file(candidate, ec) && ::access(candidate.c_str(), X_OK) == 0) return candidate;
+    start = end + 1;
+  }
+  return "";
+}
+
+// What to do about a file the worker cannot see.
+std::string MoveItHint(const std::string& path) {
+  const std::string name = std::filesystem::path(path).filename().string();
+  return "install it where the sandbox shows the system (sudo install -m 0755 " + path + " /usr/local/bin/" + name +
+         ", or below /opt), or commit it to the repository and run it by its path there (./tools/" + name +
+         "); execution.sandbox: off would show it, and the daemon's data and secrets with it";
+}
+
 class Doctor {
  public:
   Doctor(const Config& config, HttpClient& http) : config_(config), http_(http) {}
 
   std::vector<DoctorCheck> Run() {
     Policy();
+    People();
     DataDir();
     Secrets();  // issue 33: where each secret comes from
     Sqlite();
@@ -51,6 +117,7 @@ class Doctor {
     Model();
     Git();
     Sandbox();
+    CommandProgram();
     CodingCli();
     return std::move(checks_);
   }
@@ -81,17 +148,68 @@ class Doctor {
   void Policy() {
     if (config_.policy_file.empty()) {
       Add("policy", R::kOk, "embedded default policy (observe mode)");
+      policy_ = DefaultPolicy();
       return;
     }
     std::vector<Problem> problems;
     auto p = LoadPolicyFile(config_.policy_file, &problems);
     if (p) {
       Add("policy", R::kOk, config_.policy_file + ": valid, mode " + ModeName(p->mode));
+      policy_ = *p;
       return;
     }
     std::string first = problems.empty() ? "" : problems.front().ToString();
     Add("policy", R::kFailed, std::to_string(problems.size()) + " problem(s), first: " + first,
         "run `superagent check --config " + config_.source_file + "` for every problem and fix them");
+  }
+
+  // Whether anyone may ask each Source that is on for work (issue 34). A daemon nobody may ask
+  // anywhere hears only its panel: that fails; one deaf Source beside a working one is a warning
+  // (a team may take requests in Feishu and only deliver on GitHub).
+  void People() {
+    const bool github = !config_.github.repo.empty();
+    if (!github && !config_.feishu.enabled) {
+      Add("policy.people", R::kSkipped, "no Source is on (github.repo is empty, feishu.enabled is false)");
+      return;
+    }
+    if (!policy_) {
+      Add("policy.people", R::kSkipped, "needs a valid policy (see the policy check)");
+      return;
+    }
+    const std::vector<NobodyMayAsk> deaf = NobodyMayAskFor(config_, *policy_);
+    if (deaf.empty()) {
+      std::string who;
+      for (const char* source : {"github", "feishu"}) {
+        auto it = policy_->sources.find(source);
+        if (it == policy_->sources.end() || (std::string(source) == "github" ? !github : !config_.feishu.enabled)) continue;
+        const std::size_t n = it->second.people.size();
+        who += (who.empty() ? "" : "; ") + std::string(source) + ": " +
+               (n == 0 ? std::string("anyone in a row set to others_addressed: explicit")
+                       : std::to_string(n) + (n == 1 ? " person" : " people") + " on sources." + source + ".people");
+      }
+      Add("policy.people", R::kOk, "may ask for work — " + who);
+      return;
+    }
+    std::string what, fix;
+    for (const NobodyMayAsk& n : deaf) {
+      what += (what.empty() ? "" : " ") + n.what;
+      fix += (fix.empty() ? "" : " ") + n.fix;
+    }
+    const std::size_t on = (github ? 1 : 0) + (config_.feishu.enabled ? 1 : 0);
+    Add("policy.people", deaf.size() == on ? R::kFailed : R::kWarning, what, fix);
+  }
+
+  // With execution.executor: command, whether a worker can run execution.command (issue 34).
+  void CommandProgram() {
+    if (config_.execution.executor != "command") return;
+    const char* path = std::getenv("PATH");
+    const auto problem = FindCommandProgramProblem(config_, path != nullptr ? path : "");
+    if (config_.execution.sandbox == "off")
+      Add("execution.command", R::kSkipped, "the sandbox is off: the command sees what the service user sees");
+    else if (!problem)
+      Add("execution.command", R::kOk, "the worker's sandbox shows what it runs: " + text::Cut(config_.execution.command, 120));
+    else
+      Add("execution.command", R::kFailed, problem->what, problem->fix);
   }
 
   void DataDir() {
@@ -812,10 +930,63 @@ class Doctor {
   const Config& config_;
   HttpClient& http_;
   std::vector<DoctorCheck> checks_;
+  std::optional<superagent::Policy> policy_;  // the policy in the file, once the policy check read it
   std::string token_ = ResolveSecret(config_.github.token_env);  // scrubbed from anything shown
 };
 
 }  // namespace
+
+std::optional<CommandProgramProblem> FindCommandProgramProblem(const Config& config, const std::string& path_env) {
+  if (config.execution.executor != "command" || config.execution.sandbox == "off") return std::nullopt;
+  auto words = LeadingWords(config.execution.command);
+  if (!words) return std::nullopt;
+  std::size_t at = 0;
+  while (at < words->size() && Assignment((*words)[at])) ++at;
+  // Wrappers that run the next word as the program.
+  while (at < words->size() && ((*words)[at] == "exec" || (*words)[at] == "nohup" || (*words)[at] == "env")) {
+    const bool env = (*words)[at] == "env";
+    ++at;
+    while (env && at < words->size() && (Assignment((*words)[at]) || (*words)[at].rfind('-', 0) == 0)) ++at;
+  }
+  if (at >= words->size()) return std::nullopt;
+  const exec::SandboxPolicy sandbox = SandboxPolicyFor(config);
+  const std::string& program = (*words)[at];
+  std::string found;
+  if (program.find('/') == std::string::npos) {
+    static const char* kShell[] = {".", ":", "[", "cd", "command", "eval", "export", "for", "if", "set", "source",
+                                   "test", "true", "false", "while", "until", "case", "{", "!", "builtin", "read"};
+    for (const char* b : kShell)
+      if (program == b) return std::nullopt;
+    found = InPath(program, path_env);
+    if (found.empty())
+      return CommandProgramProblem{"execution.command: the program \"" + text::Cut(text::Repair(program), 100) +
+                                       "\" is in no directory of PATH (" + text::Cut(text::Repair(path_env), 300) +
+                                       "), so every turn would fail at once",
+                                   "install it, or write its absolute path in execution.command"};
+  } else if (program.front() == '/') {
+    found = program;
+  }
+  if (!found.empty()) {
+    std::error_code ec;
+    if (!std::filesystem::exists(found, ec))
+      return CommandProgramProblem{"execution.command: the program " + found + " does not exist",
+                                   "correct the path in execution.command"};
+    if (std::string why = exec::SandboxHides(sandbox, found); !why.empty())
+      return CommandProgramProblem{"execution.command: the worker cannot run its program: " + why +
+                                       ", so every turn would fail with \"not found\"",
+                                   MoveItHint(found)};
+  }
+  // A script or file it names by an absolute path, which exists here but not inside.
+  for (std::size_t i = at + 1; i < words->size(); ++i) {
+    const std::string& w = (*words)[i];
+    std::error_code ec;
+    if (w.empty() || w.front() != '/' || !std::filesystem::exists(w, ec)) continue;
+    if (std::string why = exec::SandboxHides(sandbox, w); !why.empty())
+      return CommandProgramProblem{"execution.command: the worker cannot read " + w + ", which the command names: " + why,
+                                   MoveItHint(w)};
+  }
+  return std::nullopt;
+}
 
 std::vector<DoctorCheck> RunDoctor(const Config& config, HttpClient& http) { return Doctor(config, http).Run(); }
 

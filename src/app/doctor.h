@@ -2,6 +2,7 @@
 // network check goes through the injected HttpClient, so tests run them against loopback fakes.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -23,6 +24,19 @@ struct DoctorCheck {
 // no Feishu, no model key) are kSkipped with the reason; a check whose prerequisite failed is
 // skipped too, so one mistake is reported once.
 std::vector<DoctorCheck> RunDoctor(const Config& config, HttpClient& http);
+
+// With execution.executor: command and the sandbox on, why a worker could not run
+// execution.command (issue 34): its program — found in `path_env`'s directories when it has no
+// slash — or a file it names by an absolute path is not shown in the sandbox (SandboxHides), or
+// the program is in none of those directories or does not exist. `what` names execution.command
+// and the file, `fix` says what to do; nullopt when the worker can run it, when the sandbox is off,
+// or when only the shell could tell (an expansion, a builtin, a path relative to the Ticket's
+// directory).
+struct CommandProgramProblem {
+  std::string what;
+  std::string fix;
+};
+std::optional<CommandProgramProblem> FindCommandProgramProblem(const Config& config, const std::string& path_env);
 
 // "ok" | "FAILED" | "skipped" | "warning"
 const char* DoctorResultName(DoctorCheck::Result r);

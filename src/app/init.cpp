@@ -2,9 +2,13 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstring>
+#include <istream>
+#include <ostream>
 
 #include <nlohmann/json.hpp>
 
+#include "app/config.h"
 #include "superagent/host_port.h"
 #include "superagent/text.h"
 
@@ -22,13 +26,42 @@ bool VariableName(const std::string& s) {
   return std::all_of(s.begin(), s.end(), [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; });
 }
 
-bool RepoName(const std::string& s) {
-  const std::size_t slash = s.find('/');
-  if (slash == std::string::npos || slash == 0 || slash + 1 == s.size() || s.find('/', slash + 1) != std::string::npos)
-    return false;
-  return s.size() <= 140 && std::all_of(s.begin(), s.end(), [](char c) {
-           return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.' || c == '/';
-         });
+bool AsciiAlnum(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9'); }
+
+// The config's rule (IsEmptyOrRepoName, app/config.cpp): owners are letters, digits and '-';
+// names add '.' and '_'. The first character that breaks it, or "" when `part` keeps it.
+std::string BadCharacter(const std::string& part, const char* extra) {
+  for (std::size_t i = 0; i < part.size();) {
+    const unsigned char c = static_cast<unsigned char>(part[i]);
+    if (AsciiAlnum(static_cast<char>(c)) || (c != 0 && std::strchr(extra, c) != nullptr)) {
+      ++i;
+      continue;
+    }
+    const std::size_t len = c < 0x80 ? 1 : c < 0xE0 ? 2 : c < 0xF0 ? 3 : 4;
+    return text::Repair(part.substr(i, len));
+  }
+  return "";
+}
+
+// "1st", "2nd", "3rd", "4th", "11th", "22nd".
+std::string Ordinal(std::size_t n) {
+  const char* suffix = "th";
+  if (n % 100 < 11 || n % 100 > 13) {
+    if (n % 10 == 1) suffix = "st";
+    if (n % 10 == 2) suffix = "nd";
+    if (n % 10 == 3) suffix = "rd";
+  }
+  return std::to_string(n) + suffix;
+}
+
+// `s` with the comma and blank a Chinese input method types ("，", "、", the ideographic space)
+// as their ASCII selves: a list typed in Chinese splits as one typed in English.
+std::string AsciiSeparators(std::string s) {
+  for (const auto& [wide, ascii] : {std::pair<std::string, std::string>{"\xEF\xBC\x8C", ","},
+                                    {"\xE3\x80\x81", ","},
+                                    {"\xE3\x80\x80", " "}})
+    for (std::size_t at = s.find(wide); at != std::string::npos; at = s.find(wide, at)) s.replace(at, wide.size(), ascii);
+  return s;
 }
 
 bool HttpUrl(const std::string& s) {
@@ -55,23 +88,167 @@ std::string OneLine(const std::string& s) {
 
 }  // namespace
 
-std::string InitAnswersProblem(const InitAnswers& a) {
-  if (!a.repo.empty() && !RepoName(a.repo)) return "--repo: expected owner/name, got " + Quoted(a.repo);
-  for (const auto& [flag, value] : {std::pair<const char*, const std::string*>{"--github-token-env", &a.github_token_env},
-                                    {"--model-key-env", &a.model_key_env}})
-    if (!VariableName(*value)) return std::string(flag) + ": expected an environment variable's NAME (letters, digits, _), got " + Quoted(*value);
-  for (const auto& [flag, value] : {std::pair<const char*, const std::string*>{"--github-api-url", &a.github_api_url},
-                                    {"--model-url", &a.model_url}})
-    if (!HttpUrl(*value)) return std::string(flag) + ": expected an http(s) URL, got " + Quoted(*value);
-  if (a.assessment_model.empty() || a.assessment_model.size() > 200) return "--model: a model name is required";
-  if (a.execution_model.size() > 200) return "--execution-model: too long";
+std::string InitRepoProblem(std::string* repo) {
+  std::string r = text::Trim(*repo);
+  if (r.empty()) {
+    repo->clear();
+    return "";
+  }
+  // A pasted URL names the repository by its first two path components, whatever follows.
+  std::string host, path;
+  if (const std::size_t scheme = r.find("://"); scheme != std::string::npos && scheme < 10) {
+    const std::string rest = r.substr(scheme + 3);
+    const std::size_t slash = rest.find('/');
+    host = rest.substr(0, slash);
+    path = slash == std::string::npos ? "" : rest.substr(slash + 1);
+  } else if (r.rfind("git@", 0) == 0 && r.find(':') != std::string::npos) {
+    host = r.substr(4, r.find(':') - 4);
+    path = r.substr(r.find(':') + 1);
+  } else if (r.rfind("github.com/", 0) == 0 || r.rfind("www.github.com/", 0) == 0) {
+    host = r.substr(0, r.find('/'));
+    path = r.substr(r.find('/') + 1);
+  }
+  if (!host.empty() || r.find("://") != std::string::npos) {
+    if (const std::size_t at = host.rfind('@'); at != std::string::npos) host = host.substr(at + 1);  // user@
+    if (const std::size_t colon = host.find(':'); colon != std::string::npos) host = host.substr(0, colon);  // :port
+    host = text::AsciiLower(host);
+    if (host != "github.com" && host != "www.github.com")
+      return "expected owner/name or a github.com URL, got " + Quoted(text::Cut(r, 100)) +
+             ": for GitHub Enterprise give owner/name and --github-api-url https://" + text::Cut(host, 100) + "/api/v3";
+    path = path.substr(0, path.find_first_of("?#"));
+    const std::size_t first = path.find('/');
+    const std::size_t second = first == std::string::npos ? std::string::npos : path.find('/', first + 1);
+    std::string name = first == std::string::npos ? "" : path.substr(first + 1, second - first - 1);
+    if (name.size() > 4 && name.compare(name.size() - 4, 4, ".git") == 0) name.resize(name.size() - 4);
+    if (first == std::string::npos || first == 0 || name.empty())
+      return "expected owner/name or the repository's GitHub URL, got " + Quoted(text::Cut(r, 100)) +
+             ": the URL names no repository (https://github.com/OWNER/NAME)";
+    r = path.substr(0, first) + "/" + name;
+  }
+  const std::size_t slash = r.find('/');
+  const std::string shown = Quoted(text::Cut(r, 100));
+  if (slash == std::string::npos || slash == 0 || slash + 1 == r.size() || r.find('/', slash + 1) != std::string::npos)
+    return "expected owner/name (e.g. octo-org/widgets) or the repository's GitHub URL, got " + shown;
+  const std::string owner = r.substr(0, slash), name = r.substr(slash + 1);
+  if (std::string bad = BadCharacter(owner, "-"); !bad.empty())
+    return "expected owner/name, got " + shown + ": the owner has " + Quoted(bad) +
+           ", which GitHub does not allow (letters, digits and hyphens)";
+  if (std::string bad = BadCharacter(name, "-._"); !bad.empty())
+    return "expected owner/name, got " + shown + ": the name has " + Quoted(bad) +
+           ", which GitHub does not allow (letters, digits, '-', '.', '_')";
+  if (owner.size() > 39 || name.size() > 100 || name == "." || name == "..")
+    return "expected owner/name, got " + shown + ": GitHub owners have at most 39 characters, names at most 100";
+  *repo = r;
+  return "";
+}
+
+std::string InitVariableProblem(const std::string& name) {
+  if (LooksLikeSecret(name))
+    return "that looks like a secret itself; give the NAME of the variable that will hold it (e.g. GITHUB_TOKEN), "
+           "never the secret";
+  if (!VariableName(name))
+    return "expected an environment variable's NAME (letters, digits, _), got " + Quoted(text::Cut(name, 100));
+  return "";
+}
+
+std::string InitUrlProblem(const std::string& url) {
+  if (!HttpUrl(url)) return "expected an http(s) URL, got " + Quoted(text::Cut(url, 100));
+  return "";
+}
+
+std::string GitHubLoginProblem(const std::string& login) {
+  const std::string shown = Quoted(text::Cut(login, 40));
+  if (login.empty()) return "it is empty";
+  if (!text::IsValid(login)) return shown + " is not valid UTF-8 text";
+  if (std::string bad = BadCharacter(login, "-"); !bad.empty())
+    return shown + " has " + Quoted(bad) + ", which GitHub logins cannot have (only letters A-Z, digits and hyphens)";
+  if (login.size() > 39)
+    return shown + " has " + std::to_string(login.size()) + " characters; GitHub logins have at most 39";
+  if (login.front() == '-') return shown + " starts with a hyphen, which GitHub logins cannot";
+  return "";
+}
+
+std::string ParsePeopleList(const std::string& list, std::vector<std::string>* logins) {
+  logins->clear();
+  const std::string all = AsciiSeparators(list);
+  if (text::Trim(all).empty()) return "";
+  std::vector<std::string> found;
+  std::size_t start = 0;
+  for (bool last = false; !last;) {
+    std::size_t comma = all.find(',', start);
+    last = comma == std::string::npos;
+    const std::string piece = all.substr(start, last ? std::string::npos : comma - start);
+    start = comma + 1;
+    if (text::Trim(piece).empty())
+      return "the " + Ordinal(found.size() + 1) + " login is empty (two commas in a row, or one at an end?)";
+    // Blanks separate too: "alice bob" is two logins.
+    std::size_t at = 0;
+    while (at < piece.size()) {
+      at = piece.find_first_not_of(" \t\r\n", at);
+      if (at == std::string::npos) break;
+      std::size_t end = piece.find_first_of(" \t\r\n", at);
+      std::string login = piece.substr(at, end == std::string::npos ? std::string::npos : end - at);
+      at = end == std::string::npos ? piece.size() : end;
+      if (login.size() > 1 && login.front() == '@') login.erase(0, 1);  // as people write it in a mention
+      found.push_back(login);
+      if (std::string p = GitHubLoginProblem(login); !p.empty())
+        return "the " + Ordinal(found.size()) + " login is not a GitHub login: " + p;
+    }
+  }
+  std::sort(found.begin(), found.end());
+  found.erase(std::unique(found.begin(), found.end()), found.end());
+  *logins = std::move(found);
+  return "";
+}
+
+std::string InitAnswersProblem(InitAnswers* a) {
+  if (std::string p = InitRepoProblem(&a->repo); !p.empty()) return "--repo: " + p;
+  for (const auto& [flag, value] : {std::pair<const char*, const std::string*>{"--github-token-env", &a->github_token_env},
+                                    {"--model-key-env", &a->model_key_env}})
+    if (std::string p = InitVariableProblem(*value); !p.empty()) return std::string(flag) + ": " + p;
+  for (const auto& [flag, value] : {std::pair<const char*, const std::string*>{"--github-api-url", &a->github_api_url},
+                                    {"--model-url", &a->model_url}})
+    if (std::string p = InitUrlProblem(*value); !p.empty()) return std::string(flag) + ": " + p;
+  if (a->assessment_model.empty() || a->assessment_model.size() > 200) return "--model: a model name is required";
+  if (a->execution_model.size() > 200) return "--execution-model: too long";
   std::string host;
   int port = 0;
-  if (!SplitHostPort(a.listen, &host, &port)) return "--listen: expected host:port, got " + Quoted(a.listen);
-  if (a.data_dir.empty()) return "--data-dir: a directory is required";
-  if (a.git_remote.size() > 2048 || a.git_remote.find_first_of("\n\r") != std::string::npos)
+  if (!SplitHostPort(a->listen, &host, &port)) return "--listen: expected host:port, got " + Quoted(a->listen);
+  if (a->data_dir.empty()) return "--data-dir: a directory is required";
+  if (a->git_remote.size() > 2048 || a->git_remote.find_first_of("\n\r") != std::string::npos)
     return "--git-remote: expected a URL or a path";
   return "";
+}
+
+std::string AskUntilValid(std::istream& in, std::ostream& out, const std::string& question, std::string* value,
+                          const std::function<std::string(std::string*)>& check) {
+  std::string refused;
+  while (true) {
+    out << question << " [" << *value << "]: " << std::flush;
+    std::string line;
+    if (!std::getline(in, line)) {
+      out << "\n" << std::flush;
+      if (!refused.empty()) return refused;
+      std::string kept = *value;
+      return check(&kept);  // the default stands, if it is good
+    }
+    line = text::Trim(line);
+    std::string answer = line.empty() ? *value : line;
+    refused = check(&answer);
+    if (refused.empty()) {
+      *value = answer;
+      return "";
+    }
+    out << "  not taken: " << refused << "\n";
+  }
+}
+
+std::string InitNobodyMayAskWords(const InitAnswers& a, const InitPeople& people, const std::string& policy_path) {
+  if (a.repo.empty() || !people.logins.empty()) return "";
+  return "Nobody may ask for work yet: sources.github.people in " + policy_path +
+         " is empty, so every @-mention of the agent on " + a.repo +
+         " will be ignored. Add the GitHub logins of the people who may ask there (people: [alice, bob]; the daemon "
+         "reloads the file when it is saved), or run init again with --people alice,bob --force.";
 }
 
 InitPeople InitPeopleFromGitHub(const InitAnswers& a, const std::string& token, HttpClient& http) {
@@ -176,7 +353,9 @@ std::string InitPolicyYaml(const InitAnswers& a, const InitPeople& people) {
        "  github:\n"
        "    # The GitHub logins whose @-mention of the agent is a request for work.\n";
   y += "    # init " + OneLine(people.note) + ".\n";
-  if (people.logins.empty()) y += "    # Add your team's logins, e.g. [alice, bob].\n";
+  if (people.logins.empty())
+    y += "    # Until a login is listed here NOBODY may ask for work: every @-mention of the agent is\n"
+         "    # ignored. Add your team's logins, e.g. [alice, bob]; the daemon reloads this file on save.\n";
   std::string list;
   for (const std::string& l : people.logins) list += (list.empty() ? "" : ", ") + Quoted(l);
   y += "    people: [" + list + "]\n";

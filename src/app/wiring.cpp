@@ -9,7 +9,9 @@
 
 #include <spdlog/spdlog.h>
 
+#include "policy/policy_lines.h"
 #include "superagent/chat.h"
+#include "superagent/gate.h"
 #include "superagent/model_assessor.h"
 #include "superagent/text.h"
 
@@ -371,10 +373,10 @@ exec::ExecutionOptions ExecutionOptionsFor(const Config& config, std::shared_ptr
   return o;
 }
 
-std::vector<panel::SetupGap> SetupGapsFor(const Config& config) {
+std::vector<panel::SetupGap> SetupGapsFor(const Config& config, const RunMode& mode) {
   std::vector<panel::SetupGap> gaps;
-  const std::string restart = " Then restart the daemon (systemctl restart superagent).";
-  const std::string secrets = "in the daemon's environment (/etc/superagent/secrets.env for the service)";
+  const std::string restart = " " + RestartHint(mode);
+  const std::string secrets = SecretsHint(mode);
   const bool github = !config.github.repo.empty();
   if (!github && !config.feishu.enabled)
     gaps.push_back({"sources",
@@ -431,9 +433,54 @@ std::vector<panel::SetupGap> SetupGapsFor(const Config& config) {
   return gaps;
 }
 
-panel::PanelContext PanelContextFor(const Config& config) {
+std::vector<NobodyMayAsk> NobodyMayAskFor(const Config& config, const Policy& policy, const RunMode* mode) {
+  std::vector<NobodyMayAsk> out;
+  struct On {
+    const char* source;
+    std::string where;  // "GitHub (o/r)"
+    const char* who;    // what goes in the list
+  };
+  std::vector<On> on;
+  if (!config.github.repo.empty()) on.push_back({"github", "GitHub (" + config.github.repo + ")", "the GitHub logins"});
+  if (config.feishu.enabled) on.push_back({"feishu", "Feishu", "the Feishu open_ids (ou_…)"});
+  for (const On& o : on) {
+    if (AnyoneMayAsk(policy, o.source)) continue;
+    NobodyMayAsk n;
+    n.source = o.source;
+    n.key = std::string("sources.") + o.source + ".people";
+    const bool section = policy.sources.count(o.source) > 0;
+    n.what = "Nobody may ask for work yet on " + o.where + ": " +
+             (section ? n.key + " is empty and no row of sources." + std::string(o.source) +
+                            ".scopes takes others' @-mentions as explicit, so every @-mention of the agent is "
+                            "ignored (explain says ignored:others_addressed)."
+                      : "the policy has no sources." + std::string(o.source) +
+                            " section, so every message there is ignored (explain says source_not_in_policy).");
+    if (config.policy_file.empty()) {
+      n.fix = "The daemon runs on the embedded default policy, which lets nobody ask. Set policy_file: policy.yaml "
+              "in " + (config.source_file.empty() ? std::string("its config") : config.source_file) + " and list " +
+              o.who + " of the people who may ask under " + n.key + " there (`superagent init` writes one). " +
+              (mode ? RestartHint(*mode) : std::string("Then restart the daemon."));
+    } else {
+      n.fix = "Add " + std::string(o.who) + " of the people who may ask to " + n.key + " in " + config.policy_file +
+              " (e.g. people: [" + (std::string(o.source) == "github" ? "alice, bob" : "ou_1a2b3c") + "]). " +
+              KeyLineWords(config.policy_file, {"sources", o.source, "people"}) +
+              " The daemon reloads the file when it is saved; no restart is needed.";
+    }
+    out.push_back(std::move(n));
+  }
+  return out;
+}
+
+std::vector<panel::SetupGap> PolicySetupGapsFor(const Config& config, const Policy& policy, const RunMode& mode) {
+  std::vector<panel::SetupGap> gaps;
+  for (const NobodyMayAsk& n : NobodyMayAskFor(config, policy, &mode))
+    gaps.push_back({n.source + ".people", n.what, n.fix});
+  return gaps;
+}
+
+panel::PanelContext PanelContextFor(const Config& config, const RunMode& mode) {
   panel::PanelContext ctx;
-  ctx.setup = SetupGapsFor(config);
+  ctx.setup = SetupGapsFor(config, mode);
   ctx.listen = config.panel.listen;
   ctx.password_env = config.panel.token_env;
   ctx.password = ResolveSecret(config.panel.token_env);

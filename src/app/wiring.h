@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "app/config.h"
+#include "app/run_mode.h"
 #include "superagent/assessment.h"
 #include "superagent/clock.h"
 #include "superagent/engine.h"
@@ -148,12 +149,30 @@ exec::ModelGatewayOptions ModelGatewayOptionsFor(const std::string& executor, co
 // ---- the panel (panel.*) ----
 
 // A PanelContext with what the config says: listen, the fixed password's variable name and
-// value (panel.token_env), execution.slots. The caller adds the Engine, Views, token and
-// callbacks.
-panel::PanelContext PanelContextFor(const Config& config);
+// value (panel.token_env), execution.slots, the Set-up cards of the config (SetupGapsFor, with
+// `mode`'s hints). The caller adds the Engine, Views, token and callbacks (live_setup among them).
+panel::PanelContext PanelContextFor(const Config& config, const RunMode& mode = RunMode{});
 // What `config` leaves off or unset — no Source, a missing token or key, no repository to work
 // in — as the panel's "Set up" cards (issue 24); a configured Source also gets a card shown only
-// until its first successful read.
-std::vector<panel::SetupGap> SetupGapsFor(const Config& config);
+// until its first successful read. Each fix ends with how to restart the daemon as `mode` says it
+// runs (issue 34: systemctl only under systemd) and says where a secret goes for it.
+std::vector<panel::SetupGap> SetupGapsFor(const Config& config, const RunMode& mode = RunMode{});
+
+// A Source that is on (github.repo set, feishu.enabled) where nobody may ask for work under the
+// policy in force (AnyoneMayAsk, gate.h): every @-mention there is ignored (issue 34).
+struct NobodyMayAsk {
+  std::string source;  // "github" | "feishu"
+  std::string key;     // "sources.github.people": the key that fixes it
+  std::string what;    // "Nobody may ask for work yet on GitHub (o/r): …"
+  // What to write where (with the line of policy_file, when it is written), and that a saved
+  // policy file is reloaded; without a policy_file, how to name one and restart (`mode`; null:
+  // "restart the daemon").
+  std::string fix;
+};
+// Each Source of `config` that is on and that nobody may ask under `policy`, GitHub first.
+std::vector<NobodyMayAsk> NobodyMayAskFor(const Config& config, const Policy& policy, const RunMode* mode = nullptr);
+// The same as "Set up" cards (piece "github.people", "feishu.people"): the daemon asks for them on
+// each Needs-you read, so they follow the policy in force (PanelContext::live_setup).
+std::vector<panel::SetupGap> PolicySetupGapsFor(const Config& config, const Policy& policy, const RunMode& mode);
 
 }  // namespace superagent::app

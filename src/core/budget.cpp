@@ -84,9 +84,10 @@ std::string BudgetAmountText(const std::string& dimension, double amount) {
     return buf;
   }
   const std::string n = std::to_string(static_cast<std::int64_t>(std::floor(amount)));
-  if (dimension == "tokens") return n + " tokens";
-  if (dimension == "wall_clock_minutes") return n + " minutes of work";
-  return n + (n == "1" ? " turn" : " turns");
+  const bool one = n == "1";  // "1 minute of work", never "1 minutes of work"
+  if (dimension == "tokens") return n + (one ? " token" : " tokens");
+  if (dimension == "wall_clock_minutes") return n + (one ? " minute of work" : " minutes of work");
+  return n + (one ? " turn" : " turns");
 }
 
 std::string BudgetFactLine(const Budget& b) {

@@ -31,9 +31,12 @@ std::string Amount(const std::string& dimension, double v) {
   return std::to_string(static_cast<std::int64_t>(std::floor(v)));
 }
 
-std::string Unit(const std::string& dimension) {
-  if (dimension == "cost_usd") return "US dollars";
-  if (dimension == "wall_clock_minutes") return "minutes";
+// The unit after an amount: "1 more minute", "30 more minutes".
+std::string Unit(const std::string& dimension, const std::string& amount) {
+  const bool one = amount == "1";
+  if (dimension == "cost_usd") return one ? "US dollar" : "US dollars";
+  if (dimension == "wall_clock_minutes") return one ? "minute" : "minutes";
+  if (one) return dimension == "tokens" ? "token" : "turn";
   return dimension;  // "tokens", "turns"
 }
 
@@ -193,7 +196,7 @@ Result<BudgetCheck> Engine::EnforceBudget(TicketId ticket, std::int64_t assignme
   HumanAction q;
   q.thread = tk->thread;
   q.actor = *m->sender;
-  const std::string go_on = "Continue with " + Amount(dim, more) + " more " + Unit(dim);
+  const std::string go_on = "Continue with " + Amount(dim, more) + " more " + Unit(dim, Amount(dim, more));
   q.question = "This work reached its budget: " + BudgetAmountText(dim, spent) + " spent of " +
                BudgetAmountText(dim, limit) + ". " + go_on + ", or stop here?";
   q.form = json{{"options", json::array({go_on, "Stop here"})}, {"free_text", false}, {"purpose", "budget"}};

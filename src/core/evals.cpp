@@ -316,7 +316,7 @@ Result<int> Engine::ExpireEvals() {
       d.eval = e.id;
       d.thread = e.thread;
       d.outcome = DecisionOutcome::kUnavailable;
-      d.reason = "eval timed out " + std::to_string(attempts) + " times";
+      d.reason = "eval timed out " + std::to_string(attempts) + (attempts == 1 ? " time" : " times");
       d.policy_version = e.policy_version;
       d.created_at = now;
       auto did = store_->InsertDecision(d);
@@ -361,7 +361,7 @@ Status Engine::RecordEvalError(EvalId eval_id, const std::string& error) {
     d.eval = eval_id;
     d.thread = e->thread;
     d.outcome = DecisionOutcome::kUnavailable;
-    d.reason = "eval failed " + std::to_string(attempts) + " times: " + error;
+    d.reason = "eval failed " + std::to_string(attempts) + (attempts == 1 ? " time: " : " times: ") + error;
     d.policy_version = e->policy_version;
     d.created_at = now;
     auto did = store_->InsertDecision(d);

@@ -109,6 +109,16 @@ GateResult EvaluateGate(const Policy& policy, const Trigger& trigger, bool threa
   return r;
 }
 
+bool AnyoneMayAsk(const Policy& policy, const std::string& source) {
+  auto src = policy.sources.find(source);
+  if (src == policy.sources.end()) return false;
+  if (!src->second.people.empty()) return true;
+  // The same rows Admit reads: a row the policy does not write has the table's default (ignore).
+  for (const auto& [scope, row] : src->second.scopes)
+    if (row.others_addressed == Strength::kExplicit && !(source == "github" && scope == "ci")) return true;
+  return false;
+}
+
 nlohmann::json GateResultToJson(const GateResult& r) {
   return nlohmann::json{{"strength", StrengthName(r.strength)}, {"candidate", r.candidate}, {"reason", r.reason}};
 }

@@ -60,6 +60,17 @@ std::string Normal(const std::string& p) {
   return fs::absolute(p, ec).lexically_normal().string();
 }
 
+// The host's directories a sandbox shows read-only, in the order SandboxArgv mounts them; the one
+// list SandboxHides reads too, so a check of what a worker sees cannot drift from the sandbox.
+const std::vector<std::string>& SystemDirs() {
+  static const std::vector<std::string> kDirs = {"/usr",  "/bin",   "/sbin", "/lib", "/lib32",
+                                                 "/lib64", "/libx32", "/etc", "/opt"};
+  return kDirs;
+}
+
+// Merged-/usr hosts make these links into /usr: shown as the same links inside.
+bool LinkedIntoUsr(const std::string& p) { return p != "/usr" && p != "/etc" && p != "/opt"; }
+
 // ---- POSIX ACLs, written as the kernel reads them (linux/posix_acl_xattr.h) ----
 
 constexpr std::uint16_t kAclUserObj = 0x01, kAclUser = 0x02, kAclGroupObj = 0x04, kAclMask = 0x10, kAclOther = 0x20;
@@ -239,6 +250,26 @@ std::pair<std::string, std::string> ScopeDirs(const SandboxPolicy& policy, const
   return {(dir / "home").string(), (dir / "tmp").string()};
 }
 
+std::string SandboxHides(const SandboxPolicy& policy, const std::string& path) {
+  std::error_code ec;
+  // What a path names inside is what it names outside only where both walks stay in shown
+  // directories: a link out of them (/usr/local/bin/x -> /home/me/x) leads nowhere inside.
+  std::vector<std::string> walks = {Normal(path)};
+  const fs::path real = fs::canonical(path, ec);
+  if (!ec && real.string() != walks.front()) walks.push_back(real.string());
+  for (const std::string& p : walks) {
+    bool shown = false;
+    for (const std::string& d : SystemDirs()) shown |= fs::exists(d, ec) && Below(p, d);
+    if (!shown)
+      return p + " is outside the directories the sandbox shows (the Ticket's own directory, and " +
+             "/usr, /bin, /lib, /etc and /opt read-only)";
+    for (const std::string& h : policy.hidden)
+      if (!h.empty() && Below(p, Normal(h)))
+        return p + " is below " + Normal(h) + ", which the sandbox hides from workers";
+  }
+  return "";
+}
+
 std::vector<std::string> SandboxArgv(const SandboxPolicy& policy, const WorkerScope& scope, const std::string& home,
                                      const std::string& tmp, const std::string& cwd,
                                      const std::vector<std::string>& argv) {
@@ -270,13 +301,10 @@ std::vector<std::string> SandboxArgv(const SandboxPolicy& policy, const WorkerSc
     a.insert(a.end(), {"--ro-bind", p, p});
     shown.push_back(p);
   };
-  ro("/usr");
-  for (const char* p : {"/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"}) {
-    if (fs::is_symlink(p, ec)) a.insert(a.end(), {"--symlink", fs::read_symlink(p, ec).string(), p});
+  for (const std::string& p : SystemDirs()) {
+    if (LinkedIntoUsr(p) && fs::is_symlink(p, ec)) a.insert(a.end(), {"--symlink", fs::read_symlink(p, ec).string(), p});
     else ro(p);
   }
-  ro("/etc");
-  ro("/opt");
   // A resolv.conf that points into /run (systemd-resolved) must resolve inside too.
   if (policy.network && fs::is_symlink("/etc/resolv.conf", ec)) {
     const fs::path real = fs::canonical("/etc/resolv.conf", ec);

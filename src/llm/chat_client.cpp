@@ -266,7 +266,8 @@ Result<ChatResponse> OpenAiChatClient::Complete(const ChatRequest& req) {
                                           Scrub(ErrorText(resp), options_.api_key)));
     }
     if (attempt >= options_.max_retries)
-      return fail(Status::Unavailable(what + " (after " + std::to_string(attempt + 1) + " attempts)"));
+      return fail(Status::Unavailable(what + " (after " + std::to_string(attempt + 1) +
+                                      (attempt == 0 ? " attempt)" : " attempts)")));
 
     TimeMs wait = DoublingDelay(options_.backoff_initial_ms, attempt, options_.max_retry_wait_ms);
     if (auto asked = RetryAfterMs(resp, now)) {

@@ -317,7 +317,10 @@ struct Panel::Impl {
     for (const TicketRow& r : blocked) decisions.push_back(TicketRowJson(r));
     for (const QuarantineItem& q : set_aside_rows) set_aside.push_back(SetAsideJson(q));
     std::set<std::string> folded;
-    json setup = SetupCardsJson(ctx.setup, health, &folded);
+    std::vector<SetupGap> gaps = ctx.setup;
+    if (ctx.live_setup)
+      for (SetupGap& g : ctx.live_setup()) gaps.push_back(std::move(g));
+    json setup = SetupCardsJson(gaps, health, &folded);
     json problems = ProblemCardsJson(problem_rows, folded);
     json policy_file = nullptr;
     if (ctx.policy_on_disk)

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "core/message_url.h"
 #include "store/rows.h"
 #include "store/schema.h"
 
@@ -105,8 +106,25 @@ Result<std::optional<TriggerRecord>> Store::FindTriggerBySeq(std::int64_t seq) {
 
 Result<std::optional<TriggerRecord>> Store::FindTriggerByUrl(const std::string& url) {
   // The newest version of an edited comment answers for its URL.
-  Stmt s = db_.Prepare("SELECT id FROM triggers WHERE url = ? ORDER BY seq DESC LIMIT 1");
-  s.Bind(1, url);
+  const MessageUrlForms forms = MessageUrlFormsOf(url);
+  for (const std::string& exact : {url, forms.tidy}) {
+    Stmt s = db_.Prepare("SELECT id FROM triggers WHERE url = ? ORDER BY seq DESC LIMIT 1");
+    s.Bind(1, exact);
+    if (s.Step()) {
+      std::string id = s.Text(0);
+      s.Reset();
+      return FindTrigger(id);
+    }
+    RETURN_IF_ERROR(s.status());
+  }
+  if (forms.discussion.size() != 2) return std::optional<TriggerRecord>();
+  // The discussion's own URL, or one of its messages' (URL#fragment): '#' sorts just before '$',
+  // so the range reads the url index.
+  Stmt s = db_.Prepare(
+      "SELECT id FROM triggers WHERE url = ?1 OR (url >= ?1 || '#' AND url < ?1 || '$') "
+      "OR url = ?2 OR (url >= ?2 || '#' AND url < ?2 || '$') "
+      "ORDER BY addressed DESC, outcome = 'filtered', at DESC, seq DESC LIMIT 1");
+  s.Bind(1, forms.discussion[0]).Bind(2, forms.discussion[1]);
   if (!s.Step()) return Missing(s);
   std::string id = s.Text(0);
   s.Reset();

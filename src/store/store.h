@@ -70,6 +70,12 @@ class Store {
   // Triggers and Threads.
   Result<std::optional<TriggerRecord>> FindTrigger(const std::string& id);
   Result<std::optional<TriggerRecord>> FindTriggerBySeq(std::int64_t seq);
+  // The Trigger a message's URL names, for `explain`: the newest version of the Trigger with that
+  // URL; else of the URL tidied (MessageUrlForms::tidy: no trailing slash, query or sub-page);
+  // else, for an issue's or pull request's URL (a comment's fragment that names nothing received
+  // included), the discussion's newest Trigger that addresses the agent — a person asking "why
+  // didn't it answer?" about an issue means their mention — or, when none does, its newest one
+  // that was not filtered, then its newest. nullopt when the URL names nothing stored.
   Result<std::optional<TriggerRecord>> FindTriggerByUrl(const std::string& url);
   Result<std::int64_t> InsertTrigger(const TriggerRecord& r);
   Status InsertTriggerThread(std::int64_t seq, const std::string& thread, int position);
