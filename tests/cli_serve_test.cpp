@@ -815,6 +815,51 @@ TEST_F(ServeTest, ARequestTheModelCannotReadIsAnsweredWithWhyNot) {
   EXPECT_EQ(d.Wait(), 0) << d.log();
 }
 
+// Issue 34, the first hour exactly as the README says it, with the token exported only after
+// `init`: init cannot list the repository's writers and writes `people: []`. The first mention is
+// then not met with silence on the panel: Needs-you says nobody may ask yet (with the key), counts
+// the mention on the "not allowed to ask" card, and `explain` says why it stayed silent.
+TEST_F(ServeTest, TheFirstHourWithTheTokenExportedAfterInitEndsInACardNotSilence) {
+  FakeGitHub github(SystemClock());
+  github.issues[1] = WebhookExample("issue_comment", "created")["issue"];
+  const TimeMs now = SystemClock()->NowMs() + 2'000;  // after the daemon's first cursor (whole seconds)
+  github.comments.push_back(github.MakeComment(492700400, 1, "Codertocat", "@superagent-bot 请修复 README 里的错字 🙏", now));
+  github.notifications = {github.MakeNotification("10", 1, false, now)};
+  const fs::path etc = dir_ / "etc";
+  RunOptions init;
+  init.env_unset = {"GITHUB_TOKEN", "DEEPSEEK_API_KEY"};
+  RunResult made = RunBinary({"init", "--dir", etc.string(), "--yes", "--repo", github.repo, "--github-api-url", github.url(),
+                              "--model-url", "http://127.0.0.1:9", "--model", "deepseek-chat", "--model-key-env",
+                              "DEEPSEEK_API_KEY", "--git-remote", (dir_ / "no-origin.git").string(), "--data-dir", "data",
+                              "--listen", "127.0.0.1:" + std::to_string(port_)},
+                             init);
+  ASSERT_TRUE(fs::exists(etc / "policy.yaml")) << made.out << made.err;
+  EXPECT_NE((made.out + made.err).find("Nobody may ask for work yet"), std::string::npos) << made.out << made.err;
+
+  const std::string config = (etc / "superagent.yaml").string();
+  DaemonProcess d(SUPERAGENT_BINARY, {"serve", "--config", config}, {{"GITHUB_TOKEN", "ghp_THISISASECRETVALUE0123456789"}});
+  ASSERT_TRUE(d.WaitForLine("ready")) << d.log();
+  ASSERT_TRUE(d.WaitForLine("trigger stored id=github:comment:492700400")) << d.log();
+  ASSERT_TRUE(d.WaitForLine("decision eval=")) << d.log();
+  httplib::Client http("127.0.0.1", port_);
+  http.set_bearer_token_auth(PanelTokenIn((etc / "data").string()));
+  auto res = http.Get("/api/needs");
+  ASSERT_TRUE(res && res->status == 200) << (res ? res->body : "no answer");
+  const json needs = json::parse(res->body);
+  bool deaf_card = false;
+  for (const json& c : needs["setup"]) deaf_card |= c["piece"] == "github.people";
+  EXPECT_TRUE(deaf_card) << needs.dump(2);
+  ASSERT_TRUE(needs["not_allowed"].is_object()) << needs.dump(2);
+  EXPECT_NE(needs["not_allowed"]["what"].get<std::string>().find("Codertocat \u00d71"), std::string::npos)
+      << needs.dump(2);
+  RunResult explained = RunBinary(
+      {"explain", "https://github.com/" + github.repo + "/issues/1#issuecomment-492700400", "--config", config});
+  EXPECT_NE(explained.out.find("silent"), std::string::npos) << explained.out << explained.err << d.log();
+  EXPECT_EQ(github.Count("POST", github.repo_path() + "/issues/1/comments"), 0) << "silent in the discussion by default";
+  d.Signal(SIGTERM);
+  EXPECT_EQ(d.Wait(), 0) << d.log();
+}
+
 // A notification page with wrong types in some items (GitHub has sent "full_name": null) used to
 // end the daemon at every start: value() threw on the poller's thread, before the cursor moved, so
 // each restart read the same page and died again. Now each bad item is skipped and counted, the

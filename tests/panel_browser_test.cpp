@@ -88,14 +88,17 @@ TEST_F(PanelBrowserTest, APersonUsesThePanelInChromium) {
 
   // A second daemon, set up and on an empty store: what a calm day looks like. It reads a
   // loopback GitHub, has a model key (no model is asked: nothing arrives) and a repository to
-  // work in, so no Set-up card shows.
+  // work in, and a policy that lets someone ask (issue 34: a deaf one is a card), so no Set-up
+  // card shows.
   FakeGitHub github(SystemClock());
   const fs::path origin = dir_ / "origin.git";
   ASSERT_EQ(std::system(("git init -q --bare -b main " + origin.string()).c_str()), 0);
   const int empty_port = FreeLoopbackPort();
   fs::create_directories(dir_ / "empty");
   const fs::path empty_config = dir_ / "empty" / "superagent.yaml";
-  std::ofstream(empty_config) << "data_dir: .\npanel:\n  listen: 127.0.0.1:" << empty_port << "\ngithub:\n  repo: "
+  std::ofstream(dir_ / "empty" / "policy.yaml") << "mode: observe\nsources:\n  github:\n    people: [alice]\n";
+  std::ofstream(empty_config) << "data_dir: .\npolicy_file: policy.yaml\npanel:\n  listen: 127.0.0.1:" << empty_port
+                              << "\ngithub:\n  repo: "
                               << github.repo << "\n  api_url: " << github.url() << "\nllm:\n  base_url: http://127.0.0.1:9"
                               << "\nexecution:\n  git_remote: " << origin.string() << "\n";
   DaemonProcess empty(SUPERAGENT_BINARY, {"serve", "--config", empty_config.string()},
