@@ -365,13 +365,56 @@ TEST_F(EngineTurnsTest, ATurnWithoutAReportBlocksTheTicketAndTellsTheRequesterWh
   EXPECT_EQ(Ok(engine_->AssignFollowUps()), 1);
 }
 
-TEST_F(EngineTurnsTest, ATurnThatEndsWithoutAReportWhileBackgroundWorkRunsSaysNothingYet) {
+// Background work hides a missing report only while it runs: when it ends, the requester is told
+// what a turn without a report always tells them, and the Ticket is blocked, not idle.
+TEST_F(EngineTurnsTest, ATurnWithoutAReportWhileBackgroundWorkRunsIsToldWhenTheWorkEnds) {
+  const TicketId t = AcceptedTicket("c1");
+  TurnEnd end;
+  end.background_running = true;
+  const TurnOutcome out = Turn(t, end);
+  EXPECT_TRUE(ResultsOf(t).empty()) << "it may still be reported on";
+  EXPECT_EQ(engine_->GetTicket(t)->stage, Stage::kWorking);
+  ASSERT_TRUE(out.deferred.has_value());
+
+  ASSERT_TRUE(engine_->EndBackgroundWork(t, *out.deferred, "background work ended").ok());
+  EXPECT_EQ(engine_->GetTicket(t)->stage, Stage::kBlocked);
+  auto results = ResultsOf(t);
+  ASSERT_EQ(results.size(), 1u);
+  EXPECT_THAT(results[0].body, HasSubstr("ended without a result"));
+  EXPECT_THAT(results[0].body, HasSubstr("Reply here and I will try again"));
+  auto views = Ok(Views::Open((dir_ / "superagent.db").string()));
+  EXPECT_EQ(Ok(views->Detail(t)).row.stage_reason, "turn ended without a report; background work ended");
+  // Said once: a second end (the scheduler's, a restart's) finds the Ticket no longer working.
+  ASSERT_TRUE(engine_->EndBackgroundWork(t, Stage::kIdle, "background work ended").ok());
+  EXPECT_EQ(ResultsOf(t).size(), 1u);
+}
+
+TEST_F(EngineTurnsTest, ARestartTellsTheRequesterOfATurnWithoutAReportWhoseBackgroundWorkDied) {
   const TicketId t = AcceptedTicket("c1");
   TurnEnd end;
   end.background_running = true;
   Turn(t, end);
-  EXPECT_TRUE(ResultsOf(t).empty());
-  EXPECT_EQ(engine_->GetTicket(t)->stage, Stage::kWorking);
+  Open(MakePolicy("observe"));  // the daemon restarts
+  ASSERT_TRUE(engine_->RecoverInterruptedWork().ok());
+  EXPECT_EQ(engine_->GetTicket(t)->stage, Stage::kBlocked);
+  auto results = ResultsOf(t);
+  ASSERT_EQ(results.size(), 1u);
+  EXPECT_THAT(results[0].body, HasSubstr("ended without a result"));
+}
+
+// A turn nobody asked for (a bot's update) may still end quietly when its background work does.
+TEST_F(EngineTurnsTest, AnUnaskedTurnWithoutAReportEndsQuietlyWhenItsBackgroundWorkDoes) {
+  const TicketId t = AcceptedTicket("c1");
+  Turn(t, Ready("Done."));
+  Receive(Comment("bot1", "dependabot[bot]", false, "Bumps axios", 1, /*human=*/false));
+  ASSERT_EQ(Ok(engine_->AssignFollowUps()), 1);
+  ASSERT_EQ(Ok(engine_->Assignments(t)).back().cause, "update");
+  TurnEnd end;
+  end.background_running = true;
+  Turn(t, end);
+  ASSERT_TRUE(engine_->EndBackgroundWork(t, Stage::kIdle, "background work ended").ok());
+  EXPECT_EQ(engine_->GetTicket(t)->stage, Stage::kIdle);
+  EXPECT_EQ(ResultsOf(t).size(), 1u) << "only the first turn's result";
 }
 
 // What a failed turn posts is the daemon's; the raw cause (host paths, stderr) is the card's.

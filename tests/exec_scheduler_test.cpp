@@ -214,7 +214,8 @@ TEST_F(ExecSchedulerTest, BackgroundWorkKeepsTheSlotAndIsKilledAfterThirtyMinute
   ASSERT_TRUE(scheduler->Tick().ok());
   EXPECT_TRUE(Eventually([&] { return !Listening(port); })) << "an orphan still listens";
   EXPECT_EQ(scheduler->Slots().worker_used, 0);
-  EXPECT_EQ(engine_->GetTicket(id)->stage, Stage::kIdle) << "the turn's own outcome once its jobs are gone";
+  // The turn never reported, so once its jobs are gone its requester is told so (issue 34).
+  EXPECT_EQ(engine_->GetTicket(id)->stage, Stage::kBlocked) << "the turn's own outcome once its jobs are gone";
   auto views = Views::Open((dir_ / "superagent.db").string());
   ASSERT_TRUE(views.ok());
   auto detail = (*views)->Detail(id);
@@ -222,6 +223,9 @@ TEST_F(ExecSchedulerTest, BackgroundWorkKeepsTheSlotAndIsKilledAfterThirtyMinute
   EXPECT_THAT(detail->events.back().cause, HasSubstr("background jobs killed after 30 min: " + ListenerCommand(port)));
   auto events = Ok(engine_->SessionEvents(Ok(engine_->SessionForTicket(id))->id));
   EXPECT_EQ(events.back().kind, "jobs_killed");
+  bool told = false;
+  for (const Receipt& r : Ok(engine_->Receipts(id))) told |= r.body.find("ended without a result") != std::string::npos;
+  EXPECT_TRUE(told);
 }
 
 TEST_F(ExecSchedulerTest, StoppingATicketKillsItsWholeProcessTree) {

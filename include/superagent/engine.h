@@ -499,6 +499,10 @@ class Engine {
   // turns.cpp. A turn ended: `error` empty clears the Ticket's turn failures, else counts one (and sets its
   // turns aside at options.quarantine_after). Inside the caller's transaction.
   Status CountTurnLocked(TicketId ticket, const std::string& error, TimeMs now);
+  // `tk`'s last turn ended without a report a person was owed, while background work kept it
+  // working: its requester is told now, the Ticket is blocked (`why` in its history) and the
+  // failure counted. False, writing nothing, when that turn reported, asked or was owed nothing.
+  Result<bool> SayNoResultLocked(Ticket* tk, const std::string& why, TimeMs now);
   // TakeInputs' work inside the caller's transaction; the input carrying Trigger `origin_seq` is
   // marked as the Ticket's request.
   Result<std::vector<TakenInput>> TakeInputsLocked(TicketId ticket, std::int64_t origin_seq);

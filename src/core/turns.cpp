@@ -34,6 +34,29 @@ Result<AssignmentAndTicket> LoadAssignment(store::Store* store, std::int64_t id)
   return AssignmentAndTicket{*a, *tk};
 }
 
+// The causes of a turn a person is owed an answer from: one started by the request, a person's
+// message, answer or Retry, or a restart of one. A turn woken by the intercom or by a bot's or
+// CI's input may end quietly — nobody asked it anything.
+bool OwedAnAnswer(const Assignment& a) {
+  static const std::set<std::string> kOwed = {"accepted", "follow_up", "answer", "resume", "retry", "restart"};
+  return kOwed.count(a.cause) > 0;
+}
+
+constexpr char kNoResultWords[] = "My last turn on this ended without a result.";
+constexpr char kNoResultError[] = "turn ended without a report";
+
+// What the requester of a blocked Ticket can do now: reply (a person's message resumes it), or
+// nothing, when this failure sets its turns aside and a person was shown it instead.
+std::string BlockedAdvice(bool set_aside) {
+  return set_aside ? "\n\nIt failed the same way several times in a row, so I have stopped; a maintainer has "
+                     "been shown it on the panel."
+                   : "\n\nReply here and I will try again; a maintainer can also retry it from the panel.";
+}
+
+std::string TurnSuffix(TicketId ticket, std::int64_t assignment) {
+  return ":ticket:" + Num(ticket) + ":assignment:" + Num(assignment);
+}
+
 }  // namespace
 
 Result<TurnContext> Engine::BeginTurn(std::int64_t assignment, const std::string& executor,
@@ -124,22 +147,18 @@ Result<TurnOutcome> Engine::FinishTurn(const TurnEnd& end) {
     return tx->Commit();
   };
   ASSIGN_OR_RETURN(auto mandate, store_->MandateForTicket(a->ticket));
-  const std::string suffix = ":ticket:" + Num(a->ticket) + ":assignment:" + Num(a->id);
+  const std::string suffix = TurnSuffix(a->ticket, a->id);
   // A turn that ends without a report leaves the requester owed a result: the Ticket is blocked
   // and they are told, in the daemon's words (issue 34: a Ticket never idles in silence). While
-  // background work runs it may still report, so then nothing is said yet.
-  // Only a turn a person is owed an answer from counts: one started by the request, a person's
-  // message, answer or Retry, or a restart of one. A turn woken by the intercom or by a bot's or
-  // CI's input may end quietly — nobody asked it anything.
-  static const std::set<std::string> kOwed = {"accepted", "follow_up", "answer", "resume", "retry", "restart"};
-  const bool no_report = !end.reported && !end.background_running && kOwed.count(a->cause) > 0;
+  // background work runs the line waits for it to end (SayNoResultLocked), as the stage does.
+  const bool no_report = !end.reported && !end.background_running && OwedAnAnswer(*a);
   Stage to = end.reported.value_or(no_report ? Stage::kBlocked : Stage::kIdle);
   std::string summary = end.summary;
-  std::string detail = end.reported ? std::string("reported ") + StageName(to) : "turn ended without a report";
+  std::string detail = end.reported ? std::string("reported ") + StageName(to) : kNoResultError;
   if (no_report) {
     // Counted like a failure: a worker that never reports is set aside, not retried forever.
     if (error.empty()) error = detail;
-    summary = "My last turn on this ended without a result.";
+    summary = kNoResultWords;
   } else if (end.reported && to == Stage::kBlocked) {
     // The card's "why" is the cause itself, so nobody has to open the discussion to learn it:
     // its first line, and the end of the rest (where a failing command's stderr says what broke).
@@ -153,9 +172,7 @@ Result<TurnOutcome> Engine::FinishTurn(const TurnEnd& end) {
     // What the requester can do now: reply (a person's message resumes a blocked Ticket), or
     // nothing, when this failure sets its turns aside and a person was shown it instead.
     ASSIGN_OR_RETURN(const bool set_aside, WouldSetAsideLocked(kQuarantineTurn, Num(a->ticket), error));
-    summary += set_aside ? "\n\nIt failed the same way several times in a row, so I have stopped; a maintainer has "
-                           "been shown it on the panel."
-                         : "\n\nReply here and I will try again; a maintainer can also retry it from the panel.";
+    summary += BlockedAdvice(set_aside);
   }
 
   for (const auto& [kind, payload] : end.actions) RETURN_IF_ERROR(EnqueueActionLocked(kind, payload, now));
@@ -235,8 +252,31 @@ Status Engine::EndBackgroundWork(TicketId ticket, Stage after, const std::string
   ASSIGN_OR_RETURN(auto assignments, store_->AssignmentsFor(ticket));
   for (const Assignment& a : assignments)
     if (a.state == "running") return Status::Ok();  // a new turn owns the stage now
-  RETURN_IF_ERROR(ChangeStage(store_.get(), options_, &*tk, after, StageCause::kBackgroundDone, why, now));
+  ASSIGN_OR_RETURN(const bool said, SayNoResultLocked(&*tk, why, now));
+  if (!said) RETURN_IF_ERROR(ChangeStage(store_.get(), options_, &*tk, after, StageCause::kBackgroundDone, why, now));
   return tx->Commit();
+}
+
+Result<bool> Engine::SayNoResultLocked(Ticket* tk, const std::string& why, TimeMs now) {
+  ASSIGN_OR_RETURN(auto assignments, store_->AssignmentsFor(tk->id));
+  const Assignment* last = nullptr;
+  for (const Assignment& a : assignments)
+    if (a.state == "ended" && (last == nullptr || a.id > last->id)) last = &a;
+  if (last == nullptr || !OwedAnAnswer(*last)) return false;
+  // Its report, question or earlier line is the answer; each is recorded under the turn's id.
+  const std::string suffix = TurnSuffix(tk->id, last->id);
+  for (const char* kind : {"result", "ask"}) {
+    ASSIGN_OR_RETURN(auto receipt, store_->GetReceipt(kind + suffix));
+    if (receipt) return false;
+  }
+  ASSIGN_OR_RETURN(const bool set_aside, WouldSetAsideLocked(kQuarantineTurn, Num(tk->id), kNoResultError));
+  RETURN_IF_ERROR(SendLocked({"result" + suffix, tk->id, tk->thread, MessageKind::kResult,
+                              std::string(kNoResultWords) + BlockedAdvice(set_aside)},
+                             now));
+  RETURN_IF_ERROR(ChangeStage(store_.get(), options_, tk, Stage::kBlocked, StageCause::kBackgroundDone,
+                              std::string(kNoResultError) + "; " + why, now));
+  RETURN_IF_ERROR(CountTurnLocked(tk->id, kNoResultError, now));
+  return true;
 }
 
 Result<std::vector<TakenInput>> Engine::TakeInputs(TicketId ticket) {
@@ -372,14 +412,16 @@ Result<std::vector<TicketId>> Engine::RecoverInterruptedWork() {
     out.push_back(a.ticket);
   }
   // Background work that kept a Ticket working after its turn died with the daemon: nothing runs
-  // for it any more, so it is idle (its result, if any, was already enqueued).
+  // for it any more, so it is idle (its result, if any, was already enqueued) — or blocked with
+  // the line its requester is owed when that turn never reported.
   ASSIGN_OR_RETURN(auto open, store_->OpenTickets());
   for (TicketId id : open) {
     if (std::find(out.begin(), out.end(), id) != out.end()) continue;
     ASSIGN_OR_RETURN(auto tk, store_->GetTicket(id));
     if (!tk || tk->stage != Stage::kWorking) continue;
-    RETURN_IF_ERROR(ChangeStage(store_.get(), options_, &*tk, Stage::kIdle, StageCause::kBackgroundDone,
-                                "background work ended with the daemon's restart", now));
+    const std::string why = "background work ended with the daemon's restart";
+    ASSIGN_OR_RETURN(const bool said, SayNoResultLocked(&*tk, why, now));
+    if (!said) RETURN_IF_ERROR(ChangeStage(store_.get(), options_, &*tk, Stage::kIdle, StageCause::kBackgroundDone, why, now));
   }
   RETURN_IF_ERROR(tx->Commit());
   for (TicketId id : out) spdlog::info("work resumed after restart ticket={}", id);
