@@ -368,6 +368,36 @@ TEST_F(FeishuSourceTest, TopicReadsAreCappedPerRoundOpenTicketsFirstAndQuietTopi
   EXPECT_EQ(Ok(engine_->SourceCursors("feishu")).count("thread:omt_a"), 1u);
 }
 
+// SPEC §3.5: a topic is followed for 14 days after its last activity or its Ticket's end,
+// whichever is later; a Ticket that worked three quiet weeks keeps its topic read after it ends.
+TEST_F(FeishuSourceTest, ATopicIsFollowedForFourteenDaysAfterItsTicketEnds) {
+  source_->RunOnce();
+  json ask = FakeFeishu::Item("om_omt_e", "oc_a", "ou_alice", "@_user_1 请修一下错字", t0_ + 1'000, "omt_e", "",
+                              BotMention());
+  ASSERT_EQ(*source_->HandleEvent(FakeFeishu::EventFor(ask, "group", "ev_omt_e"), "realtime:ws"), "stored");
+  assessor_.answers.push_back(superagent::testing::ScriptedAssessor::Accept());
+  Drain();
+  ASSERT_EQ(Ok(engine_->OpenTicketThreads("feishu:thread:")), std::vector<std::string>{"feishu:thread:omt_e"});
+  auto reads = [&] {
+    int n = 0;
+    for (const auto& l : fake_->log())
+      n += l.params.count("container_id_type") && l.params.at("container_id_type") == "thread" &&
+           l.params.at("container_id") == "omt_e";
+    return n;
+  };
+  clock_.Advance(21LL * 24 * 3'600'000);  // three quiet weeks of work
+  source_->RunOnce();
+  ASSERT_TRUE(engine_->StopTicket(1, "alice").ok());
+  const int before = reads();
+  clock_.Advance(60'000);
+  source_->RunOnce();
+  EXPECT_EQ(reads(), before + 1) << "ended a minute ago: still followed";
+  EXPECT_EQ(Ok(engine_->SourceCursors("feishu")).count("thread:omt_e"), 1u);
+  clock_.Advance(15LL * 24 * 3'600'000);
+  source_->RunOnce();
+  EXPECT_EQ(Ok(engine_->SourceCursors("feishu")).count("thread:omt_e"), 0u) << "15 days after the end: forgotten";
+}
+
 TEST_F(FeishuSourceTest, AnAllowedDirectChatBecomesKnownAndIsBackfilled) {
   source_->RunOnce();
   json hello = FakeFeishu::Item("om_d1", "oc_dm", "ou_alice", "hi", t0_ + 1'000);

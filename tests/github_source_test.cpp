@@ -629,6 +629,34 @@ TEST_F(GitHubSourceTest, KnownDiscussionsArePolledForFourteenDaysAfterActivity) 
   EXPECT_EQ(fake_->Count("GET", issue), 0);  // quiet for more than 14 days
 }
 
+// SPEC §3.5: a discussion is followed for 14 days after its last activity *or its Ticket's end*.
+// A Ticket that worked on a quiet issue for three weeks and then ended keeps its discussion read,
+// so a "that broke something" the next week is still heard; two weeks after the end it is not.
+TEST_F(GitHubSourceTest, ADiscussionIsFollowedForFourteenDaysAfterItsTicketEnds) {
+  Mention(101, 1, 1'000);
+  clock_.Advance(10'000);
+  source_->RunOnce();
+  assessor_.answers.push_back(ScriptedAssessor::Accept());
+  ASSERT_EQ(Drain(), 1);
+  ASSERT_EQ(Ok(engine_->OpenTicketThreads("github:")), std::vector<std::string>{"github:issue:1"});
+  const TicketId ticket = 1;
+  const std::string issue = "/repos/Codertocat/Hello-World/issues/1/comments";
+  clock_.Advance(21LL * 24 * 3600 * 1000);  // three quiet weeks of work
+  source_->RunOnce();
+  ASSERT_TRUE(engine_->StopTicket(ticket, "alice").ok());
+  fake_->ClearLog();
+  clock_.Advance(6 * 60'000);
+  source_->RunOnce();
+  EXPECT_EQ(fake_->Count("GET", issue), 1) << "ended a minute ago: still followed";
+  clock_.Advance(13LL * 24 * 3600 * 1000);
+  source_->RunOnce();
+  EXPECT_EQ(fake_->Count("GET", issue), 2) << "13 days after the end";
+  clock_.Advance(2LL * 24 * 3600 * 1000);
+  fake_->ClearLog();
+  source_->RunOnce();
+  EXPECT_EQ(fake_->Count("GET", issue), 0) << "15 days after the end and the activity";
+}
+
 // --- webhooks over the real HTTP route ---
 
 class GitHubWebhookTest : public GitHubSourceTest {

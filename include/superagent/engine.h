@@ -357,6 +357,10 @@ class Engine {
   // discussions a Source keeps polling while work is in progress (SPEC §3.5). A failed read is an
   // error, never "no discussions": a round that took it for empty would stop following them.
   Result<std::vector<std::string>> OpenTicketThreads(const std::string& prefix);
+  // Thread keys starting with `prefix` of Tickets that ended at or after `since`, each with its
+  // Ticket's end: SPEC §3.5 follows a discussion for 14 days after its last activity or its
+  // Ticket's end, whichever is later. A failed read is an error, never "none".
+  Result<std::map<std::string, TimeMs>> EndedTicketThreads(const std::string& prefix, TimeMs since);
   // The request (origin Trigger) and the messages the daemon posted and saw delivered (sent
   // receipts, with the platform's id) of every open Ticket, whose channel starts with `prefix`
   // (e.g. "feishu:"); by Ticket, then time. What a Source looks at again for a discussion that grew

@@ -140,6 +140,11 @@ Result<std::vector<std::string>> Engine::OpenTicketThreads(const std::string& pr
   return std::vector<std::string>(keys.begin(), keys.end());
 }
 
+Result<std::map<std::string, TimeMs>> Engine::EndedTicketThreads(const std::string& prefix, TimeMs since) {
+  std::lock_guard<std::mutex> lock(mu_);
+  return store_->EndedTicketThreads(prefix, since);
+}
+
 Result<std::vector<TicketMessage>> Engine::OpenTicketMessages(const std::string& prefix) {
   std::lock_guard<std::mutex> lock(mu_);
   return store_->OpenTicketMessages(prefix);

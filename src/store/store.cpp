@@ -497,6 +497,20 @@ Result<std::vector<TicketId>> Store::OpenTickets() {
   return out;
 }
 
+Result<std::map<std::string, TimeMs>> Store::EndedTicketThreads(const std::string& prefix, TimeMs since) {
+  // An ended Ticket's row is not written again, so updated_at is when it ended.
+  Stmt s = db_.Prepare(
+      "SELECT s.thread_key, MAX(t.updated_at) FROM tickets t JOIN subscriptions s ON s.ticket_id = t.id"
+      " WHERE t.stage = 'ended' AND t.updated_at >= ? AND substr(s.thread_key, 1, ?) = ? GROUP BY s.thread_key");
+  s.Bind(1, since);
+  s.Bind(2, static_cast<std::int64_t>(prefix.size()));
+  s.Bind(3, prefix);
+  std::map<std::string, TimeMs> out;
+  while (s.Step()) out[s.Text(0)] = s.Int(1);
+  RETURN_IF_ERROR(s.status());
+  return out;
+}
+
 // ---------------------------------------------------------------------------------------------
 // Ticket inputs
 

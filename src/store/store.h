@@ -133,6 +133,9 @@ class Store {
   Result<std::vector<TicketId>> SubscribedTickets(const std::vector<std::string>& threads);
   Result<std::vector<std::string>> TicketThreads(TicketId ticket);
   Result<std::vector<TicketId>> OpenTickets();
+  // The Threads starting with `prefix` of Tickets that ended at or after `since`, each with the
+  // latest such end (SPEC §3.5: a discussion is followed for 14 days after its Ticket's end too).
+  Result<std::map<std::string, TimeMs>> EndedTicketThreads(const std::string& prefix, TimeMs since);
 
   // Ticket inputs.
   // Inserts; returns 0 (no error) when this Trigger already reached this Ticket.

@@ -495,12 +495,21 @@ void Source::PollThreads(RoundReport* report) {
   for (const std::string& key : *open) due[key.substr(14)] = Due{key.substr(14), true, 0};
   for (const std::string& tid : late.open) due[tid] = Due{tid, true, 0, late.found.count(tid) > 0};
   int followed = static_cast<int>(due.size());
+  // A topic whose Ticket ended lately is followed for the window after that end too (SPEC §3.5).
+  std::map<std::string, TimeMs> ended_at;
+  if (auto ended = engine_->EndedTicketThreads("feishu:thread:", now - options_.follow_window_ms); !ended.ok()) {
+    spdlog::warn("feishu ended tickets' threads not read error=\"{}\"", ended.status().message());
+  } else {
+    for (const auto& [thread, at] : *ended) ended_at[thread.substr(14)] = at;
+  }
   std::vector<std::string> expired;  // quiet past the window: no longer followed, so forgotten
   for (const auto& [name, value] : cursors) {
     if (name.rfind("thread:", 0) != 0) continue;
     json c = ParseCursor(cursors, name);
     const std::string tid = name.substr(7);
-    const TimeMs idle = now - Int(c, "last_activity"), polled = Int(c, "last_polled");
+    const auto end = ended_at.find(tid);
+    const TimeMs idle = now - std::max(Int(c, "last_activity"), end == ended_at.end() ? 0 : end->second);
+    const TimeMs polled = Int(c, "last_polled");
     auto it = due.find(tid);
     if (it != due.end()) {
       it->second.last_polled = polled;

@@ -537,6 +537,15 @@ void Source::PollFollowed(std::map<std::string, std::string>& cursors, std::set<
     std::lock_guard<std::mutex> lock(mu_);
     ticket_discussions_ = tickets;
   }
+  // A discussion whose Ticket ended lately is followed for the window after that end too (SPEC
+  // §3.5), however long it was quiet before. Unread, the round counts activity alone and says so.
+  std::map<std::string, TimeMs> ended_at;
+  if (auto ended = engine_->EndedTicketThreads("github:", now - options_.follow_window_ms); !ended.ok()) {
+    spdlog::warn("github ended tickets' discussions not read error=\"{}\"", ended.status().message());
+  } else {
+    for (const auto& [thread, at] : *ended)
+      if (auto d = DiscussionOf(thread)) ended_at[d->Key()] = std::max(ended_at[d->Key()], at);
+  }
   const bool low_budget = [&] {
     RateBudget b = client_->Budget();
     return b.remaining >= 0 && b.remaining < kLowBudget && b.reset_at > now;
@@ -552,7 +561,9 @@ void Source::PollFollowed(std::map<std::string, std::string>& cursors, std::set<
       continue;
     }
     if (low_budget) continue;
-    if (now - JsonInt(c, "last_activity") > options_.follow_window_ms) continue;
+    const auto end = ended_at.find(name);
+    const TimeMs active = std::max(JsonInt(c, "last_activity"), end == ended_at.end() ? 0 : end->second);
+    if (now - active > options_.follow_window_ms) continue;
     if (now - JsonInt(c, "last_polled") < options_.recent_poll_interval_ms) continue;
     due.push_back(*d);
   }
