@@ -127,6 +127,8 @@ Result<json> Engine::Explain(const std::string& id_or_url) {
                       (as != kAs.end() ? as->second : in.kind) +
                       (in.state == "handed_back" ? ", which handed it back (" + in.handback_kind + ": " + in.handback_reason + ")"
                        : in.state == "pending"   ? "; its next turn will read it"
+                       : in.state == "context"   ? ", as context: it started no turn (it asks for nothing, or is older "
+                                                   "than the request), and the Ticket's next turn reads it"
                                                  : "") +
                       ".");
   }
