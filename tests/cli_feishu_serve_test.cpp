@@ -175,6 +175,50 @@ TEST_F(FeishuServeTest, AMentionIsAcknowledgedOnceInItsThreadAndWhatWasSaidWhile
   EXPECT_EQ(own["intake"]["filter_reason"], "own_message");
 }
 
+// Issue 34, through `serve`: a request said in a plain group chat is acknowledged; while the
+// daemon is down someone opens a topic on the request and replies there. No listing shows that
+// reply (the chat container lists only roots, and the root is older than the cursor), so before
+// it was never read. The first round after the start looks at the open Ticket's messages, finds
+// the topic, reads it, and the reply reaches the Ticket.
+TEST_F(FeishuServeTest, AReplyInATopicOpenedOnTheRequestWhileTheDaemonWasDownReachesItsTicketAtTheNextStart) {
+  const json m1 = FakeFeishu::Item("om_m1", "oc_ops", "ou_alice", "@_user_1 please fix the typo in the README",
+                                   SystemClock()->NowMs(), "", "", Mention());
+  {
+    DaemonProcess d(SUPERAGENT_BINARY, {"serve", "--config", Config()}, Env());
+    ASSERT_TRUE(d.WaitForLine("ready")) << d.log();
+    ASSERT_TRUE(ws_.WaitFor([&] { return ws_.connections == 1 && ws_.pings >= 1; })) << d.log();
+    ASSERT_TRUE(d.WaitForCount("feishu round ", 2)) << d.log();
+    {
+      auto lock = fake_.Lock();
+      fake_.messages.push_back(m1);
+    }
+    ws_.SendEvent(FakeFeishu::EventFor(m1, "group", "ev-m1"), 2);
+    ASSERT_TRUE(d.WaitForCount("outcome=accept", 1)) << d.log();
+    ASSERT_TRUE(d.WaitForCount("feishu message sent", 1)) << d.log();
+    d.Signal(SIGTERM);
+    EXPECT_EQ(d.Wait(), 0) << d.log();
+  }
+  fake_.OpenTopicOn("om_m1", "omt_late");
+  const json reply = FakeFeishu::Item("om_r1", "oc_ops", "ou_alice", "CONTRIBUTING.md 里也有 teh → the 🙏",
+                                      SystemClock()->NowMs(), "omt_late", "om_m1");
+  {
+    auto lock = fake_.Lock();
+    fake_.messages.push_back(reply);
+  }
+  {
+    DaemonProcess d(SUPERAGENT_BINARY, {"serve", "--config", Config()}, Env());
+    ASSERT_TRUE(d.WaitForLine("ready")) << d.log();
+    ASSERT_TRUE(d.WaitForCount("trigger stored id=feishu:om_r1", 1)) << d.log();
+    d.Signal(SIGTERM);
+    EXPECT_EQ(d.Wait(), 0) << d.log();
+    ExpectNoSecret(d.log());
+  }
+  const json story = Explain("feishu:om_r1");
+  EXPECT_EQ(story["arrival"]["via"], "poll:thread") << story.dump(2);
+  ASSERT_EQ(story["tickets_reached"].size(), 1u) << story.dump(2);
+  EXPECT_EQ(story["tickets_reached"][0]["ticket"], 1) << "the reply is the Ticket's discussion";
+}
+
 // A Feishu that hangs does not hold `systemctl stop`: the backfill's request in flight is
 // abandoned and the daemon stops at once (before, it waited for the request's own timeout).
 TEST_F(FeishuServeTest, AStopAbandonsABackfillRequestFeishuHolds) {
