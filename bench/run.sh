@@ -7,7 +7,9 @@
 #
 # --smoke (CI, `cmake/dev.sh bench-smoke`): every program with sizes too small for its target, in
 # about a minute, to prove each still builds, runs and prints its summary line. Its figures are not
-# the benchmark's: only a crash, a non-zero exit or a missing summary line fails it.
+# the benchmark's: only a crash, a non-zero exit (a benchmark exits 1 on a run that did not measure
+# what it says, e.g. fewer acknowledged than sent), a missing summary line or a figure that is not
+# a number fails it — never a missed target.
 set -uo pipefail
 smoke=0
 if [ "${1:-}" = "--smoke" ]; then smoke=1; shift; fi
@@ -23,6 +25,10 @@ run() {
     status=1
   elif ! grep -q "^BENCH name=${name#bench_} " "$out"; then
     echo "run.sh: $name printed no summary line" >&2
+    status=1
+  elif grep "^BENCH name=${name#bench_} " "$out" | grep -qiE '=(-?nan|-?inf)( |$)'; then
+    # A figure computed from nothing (no sample taken): the run measured nothing, whatever it says.
+    echo "run.sh: $name printed a figure that is not a number" >&2
     status=1
   fi
 }

@@ -78,6 +78,11 @@ int main(int argc, char** argv) {
   };
 
   DaemonSetup setup;
+  // The policy this benchmark measures, written here so a default elsewhere cannot change what it
+  // measures: one sender opening a thousand Tickets in a minute is exactly what the circuit breaker
+  // holds (after the 10th, each later mention waited out its timeout), so it is off.
+  setup.policy = "mode: observe\ncircuit_breaker: { per_sender: 0, per_source: 0 }\nsources:\n  github:\n"
+                 "    people: [Codertocat]\n";
   setup.extra_config = "github:\n  api_url: " + github.url() + "\n  repo: " + github.repo +
                        "\nllm:\n  base_url: " + model.base_url() + "\n  api_key_env: BENCH_MODEL_KEY\n";
   setup.extra_config += LocalExecutionConfig(dir);
@@ -146,5 +151,11 @@ int main(int argc, char** argv) {
       .Add("commit_floor_ms", commit_ms)
       .Add("pass", (p50 <= 10 && p95 <= 50 && missing == 0) ? 1 : 0)
       .Print();
+  // A run that did not measure what it says is a failure (bench-smoke fails on it); a missed target is a figure.
+  if (missing > 0 || code != 0 || !model.problems().empty()) {
+    std::fprintf(stderr, "invalid run: %d of %d mentions not acknowledged, daemon exit %d, %zu model problem(s); log: %s\n",
+                 missing, mentions, code, model.problems().size(), daemon.log_path().c_str());
+    return 1;
+  }
   return 0;
 }
