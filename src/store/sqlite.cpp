@@ -6,6 +6,8 @@
 
 #include <cerrno>
 #include <cstring>
+#include <condition_variable>
+#include <mutex>
 #include <thread>
 #include <unordered_map>
 
@@ -249,20 +251,22 @@ Status Tx::Commit() {
 Result<bool> QuickCheck(Db& db, std::chrono::milliseconds budget) {
   // quick_check skips integrity_check's index-content cross-check: linear in the file. A budget
   // keeps a start-up on a large store bounded; ten findings are enough to say what is wrong.
-  const auto deadline = std::chrono::steady_clock::now() + budget;
-  struct Budget {
-    std::chrono::steady_clock::time_point deadline;
-    bool spent = false;
-  } b{deadline};
+  // The whole check is one VDBE opcode, which a progress handler never sees (SQLite 3.40 calls it
+  // between opcodes): a watchdog interrupts it instead. Its mutex orders the interrupt before the
+  // check's end, so it can never land on a later statement of this connection.
+  struct Watchdog {
+    std::mutex mu;
+    std::condition_variable cv;
+    bool done = false, spent = false;
+  } w;
+  std::thread watchdog;
   if (budget.count() > 0) {
-    sqlite3_progress_handler(
-        db.raw(), 10'000,
-        [](void* p) {
-          auto* budget_of = static_cast<Budget*>(p);
-          budget_of->spent = std::chrono::steady_clock::now() >= budget_of->deadline;
-          return budget_of->spent ? 1 : 0;
-        },
-        &b);
+    watchdog = std::thread([&w, &db, budget] {
+      std::unique_lock<std::mutex> lock(w.mu);
+      if (w.cv.wait_for(lock, budget, [&w] { return w.done; })) return;
+      w.spent = true;
+      sqlite3_interrupt(db.raw());
+    });
   }
   std::string findings;
   Status status;
@@ -274,9 +278,18 @@ Result<bool> QuickCheck(Db& db, std::chrono::milliseconds budget) {
     }
     status = s.status();
   }
-  if (budget.count() > 0) sqlite3_progress_handler(db.raw(), 0, nullptr, nullptr);
+  bool spent = false;
+  if (watchdog.joinable()) {
+    {
+      std::lock_guard<std::mutex> lock(w.mu);
+      w.done = true;
+      spent = w.spent;
+    }
+    w.cv.notify_all();
+    watchdog.join();
+  }
   if (!findings.empty()) return Status::IoError("the database is damaged: " + findings);
-  if (b.spent) return false;
+  if (spent) return false;
   if (status.code() == Status::Code::kUnavailable) return status;  // busy is not damage
   if (!status.ok()) return Status::IoError("the database is damaged: " + status.message());
   return true;
