@@ -18,7 +18,7 @@ declare -A OWNER=(
   [domain.h]=core [trigger.h]=core [engine.h]=core [eval.h]=core [gate.h]=core [assessment.h]=core
   [channel.h]=core [quarantine.h]=core [session.h]=core [mailbox.h]=core [source_state.h]=core
   [metrics.h]=core [question.h]=core [budget.h]=core [answer.h]=core
-  [periodic.h]=base [secret_filter.h]=base
+  [periodic.h]=base [secret_filter.h]=base [digest.h]=base
   [views.h]=store
   [policy.h]=policy
   [prompts.h]=prompts

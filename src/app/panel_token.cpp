@@ -9,6 +9,7 @@
 #include <cstring>
 #include <filesystem>
 
+#include "superagent/digest.h"
 #include "superagent/host_port.h"
 
 namespace superagent::app {
@@ -16,16 +17,6 @@ namespace superagent::app {
 namespace {
 
 constexpr std::size_t kTokenBytes = 32;
-
-std::string Hex(const unsigned char* data, std::size_t n) {
-  static const char kHex[] = "0123456789abcdef";
-  std::string out;
-  for (std::size_t i = 0; i < n; ++i) {
-    out.push_back(kHex[data[i] >> 4]);
-    out.push_back(kHex[data[i] & 0xF]);
-  }
-  return out;
-}
 
 // 32 bytes from the kernel's CSPRNG (getrandom blocks only until it is seeded, once per boot).
 Result<std::string> NewToken() {
@@ -37,7 +28,7 @@ Result<std::string> NewToken() {
     if (n < 0) return Status::IoError(std::string("cannot get random bytes for the panel token: ") + std::strerror(errno));
     got += static_cast<std::size_t>(n);
   }
-  return Hex(bytes, sizeof bytes);
+  return Hex(std::string_view(reinterpret_cast<const char*>(bytes), sizeof bytes));
 }
 
 // A token a login URL can carry as it is: 32..256 characters of [A-Za-z0-9._~-].

@@ -3,7 +3,7 @@
 #include <cctype>
 #include <random>
 
-#include "policy/sha256.h"
+#include "superagent/digest.h"
 #include "superagent/host_port.h"
 #include "superagent/text.h"
 

@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "policy/sha256.h"
+#include "superagent/digest.h"
 
 namespace superagent {
 namespace {

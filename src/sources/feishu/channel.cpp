@@ -3,7 +3,7 @@
 // so a delivery whose outcome is unknown is simply sent again with the same uuid.
 #include <spdlog/spdlog.h>
 
-#include "policy/sha256.h"
+#include "superagent/digest.h"
 #include "superagent/feishu.h"
 #include "superagent/json_read.h"
 #include "superagent/question.h"

@@ -5,19 +5,12 @@
 
 #include <memory>
 
-#include "policy/sha256.h"
+#include "superagent/digest.h"
 #include "superagent/feishu.h"
 
 namespace superagent::feishu {
 
 namespace {
-
-std::string RawSha256(const std::string& data) {
-  unsigned char out[32];
-  unsigned int len = 0;
-  EVP_Digest(data.data(), data.size(), out, &len, EVP_sha256(), nullptr);
-  return std::string(reinterpret_cast<char*>(out), len);
-}
 
 using CipherCtx = std::unique_ptr<EVP_CIPHER_CTX, decltype(&EVP_CIPHER_CTX_free)>;
 
@@ -39,7 +32,7 @@ Result<std::string> Decrypt(const std::string& encrypt_key, const std::string& e
   raw.resize(len);
   if (raw.size() < 32 || (raw.size() - 16) % 16 != 0)
     return Status::InvalidArgument("encrypt: wrong length for AES-256-CBC with IV");
-  const std::string key = RawSha256(encrypt_key);
+  const std::string key = Sha256(encrypt_key);
   CipherCtx ctx(EVP_CIPHER_CTX_new(), &EVP_CIPHER_CTX_free);
   std::string out(raw.size(), '\0');
   int l1 = 0, l2 = 0;
@@ -55,7 +48,7 @@ Result<std::string> Decrypt(const std::string& encrypt_key, const std::string& e
 }
 
 std::string Encrypt(const std::string& encrypt_key, const std::string& plaintext, const std::string& iv16) {
-  const std::string key = RawSha256(encrypt_key);
+  const std::string key = Sha256(encrypt_key);
   std::string iv = iv16;
   iv.resize(16, '\0');
   CipherCtx ctx(EVP_CIPHER_CTX_new(), &EVP_CIPHER_CTX_free);

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cctype>
 
-#include "policy/sha256.h"
+#include "superagent/digest.h"
 #include "superagent/github.h"
 #include "superagent/text.h"
 

@@ -7,7 +7,7 @@
 #include <array>
 #include <cstdint>
 
-#include "policy/sha256.h"
+#include "superagent/digest.h"
 #include "superagent/metrics.h"
 #include "sources/github/source_internal.h"
 #include "superagent/json_read.h"
@@ -19,34 +19,6 @@ using nlohmann::json;
 
 namespace {
 
-std::string FromHex(const std::string& hex) {
-  std::string out;
-  out.reserve(hex.size() / 2);
-  auto nibble = [](char c) -> int {
-    if (c >= '0' && c <= '9') return c - '0';
-    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-    return 0;
-  };
-  for (std::size_t i = 0; i + 1 < hex.size(); i += 2)
-    out.push_back(static_cast<char>((nibble(hex[i]) << 4) | nibble(hex[i + 1])));
-  return out;
-}
-
-// HMAC-SHA256 (RFC 2104) over the dependency-free SHA-256 the policy fingerprint already uses.
-std::string HmacSha256Hex(const std::string& key_in, const std::string& message) {
-  constexpr std::size_t kBlock = 64;
-  std::string key = key_in.size() > kBlock ? FromHex(Sha256Hex(key_in)) : key_in;
-  key.resize(kBlock, '\0');
-  std::string inner(kBlock, '\0'), outer(kBlock, '\0');
-  for (std::size_t i = 0; i < kBlock; ++i) {
-    inner[i] = static_cast<char>(key[i] ^ 0x36);
-    outer[i] = static_cast<char>(key[i] ^ 0x5c);
-  }
-  std::string inner_digest = FromHex(Sha256Hex(inner + message));
-  return Sha256Hex(outer + inner_digest);
-}
-
 Normalized Malformed(std::string why) {
   Normalized n;
   n.kind = Normalized::Kind::kMalformed;
@@ -57,7 +29,7 @@ Normalized Malformed(std::string why) {
 }  // namespace
 
 std::string WebhookSignature(const std::string& secret, const std::string& body) {
-  return "sha256=" + HmacSha256Hex(secret, body);
+  return "sha256=" + Hex(HmacSha256(secret, body));
 }
 
 bool VerifyWebhookSignature(const std::string& secret, const std::string& body, const std::string& header) {

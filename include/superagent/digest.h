@@ -1,0 +1,23 @@
+// SHA-256, HMAC-SHA-256 and lower-case hex: the one place the daemon computes each (OpenSSL's
+// digests, which the daemon links anyway for TLS and the GitHub App's JWT).
+#pragma once
+
+#include <string>
+#include <string_view>
+
+namespace superagent {
+
+// The 32 raw bytes of SHA-256 (FIPS 180-4) of `data`.
+std::string Sha256(std::string_view data);
+
+// Lower-case hex of Sha256(data): 64 characters. Policy fingerprints, receipt uuids and content
+// versions are made of it, so its output never changes.
+std::string Sha256Hex(std::string_view data);
+
+// The 32 raw bytes of HMAC-SHA-256 (RFC 2104) of `message` under `key` (any length).
+std::string HmacSha256(std::string_view key, std::string_view message);
+
+// Lower-case hex of `bytes`, two characters each.
+std::string Hex(std::string_view bytes);
+
+}  // namespace superagent
