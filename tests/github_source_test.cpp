@@ -948,8 +948,9 @@ class GitHubTrackedPullTest : public GitHubSourceTest {
     options_.read_pulls = false;
     options_.read_comments = false;
     options_.bot_login = "superagent-bot";
-    options_.tracked_pulls = [this] {
+    options_.tracked_pulls = [this]() -> Result<std::vector<TrackedPull>> {
       ++tracked_calls_;
+      if (!tracked_error_.ok()) return tracked_error_;
       return tracked_;
     };
     NewSource();
@@ -989,8 +990,35 @@ class GitHubTrackedPullTest : public GitHubSourceTest {
   }
 
   std::vector<TrackedPull> tracked_ = {TrackedPull{7, 2, "changes"}};
+  Status tracked_error_;  // what reading the tracked pull requests fails with (ok: it does not)
   int tracked_calls_ = 0;
 };
+
+// "A failed read is never none": when the Tickets' pull requests cannot be read, a round says so
+// and reads nothing (taken for none, it would stop following them), and a CI delivery is refused
+// with 503 (taken for none, a Ticket's own failed CI would be dropped); GitHub redelivers, and the
+// next round reads it.
+TEST_F(GitHubTrackedPullTest, ATrackedListThatCannotBeReadIsAnErrorNeverNone) {
+  fake_->workflow_runs.push_back(FailedRun());
+  tracked_error_ = Status::Unavailable("database is locked");
+  clock_.Advance(10'000);
+  fake_->ClearLog();
+  RoundReport r = source_->RunOnce();
+  ASSERT_EQ(r.errors.size(), 1u);
+  EXPECT_EQ(r.errors[0], "tracked pull requests not read: database is locked");
+  EXPECT_TRUE(Requests().empty()) << "a round that cannot know what it follows reads nothing";
+
+  json run = WebhookExample("workflow_run", "completed", 1);
+  run["repository"]["full_name"] = kRepo;  // the recorded run is of another repository
+  run["workflow_run"] = FailedRun();
+  WebhookReply refused = Deliver("workflow_run", run);
+  EXPECT_EQ(refused.status, 503) << refused.message;
+  EXPECT_FALSE(engine_->GetTrigger("github:ci:run:289782451@1").ok()) << "nothing stored from the refused delivery";
+
+  tracked_error_ = Status::Ok();
+  EXPECT_EQ(Deliver("workflow_run", run).status, 200);
+  EXPECT_TRUE(engine_->GetTrigger("github:ci:run:289782451@1").ok());
+}
 
 TEST_F(GitHubTrackedPullTest, ARoundBringsTheMergeAndTheFailedCiTheLostWebhooksWouldHave) {
   fake_->pulls[2] = MergedPull();

@@ -274,10 +274,11 @@ struct SourceOptions {
   int poll_attempts = 3;                   // tries per GET on 5xx / network errors
   // The pull requests opened for Tickets (empty function: none). Called once per round from the
   // poller's thread, and from the webhook's once per completed CI or pull-request-closed
-  // delivery; must be thread-safe
-  // and must not wait for the Source. Their discussions are read every round, and their head
-  // branches' CI even when read_ci is off (it is the Ticket's own work, not repo-wide CI).
-  std::function<std::vector<TrackedPull>()> tracked_pulls;
+  // delivery; must be thread-safe and must not wait for the Source. Their discussions are read
+  // every round, and their head branches' CI even when read_ci is off (it is the Ticket's own
+  // work, not repo-wide CI). A failed read is an error, never "none": a round that took it for
+  // none would stop following the Tickets' pull requests, a delivery would drop their CI.
+  std::function<Result<std::vector<TrackedPull>>()> tracked_pulls;
   // Called at the start of every round, on the poller's thread (Integration: a new round of
   // collaborator permissions). Must not wait for the Source.
   std::function<void()> round_started;
@@ -354,8 +355,8 @@ class Source {
   // CI on the tracked pull requests' head branches (path "pull_ci"), each with its own cursor.
   void PollTrackedCi(std::map<std::string, std::string>& cursors, const std::vector<TrackedPull>& tracked,
                      RoundReport* report);
-  // options_.tracked_pulls(), without entries that name no pull request.
-  std::vector<TrackedPull> TrackedPulls() const;
+  // options_.tracked_pulls(), without entries that name no pull request; its error as is.
+  Result<std::vector<TrackedPull>> TrackedPulls() const;
   void PollRepoIssues(std::map<std::string, std::string>& cursors, RoundReport* report);
   void PollRepoComments(std::map<std::string, std::string>& cursors, RoundReport* report);
   void PollCi(std::map<std::string, std::string>& cursors, RoundReport* report);

@@ -10,6 +10,7 @@
 #include <spdlog/spdlog.h>
 
 #include "policy/policy_lines.h"
+#include "superagent/assign_or_return.h"
 #include "superagent/chat.h"
 #include "superagent/gate.h"
 #include "superagent/model_assessor.h"
@@ -119,14 +120,10 @@ Result<std::unique_ptr<github::Integration>> MakeGitHub(const Config& config, En
   }
   // The PRs opened for Tickets, followed besides what is read anyway (docs/003, docs/006). Called
   // from the poller's and the webhook server's threads: the Engine's reads are thread-safe.
-  o.source.tracked_pulls = [engine] {
+  o.source.tracked_pulls = [engine]() -> Result<std::vector<github::TrackedPull>> {
+    ASSIGN_OR_RETURN(auto pulls, engine->TrackedPulls());
     std::vector<github::TrackedPull> out;
-    auto pulls = engine->TrackedPulls();
-    if (!pulls.ok()) {
-      spdlog::warn("tracked pull requests could not be read error=\"{}\"", pulls.status().message());
-      return out;
-    }
-    for (const TicketPull& p : *pulls) out.push_back({p.ticket, p.number, p.head_branch});
+    for (const TicketPull& p : pulls) out.push_back({p.ticket, p.number, p.head_branch});
     return out;
   };
   o.merge_token = ResolveSecret(config.github.merge_token_env);

@@ -8,6 +8,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "superagent/assign_or_return.h"
 #include "superagent/json_read.h"
 #include "superagent/metrics.h"
 
@@ -777,11 +778,12 @@ void Source::PollCi(std::map<std::string, std::string>& cursors, RoundReport* re
   if (Status s = Report(u); !s.ok()) spdlog::error("github ci update failed: {}", s.ToString());
 }
 
-std::vector<TrackedPull> Source::TrackedPulls() const {
+Result<std::vector<TrackedPull>> Source::TrackedPulls() const {
   std::vector<TrackedPull> out;
   if (!options_.tracked_pulls) return out;
+  ASSIGN_OR_RETURN(std::vector<TrackedPull> all, options_.tracked_pulls());
   std::set<std::int64_t> seen;
-  for (TrackedPull& p : options_.tracked_pulls())
+  for (TrackedPull& p : all)
     if (p.number > 0 && seen.insert(p.number).second) out.push_back(std::move(p));
   return out;
 }
@@ -898,7 +900,12 @@ RoundReport Source::Round() {
   auto cursors = std::move(*stored);
   std::set<std::string> read;
   const TimeMs now = clock_->NowMs();
-  const std::vector<TrackedPull> tracked = TrackedPulls();
+  auto tracked_read = TrackedPulls();
+  if (!tracked_read.ok()) {  // a round that took them for none would stop following the Tickets' PRs
+    report.errors.push_back("tracked pull requests not read: " + tracked_read.status().message());
+    return report;
+  }
+  const std::vector<TrackedPull> tracked = std::move(*tracked_read);
   tracked_discussions_.clear();
   for (const TrackedPull& p : tracked) tracked_discussions_.insert(Discussion{true, p.number}.Key());
 

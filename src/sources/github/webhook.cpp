@@ -150,7 +150,15 @@ WebhookReply Source::HandleWebhook(const WebhookRequest& req) {
   // Only the deliveries whose handling depends on it ask which pull requests are tracked.
   const bool ci = (req.event == "workflow_run" || req.event == "check_run") && action == "completed";
   const bool closing = req.event == "pull_request" && action == "closed";
-  if (ci || closing) ctx.tracked = TrackedPulls();
+  if (ci || closing) {
+    auto tracked = TrackedPulls();
+    if (!tracked.ok()) {
+      // Taken as "none tracked", a Ticket's own CI or its PR's closing would be dropped here.
+      health(false, "tracked pull requests not read: " + tracked.status().message());
+      return {503, "the agent's state could not be read; the next polling round takes this event"};
+    }
+    ctx.tracked = std::move(*tracked);
+  }
   std::optional<Normalized> n = NormalizeWebhook(req.event, payload, ctx);
   if (!n) return {202, "event not taken: " + req.event + (action.empty() ? "" : "." + action)};
   if (n->kind == Normalized::Kind::kMalformed) {
