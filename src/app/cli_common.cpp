@@ -7,6 +7,11 @@
 
 namespace superagent::app {
 
+int UsageError(const char* command, const std::string& what, const char* usage) {
+  std::fprintf(stderr, "%s: %s\n\n%s", command, what.c_str(), usage);
+  return 2;
+}
+
 std::optional<int> ParseConfigOnly(int argc, char** argv, const char* command, const char* usage,
                                    std::string* config_path) {
   for (int i = 1; i < argc; ++i) {
@@ -19,8 +24,7 @@ std::optional<int> ParseConfigOnly(int argc, char** argv, const char* command, c
     } else if (!std::strncmp(argv[i], "--config=", 9)) {
       *config_path = argv[i] + 9;
     } else {
-      std::fprintf(stderr, "%s: unexpected argument '%s'\n\n%s", command, argv[i], usage);
-      return 2;
+      return UsageError(command, "unexpected argument '" + std::string(argv[i]) + "'", usage);
     }
   }
   return std::nullopt;

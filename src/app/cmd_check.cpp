@@ -21,23 +21,17 @@ namespace superagent::app {
 
 namespace {
 
-void PrintUsage(std::FILE* out) {
-  std::fprintf(out,
-               "usage: superagent check --config FILE\n"
-               "\n"
-               "Validates FILE and the policy file it names (policy_file), printing every problem as\n"
-               "file:line:col: message, one per line. Also a problem: execution.command naming a program\n"
-               "the workers' sandbox does not show. Warns (exit 0) when nobody may ask a Source that is on\n"
-               "for work (an empty sources.<source>.people). Changes nothing on disk.\n"
-               "\n"
-               "exit status: 0 no problems, 1 problems found, 2 bad usage\n");
-}
+const char kUsage[] =
+    "usage: superagent check --config FILE\n"
+    "\n"
+    "Validates FILE and the policy file it names (policy_file), printing every problem as\n"
+    "file:line:col: message, one per line. Also a problem: execution.command naming a program\n"
+    "the workers' sandbox does not show. Warns (exit 0) when nobody may ask a Source that is on\n"
+    "for work (an empty sources.<source>.people). Changes nothing on disk.\n"
+    "\n"
+    "exit status: 0 no problems, 1 problems found, 2 bad usage\n";
 
-int UsageError(const std::string& message) {
-  std::fprintf(stderr, "check: %s\n\n", message.c_str());
-  PrintUsage(stderr);
-  return 2;
-}
+int UsageError(const std::string& message) { return app::UsageError("check", message, kUsage); }
 
 void PrintProblems(const std::vector<Problem>& problems) {
   for (const Problem& p : problems) std::printf("%s\n", p.ToString().c_str());
@@ -72,7 +66,7 @@ int CmdCheck(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     std::string_view arg = argv[i];
     if (arg == "--help" || arg == "-h") {
-      PrintUsage(stdout);
+      std::fputs(kUsage, stdout);
       return 0;
     }
     if (arg == "--config") {

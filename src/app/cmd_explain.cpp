@@ -98,13 +98,11 @@ int CmdExplain(int argc, char** argv) {
     else if (!std::strcmp(argv[i], "--json")) as_json = true;
     else if (argv[i][0] != '-' && query.empty()) query = argv[i];
     else {
-      std::fprintf(stderr, "explain: unexpected argument '%s'\n\n%s", argv[i], kUsage);
-      return 2;
+      return UsageError("explain", "unexpected argument '" + std::string(argv[i]) + "'", kUsage);
     }
   }
   if (query.empty()) {
-    std::fprintf(stderr, "explain: TRIGGER is required\n\n%s", kUsage);
-    return 2;
+    return UsageError("explain", "TRIGGER is required", kUsage);
   }
   auto config = LoadConfigOrReport(config_path);
   if (!config) return 2;

@@ -30,10 +30,7 @@ constexpr const char kUsage[] =
     "\n"
     "Exit status: 0 evaluated, 2 bad usage or bad input.\n";
 
-int BadUsage(const std::string& what) {
-  std::fprintf(stderr, "gate: %s\n\n%s", what.c_str(), kUsage);
-  return 2;
-}
+int BadUsage(const std::string& what) { return UsageError("gate", what, kUsage); }
 
 // Reads all of `path` ("-" is standard input) into *out; false (errno set) when it cannot.
 // stdio rather than iostreams: istreambuf_iterator over std::cin trips GCC's -Wnull-dereference

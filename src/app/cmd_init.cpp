@@ -43,10 +43,7 @@ const char kUsage[] =
     "exit: 0 files written and valid (doctor's findings are printed as next steps), 1 the files\n"
     "could not be written or are invalid, 2 bad usage or a bad value.\n";
 
-int Usage(const std::string& message) {
-  std::fprintf(stderr, "init: %s\n\n%s", message.c_str(), kUsage);
-  return 2;
-}
+int Usage(const std::string& message) { return UsageError("init", message, kUsage); }
 
 bool WriteFile(const std::filesystem::path& path, const std::string& text) {
   std::ofstream out(path, std::ios::binary | std::ios::trunc);

@@ -53,13 +53,11 @@ int Simulate(int argc, char** argv) {
     else if (a == "--gate-only") gate_only = true;
     else if (a == "--json") as_json = true;
     else {
-      std::fprintf(stderr, "policy simulate: unexpected argument '%s'\n\n%s", argv[i], kUsage);
-      return 2;
+      return UsageError("policy simulate", "unexpected argument '" + std::string(argv[i]) + "'", kUsage);
     }
   }
   if (policy_path.empty()) {
-    std::fprintf(stderr, "policy simulate: --policy CANDIDATE.yaml is required\n\n%s", kUsage);
-    return 2;
+    return UsageError("policy simulate", "--policy CANDIDATE.yaml is required", kUsage);
   }
   const TimeMs window = ParseSince(since);
   if (window < 0) {

@@ -35,13 +35,11 @@ int CmdReceive(int argc, char** argv) {
     else if (!std::strcmp(argv[i], "--trigger") && i + 1 < argc) trigger_path = argv[++i];
     else if (!std::strcmp(argv[i], "--via") && i + 1 < argc) via = argv[++i];
     else {
-      std::fprintf(stderr, "receive: unexpected argument '%s'\n\n%s", argv[i], kUsage);
-      return 2;
+      return UsageError("receive", "unexpected argument '" + std::string(argv[i]) + "'", kUsage);
     }
   }
   if (trigger_path.empty()) {
-    std::fprintf(stderr, "receive: --trigger is required\n\n%s", kUsage);
-    return 2;
+    return UsageError("receive", "--trigger is required", kUsage);
   }
   std::string text;
   if (trigger_path == "-") {

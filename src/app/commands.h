@@ -25,6 +25,10 @@ int CmdInit(int argc, char** argv);     // init [--dir DIR] [--repo OWNER/NAME] 
 int CmdModelBridge(int argc, char** argv);  // model-bridge PORT SOCKET (started in a sandbox by the daemon)
 
 
+// The one way a subcommand refuses its arguments: "<command>: <what>", a blank line and `usage`
+// on stderr; returns 2, the exit code of bad usage.
+int UsageError(const char* command, const std::string& what, const char* usage);
+
 // Shared by the subcommands whose only argument is `--config FILE` (or `--config=FILE`): sets
 // *config_path and returns nullopt to go on; otherwise the exit code (0 after printing `usage`
 // for --help, 2 after naming an unexpected argument).
