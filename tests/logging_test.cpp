@@ -242,6 +242,23 @@ TEST(LoggingTest, AnIdenticalWarningIsWrittenOnceAMinuteWithHowManyWereHeldBack)
   EXPECT_EQ(out.str(), expected);
 }
 
+// Whatever a caller passes — a stage's cause quoting a command's stderr, a chat message — one
+// record is one line: a person tails and greps lines, and journald splits on newlines.
+TEST(LoggingTest, EveryRecordIsOneLineWhateverItsTextHolds) {
+  std::ostringstream out;
+  auto inner = std::make_shared<spdlog::sinks::ostream_sink_mt>(out);
+  inner->set_pattern("%l %v");
+  auto sink = FilteredSink(inner);
+  auto line = [&](const std::string& text) {
+    sink->log(spdlog::details::log_msg(spdlog::source_loc{}, "superagent", spdlog::level::info, text));
+  };
+  line("ticket stage id=1 cause=\"reported blocked: exited 2. … \n/srv/x/.cache/tool: 权限不够 🙃\r\n\"");
+  line("trigger stored id=1");
+  EXPECT_EQ(out.str(),
+            "info ticket stage id=1 cause=\"reported blocked: exited 2. … \\n/srv/x/.cache/tool: 权限不够 🙃\\r\\n\"\n"
+            "info trigger stored id=1\n");
+}
+
 TEST(LoggingTest, AFloodOfDistinctWarningsStaysBoundedAndAllAreWritten) {
   std::ostringstream out;
   auto inner = std::make_shared<spdlog::sinks::ostream_sink_mt>(out);

@@ -38,11 +38,28 @@ class RedactingSink : public spdlog::sinks::sink {
  public:
   explicit RedactingSink(std::shared_ptr<spdlog::sinks::sink> inner) : inner_(std::move(inner)) {}
   void log(const spdlog::details::log_msg& msg) override {
+    std::string_view payload(msg.payload.data(), msg.payload.size());
+    // One record, one line, whatever a caller passed (a stage's cause quoting a command's stderr):
+    // a person tails and greps lines, and journald splits on newlines.
+    std::string one_line;
+    if (payload.find_first_of("\r\n") != std::string_view::npos) {
+      one_line.reserve(payload.size() + 8);
+      for (char c : payload) {
+        if (c == '\n') one_line += "\\n";
+        else if (c == '\r') one_line += "\\r";
+        else one_line += c;
+      }
+      payload = one_line;
+    }
     std::shared_ptr<SecretFilter> filter = CurrentFilter();
-    if (!filter) return inner_->log(msg);
     std::vector<std::string> found;
-    const std::string clean = filter->Redact(std::string_view(msg.payload.data(), msg.payload.size()), &found);
-    if (found.empty()) return inner_->log(msg);
+    const std::string clean = filter ? filter->Redact(payload, &found) : std::string();
+    if (!filter || found.empty()) {
+      if (one_line.empty()) return inner_->log(msg);
+      spdlog::details::log_msg copy = msg;
+      copy.payload = spdlog::string_view_t(payload.data(), payload.size());
+      return inner_->log(copy);
+    }
     spdlog::details::log_msg copy = msg;
     copy.payload = spdlog::string_view_t(clean.data(), clean.size());
     inner_->log(copy);

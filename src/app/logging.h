@@ -36,8 +36,9 @@ void SetupLogging(const std::string& level);
 // are. Thread-safe; the filter is kept alive while set. Survives a later SetupLogging.
 void FilterLogLines(std::shared_ptr<SecretFilter> filter);
 
-// A sink that writes each line through `inner` after the filter FilterLogLines set (tests wrap
-// their own capturing sink with it).
+// A sink that writes each record through `inner` as one line (a newline or carriage return in
+// it written as \n, \r) after the filter FilterLogLines set (tests wrap their own capturing sink
+// with it).
 std::shared_ptr<spdlog::sinks::sink> FilteredSink(std::shared_ptr<spdlog::sinks::sink> inner);
 
 // A sink that writes an identical warning or error at most once a minute through `inner`; the

@@ -166,7 +166,7 @@ Result<TurnOutcome> Engine::FinishTurn(const TurnEnd& end) {
     const std::size_t eol = cause.find('\n');
     detail += ": " + text::FirstLine(cause, 600);
     if (eol != std::string::npos && !text::Trim(cause.substr(eol)).empty())
-      detail += " … " + text::TailLines(cause.substr(eol + 1), 6, 400);
+      detail += " … " + text::TailLines(text::Trim(cause.substr(eol + 1)), 6, 400);
   }
   if (to == Stage::kBlocked && !error.empty()) {
     // What the requester can do now: reply (a person's message resumes a blocked Ticket), or
