@@ -1,11 +1,19 @@
-// Source's private record types, shared by the poller (source.cpp) and the webhook receiver.
+// Source's private record types, shared by the poller (source.cpp, source_repo.cpp) and the
+// webhook receiver; and the poller's helpers (namespace polling), shared by its two files.
 #pragma once
 
+#include <algorithm>
+#include <cctype>
+#include <map>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include <spdlog/spdlog.h>
+
+#include "superagent/engine.h"
 #include "superagent/github.h"
+#include "superagent/json_read.h"
 
 namespace superagent::github {
 
@@ -28,5 +36,58 @@ struct Source::Intake {
   int fresh = 0;  // items not seen before (stored or filtered): only these move a cursor, so
                   // re-reading the overlap leaves URLs unchanged and the next read is a free 304
 };
+
+// The poller's helpers: cursors are JSON objects saved as text, times are GitHub's.
+namespace polling {
+
+using nlohmann::json;
+
+inline constexpr const char* kSource = "github";
+inline constexpr TimeMs kMinNotificationIntervalMs = 60'000;  // SPEC §3.3: never faster than 60 s
+inline constexpr int kLowBudget = 100;  // below this many requests left, only what people wait for is read
+
+inline json ParseCursor(const std::map<std::string, std::string>& cursors, const std::string& name) {
+  auto it = cursors.find(name);
+  if (it == cursors.end()) return json::object();
+  json j = json::parse(it->second, nullptr, false);
+  return j.is_object() ? j : json::object();
+}
+
+// A time field of an outside (or saved) object; false when absent, of another type or unparsable.
+inline bool TimeField(const json& j, const char* key, TimeMs* out) {
+  const json* v = json_read::Find(j, key);
+  return v != nullptr && v->is_string() && ParseTime(v->get<std::string>(), out);
+}
+
+inline TimeMs CursorSince(const json& c, TimeMs fallback) {
+  TimeMs t = 0;
+  return TimeField(c, "since", &t) ? t : fallback;
+}
+
+inline std::int64_t JsonInt(const json& c, const char* key, std::int64_t fallback = 0) { return json_read::IntOr(c, key, fallback); }
+
+inline bool JsonBool(const json& c, const char* key) { return json_read::BoolOr(c, key); }
+
+inline std::string Lower(std::string s) {
+  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char ch) { return static_cast<char>(std::tolower(ch)); });
+  return s;
+}
+
+// The moment a read began, on GitHub's clock when it said (cursors compare with GitHub's times).
+inline TimeMs ReadStart(const ApiResponse& r, TimeMs local) { return r.server_time > 0 ? std::min(r.server_time, local) : local; }
+
+inline bool IsGone(const ApiResponse& r) { return r.status == 410; }
+
+
+inline void MarkGone(Engine* engine, const Discussion& d) {
+  Status s = engine->MarkThreadDeleted(d.Thread(), "GitHub answered 410 Gone");
+  if (!s.ok() && s.code() != Status::Code::kNotFound)
+    spdlog::error("github mark deleted discussion={} failed: {}", d.Key(), s.ToString());
+  spdlog::info("github discussion deleted discussion={}", d.Key());
+}
+
+inline json DeletedCursor(TimeMs now) { return json{{"deleted", true}, {"deleted_at", now}}; }
+
+}  // namespace polling
 
 }  // namespace superagent::github
