@@ -2,6 +2,7 @@
 // raw body, timestamp freshness — and our crypto checked against the official Node SDK.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <sqlite3.h>
 
 #include <unistd.h>
 
@@ -382,6 +383,23 @@ TEST_F(FeishuCardActionTest, ThePressOfTheAskedPersonAnswersWithTheOptionAndOthe
     EXPECT_EQ(in.body["from"], "ou_alice");
   }
   EXPECT_EQ(answers, 1) << "the replayed press answered again";
+}
+
+// "A failed read is never none": while the cursors (which say which chats are direct) cannot be
+// read, a press is kept, not taken as a group chat's; the next pass takes it.
+TEST_F(FeishuCardActionTest, APressIsKeptWhileTheCursorsCannotBeReadAndTakenOnceTheyCan) {
+  ASSERT_TRUE(card_.is_object());
+  EXPECT_EQ(Press("ou_alice", ButtonValue(2), "ev-kept").status, 200);
+  sqlite3* outside = nullptr;  // another process breaks the table under the daemon, then mends it
+  ASSERT_EQ(sqlite3_open((dir_ / "superagent.db").string().c_str(), &outside), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(outside, "ALTER TABLE source_cursors RENAME TO hidden_cursors", nullptr, nullptr, nullptr), SQLITE_OK);
+  EXPECT_EQ(source_->DrainCardActions(), 0);
+  EXPECT_FALSE(engine_->GetTrigger("feishu:card:ev-kept").ok());
+  ASSERT_EQ(sqlite3_exec(outside, "ALTER TABLE hidden_cursors RENAME TO source_cursors", nullptr, nullptr, nullptr), SQLITE_OK);
+  sqlite3_close(outside);
+  EXPECT_EQ(source_->DrainCardActions(), 1);
+  EXPECT_EQ(Ok(engine_->GetTrigger("feishu:card:ev-kept")).trigger.actor, "ou_alice");
+  EXPECT_EQ(StageNow(), Stage::kIdle) << "the asked person's answer, taken late, still answers";
 }
 
 TEST_F(FeishuCardActionTest, AForgedPressIsRefusedAndChangesNothing) {

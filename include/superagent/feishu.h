@@ -246,7 +246,8 @@ class Source {
   // never waits for the Engine.
   nlohmann::json TakeCardAction(const nlohmann::json& envelope, const std::string& via);
   // Takes every queued click into the Engine (normalized with the bot's identity and whether the
-  // chat is a direct one); returns how many were taken. The card-action loop's step; tests call it.
+  // chat is a direct one); returns how many were taken. When the Source's cursors cannot be read
+  // none is taken: they stay queued for the next pass. The card-action loop's step; tests call it.
   int DrainCardActions();
 
   // Records the `realtime` path's health for the event channel itself (the long connection):

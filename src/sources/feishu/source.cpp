@@ -217,11 +217,8 @@ Status Source::ReadThread(const std::string& thread_id, TimeMs since, bool direc
 }
 
 void Source::Backfill(RoundReport* report) {
-  auto read = engine_->SourceCursors(kSource);
-  if (!read.ok()) {
-    report->errors.push_back("cursors not read: " + read.status().message());
-    return;
-  }
+  auto read = CursorsOrReport(engine_, report);
+  if (!read) return;
   auto cursors = std::move(*read);
   const TimeMs now = clock_->NowMs();
   std::map<std::string, bool> chats;  // chat id → direct
@@ -398,9 +395,18 @@ int Source::DrainCardActions() {
     batch.swap(clicks_);
   }
   if (batch.empty()) return 0;
+  // Which chats are direct is in the cursors; unread, a direct chat's press would be taken as a
+  // group's. The presses go back to the front of the queue for the loop's next pass.
+  auto read = engine_->SourceCursors(kSource);
+  if (!read.ok()) {
+    spdlog::error("feishu card actions not taken, cursors not read count={} error=\"{}\"", batch.size(),
+                  read.status().message());
+    std::lock_guard<std::mutex> lock(clicks_mu_);
+    for (auto it = batch.rbegin(); it != batch.rend(); ++it) clicks_.push_front(std::move(*it));
+    return 0;
+  }
   AdoptStoredIdentity();  // own clicks (the bot's) are told apart once its open_id is known
-  std::map<std::string, std::string> cursors;
-  if (auto read = engine_->SourceCursors(kSource); read.ok()) cursors = *read;
+  const std::map<std::string, std::string>& cursors = *read;
   int taken = 0;
   for (const auto& [envelope, via] : batch) {
     const std::string chat = json_read::StringOr(envelope, "event.context.open_chat_id");

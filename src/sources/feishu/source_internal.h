@@ -4,6 +4,7 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -27,6 +28,15 @@ struct Source::Intake {
 namespace polling {
 
 using nlohmann::json;
+
+// The Source's cursors, or nullopt with "cursors not read: …" in `report`: a path that took a
+// failed read for "none" would read its chats again from the start, or follow no thread.
+inline std::optional<std::map<std::string, std::string>> CursorsOrReport(Engine* engine, RoundReport* report) {
+  auto read = engine->SourceCursors("feishu");
+  if (read.ok()) return std::move(*read);
+  report->errors.push_back("cursors not read: " + read.status().message());
+  return std::nullopt;
+}
 
 inline constexpr const char* kSource = "feishu";
 

@@ -114,11 +114,8 @@ void Source::FindLateThreads(std::map<std::string, std::string>* cursors, Source
 }
 
 void Source::PollThreads(RoundReport* report) {
-  auto read = engine_->SourceCursors(kSource);
-  if (!read.ok()) {
-    report->errors.push_back("cursors not read: " + read.status().message());
-    return;
-  }
+  auto read = CursorsOrReport(engine_, report);
+  if (!read) return;
   auto cursors = std::move(*read);
   const TimeMs now = clock_->NowMs();
   // Unread, the open Tickets' threads are not "none": this round reads no thread and says why.
