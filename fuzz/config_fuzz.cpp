@@ -1,4 +1,4 @@
-// The daemon's config file (src/app/config.cpp): YAML written by an operator. Any bytes yield a
+// The daemon's config file (src/app/config_parse.cpp): YAML written by an operator. Any bytes yield a
 // Config or problems naming the key — never a crash.
 #include <vector>
 

@@ -1,6 +1,7 @@
-// GitHub JSON → Trigger (src/sources/github/normalize.cpp): a webhook payload's object or an item
-// of a REST page. Any JSON, given to every normalizer, must become a Trigger, a skip or a counted
-// kMalformed — never a crash. Mention detection and Thread keys take the text as well.
+// GitHub JSON → Trigger (src/sources/github/normalize.cpp, normalize_ci.cpp): a webhook
+// payload's object or an item of a REST page. Any JSON, given to every normalizer, must become a
+// Trigger, a skip or a counted kMalformed — never a crash. Mention detection and Thread keys take
+// the text as well.
 #include "fuzz_support.h"
 #include "superagent/github.h"
 

@@ -1,7 +1,9 @@
 // Workspaces as git worktrees of a local bare clone. Every git command goes through the
 // ProcessRunner (own process group, time limit) so a hung remote cannot hold a slot forever.
+// A turn's commits, taken, checked and pushed: workspace_commits.cpp.
 #include "superagent/workspace.h"
 
+#include "exec/workspace_internal.h"
 #include "superagent/assign_or_return.h"
 #include "superagent/text.h"
 
@@ -14,6 +16,9 @@
 namespace superagent::exec {
 
 namespace fs = std::filesystem;
+using workspace_internal::Failed;
+using workspace_internal::IncomingRef;
+using workspace_internal::TicketName;
 
 namespace {
 std::string Replace(std::string s, const std::string& from, const std::string& to) {
@@ -38,13 +43,8 @@ std::string Workspaces::ClonePath() const { return (fs::path(options_.root) / "r
 std::string Workspaces::VerifiedPath() const { return (fs::path(options_.root) / "verified.git").string(); }
 
 namespace {
-std::string TicketName(TicketId t) { return "ticket-" + std::to_string(t); }
 std::string BaseRef(TicketId t) { return "refs/superagent/base/" + TicketName(t); }
-std::string IncomingRef(TicketId t) { return "refs/superagent/incoming/" + TicketName(t); }
 std::string AdoptedRef(TicketId t) { return "refs/superagent/adopted/" + TicketName(t); }
-// In verified.git: the commit this install last pushed to `branch` on the remote (Push). Kept by
-// branch, not by workspace, so a Ticket prepared again after Remove still knows its own branch.
-std::string PushedRef(const std::string& branch) { return "refs/superagent/pushed/" + branch; }
 }  // namespace
 
 std::string Workspaces::BranchFor(TicketId ticket) const {
@@ -118,16 +118,6 @@ Result<RunResult> Workspaces::Git(const std::string& cwd, std::vector<std::strin
   }
   return RunToCompletion(*runner_, spec, clock_, sleeper_, limit_ms > 0 ? limit_ms : options_.git_limit_ms, 20, cancel);
 }
-
-namespace {
-Status Failed(const std::string& what, const Result<RunResult>& r) {
-  if (!r.ok()) return Status::Unavailable(what + ": " + r.status().message());
-  if (r->cancelled) return Status::Unavailable(what + ": cancelled");
-  if (r->timed_out) return Status::Unavailable(what + ": timed out");
-  if (r->exit_code != 0) return Status::Unavailable(what + ": " + text::TailLines(r->err, 5, 500));
-  return Status::Ok();
-}
-}  // namespace
 
 namespace {
 // Deletes every ref under `prefix` in the repository `repo` (the daemon's own).
@@ -438,283 +428,6 @@ Result<std::vector<std::string>> Workspaces::ChangedFiles(const WorkspaceRecord&
 Status Workspaces::AddFiles(const WorkspaceRecord& w, const std::vector<std::string>& paths) {
   if (paths.empty()) return Status::Ok();
   return Failed("git add failed", InSandbox(w, "git add -f -- \"$@\"", paths));
-}
-
-Result<VerifiedCommits> Workspaces::TakeCommits(const WorkspaceRecord& w, const CommitRules& rules,
-                                                const std::optional<std::string>& commit_message) {
-  ASSIGN_OR_RETURN(std::string base, BaseOf(w));
-  VerifiedCommits v;
-  // The bundle, made by the worker's git in the sandbox: bytes, whatever the worker did to its
-  // repository. Nothing over the base: no bundle (git refuses an empty one). Packed without
-  // delta search and with light compression: it only crosses to verified.git on this host, and
-  // the push packs for the network anyway.
-  auto made = InSandbox(w,
-                        "if [ \"$2\" = commit ]; then\n"
-                        "  git add -A >&2 || exit 1\n"
-                        "  git diff --cached --quiet || git commit -q --no-verify -m \"$3\" >&2 || exit 1\n"
-                        "fi\n"
-                        "n=$(git rev-list --count \"$1..HEAD\") || exit 1\n"
-                        "[ \"$n\" = 0 ] && exit 0\n"
-                        "exec git -c pack.window=0 -c pack.compression=1 bundle create -q - HEAD \"^$1\"\n",
-                        {base, commit_message ? "commit" : "", commit_message.value_or("")}, true);
-  RETURN_IF_ERROR(Failed("cannot bundle " + w.branch, made));
-  std::lock_guard<std::mutex> lock(clone_mu_);
-  const std::string verified = VerifiedPath();
-  if (made->out.empty()) {
-    if (fs::exists(fs::path(verified) / "HEAD")) (void)Git(verified, {"update-ref", "-d", IncomingRef(w.ticket)});
-    return v;
-  }
-  if (made->out.size() > options_.max_bundle_bytes)
-    return Status::InvalidArgument("the branch's commits take " + std::to_string(made->out.size()) +
-                                    " bytes; a turn may hand back at most " + std::to_string(options_.max_bundle_bytes));
-  if (!fs::exists(fs::path(verified) / "HEAD")) RETURN_IF_ERROR(SyncClone(nullptr));
-  std::error_code ec;
-  const fs::path incoming = fs::path(options_.root) / "incoming";
-  fs::create_directories(incoming, ec);
-  const fs::path file = incoming / (TicketName(w.ticket) + ".bundle");
-  {
-    std::ofstream out(file, std::ios::binary | std::ios::trunc);
-    out.write(made->out.data(), static_cast<std::streamsize>(made->out.size()));
-    if (!out.flush()) return Status::IoError("cannot write " + file.string());
-  }
-  // Fetched into verified.git: git parses the bundle as it would a stranger's pack, in a
-  // repository whose config, hooks and refs only the daemon writes. Only its HEAD is taken.
-  auto fetched = Git(verified, {"fetch", "-q", "--no-tags", "--no-write-fetch-head", file.string(),
-                                "+HEAD:" + IncomingRef(w.ticket)});
-  fs::remove(file, ec);
-  RETURN_IF_ERROR(Failed("the branch's bundle was refused", fetched));
-  auto tip = Git(verified, {"rev-parse", "--verify", "-q", IncomingRef(w.ticket) + "^{commit}"});
-  RETURN_IF_ERROR(Failed("cannot read the fetched branch", tip));
-  v.tip = text::Trim(tip->out);
-  if (Status s = Check(base, v.tip, rules, &v); !s.ok()) {
-    (void)Git(verified, {"update-ref", "-d", IncomingRef(w.ticket)});
-    spdlog::warn("commits refused ticket={} branch={} reason=\"{}\"", w.ticket, w.branch, s.message());
-    return s;
-  }
-  spdlog::info("commits verified ticket={} branch={} commits={} files={}", w.ticket, w.branch, v.ahead, v.files.size());
-  return v;
-}
-
-namespace {
-// One "git diff-tree -r -z --raw" record: ":<old mode> <new mode> <old id> <new id> <status>" NUL <path> NUL.
-struct RawChange {
-  std::string old_mode, new_mode, new_id, path;
-  char status = 0;
-};
-
-Result<std::vector<RawChange>> ParseRaw(const std::string& out) {
-  std::vector<RawChange> changes;
-  for (std::size_t at = 0; at < out.size();) {
-    const std::size_t meta_end = out.find('\0', at);
-    if (meta_end == std::string::npos || out[at] != ':') return Status::Internal("git diff-tree printed an odd record");
-    const std::size_t path_end = out.find('\0', meta_end + 1);
-    if (path_end == std::string::npos) return Status::Internal("git diff-tree printed a record without a path");
-    std::vector<std::string> f;
-    std::string meta = out.substr(at + 1, meta_end - at - 1);
-    for (std::size_t p = 0; p <= meta.size();) {
-      std::size_t sp = meta.find(' ', p);
-      if (sp == std::string::npos) sp = meta.size();
-      f.push_back(meta.substr(p, sp - p));
-      p = sp + 1;
-    }
-    if (f.size() != 5 || f[4].empty()) return Status::Internal("git diff-tree printed an odd record");
-    changes.push_back({f[0], f[1], f[3], out.substr(meta_end + 1, path_end - meta_end - 1), f[4][0]});
-    at = path_end + 1;
-  }
-  return changes;
-}
-
-// Why a path may not be in the Ticket's branch, or "" when it may: a ".git" component (any case,
-// with trailing dots or spaces, as some file systems read it) takes over whoever checks it out.
-std::string RefusedPath(const std::string& path) {
-  std::size_t at = 0;
-  while (at <= path.size()) {
-    std::size_t end = path.find('/', at);
-    if (end == std::string::npos) end = path.size();
-    std::string part = text::AsciiLower(path.substr(at, end - at));
-    while (!part.empty() && (part.back() == '.' || part.back() == ' ')) part.pop_back();
-    if (part == ".git" || part == "git~1") return "names a .git directory";
-    if (part.empty() || path.substr(at, end - at) == "..") return "is not a plain path";
-    at = end + 1;
-  }
-  return "";
-}
-
-// Whether a symlink at `path` pointing at `target` stays inside the tree (and out of .git).
-bool LinkStaysInside(const std::string& path, const std::string& target) {
-  if (target.empty() || target[0] == '/' || target.find('\0') != std::string::npos) return false;
-  int depth = static_cast<int>(std::count(path.begin(), path.end(), '/'));  // the link's own directory
-  for (std::size_t at = 0; at <= target.size();) {
-    std::size_t end = target.find('/', at);
-    if (end == std::string::npos) end = target.size();
-    const std::string part = target.substr(at, end - at);
-    if (part == "..") {
-      if (--depth < 0) return false;
-    } else if (!part.empty() && part != ".") {
-      if (!RefusedPath(part).empty()) return false;
-      ++depth;
-    }
-    at = end + 1;
-  }
-  return true;
-}
-
-// A worker's path (or link target) as a person may read it in a report: quoted, cut, on one line.
-std::string Shown(const std::string& path) {
-  std::string s = text::Cut(text::Repair(path), 200);
-  for (char& c : s)
-    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = '?';
-  return "\"" + s + "\"";
-}
-}  // namespace
-
-Status Workspaces::Check(const std::string& base, const std::string& tip, const CommitRules& rules, VerifiedCommits* v) {
-  const std::string verified = VerifiedPath();
-  auto descends = Git(verified, {"merge-base", "--is-ancestor", base, tip});
-  if (!descends.ok()) return descends.status();
-  if (descends->exit_code == 1)
-    return Status::InvalidArgument("the branch does not start from its base " + base.substr(0, 12));
-  RETURN_IF_ERROR(Failed("cannot compare the branch with its base", descends));
-  auto count = Git(verified, {"rev-list", "--count", base + ".." + tip});
-  RETURN_IF_ERROR(Failed("cannot count the branch's commits", count));
-  try {
-    v->ahead = std::stoi(text::Trim(count->out));
-  } catch (...) {
-    return Status::Internal("git rev-list printed \"" + text::Trim(count->out) + "\"");
-  }
-  auto diff = Git(verified, {"diff-tree", "-r", "-z", "--no-renames", "--raw", "--no-abbrev", base, tip});
-  RETURN_IF_ERROR(Failed("cannot list the branch's changes", diff));
-  ASSIGN_OR_RETURN(std::vector<RawChange> changes, ParseRaw(diff->out));
-  if (changes.size() > options_.max_changed_files)
-    return Status::InvalidArgument("the branch changes " + std::to_string(changes.size()) +
-                                    " files; a Ticket may change at most " + std::to_string(options_.max_changed_files));
-  std::string sizes_asked, links_asked;
-  std::vector<const RawChange*> links;
-  for (const RawChange& c : changes) {
-    v->files.push_back(c.path);
-    if (std::string why = RefusedPath(c.path); !why.empty()) return Status::InvalidArgument(Shown(c.path) + " " + why);
-    if (c.path == ".gitmodules") return Status::InvalidArgument("the branch changes .gitmodules (submodules are not the worker's to change)");
-    if (c.new_mode == "160000" && c.old_mode != "160000")
-      return Status::InvalidArgument("the branch adds a submodule (gitlink) at " + Shown(c.path));
-    if (!rules.workflows && c.path.rfind(".github/workflows/", 0) == 0)
-      return Status::InvalidArgument("the branch changes " + Shown(c.path) +
-                                      ": CI workflows change only when the request names .github/workflows");
-    if (c.status == 'D') continue;
-    if (c.new_mode == "120000") {
-      links.push_back(&c);
-      links_asked += c.new_id + "\n";
-    } else if (c.new_mode != "160000") {
-      sizes_asked += c.new_id + "\n";
-    }
-  }
-  if (!sizes_asked.empty()) {
-    auto sizes = Git(verified, {"cat-file", "--batch-check=%(objectsize)"}, 0, nullptr, sizes_asked);
-    RETURN_IF_ERROR(Failed("cannot read the branch's file sizes", sizes));
-    std::size_t i = 0, at = 0;
-    for (const RawChange& c : changes) {
-      if (c.status == 'D' || c.new_mode == "120000" || c.new_mode == "160000") continue;
-      const std::size_t end = sizes->out.find('\n', at);
-      if (end == std::string::npos) return Status::Internal("git cat-file printed too few sizes");
-      std::uint64_t size = 0;
-      try {
-        size = std::stoull(sizes->out.substr(at, end - at));
-      } catch (...) {
-        return Status::Internal("git cat-file printed \"" + sizes->out.substr(at, std::min<std::size_t>(40, end - at)) + "\"");
-      }
-      if (size > options_.max_file_bytes)
-        return Status::InvalidArgument(Shown(c.path) + " has " + std::to_string(size) + " bytes; a file may have at most " +
-                                        std::to_string(options_.max_file_bytes));
-      at = end + 1;
-      ++i;
-    }
-  }
-  if (!links_asked.empty()) {
-    auto targets = Git(verified, {"cat-file", "--batch"}, 0, nullptr, links_asked);
-    RETURN_IF_ERROR(Failed("cannot read the branch's links", targets));
-    const std::string& out = targets->out;
-    std::size_t at = 0;
-    for (const RawChange* c : links) {
-      // "<id> blob <size>\n<content>\n"
-      const std::size_t header_end = out.find('\n', at);
-      if (header_end == std::string::npos) return Status::Internal("git cat-file printed too few links");
-      const std::string header = out.substr(at, header_end - at);
-      const std::size_t sp = header.rfind(' ');
-      std::size_t size = 0;
-      try {
-        size = std::stoul(header.substr(sp + 1));
-      } catch (...) {
-        return Status::Internal("git cat-file printed \"" + text::Cut(text::Repair(header), 80) + "\"");
-      }
-      if (header_end + 1 + size > out.size()) return Status::Internal("git cat-file printed a short link");
-      const std::string target = out.substr(header_end + 1, size);
-      if (!LinkStaysInside(c->path, target))
-        return Status::InvalidArgument(Shown(c->path) + " is a link out of the repository (to " + Shown(target) + ")");
-      at = header_end + 1 + size + 1;
-    }
-  }
-  return Status::Ok();
-}
-
-namespace {
-// The commit `listing` (git ls-remote's "<sha>\t<ref>" lines) names for exactly `ref`, or "".
-std::string TipIn(const std::string& listing, const std::string& ref) {
-  for (std::size_t at = 0; at < listing.size();) {
-    std::size_t end = listing.find('\n', at);
-    if (end == std::string::npos) end = listing.size();
-    const std::string line = listing.substr(at, end - at);
-    const std::size_t tab = line.find('\t');
-    if (tab != std::string::npos && text::Trim(line.substr(tab + 1)) == ref) return line.substr(0, tab);
-    at = end + 1;
-  }
-  return "";
-}
-}  // namespace
-
-Status Workspaces::Push(const WorkspaceRecord& w) {
-  std::lock_guard<std::mutex> lock(clone_mu_);
-  const std::string verified = VerifiedPath();
-  auto tip_read = Git(verified, {"rev-parse", "--verify", "-q", IncomingRef(w.ticket) + "^{commit}"});
-  if (!tip_read.ok() || tip_read->exit_code != 0) return Status::Conflict("no verified commits to push for " + w.branch);
-  const std::string tip = text::Trim(tip_read->out);
-  const std::string ref = "refs/heads/" + w.branch;
-  // Issue 34: the push replaces the branch, so it must be this install's to replace. What the
-  // remote holds there now is read first, and the push is pinned to it (--force-with-lease): a
-  // branch that appears or moves in between makes git refuse rather than overwrite.
-  auto listed = Git(verified, {"ls-remote", options_.remote, ref});
-  RETURN_IF_ERROR(Failed("cannot read " + w.branch + " on the remote", listed));
-  const std::string remote_tip = TipIn(listed->out, ref);
-  auto pushed_read = Git(verified, {"rev-parse", "--verify", "-q", PushedRef(w.branch) + "^{commit}"});
-  const std::string pushed = pushed_read.ok() && pushed_read->exit_code == 0 ? text::Trim(pushed_read->out) : "";
-  if (!remote_tip.empty() && remote_tip != pushed && remote_tip != tip) {
-    // Not what this install pushed there last. Taken over only when nothing on it would be lost:
-    // the commits pushed contain it (a fast-forward; also a branch pushed by this install before
-    // it recorded its pushes). A commit this repository does not have is never an ancestor.
-    auto contained = Git(verified, {"merge-base", "--is-ancestor", remote_tip, tip});
-    if (!contained.ok() || contained->exit_code != 0) {
-      spdlog::warn("branch push refused ticket={} branch={} remote_tip={} pushed_tip={}", w.ticket, w.branch,
-                   remote_tip.substr(0, 12), pushed.empty() ? "none" : pushed.substr(0, 12));
-      return Status::Conflict("the branch " + w.branch + " on the remote has commits this install did not push (its tip is " +
-                              remote_tip.substr(0, 12) +
-                              "), so it was left as it is and nothing was pushed; a person can move that branch "
-                              "aside (rename or delete it) and ask again");
-    }
-  }
-  auto r = Git(verified, {"push", "-q", "--force-with-lease=" + ref + ":" + remote_tip, options_.remote,
-                          IncomingRef(w.ticket) + ":" + ref});
-  if (r.ok() && !r->cancelled && !r->timed_out && r->exit_code != 0 && r->err.find("stale info") != std::string::npos) {
-    spdlog::warn("branch push refused ticket={} branch={} reason=\"the remote branch moved during the push\"", w.ticket,
-                 w.branch);
-    return Status::Conflict("the branch " + w.branch +
-                            " changed on the remote while it was being pushed, so nothing was pushed over it; the "
-                            "next push looks again");
-  }
-  RETURN_IF_ERROR(Failed("cannot push " + w.branch, r));
-  // Recorded after the push: a push whose record was lost (a crash in between) leaves a remote
-  // tip that the next push's commits contain, which the rule above still lets through.
-  if (Status s = Failed("cannot record the push", Git(verified, {"update-ref", PushedRef(w.branch), tip})); !s.ok())
-    spdlog::warn("branch push not recorded ticket={} branch={} error=\"{}\"", w.ticket, w.branch, s.message());
-  spdlog::info("branch pushed ticket={} branch={}", w.ticket, w.branch);
-  return Status::Ok();
 }
 
 }  // namespace superagent::exec
