@@ -55,6 +55,12 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "engine: %s\n", engine.status().ToString().c_str());
     return 1;
   }
+  auto views = Views::Open(dir / "superagent.db");
+  if (!views.ok()) {
+    std::fprintf(stderr, "views: %s\n", views.status().ToString().c_str());
+    return 1;
+  }
+
   Trigger t;
   t.id = "b1";
   t.source = "github";
@@ -70,20 +76,20 @@ int main(int argc, char** argv) {
   superagent::testing::ScriptedAssessor assessor;
   assessor.answers.push_back(superagent::testing::ScriptedAssessor::Accept());
   (void)RunOneEval(**engine, assessor);
-  auto story = (*engine)->Explain("b1");
+  auto story = (*views)->Explain("b1", (*engine)->CurrentPolicy(), SystemClock()->NowMs());
   if (!story.ok() || !story->contains("ticket_created")) {
     std::fprintf(stderr, "no Ticket was created\n");
     return 1;
   }
   const TicketId ticket = (*story)["ticket_created"]["id"].get<TicketId>();
-  auto session = (*engine)->OpenSession(ticket, "bench", "claude-code");
+  auto session = EngineTestPeer(**engine).OpenSession(ticket, "bench", "claude-code");
 
   auto http = MakeCurlHttpClient("bench");
   exec::ModelGatewayOptions o;
   o.wire = exec::ModelWire::kAnthropicMessages;
   o.upstream = "http://127.0.0.1:" + std::to_string(api_port);
   o.api_key = "sk-bench-real-key-0123456789";
-  auto gateway = exec::ModelGateway::Start(o, http.get(), engine->get(), SystemClock());
+  auto gateway = exec::ModelGateway::Start(o, http.get(), engine->get(), views->get(), SystemClock());
   if (!gateway.ok()) {
     std::fprintf(stderr, "gateway: %s\n", gateway.status().ToString().c_str());
     return 1;
@@ -118,7 +124,7 @@ int main(int argc, char** argv) {
   }
   const double added_p50 = Percentile(via, 0.5) - Percentile(direct, 0.5);
   const double added_p95 = Percentile(via, 0.95) - Percentile(direct, 0.95);
-  auto usage = (*engine)->TokenUsage(ticket);
+  auto usage = (*views)->TokenUsage(ticket);
   std::printf("%d calls each way, %zu-byte streamed answer: direct p50 %.2f ms p95 %.2f ms; through the gateway "
               "p50 %.2f ms p95 %.2f ms: %.2f ms added at p50, %.2f ms at p95 (%lld calls recorded)\n",
               calls, body.size(), Percentile(direct, 0.5), Percentile(direct, 0.95), Percentile(via, 0.5),

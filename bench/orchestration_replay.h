@@ -26,6 +26,7 @@
 
 #include "bench_common.h"
 #include "superagent/engine.h"
+#include "superagent/views.h"
 #include "superagent/eval.h"
 #include "superagent/policy.h"
 #include "superagent/process.h"
@@ -281,6 +282,9 @@ class Replay {
     auto engine = Engine::Open((dir_ / "superagent.db").string(), &clock_, *policy, "policy.yaml", {});
     if (!engine.ok()) return Fail(engine.status().ToString());
     engine_ = std::move(*engine);
+    auto views = Views::Open((dir_ / "superagent.db").string());
+    if (!views.ok()) return Fail(views.status().ToString());
+    views_ = std::move(*views);
     runner_ = exec::MakePosixProcessRunner();
     exec::Sleeper sleeper = [](TimeMs) { std::this_thread::sleep_for(std::chrono::milliseconds(1)); };
     exec::WorkspaceOptions wo;
@@ -304,7 +308,7 @@ class Replay {
     so.slots = p_.slots;
     so.jobs_dir = (dir_ / "jobs").string();
     std::filesystem::create_directories(so.jobs_dir);
-    scheduler_ = std::make_unique<exec::Scheduler>(engine_.get(), workspaces_.get(), executor_.get(), services_.get(),
+    scheduler_ = std::make_unique<exec::Scheduler>(engine_.get(), views_.get(), workspaces_.get(), executor_.get(), services_.get(),
                                                    runner_.get(), &clock_, sleeper, so);
     return true;
   }
@@ -418,7 +422,7 @@ class Replay {
       const SlotsView slots = scheduler_->Slots();
       r_.max_worker_used = std::max(r_.max_worker_used, slots.worker_used);
       if (slots.reserved_used && !reserved_before) ++r_.reserved_turns;
-      auto running = engine_->AssignmentsInState("running");
+      auto running = views_->AssignmentsInState("running");
       if (!running.ok()) return Fail("running assignments not read: " + running.status().ToString());
       for (const Assignment& a : *running)
         if (!requested_at_.count(a.ticket)) NoteTicket(a.ticket);
@@ -426,9 +430,9 @@ class Replay {
     return r_.problem.empty();
   }
   void NoteTicket(TicketId ticket) {
-    auto mandate = engine_->GetMandate(ticket);
+    auto mandate = views_->GetMandate(ticket);
     if (!mandate.ok()) return;
-    auto origin = engine_->GetTriggerBySeq(mandate->origin_trigger_seq);
+    auto origin = views_->GetTriggerBySeq(mandate->origin_trigger_seq);
     if (!origin.ok()) return;
     requested_at_[ticket] = request_trigger_at_[origin->trigger.id];
     ticket_request_[ticket] = request_of_trigger_[origin->trigger.id];
@@ -468,6 +472,7 @@ class Replay {
   SimClock clock_;
   MarkerAssessor assessor_;
   std::unique_ptr<Engine> engine_;
+  std::unique_ptr<Views> views_;
   std::unique_ptr<exec::ProcessRunner> runner_;
   std::unique_ptr<exec::Workspaces> workspaces_;
   std::unique_ptr<exec::WorkerServices> services_;

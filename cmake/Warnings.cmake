@@ -12,4 +12,9 @@ function(superagent_warnings target)
   if(SUPERAGENT_SANITIZE)
     target_compile_options(${target} PRIVATE -Wno-maybe-uninitialized)
   endif()
+  # Lock rules are the compiler's (superagent/mutex.h): a clang build — the fuzz build, which CI
+  # runs — refuses a guarded member touched, or a `…Locked` helper called, without its mutex.
+  if(CMAKE_CXX_COMPILER_ID MATCHES "Clang")
+    target_compile_options(${target} PRIVATE -Wthread-safety)
+  endif()
 endfunction()

@@ -33,8 +33,8 @@ struct World {
     auto v = superagent::Views::Open((harness.dir() / "superagent.db").string());
     if (!v.ok()) std::abort();
     views = std::move(*v);
-    host = std::make_unique<superagent::exec::WorkerSessionHost>(harness.engine(), "octo-org/widgets", nullptr);
-    intercom = std::make_unique<superagent::Intercom>(harness.engine(), host.get(), harness.clock());
+    host = std::make_unique<superagent::exec::WorkerSessionHost>(harness.engine(), views.get(), "octo-org/widgets", nullptr);
+    intercom = std::make_unique<superagent::Intercom>(harness.engine(), views.get(), host.get(), harness.clock());
     superagent::panel::PanelContext ctx;
     ctx.engine = harness.engine();
     ctx.views = views.get();

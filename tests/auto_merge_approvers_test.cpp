@@ -244,7 +244,7 @@ TEST_F(AutoMergeApproversTest, AHangingPermissionApiIsCutByTheTimeoutAndNeverMer
 // within a round each login is asked once, however many approvals and pull requests; the next
 // round asks again, so a permission taken away stops counting.
 TEST_F(AutoMergeApproversTest, OnePermissionRequestPerLoginPerRound) {
-  const std::string install = *engine_->InstallId();
+  const std::string install = *views_->InstallId();
   const std::string marker_id = install.substr(0, 12) + "/pr:ticket:3";
   for (std::int64_t n : {7, 8, 9})
     AddPull(n, {Review("alice"), Review("bob"), Review("mallory"), Review("alice")}, marker_id);
@@ -253,7 +253,7 @@ TEST_F(AutoMergeApproversTest, OnePermissionRequestPerLoginPerRound) {
   o.client.token = "t";
   o.source.repo = kRepo;
   o.merge_token = "merge-token";
-  auto g = Integration::Create(std::move(o), engine_.get(), &clock_);
+  auto g = Integration::Create(std::move(o), engine_.get(), views_.get(), &clock_);
   ASSERT_TRUE(g.ok()) << g.status().ToString();
   integration_ = std::move(*g);
   integration_->source().RunOnce();

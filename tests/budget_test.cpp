@@ -206,7 +206,7 @@ class BudgetTest : public ExecTest {
   }
   std::vector<Receipt> Attention(TicketId t) {
     std::vector<Receipt> out;
-    for (const Receipt& r : Ok(engine_->Receipts(t)))
+    for (const Receipt& r : Ok(views_->Receipts(t)))
       if (r.kind == MessageKind::kAttention) out.push_back(r);
     return out;
   }
@@ -220,8 +220,8 @@ class BudgetTest : public ExecTest {
 TEST_F(BudgetTest, TheMandateRecordsItsBudgetAtAcceptAndExplainShowsIt) {
   Reopen(WithBudgets("  explicit: {tokens: 5000, cost_usd: 0}\n  inferred: {tokens: 500, turns: 0}\n", "auto"));
   const TicketId t = AcceptedTicket("r1");
-  EXPECT_EQ(Ok(engine_->GetMandate(t)).budget, (Budget{5000, 0, 480, 40}));
-  auto story = Ok(engine_->Explain("r1"));
+  EXPECT_EQ(Ok(views_->GetMandate(t)).budget, (Budget{5000, 0, 480, 40}));
+  auto story = Ok(ExplainNow("r1"));
   EXPECT_EQ(story["ticket_created"]["mandate"]["budget"],
             (json{{"tokens", 5000}, {"cost_usd", 0.0}, {"wall_clock_minutes", 480}, {"turns", 40}}));
   EXPECT_EQ(story["ticket_created"]["budget"]["spent"]["tokens"], 0);
@@ -231,14 +231,14 @@ TEST_F(BudgetTest, TheMandateRecordsItsBudgetAtAcceptAndExplainShowsIt) {
   Receive(Comment("i1", "alice", false, "There is teh typo in README", 7));
   assessor_.answers.push_back(ScriptedAssessor::Accept());
   ASSERT_EQ(Drain(), 1);
-  const TicketId inferred = Ok(engine_->Explain("i1"))["ticket_created"]["id"].get<TicketId>();
-  const Mandate m = Ok(engine_->GetMandate(inferred));
+  const TicketId inferred = Ok(ExplainNow("i1"))["ticket_created"]["id"].get<TicketId>();
+  const Mandate m = Ok(views_->GetMandate(inferred));
   EXPECT_EQ(m.strength, Strength::kInferred);
   EXPECT_EQ(m.budget, (Budget{500, 2, 120, 0}));
 
   // Immutable: a later policy does not change a Mandate's budget, in the store or in a new Engine.
   Reopen(WithBudgets("  explicit: {tokens: 9}\n"));
-  EXPECT_EQ(Ok(engine_->GetMandate(t)).budget, (Budget{5000, 0, 480, 40}));
+  EXPECT_EQ(Ok(views_->GetMandate(t)).budget, (Budget{5000, 0, 480, 40}));
   sqlite3* db = nullptr;
   ASSERT_EQ(sqlite3_open((dir_ / "superagent.db").c_str(), &db), SQLITE_OK);
   char* err = nullptr;
@@ -256,12 +256,12 @@ TEST_F(BudgetTest, TokensReachedMidTurnEndTheTurnAndAskTheRequesterOnce) {
   executor.Next(Usage(1200), /*hold=*/true);
   ASSERT_EQ(*scheduler->Tick(), 1);
   executor.WaitSpent(1);
-  ASSERT_EQ(engine_->GetTicket(t)->stage, Stage::kWorking);
+  ASSERT_EQ(views_->GetTicket(t)->stage, Stage::kWorking);
 
   ASSERT_EQ(*scheduler->Tick(), 0);  // sees the usage: ends the turn and asks
   Settle(scheduler.get());
   EXPECT_EQ(executor.cancelled, 1) << "the turn was stopped, not left to finish";
-  const Ticket tk = Ok(engine_->GetTicket(t));
+  const Ticket tk = Ok(views_->GetTicket(t));
   ASSERT_EQ(tk.stage, Stage::kWaitingForPerson) << "the Ticket stays open";
   ASSERT_TRUE(tk.waiting.has_value());
   EXPECT_EQ(tk.waiting->actor, "alice");
@@ -273,9 +273,9 @@ TEST_F(BudgetTest, TokensReachedMidTurnEndTheTurnAndAskTheRequesterOnce) {
   ASSERT_EQ(asked.size(), 1u);
   EXPECT_EQ(asked[0].id, "budget:ticket:" + std::to_string(t) + ":1");
   EXPECT_THAT(asked[0].body, HasSubstr("1200 tokens spent of 1000 tokens"));
-  for (const Receipt& r : Ok(engine_->Receipts(t))) EXPECT_NE(r.kind, MessageKind::kResult) << "the stopped turn says nothing";
-  for (const Assignment& a : Ok(engine_->Assignments(t))) EXPECT_EQ(a.state, "ended");
-  EXPECT_EQ(Ok(engine_->SessionForTicket(t))->status, "idle");
+  for (const Receipt& r : Ok(views_->Receipts(t))) EXPECT_NE(r.kind, MessageKind::kResult) << "the stopped turn says nothing";
+  for (const Assignment& a : Ok(views_->Assignments(t))) EXPECT_EQ(a.state, "ended");
+  EXPECT_EQ(Ok(views_->SessionForTicket(t))->status, "idle");
 
   // Nothing more happens until the person answers: no second question, no turn.
   ASSERT_EQ(*scheduler->Tick(), 0);
@@ -288,20 +288,20 @@ TEST_F(BudgetTest, TokensReachedMidTurnEndTheTurnAndAskTheRequesterOnce) {
   Receive(Comment("a1", "alice", false, " 1\n"));
   ASSERT_EQ(*scheduler->Tick(), 1);
   Settle(scheduler.get());
-  EXPECT_EQ(engine_->GetTicket(t)->stage, Stage::kReady);
+  EXPECT_EQ(views_->GetTicket(t)->stage, Stage::kReady);
   ASSERT_EQ(executor.Turns(), 2u);
   ASSERT_EQ(executor.inputs[1].size(), 1u);
   EXPECT_EQ(executor.inputs[1][0]["kind"], "resume");
   EXPECT_THAT(executor.inputs[1][0]["text"].get<std::string>(), HasSubstr("Continue the work"));
   EXPECT_THAT(executor.inputs[1][0].dump(), Not(HasSubstr("budget")));
-  auto status = Ok(engine_->BudgetOf(t));
+  auto status = Ok(views_->BudgetOf(t, clock_.NowMs()));
   ASSERT_TRUE(status.has_value());
   EXPECT_EQ(status->limits.tokens, 2200) << "1000 more than was spent when the person said go on";
   EXPECT_EQ(status->budget.tokens, 1000) << "the Mandate's own budget is unchanged";
   EXPECT_EQ(status->spent.tokens, 1200);
   EXPECT_EQ(status->reached, "");
   EXPECT_EQ(status->waiting, "");
-  EXPECT_EQ(Ok(engine_->GetMandate(t)).budget->tokens, 1000);
+  EXPECT_EQ(Ok(views_->GetMandate(t)).budget->tokens, 1000);
 }
 
 TEST_F(BudgetTest, OptionTwoEndsTheTicketAndSaysWhoStoppedIt) {
@@ -312,23 +312,23 @@ TEST_F(BudgetTest, OptionTwoEndsTheTicketAndSaysWhoStoppedIt) {
   executor.Next(Usage(1000), false);
   ASSERT_EQ(*scheduler->Tick(), 1);
   Settle(scheduler.get());
-  ASSERT_EQ(engine_->GetTicket(t)->stage, Stage::kReady) << "a turn that ends at the limit keeps its result";
+  ASSERT_EQ(views_->GetTicket(t)->stage, Stage::kReady) << "a turn that ends at the limit keeps its result";
 
   // More work is asked for: the limit is reached before the turn, so the requester is asked
   // instead and no turn starts.
   Receive(Comment("f1", "alice", false, "also fix the other typo"));
   ASSERT_EQ(*scheduler->Tick(), 0);
-  ASSERT_EQ(engine_->GetTicket(t)->stage, Stage::kWaitingForPerson);
+  ASSERT_EQ(views_->GetTicket(t)->stage, Stage::kWaitingForPerson);
   EXPECT_EQ(executor.Turns(), 1u);
 
   ASSERT_TRUE(engine_->AnswerQuestion(t, "alice (panel)", json{{"option", 2}, {"text", "Stop here"}}).ok());
   ASSERT_EQ(*scheduler->Tick(), 0);
-  const Ticket tk = Ok(engine_->GetTicket(t));
+  const Ticket tk = Ok(views_->GetTicket(t));
   EXPECT_EQ(tk.stage, Stage::kEnded);
   EXPECT_EQ(tk.end_reason, "budget reached; stopped by alice (panel)");
-  EXPECT_EQ(Ok(engine_->GetMandate(t)).ended_as, "") << "not a panel Stop: the Mandate stays";
+  EXPECT_EQ(Ok(views_->GetMandate(t)).ended_as, "") << "not a panel Stop: the Mandate stays";
   EXPECT_EQ(executor.Turns(), 1u);
-  for (const Assignment& a : Ok(engine_->Assignments(t))) EXPECT_EQ(a.state, "ended");
+  for (const Assignment& a : Ok(views_->Assignments(t))) EXPECT_EQ(a.state, "ended");
 }
 
 TEST_F(BudgetTest, FreeTextOtherThanOneLeavesTheQuestionOpenAndReachesTheWorkerLater) {
@@ -341,14 +341,14 @@ TEST_F(BudgetTest, FreeTextOtherThanOneLeavesTheQuestionOpenAndReachesTheWorkerL
   Settle(scheduler.get());
   Receive(Comment("f1", "alice", false, "one more thing"));
   ASSERT_EQ(*scheduler->Tick(), 0);
-  ASSERT_EQ(engine_->GetTicket(t)->stage, Stage::kWaitingForPerson);
+  ASSERT_EQ(views_->GetTicket(t)->stage, Stage::kWaitingForPerson);
 
   int n = 0;
   for (const char* text : {"为什么这么贵？🤔", "11", "1 please", "\xff\xfe"}) {
     Receive(Comment("x" + std::to_string(++n), "alice", false, text));
-    ASSERT_EQ(engine_->GetTicket(t)->stage, Stage::kIdle);
+    ASSERT_EQ(views_->GetTicket(t)->stage, Stage::kIdle);
     ASSERT_EQ(*scheduler->Tick(), 0) << text;
-    const Ticket tk = Ok(engine_->GetTicket(t));
+    const Ticket tk = Ok(views_->GetTicket(t));
     ASSERT_EQ(tk.stage, Stage::kWaitingForPerson) << text;
     EXPECT_EQ(tk.waiting->form["purpose"], "budget");
   }
@@ -357,7 +357,7 @@ TEST_F(BudgetTest, FreeTextOtherThanOneLeavesTheQuestionOpenAndReachesTheWorkerL
   EXPECT_EQ(refused.code(), Status::Code::kInvalidArgument);
   EXPECT_EQ(refused.message(), "answer.option: must be a number from 1 to 2");
   ASSERT_EQ(*scheduler->Tick(), 0);
-  ASSERT_EQ(engine_->GetTicket(t)->stage, Stage::kWaitingForPerson);
+  ASSERT_EQ(views_->GetTicket(t)->stage, Stage::kWaitingForPerson);
   EXPECT_EQ(Attention(t).size(), 1u) << "one question, asked once";
   EXPECT_EQ(executor.Turns(), 1u);
 
@@ -378,7 +378,7 @@ TEST_F(BudgetTest, FreeTextOtherThanOneLeavesTheQuestionOpenAndReachesTheWorkerL
     EXPECT_NE(in.value("from", ""), "bob (panel)") << "the option that decided is the daemon's, not the worker's";
   }
   EXPECT_EQ(answers, 4) << "four replies in the discussion; the refused panel answer left nothing";
-  EXPECT_EQ(Ok(engine_->BudgetOf(t))->limits.tokens, 250);
+  EXPECT_EQ(Ok(views_->BudgetOf(t, clock_.NowMs()))->limits.tokens, 250);
 }
 
 TEST_F(BudgetTest, TheTurnsLimitStopsTheNextTurnNotTheRunningOne) {
@@ -393,15 +393,15 @@ TEST_F(BudgetTest, TheTurnsLimitStopsTheNextTurnNotTheRunningOne) {
   ASSERT_EQ(*scheduler->Tick(), 1);
   executor.WaitSpent(2);
   ASSERT_EQ(*scheduler->Tick(), 0);  // the second turn runs on: 2 of 2 turns is not over
-  EXPECT_EQ(engine_->GetTicket(t)->stage, Stage::kWorking);
+  EXPECT_EQ(views_->GetTicket(t)->stage, Stage::kWorking);
   executor.Release();
   Settle(scheduler.get());
-  ASSERT_EQ(engine_->GetTicket(t)->stage, Stage::kReady);
+  ASSERT_EQ(views_->GetTicket(t)->stage, Stage::kReady);
   EXPECT_EQ(executor.cancelled, 0);
 
   Receive(Comment("f2", "alice", false, "and a third"));
   ASSERT_EQ(*scheduler->Tick(), 0);  // a third turn would be over: asked instead
-  const Ticket tk = Ok(engine_->GetTicket(t));
+  const Ticket tk = Ok(views_->GetTicket(t));
   ASSERT_EQ(tk.stage, Stage::kWaitingForPerson);
   EXPECT_EQ(tk.waiting->form["options"][0], "Continue with 2 more turns");
   EXPECT_THAT(Attention(t).at(0).body, HasSubstr("2 turns spent of 2 turns"));
@@ -419,17 +419,17 @@ TEST_F(BudgetTest, WallClockCountsOnlyTimeWorkingWithAnInjectedClock) {
   executor.WaitSpent(1);
   clock_.Advance(29 * 60'000);
   ASSERT_EQ(*scheduler->Tick(), 0);
-  EXPECT_EQ(engine_->GetTicket(t)->stage, Stage::kWorking) << "29 of 30 minutes";
+  EXPECT_EQ(views_->GetTicket(t)->stage, Stage::kWorking) << "29 of 30 minutes";
   clock_.Advance(60'000);
   ASSERT_EQ(*scheduler->Tick(), 0);
   Settle(scheduler.get());
-  const Ticket tk = Ok(engine_->GetTicket(t));
+  const Ticket tk = Ok(views_->GetTicket(t));
   ASSERT_EQ(tk.stage, Stage::kWaitingForPerson);
   EXPECT_EQ(tk.waiting->form["options"][0], "Continue with 30 more minutes");
   EXPECT_THAT(Attention(t).at(0).body, HasSubstr("30 minutes of work spent of 30 minutes of work"));
 
   clock_.Advance(5 * 60 * 60'000);  // waiting for the person is not work either
-  auto status = Ok(engine_->BudgetOf(t));
+  auto status = Ok(views_->BudgetOf(t, clock_.NowMs()));
   EXPECT_EQ(BudgetStatusJson(*status, clock_.NowMs())["spent"]["wall_clock_minutes"], 30);
   EXPECT_EQ(status->waiting, "wall_clock_minutes");
 }
@@ -447,7 +447,7 @@ TEST_F(BudgetTest, OneOfAUnitIsSaidInTheSingular) {
   clock_.Advance(60'000);
   ASSERT_EQ(*scheduler->Tick(), 0);
   Settle(scheduler.get());
-  const Ticket tk = Ok(engine_->GetTicket(t));
+  const Ticket tk = Ok(views_->GetTicket(t));
   ASSERT_EQ(tk.stage, Stage::kWaitingForPerson);
   EXPECT_EQ(tk.waiting->form["options"][0], "Continue with 1 more minute");
   EXPECT_THAT(Attention(t).at(0).body, HasSubstr("1 minute of work spent of 1 minute of work"));
@@ -468,13 +468,13 @@ TEST_F(BudgetTest, OnlyReportedCostCountsAndACostLimitAsksBeforeTheTurn) {
   json wrong = Usage(10);
   wrong["cost_usd"] = "0.5";  // a wrong type is not a cost
   ASSERT_TRUE(engine_->RecordTokenUsage(t, std::nullopt, wrong).ok());
-  EXPECT_DOUBLE_EQ(Ok(engine_->BudgetOf(t))->spent.cost_usd, 0.25);
+  EXPECT_DOUBLE_EQ(Ok(views_->BudgetOf(t, clock_.NowMs()))->spent.cost_usd, 0.25);
   ASSERT_EQ(*scheduler->Tick(), 1);
   Settle(scheduler.get());
   ASSERT_TRUE(engine_->RecordTokenUsage(t, std::nullopt, Usage(100, 0.75)).ok());
   Receive(Comment("f1", "alice", false, "one more"));
   ASSERT_EQ(*scheduler->Tick(), 0);
-  const Ticket tk = Ok(engine_->GetTicket(t));
+  const Ticket tk = Ok(views_->GetTicket(t));
   ASSERT_EQ(tk.stage, Stage::kWaitingForPerson);
   EXPECT_EQ(tk.waiting->form["options"][0], "Continue with 1 more US dollar");
   EXPECT_THAT(Attention(t).at(0).body, HasSubstr("$1.00 spent of $1.00"));
@@ -498,13 +498,13 @@ TEST_F(BudgetTest, ARestartKeepsSpendAndExtensions) {
     scheduler->Stop();
   }
   Reopen(WithBudgets("  explicit: {tokens: 10}\n"));  // a new Engine over the same database
-  auto status = Ok(engine_->BudgetOf(t));
+  auto status = Ok(views_->BudgetOf(t, clock_.NowMs()));
   ASSERT_TRUE(status.has_value());
   EXPECT_EQ(status->spent.tokens, 1500);
   EXPECT_EQ(status->spent.turns, 2);
   EXPECT_EQ(status->limits.tokens, 2500);
   EXPECT_EQ(status->budget.tokens, 1000);
-  auto story = Ok(engine_->Explain("r1"));
+  auto story = Ok(ExplainNow("r1"));
   EXPECT_EQ(story["ticket_created"]["budget"]["budget"]["tokens"], 2500);
   EXPECT_EQ(story["ticket_created"]["budget"]["granted"]["tokens"], 1000);
   EXPECT_EQ(story["ticket_created"]["budget"]["spent"]["turns"], 2);
@@ -518,7 +518,7 @@ TEST_F(BudgetTest, ARestartKeepsSpendAndExtensions) {
   executor.WaitSpent(1);
   ASSERT_EQ(*scheduler->Tick(), 0);  // 2500 of 2500: reached mid-turn
   Settle(scheduler.get());
-  EXPECT_EQ(engine_->GetTicket(t)->stage, Stage::kWaitingForPerson);
+  EXPECT_EQ(views_->GetTicket(t)->stage, Stage::kWaitingForPerson);
   EXPECT_EQ(Attention(t).size(), 2u);
   EXPECT_EQ(Attention(t).back().id, "budget:ticket:" + std::to_string(t) + ":2");
 }

@@ -138,7 +138,7 @@ class EffectsTest : public EngineTest {
     }
   }
   std::string ReceiptStatus(const std::string& id) {
-    for (const Receipt& r : Ok(engine_->Receipts(std::nullopt)))
+    for (const Receipt& r : Ok(views_->Receipts(std::nullopt)))
       if (r.id == id) return r.status;
     return "missing";
   }
@@ -256,19 +256,19 @@ TEST_F(EffectsTest, ThreeFailuresInARowBecomeOneSystemProblemAndSuccessClearsIt)
   Run();
   clock_.Advance(5'000);
   Run();
-  EXPECT_TRUE(Ok(engine_->SystemProblems()).empty());
+  EXPECT_TRUE(Ok(views_->Problems(options_.problem_threshold)).empty());
   peer_.FailNext({500, 500});
   clock_.Advance(10'000);
   Run();
-  auto problems = Ok(engine_->SystemProblems());
+  auto problems = Ok(views_->Problems(options_.problem_threshold));
   ASSERT_EQ(problems.size(), 1u);
   EXPECT_EQ(problems[0].kind, "effect:post_message:github");
   clock_.Advance(20'000);
   Run();
-  EXPECT_EQ(Ok(engine_->SystemProblems()).size(), 1u) << "still one problem, not one per failure";
+  EXPECT_EQ(Ok(views_->Problems(options_.problem_threshold)).size(), 1u) << "still one problem, not one per failure";
   clock_.Advance(40'000);
   EXPECT_EQ(Run(), 1);
-  EXPECT_TRUE(Ok(engine_->SystemProblems()).empty());
+  EXPECT_TRUE(Ok(views_->Problems(options_.problem_threshold)).empty());
   EXPECT_EQ(peer_.Messages().size(), 1u);
 }
 
@@ -282,7 +282,7 @@ TEST_F(EffectsTest, StoppedTicketsPendingMessagesAreCancelledWithAReason) {
   EXPECT_THAT(peer_.Messages()[0]["body"].get<std::string>(), HasSubstr("Stopped by Tess from the panel"));
   EXPECT_EQ(ReceiptStatus("ack:ticket:" + std::to_string(id)), "abandoned");
   EXPECT_EQ(ReceiptStatus("result:1"), "abandoned");
-  EXPECT_EQ(Ok(engine_->OutboxCounts())["abandoned"], 2);
+  EXPECT_EQ(Ok(views_->OutboxCounts())["abandoned"], 2);
   // A second Stop of the ended Ticket says nothing again.
   ASSERT_TRUE(engine_->StopTicket(id, "Tess (panel)").ok());
   EXPECT_EQ(Run(), 0);
@@ -304,7 +304,7 @@ TEST_F(EffectsTest, CrashBetweenSendAndRecordNeverPostsTwice) {
   EXPECT_EQ(peer_.posts(), 1) << "posted twice after a crash";
   EXPECT_EQ(peer_.lookups(), 1) << "the channel was not told the outcome was unknown";
   EXPECT_EQ(peer_.Messages().size(), 1u);
-  auto receipts = Ok(engine_->Receipts(std::nullopt));
+  auto receipts = Ok(views_->Receipts(std::nullopt));
   ASSERT_EQ(receipts.size(), 1u);
   EXPECT_EQ(receipts[0].status, "sent");
 }
@@ -325,15 +325,15 @@ TEST_F(EffectsTest, PermanentFailureIsNotRetried) {
   EXPECT_EQ(Run(), 1);
   clock_.Advance(3'600'000);
   EXPECT_EQ(Run(), 0);
-  EXPECT_EQ(Ok(engine_->OutboxCounts())["failed"], 1);
+  EXPECT_EQ(Ok(views_->OutboxCounts())["failed"], 1);
 }
 
 TEST_F(EffectsTest, DisabledSourceWaitsAndNothingIsLost) {
   AcceptedTicket("c1");
-  ASSERT_TRUE(engine_->SetSourceEnabled("github", false).ok());
+  ASSERT_TRUE(EngineTestPeer(*engine_).SetSourceEnabled("github", false).ok());
   EXPECT_EQ(Run(), 0);
-  EXPECT_EQ(Ok(engine_->OutboxCounts())["pending"], 1);
-  ASSERT_TRUE(engine_->SetSourceEnabled("github", true).ok());
+  EXPECT_EQ(Ok(views_->OutboxCounts())["pending"], 1);
+  ASSERT_TRUE(EngineTestPeer(*engine_).SetSourceEnabled("github", true).ok());
   EXPECT_EQ(Run(), 1);
   EXPECT_EQ(peer_.Messages().size(), 1u);
 }
@@ -350,11 +350,11 @@ TEST_F(EffectsTest, MessagesWithoutAChannelRaiseAProblemInsteadOfVanishing) {
     clock_.Advance(delay);
     Run();
   }
-  auto problems = Ok(engine_->SystemProblems());
+  auto problems = Ok(views_->Problems(options_.problem_threshold));
   ASSERT_EQ(problems.size(), 1u);
   EXPECT_EQ(problems[0].kind, "effect:post_message:feishu");
   EXPECT_NE(problems[0].message.find("no channel"), std::string::npos);
-  EXPECT_EQ(Ok(engine_->OutboxCounts())["pending"], 1);
+  EXPECT_EQ(Ok(views_->OutboxCounts())["pending"], 1);
 }
 
 TEST_F(EffectsTest, GitHubMessagesOverTheCharacterCapAreRefusedAndNothingIsQueued) {
@@ -363,7 +363,7 @@ TEST_F(EffectsTest, GitHubMessagesOverTheCharacterCapAreRefusedAndNothingIsQueue
   options_.message_limit = app::MessageLimitsFor(config);
   Open(MakePolicy("observe"));
   Receive(Comment("c1", "alice", true, "hi"));
-  const std::int64_t before = Ok(engine_->OutboxCounts())["pending"];
+  const std::int64_t before = Ok(views_->OutboxCounts())["pending"];
   // 1000 characters of three UTF-8 bytes each fit: the cap counts characters, not bytes.
   std::string fits;
   for (int i = 0; i < 1000; ++i) fits += "\u5b57";
@@ -371,7 +371,7 @@ TEST_F(EffectsTest, GitHubMessagesOverTheCharacterCapAreRefusedAndNothingIsQueue
   Status refused = engine_->Send({"long", std::nullopt, "github:issue:1", MessageKind::kAnswer, fits + "x"});
   EXPECT_EQ(refused.code(), Status::Code::kInvalidArgument);
   EXPECT_NE(refused.message().find("at most 1000 characters; this one has 1001"), std::string::npos) << refused.ToString();
-  EXPECT_EQ(Ok(engine_->OutboxCounts())["pending"], before + 1);
+  EXPECT_EQ(Ok(views_->OutboxCounts())["pending"], before + 1);
 }
 
 TEST_F(EffectsTest, ActionsAreIdempotentAndUseTheActionSchedule) {
@@ -396,7 +396,7 @@ TEST_F(EffectsTest, AThousandReceiptsDrainWithNoLossAndNoDuplicate) {
     ASSERT_TRUE(engine_->Send({"r" + std::to_string(i), std::nullopt, "github:issue:" + std::to_string(1000 + i % 100),
                                MessageKind::kAnswer, "message " + std::to_string(i)}).ok());
   peer_.FailNext({500, 502, 503});
-  for (int round = 0; round < 200 && Ok(engine_->OutboxCounts())["pending"] > 0; ++round) {
+  for (int round = 0; round < 200 && Ok(views_->OutboxCounts())["pending"] > 0; ++round) {
     Drain();
     clock_.Advance(5'000);
   }
@@ -415,7 +415,7 @@ TEST_F(EffectsTest, AThousandReceiptsDrainWithNoLossAndNoDuplicate) {
     EXPECT_LT(last_per_thread.count(thread) ? last_per_thread[thread] : -1, n);
     last_per_thread[thread] = n;
   }
-  EXPECT_EQ(Ok(engine_->OutboxCounts())["done"], 1000);
+  EXPECT_EQ(Ok(views_->OutboxCounts())["done"], 1000);
 }
 
 
@@ -493,19 +493,19 @@ TEST_F(EffectsTest, AnIterationThatThrowsIsRecordedAsAProblemAndTheLoopThreadGoe
   EXPECT_EQ(peer_.Messages().size(), 1u);
   EXPECT_EQ(throwing.handles_throws, 0);
   // The clean iteration after the throws cleared the problem again; its count was recorded.
-  EXPECT_TRUE(Ok(engine_->SystemProblems()).empty());
+  EXPECT_TRUE(Ok(views_->Problems(options_.problem_threshold)).empty());
 }
 
 TEST_F(EffectsTest, ALoopGuardRaisesAProblemAfterThreeThrowsInARowAndClearsItOnSuccess) {
   LoopGuard guard("the test loop", engine_.get());
   for (int i = 0; i < 3; ++i) EXPECT_FALSE(guard.Run([] { throw std::runtime_error("boom 爆"); }));
-  auto problems = Ok(engine_->SystemProblems());
+  auto problems = Ok(views_->Problems(options_.problem_threshold));
   ASSERT_EQ(problems.size(), 1u);
   EXPECT_EQ(problems[0].kind, "unexpected:the test loop");
   EXPECT_EQ(problems[0].message, "unexpected error in the test loop: boom 爆");
   EXPECT_EQ(problems[0].failures, 3);
   EXPECT_TRUE(guard.Run([] {}));
-  EXPECT_TRUE(Ok(engine_->SystemProblems()).empty());
+  EXPECT_TRUE(Ok(views_->Problems(options_.problem_threshold)).empty());
 }
 
 }  // namespace

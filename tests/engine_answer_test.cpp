@@ -28,12 +28,12 @@ class AnswerTest : public EngineTest {
 
   // What `explain` says of the message's answer: its kind.
   std::string Kind(const std::string& id) {
-    auto story = engine_->Explain(id);
+    auto story = ExplainNow(id);
     EXPECT_TRUE(story.ok()) << story.status().ToString();
     if (!story.ok()) return "";
     return (*story)["answer"]["kind"].get<std::string>();
   }
-  std::string Words(const std::string& id) { return Ok(engine_->Explain(id))["answer"]["words"].get<std::string>(); }
+  std::string Words(const std::string& id) { return Ok(ExplainNow(id))["answer"]["words"].get<std::string>(); }
 
   // The ids the panel's "Not answered" card lists now, read as the panel reads them.
   std::vector<std::string> CardIds() {
@@ -52,7 +52,7 @@ class AnswerTest : public EngineTest {
   // Receipts not attached to a Ticket (the daemon's own lines), by id prefix.
   std::vector<Receipt> Lines(const std::string& prefix) {
     std::vector<Receipt> out;
-    for (const Receipt& r : Ok(engine_->Receipts(std::nullopt)))
+    for (const Receipt& r : Ok(views_->Receipts(std::nullopt)))
       if (r.id.rfind(prefix, 0) == 0) out.push_back(r);
     return out;
   }

@@ -29,7 +29,7 @@ class CircuitBreakerTest : public EngineTest {
     Receive(Comment(id, actor, true, text, issue));
     assessor_.answers.push_back(ScriptedAssessor::Accept());
     EXPECT_EQ(Drain(), 1);
-    auto story = Ok(engine_->Explain(id));
+    auto story = Ok(ExplainNow(id));
     if (!story.contains("ticket_created")) {
       ADD_FAILURE() << "no ticket for " << id << ": " << story.dump();
       return 0;
@@ -39,7 +39,7 @@ class CircuitBreakerTest : public EngineTest {
 
   std::vector<Receipt> SentOn(const std::string& thread) {
     std::vector<Receipt> out;
-    for (const Receipt& r : Ok(engine_->Receipts(std::nullopt)))
+    for (const Receipt& r : Ok(views_->Receipts(std::nullopt)))
       if (r.thread == thread) out.push_back(r);
     return out;
   }
@@ -47,7 +47,7 @@ class CircuitBreakerTest : public EngineTest {
   int AssignmentsOf(TicketId ticket) {
     int n = 0;
     for (const char* state : {"pending", "running", "ended"})
-      for (const Assignment& a : Ok(engine_->AssignmentsInState(state)))
+      for (const Assignment& a : Ok(views_->AssignmentsInState(state)))
         if (a.ticket == ticket) ++n;
     return n;
   }
@@ -56,13 +56,13 @@ class CircuitBreakerTest : public EngineTest {
 TEST_F(CircuitBreakerTest, PastThePerSenderLimitANewTicketWaitsForThePanelAndNothingIsSaid) {
   const TicketId first = Request("c1", "alice", 1), second = Request("c2", "alice", 2);
   for (TicketId t : {first, second}) {
-    EXPECT_EQ(engine_->GetTicket(t)->stage, Stage::kIdle);
+    EXPECT_EQ(views_->GetTicket(t)->stage, Stage::kIdle);
     EXPECT_EQ(AssignmentsOf(t), 1);
   }
   ASSERT_EQ(SentOn("github:issue:2").size(), 1u) << "the second still gets its acknowledgement";
 
   const TicketId third = Request("c3", "alice", 3, "@agent 请修复 README 的错别字 🙏");
-  auto held = engine_->GetTicket(third);
+  auto held = views_->GetTicket(third);
   ASSERT_TRUE(held.ok()) << held.status().ToString();
   EXPECT_EQ(held->stage, Stage::kWaitingForPerson);
   ASSERT_TRUE(held->waiting.has_value());
@@ -79,7 +79,7 @@ TEST_F(CircuitBreakerTest, PastThePerSenderLimitANewTicketWaitsForThePanelAndNot
 
   // Another sender is not limited by alice's count.
   const TicketId bobs = Request("c4", "bob", 4);
-  EXPECT_EQ(engine_->GetTicket(bobs)->stage, Stage::kIdle);
+  EXPECT_EQ(views_->GetTicket(bobs)->stage, Stage::kIdle);
 }
 
 TEST_F(CircuitBreakerTest, TheRequesterCannotReleaseItsOwnHoldOnlyThePanelCan) {
@@ -89,7 +89,7 @@ TEST_F(CircuitBreakerTest, TheRequesterCannotReleaseItsOwnHoldOnlyThePanelCan) {
   // alice answers "1" where the question would be: it is her message, not an answer to the hold.
   IntakeResult r = Receive(Comment("c4", "alice", false, "1", 3));
   EXPECT_EQ(r.delivered_to, std::vector<TicketId>{held});
-  EXPECT_EQ(engine_->GetTicket(held)->stage, Stage::kWaitingForPerson);
+  EXPECT_EQ(views_->GetTicket(held)->stage, Stage::kWaitingForPerson);
   EXPECT_EQ(AssignmentsOf(held), 0);
 
   // A free-text or out-of-range panel answer is refused precisely and changes nothing.
@@ -97,10 +97,10 @@ TEST_F(CircuitBreakerTest, TheRequesterCannotReleaseItsOwnHoldOnlyThePanelCan) {
   EXPECT_EQ(words.code(), Status::Code::kInvalidArgument) << words.ToString();
   Status three = engine_->AnswerQuestion(held, "carol (panel)", json{{"option", 3}});
   EXPECT_EQ(three.code(), Status::Code::kInvalidArgument) << three.ToString();
-  EXPECT_EQ(engine_->GetTicket(held)->stage, Stage::kWaitingForPerson);
+  EXPECT_EQ(views_->GetTicket(held)->stage, Stage::kWaitingForPerson);
 
   ASSERT_TRUE(engine_->AnswerQuestion(held, "carol (panel)", json{{"option", 1}}).ok());
-  auto started = engine_->GetTicket(held);
+  auto started = views_->GetTicket(held);
   EXPECT_EQ(started->stage, Stage::kIdle);
   EXPECT_EQ(AssignmentsOf(held), 1);
   // The requester now reads the acknowledgement it would have read at accept — and only that.
@@ -122,12 +122,12 @@ TEST_F(CircuitBreakerTest, DroppingAHeldTicketEndsItQuietlyAndWithdrawsItsMandat
   Request("c2", "alice", 2);
   const TicketId held = Request("c3", "alice", 3);
   ASSERT_TRUE(engine_->AnswerQuestion(held, "carol (panel)", json("2")).ok()) << "a typed option number is an option";
-  auto tk = engine_->GetTicket(held);
+  auto tk = views_->GetTicket(held);
   EXPECT_EQ(tk->stage, Stage::kEnded);
   EXPECT_EQ(tk->end_reason, "dropped by carol (panel) after the circuit breaker held it");
   EXPECT_TRUE(SentOn("github:issue:3").empty());
   EXPECT_EQ(AssignmentsOf(held), 0);
-  auto story = Ok(engine_->Explain("c3"));
+  auto story = Ok(ExplainNow("c3"));
   EXPECT_EQ(story["ticket_created"]["mandate"]["status"], "withdrawn") << story.dump();
   EXPECT_EQ(story["ticket_created"]["mandate"]["ended"]["reason"], "dropped in the panel (circuit breaker)");
   // Withdrawn: alice's next message there resumes nothing.
@@ -140,36 +140,36 @@ TEST_F(CircuitBreakerTest, TheWindowSlidesHeldTicketsCountAndAHoldSurvivesAResta
   Request("c2", "alice", 2);
   // 61 minutes after the first request it has left the 60-minute window: one more fits.
   clock_.Advance(31 * 60'000);
-  EXPECT_EQ(engine_->GetTicket(Request("c3", "alice", 3))->stage, Stage::kIdle);
+  EXPECT_EQ(views_->GetTicket(Request("c3", "alice", 3))->stage, Stage::kIdle);
   const TicketId held = Request("c4", "alice", 4);
-  EXPECT_EQ(engine_->GetTicket(held)->stage, Stage::kWaitingForPerson);
+  EXPECT_EQ(views_->GetTicket(held)->stage, Stage::kWaitingForPerson);
   // The held one counts as a new Ticket too: a loop cannot wait out its own holds.
   const TicketId next = Request("c5", "alice", 5);
-  EXPECT_NE(engine_->GetTicket(next)->waiting->question.find("alice has opened 3 Tickets"), std::string::npos)
-      << engine_->GetTicket(next)->waiting->question;
+  EXPECT_NE(views_->GetTicket(next)->waiting->question.find("alice has opened 3 Tickets"), std::string::npos)
+      << views_->GetTicket(next)->waiting->question;
 
   // The daemon restarts: the hold is stored, and the panel's answer still starts it.
   Open(BreakerPolicy(2, 0, 60));
   EXPECT_TRUE(Ok(engine_->RecoverInterruptedWork()).empty());
-  EXPECT_EQ(engine_->GetTicket(held)->stage, Stage::kWaitingForPerson);
+  EXPECT_EQ(views_->GetTicket(held)->stage, Stage::kWaitingForPerson);
   ASSERT_TRUE(engine_->AnswerQuestion(held, "carol (panel)", json{{"option", 1}}).ok());
-  EXPECT_EQ(engine_->GetTicket(held)->stage, Stage::kIdle);
+  EXPECT_EQ(views_->GetTicket(held)->stage, Stage::kIdle);
   EXPECT_EQ(SentOn("github:issue:4").size(), 1u);
 }
 
 TEST_F(CircuitBreakerTest, PerSourceCountsEverySenderAndZeroTurnsALimitOff) {
   Open(BreakerPolicy(0, 2, 10));
-  EXPECT_EQ(engine_->GetTicket(Request("c1", "alice", 1))->stage, Stage::kIdle);
-  EXPECT_EQ(engine_->GetTicket(Request("c2", "bob", 2))->stage, Stage::kIdle);
+  EXPECT_EQ(views_->GetTicket(Request("c1", "alice", 1))->stage, Stage::kIdle);
+  EXPECT_EQ(views_->GetTicket(Request("c2", "bob", 2))->stage, Stage::kIdle);
   const TicketId held = Request("c3", "alice", 3);
-  EXPECT_EQ(engine_->GetTicket(held)->waiting->question,
+  EXPECT_EQ(views_->GetTicket(held)->waiting->question,
             "Held by the circuit breaker: github has opened 2 Tickets in the last 10 minutes "
             "(circuit_breaker.per_source: 2). Start this Ticket, or drop it?");
 
   // Both limits off: nothing is ever held.
   Open(BreakerPolicy(0, 0, 10));
   for (int i = 4; i < 9; ++i)
-    EXPECT_EQ(engine_->GetTicket(Request("c" + std::to_string(i), "alice", i))->stage, Stage::kIdle) << i;
+    EXPECT_EQ(views_->GetTicket(Request("c" + std::to_string(i), "alice", i))->stage, Stage::kIdle) << i;
 }
 
 TEST(CircuitBreakerPolicy, ReadFromYamlWithPreciseErrorsAndKeptOutOfTheFingerprintWhenDefault) {

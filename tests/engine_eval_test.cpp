@@ -12,11 +12,11 @@ TEST_F(EngineTest, ExplicitAcceptCreatesTicketMandateSubscriptionsAndAckInOneGo)
   assessor_.answers.push_back(ScriptedAssessor::Accept());
   ASSERT_EQ(Drain(), 1);
 
-  auto story = engine_->Explain("c1");
+  auto story = ExplainNow("c1");
   ASSERT_TRUE(story.ok());
   ASSERT_TRUE(story->contains("ticket_created")) << story->dump(2);
   TicketId id = (*story)["ticket_created"]["id"];
-  auto mandate = engine_->GetMandate(id);
+  auto mandate = views_->GetMandate(id);
   ASSERT_TRUE(mandate.ok());
   EXPECT_EQ(mandate->strength, Strength::kExplicit);
   EXPECT_EQ(mandate->admission, "allow_listed_addressed");
@@ -25,15 +25,15 @@ TEST_F(EngineTest, ExplicitAcceptCreatesTicketMandateSubscriptionsAndAckInOneGo)
   EXPECT_EQ(mandate->policy_version, engine_->PolicyVersion());
   EXPECT_TRUE(mandate->matched_rules.empty());  // explicit work needs no rule
 
-  auto receipts = Ok(engine_->Receipts(id));
+  auto receipts = Ok(views_->Receipts(id));
   ASSERT_EQ(receipts.size(), 1u);
   EXPECT_EQ(receipts[0].kind, MessageKind::kAcknowledgement);
   EXPECT_EQ(receipts[0].status, "pending");
   EXPECT_EQ(receipts[0].body, "I'll fix the typo in README.");
   // The acknowledgement's delivery is an Effect enqueued in the same transaction.
-  EXPECT_EQ(Ok(engine_->Stats())["effects_pending"], 1);
-  EXPECT_EQ(Ok(engine_->Assignments(id)).size(), 1u);
-  EXPECT_EQ(Ok(engine_->Assignments(id))[0].state, "pending");
+  EXPECT_EQ(Ok(views_->OutboxCounts())["pending"], 1);
+  EXPECT_EQ(Ok(views_->Assignments(id)).size(), 1u);
+  EXPECT_EQ(Ok(views_->Assignments(id))[0].state, "pending");
 
   // Both Threads are subscribed: a later message on the Feishu thread reaches the Ticket.
   Trigger chat = Comment("f1", "ou_bob", false, "looks related");
@@ -79,13 +79,13 @@ TEST_F(EngineTest, ObserveRecordsWouldAcceptAndCreatesNothing) {
   Receive(Comment("c1", "alice", false, "there's a typo in the README heading"));  // inferred cell
   assessor_.answers.push_back(ScriptedAssessor::Accept());
   ASSERT_EQ(Drain(), 1);
-  auto d = Ok(engine_->Decisions("github:issue:1"));
+  auto d = Ok(views_->Decisions("github:issue:1"));
   ASSERT_EQ(d.size(), 1u);
   EXPECT_EQ(d[0].outcome, DecisionOutcome::kIgnore);
   EXPECT_TRUE(d[0].would_accept);
   EXPECT_EQ(d[0].strength, Strength::kInferred);
-  EXPECT_FALSE(engine_->Explain("c1")->contains("ticket_created"));
-  EXPECT_TRUE(Ok(engine_->Receipts(std::nullopt)).empty());
+  EXPECT_FALSE(ExplainNow("c1")->contains("ticket_created"));
+  EXPECT_TRUE(Ok(views_->Receipts(std::nullopt)).empty());
 }
 
 TEST_F(EngineTest, AutoAcceptsInferredOnlyWithMatchedRuleEvidenceAndDirection) {
@@ -119,15 +119,15 @@ TEST_F(EngineTest, AutoAcceptsInferredOnlyWithMatchedRuleEvidenceAndDirection) {
     Receive(Comment(id, "alice", false, "the heading has a typo", ++issue));
     assessor_.answers.push_back(c.answer);
     ASSERT_EQ(Drain(), 1);
-    auto story = engine_->Explain(id);
+    auto story = ExplainNow(id);
     ASSERT_TRUE(story.ok());
     EXPECT_EQ(story->contains("ticket_created"), c.accepted) << story->dump(2);
-    auto d = Ok(engine_->Decisions("github:issue:" + std::to_string(issue)));
+    auto d = Ok(views_->Decisions("github:issue:" + std::to_string(issue)));
     ASSERT_EQ(d.size(), 1u);
     EXPECT_EQ(d[0].outcome, c.accepted ? DecisionOutcome::kAccept : DecisionOutcome::kIgnore);
     EXPECT_FALSE(d[0].would_accept);
     if (c.accepted) {
-      auto m = engine_->GetMandate((*story)["ticket_created"]["id"].get<TicketId>());
+      auto m = views_->GetMandate((*story)["ticket_created"]["id"].get<TicketId>());
       EXPECT_EQ(m->matched_rules, std::vector<std::string>{"wording"});
       EXPECT_EQ(m->strength, Strength::kInferred);
     }
@@ -141,7 +141,7 @@ TEST_F(EngineTest, ExplicitRequestIsAcceptedEvenWhenTheModelWouldIgnoreIt) {
   a.rules.clear();  // explicit requests need no rule coverage
   assessor_.answers.push_back(a);
   ASSERT_EQ(Drain(), 1);
-  auto d = Ok(engine_->Decisions("github:issue:1"));
+  auto d = Ok(views_->Decisions("github:issue:1"));
   ASSERT_EQ(d.size(), 1u);
   EXPECT_EQ(d[0].outcome, DecisionOutcome::kAccept);
 }
@@ -152,9 +152,9 @@ TEST_F(EngineTest, SilentRuleSuppressesTheAcknowledgement) {
   Receive(Comment("c1", "alice", false, "typo in the heading"));
   assessor_.answers.push_back(ScriptedAssessor::Accept());
   ASSERT_EQ(Drain(), 1);
-  auto story = engine_->Explain("c1");
+  auto story = ExplainNow("c1");
   ASSERT_TRUE(story->contains("ticket_created"));
-  EXPECT_TRUE(Ok(engine_->Receipts(std::nullopt)).empty());
+  EXPECT_TRUE(Ok(views_->Receipts(std::nullopt)).empty());
 }
 
 TEST_F(EngineTest, OffModeNeverAssessesInferredCandidates) {
@@ -162,7 +162,7 @@ TEST_F(EngineTest, OffModeNeverAssessesInferredCandidates) {
   Receive(Comment("c1", "alice", false, "typo in the heading"));
   ASSERT_EQ(Drain(), 1);
   EXPECT_EQ(assessor_.calls, 0);
-  auto d = Ok(engine_->Decisions("github:issue:1"));
+  auto d = Ok(views_->Decisions("github:issue:1"));
   ASSERT_EQ(d.size(), 1u);
   EXPECT_EQ(d[0].outcome, DecisionOutcome::kIgnore);
   EXPECT_NE(d[0].reason.find("mode_off"), std::string::npos) << d[0].reason;
@@ -170,7 +170,7 @@ TEST_F(EngineTest, OffModeNeverAssessesInferredCandidates) {
   Receive(Comment("c2", "alice", true, "@agent fix it", 2));
   assessor_.answers.push_back(ScriptedAssessor::Accept());
   ASSERT_EQ(Drain(), 1);
-  EXPECT_TRUE(engine_->Explain("c2")->contains("ticket_created"));
+  EXPECT_TRUE(ExplainNow("c2")->contains("ticket_created"));
 }
 
 TEST_F(EngineTest, NotAdmittedMessagesAreIgnoredWithoutAskingTheModel) {
@@ -178,7 +178,7 @@ TEST_F(EngineTest, NotAdmittedMessagesAreIgnoredWithoutAskingTheModel) {
   Receive(Comment("c2", "renovate[bot]", true, "@agent bump", 2, /*human=*/false));
   ASSERT_EQ(Drain(), 2);
   EXPECT_EQ(assessor_.calls, 0);
-  auto story = engine_->Explain("c2");
+  auto story = ExplainNow("c2");
   ASSERT_TRUE(story.ok());
   EXPECT_EQ((*story)["evals"][0]["gate"]["reason"], "bot_not_listed");
   EXPECT_EQ((*story)["evals"][0]["decision"]["outcome"], "ignore");
@@ -201,16 +201,16 @@ TEST_F(EngineTest, ModelFailureIsUnavailableAndRequeuedWithBackoffUntilAttemptsR
   Receive(Comment("c1", "alice", true, "@agent fix it"));
   assessor_.answers.push_back(Status::Unavailable("HTTP 503"));
   ASSERT_EQ(Drain(), 1);
-  auto d = Ok(engine_->Decisions("github:issue:1"));
+  auto d = Ok(views_->Decisions("github:issue:1"));
   ASSERT_EQ(d.size(), 1u);
   EXPECT_EQ(d[0].outcome, DecisionOutcome::kUnavailable);
-  EXPECT_EQ(Ok(engine_->Stats())["eval_queue"], 1);
+  EXPECT_EQ(Ok(views_->Counts()).eval_queue, 1);
   EXPECT_EQ(Drain(), 0) << "retried before its backoff";
   clock_.Advance(30'000);
   assessor_.answers.push_back(Status::Unavailable("HTTP 503"));
   ASSERT_EQ(Drain(), 1);
-  EXPECT_EQ(Ok(engine_->Stats())["eval_queue"], 0) << "attempts exhausted: ends unavailable";
-  EXPECT_EQ(Ok(engine_->Decisions("github:issue:1")).size(), 2u);
+  EXPECT_EQ(Ok(views_->Counts()).eval_queue, 0) << "attempts exhausted: ends unavailable";
+  EXPECT_EQ(Ok(views_->Decisions("github:issue:1")).size(), 2u);
 }
 
 // An assessor that throws (a type error while reading a model's answer) used to take the eval
@@ -232,9 +232,9 @@ TEST_F(EngineTest, AnAssessorThatThrowsIsUnavailableWithTheReasonAndRequeued) {
   EXPECT_TRUE(*ran);
   // Not judged yet: requeued with backoff and counted against the Thread (a poison Thread is set
   // aside after quarantine.after in a row; QuarantineTest); the story says why.
-  EXPECT_TRUE(Ok(engine_->Decisions("github:issue:1")).empty());
-  EXPECT_EQ(Ok(engine_->Stats())["eval_queue"], 1);
-  const std::string story = engine_->Explain("c1")->dump();
+  EXPECT_TRUE(Ok(views_->Decisions("github:issue:1")).empty());
+  EXPECT_EQ(Ok(views_->Counts()).eval_queue, 1);
+  const std::string story = ExplainNow("c1")->dump();
   EXPECT_NE(story.find("not judged: internal error: judging threw: [json.exception.type_error.302]"), std::string::npos)
       << story;
 }
@@ -253,13 +253,13 @@ TEST_F(EngineTest, InvalidRuleCoverageIsTreatedAsAModelFailure) {
     clock_.Advance(3'600'000);
     ASSERT_EQ(Drain(), 1);
   }
-  auto d = Ok(engine_->Decisions("github:issue:1"));
+  auto d = Ok(views_->Decisions("github:issue:1"));
   ASSERT_EQ(d.size(), 3u);
   for (const Decision& x : d) {
     EXPECT_EQ(x.outcome, DecisionOutcome::kUnavailable);
     EXPECT_NE(x.reason.find("invalid assessment"), std::string::npos) << x.reason;
   }
-  EXPECT_FALSE(engine_->Explain("c1")->contains("ticket_created"));
+  EXPECT_FALSE(ExplainNow("c1")->contains("ticket_created"));
 }
 
 TEST_F(EngineTest, TimedOutEvalIsRequeuedAndItsLateOutcomeDropped) {
@@ -277,27 +277,27 @@ TEST_F(EngineTest, TimedOutEvalIsRequeuedAndItsLateOutcomeDropped) {
   late.request_seq = (*job)->batch[0].seq;
   auto finished = engine_->FinishEval((*job)->id, late);
   EXPECT_EQ(finished.status().code(), Status::Code::kConflict);
-  EXPECT_TRUE(Ok(engine_->Decisions("github:issue:1")).empty());
-  EXPECT_EQ(Ok(engine_->Stats())["eval_queue"], 1);
+  EXPECT_TRUE(Ok(views_->Decisions("github:issue:1")).empty());
+  EXPECT_EQ(Ok(views_->Counts()).eval_queue, 1);
   clock_.Advance(3'600'000);
   assessor_.answers.push_back(ScriptedAssessor::Accept());
   ASSERT_EQ(Drain(), 1);
-  EXPECT_TRUE(engine_->Explain("c1")->contains("ticket_created"));
+  EXPECT_TRUE(ExplainNow("c1")->contains("ticket_created"));
 }
 
 TEST_F(EngineTest, SameTriggerAcceptedTwiceYieldsOneTicket) {
   TicketId id = AcceptedTicket("c1");
-  auto rec = engine_->GetTrigger("c1");
+  auto rec = views_->GetTrigger("c1");
   // The Ticket hands its own request back; the second Eval accepts the same Trigger again.
   ASSERT_TRUE(engine_->Handback(id, "c1", HandbackKind::kOutOfScope, "test").ok());
   assessor_.answers.push_back(ScriptedAssessor::Accept());
   ASSERT_EQ(Drain(), 1);
-  auto d = Ok(engine_->Decisions("github:issue:1"));
+  auto d = Ok(views_->Decisions("github:issue:1"));
   ASSERT_EQ(d.size(), 2u);
   EXPECT_EQ(d[1].outcome, DecisionOutcome::kAccept);
   EXPECT_EQ(d[1].ticket, id);
-  EXPECT_EQ(Ok(engine_->Stats())["tickets"]["idle"], 1);
-  EXPECT_EQ(Ok(engine_->Receipts(std::nullopt)).size(), 1u) << "acknowledged once";
+  EXPECT_EQ(Ok(views_->Counts()).tickets["idle"], 1);
+  EXPECT_EQ(Ok(views_->Receipts(std::nullopt)).size(), 1u) << "acknowledged once";
 }
 
 TEST_F(EngineTest, FailedFinishWritesNothing) {
@@ -309,8 +309,8 @@ TEST_F(EngineTest, FailedFinishWritesNothing) {
   bogus.request_seq = 9999;  // no such Trigger
   auto r = engine_->FinishEval((*job)->id, bogus);
   EXPECT_FALSE(r.ok());
-  EXPECT_TRUE(Ok(engine_->Decisions("github:issue:1")).empty());
-  EXPECT_EQ(Ok(engine_->Stats())["tickets"], nlohmann::json::object());
+  EXPECT_TRUE(Ok(views_->Decisions("github:issue:1")).empty());
+  EXPECT_TRUE(Ok(views_->Counts()).tickets.empty());
   // The Eval is still running and can finish properly.
   EvalOutcome ok = JudgeEval(**job, (*job)->policy, assessor_);
   EXPECT_TRUE(engine_->FinishEval((*job)->id, ok).ok());
@@ -323,8 +323,8 @@ TEST_F(EngineTest, ExplicitStopEndsLiveTicketsButBotsCannotStop) {
   ASSERT_TRUE(engine_->Handback(id, "c2", HandbackKind::kOutOfScope, "a stop request").ok());
   assessor_.answers.push_back(ScriptedAssessor::Stop());
   ASSERT_EQ(Drain(), 1);
-  EXPECT_EQ(engine_->GetTicket(id)->stage, Stage::kEnded);
-  EXPECT_TRUE(engine_->GetMandate(id)->ended_as.empty()) << "a conversation stop does not withdraw the Mandate";
+  EXPECT_EQ(views_->GetTicket(id)->stage, Stage::kEnded);
+  EXPECT_TRUE(views_->GetMandate(id)->ended_as.empty()) << "a conversation stop does not withdraw the Mandate";
 
   // A listed bot's stop on another Ticket is not honoured.
   TicketId other = AcceptedTicket("d1", 2);
@@ -332,21 +332,21 @@ TEST_F(EngineTest, ExplicitStopEndsLiveTicketsButBotsCannotStop) {
   ASSERT_TRUE(engine_->Handback(other, "d2", HandbackKind::kOutOfScope, "stop?").ok());
   assessor_.answers.push_back(ScriptedAssessor::Stop());
   ASSERT_EQ(Drain(), 1);
-  EXPECT_NE(engine_->GetTicket(other)->stage, Stage::kEnded);
-  auto d = Ok(engine_->Decisions("github:issue:2"));
+  EXPECT_NE(views_->GetTicket(other)->stage, Stage::kEnded);
+  auto d = Ok(views_->Decisions("github:issue:2"));
   EXPECT_EQ(d.back().outcome, DecisionOutcome::kIgnore);
 }
 
 TEST_F(EngineTest, RelatedTicketAttachesOnlyWhenItIsOnTheThread) {
   TicketId id = AcceptedTicket("c1");
-  ASSERT_TRUE(engine_->EndTicket(id, "delivered").ok());
+  ASSERT_TRUE(EngineTestPeer(*engine_).EndTicket(id, "delivered").ok());
   ASSERT_TRUE(engine_->StopTicket(id, "panel:alice").ok());  // withdrawn: messages now go to Eval
   Receive(Comment("c2", "alice", true, "@agent also fix the other typo, see #1"));
   Assessment a = ScriptedAssessor::Accept();
   a.related_ticket = id;  // points at a withdrawn Ticket: cannot attach
   assessor_.answers.push_back(a);
   ASSERT_EQ(Drain(), 1);
-  auto story = engine_->Explain("c2");
+  auto story = ExplainNow("c2");
   ASSERT_TRUE(story->contains("ticket_created"));
   EXPECT_NE((*story)["ticket_created"]["id"].get<TicketId>(), id);
 }

@@ -13,6 +13,8 @@
 #include "app/wiring.h"
 #include "superagent/engine.h"
 #include "superagent/eval.h"
+#include "superagent/views.h"
+#include "engine_test_peer.h"
 
 namespace superagent::testing {
 
@@ -110,6 +112,7 @@ class EngineTest : public ::testing::Test {
     Open(MakePolicy("observe"));
   }
   void TearDown() override {
+    views_.reset();
     engine_.reset();
     std::filesystem::remove_all(dir_);
   }
@@ -119,6 +122,18 @@ class EngineTest : public ::testing::Test {
     auto e = Engine::Open((dir_ / "superagent.db").string(), &clock_, policy, "test-policy.yaml", options_);
     ASSERT_TRUE(e.ok()) << e.status().ToString();
     engine_ = std::move(*e);
+    // The read face on the same file, as the daemon opens it beside the Engine (once: it reads
+    // whatever Engine writes there, across a reopen).
+    if (!views_) {
+      auto v = Views::Open((dir_ / "superagent.db").string());
+      ASSERT_TRUE(v.ok()) << v.status().ToString();
+      views_ = std::move(*v);
+    }
+  }
+
+  // explain's story of `id_or_url` now, under the policy in force.
+  Result<nlohmann::json> ExplainNow(const std::string& id_or_url) {
+    return views_->Explain(id_or_url, engine_->CurrentPolicy(), clock_.NowMs());
   }
 
   // A GitHub comment on issue `issue` by `actor`.
@@ -161,7 +176,7 @@ class EngineTest : public ::testing::Test {
     Receive(Comment(id, "alice", true, "@agent please fix the typo in README", issue));
     assessor_.answers.push_back(ScriptedAssessor::Accept());
     EXPECT_EQ(Drain(), 1);
-    auto story = engine_->Explain(id);
+    auto story = ExplainNow(id);
     EXPECT_TRUE(story.ok());
     if (!story.ok() || !story->contains("ticket_created")) {
       ADD_FAILURE() << "no ticket created for " << id;
@@ -180,6 +195,7 @@ class EngineTest : public ::testing::Test {
   }();
   ScriptedAssessor assessor_;
   std::unique_ptr<Engine> engine_;
+  std::unique_ptr<Views> views_;  // the read face (views.h)
 };
 
 }  // namespace superagent::testing

@@ -10,18 +10,18 @@ TEST_F(EngineTest, IntakeStoresAndQueuesForEvalWhenNoTicketHoldsIt) {
   EXPECT_EQ(r.outcome, IntakeOutcome::kStored);
   EXPECT_TRUE(r.queued_for_eval);
   EXPECT_TRUE(r.delivered_to.empty());
-  EXPECT_EQ(Ok(engine_->Stats())["eval_queue"], 1);
+  EXPECT_EQ(Ok(views_->Counts()).eval_queue, 1);
 }
 
 TEST_F(EngineTest, IntakeDuplicateChangesNothing) {
   Receive(Comment("c1", "alice", true, "@agent fix the typo"));
-  auto before = Ok(engine_->Stats());
+  auto before = Ok(views_->Counts());
   Trigger again = Comment("c1", "mallory", true, "different text, same id");
   IntakeResult r = Receive(again);
   EXPECT_EQ(r.outcome, IntakeOutcome::kDuplicate);
   EXPECT_FALSE(r.queued_for_eval);
-  EXPECT_EQ(Ok(engine_->Stats()), before);
-  EXPECT_EQ(engine_->GetTrigger("c1")->trigger.actor, "alice");  // the first one stands
+  EXPECT_TRUE(Ok(views_->Counts()) == before);
+  EXPECT_EQ(views_->GetTrigger("c1")->trigger.actor, "alice");  // the first one stands
 }
 
 TEST_F(EngineTest, IntakeFilteredIsStoredWithReasonAndGoesNoFurther) {
@@ -30,8 +30,8 @@ TEST_F(EngineTest, IntakeFilteredIsStoredWithReasonAndGoesNoFurther) {
   EXPECT_EQ(r->outcome, IntakeOutcome::kFiltered);
   EXPECT_EQ(r->filter_reason, "own_message");
   EXPECT_FALSE(r->queued_for_eval);
-  EXPECT_EQ(Ok(engine_->Stats())["eval_queue"], 0);
-  auto rec = engine_->GetTrigger("c1");
+  EXPECT_EQ(Ok(views_->Counts()).eval_queue, 0);
+  auto rec = views_->GetTrigger("c1");
   ASSERT_TRUE(rec.ok());
   EXPECT_EQ(rec->outcome, IntakeOutcome::kFiltered);
   EXPECT_EQ(rec->filter_reason, "own_message");
@@ -68,7 +68,7 @@ TEST_F(EngineTest, IntakeRejectsTriggerWithoutThreadAndWritesNothing) {
   auto r = engine_->Receive(t, "test");
   EXPECT_FALSE(r.ok());
   EXPECT_EQ(r.status().code(), Status::Code::kInvalidArgument);
-  EXPECT_FALSE(engine_->GetTrigger("c1").ok());
+  EXPECT_FALSE(views_->GetTrigger("c1").ok());
 }
 
 // Found by fuzzing (feishu_normalize_fuzz): a chat message without a sender became a Trigger
@@ -81,11 +81,11 @@ TEST_F(EngineTest, IntakeRefusesATriggerThatWouldNotReadBackFoundByFuzzing) {
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().code(), Status::Code::kInvalidArgument);
   EXPECT_NE(r.status().message().find("actor"), std::string::npos) << r.status().ToString();
-  EXPECT_FALSE(engine_->GetTrigger("c1").ok());
+  EXPECT_FALSE(views_->GetTrigger("c1").ok());
   Trigger bad_scope = Comment("c2", "alice", true, "x");
   bad_scope.scope = "";
   EXPECT_EQ(engine_->Receive(bad_scope, "test").status().code(), Status::Code::kInvalidArgument);
-  EXPECT_FALSE(engine_->GetTrigger("c2").ok());
+  EXPECT_FALSE(views_->GetTrigger("c2").ok());
   EXPECT_TRUE(engine_->Receive(Comment("c3", "alice", true, "x"), "test").ok()) << "the next message is taken";
 }
 
@@ -94,7 +94,7 @@ TEST_F(EngineTest, TriggerKeepsEveryFieldThroughTheStore) {
   t.threads.push_back("feishu:chat:oc_1:thread:omt_1");
   t.meta["path"] = "src/a.cc";
   Receive(t);
-  auto rec = engine_->GetTrigger("c1");
+  auto rec = views_->GetTrigger("c1");
   ASSERT_TRUE(rec.ok());
   EXPECT_EQ(TriggerToJson(rec->trigger), TriggerToJson(t));
 }
@@ -105,7 +105,7 @@ TEST_F(EngineTest, EditedCommentWithNewVersionIdIsANewTrigger) {
             IntakeOutcome::kStored);
   EXPECT_EQ(Receive(Comment("github:comment:7@2026-01-01T00:05:00Z", "alice", true, "v2")).outcome,
             IntakeOutcome::kStored);
-  EXPECT_EQ(Ok(engine_->Stats())["triggers"]["stored"], 2);
+  EXPECT_EQ(Ok(views_->Counts()).triggers["stored"], 2);
 }
 
 TEST_F(EngineTest, StateSurvivesReopenWithoutANewPolicyVersion) {
@@ -113,7 +113,7 @@ TEST_F(EngineTest, StateSurvivesReopenWithoutANewPolicyVersion) {
   std::int64_t version = engine_->PolicyVersion();
   Open(MakePolicy("observe"));
   EXPECT_EQ(engine_->PolicyVersion(), version);
-  auto ticket = engine_->GetTicket(t);
+  auto ticket = views_->GetTicket(t);
   ASSERT_TRUE(ticket.ok());
   EXPECT_EQ(ticket->stage, Stage::kIdle);
   EXPECT_EQ(Receive(Comment("c1", "alice", true, "again")).outcome, IntakeOutcome::kDuplicate);

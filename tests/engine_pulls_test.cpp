@@ -21,7 +21,7 @@ class EnginePullsTest : public EngineTest {
                  const std::string& pr_body = "") {
     (void)Ok(engine_->AssignFollowUps());  // as the scheduler does: pending inputs become a turn
     std::int64_t pending = 0;
-    for (const Assignment& a : Ok(engine_->Assignments(t)))
+    for (const Assignment& a : Ok(views_->Assignments(t)))
       if (a.state == "pending") pending = a.id;
     ASSERT_NE(pending, 0) << "no pending assignment";
     WorkspaceRecord w;
@@ -127,7 +127,7 @@ class EnginePullsTest : public EngineTest {
     c.channel = "github:issue:" + std::to_string(number);
     return c;
   }
-  std::string LastInputState(TicketId t) { return Ok(engine_->TicketInputs(t)).back().state; }
+  std::string LastInputState(TicketId t) { return Ok(views_->TicketInputs(t)).back().state; }
 };
 
 TEST_F(EnginePullsTest, TheResultWaitsForItsPullRequestAndLinksIt) {
@@ -143,16 +143,16 @@ TEST_F(EnginePullsTest, TheResultWaitsForItsPullRequestAndLinksIt) {
   ASSERT_TRUE(second[0].effect.receipt.has_value());
   EXPECT_EQ(second[0].effect.receipt->body, "Fixed the typo.\n\nPull request: https://github.com/o/r/pull/42");
 
-  auto pulls = Ok(engine_->TicketPulls(t));
+  auto pulls = Ok(views_->TicketPulls(t));
   ASSERT_EQ(pulls.size(), 1u);
   EXPECT_EQ(pulls[0].number, 42);
   EXPECT_EQ(pulls[0].head_branch, Branch(t));
   EXPECT_EQ(pulls[0].state, "open");
-  auto tracked = Ok(engine_->TrackedPulls());
+  auto tracked = Ok(views_->TrackedPulls());
   ASSERT_EQ(tracked.size(), 1u);
   EXPECT_EQ(tracked[0].ticket, t);
-  EXPECT_EQ(engine_->GetTicket(t)->stage, Stage::kReady);
-  const json shown = Ok(engine_->Explain("c1"))["ticket_created"]["pull_requests"];
+  EXPECT_EQ(views_->GetTicket(t)->stage, Stage::kReady);
+  const json shown = Ok(ExplainNow("c1"))["ticket_created"]["pull_requests"];
   ASSERT_EQ(shown.size(), 1u) << shown.dump();
   EXPECT_EQ(shown[0]["url"], "https://github.com/o/r/pull/42");
   EXPECT_EQ(shown[0]["state"], "open");
@@ -169,12 +169,12 @@ TEST_F(EnginePullsTest, APullRequestThatCouldNotBeOpenedIsSaidInTheResult) {
   ASSERT_EQ(second.size(), 1u);
   EXPECT_EQ(second[0].effect.receipt->body,
             "Fixed the typo.\n\nThe pull request could not be opened: HTTP 422: head branch 中文 does not exist");
-  EXPECT_TRUE(Ok(engine_->TrackedPulls()).empty());
+  EXPECT_TRUE(Ok(views_->TrackedPulls()).empty());
 }
 
 TEST_F(EnginePullsTest, AFailingCheckOnItsPullRequestStartsAFixTurnUntilTheAttemptsAreSpent) {
   TicketId t = TicketWithPull();
-  const std::size_t receipts = Ok(engine_->Receipts(t)).size();
+  const std::size_t receipts = Ok(views_->Receipts(t)).size();
 
   Receive(Ci("ci:1", t, "success", "aaa"));
   EXPECT_EQ(LastInputState(t), "context") << "a passing check starts no turn";
@@ -183,56 +183,56 @@ TEST_F(EnginePullsTest, AFailingCheckOnItsPullRequestStartsAFixTurnUntilTheAttem
   EXPECT_EQ(LastInputState(t), "pending");
   Receive(Ci("ci:3", t, "timed_out", "bbb"));
   EXPECT_EQ(LastInputState(t), "pending") << "another check of the same push";
-  EXPECT_EQ(Ok(engine_->TicketPulls(t))[0].ci_fix_attempts, 1) << "attempts count pushes, not checks";
+  EXPECT_EQ(Ok(views_->TicketPulls(t))[0].ci_fix_attempts, 1) << "attempts count pushes, not checks";
   ReadyTurn(t, false, "Fixed the test.");
 
   Receive(Ci("ci:4", t, "failure", "ccc"));
   EXPECT_EQ(LastInputState(t), "pending");
-  EXPECT_EQ(Ok(engine_->TicketPulls(t))[0].ci_fix_attempts, 2);
+  EXPECT_EQ(Ok(views_->TicketPulls(t))[0].ci_fix_attempts, 2);
   ReadyTurn(t, false, "Fixed it again.");
-  auto results = Ok(engine_->Receipts(t));
+  auto results = Ok(views_->Receipts(t));
   EXPECT_EQ(results.back().body, "Fixed it again.\n\nPull request: https://github.com/o/r/pull/42")
       << "a later result names the PR it updated";
 
   // The third push still fails: a person is asked, with a form, instead of a third attempt.
   Receive(Ci("ci:5", t, "failure", "ddd"));
   EXPECT_EQ(LastInputState(t), "context");
-  auto tk = engine_->GetTicket(t);
+  auto tk = views_->GetTicket(t);
   ASSERT_EQ(tk->stage, Stage::kWaitingForPerson);
   EXPECT_EQ(tk->waiting->actor, "alice");
   EXPECT_EQ(tk->waiting->form["options"], (json{"Try again", "Leave it to me"}));
   EXPECT_EQ(tk->waiting->form["purpose"], "ci_fix");
-  EXPECT_GT(Ok(engine_->Receipts(t)).size(), receipts);
-  EXPECT_NE(Ok(engine_->Receipts(t)).back().body.find("CI still fails on https://github.com/o/r/pull/42 after 2 fix attempts"),
+  EXPECT_GT(Ok(views_->Receipts(t)).size(), receipts);
+  EXPECT_NE(Ok(views_->Receipts(t)).back().body.find("CI still fails on https://github.com/o/r/pull/42 after 2 fix attempts"),
             std::string::npos);
   // CI failing again meanwhile asks nothing more.
-  const std::size_t asked = Ok(engine_->Receipts(t)).size();
+  const std::size_t asked = Ok(views_->Receipts(t)).size();
   Receive(Ci("ci:6", t, "failure", "ddd"));
-  EXPECT_EQ(Ok(engine_->Receipts(t)).size(), asked);
+  EXPECT_EQ(Ok(views_->Receipts(t)).size(), asked);
 
   // "1" (Try again) gives a fresh set of attempts.
   Receive(Comment("c9", "alice", false, "1"));
-  EXPECT_EQ(Ok(engine_->TicketInputs(t)).back().body["answer"], (json{{"option", 1}, {"text", "Try again"}}));
-  EXPECT_EQ(Ok(engine_->TicketPulls(t))[0].ci_fix_attempts, 0);
+  EXPECT_EQ(Ok(views_->TicketInputs(t)).back().body["answer"], (json{{"option", 1}, {"text", "Try again"}}));
+  EXPECT_EQ(Ok(views_->TicketPulls(t))[0].ci_fix_attempts, 0);
 }
 
 TEST_F(EnginePullsTest, AMergedPullRequestEndsTheTicketAndNeverResumesIt) {
   TicketId t = TicketWithPull();
-  const std::size_t receipts = Ok(engine_->Receipts(t)).size();
+  const std::size_t receipts = Ok(views_->Receipts(t)).size();
   IntakeResult r = Receive(Closed("pr42:closed", true, "bob"));
   EXPECT_EQ(r.delivered_to, std::vector<TicketId>{t});
   EXPECT_TRUE(r.resumed.empty());
   EXPECT_FALSE(r.queued_for_eval);
-  auto tk = engine_->GetTicket(t);
+  auto tk = views_->GetTicket(t);
   EXPECT_EQ(tk->stage, Stage::kEnded);
   EXPECT_EQ(tk->end_reason, "pull request #42 merged by bob");
-  EXPECT_EQ(Ok(engine_->TicketPulls(t))[0].state, "merged");
-  EXPECT_TRUE(Ok(engine_->TrackedPulls()).empty()) << "nothing left to follow";
-  EXPECT_EQ(Ok(engine_->Receipts(t)).size(), receipts) << "people who merged know: nothing is said";
+  EXPECT_EQ(Ok(views_->TicketPulls(t))[0].state, "merged");
+  EXPECT_TRUE(Ok(views_->TrackedPulls()).empty()) << "nothing left to follow";
+  EXPECT_EQ(Ok(views_->Receipts(t)).size(), receipts) << "people who merged know: nothing is said";
   // CI finishing after the merge neither wakes nor reaches the ended Ticket.
   IntakeResult late = Receive(Ci("ci:late", t, "failure", "eee"));
   EXPECT_TRUE(late.delivered_to.empty());
-  EXPECT_EQ(engine_->GetTicket(t)->stage, Stage::kEnded);
+  EXPECT_EQ(views_->GetTicket(t)->stage, Stage::kEnded);
   // A person's review comment on the merged PR is an ordinary follow-up: it resumes in place.
   Trigger review = Comment("rc1", "alice", false, "one more thing: the footer");
   review.threads = {"github:pull:42"};
@@ -243,8 +243,8 @@ TEST_F(EnginePullsTest, AMergedPullRequestEndsTheTicketAndNeverResumesIt) {
 TEST_F(EnginePullsTest, AClosedPullRequestEndsTheTicketWithThatReason) {
   TicketId t = TicketWithPull();
   Receive(Closed("pr42:closed", false, "碧波"));
-  EXPECT_EQ(engine_->GetTicket(t)->end_reason, "pull request #42 closed by 碧波");
-  EXPECT_EQ(Ok(engine_->TicketPulls(t))[0].state, "closed");
+  EXPECT_EQ(views_->GetTicket(t)->end_reason, "pull request #42 closed by 碧波");
+  EXPECT_EQ(Ok(views_->TicketPulls(t))[0].state, "closed");
 }
 
 TEST_F(EnginePullsTest, AReviewOnItsPullRequestIsAnInputAndAStoppedTicketIsNotFollowed) {
@@ -257,7 +257,7 @@ TEST_F(EnginePullsTest, AReviewOnItsPullRequestIsAnInputAndAStoppedTicketIsNotFo
   EXPECT_EQ(Receive(review).delivered_to, std::vector<TicketId>{t});
   EXPECT_EQ(LastInputState(t), "pending");
   ASSERT_TRUE(engine_->StopTicket(t, "carol (panel)").ok());
-  EXPECT_TRUE(Ok(engine_->TrackedPulls()).empty()) << "a withdrawn Mandate's PR is no longer followed";
+  EXPECT_TRUE(Ok(views_->TrackedPulls()).empty()) << "a withdrawn Mandate's PR is no longer followed";
 }
 
 TEST_F(EnginePullsTest, AReviewRulesApproverIsAskedToReviewThePullRequest) {
@@ -266,7 +266,7 @@ TEST_F(EnginePullsTest, AReviewRulesApproverIsAskedToReviewThePullRequest) {
   Receive(Comment("c1", "alice", false, "There is a typo in the README: teh → the"));
   assessor_.answers.push_back(ScriptedAssessor::Accept());
   ASSERT_EQ(Drain(), 1);
-  auto story = Ok(engine_->Explain("c1"));
+  auto story = Ok(ExplainNow("c1"));
   ASSERT_TRUE(story.contains("ticket_created")) << story.dump();
   const TicketId t = story["ticket_created"]["id"];
   ReadyTurn(t, true);
@@ -286,7 +286,7 @@ TEST_F(EnginePullsTest, AnApprovalOfAReadyRulesPullRequestAsksTheAutoMergeGuardO
   Receive(Comment("c1", "alice", false, "There is a typo in the README: teh → the"));
   assessor_.answers.push_back(ScriptedAssessor::Accept());
   ASSERT_EQ(Drain(), 1);
-  const TicketId t = Ok(engine_->Explain("c1"))["ticket_created"]["id"];
+  const TicketId t = Ok(ExplainNow("c1"))["ticket_created"]["id"];
   ReadyTurn(t, true);
   DeliverDue(Sent);
   DeliverDue(Sent);
@@ -309,8 +309,8 @@ TEST_F(EnginePullsTest, AnApprovalOfAReadyRulesPullRequestAsksTheAutoMergeGuardO
   EXPECT_EQ(claimed[0].effect.payload["head_sha"], "abc");
   EXPECT_EQ(claimed[0].effect.payload["max_changed_lines"], 50);
   EXPECT_EQ(claimed[0].effect.payload["approver"], "carol");
-  EXPECT_TRUE(Ok(engine_->SystemProblems()).empty()) << "a refusal is the guard's decision, not a failing peer";
-  EXPECT_EQ(engine_->GetTicket(t)->stage, Stage::kReady);
+  EXPECT_TRUE(Ok(views_->Problems(options_.problem_threshold)).empty()) << "a refusal is the guard's decision, not a failing peer";
+  EXPECT_EQ(views_->GetTicket(t)->stage, Stage::kReady);
 
   // Another person approves the same head: the guard is asked again (a stranger who approved
   // first, refused, must not use up the attempt a writer's approval makes).
@@ -323,8 +323,8 @@ TEST_F(EnginePullsTest, AnApprovalOfAReadyRulesPullRequestAsksTheAutoMergeGuardO
   Receive(approval("rv4", "carol", "def"));
   claimed = DeliverDue([](const ClaimedEffect&) { return Delivery::Done("merge-sha"); });
   ASSERT_EQ(claimed.size(), 1u);
-  EXPECT_EQ(engine_->GetTicket(t)->end_reason, "pull request #42 merged by the auto-merge guard");
-  EXPECT_EQ(Ok(engine_->TicketPulls(t))[0].state, "merged");
+  EXPECT_EQ(views_->GetTicket(t)->end_reason, "pull request #42 merged by the auto-merge guard");
+  EXPECT_EQ(Ok(views_->TicketPulls(t))[0].state, "merged");
 }
 
 TEST_F(EnginePullsTest, AnExplicitRequestsPullRequestIsNeverAutoMerged) {
@@ -337,7 +337,7 @@ TEST_F(EnginePullsTest, AnExplicitRequestsPullRequestIsNeverAutoMerged) {
   r.meta = {{"type", "review"}, {"state", "approved"}, {"commit_id", "abc"}};
   Receive(r);
   for (const ClaimedEffect& c : Ok(engine_->ClaimDueEffects(10))) EXPECT_NE(c.effect.kind, "merge_pull_request");
-  EXPECT_EQ(engine_->GetTicket(t)->stage, Stage::kReady) << "a person merges what a person asked for";
+  EXPECT_EQ(views_->GetTicket(t)->stage, Stage::kReady) << "a person merges what a person asked for";
 }
 
 // Issue 34: a review its Source marks as asking for nothing (a bare approval) is context wherever
@@ -349,7 +349,7 @@ TEST_F(EnginePullsTest, AnApprovalWithoutWordsIsContextAndStartsNoTurn) {
   Receive(Comment("c1", "alice", false, "There is a typo in the README: teh → the"));
   assessor_.answers.push_back(ScriptedAssessor::Accept());
   ASSERT_EQ(Drain(), 1);
-  const TicketId t = Ok(engine_->Explain("c1"))["ticket_created"]["id"];
+  const TicketId t = Ok(ExplainNow("c1"))["ticket_created"]["id"];
   ReadyTurn(t, true);
   DeliverDue(Sent);
   DeliverDue(Sent);
@@ -370,7 +370,7 @@ TEST_F(EnginePullsTest, AnApprovalWithoutWordsIsContextAndStartsNoTurn) {
   auto claimed = DeliverDue([](const ClaimedEffect&) { return Delivery::Failed("auto-merge refused: needs 2 approvals"); });
   ASSERT_EQ(claimed.size(), 1u);
   EXPECT_EQ(claimed[0].effect.kind, "merge_pull_request") << "a bare approval still counts for auto-merge";
-  EXPECT_EQ(engine_->GetTicket(t)->stage, Stage::kReady);
+  EXPECT_EQ(views_->GetTicket(t)->stage, Stage::kReady);
 
   // Words, or changes requested, ask for something: a turn.
   Receive(review("rv2", "bob", "changes_requested", false));
@@ -392,17 +392,17 @@ TEST_F(EnginePullsTest, AnApprovalWithoutWordsResumesNoEndedTicketAndAnswersNoQu
   ask.thread = "github:pull:42";
   ask.actor = "alice";
   ask.question = "Which file should the fix go in?";
-  ASSERT_TRUE(engine_->AskPerson(t, ask, "ask:1").ok());
+  ASSERT_TRUE(EngineTestPeer(*engine_).AskPerson(t, ask, "ask:1").ok());
   IntakeResult r = Receive(bare("rv1", "alice"));
-  EXPECT_EQ(engine_->GetTicket(t)->stage, Stage::kWaitingForPerson);
+  EXPECT_EQ(views_->GetTicket(t)->stage, Stage::kWaitingForPerson);
   EXPECT_EQ(LastInputState(t), "context");
-  EXPECT_EQ(Ok(engine_->TicketInputs(t)).back().kind, "trigger");
+  EXPECT_EQ(Ok(views_->TicketInputs(t)).back().kind, "trigger");
 
   // Ended: a person's bare approval is context for a later resume, not a resume.
-  ASSERT_TRUE(engine_->EndTicket(t, "done").ok());
+  ASSERT_TRUE(EngineTestPeer(*engine_).EndTicket(t, "done").ok());
   r = Receive(bare("rv2", "alice"));
   EXPECT_TRUE(r.resumed.empty());
-  EXPECT_EQ(engine_->GetTicket(t)->stage, Stage::kEnded);
+  EXPECT_EQ(views_->GetTicket(t)->stage, Stage::kEnded);
   EXPECT_EQ(LastInputState(t), "context");
   // A wrongly typed mark is no mark: the message is an ordinary one (and resumes the Ticket).
   Trigger odd = bare("rv3", "alice");
@@ -427,7 +427,7 @@ TEST_F(EnginePullsTest, AReviewsBurstOfCommentsIsOneTurn) {
   clock_.Advance(2000);
   EXPECT_EQ(Ok(engine_->AssignFollowUps()), 1) << "one turn for the three comments";
   EXPECT_EQ(Ok(engine_->AssignFollowUps()), 0);
-  EXPECT_EQ(Ok(engine_->Assignments(t)).back().state, "pending");
+  EXPECT_EQ(Ok(views_->Assignments(t)).back().state, "pending");
 }
 
 // Issue 23 (SPEC §5, §12): work asked for in a chat lives on in a GitHub PR. A message in the
@@ -437,14 +437,14 @@ TEST_F(EnginePullsTest, AReviewsBurstOfCommentsIsOneTurn) {
 TEST_F(EnginePullsTest, AMessageElsewhereQuotingTheTicketsLinkReachesThatTicket) {
   TicketId t = TicketWithPull();
   // explain shows every place the Ticket is discussed.
-  EXPECT_EQ(Ok(engine_->Explain("c1"))["ticket_created"]["threads"],
+  EXPECT_EQ(Ok(ExplainNow("c1"))["ticket_created"]["threads"],
             json({"github:ci:superagent/ticket-1", "github:issue:1", "github:pull:42"}))
       << "subscribed in one transaction: in key order";
   auto chat = [&](const std::string& id, const std::string& text) { return FeishuMessage(id, text); };
   IntakeResult r = Receive(chat("om_q1", "评审意见在这里 https://github.com/o/r/pull/42 👀"));
   EXPECT_EQ(r.delivered_to, std::vector<TicketId>{t});
   EXPECT_FALSE(r.queued_for_eval);
-  auto inputs = Ok(engine_->TicketInputs(t));
+  auto inputs = Ok(views_->TicketInputs(t));
   ASSERT_FALSE(inputs.empty());
   EXPECT_EQ(inputs.back().state, "pending");
   EXPECT_EQ(inputs.back().body["quoted_link"], true);
@@ -452,7 +452,7 @@ TEST_F(EnginePullsTest, AMessageElsewhereQuotingTheTicketsLinkReachesThatTicket)
   IntakeResult other = Receive(chat("om_q3", "unrelated: https://github.com/o/r/pull/421"));
   EXPECT_TRUE(other.delivered_to.empty());
   EXPECT_TRUE(other.queued_for_eval);
-  ASSERT_TRUE(engine_->EndTicket(t, "done").ok());
+  ASSERT_TRUE(EngineTestPeer(*engine_).EndTicket(t, "done").ok());
   IntakeResult late = Receive(chat("om_q4", "https://github.com/o/r/pull/42 again?"));
   EXPECT_TRUE(late.delivered_to.empty()) << "an ended Ticket resumes only from its own Threads";
   EXPECT_TRUE(late.resumed.empty());
@@ -466,7 +466,7 @@ TEST_F(EnginePullsTest, WorkAskedForInAFeishuTopicIsOneTicketWithItsPullRequestO
   Receive(FeishuMessage("om_ask", "@Agent 请修复 README 里的错别字", true, "omt_1"));
   assessor_.answers.push_back(ScriptedAssessor::Accept());
   ASSERT_EQ(Drain(), 1);
-  const TicketId t = Ok(engine_->Explain("feishu:om_ask"))["ticket_created"]["id"].get<TicketId>();
+  const TicketId t = Ok(ExplainNow("feishu:om_ask"))["ticket_created"]["id"].get<TicketId>();
   ReadyTurn(t, true);
   auto first = DeliverDue(Sent);
   for (const ClaimedEffect& c : first)
@@ -476,7 +476,7 @@ TEST_F(EnginePullsTest, WorkAskedForInAFeishuTopicIsOneTicketWithItsPullRequestO
     }
   DeliverDue(Sent);
   int results = 0;
-  for (const Receipt& r : Ok(engine_->Receipts(std::nullopt)))
+  for (const Receipt& r : Ok(views_->Receipts(std::nullopt)))
     if (r.kind == MessageKind::kResult) {
       ++results;
       EXPECT_EQ(r.channel, "feishu:chat:oc_support:reply:om_ask:thread");
@@ -495,7 +495,7 @@ TEST_F(EnginePullsTest, WorkAskedForInAFeishuTopicIsOneTicketWithItsPullRequestO
   review.threads = {"github:pull:42"};
   review.channel = "github:pull:42:review:5";
   EXPECT_EQ(Receive(review).delivered_to, std::vector<TicketId>{t}) << "the PR's discussion reaches the same Ticket";
-  const json threads = Ok(engine_->Explain("feishu:om_ask"))["ticket_created"]["threads"];
+  const json threads = Ok(ExplainNow("feishu:om_ask"))["ticket_created"]["threads"];
   EXPECT_NE(std::find(threads.begin(), threads.end(), "feishu:thread:omt_1"), threads.end()) << threads.dump();
   EXPECT_NE(std::find(threads.begin(), threads.end(), "github:pull:42"), threads.end()) << threads.dump();
 }
@@ -510,7 +510,7 @@ TEST_F(EnginePullsTest, TheIssuesItsPullRequestClosesReachTheTicket) {
             "fixes #12abc; fixes #99999999999999999999");
   DeliverDue(Sent);
   DeliverDue(Sent);
-  const json threads = Ok(engine_->Explain("c1"))["ticket_created"]["threads"];
+  const json threads = Ok(ExplainNow("c1"))["ticket_created"]["threads"];
   EXPECT_EQ(threads, json({"github:ci:superagent/ticket-1", "github:issue:1", "github:issue:7", "github:issue:8",
                            "github:pull:42"}));
   IntakeResult r = Receive(IssueComment("70", 7, "我在 Safari 上也看到了"));
@@ -527,14 +527,14 @@ TEST_F(EnginePullsTest, AMessageNamingTheTicketsFeishuTopicReachesIt) {
   Receive(FeishuMessage("om_ask", "@Agent 请修复 README 里的错别字", true, "omt_1"));
   assessor_.answers.push_back(ScriptedAssessor::Accept());
   ASSERT_EQ(Drain(), 1);
-  const TicketId t = Ok(engine_->Explain("feishu:om_ask"))["ticket_created"]["id"].get<TicketId>();
+  const TicketId t = Ok(ExplainNow("feishu:om_ask"))["ticket_created"]["id"].get<TicketId>();
   IntakeResult near = Receive(IssueComment("1", 50, "see omt_12 and xomt_1 ✨"));
   EXPECT_TRUE(near.delivered_to.empty());
   EXPECT_TRUE(near.queued_for_eval);
   IntakeResult r = Receive(IssueComment("2", 51, "讨论见飞书话题 omt_1。"));
   EXPECT_EQ(r.delivered_to, std::vector<TicketId>{t});
   EXPECT_FALSE(r.queued_for_eval);
-  EXPECT_EQ(Ok(engine_->TicketInputs(t)).back().body["quoted_link"], true);
+  EXPECT_EQ(Ok(views_->TicketInputs(t)).back().body["quoted_link"], true);
 }
 
 // Issue 25: with check runs on (a GitHub App), every stage change of a Ticket with an open PR is
@@ -565,8 +565,8 @@ TEST_F(EnginePullsTest, WithCheckRunsEachStageChangeOfATicketWithAnOpenPullReque
   EXPECT_EQ(opened[0]["title"], "Ticket #" + std::to_string(t) + " is ready for review");
   EXPECT_EQ(opened[0]["details_url"], "https://agent.example.com/#ticket-" + std::to_string(t));
 
-  ASSERT_TRUE(engine_->SetStage(t, Stage::kWorking, "a review asked for more").ok());
-  ASSERT_TRUE(engine_->SetStage(t, Stage::kBlocked, "tests fail: 测试失败 🧪").ok());
+  ASSERT_TRUE(EngineTestPeer(*engine_).SetStage(t, Stage::kWorking, "a review asked for more").ok());
+  ASSERT_TRUE(EngineTestPeer(*engine_).SetStage(t, Stage::kBlocked, "tests fail: 测试失败 🧪").ok());
   auto moved = check_runs(DeliverDue(Sent));
   ASSERT_EQ(moved.size(), 2u);
   EXPECT_EQ(moved[0]["stage"], "working");
@@ -580,13 +580,13 @@ TEST_F(EnginePullsTest, WithCheckRunsEachStageChangeOfATicketWithAnOpenPullReque
 
   // Merged: the PR is no longer open, so the Ticket's end shows nowhere.
   ASSERT_TRUE(Receive(Closed("github:pull:42:closed", true, "bob")).outcome == IntakeOutcome::kStored);
-  EXPECT_EQ(Ok(engine_->GetTicket(t)).stage, Stage::kEnded);
+  EXPECT_EQ(Ok(views_->GetTicket(t)).stage, Stage::kEnded);
   EXPECT_TRUE(check_runs(DeliverDue(Sent)).empty());
 }
 
 TEST_F(EnginePullsTest, WithoutCheckRunsAStageChangeEnqueuesNone) {
   TicketId t = TicketWithPull();
-  ASSERT_TRUE(engine_->SetStage(t, Stage::kWorking, "again").ok());
+  ASSERT_TRUE(EngineTestPeer(*engine_).SetStage(t, Stage::kWorking, "again").ok());
   for (const ClaimedEffect& c : DeliverDue(Sent)) EXPECT_NE(c.effect.kind, "check_run");
 }
 

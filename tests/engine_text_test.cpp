@@ -54,7 +54,7 @@ TEST_F(EngineTextTest, ChatMessagesCountEachChineseCharacterAsAWord) {
   const TicketId id = AcceptedTicket("c1");
   FeishuThread();
   PanelThread();
-  const std::size_t before = Ok(engine_->Receipts(std::nullopt)).size();
+  const std::size_t before = Ok(views_->Receipts(std::nullopt)).size();
   // 3000 Chinese characters used to be "one word" and went out.
   Status s = engine_->Send({"zh", id, "feishu:chat:oc_support", MessageKind::kResult, Chinese(3000)});
   EXPECT_EQ(s.code(), Status::Code::kInvalidArgument);
@@ -62,7 +62,7 @@ TEST_F(EngineTextTest, ChatMessagesCountEachChineseCharacterAsAWord) {
   s = engine_->Send({"panel", id, "panel:session:1", MessageKind::kAnswer, Chinese(101)});
   EXPECT_EQ(s.code(), Status::Code::kInvalidArgument) << "the panel is a chat too";
   EXPECT_THAT(s.message(), HasSubstr("this one has 101"));
-  EXPECT_EQ(Ok(engine_->Receipts(std::nullopt)).size(), before) << "a refused message stores nothing";
+  EXPECT_EQ(Ok(views_->Receipts(std::nullopt)).size(), before) << "a refused message stores nothing";
   EXPECT_TRUE(engine_->Send({"ok", id, "feishu:chat:oc_support", MessageKind::kResult, Chinese(100)}).ok());
   EXPECT_TRUE(engine_->Send({"gh", id, "github:issue:1", MessageKind::kResult, Chinese(3000)}).ok())
       << "GitHub is not a chat: its cap is in characters";
@@ -71,12 +71,12 @@ TEST_F(EngineTextTest, ChatMessagesCountEachChineseCharacterAsAWord) {
   ask.thread = "feishu:chat:oc_support";
   ask.actor = "ou_alice";
   ask.question = Chinese(150) + "？";
-  Status asked = engine_->AskPerson(id, ask, "ask1");
+  Status asked = EngineTestPeer(*engine_).AskPerson(id, ask, "ask1");
   EXPECT_EQ(asked.code(), Status::Code::kInvalidArgument);
   EXPECT_THAT(asked.message(), HasSubstr("this one has 150"));
-  EXPECT_NE(engine_->GetTicket(id)->stage, Stage::kWaitingForPerson) << "a refused question changes nothing";
+  EXPECT_NE(views_->GetTicket(id)->stage, Stage::kWaitingForPerson) << "a refused question changes nothing";
   ask.question = "要改哪个文件？";
-  EXPECT_TRUE(engine_->AskPerson(id, ask, "ask2").ok());
+  EXPECT_TRUE(EngineTestPeer(*engine_).AskPerson(id, ask, "ask2").ok());
 }
 
 // An acknowledgement is part of the Decision: refusing it would lose the Decision, so one over
@@ -92,11 +92,11 @@ TEST_F(EngineTextTest, AnAcknowledgementOverTheChatLimitIsCutToItAndTheDecisionS
   a.acknowledgement = "好的，" + Chinese(300);
   assessor_.answers.push_back(a);
   ASSERT_EQ(Drain(), 1);
-  auto story = engine_->Explain("f2");
+  auto story = ExplainNow("f2");
   ASSERT_TRUE(story.ok()) << story.status().ToString();
   ASSERT_TRUE(story->contains("ticket_created")) << story->dump();
   const TicketId id = (*story)["ticket_created"]["id"].get<TicketId>();
-  auto receipts = Ok(engine_->Receipts(id));
+  auto receipts = Ok(views_->Receipts(id));
   ASSERT_EQ(receipts.size(), 1u);
   EXPECT_EQ(receipts[0].kind, MessageKind::kAcknowledgement);
   EXPECT_EQ(text::CountWords(receipts[0].body), 100u);
@@ -111,33 +111,33 @@ TEST_F(EngineTextTest, InvalidUtf8FromOutsideIsRepairedBeforeItIsStoredAndCanBeS
   t.actor = "ali\xC0" "ce";
   t.meta["title"] = "bad \xED\xA0\x80";
   ASSERT_EQ(Receive(t).outcome, IntakeOutcome::kStored);
-  auto rec = engine_->GetTrigger("c9");
+  auto rec = views_->GetTrigger("c9");
   ASSERT_TRUE(rec.ok()) << rec.status().ToString();
   EXPECT_EQ(rec->trigger.text, "@agent 修复" + kFffd + " " + kFffd + kFffd);
   EXPECT_EQ(rec->trigger.actor.value_or(""), "ali" + kFffd + "ce");
   EXPECT_TRUE(text::IsValid(rec->trigger.meta["title"].get<std::string>()));
-  auto story = engine_->Explain("c9");
+  auto story = ExplainNow("c9");
   ASSERT_TRUE(story.ok());
   EXPECT_NO_THROW((void)story->dump()) << "explain and the panel dump what was stored";
 
   // A message, a transcript event and a Ticket's history line with bad bytes.
   ASSERT_TRUE(engine_->Send({"bad", id, "github:issue:1", MessageKind::kResult, "结果\xE4\xB8"}).ok());
-  EXPECT_EQ(Ok(engine_->Receipts(id)).back().body, "结果" + kFffd);
-  auto session = engine_->OpenSession(id, "t", "command");
+  EXPECT_EQ(Ok(views_->Receipts(id)).back().body, "结果" + kFffd);
+  auto session = EngineTestPeer(*engine_).OpenSession(id, "t", "command");
   ASSERT_TRUE(session.ok());
   json body = {{"stdout_tail", "输出\xE6\xB1"}, {"list", {"\xFF"}}};
   ASSERT_TRUE(engine_->AppendSessionEvent(session->id, 0, "command", body).ok())
       << "storing the transcript used to throw type_error.316 in the turn thread";
-  auto events = Ok(engine_->SessionEvents(session->id));
+  auto events = Ok(views_->SessionEvents(session->id));
   ASSERT_EQ(events.size(), 1u);
   EXPECT_EQ(events[0].body["stdout_tail"], "输出" + kFffd);
   EXPECT_EQ(events[0].body["list"][0], kFffd);
-  ASSERT_TRUE(engine_->SetStage(id, Stage::kBlocked, "git said \xE9\x94").ok());
+  ASSERT_TRUE(EngineTestPeer(*engine_).SetStage(id, Stage::kBlocked, "git said \xE9\x94").ok());
   for (int i = 0; i < 3; ++i) ASSERT_TRUE(engine_->ReportFailure("prepare", "fatal: \xC3").ok());
-  auto problems = Ok(engine_->SystemProblems());
+  auto problems = Ok(views_->Problems(options_.problem_threshold));
   ASSERT_EQ(problems.size(), 1u);
   EXPECT_EQ(problems[0].message, "fatal: " + kFffd);
-  EXPECT_NO_THROW((void)engine_->Explain("c1")->dump());
+  EXPECT_NO_THROW((void)ExplainNow("c1")->dump());
 }
 
 }  // namespace

@@ -76,14 +76,14 @@ class EngineTurnsTest : public EngineTest {
     return w;
   }
   std::int64_t PendingAssignment(TicketId t) {
-    for (const Assignment& a : Ok(engine_->Assignments(t)))
+    for (const Assignment& a : Ok(views_->Assignments(t)))
       if (a.state == "pending") return a.id;
     ADD_FAILURE() << "ticket " << t << " has no pending assignment";
     return 0;
   }
   std::vector<Receipt> ResultsOf(TicketId t) {
     std::vector<Receipt> out;
-    for (const Receipt& r : Ok(engine_->Receipts(t)))
+    for (const Receipt& r : Ok(views_->Receipts(t)))
       if (r.kind == MessageKind::kResult) out.push_back(r);
     return out;
   }
@@ -131,7 +131,7 @@ TEST_F(EngineTurnsTest, BeginTurnGivesTheWholeContextAndFinishTurnAppliesTheRepo
   ASSERT_EQ(begun->inputs.size(), 1u);
   EXPECT_TRUE(begun->inputs[0].request);
   EXPECT_TRUE(begun->inputs[0].input.from_person);
-  EXPECT_TRUE(Ok(engine_->TicketInputs(t))[0].state == "taken");
+  EXPECT_TRUE(Ok(views_->TicketInputs(t))[0].state == "taken");
 
   TurnEnd end;
   end.assignment = a;
@@ -143,17 +143,17 @@ TEST_F(EngineTurnsTest, BeginTurnGivesTheWholeContextAndFinishTurnAppliesTheRepo
   ASSERT_TRUE(out.ok()) << out.status().ToString();
   EXPECT_TRUE(out->said);
   EXPECT_EQ(out->stage, Stage::kReady);
-  EXPECT_EQ(engine_->GetTicket(t)->stage, Stage::kReady);
-  EXPECT_EQ(Ok(engine_->Assignments(t)).back().state, "ended");
-  EXPECT_EQ(Ok(engine_->SessionForTicket(t))->status, "idle");
+  EXPECT_EQ(views_->GetTicket(t)->stage, Stage::kReady);
+  EXPECT_EQ(Ok(views_->Assignments(t)).back().state, "ended");
+  EXPECT_EQ(Ok(views_->SessionForTicket(t))->status, "idle");
   ASSERT_EQ(ResultsOf(t).size(), 1u);
   EXPECT_EQ(ResultsOf(t)[0].body, "Fixed the typo; 修好了 🎉");
-  EXPECT_EQ(Ok(engine_->OutboxCounts())["pending"].get<int>(), 3) << "ack, result and the PR action";
+  EXPECT_EQ(Ok(views_->OutboxCounts())["pending"].get<int>(), 3) << "ack, result and the PR action";
 
   // The same report again (a retried call) neither says nor changes anything more.
   ASSERT_TRUE(engine_->FinishTurn(end).ok());
   EXPECT_EQ(ResultsOf(t).size(), 1u);
-  EXPECT_EQ(Ok(engine_->OutboxCounts())["pending"].get<int>(), 3);
+  EXPECT_EQ(Ok(views_->OutboxCounts())["pending"].get<int>(), 3);
 }
 
 // Issue 34: a result over the channel's limit used to block the Ticket and say nothing to the
@@ -166,7 +166,7 @@ TEST_F(EngineTurnsTest, AResultOverTheLimitIsCutToFitAndSent) {
   const TurnOutcome out = Turn(t, Ready(report));
   EXPECT_TRUE(out.said);
   EXPECT_EQ(out.not_sent, "");
-  EXPECT_EQ(engine_->GetTicket(t)->stage, Stage::kReady);
+  EXPECT_EQ(views_->GetTicket(t)->stage, Stage::kReady);
   ASSERT_EQ(ResultsOf(t).size(), 1u);
   const std::string sent = ResultsOf(t)[0].body;
   EXPECT_LE(text::CountCodePoints(sent), 65'000u);
@@ -186,18 +186,18 @@ TEST_F(EngineTurnsTest, AStopRacingATurnsStartNeverLeavesARunningSessionForAnEnd
   auto refused = engine_->BeginTurn(a1, "builtin", Workspace(first));
   EXPECT_EQ(refused.status().code(), Status::Code::kConflict);
   EXPECT_THAT(refused.status().message(), HasSubstr("ended")) << "the Stop ended its Assignment";
-  EXPECT_EQ(Ok(engine_->Assignments(first)).back().state, "ended");
-  EXPECT_FALSE(Ok(engine_->SessionForTicket(first)).has_value()) << "no session was opened for it";
+  EXPECT_EQ(Ok(views_->Assignments(first)).back().state, "ended");
+  EXPECT_FALSE(Ok(views_->SessionForTicket(first)).has_value()) << "no session was opened for it";
 
   // The turn first: the Stop idles its session in the Stop's own transaction, and the turn's end
   // (a report of the work it did until the cancel reached it) says nothing.
   const TicketId second = AcceptedTicket("c2", 2);
   auto begun = engine_->BeginTurn(PendingAssignment(second), "builtin", Workspace(second));
   ASSERT_TRUE(begun.ok());
-  EXPECT_EQ(Ok(engine_->SessionForTicket(second))->status, "running");
+  EXPECT_EQ(Ok(views_->SessionForTicket(second))->status, "running");
   stop_writes = Writes([&] { ASSERT_TRUE(engine_->StopTicket(second, "alice").ok()); });
   EXPECT_EQ(stop_writes, 1);
-  EXPECT_EQ(Ok(engine_->SessionForTicket(second))->status, "idle");
+  EXPECT_EQ(Ok(views_->SessionForTicket(second))->status, "idle");
   TurnEnd end = Ready("Done.");
   end.assignment = begun->assignment.id;
   auto out = engine_->FinishTurn(end);
@@ -205,7 +205,7 @@ TEST_F(EngineTurnsTest, AStopRacingATurnsStartNeverLeavesARunningSessionForAnEnd
   EXPECT_FALSE(out->said);
   EXPECT_EQ(out->stage, Stage::kEnded);
   EXPECT_TRUE(ResultsOf(second).empty());
-  for (const Session& s : Ok(engine_->Sessions())) EXPECT_NE(s.status, "running") << "session " << s.id;
+  for (const Session& s : Ok(views_->Sessions())) EXPECT_NE(s.status, "running") << "session " << s.id;
 }
 
 // The reported defect: the issue's opening text, older than the mention that made the Ticket,
@@ -225,16 +225,16 @@ TEST_F(EngineTurnsTest, AMessageOlderThanTheRequestIsContextForTheNextTurnAndSta
   IntakeResult r = Receive(opening);  // polling brings the older opening text now
   EXPECT_THAT(r.delivered_to, ::testing::ElementsAre(t)) << "it reached the Ticket: no Eval of it";
   EXPECT_FALSE(r.queued_for_eval);
-  EXPECT_EQ(Ok(engine_->TicketInputs(t)).back().state, "context");
+  EXPECT_EQ(Ok(views_->TicketInputs(t)).back().state, "context");
   EXPECT_EQ(*engine_->AssignFollowUps(), 0) << "an older message starts no turn";
-  EXPECT_EQ(engine_->GetTicket(t)->stage, Stage::kReady);
+  EXPECT_EQ(views_->GetTicket(t)->stage, Stage::kReady);
   EXPECT_EQ(ResultsOf(t).size(), 1u);
 
   // A person's later message does start one, and that turn sees the older text as context.
   clock_.Advance(60'000);
   Receive(Comment("later", "alice", false, "and the heading too", 1));
   ASSERT_EQ(*engine_->AssignFollowUps(), 1);
-  EXPECT_EQ(Ok(engine_->Assignments(t)).back().cause, "follow_up");
+  EXPECT_EQ(Ok(views_->Assignments(t)).back().cause, "follow_up");
   std::vector<TakenInput> inputs;
   Turn(t, Ready("Fixed the heading too."), &inputs);
   ASSERT_EQ(inputs.size(), 2u);
@@ -250,12 +250,12 @@ TEST_F(EngineTurnsTest, AnOlderPersonsMessageDoesNotResumeAnEndedTicket) {
   clock_.Advance(60'000);
   const TicketId t = AcceptedTicket("mention");
   Turn(t);
-  ASSERT_TRUE(engine_->EndTicket(t, "result delivered").ok());
+  ASSERT_TRUE(EngineTestPeer(*engine_).EndTicket(t, "result delivered").ok());
   Receive(older);
-  EXPECT_EQ(engine_->GetTicket(t)->stage, Stage::kEnded);
-  EXPECT_EQ(Ok(engine_->TicketInputs(t)).back().state, "context");
+  EXPECT_EQ(views_->GetTicket(t)->stage, Stage::kEnded);
+  EXPECT_EQ(Ok(views_->TicketInputs(t)).back().state, "context");
   Receive(Comment("newer", "alice", false, "one more thing", 1));
-  EXPECT_EQ(engine_->GetTicket(t)->stage, Stage::kIdle) << "a newer one resumes it in place";
+  EXPECT_EQ(views_->GetTicket(t)->stage, Stage::kIdle) << "a newer one resumes it in place";
 }
 
 // SPEC §6: the extra slot is for people. A bot's comment or CI's result on a Ticket's Thread is
@@ -265,26 +265,26 @@ TEST_F(EngineTurnsTest, OnlyAPersonsInputMakesAFollowUpThatMayTakeTheReservedSlo
   Turn(t);
   Receive(Comment("bot", "dependabot[bot]", false, "Bumps lodash", 1, /*human=*/false));
   ASSERT_EQ(*engine_->AssignFollowUps(), 1);
-  EXPECT_EQ(Ok(engine_->Assignments(t)).back().cause, "update");
-  EXPECT_FALSE(Ok(engine_->TicketInputs(t)).back().from_person);
+  EXPECT_EQ(Ok(views_->Assignments(t)).back().cause, "update");
+  EXPECT_FALSE(Ok(views_->TicketInputs(t)).back().from_person);
   Turn(t);
   Trigger ci = Comment("ci", "github-actions", false, "CI failed on main", 1);
   ci.scope = "ci";
   Receive(ci);
   ASSERT_EQ(*engine_->AssignFollowUps(), 1);
-  EXPECT_EQ(Ok(engine_->Assignments(t)).back().cause, "update") << "CI is not a person, even when marked human";
+  EXPECT_EQ(Ok(views_->Assignments(t)).back().cause, "update") << "CI is not a person, even when marked human";
   Turn(t);
   Receive(Comment("person", "bob", false, "thanks, one more", 1));
   ASSERT_EQ(*engine_->AssignFollowUps(), 1);
-  EXPECT_EQ(Ok(engine_->Assignments(t)).back().cause, "follow_up");
-  EXPECT_TRUE(Ok(engine_->TicketInputs(t)).back().from_person);
+  EXPECT_EQ(Ok(views_->Assignments(t)).back().cause, "follow_up");
+  EXPECT_TRUE(Ok(views_->TicketInputs(t)).back().from_person);
   Turn(t);
   // A person's message to a Ticket whose turn is queued for a bot's input makes that turn theirs.
   Receive(Comment("bot2", "dependabot[bot]", false, "Bumps axios", 1, /*human=*/false));
   ASSERT_EQ(*engine_->AssignFollowUps(), 1);
-  EXPECT_EQ(Ok(engine_->Assignments(t)).back().cause, "update");
+  EXPECT_EQ(Ok(views_->Assignments(t)).back().cause, "update");
   Receive(Comment("person2", "bob", false, "and please rebase", 1));
-  EXPECT_EQ(Ok(engine_->Assignments(t)).back().cause, "follow_up");
+  EXPECT_EQ(Ok(views_->Assignments(t)).back().cause, "follow_up");
   EXPECT_EQ(*engine_->AssignFollowUps(), 0) << "still one queued turn";
 }
 
@@ -295,7 +295,7 @@ TEST_F(EngineTurnsTest, BackgroundWorkKeepsTheTicketWorkingUntilItEnds) {
   EXPECT_EQ(out.stage, Stage::kWorking);
   ASSERT_TRUE(out.deferred.has_value());
   EXPECT_EQ(*out.deferred, Stage::kReady);
-  EXPECT_EQ(engine_->GetTicket(t)->stage, Stage::kWorking);
+  EXPECT_EQ(views_->GetTicket(t)->stage, Stage::kWorking);
 
   // An illegal move is refused and writes nothing.
   auto views = Views::Open((dir_ / "superagent.db").string());
@@ -304,11 +304,11 @@ TEST_F(EngineTurnsTest, BackgroundWorkKeepsTheTicketWorkingUntilItEnds) {
   Status illegal = engine_->EndBackgroundWork(t, Stage::kWaitingForPerson, "jobs ended");
   EXPECT_EQ(illegal.code(), Status::Code::kConflict);
   EXPECT_THAT(illegal.message(), HasSubstr("cannot go from working to waiting_for_person"));
-  EXPECT_EQ(engine_->GetTicket(t)->stage, Stage::kWorking);
+  EXPECT_EQ(views_->GetTicket(t)->stage, Stage::kWorking);
   EXPECT_EQ((*views)->Detail(t)->events.size(), events);
 
   ASSERT_TRUE(engine_->EndBackgroundWork(t, Stage::kReady, "background work ended").ok());
-  EXPECT_EQ(engine_->GetTicket(t)->stage, Stage::kReady);
+  EXPECT_EQ(views_->GetTicket(t)->stage, Stage::kReady);
   EXPECT_EQ((*views)->Detail(t)->events.back().cause, "background work ended");
 }
 
@@ -317,7 +317,7 @@ TEST_F(EngineTurnsTest, ARestartIdlesATicketWhoseBackgroundWorkDiedWithTheDaemon
   EXPECT_EQ(Turn(t, Ready("Done; the dev server runs.", /*background_running=*/true)).stage, Stage::kWorking);
   Open(MakePolicy("observe"));  // the daemon restarts
   ASSERT_TRUE(engine_->RecoverInterruptedWork().ok());
-  EXPECT_EQ(engine_->GetTicket(t)->stage, Stage::kIdle);
+  EXPECT_EQ(views_->GetTicket(t)->stage, Stage::kIdle);
   EXPECT_EQ(ResultsOf(t).size(), 1u);
   EXPECT_EQ(*engine_->AssignFollowUps(), 0) << "nothing to redo";
 }
@@ -330,9 +330,9 @@ TEST_F(EngineTurnsTest, AReceiveWithItsSourcesBookkeepingIsOneTransaction) {
   u.set_cursors["issue:7"] = R"({"since":"2026-01-01T00:00:00Z"})";
   EXPECT_EQ(Writes([&] { ASSERT_TRUE(engine_->Receive(Comment("w1", "alice", true, "@agent 修一下", 7), "webhook", "", &u).ok()); }),
             1);
-  EXPECT_EQ(engine_->SourceCursors("github").value().count("issue:7"), 1u);
+  EXPECT_EQ(views_->SourceCursors("github").value().count("issue:7"), 1u);
   bool found = false;
-  for (const SourceHealth& h : Ok(engine_->SourcesHealth())) found |= h.source == "github" && h.path == "webhook";
+  for (const SourceHealth& h : Ok(views_->SourcesHealth())) found |= h.source == "github" && h.path == "webhook";
   EXPECT_TRUE(found);
   // A duplicate still records the path's health, in one transaction, and stores nothing else.
   u.set_cursors.clear();
@@ -344,14 +344,14 @@ TEST_F(EngineTurnsTest, AReceiveWithItsSourcesBookkeepingIsOneTransaction) {
   Trigger bad = Comment("", "alice", true, "no id", 7);
   u.set_cursors["issue:8"] = "{}";
   EXPECT_EQ(Writes([&] { EXPECT_FALSE(engine_->Receive(bad, "webhook", "", &u).ok()); }), 0);
-  EXPECT_EQ(engine_->SourceCursors("github").value().count("issue:8"), 0u);
+  EXPECT_EQ(views_->SourceCursors("github").value().count("issue:8"), 0u);
 }
 
 // Issue 34: a turn that ends without a report does not leave the Ticket idling in silence.
 TEST_F(EngineTurnsTest, ATurnWithoutAReportBlocksTheTicketAndTellsTheRequesterWhatTheyCanDo) {
   const TicketId t = AcceptedTicket("c1");
   Turn(t, TurnEnd{});
-  EXPECT_EQ(engine_->GetTicket(t)->stage, Stage::kBlocked);
+  EXPECT_EQ(views_->GetTicket(t)->stage, Stage::kBlocked);
   auto results = ResultsOf(t);
   ASSERT_EQ(results.size(), 1u);
   EXPECT_THAT(results[0].body, HasSubstr("ended without a result"));
@@ -373,11 +373,11 @@ TEST_F(EngineTurnsTest, ATurnWithoutAReportWhileBackgroundWorkRunsIsToldWhenTheW
   end.background_running = true;
   const TurnOutcome out = Turn(t, end);
   EXPECT_TRUE(ResultsOf(t).empty()) << "it may still be reported on";
-  EXPECT_EQ(engine_->GetTicket(t)->stage, Stage::kWorking);
+  EXPECT_EQ(views_->GetTicket(t)->stage, Stage::kWorking);
   ASSERT_TRUE(out.deferred.has_value());
 
   ASSERT_TRUE(engine_->EndBackgroundWork(t, *out.deferred, "background work ended").ok());
-  EXPECT_EQ(engine_->GetTicket(t)->stage, Stage::kBlocked);
+  EXPECT_EQ(views_->GetTicket(t)->stage, Stage::kBlocked);
   auto results = ResultsOf(t);
   ASSERT_EQ(results.size(), 1u);
   EXPECT_THAT(results[0].body, HasSubstr("ended without a result"));
@@ -396,7 +396,7 @@ TEST_F(EngineTurnsTest, ARestartTellsTheRequesterOfATurnWithoutAReportWhoseBackg
   Turn(t, end);
   Open(MakePolicy("observe"));  // the daemon restarts
   ASSERT_TRUE(engine_->RecoverInterruptedWork().ok());
-  EXPECT_EQ(engine_->GetTicket(t)->stage, Stage::kBlocked);
+  EXPECT_EQ(views_->GetTicket(t)->stage, Stage::kBlocked);
   auto results = ResultsOf(t);
   ASSERT_EQ(results.size(), 1u);
   EXPECT_THAT(results[0].body, HasSubstr("ended without a result"));
@@ -408,12 +408,12 @@ TEST_F(EngineTurnsTest, AnUnaskedTurnWithoutAReportEndsQuietlyWhenItsBackgroundW
   Turn(t, Ready("Done."));
   Receive(Comment("bot1", "dependabot[bot]", false, "Bumps axios", 1, /*human=*/false));
   ASSERT_EQ(Ok(engine_->AssignFollowUps()), 1);
-  ASSERT_EQ(Ok(engine_->Assignments(t)).back().cause, "update");
+  ASSERT_EQ(Ok(views_->Assignments(t)).back().cause, "update");
   TurnEnd end;
   end.background_running = true;
   Turn(t, end);
   ASSERT_TRUE(engine_->EndBackgroundWork(t, Stage::kIdle, "background work ended").ok());
-  EXPECT_EQ(engine_->GetTicket(t)->stage, Stage::kIdle);
+  EXPECT_EQ(views_->GetTicket(t)->stage, Stage::kIdle);
   EXPECT_EQ(ResultsOf(t).size(), 1u) << "only the first turn's result";
 }
 
@@ -452,8 +452,8 @@ TEST_F(EngineTurnsTest, AFailureThatSetsTheTurnsAsideSaysAMaintainerWasShownIt) 
   EXPECT_THAT(results[1].body, ::testing::Not(HasSubstr("Reply here")));
   // The panel's Retry of a Ticket whose turns are set aside clears that too.
   ASSERT_TRUE(engine_->RetryTicket(t, "ann (panel)").ok());
-  EXPECT_EQ(engine_->GetTicket(t)->stage, Stage::kIdle);
-  EXPECT_TRUE(Ok(engine_->Quarantined()).empty());
+  EXPECT_EQ(views_->GetTicket(t)->stage, Stage::kIdle);
+  EXPECT_TRUE(Ok(views_->SetAside(1000)).empty());
 }
 
 TEST_F(EngineTurnsTest, RetryGivesABlockedTicketATurnAndRefusesAnythingElse) {
@@ -466,7 +466,7 @@ TEST_F(EngineTurnsTest, RetryGivesABlockedTicketATurnAndRefusesAnythingElse) {
   end.summary = "Which file?";
   Turn(t, end);
   ASSERT_TRUE(engine_->RetryTicket(t, "ann (panel)").ok());
-  EXPECT_EQ(engine_->GetTicket(t)->stage, Stage::kIdle);
+  EXPECT_EQ(views_->GetTicket(t)->stage, Stage::kIdle);
   std::vector<TakenInput> inputs;
   Turn(t, Ready("Done."), &inputs);
   ASSERT_FALSE(inputs.empty());

@@ -32,7 +32,7 @@ TEST(VerbTest, AMentionWithASpaceIsOneMention) {
 class EngineVerbsTest : public EngineTest {
  protected:
   Receipt LastReceiptOn(const std::string& thread) {
-    auto all = Ok(engine_->Receipts(std::nullopt));
+    auto all = Ok(views_->Receipts(std::nullopt));
     for (auto it = all.rbegin(); it != all.rend(); ++it)
       if (it->thread == thread) return *it;
     ADD_FAILURE() << "nothing sent on " << thread;
@@ -50,10 +50,10 @@ TEST_F(EngineVerbsTest, StopFromAnAllowListedPersonStopsTheThreadsTicketsWithout
   assessor_.answers.push_back(Status::Unavailable("model down"));
   ASSERT_EQ(Drain(), 1);
   EXPECT_EQ(assessor_.calls, calls) << "no model call";
-  auto tk = engine_->GetTicket(a);
+  auto tk = views_->GetTicket(a);
   EXPECT_EQ(tk->stage, Stage::kEnded);
   EXPECT_EQ(tk->end_reason, "stopped in conversation");
-  auto story = Ok(engine_->Explain("c2"));
+  auto story = Ok(ExplainNow("c2"));
   ASSERT_EQ(story["evals"].size(), 1u) << story.dump();
   EXPECT_EQ(story["evals"][0]["decision"]["outcome"], "stop") << story.dump();
   EXPECT_EQ(story["evals"][0]["decision"]["reason"], "stop command from bob");
@@ -70,7 +70,7 @@ TEST_F(EngineVerbsTest, StatusAnswersWithTheThreadsTicketsAndChangesNothing) {
   const int calls = assessor_.calls;
   ASSERT_EQ(Drain(), 1);
   EXPECT_EQ(assessor_.calls, calls);
-  EXPECT_EQ(engine_->GetTicket(a)->stage, Stage::kIdle);
+  EXPECT_EQ(views_->GetTicket(a)->stage, Stage::kIdle);
   EXPECT_EQ(LastReceiptOn("github:issue:1").body, "ticket " + std::to_string(a) + " (Fix the typo in README): idle");
 
   Receive(Comment("c3", "alice", true, "@agent status", 2));
@@ -83,14 +83,14 @@ TEST_F(EngineVerbsTest, StatusAnswersWithTheThreadsTicketsAndChangesNothing) {
 
 TEST_F(EngineVerbsTest, BotsAndStrangersCannotUseVerbs) {
   TicketId a = AcceptedTicket("c1");
-  const std::size_t said = Ok(engine_->Receipts(std::nullopt)).size();
+  const std::size_t said = Ok(views_->Receipts(std::nullopt)).size();
   Receive(Comment("c2", "dependabot[bot]", true, "@agent stop", 1, /*human=*/false));
   Receive(Comment("c3", "mallory", true, "@agent stop"));
   assessor_.answers.push_back(ScriptedAssessor::Accept(false));
   assessor_.answers.push_back(ScriptedAssessor::Accept(false));
   Drain();
-  EXPECT_NE(engine_->GetTicket(a)->stage, Stage::kEnded);
-  EXPECT_EQ(Ok(engine_->Receipts(std::nullopt)).size(), said) << "no answer to a verb nobody may use";
+  EXPECT_NE(views_->GetTicket(a)->stage, Stage::kEnded);
+  EXPECT_EQ(Ok(views_->Receipts(std::nullopt)).size(), said) << "no answer to a verb nobody may use";
 }
 
 }  // namespace

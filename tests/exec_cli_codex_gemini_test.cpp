@@ -60,7 +60,7 @@ class CliCodexGeminiTest : public ExecTest {
   // The CLI's turn times itself on the real clock (the CLI runs in real time); the scheduler
   // keeps the stepping one.
   std::unique_ptr<exec::Executor> Executor(exec::CliExecutorOptions o) {
-    auto e = exec::MakeCliExecutor(std::move(o), engine_.get(), services_.get(), SystemClock(),
+    auto e = exec::MakeCliExecutor(std::move(o), engine_.get(), views_.get(), services_.get(), SystemClock(),
                                    [](TimeMs ms) { std::this_thread::sleep_for(std::chrono::milliseconds(ms)); });
     EXPECT_TRUE(e.ok()) << e.status().ToString();
     return e.ok() ? std::move(*e) : nullptr;
@@ -80,8 +80,8 @@ class CliCodexGeminiTest : public ExecTest {
   }
 
   std::vector<SessionEvent> Events(TicketId id) {
-    auto session = Ok(engine_->SessionForTicket(id));
-    return session ? Ok(engine_->SessionEvents(session->id)) : std::vector<SessionEvent>{};
+    auto session = Ok(views_->SessionForTicket(id));
+    return session ? Ok(views_->SessionEvents(session->id)) : std::vector<SessionEvent>{};
   }
   int Count(const std::vector<SessionEvent>& events, const std::string& kind) {
     int n = 0;
@@ -90,7 +90,7 @@ class CliCodexGeminiTest : public ExecTest {
   }
   std::string Readme(TicketId id) { return ReadText(dir_ / "work" / "tickets" / ("ticket-" + std::to_string(id)) / "README.md"); }
   std::string LastResult(TicketId id) {
-    auto receipts = Ok(engine_->Receipts(id));
+    auto receipts = Ok(views_->Receipts(id));
     return receipts.empty() ? "" : receipts.back().body;
   }
   // Why the Ticket is blocked, as the panel's card says it: the cause itself (issue 34), where a
@@ -109,7 +109,7 @@ class CliCodexGeminiTest : public ExecTest {
     auto scheduler = MakeScheduler(executor.get());
     RunTurn(*scheduler);
     EXPECT_TRUE(fake.problems().empty()) << ::testing::PrintToString(fake.problems());
-    auto t = engine_->GetTicket(id);
+    auto t = views_->GetTicket(id);
     ASSERT_TRUE(t.ok());
     EXPECT_EQ(t->stage, Stage::kReady) << LastResult(id);
     EXPECT_THAT(LastResult(id), HasSubstr("Fixed the typo"));
@@ -129,7 +129,7 @@ class CliCodexGeminiTest : public ExecTest {
       if (e.kind == "command" && e.body.value("command", "").find("git diff --stat") != std::string::npos)
         diff_seen = diff_seen || e.body.dump().find("README.md") != std::string::npos;
     EXPECT_TRUE(diff_seen);
-    auto usage = Ok(engine_->TokenUsage(id));
+    auto usage = Ok(views_->TokenUsage(id));
     EXPECT_GT(usage.value("prompt_tokens", 0), 0) << usage.dump();
     EXPECT_GT(usage.value("completion_tokens", 0), 0) << usage.dump();
 
@@ -154,7 +154,7 @@ class CliCodexGeminiTest : public ExecTest {
     auto scheduler = MakeScheduler(executor.get());
     const long took = RunTurn(*scheduler);
     EXPECT_LT(took, limit_ms + 10'000);
-    EXPECT_EQ(engine_->GetTicket(id)->stage, Stage::kBlocked);
+    EXPECT_EQ(views_->GetTicket(id)->stage, Stage::kBlocked);
     EXPECT_THAT(Why(id), HasSubstr(reason));
     EXPECT_THAT(LastResult(id), HasSubstr("Reply here and I will try again"));
     EXPECT_TRUE(fake.problems().empty()) << ::testing::PrintToString(fake.problems());
@@ -176,7 +176,7 @@ class CliCodexGeminiTest : public ExecTest {
     scheduler->WaitForTurns();
     EXPECT_TRUE(Eventually([&] { return !Listening(port); }, 5'000)) << "the CLI's grandchild survived the Stop";
     EXPECT_LT(std::chrono::steady_clock::now() - stop, std::chrono::seconds(5));
-    EXPECT_EQ(engine_->GetTicket(id)->stage, Stage::kEnded);
+    EXPECT_EQ(views_->GetTicket(id)->stage, Stage::kEnded);
   }
 
   bool sandboxed_ = false;
@@ -240,7 +240,7 @@ TEST_F(CliCodexGeminiTest, GeminiRefusesACommandOutsideTheAllowListAndTheTranscr
   for (const SessionEvent& e : Events(id))
     if (e.kind == "tool_result" && e.body.value("content", "").rfind("refused:", 0) == 0) refused = true;
   EXPECT_TRUE(refused);
-  EXPECT_EQ(engine_->GetTicket(id)->stage, Stage::kReady);  // the rest of the work went on
+  EXPECT_EQ(views_->GetTicket(id)->stage, Stage::kReady);  // the rest of the work went on
 }
 
 TEST_F(CliCodexGeminiTest, CodexRefusesToStartWithAnAllowListItCannotHonour) {
@@ -252,7 +252,7 @@ TEST_F(CliCodexGeminiTest, CodexRefusesToStartWithAnAllowListItCannotHonour) {
   ASSERT_NE(executor, nullptr);
   auto scheduler = MakeScheduler(executor.get());
   RunTurn(*scheduler);
-  EXPECT_EQ(engine_->GetTicket(id)->stage, Stage::kBlocked);
+  EXPECT_EQ(views_->GetTicket(id)->stage, Stage::kBlocked);
   EXPECT_THAT(LastResult(id), HasSubstr("allowed_commands cannot be honoured"));
   EXPECT_EQ(fake.requests(), 0);
 }
@@ -286,7 +286,7 @@ TEST_F(CliCodexGeminiTest, BothAskOneQuestionWhenADecisionIsNeeded) {
     ASSERT_NE(executor, nullptr);
     auto scheduler = MakeScheduler(executor.get());
     RunTurn(*scheduler);
-    EXPECT_EQ(engine_->GetTicket(id)->stage, Stage::kWaitingForPerson) << LastResult(id);
+    EXPECT_EQ(views_->GetTicket(id)->stage, Stage::kWaitingForPerson) << LastResult(id);
     EXPECT_THAT(LastResult(id), HasSubstr(question));
   }
   {
@@ -296,7 +296,7 @@ TEST_F(CliCodexGeminiTest, BothAskOneQuestionWhenADecisionIsNeeded) {
     ASSERT_NE(executor, nullptr);
     auto scheduler = MakeScheduler(executor.get());
     RunTurn(*scheduler);
-    EXPECT_EQ(engine_->GetTicket(id)->stage, Stage::kWaitingForPerson) << LastResult(id);
+    EXPECT_EQ(views_->GetTicket(id)->stage, Stage::kWaitingForPerson) << LastResult(id);
     EXPECT_THAT(LastResult(id), HasSubstr(question));
   }
 }

@@ -154,7 +154,7 @@ class CliHostileSettingsTest : public ExecTest {
   std::unique_ptr<exec::Executor> Executor(exec::CliExecutorOptions o) {
     o.readable = {NodeModulesDir()};
     o.turn_ms = 120'000;
-    auto e = exec::MakeCliExecutor(std::move(o), engine_.get(), services_.get(), SystemClock(), exec::RealSleeper());
+    auto e = exec::MakeCliExecutor(std::move(o), engine_.get(), views_.get(), services_.get(), SystemClock(), exec::RealSleeper());
     EXPECT_TRUE(e.ok()) << e.status().ToString();
     return e.ok() ? std::move(*e) : nullptr;
   }
@@ -168,8 +168,8 @@ class CliHostileSettingsTest : public ExecTest {
   }
 
   std::vector<SessionEvent> Transcript(TicketId id) {
-    auto session = Ok(engine_->SessionForTicket(id));
-    return session ? Ok(engine_->SessionEvents(session->id)) : std::vector<SessionEvent>{};
+    auto session = Ok(views_->SessionForTicket(id));
+    return session ? Ok(views_->SessionEvents(session->id)) : std::vector<SessionEvent>{};
   }
 
   std::string ToolResults(TicketId id) {
@@ -180,7 +180,7 @@ class CliHostileSettingsTest : public ExecTest {
   }
 
   std::string ResultText(TicketId id) {
-    auto receipts = Ok(engine_->Receipts(id));
+    auto receipts = Ok(views_->Receipts(id));
     return receipts.empty() ? "" : receipts.back().body;
   }
 
@@ -190,7 +190,7 @@ class CliHostileSettingsTest : public ExecTest {
     ASSERT_TRUE(fs::exists(wt / "README.md")) << "no worktree at " << wt << ": the test would prove nothing";
     ASSERT_TRUE(fs::exists(wt / ".claude" / "settings.json")) << "the hostile settings are not in the worktree";
     EXPECT_THAT(Markers(wt), IsEmpty()) << "programs the repository named ran";
-    EXPECT_EQ(engine_->GetTicket(id)->stage, Stage::kReady) << ResultText(id);
+    EXPECT_EQ(views_->GetTicket(id)->stage, Stage::kReady) << ResultText(id);
     EXPECT_EQ(OnOrigin("superagent/ticket-" + std::to_string(id), "README.md"), "Hello\nThere is the typo.\n");
   }
 };

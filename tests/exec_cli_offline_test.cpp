@@ -129,7 +129,7 @@ class ExecCliOfflineTest : public ExecTest {
   }
 
   std::string LastResult(TicketId id) {
-    auto receipts = Ok(engine_->Receipts(id));
+    auto receipts = Ok(views_->Receipts(id));
     return receipts.empty() ? "" : receipts.back().body;
   }
 
@@ -153,7 +153,7 @@ class ExecCliOfflineTest : public ExecTest {
     o.base_url = fake.base_url();  // the fake's usual address: inside, the bridge answers there
     o.readable = {NodeModules(), bridge_dir_.string()};
     o.turn_ms = 120'000;
-    auto made = exec::MakeCliExecutor(o, engine_.get(), services_.get(), SystemClock(), exec::RealSleeper());
+    auto made = exec::MakeCliExecutor(o, engine_.get(), views_.get(), services_.get(), SystemClock(), exec::RealSleeper());
     ASSERT_TRUE(made.ok()) << made.status().ToString();
     auto scheduler = MakeScheduler(made->get());
 
@@ -167,7 +167,7 @@ class ExecCliOfflineTest : public ExecTest {
 
     // The work: done through the bridge only.
     EXPECT_THAT(fake.problems(), ::testing::IsEmpty());
-    auto ticket = engine_->GetTicket(id);
+    auto ticket = views_->GetTicket(id);
     ASSERT_TRUE(ticket.ok());
     EXPECT_EQ(ticket->stage, Stage::kReady) << LastResult(id);
     EXPECT_EQ(OnOrigin("superagent/ticket-" + std::to_string(id), "README.md"), "Hello\nThere is the typo.\n");

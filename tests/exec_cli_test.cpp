@@ -66,7 +66,7 @@ class ExecCliTest : public ExecTest, public ::testing::WithParamInterface<CliCas
 
   // The executor on the real clock: a real CLI takes real seconds.
   std::unique_ptr<exec::Executor> Executor(exec::CliExecutorOptions o) {
-    auto e = exec::MakeCliExecutor(std::move(o), engine_.get(), services_.get(), SystemClock(), exec::RealSleeper());
+    auto e = exec::MakeCliExecutor(std::move(o), engine_.get(), views_.get(), services_.get(), SystemClock(), exec::RealSleeper());
     EXPECT_TRUE(e.ok()) << e.status().ToString();
     return e.ok() ? std::move(*e) : nullptr;
   }
@@ -79,14 +79,14 @@ class ExecCliTest : public ExecTest, public ::testing::WithParamInterface<CliCas
   }
 
   std::vector<SessionEvent> Transcript(TicketId id) {
-    auto session = Ok(engine_->SessionForTicket(id));
+    auto session = Ok(views_->SessionForTicket(id));
     if (!session) return {};
-    return Ok(engine_->SessionEvents(session->id));
+    return Ok(views_->SessionEvents(session->id));
   }
 
   // The last message the Ticket enqueued (its result, or why it is blocked).
   std::string ResultText(TicketId id) {
-    auto receipts = Ok(engine_->Receipts(id));
+    auto receipts = Ok(views_->Receipts(id));
     return receipts.empty() ? "" : receipts.back().body;
   }
 
@@ -125,13 +125,13 @@ TEST_P(ExecCliTest, TheRealCliEditsTheWorktreeAndTheDaemonPushesTheBranch) {
 
   EXPECT_THAT(model.problems(), ::testing::IsEmpty());
   EXPECT_EQ(model.tool_calls_made(), 3) << "read, edit, shell";
-  auto ticket = engine_->GetTicket(id);
+  auto ticket = views_->GetTicket(id);
   ASSERT_TRUE(ticket.ok());
   EXPECT_EQ(ticket->stage, Stage::kReady) << ResultText(id);
   // The CLI's own edit tool changed the worktree; the daemon committed and pushed it.
   EXPECT_EQ(OnOrigin("superagent/ticket-" + std::to_string(id), "README.md"), "Hello\nThere is the typo.\n");
   EXPECT_EQ(OnOrigin("main", "README.md"), "Hello\nThere is teh typo.\n");
-  EXPECT_EQ(Ok(engine_->Assignments(id)).back().executor, GetParam().cli);
+  EXPECT_EQ(Ok(views_->Assignments(id)).back().executor, GetParam().cli);
 
   // The transcript shows the CLI's work like the builtin worker's: the prompt, its tool calls and
   // their results, the shell command's output, and the report.
@@ -156,11 +156,11 @@ TEST_P(ExecCliTest, TheRealCliEditsTheWorktreeAndTheDaemonPushesTheBranch) {
   EXPECT_LT(prompt.find("## Mandate"), prompt.find("## Original request"));
   EXPECT_THAT(prompt, HasSubstr("superagent-report"));
   // Token usage reached token_usage.
-  json usage = Ok(engine_->TokenUsage(id));
+  json usage = Ok(views_->TokenUsage(id));
   EXPECT_GT(usage.value("prompt_tokens", 0), 0) << usage.dump();
   EXPECT_GT(usage.value("completion_tokens", 0), 0) << usage.dump();
   // The CLI's state stayed in the private HOME, not in the worktree.
-  auto ws = Ok(engine_->WorkspaceFor(id));
+  auto ws = Ok(views_->WorkspaceFor(id));
   ASSERT_TRUE(ws.has_value());
   // (The repository is the worker's: a root daemon's worker uid owns it, hence safe.directory.)
   EXPECT_EQ(Sh("git -c safe.directory='*' -C " + ws->dir + " status --porcelain"), "");
@@ -173,7 +173,7 @@ TEST_P(ExecCliTest, AFollowUpResumesTheSameCliSession) {
   ASSERT_NE(executor, nullptr);
   auto scheduler = MakeScheduler(executor.get());
   RunTurns(*scheduler);
-  ASSERT_EQ(engine_->GetTicket(id)->stage, Stage::kReady);
+  ASSERT_EQ(views_->GetTicket(id)->stage, Stage::kReady);
   std::string first_session;
   for (const SessionEvent& e : Transcript(id))
     if (e.kind == "cli_session") first_session = e.body.value("id", "");
@@ -184,7 +184,7 @@ TEST_P(ExecCliTest, AFollowUpResumesTheSameCliSession) {
 
   EXPECT_THAT(model.problems(), ::testing::IsEmpty());
   EXPECT_TRUE(model.saw_resumed_followup()) << "the second turn's request carried the first turn's history";
-  EXPECT_EQ(engine_->GetTicket(id)->stage, Stage::kReady);
+  EXPECT_EQ(views_->GetTicket(id)->stage, Stage::kReady);
   // The resumed turn's command line named the first session.
   bool resumed = false;
   for (const SessionEvent& e : Transcript(id))
@@ -205,7 +205,7 @@ TEST_P(ExecCliTest, ADeadModelEndsTheTurnBlockedWithTheReason) {
     const auto start = std::chrono::steady_clock::now();
     RunTurns(*scheduler);
     const auto seconds = std::chrono::duration_cast<std::chrono::seconds>(std::chrono::steady_clock::now() - start).count();
-    auto ticket = engine_->GetTicket(id);
+    auto ticket = views_->GetTicket(id);
     ASSERT_TRUE(ticket.ok());
     EXPECT_EQ(ticket->stage, Stage::kBlocked);
     EXPECT_THAT(ResultText(id), HasSubstr(GetParam().cli));
@@ -241,7 +241,7 @@ TEST_P(ExecCliTest, ACommandOutsideTheAllowListIsRefusedWithoutAPromptAndShown) 
   ASSERT_TRUE(fs::exists(marker.parent_path() / "README.md")) << "no worktree: the check below would prove nothing";
   EXPECT_FALSE(fs::exists(marker)) << "a command outside the allow-list ran";
   // The turn went on after the refusal (no prompt waited for a person) and ended.
-  auto ticket = engine_->GetTicket(id);
+  auto ticket = views_->GetTicket(id);
   ASSERT_TRUE(ticket.ok());
   EXPECT_EQ(ticket->stage, Stage::kReady) << ResultText(id);
   EXPECT_THAT(model.problems(), ::testing::IsEmpty());
@@ -270,7 +270,7 @@ TEST_P(ExecCliTest, ACliThatNeedsADecisionAsksOneQuestionAndTheTicketWaits) {
   auto scheduler = MakeScheduler(executor.get());
   RunTurns(*scheduler);
   EXPECT_THAT(model.problems(), ::testing::IsEmpty());
-  auto ticket = engine_->GetTicket(id);
+  auto ticket = views_->GetTicket(id);
   ASSERT_TRUE(ticket.ok());
   EXPECT_EQ(ticket->stage, Stage::kWaitingForPerson) << ResultText(id);
   ASSERT_TRUE(ticket->waiting.has_value());
@@ -317,7 +317,7 @@ TEST_P(ExecCliTest, ACliSeesTheTeamSkillsAndItsQuestionsOptionsReachThePerson) {
   EXPECT_EQ(prompt.find("OUTSIDE-SKILL-SECRET"), std::string::npos);
   EXPECT_THAT(prompt, HasSubstr("\"options\""));  // the host facts say how to give them
 
-  auto ticket = engine_->GetTicket(id);
+  auto ticket = views_->GetTicket(id);
   ASSERT_TRUE(ticket.ok());
   ASSERT_EQ(ticket->stage, Stage::kWaitingForPerson) << ResultText(id);
   EXPECT_EQ(ticket->waiting->form, json({{"options", {"README.md", "docs/README.md 📄"}}, {"free_text", false}}));
@@ -339,10 +339,10 @@ TEST_P(ExecCliTest, ACliReadyForAUiChangeWithoutScreenshotsEndsBlockedSayingWhy)
   auto scheduler = MakeScheduler(executor.get());
   RunTurns(*scheduler);
   EXPECT_THAT(model.problems(), ::testing::IsEmpty());
-  EXPECT_EQ(engine_->GetTicket(id)->stage, Stage::kBlocked);
+  EXPECT_EQ(views_->GetTicket(id)->stage, Stage::kBlocked);
   EXPECT_THAT(ResultText(id), HasSubstr("The report was not accepted as ready: the branch changes the UI (README.md), so "
                                         "a ready report needs \"screenshots\" with a Before and an After"));
-  EXPECT_EQ(Ok(engine_->OutboxCounts())["pending"], 2) << "the acknowledgement and the result; no pull request";
+  EXPECT_EQ(Ok(views_->OutboxCounts())["pending"], 2) << "the acknowledgement and the result; no pull request";
 }
 
 TEST_P(ExecCliTest, StopKillsTheCliAndItsChildren) {
@@ -364,7 +364,7 @@ TEST_P(ExecCliTest, StopKillsTheCliAndItsChildren) {
   // Long before the turn's limit (120 s): the Stop ended it, not the clock.
   EXPECT_LT(std::chrono::steady_clock::now() - stopped_at, std::chrono::seconds(60));
   EXPECT_TRUE(Eventually([&] { return !Running("time.sleep(371)"); }, 5'000));
-  EXPECT_EQ(engine_->GetTicket(id)->stage, Stage::kEnded);
+  EXPECT_EQ(views_->GetTicket(id)->stage, Stage::kEnded);
 }
 
 INSTANTIATE_TEST_SUITE_P(RealClis, ExecCliTest,
@@ -442,7 +442,7 @@ TEST(CliAdapterTest, TheAllowListBecomesTheCliOwnSyntaxAndThePromptNeverGoesOnSt
 }
 
 TEST(CliAdapterTest, AnUnknownCliIsRefused) {
-  auto e = exec::MakeCliExecutor({.cli = "copilot"}, nullptr, nullptr, SystemClock(), exec::RealSleeper());
+  auto e = exec::MakeCliExecutor({.cli = "copilot"}, nullptr, nullptr, nullptr, SystemClock(), exec::RealSleeper());
   EXPECT_FALSE(e.ok());
   EXPECT_THAT(e.status().message(), HasSubstr("copilot"));
 }

@@ -139,7 +139,7 @@ class ExecTest : public EngineTest {
     so.slots = slots;
     so.jobs_dir = (dir_ / "jobs").string();
     std::filesystem::create_directories(so.jobs_dir);
-    return std::make_unique<exec::Scheduler>(engine_.get(), workspaces_.get(), executor, services_.get(),
+    return std::make_unique<exec::Scheduler>(engine_.get(), views_.get(), workspaces_.get(), executor, services_.get(),
                                              runner_.get(), &exec_clock_, sleeper_, so);
   }
 

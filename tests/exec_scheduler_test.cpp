@@ -79,13 +79,13 @@ TEST_F(ExecSchedulerTest, WithOneSlotAPersonsFollowUpUsesTheReservedSlotWhileNew
   ASSERT_EQ(*scheduler->Tick(), 1);
   scheduler->WaitForTurns();
   ASSERT_TRUE(scheduler->Tick().ok());
-  ASSERT_EQ(engine_->GetTicket(b)->stage, Stage::kReady);
+  ASSERT_EQ(views_->GetTicket(b)->stage, Stage::kReady);
 
   const TicketId a = AcceptedTicket("a1", 1);
   executor.Hold(a);
   ASSERT_EQ(*scheduler->Tick(), 1);  // the long Ticket takes the only worker slot
   executor.WaitTurns(2);
-  EXPECT_EQ(engine_->GetTicket(a)->stage, Stage::kWorking);
+  EXPECT_EQ(views_->GetTicket(a)->stage, Stage::kWorking);
 
   Receive(Comment("b2", "alice", false, "and the other typo too", 2));  // a person's follow-up to b
   const TicketId c = AcceptedTicket("c1", 3);                          // new work
@@ -100,8 +100,8 @@ TEST_F(ExecSchedulerTest, WithOneSlotAPersonsFollowUpUsesTheReservedSlotWhileNew
   EXPECT_EQ(executor.inputs[b][0]["text"], "and the other typo too");
   scheduler->WaitForTurns(b);  // b's follow-up finishes (a is still held)
   ASSERT_TRUE(scheduler->Tick().ok());
-  EXPECT_EQ(Ok(engine_->Assignments(c))[0].state, "pending");  // new work still waits for a's slot
-  EXPECT_EQ(engine_->GetTicket(c)->stage, Stage::kIdle);
+  EXPECT_EQ(Ok(views_->Assignments(c))[0].state, "pending");  // new work still waits for a's slot
+  EXPECT_EQ(views_->GetTicket(c)->stage, Stage::kIdle);
 
   executor.Release(a);
   scheduler->WaitForTurns();
@@ -110,7 +110,7 @@ TEST_F(ExecSchedulerTest, WithOneSlotAPersonsFollowUpUsesTheReservedSlotWhileNew
   EXPECT_EQ(executor.Turns()[3], c);
   scheduler->WaitForTurns();
   ASSERT_TRUE(scheduler->Tick().ok());
-  EXPECT_EQ(engine_->GetTicket(c)->stage, Stage::kReady);
+  EXPECT_EQ(views_->GetTicket(c)->stage, Stage::kReady);
 }
 
 // SPEC §6: the extra slot is for people. A bot's comment on a Ticket whose worker slot is taken
@@ -129,13 +129,13 @@ TEST_F(ExecSchedulerTest, ABotsCommentNeverTakesTheSlotKeptForPeople) {
 
   Receive(Comment("bot", "renovate[bot]", false, "Update dependency eslint to v9", 2, /*human=*/false));
   EXPECT_EQ(*scheduler->Tick(), 0) << "the bot's update waits for a's slot";
-  EXPECT_EQ(Ok(engine_->Assignments(b)).back().cause, "update");
+  EXPECT_EQ(Ok(views_->Assignments(b)).back().cause, "update");
   EXPECT_FALSE(scheduler->Slots().reserved_used);
 
   // A person's message to the same Ticket makes its queued turn theirs: it starts now, in the
   // reserved slot, and takes both inputs.
   Receive(Comment("person", "alice", false, "please also bump the lockfile", 2));
-  EXPECT_EQ(Ok(engine_->Assignments(b)).back().cause, "follow_up");
+  EXPECT_EQ(Ok(views_->Assignments(b)).back().cause, "follow_up");
   EXPECT_EQ(*scheduler->Tick(), 1);
   executor.WaitTurns(3);
   EXPECT_EQ(executor.Turns()[2], b);
@@ -177,11 +177,11 @@ TEST_F(ExecSchedulerTest, ATurnThatThrowsBlocksItsTicketWithWhyAndTheNextTurnRun
   }
   ASSERT_TRUE(scheduler->Tick().ok());
   EXPECT_EQ(executor.Turns(), (std::vector<TicketId>{first, second}));
-  EXPECT_EQ(engine_->GetTicket(first)->stage, Stage::kBlocked);
-  EXPECT_EQ(engine_->GetTicket(second)->stage, Stage::kReady);
+  EXPECT_EQ(views_->GetTicket(first)->stage, Stage::kBlocked);
+  EXPECT_EQ(views_->GetTicket(second)->stage, Stage::kReady);
   // The discussion hears the daemon's words; the panel's card has the exception's (issue 34).
   bool said = false;
-  for (const Receipt& r : Ok(engine_->Receipts(first)))
+  for (const Receipt& r : Ok(views_->Receipts(first)))
     said = said || r.body.find("the worker stopped with an error") != std::string::npos;
   EXPECT_TRUE(said) << "the blocked result says what happened";
   auto views = Ok(Views::Open((dir_ / "superagent.db").string()));
@@ -205,26 +205,26 @@ TEST_F(ExecSchedulerTest, BackgroundWorkKeepsTheSlotAndIsKilledAfterThirtyMinute
   ASSERT_TRUE(Eventually([&] { return Listening(port); }));
   ASSERT_TRUE(scheduler->Tick().ok());
   EXPECT_EQ(scheduler->Slots().worker_used, 1);  // background work holds the slot
-  EXPECT_EQ(engine_->GetTicket(id)->stage, Stage::kWorking) << "SPEC §6: it stays working while its jobs run";
+  EXPECT_EQ(views_->GetTicket(id)->stage, Stage::kWorking) << "SPEC §6: it stays working while its jobs run";
   exec_clock_.Advance(29 * 60'000);
   ASSERT_TRUE(scheduler->Tick().ok());
   EXPECT_TRUE(Listening(port));
-  EXPECT_EQ(engine_->GetTicket(id)->stage, Stage::kWorking);
+  EXPECT_EQ(views_->GetTicket(id)->stage, Stage::kWorking);
   exec_clock_.Advance(2 * 60'000);
   ASSERT_TRUE(scheduler->Tick().ok());
   EXPECT_TRUE(Eventually([&] { return !Listening(port); })) << "an orphan still listens";
   EXPECT_EQ(scheduler->Slots().worker_used, 0);
   // The turn never reported, so once its jobs are gone its requester is told so (issue 34).
-  EXPECT_EQ(engine_->GetTicket(id)->stage, Stage::kBlocked) << "the turn's own outcome once its jobs are gone";
+  EXPECT_EQ(views_->GetTicket(id)->stage, Stage::kBlocked) << "the turn's own outcome once its jobs are gone";
   auto views = Views::Open((dir_ / "superagent.db").string());
   ASSERT_TRUE(views.ok());
   auto detail = (*views)->Detail(id);
   ASSERT_TRUE(detail.ok());
   EXPECT_THAT(detail->events.back().cause, HasSubstr("background jobs killed after 30 min: " + ListenerCommand(port)));
-  auto events = Ok(engine_->SessionEvents(Ok(engine_->SessionForTicket(id))->id));
+  auto events = Ok(views_->SessionEvents(Ok(views_->SessionForTicket(id))->id));
   EXPECT_EQ(events.back().kind, "jobs_killed");
   bool told = false;
-  for (const Receipt& r : Ok(engine_->Receipts(id))) told |= r.body.find("ended without a result") != std::string::npos;
+  for (const Receipt& r : Ok(views_->Receipts(id))) told |= r.body.find("ended without a result") != std::string::npos;
   EXPECT_TRUE(told);
 }
 
@@ -246,12 +246,12 @@ TEST_F(ExecSchedulerTest, StoppingATicketKillsItsWholeProcessTree) {
   EXPECT_TRUE(Eventually([&] { return !Listening(port); }));
   ASSERT_TRUE(scheduler->Tick().ok());
   EXPECT_EQ(scheduler->Slots().worker_used, 0);
-  EXPECT_EQ(engine_->GetTicket(id)->stage, Stage::kEnded);
+  EXPECT_EQ(views_->GetTicket(id)->stage, Stage::kEnded);
   // Only the acknowledgement is the Ticket's: a stopped Ticket says nothing more itself (the
   // Stop's one line in the discussion is the daemon's, not attached to the Ticket).
-  EXPECT_EQ(Ok(engine_->Receipts(id)).size(), 1u);
+  EXPECT_EQ(Ok(views_->Receipts(id)).size(), 1u);
   // Ended for good (Mandate withdrawn): the worktree and its local branch are gone.
-  auto ws = Ok(engine_->WorkspaceFor(id));
+  auto ws = Ok(views_->WorkspaceFor(id));
   ASSERT_TRUE(ws.has_value());
   EXPECT_TRUE(ws->removed_at.has_value());
   EXPECT_FALSE(std::filesystem::exists(ws->dir));
@@ -274,7 +274,7 @@ TEST_F(ExecSchedulerTest, ShutdownKillsRunningTreesAndARestartResumesWithACheckF
     scheduler->Stop();
   }
   EXPECT_TRUE(Eventually([&] { return !Listening(port); }));
-  auto before = Ok(engine_->Assignments(id));
+  auto before = Ok(views_->Assignments(id));
   ASSERT_EQ(before.size(), 1u);
   EXPECT_EQ(before[0].state, "running");  // interrupted, not finished
 
@@ -285,7 +285,7 @@ TEST_F(ExecSchedulerTest, ShutdownKillsRunningTreesAndARestartResumesWithACheckF
   EXPECT_EQ(*recovered, std::vector<TicketId>{id});
   ASSERT_EQ(*scheduler->Tick(), 1);
   scheduler->WaitForTurns();
-  auto assignments = Ok(engine_->Assignments(id));
+  auto assignments = Ok(views_->Assignments(id));
   ASSERT_EQ(assignments.size(), 2u);
   EXPECT_EQ(assignments[0].state, "ended");
   EXPECT_EQ(assignments[1].cause, "restart");
@@ -305,8 +305,8 @@ TEST_F(ExecSchedulerTest, APrepareFailureBlocksTheTicketWithGitsWords) {
   ASSERT_EQ(*scheduler->Tick(), 1);
   scheduler->WaitForTurns();
   EXPECT_TRUE(executor.Turns().empty());
-  EXPECT_EQ(engine_->GetTicket(id)->stage, Stage::kBlocked);
-  auto receipts = Ok(engine_->Receipts(id));
+  EXPECT_EQ(views_->GetTicket(id)->stage, Stage::kBlocked);
+  auto receipts = Ok(views_->Receipts(id));
   ASSERT_EQ(receipts.size(), 2u);
   EXPECT_THAT(receipts[1].body, HasSubstr("its working copy of the repository could not be prepared"));
   EXPECT_THAT(receipts[1].body, ::testing::Not(HasSubstr("no-such-origin"))) << "no host path in the discussion";
@@ -317,13 +317,13 @@ TEST_F(ExecSchedulerTest, APrepareFailureBlocksTheTicketWithGitsWords) {
   // Reported once: the failed turn does not start again by itself (it did, every second).
   ASSERT_EQ(*scheduler->Tick(), 0);
   ASSERT_EQ(*scheduler->Tick(), 0);
-  EXPECT_EQ(Ok(engine_->Receipts(id)).size(), 2u);
+  EXPECT_EQ(Ok(views_->Receipts(id)).size(), 2u);
   // A person's next message is a new reason to try, and one more report.
   Receive(Comment("t2", "alice", false, "the remote is back, try again", 1));
   ASSERT_EQ(*scheduler->Tick(), 1);
   scheduler->WaitForTurns();
   ASSERT_EQ(*scheduler->Tick(), 0);
-  EXPECT_EQ(Ok(engine_->Receipts(id)).size(), 3u);
+  EXPECT_EQ(Ok(views_->Receipts(id)).size(), 3u);
 }
 
 // data_dir and a local git_remote may be relative (to where the daemon runs); git runs in
@@ -454,40 +454,40 @@ TEST_F(ExecSchedulerTest, OnlyWorkspacesOfTicketsEndedForGoodAreToBeRemoved) {
     w.dir = (dir_ / ("w" + std::to_string(t))).string();
     w.branch = "superagent/ticket-" + std::to_string(t);
     w.base = "origin/main";
-    ASSERT_TRUE(engine_->RecordWorkspace(w).ok());
+    ASSERT_TRUE(EngineTestPeer(*engine_).RecordWorkspace(w).ok());
   }
-  ASSERT_TRUE(engine_->EndTicket(ended, "done").ok());
+  ASSERT_TRUE(EngineTestPeer(*engine_).EndTicket(ended, "done").ok());
   ASSERT_TRUE(engine_->StopTicket(stopped, "alice").ok());
-  auto remove = Ok(engine_->WorkspacesToRemove());
+  auto remove = Ok(views_->WorkspacesToRemove());
   ASSERT_EQ(remove.size(), 1u);
   EXPECT_EQ(remove[0].ticket, stopped);
   ASSERT_TRUE(engine_->MarkWorkspaceRemoved(stopped).ok());
-  EXPECT_TRUE(Ok(engine_->WorkspacesToRemove()).empty()) << "a removed workspace is not removed twice";
+  EXPECT_TRUE(Ok(views_->WorkspacesToRemove()).empty()) << "a removed workspace is not removed twice";
 }
 
 TEST_F(ExecSchedulerTest, EngineRefusesToStartAnAssignmentTwiceOrForAnEndedTicket) {
   const TicketId id = AcceptedTicket("t1");
-  auto pending = Ok(engine_->AssignmentsInState("pending"));
+  auto pending = Ok(views_->AssignmentsInState("pending"));
   ASSERT_EQ(pending.size(), 1u);
   EXPECT_EQ(pending[0].cause, "accepted");
-  ASSERT_TRUE(engine_->StartAssignment(pending[0].id, "command").ok());
-  EXPECT_EQ(engine_->StartAssignment(pending[0].id, "command").code(), Status::Code::kConflict);
-  EXPECT_EQ(engine_->GetTicket(id)->stage, Stage::kWorking);
+  ASSERT_TRUE(EngineTestPeer(*engine_).StartAssignment(pending[0].id, "command").ok());
+  EXPECT_EQ(EngineTestPeer(*engine_).StartAssignment(pending[0].id, "command").code(), Status::Code::kConflict);
+  EXPECT_EQ(views_->GetTicket(id)->stage, Stage::kWorking);
   EXPECT_EQ(engine_->SetSessionStatus(1, "sleeping").code(), Status::Code::kInvalidArgument);
-  ASSERT_TRUE(engine_->EndTicket(id, "done").ok());
-  EXPECT_TRUE(Ok(engine_->AssignmentsInState("running")).empty());
+  ASSERT_TRUE(EngineTestPeer(*engine_).EndTicket(id, "done").ok());
+  EXPECT_TRUE(Ok(views_->AssignmentsInState("running")).empty());
 }
 
 TEST_F(ExecSchedulerTest, ATicketWaitingForAPersonDoesNotStartBeforeTheAnswer) {
   ScriptedExecutor executor;
   auto scheduler = MakeScheduler(&executor);
   const TicketId id = AcceptedTicket("t1");
-  ASSERT_TRUE(engine_->AskPerson(id, {"github:issue:1", "alice", "Which file?", json::object()}, "ask:1").ok());
-  const auto pending = Ok(engine_->AssignmentsInState("pending"));
+  ASSERT_TRUE(EngineTestPeer(*engine_).AskPerson(id, {"github:issue:1", "alice", "Which file?", json::object()}, "ask:1").ok());
+  const auto pending = Ok(views_->AssignmentsInState("pending"));
   ASSERT_EQ(pending.size(), 1u);
-  EXPECT_EQ(engine_->StartAssignment(pending[0].id, "scripted").code(), Status::Code::kConflict);
+  EXPECT_EQ(EngineTestPeer(*engine_).StartAssignment(pending[0].id, "scripted").code(), Status::Code::kConflict);
   EXPECT_EQ(*scheduler->Tick(), 0);
-  EXPECT_EQ(engine_->GetTicket(id)->stage, Stage::kWaitingForPerson);
+  EXPECT_EQ(views_->GetTicket(id)->stage, Stage::kWaitingForPerson);
   Receive(Comment("t2", "alice", false, "README.md"));
   EXPECT_EQ(*scheduler->Tick(), 1);  // the answer resumes it
   scheduler->WaitForTurns();
@@ -509,11 +509,11 @@ TEST_F(ExecSchedulerTest, ATurnFailingTheSameWayFiveTimesIsSetAsideUntilRetried)
     Receive(Comment("t1-" + std::to_string(turn), "alice", false, "请再试一次 " + std::to_string(turn), 1));
   }
   EXPECT_EQ(executor.Turns().size(), 5u);
-  EXPECT_EQ(engine_->GetTicket(id)->stage, Stage::kBlocked);
+  EXPECT_EQ(views_->GetTicket(id)->stage, Stage::kBlocked);
   int said = 0;  // every failed turn says why, the one that sets the turns aside too
-  for (const Receipt& r : Ok(engine_->Receipts(id))) said += r.kind == MessageKind::kResult;
+  for (const Receipt& r : Ok(views_->Receipts(id))) said += r.kind == MessageKind::kResult;
   EXPECT_EQ(said, 5);
-  auto q = Ok(engine_->Quarantined());
+  auto q = Ok(views_->SetAside(1000));
   ASSERT_EQ(q.size(), 1u);
   EXPECT_EQ(q[0].kind, "turn");
   EXPECT_THAT(q[0].reason, HasSubstr("failed the same way 5 times in a row"));
@@ -526,8 +526,8 @@ TEST_F(ExecSchedulerTest, ATurnFailingTheSameWayFiveTimesIsSetAsideUntilRetried)
   ASSERT_EQ(*scheduler->Tick(), 1);
   scheduler->WaitForTurns();
   EXPECT_EQ(executor.Turns().size(), 6u);
-  EXPECT_EQ(engine_->GetTicket(id)->stage, Stage::kReady);
-  EXPECT_TRUE(Ok(engine_->Quarantined()).empty());
+  EXPECT_EQ(views_->GetTicket(id)->stage, Stage::kReady);
+  EXPECT_TRUE(Ok(views_->SetAside(1000)).empty());
 }
 
 // Issue 20: a read the store failed is not "nothing": the scheduler starts no turn on it — and
@@ -552,7 +552,7 @@ TEST_F(ExecSchedulerTest, AReadTheStoreFailsStartsNothingAndTheNextPassDoesTheWo
   ASSERT_TRUE(scheduler->Tick().ok());  // the turn's thread reads no workspace and begins nothing
   scheduler->WaitForTurns();
   EXPECT_TRUE(executor.Turns().empty());
-  EXPECT_EQ(Ok(engine_->Assignments(id)).back().state, "pending") << "it waits for the next pass";
+  EXPECT_EQ(Ok(views_->Assignments(id)).back().state, "pending") << "it waits for the next pass";
   sql("ALTER TABLE hidden_workspaces RENAME TO workspaces");
   sqlite3_close(outside);
 
@@ -560,7 +560,7 @@ TEST_F(ExecSchedulerTest, AReadTheStoreFailsStartsNothingAndTheNextPassDoesTheWo
   ASSERT_EQ(*scheduler->Tick(), 1);
   scheduler->WaitForTurns();
   EXPECT_EQ(executor.Turns().size(), 1u);
-  EXPECT_EQ(engine_->GetTicket(id)->stage, Stage::kReady);
+  EXPECT_EQ(views_->GetTicket(id)->stage, Stage::kReady);
 }
 
 }  // namespace

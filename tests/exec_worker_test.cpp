@@ -97,8 +97,8 @@ TEST_F(ExecWorkerTest, TheCommandExecutorFixesPushesAndOpensThePullRequestAfterT
   // The daemon committed and pushed the branch.
   EXPECT_EQ(OnOrigin("superagent/ticket-" + std::to_string(id), "README.md"), "Hello\nThere is the typo.\n");
   EXPECT_EQ(OnOrigin("main", "README.md"), "Hello\nThere is teh typo.\n");
-  EXPECT_EQ(engine_->GetTicket(id)->stage, Stage::kReady);
-  auto assignments = Ok(engine_->Assignments(id));
+  EXPECT_EQ(views_->GetTicket(id)->stage, Stage::kReady);
+  auto assignments = Ok(views_->Assignments(id));
   ASSERT_EQ(assignments.size(), 1u);
   EXPECT_EQ(assignments[0].executor, "command");
   EXPECT_EQ(assignments[0].state, "ended");
@@ -116,10 +116,10 @@ TEST_F(ExecWorkerTest, TheCommandExecutorFixesPushesAndOpensThePullRequestAfterT
   EXPECT_THAT(bodies[1], HasSubstr("Fixed the typo in README."));
 
   // The run is in the transcript.
-  auto session = Ok(engine_->SessionForTicket(id));
+  auto session = Ok(views_->SessionForTicket(id));
   ASSERT_TRUE(session.has_value());
   EXPECT_EQ(session->status, "idle");
-  auto events = Ok(engine_->SessionEvents(session->id));
+  auto events = Ok(views_->SessionEvents(session->id));
   ASSERT_GE(events.size(), 3u);
   EXPECT_EQ(events[0].kind, "input");
   EXPECT_EQ(events[1].kind, "command");
@@ -132,8 +132,8 @@ TEST_F(ExecWorkerTest, ACommandExitingNonZeroBlocksTheTicketWithTheStderrTail) {
   auto executor = exec::MakeCommandExecutor({"echo 'step 1 ok' >&2; echo 'boom: tests failed' >&2; exit 3"}, engine_.get());
   auto scheduler = MakeScheduler(executor.get());
   RunTurns(*scheduler);
-  EXPECT_EQ(engine_->GetTicket(id)->stage, Stage::kBlocked);
-  auto receipts = Ok(engine_->Receipts(id));
+  EXPECT_EQ(views_->GetTicket(id)->stage, Stage::kBlocked);
+  auto receipts = Ok(views_->Receipts(id));
   ASSERT_EQ(receipts.size(), 2u);
   EXPECT_EQ(receipts[1].kind, MessageKind::kResult);
   EXPECT_THAT(receipts[1].body, HasSubstr("exited with code 3"));
@@ -141,7 +141,7 @@ TEST_F(ExecWorkerTest, ACommandExitingNonZeroBlocksTheTicketWithTheStderrTail) {
   EXPECT_THAT(receipts[1].body, ::testing::Not(HasSubstr("boom")));
   auto views = Ok(Views::Open((dir_ / "superagent.db").string()));
   EXPECT_THAT(Ok(views->Detail(id)).row.stage_reason, HasSubstr("step 1 ok\nboom: tests failed"));
-  EXPECT_EQ(Ok(engine_->OutboxCounts())["pending"], 2);  // no PR action
+  EXPECT_EQ(Ok(views_->OutboxCounts())["pending"], 2);  // no PR action
 }
 
 TEST_F(ExecWorkerTest, ACommandWhoseLastLineIsNoResultBlocksTheTicketSayingWhy) {
@@ -149,8 +149,8 @@ TEST_F(ExecWorkerTest, ACommandWhoseLastLineIsNoResultBlocksTheTicketSayingWhy) 
   auto executor = exec::MakeCommandExecutor({"echo '{\"stage\":\"done\",\"summary\":\"x\"}'"}, engine_.get());
   auto scheduler = MakeScheduler(executor.get());
   RunTurns(*scheduler);
-  EXPECT_EQ(engine_->GetTicket(id)->stage, Stage::kBlocked);
-  auto receipts = Ok(engine_->Receipts(id));
+  EXPECT_EQ(views_->GetTicket(id)->stage, Stage::kBlocked);
+  auto receipts = Ok(views_->Receipts(id));
   ASSERT_EQ(receipts.size(), 2u);
   EXPECT_THAT(receipts[1].body, HasSubstr("report.stage must be ready, blocked or waiting_for_person"));
 }
@@ -164,7 +164,7 @@ TEST_F(ExecWorkerTest, AQuestionFromTheCommandGoesToThePersonWhoAskedAndTheirAns
       engine_.get());
   auto scheduler = MakeScheduler(executor.get());
   RunTurns(*scheduler);
-  auto t = engine_->GetTicket(id);
+  auto t = views_->GetTicket(id);
   ASSERT_EQ(t->stage, Stage::kWaitingForPerson);
   EXPECT_EQ(t->waiting->actor, "alice");
   EXPECT_EQ(t->waiting->question, "British or American spelling?");
@@ -195,10 +195,10 @@ TEST_F(ExecWorkerTest, ACommandPrintingAThousandChineseCharactersIsStoredWholeAn
       engine_.get());
   auto scheduler = MakeScheduler(executor.get());
   RunTurns(*scheduler);
-  EXPECT_EQ(engine_->GetTicket(id)->stage, Stage::kBlocked);
-  auto session = Ok(engine_->SessionForTicket(id));
+  EXPECT_EQ(views_->GetTicket(id)->stage, Stage::kBlocked);
+  auto session = Ok(views_->SessionForTicket(id));
   ASSERT_TRUE(session.has_value());
-  auto events = Ok(engine_->SessionEvents(session->id));
+  auto events = Ok(views_->SessionEvents(session->id));
   ASSERT_GE(events.size(), 2u);
   ASSERT_EQ(events[1].kind, "command");
   const std::string out = events[1].body["stdout_tail"];
@@ -222,8 +222,8 @@ TEST_F(ExecWorkerTest, CjkOnAFailingCommandsStderrBlocksTheTicketWithItsTailOnTh
   auto executor = exec::MakeCommandExecutor({"cat " + (dir_ / "err.txt").string() + " >&2; exit 2"}, engine_.get());
   auto scheduler = MakeScheduler(executor.get());
   RunTurns(*scheduler);
-  EXPECT_EQ(engine_->GetTicket(id)->stage, Stage::kBlocked);
-  auto receipts = Ok(engine_->Receipts(id));
+  EXPECT_EQ(views_->GetTicket(id)->stage, Stage::kBlocked);
+  auto receipts = Ok(views_->Receipts(id));
   ASSERT_EQ(receipts.size(), 2u);
   const std::string& said = receipts[1].body;
   EXPECT_TRUE(text::IsValid(said));
@@ -238,9 +238,9 @@ TEST_F(ExecWorkerTest, CjkOnAFailingCommandsStderrBlocksTheTicketWithItsTailOnTh
   ASSERT_EQ(bodies.size(), 2u);
   EXPECT_THAT(bodies[1], HasSubstr("exited with code 2"));
   EXPECT_THAT(bodies[1], ::testing::Not(HasSubstr("错错")));
-  auto session = Ok(engine_->SessionForTicket(id));
+  auto session = Ok(views_->SessionForTicket(id));
   ASSERT_TRUE(session.has_value());
-  auto events = Ok(engine_->SessionEvents(session->id));
+  auto events = Ok(views_->SessionEvents(session->id));
   ASSERT_GE(events.size(), 2u);
   EXPECT_THAT(events[1].body["stderr_tail"].get<std::string>(), HasSubstr("测试失败"));
 }
@@ -266,7 +266,7 @@ TEST_F(ExecWorkerTest, ToolResultsOfMultiByteAndInvalidTextReachTheModelAndTheTr
   llm::OpenAiChatClient chat(co, chat_http.get(), &exec_clock_, [](TimeMs) {});
   exec::BuiltinExecutorOptions bo;
   bo.model = "deepseek-chat";
-  auto executor = exec::MakeBuiltinExecutor(bo, engine_.get(), &chat, services_.get());
+  auto executor = exec::MakeBuiltinExecutor(bo, engine_.get(), views_.get(), &chat, services_.get());
   auto scheduler = MakeScheduler(executor.get());
   RunTurns(*scheduler);
   EXPECT_TRUE(model.problems().empty()) << model.problems()[0];
@@ -279,11 +279,11 @@ TEST_F(ExecWorkerTest, ToolResultsOfMultiByteAndInvalidTextReachTheModelAndTheTr
   EXPECT_LE(text::CountCodePoints(cut), 16'000u);
   EXPECT_THAT(cut, HasSubstr("characters cut"));
   EXPECT_THAT(cut, HasSubstr("最后一行")) << "the end of an output is kept";
-  EXPECT_EQ(engine_->GetTicket(id)->stage, Stage::kBlocked);
-  auto session = Ok(engine_->SessionForTicket(id));
+  EXPECT_EQ(views_->GetTicket(id)->stage, Stage::kBlocked);
+  auto session = Ok(views_->SessionForTicket(id));
   ASSERT_TRUE(session.has_value());
   int results = 0;
-  for (const SessionEvent& e : Ok(engine_->SessionEvents(session->id))) results += e.kind == "tool_result";
+  for (const SessionEvent& e : Ok(views_->SessionEvents(session->id))) results += e.kind == "tool_result";
   EXPECT_EQ(results, 4);
 }
 
@@ -319,7 +319,7 @@ TEST_F(ExecWorkerTest, WrongToolArgumentsAreToolErrorsTheModelSeesAndTheTurnGoes
   llm::OpenAiChatClient chat(co, chat_http.get(), &exec_clock_, [](TimeMs) {});
   exec::BuiltinExecutorOptions bo;
   bo.model = "deepseek-chat";
-  auto executor = exec::MakeBuiltinExecutor(bo, engine_.get(), &chat, services_.get());
+  auto executor = exec::MakeBuiltinExecutor(bo, engine_.get(), views_.get(), &chat, services_.get());
   auto scheduler = MakeScheduler(executor.get());
   RunTurns(*scheduler);
 
@@ -350,7 +350,7 @@ TEST_F(ExecWorkerTest, WrongToolArgumentsAreToolErrorsTheModelSeesAndTheTurnGoes
   };
   EXPECT_EQ(results, expected);
   EXPECT_FALSE(std::filesystem::exists(dir_ / "work" / "tickets" / "新.txt"));
-  EXPECT_EQ(engine_->GetTicket(id)->stage, Stage::kReady);  // the turn went on to its report
+  EXPECT_EQ(views_->GetTicket(id)->stage, Stage::kReady);  // the turn went on to its report
 }
 
 // A repository whose AGENTS.md is a symbolic link to a file outside the worktree (here a
@@ -374,7 +374,7 @@ TEST_F(ExecWorkerTest, AnAgentsMdLinkedOutOfTheWorktreeIsNotReadIntoThePrompt) {
   llm::OpenAiChatClient chat(co, chat_http.get(), &exec_clock_, [](TimeMs) {});
   exec::BuiltinExecutorOptions bo;
   bo.model = "deepseek-chat";
-  auto executor = exec::MakeBuiltinExecutor(bo, engine_.get(), &chat, services_.get());
+  auto executor = exec::MakeBuiltinExecutor(bo, engine_.get(), views_.get(), &chat, services_.get());
   auto scheduler = MakeScheduler(executor.get());
   RunTurns(*scheduler);
 
@@ -384,7 +384,7 @@ TEST_F(ExecWorkerTest, AnAgentsMdLinkedOutOfTheWorktreeIsNotReadIntoThePrompt) {
   const std::string first = requests[0]["messages"][1]["content"];
   EXPECT_THAT(first, HasSubstr("## AGENTS.md of the repository\n(AGENTS.md was not read: AGENTS.md leads outside"));
   EXPECT_THAT(requests[1]["messages"].back()["content"].get<std::string>(), HasSubstr("error: AGENTS.md leads outside"));
-  EXPECT_EQ(engine_->GetTicket(id)->stage, Stage::kReady);
+  EXPECT_EQ(views_->GetTicket(id)->stage, Stage::kReady);
 }
 
 TEST_F(ExecWorkerTest, TheBuiltinWorkerEditsTestsCommitsAndReportsReadyDrivenByTheModel) {
@@ -404,7 +404,7 @@ TEST_F(ExecWorkerTest, TheBuiltinWorkerEditsTestsCommitsAndReportsReadyDrivenByT
   llm::OpenAiChatClient chat(co, chat_http.get(), &exec_clock_, [](TimeMs) {});
   exec::BuiltinExecutorOptions bo;
   bo.model = "deepseek-chat";
-  auto executor = exec::MakeBuiltinExecutor(bo, engine_.get(), &chat, services_.get());
+  auto executor = exec::MakeBuiltinExecutor(bo, engine_.get(), views_.get(), &chat, services_.get());
   auto scheduler = MakeScheduler(executor.get());
   RunTurns(*scheduler);
 
@@ -428,7 +428,7 @@ TEST_F(ExecWorkerTest, TheBuiltinWorkerEditsTestsCommitsAndReportsReadyDrivenByT
   EXPECT_THAT(tool_text(5), HasSubstr("pushed superagent/ticket-" + std::to_string(id) + " (1 commits"));
 
   EXPECT_EQ(OnOrigin("superagent/ticket-" + std::to_string(id), "README.md"), "Hello\nThere is the typo.\n");
-  EXPECT_EQ(engine_->GetTicket(id)->stage, Stage::kReady);
+  EXPECT_EQ(views_->GetTicket(id)->stage, Stage::kReady);
   Deliver();
   ASSERT_EQ(github_->pulls.size(), 1u);
   EXPECT_EQ(github_->pulls.begin()->second["head"]["ref"], "superagent/ticket-" + std::to_string(id));
@@ -438,9 +438,9 @@ TEST_F(ExecWorkerTest, TheBuiltinWorkerEditsTestsCommitsAndReportsReadyDrivenByT
   EXPECT_THAT(bodies[1], HasSubstr("Fixed the typo in README; tests pass."));
 
   // Transcript and token usage.
-  auto session = Ok(engine_->SessionForTicket(id));
+  auto session = Ok(views_->SessionForTicket(id));
   ASSERT_TRUE(session.has_value());
-  auto events = Ok(engine_->SessionEvents(session->id));
+  auto events = Ok(views_->SessionEvents(session->id));
   int inputs = 0, assistant = 0, results = 0;
   for (const auto& e : events) {
     inputs += e.kind == "input";
@@ -450,7 +450,7 @@ TEST_F(ExecWorkerTest, TheBuiltinWorkerEditsTestsCommitsAndReportsReadyDrivenByT
   EXPECT_EQ(inputs, 1);
   EXPECT_EQ(assistant, 6);
   EXPECT_EQ(results, 6);
-  auto usage = Ok(engine_->TokenUsage(id));
+  auto usage = Ok(views_->TokenUsage(id));
   EXPECT_EQ(usage["calls"], 6);
   EXPECT_EQ(usage["prompt_tokens"], 6 * 1200);
   EXPECT_EQ(usage["completion_tokens"], 6 * 80);
@@ -470,7 +470,7 @@ TEST_F(ExecWorkerTest, StoppingATicketAbandonsTheModelCallInFlight) {
   co.timeout_ms = 60'000;
   auto chat_http = MakeCurlHttpClient("superagent-test");
   llm::OpenAiChatClient chat(co, chat_http.get(), &exec_clock_, [](TimeMs) {});
-  auto executor = exec::MakeBuiltinExecutor({"deepseek-chat"}, engine_.get(), &chat, services_.get());
+  auto executor = exec::MakeBuiltinExecutor({"deepseek-chat"}, engine_.get(), views_.get(), &chat, services_.get());
   auto scheduler = MakeScheduler(executor.get());
   ASSERT_EQ(*scheduler->Tick(), 1);
   ASSERT_TRUE(model.WaitUntilHolding());
@@ -481,9 +481,9 @@ TEST_F(ExecWorkerTest, StoppingATicketAbandonsTheModelCallInFlight) {
   ASSERT_TRUE(scheduler->Tick().ok());
   EXPECT_EQ(scheduler->Slots().worker_used, 0);
   // Nothing was made of the abandoned call: no assistant message, no tool run.
-  auto session = Ok(engine_->SessionForTicket(id));
+  auto session = Ok(views_->SessionForTicket(id));
   ASSERT_TRUE(session.has_value());
-  for (const SessionEvent& e : Ok(engine_->SessionEvents(session->id))) EXPECT_NE(e.kind, "assistant");
+  for (const SessionEvent& e : Ok(views_->SessionEvents(session->id))) EXPECT_NE(e.kind, "assistant");
   model.Release();
 }
 
@@ -497,12 +497,12 @@ TEST_F(ExecWorkerTest, AFollowUpResumesTheBuiltinSessionFromItsTranscript) {
   co.api_key = model.api_key();
   auto chat_http = MakeCurlHttpClient("superagent-test");
   llm::OpenAiChatClient chat(co, chat_http.get(), &exec_clock_, [](TimeMs) {});
-  auto executor = exec::MakeBuiltinExecutor({"deepseek-chat"}, engine_.get(), &chat, services_.get());
+  auto executor = exec::MakeBuiltinExecutor({"deepseek-chat"}, engine_.get(), views_.get(), &chat, services_.get());
   auto scheduler = MakeScheduler(executor.get());
   RunTurns(*scheduler);
-  EXPECT_EQ(engine_->GetTicket(id)->stage, Stage::kBlocked);
+  EXPECT_EQ(views_->GetTicket(id)->stage, Stage::kBlocked);
   bool told = false;
-  for (const Receipt& r : Ok(engine_->Receipts(id))) told |= r.body.find("ended without a result") != std::string::npos;
+  for (const Receipt& r : Ok(views_->Receipts(id))) told |= r.body.find("ended without a result") != std::string::npos;
   EXPECT_TRUE(told) << "the requester hears that the turn gave no result";
 
   Receive(Comment("c2", "alice", false, "also the one in docs/"));
@@ -513,7 +513,7 @@ TEST_F(ExecWorkerTest, AFollowUpResumesTheBuiltinSessionFromItsTranscript) {
   ASSERT_EQ(msgs.size(), 4u);  // system, first input, "Looking.", the follow-up
   EXPECT_EQ(msgs[2]["content"], "Looking.");
   EXPECT_THAT(msgs[3]["content"].get<std::string>(), HasSubstr("also the one in docs/"));
-  EXPECT_EQ(engine_->GetTicket(id)->stage, Stage::kBlocked);
+  EXPECT_EQ(views_->GetTicket(id)->stage, Stage::kBlocked);
   EXPECT_TRUE(model.problems().empty());
 }
 
@@ -534,7 +534,7 @@ TEST_F(ExecWorkerTest, AFollowUpDuringATurnReachesTheSessionAtItsNextStep) {
   co.api_key = model.api_key();
   auto chat_http = MakeCurlHttpClient("superagent-test");
   llm::OpenAiChatClient chat(co, chat_http.get(), &exec_clock_, [](TimeMs) {});
-  auto executor = exec::MakeBuiltinExecutor({"deepseek-chat"}, engine_.get(), &chat, services_.get());
+  auto executor = exec::MakeBuiltinExecutor({"deepseek-chat"}, engine_.get(), views_.get(), &chat, services_.get());
   auto scheduler = MakeScheduler(executor.get());
   RunTurns(*scheduler);
 
@@ -545,10 +545,10 @@ TEST_F(ExecWorkerTest, AFollowUpDuringATurnReachesTheSessionAtItsNextStep) {
   EXPECT_EQ(msgs[3]["role"], "tool");
   EXPECT_EQ(msgs[4]["role"], "user");
   EXPECT_THAT(msgs[4]["content"].get<std::string>(), HasSubstr("also the one in docs/"));
-  EXPECT_EQ(engine_->GetTicket(id)->stage, Stage::kReady);
+  EXPECT_EQ(views_->GetTicket(id)->stage, Stage::kReady);
   ASSERT_TRUE(scheduler->Tick().ok());
-  EXPECT_EQ(Ok(engine_->Assignments(id)).size(), 1u) << "the follow-up was answered in the turn it arrived in";
-  EXPECT_TRUE(Ok(engine_->AssignmentsInState("pending")).empty());
+  EXPECT_EQ(Ok(views_->Assignments(id)).size(), 1u) << "the follow-up was answered in the turn it arrived in";
+  EXPECT_TRUE(Ok(views_->AssignmentsInState("pending")).empty());
   EXPECT_TRUE(model.problems().empty());
 }
 
@@ -568,7 +568,7 @@ class ExecWorkerFormTest : public ExecWorkerTest {
     services_ = std::make_unique<exec::WorkerServices>(engine_.get(), workspaces_.get(), std::move(o));
     exec::BuiltinExecutorOptions bo;
     bo.model = "deepseek-chat";
-    return exec::MakeBuiltinExecutor(bo, engine_.get(), chat_.get(), services_.get());
+    return exec::MakeBuiltinExecutor(bo, engine_.get(), views_.get(), chat_.get(), services_.get());
   }
   // The tool results the model was sent in request `i`, in order.
   std::vector<std::string> ToolResults(std::size_t i) {
@@ -621,7 +621,7 @@ TEST_F(ExecWorkerFormTest, AHumanActionWithOptionsIsStoredPostedNumberedAndItsAn
       "error: question must be a non-empty string",
   };
   EXPECT_EQ(ToolResults(1), expected);
-  auto t = engine_->GetTicket(id);
+  auto t = views_->GetTicket(id);
   ASSERT_EQ(t->stage, Stage::kWaitingForPerson);
   EXPECT_EQ(t->waiting->actor, "alice");
   EXPECT_EQ(t->waiting->question, "Which spelling should the README use?");
@@ -640,7 +640,7 @@ TEST_F(ExecWorkerFormTest, AHumanActionWithOptionsIsStoredPostedNumberedAndItsAn
   EXPECT_THAT(answer, HasSubstr("## Answer to your question (from alice via github)\n"
                                 "Your question: Which spelling should the README use?\n"
                                 "They chose option 2: American（美式）\n"));
-  EXPECT_EQ(engine_->GetTicket(id)->stage, Stage::kReady);
+  EXPECT_EQ(views_->GetTicket(id)->stage, Stage::kReady);
 }
 
 // SPEC §6 in code: a ready report of a branch that changes a UI path needs a Before and an After
@@ -685,13 +685,13 @@ TEST_F(ExecWorkerFormTest, AUiChangeIsReadyOnlyWithRealBeforeAndAfterScreenshots
   EXPECT_THAT(first[5], HasSubstr("error: report not accepted: screenshots[0].path: ../../etc/passwd leads outside"));
   EXPECT_THAT(first[6], HasSubstr("error: report not accepted: screenshots[0].path: shots/missing.png"));
   std::vector<std::string> second;  // the last batch's results are in the transcript
-  for (const SessionEvent& e : Ok(engine_->SessionEvents(Ok(engine_->SessionForTicket(id))->id)))
+  for (const SessionEvent& e : Ok(views_->SessionEvents(Ok(views_->SessionForTicket(id))->id)))
     if (e.kind == "tool_result") second.push_back(e.body.value("content", ""));
   ASSERT_EQ(second.size(), 10u);
   EXPECT_THAT(second[8], HasSubstr("so a ready report needs \"screenshots\" with an After"));
   EXPECT_EQ(second[9], "reported ready");
 
-  EXPECT_EQ(engine_->GetTicket(id)->stage, Stage::kReady);
+  EXPECT_EQ(views_->GetTicket(id)->stage, Stage::kReady);
   EXPECT_EQ(OnOrigin(branch, "shots/before.png"), "\x89PNG\r\n\x1a\n-before");
   EXPECT_EQ(OnOrigin(branch, "web/style.css"), "button { color: #333; }\n");
   Deliver();
@@ -714,7 +714,7 @@ TEST_F(ExecWorkerFormTest, AChangeOutsideTheUiPathsIsReadyWithoutScreenshots) {
   auto scheduler = MakeScheduler(executor.get());
   RunTurns(*scheduler);
   EXPECT_EQ(model_.requests().size(), 1u) << "the report was accepted at once";
-  EXPECT_EQ(engine_->GetTicket(id)->stage, Stage::kReady);
+  EXPECT_EQ(views_->GetTicket(id)->stage, Stage::kReady);
 }
 
 // Issue 22 item 7: every worker gets the team skills' index in its system message, read each turn,
@@ -773,7 +773,7 @@ TEST_F(ExecWorkerFormTest, TeamSkillsAreListedEveryTurnAndReadableByNameOnly) {
   requests = model_.requests();
   ASSERT_EQ(requests.size(), 3u);
   EXPECT_THAT(requests[2]["messages"][0]["content"].get<std::string>(), HasSubstr("- release-notes: Release notes, grouped by area"));
-  EXPECT_EQ(engine_->GetTicket(id)->stage, Stage::kBlocked);
+  EXPECT_EQ(views_->GetTicket(id)->stage, Stage::kBlocked);
 }
 
 TEST(ExecWorkerInputTest, AnAnswerShowsTheQuestionAndTheChosenOptionOrTheOwnWords) {

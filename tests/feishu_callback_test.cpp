@@ -41,7 +41,7 @@ class FeishuCallbackTest : public superagent::testing::EngineTest {
     client_ = std::make_unique<Client>(http_.get(), &clock_, co);
     options_.encrypt_key = kKey;
     options_.verification_token = "v-token";
-    source_ = std::make_unique<Source>(engine_.get(), client_.get(), &clock_, options_);
+    source_ = std::make_unique<Source>(engine_.get(), views_.get(), client_.get(), &clock_, options_);
   }
   void TearDown() override {
     source_.reset();
@@ -67,7 +67,7 @@ class FeishuCallbackTest : public superagent::testing::EngineTest {
     ASSERT_TRUE(engine_->UpdateSource(u).ok());
   }
   std::optional<SourceHealth> Health(const std::string& path) {
-    for (const SourceHealth& h : Ok(engine_->SourcesHealth()))
+    for (const SourceHealth& h : Ok(views_->SourcesHealth()))
       if (h.source == "feishu" && h.path == path) return h;
     return std::nullopt;
   }
@@ -109,7 +109,7 @@ TEST_F(FeishuCallbackTest, ASignedEncryptedEventIsStored) {
   KnowIdentity();
   CallbackReply reply = source_->HandleCallback(Signed(Event("om_cb1"), clock_.NowMs()));
   EXPECT_EQ(reply.status, 200) << reply.body;
-  auto rec = engine_->GetTrigger("feishu:om_cb1");
+  auto rec = views_->GetTrigger("feishu:om_cb1");
   ASSERT_TRUE(rec.ok());
   EXPECT_EQ(rec->via, "realtime:callback");
   EXPECT_TRUE(rec->trigger.addressed);
@@ -127,12 +127,12 @@ TEST_F(FeishuCallbackTest, BadSignatureStaleTimeOrMissingKeyIs401AndNothingStore
   CallbackRequest unsigned_event = Signed(Event("om_cb2"), clock_.NowMs());
   unsigned_event.signature.clear();
   EXPECT_EQ(source_->HandleCallback(unsigned_event).status, 401);
-  EXPECT_FALSE(engine_->GetTrigger("feishu:om_cb2").ok());
+  EXPECT_FALSE(views_->GetTrigger("feishu:om_cb2").ok());
 
   SourceOptions no_key;
-  Source keyless(engine_.get(), client_.get(), &clock_, no_key);
+  Source keyless(engine_.get(), views_.get(), client_.get(), &clock_, no_key);
   EXPECT_EQ(keyless.HandleCallback(Signed(Event("om_cb2"), clock_.NowMs())).status, 401);
-  EXPECT_FALSE(engine_->GetTrigger("feishu:om_cb2").ok());
+  EXPECT_FALSE(views_->GetTrigger("feishu:om_cb2").ok());
 }
 
 TEST_F(FeishuCallbackTest, TheRouteAnswersOverHttp) {
@@ -159,8 +159,8 @@ TEST_F(FeishuCallbackTest, TheRouteAnswersOverHttp) {
   t.join();
   EXPECT_EQ(good.status, 200) << good.body;
   EXPECT_EQ(bad.status, 401);
-  EXPECT_TRUE(engine_->GetTrigger("feishu:om_cb3").ok());
-  EXPECT_FALSE(engine_->GetTrigger("feishu:om_cb4").ok());
+  EXPECT_TRUE(views_->GetTrigger("feishu:om_cb3").ok());
+  EXPECT_FALSE(views_->GetTrigger("feishu:om_cb4").ok());
 }
 
 // The body used to be decrypted before its signature was checked, and a body that did not decrypt
@@ -196,7 +196,7 @@ TEST_F(FeishuCallbackTest, EveryRefusalGetsOneAnswerAndTheSignatureComesFirst) {
     EXPECT_EQ(reply.status, first.status) << r.body;
     EXPECT_EQ(reply.body, first.body) << r.body;
   }
-  EXPECT_FALSE(engine_->GetTrigger("feishu:om_cb5").ok());
+  EXPECT_FALSE(views_->GetTrigger("feishu:om_cb5").ok());
   EXPECT_EQ(superagent::metrics::ProcessRuntime().RefusedDeliveries()["feishu"] - refused_before,
             static_cast<std::int64_t>(refusals.size()) + 1);
   EXPECT_FALSE(Health("callback").has_value()) << "a refusal wrote to the store";
@@ -221,11 +221,11 @@ TEST_F(FeishuCallbackTest, AnEventBeforeTheIdentityIsKnownIsAnsweredAtOnce) {
   CallbackReply reply = source_->HandleCallback(Signed(Event("om_cb6"), clock_.NowMs()));
   EXPECT_EQ(reply.status, 503) << reply.body;
   EXPECT_FALSE(fake_->Holding()) << "the request thread asked Feishu";
-  EXPECT_FALSE(engine_->GetTrigger("feishu:om_cb6").ok());
+  EXPECT_FALSE(views_->GetTrigger("feishu:om_cb6").ok());
   fake_->Release();
   KnowIdentity();  // a round learned it
   EXPECT_EQ(source_->HandleCallback(Signed(Event("om_cb6"), clock_.NowMs())).status, 200);
-  EXPECT_TRUE(engine_->GetTrigger("feishu:om_cb6").ok());
+  EXPECT_TRUE(views_->GetTrigger("feishu:om_cb6").ok());
 }
 
 std::string FindOnPath(const std::string& name) {
@@ -273,7 +273,7 @@ TEST_F(FeishuCallbackTest, CryptoAgreesWithTheOfficialNodeSdk) {
   CallbackRequest theirs{ours.timestamp, ours.nonce, out["signature2"].get<std::string>(), out["body2"].get<std::string>()};
   KnowIdentity();  // a callback never asks Feishu who the bot is; an earlier round learned it
   EXPECT_EQ(source_->HandleCallback(theirs).status, 200);
-  EXPECT_TRUE(engine_->GetTrigger("feishu:om_sdk2").ok());
+  EXPECT_TRUE(views_->GetTrigger("feishu:om_sdk2").ok());
 }
 
 // Found by fuzz/feishu_callback_fuzz (docs/009-fuzzing.md): a field of the wrong JSON type in the
@@ -313,13 +313,13 @@ class FeishuCardActionTest : public FeishuCallbackTest {
     ASSERT_EQ(source_->HandleCallback(Signed(FakeFeishu::EventFor(item, "group", "ev-req"), clock_.NowMs())).status, 200);
     assessor_.answers.push_back(superagent::testing::ScriptedAssessor::Accept());
     ASSERT_EQ(Drain(), 1);
-    ticket_ = Ok(engine_->Explain("feishu:om_req"))["ticket_created"]["id"].get<TicketId>();
+    ticket_ = Ok(ExplainNow("feishu:om_req"))["ticket_created"]["id"].get<TicketId>();
     HumanAction ask;
     ask.thread = "feishu:chat:oc_support";
     ask.actor = "ou_alice";
     ask.question = "Which link should CONTRIBUTING.md point to?";
     ask.form = {{"options", {"docs/setup.md", "维基页面 📚"}}};
-    ASSERT_TRUE(engine_->AskPerson(ticket_, ask, "ask:card").ok());
+    ASSERT_TRUE(EngineTestPeer(*engine_).AskPerson(ticket_, ask, "ask:card").ok());
     channel_ = std::make_unique<FeishuChannel>(client_.get(), &clock_);
     EffectsLoop loop(engine_.get(), {channel_.get()}, &clock_, {}, 1);
     ASSERT_TRUE(loop.RunOnce().ok());  // the acknowledgement and the question, in that order
@@ -342,7 +342,7 @@ class FeishuCardActionTest : public FeishuCallbackTest {
         FakeFeishu::CardActionFor(card_.value("message_id", ""), "oc_support", who, value, event_id, clock_.NowMs()),
         clock_.NowMs()));
   }
-  Stage StageNow() { return Ok(engine_->GetTicket(ticket_)).stage; }
+  Stage StageNow() { return Ok(views_->GetTicket(ticket_)).stage; }
 
   TicketId ticket_ = 0;
   json card_;
@@ -358,9 +358,9 @@ TEST_F(FeishuCardActionTest, ThePressOfTheAskedPersonAnswersWithTheOptionAndOthe
   CallbackReply bob = Press("ou_bob", ButtonValue(1), "ev-bob");
   EXPECT_EQ(bob.status, 200);
   EXPECT_EQ(json::parse(bob.body), (json{{"toast", {{"type", "success"}, {"content", "Answer recorded"}}}}));
-  EXPECT_FALSE(engine_->GetTrigger("feishu:card:ev-bob").ok()) << "the Engine took it on the request's thread";
+  EXPECT_FALSE(views_->GetTrigger("feishu:card:ev-bob").ok()) << "the Engine took it on the request's thread";
   EXPECT_EQ(source_->DrainCardActions(), 1);
-  TriggerRecord bobs = Ok(engine_->GetTrigger("feishu:card:ev-bob"));
+  TriggerRecord bobs = Ok(views_->GetTrigger("feishu:card:ev-bob"));
   EXPECT_EQ(bobs.trigger.actor, "ou_bob");
   EXPECT_EQ(bobs.trigger.text, "1");
   EXPECT_EQ(bobs.via, "realtime:callback");
@@ -372,11 +372,11 @@ TEST_F(FeishuCardActionTest, ThePressOfTheAskedPersonAnswersWithTheOptionAndOthe
   EXPECT_EQ(Press("ou_alice", ButtonValue(2), "ev-alice").status, 200);
   EXPECT_EQ(source_->DrainCardActions(), 2);
   EXPECT_EQ(StageNow(), Stage::kIdle);
-  TriggerRecord alices = Ok(engine_->GetTrigger("feishu:card:ev-alice"));
+  TriggerRecord alices = Ok(views_->GetTrigger("feishu:card:ev-alice"));
   EXPECT_EQ(alices.trigger.threads, (std::vector<std::string>{"feishu:chat:oc_support"}));
   EXPECT_EQ(alices.trigger.channel, "feishu:chat:oc_support:reply:" + card_.value("message_id", ""));
   int answers = 0;
-  for (const TicketInput& in : Ok(engine_->TicketInputs(ticket_))) {
+  for (const TicketInput& in : Ok(views_->TicketInputs(ticket_))) {
     if (in.kind != "answer") continue;
     ++answers;
     EXPECT_EQ(in.body["answer"], (json{{"option", 2}, {"text", "维基页面 📚"}})) << in.body.dump();
@@ -394,11 +394,11 @@ TEST_F(FeishuCardActionTest, APressIsKeptWhileTheCursorsCannotBeReadAndTakenOnce
   ASSERT_EQ(sqlite3_open((dir_ / "superagent.db").string().c_str(), &outside), SQLITE_OK);
   ASSERT_EQ(sqlite3_exec(outside, "ALTER TABLE source_cursors RENAME TO hidden_cursors", nullptr, nullptr, nullptr), SQLITE_OK);
   EXPECT_EQ(source_->DrainCardActions(), 0);
-  EXPECT_FALSE(engine_->GetTrigger("feishu:card:ev-kept").ok());
+  EXPECT_FALSE(views_->GetTrigger("feishu:card:ev-kept").ok());
   ASSERT_EQ(sqlite3_exec(outside, "ALTER TABLE hidden_cursors RENAME TO source_cursors", nullptr, nullptr, nullptr), SQLITE_OK);
   sqlite3_close(outside);
   EXPECT_EQ(source_->DrainCardActions(), 1);
-  EXPECT_EQ(Ok(engine_->GetTrigger("feishu:card:ev-kept")).trigger.actor, "ou_alice");
+  EXPECT_EQ(Ok(views_->GetTrigger("feishu:card:ev-kept")).trigger.actor, "ou_alice");
   EXPECT_EQ(StageNow(), Stage::kIdle) << "the asked person's answer, taken late, still answers";
 }
 
@@ -413,7 +413,7 @@ TEST_F(FeishuCardActionTest, AForgedPressIsRefusedAndChangesNothing) {
   unsigned_press.signature.clear();
   EXPECT_EQ(source_->HandleCallback(unsigned_press).status, 401);
   EXPECT_EQ(source_->DrainCardActions(), 0);
-  EXPECT_FALSE(engine_->GetTrigger("feishu:card:ev-forged").ok());
+  EXPECT_FALSE(views_->GetTrigger("feishu:card:ev-forged").ok());
   EXPECT_EQ(StageNow(), Stage::kWaitingForPerson);
 }
 
@@ -453,7 +453,7 @@ TEST_F(FeishuCardActionTest, HostileValuesAreRefusedPreciselyAndChangeNothing) {
   EXPECT_THAT(source_->HandleCallback(Signed(no_chat, clock_.NowMs())).body, HasSubstr("event.context.open_chat_id: missing"));
   EXPECT_EQ(source_->DrainCardActions(), 0) << "nothing refused was queued";
   EXPECT_EQ(StageNow(), Stage::kWaitingForPerson);
-  for (int k = 0; k < i; ++k) EXPECT_FALSE(engine_->GetTrigger("feishu:card:ev-hostile-" + std::to_string(k)).ok());
+  for (int k = 0; k < i; ++k) EXPECT_FALSE(views_->GetTrigger("feishu:card:ev-hostile-" + std::to_string(k)).ok());
 }
 
 }  // namespace

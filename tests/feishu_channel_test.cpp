@@ -287,7 +287,7 @@ TEST_F(FeishuChannelTest, TheOutboxDeliversAnAcknowledgementOnceThroughTheChanne
   auto sent = Sent();
   ASSERT_EQ(sent.size(), 1u);
   EXPECT_EQ(sent[0]["uuid"], "ack:feishu:om_1");
-  auto receipts = Ok(engine_->Receipts(std::nullopt));
+  auto receipts = Ok(views_->Receipts(std::nullopt));
   ASSERT_EQ(receipts.size(), 1u);
   EXPECT_EQ(receipts[0].status, "sent");
 }

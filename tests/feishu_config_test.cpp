@@ -57,19 +57,19 @@ TEST(FeishuConfigTest, ProblemsPointAtTheValue) {
 TEST(FeishuConfigTest, IntegrationNeedsToBeEnabledAndCredentials) {
   Config c = DefaultConfig();
   FakeClock clock;
-  auto off = app::MakeFeishu(c, nullptr, &clock);
+  auto off = app::MakeFeishu(c, nullptr, nullptr, &clock);
   EXPECT_FALSE(off.ok());
   c.feishu.enabled = true;
   c.feishu.app_id_env = "SUPERAGENT_TEST_FEISHU_ID";
   c.feishu.app_secret_env = "SUPERAGENT_TEST_FEISHU_SECRET";
   unsetenv("SUPERAGENT_TEST_FEISHU_ID");
-  auto missing = app::MakeFeishu(c, nullptr, &clock);
+  auto missing = app::MakeFeishu(c, nullptr, nullptr, &clock);
   ASSERT_FALSE(missing.ok());
   EXPECT_THAT(missing.status().message(), HasSubstr("SUPERAGENT_TEST_FEISHU_ID"));
   ASSERT_EQ(setenv("SUPERAGENT_TEST_FEISHU_ID", "cli_a1b2c3d4e5f60718", 1), 0);
   ASSERT_EQ(setenv("SUPERAGENT_TEST_FEISHU_SECRET", "s", 1), 0);
   c.feishu.realtime = "callback";
-  auto ok = app::MakeFeishu(c, nullptr, &clock);
+  auto ok = app::MakeFeishu(c, nullptr, nullptr, &clock);
   EXPECT_TRUE(ok.ok()) << ok.status().ToString();
   EXPECT_TRUE((*ok)->channel()->Handles("feishu:chat:oc_1"));
   unsetenv("SUPERAGENT_TEST_FEISHU_ID");

@@ -48,7 +48,7 @@ class FeishuLateThreadTest : public superagent::testing::EngineTest {
     co.app_secret = fake_->app_secret;
     client_ = std::make_unique<Client>(http_.get(), &clock_, co);
     channel_ = std::make_unique<FeishuChannel>(client_.get(), &clock_);
-    source_ = std::make_unique<Source>(engine_.get(), client_.get(), &clock_, options_);
+    source_ = std::make_unique<Source>(engine_.get(), views_.get(), client_.get(), &clock_, options_);
   }
   void TearDown() override {
     source_.reset();
@@ -62,15 +62,15 @@ class FeishuLateThreadTest : public superagent::testing::EngineTest {
   void Restart() {
     source_.reset();
     Open(superagent::testing::MakePolicy("observe", kChats));
-    source_ = std::make_unique<Source>(engine_.get(), client_.get(), &clock_, options_);
+    source_ = std::make_unique<Source>(engine_.get(), views_.get(), client_.get(), &clock_, options_);
   }
 
   json Cursor(const std::string& name) {
-    auto c = Ok(engine_->SourceCursors("feishu"));
+    auto c = Ok(views_->SourceCursors("feishu"));
     return c.count(name) ? json::parse(c[name]) : json();
   }
   std::optional<SourceHealth> Health(const std::string& path) {
-    for (const auto& h : Ok(engine_->SourcesHealth()))
+    for (const auto& h : Ok(views_->SourcesHealth()))
       if (h.source == "feishu" && h.path == path) return h;
     return std::nullopt;
   }
@@ -97,7 +97,7 @@ class FeishuLateThreadTest : public superagent::testing::EngineTest {
     assessor_.answers.push_back(superagent::testing::ScriptedAssessor::Accept());
     EXPECT_EQ(Drain(), 1);
     Asked a;
-    auto story = Ok(engine_->Explain("feishu:" + request));
+    auto story = Ok(ExplainNow("feishu:" + request));
     if (!story.contains("ticket_created")) {
       ADD_FAILURE() << "no Ticket for " << request << ": " << story.dump();
       return a;
@@ -115,7 +115,7 @@ class FeishuLateThreadTest : public superagent::testing::EngineTest {
   // The Tickets a stored Trigger reached (explain's tickets_reached).
   std::vector<TicketId> Reached(const std::string& trigger_id) {
     std::vector<TicketId> out;
-    const json story = Ok(engine_->Explain(trigger_id));
+    const json story = Ok(ExplainNow(trigger_id));
     for (const auto& r : story["tickets_reached"]) out.push_back(r["ticket"].get<TicketId>());
     return out;
   }
@@ -149,19 +149,19 @@ TEST_F(FeishuLateThreadTest, ATopicOpenedOnTheRequestWhileTheDaemonWasDownIsRead
   Add(FakeFeishu::Item("om_r1", "oc_a", "ou_bob", "CONTRIBUTING.md 里也有 teh → the 🙏", clock_.NowMs(), "omt_late",
                        "om_req"));
   clock_.Advance(3'000'000);
-  ASSERT_LT(Ok(engine_->GetTrigger("feishu:om_req")).trigger.at, Cursor("chat:oc_a")["since"].get<TimeMs>())
+  ASSERT_LT(Ok(views_->GetTrigger("feishu:om_req")).trigger.at, Cursor("chat:oc_a")["since"].get<TimeMs>())
       << "the topic's root is older than the chat's cursor: no listing shows the topic";
 
   RoundReport r = source_->RunOnce();
   EXPECT_EQ(r.late_threads_found, 1);
   EXPECT_EQ(ThreadReads("omt_late"), 1) << "the topic is read in the round that found it";
-  auto reply = engine_->GetTrigger("feishu:om_r1");
+  auto reply = views_->GetTrigger("feishu:om_r1");
   ASSERT_TRUE(reply.ok()) << "the reply in the later topic was never read";
   EXPECT_EQ(reply->via, "poll:thread");
   EXPECT_EQ(reply->trigger.text, "CONTRIBUTING.md 里也有 teh → the 🙏");
   EXPECT_EQ(reply->trigger.threads.front(), "feishu:thread:omt_late");
   EXPECT_THAT(Reached("feishu:om_r1"), Contains(asked.ticket)) << "it is the Ticket's discussion";
-  EXPECT_EQ(Ok(engine_->Explain("feishu:om_r1"))["intake"]["outcome"], "stored");
+  EXPECT_EQ(Ok(ExplainNow("feishu:om_r1"))["intake"]["outcome"], "stored");
   EXPECT_EQ(Cursor("thread:omt_late")["root"], "om_req");
   EXPECT_THAT(Health("threads")->note, HasSubstr("looked up 2 open Ticket message(s) for a topic opened since, found 1"));
 
@@ -195,7 +195,7 @@ TEST_F(FeishuLateThreadTest, AMentionInATopicOpenedLaterOnTheAcknowledgementIsRe
   clock_.Advance(600'000);
   RoundReport r = source_->RunOnce();
   EXPECT_EQ(r.late_threads_found, 1);
-  auto mention = engine_->GetTrigger("feishu:om_m1");
+  auto mention = views_->GetTrigger("feishu:om_m1");
   ASSERT_TRUE(mention.ok()) << "the mention in the later topic was never read";
   EXPECT_TRUE(mention->trigger.addressed);
   EXPECT_EQ(mention->trigger.channel, "feishu:chat:oc_b:reply:om_m1:thread") << "an answer goes into that topic";
@@ -266,7 +266,7 @@ TEST_F(FeishuLateThreadTest, ALookupThatFailsOrAnswersGarbageFailsThatMessageAlo
   EXPECT_EQ(r.messages_checked, 8);
   EXPECT_EQ(r.messages_failed, 7);
   EXPECT_EQ(r.late_threads_found, 1);
-  EXPECT_TRUE(engine_->GetTrigger("feishu:om_ok1").ok()) << "the failures before it did not stop the round";
+  EXPECT_TRUE(views_->GetTrigger("feishu:om_ok1").ok()) << "the failures before it did not stop the round";
   EXPECT_EQ(r.chats_failed, 0);
   const std::string errors = [&] {
     std::string all;
@@ -331,7 +331,7 @@ TEST_F(FeishuLateThreadTest, AMessageFeishuSaysIsGoneIsNotAskedAgain) {
 // message is asked within a few rounds, and a topic found is still read in the round that found it.
 TEST_F(FeishuLateThreadTest, LookupsAreCappedPerRoundAndTakeTurns) {
   options_.message_checks_per_round = 4;
-  source_ = std::make_unique<Source>(engine_.get(), client_.get(), &clock_, options_);
+  source_ = std::make_unique<Source>(engine_.get(), views_.get(), client_.get(), &clock_, options_);
   source_->RunOnce();
   clock_.Advance(1'000);
   std::vector<Asked> asked;
@@ -364,7 +364,7 @@ TEST_F(FeishuLateThreadTest, LookupsAreCappedPerRoundAndTakeTurns) {
   EXPECT_EQ(fake_->Lookups(), 8);
   for (const std::string& id : waiting) EXPECT_EQ(fake_->Lookups(id), 1) << id << " waited more than one round";
   EXPECT_EQ(second.late_threads_found, 1);
-  EXPECT_TRUE(engine_->GetTrigger("feishu:om_cap_reply").ok());
+  EXPECT_TRUE(views_->GetTrigger("feishu:om_cap_reply").ok());
   // Five messages without a topic are left, four asked a round in strict rotation: over four
   // rounds each is asked three or four times (16 lookups), never two rounds in a row skipped.
   const std::vector<int> after_two = lookups();

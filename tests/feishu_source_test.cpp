@@ -35,7 +35,7 @@ class FeishuSourceTest : public superagent::testing::EngineTest {
     co.app_id = fake_->app_id;
     co.app_secret = fake_->app_secret;
     client_ = std::make_unique<Client>(http_.get(), &clock_, co);
-    source_ = std::make_unique<Source>(engine_.get(), client_.get(), &clock_, options_);
+    source_ = std::make_unique<Source>(engine_.get(), views_.get(), client_.get(), &clock_, options_);
   }
   void TearDown() override {
     source_.reset();
@@ -45,11 +45,11 @@ class FeishuSourceTest : public superagent::testing::EngineTest {
   }
 
   json Cursor(const std::string& name) {
-    auto c = engine_->SourceCursors("feishu").value();
+    auto c = views_->SourceCursors("feishu").value();
     return c.count(name) ? json::parse(c[name]) : json();
   }
   std::optional<SourceHealth> Health(const std::string& path) {
-    for (const auto& h : Ok(engine_->SourcesHealth()))
+    for (const auto& h : Ok(views_->SourcesHealth()))
       if (h.source == "feishu" && h.path == path) return h;
     return std::nullopt;
   }
@@ -95,8 +95,8 @@ TEST_F(FeishuSourceTest, FirstSightRecordsNowThenEachChatAdvancesOnItsOwn) {
   ASSERT_TRUE(health);
   EXPECT_EQ(health->consecutive_failures, 1);
   EXPECT_THAT(health->last_error, HasSubstr("oc_b"));
-  EXPECT_TRUE(engine_->GetTrigger("feishu:om_c3").ok()) << "the second page of C was read";
-  EXPECT_FALSE(engine_->GetTrigger("feishu:om_b1").ok());
+  EXPECT_TRUE(views_->GetTrigger("feishu:om_c3").ok()) << "the second page of C was read";
+  EXPECT_FALSE(views_->GetTrigger("feishu:om_b1").ok());
 
   {
     auto lock = fake_->Lock();
@@ -106,7 +106,7 @@ TEST_F(FeishuSourceTest, FirstSightRecordsNowThenEachChatAdvancesOnItsOwn) {
   RoundReport third = source_->RunOnce();
   EXPECT_EQ(third.stored, 1);
   EXPECT_EQ(third.chats_failed, 0);
-  EXPECT_TRUE(engine_->GetTrigger("feishu:om_b1").ok()) << "B caught up from its own cursor";
+  EXPECT_TRUE(views_->GetTrigger("feishu:om_b1").ok()) << "B caught up from its own cursor";
   EXPECT_EQ(Health("backfill")->consecutive_failures, 0);
   EXPECT_FALSE(Cursor("chat:oc_b").contains("error"));
   // Start times are seconds on the wire.
@@ -129,8 +129,8 @@ TEST_F(FeishuSourceTest, AChatSeenFirstReadsNothingFromBeforeItsCursorsMilliseco
   clock_.Advance(10'000);
   RoundReport r = source_->RunOnce();
   EXPECT_EQ(r.stored, 1);
-  EXPECT_FALSE(engine_->GetTrigger("feishu:om_before").ok()) << "it came before the chat was known";
-  EXPECT_TRUE(engine_->GetTrigger("feishu:om_after").ok());
+  EXPECT_FALSE(views_->GetTrigger("feishu:om_before").ok()) << "it came before the chat was known";
+  EXPECT_TRUE(views_->GetTrigger("feishu:om_after").ok());
 }
 
 // docs/007: every Source's polling rounds are in /metrics (superagent_source_poll_*), Feishu's too.
@@ -168,7 +168,7 @@ TEST_F(FeishuSourceTest, AMessageSeenByRealtimeAndByBackfillIsADuplicate) {
   RoundReport r = source_->RunOnce();
   EXPECT_EQ(r.stored, 0);
   EXPECT_EQ(r.duplicate, 1);
-  auto rec = engine_->GetTrigger("feishu:om_rt");
+  auto rec = views_->GetTrigger("feishu:om_rt");
   ASSERT_TRUE(rec.ok());
   EXPECT_EQ(rec->via, "realtime:ws");
   EXPECT_TRUE(rec->trigger.addressed);
@@ -182,11 +182,11 @@ TEST_F(FeishuSourceTest, AChatNotConfiguredIsFilteredWithTheReasonVisibleInExpla
   auto outcome = source_->HandleEvent(FakeFeishu::EventFor(item, "group", "ev-x"), "realtime:ws");
   ASSERT_TRUE(outcome.ok());
   EXPECT_EQ(*outcome, "filtered");
-  auto rec = engine_->GetTrigger("feishu:om_x");
+  auto rec = views_->GetTrigger("feishu:om_x");
   ASSERT_TRUE(rec.ok());
   EXPECT_EQ(rec->outcome, IntakeOutcome::kFiltered);
   EXPECT_EQ(rec->filter_reason, "chat_not_allowed");
-  auto story = engine_->Explain("feishu:om_x");
+  auto story = ExplainNow("feishu:om_x");
   ASSERT_TRUE(story.ok());
   EXPECT_THAT(story->dump(), HasSubstr("chat_not_allowed"));
   // The same chat @-mentioning the agent is not filtered by the Source (other_mentions decides).
@@ -202,7 +202,7 @@ TEST_F(FeishuSourceTest, ATopicReplyOnlyTheThreadContainerReturnsIsFound) {
   clock_.Advance(10'000);
   RoundReport r = source_->RunOnce();
   EXPECT_EQ(r.stored, 2);
-  auto rec = engine_->GetTrigger("feishu:om_reply");
+  auto rec = views_->GetTrigger("feishu:om_reply");
   ASSERT_TRUE(rec.ok()) << "the reply is only reachable through the thread container";
   EXPECT_EQ(rec->trigger.threads.front(), "feishu:thread:omt_1");
   EXPECT_EQ(rec->trigger.channel, "feishu:chat:oc_a:reply:om_reply:thread");
@@ -234,7 +234,7 @@ TEST_F(FeishuSourceTest, FollowedThreadsArePolledEachWithItsOwnPollError) {
   RoundReport r = source_->RunOnce();
   EXPECT_EQ(r.threads_read, 1);
   EXPECT_EQ(r.threads_failed, 1);
-  auto late = engine_->GetTrigger("feishu:om_late");
+  auto late = views_->GetTrigger("feishu:om_late");
   ASSERT_TRUE(late.ok());
   EXPECT_EQ(late->via, "poll:thread");
   EXPECT_FALSE(Cursor("thread:omt_2").contains("pollError"));
@@ -278,14 +278,14 @@ TEST_F(FeishuSourceTest, ATopicReplyPostedWhileTheDaemonWasDownIsReadAfterItStar
   Add(FakeFeishu::Item("om_reply9", "oc_a", "ou_bob", "@_user_1 能修一下吗 🙏", clock_.NowMs(), "omt_9", "om_root9",
                        BotMention()));
   clock_.Advance(120'000);
-  source_ = std::make_unique<Source>(engine_.get(), client_.get(), &clock_, options_);
+  source_ = std::make_unique<Source>(engine_.get(), views_.get(), client_.get(), &clock_, options_);
   RoundReport r = source_->RunOnce();
   EXPECT_EQ(r.threads_read, 1);
-  auto reply = engine_->GetTrigger("feishu:om_reply9");
+  auto reply = views_->GetTrigger("feishu:om_reply9");
   ASSERT_TRUE(reply.ok()) << "the reply was never received";
   EXPECT_EQ(reply->via, "poll:thread");
   EXPECT_TRUE(reply->trigger.addressed);
-  auto story = Ok(engine_->Explain("feishu:om_reply9"));
+  auto story = Ok(ExplainNow("feishu:om_reply9"));
   EXPECT_EQ(story["intake"]["outcome"], "stored") << story.dump();
   EXPECT_EQ(Cursor("thread:omt_9")["last_activity"], reply->trigger.at);
   EXPECT_THAT(Health("threads")->note, HasSubstr("following 1 topic thread(s); read 1 this round"));
@@ -296,7 +296,7 @@ TEST_F(FeishuSourceTest, ATopicReplyPostedWhileTheDaemonWasDownIsReadAfterItStar
 // the threads path's health; a topic quiet for a day is read hourly, not every round.
 TEST_F(FeishuSourceTest, TopicReadsAreCappedPerRoundOpenTicketsFirstAndQuietTopicsReadLessOften) {
   options_.thread_reads_per_round = 2;
-  source_ = std::make_unique<Source>(engine_.get(), client_.get(), &clock_, options_);
+  source_ = std::make_unique<Source>(engine_.get(), views_.get(), client_.get(), &clock_, options_);
   source_->RunOnce();
   // Five topics seen by realtime only; the last one asks the agent for work and gets a Ticket.
   for (const char* tid : {"omt_a", "omt_b", "omt_c", "omt_d"}) {
@@ -310,7 +310,7 @@ TEST_F(FeishuSourceTest, TopicReadsAreCappedPerRoundOpenTicketsFirstAndQuietTopi
   assessor_.answers.push_back(superagent::testing::ScriptedAssessor::Accept());
   Drain();
   ASSERT_EQ(assessor_.calls, 1) << "only the request needed the model";
-  ASSERT_THAT(Ok(engine_->OpenTicketThreads("feishu:thread:")), ::testing::Contains("feishu:thread:omt_e"));
+  ASSERT_THAT(Ok(views_->OpenTicketThreads("feishu:thread:")), ::testing::Contains("feishu:thread:omt_e"));
 
   auto reads_of = [&](const std::string& tid) {
     int n = 0;
@@ -336,7 +336,7 @@ TEST_F(FeishuSourceTest, TopicReadsAreCappedPerRoundOpenTicketsFirstAndQuietTopi
 
   // A day later the quiet topics are due hourly: one read each, then none for the next rounds.
   options_.thread_reads_per_round = 20;
-  source_ = std::make_unique<Source>(engine_.get(), client_.get(), &clock_, options_);
+  source_ = std::make_unique<Source>(engine_.get(), views_.get(), client_.get(), &clock_, options_);
   clock_.Advance(24 * 3'600'000LL);
   source_->RunOnce();
   const int after_day = reads_of("omt_a");
@@ -354,7 +354,7 @@ TEST_F(FeishuSourceTest, TopicReadsAreCappedPerRoundOpenTicketsFirstAndQuietTopi
   // as many as are followed — except the open Ticket's.
   clock_.Advance(14 * 24 * 3'600'000LL);
   source_->RunOnce();
-  auto cursors = Ok(engine_->SourceCursors("feishu"));
+  auto cursors = Ok(views_->SourceCursors("feishu"));
   for (const char* tid : {"omt_a", "omt_b", "omt_c", "omt_d"})
     EXPECT_EQ(cursors.count(std::string("thread:") + tid), 0u) << tid << " is still remembered";
   EXPECT_EQ(cursors.count("thread:omt_e"), 1u);
@@ -365,7 +365,7 @@ TEST_F(FeishuSourceTest, TopicReadsAreCappedPerRoundOpenTicketsFirstAndQuietTopi
   // A new reply seen by realtime follows it again, from that reply on.
   json reply = FakeFeishu::Item("om_a_late", "oc_a", "ou_visitor", "还在吗？", clock_.NowMs(), "omt_a", "om_omt_a");
   ASSERT_EQ(*source_->HandleEvent(FakeFeishu::EventFor(reply, "group", "ev_a_late"), "realtime:ws"), "stored");
-  EXPECT_EQ(Ok(engine_->SourceCursors("feishu")).count("thread:omt_a"), 1u);
+  EXPECT_EQ(Ok(views_->SourceCursors("feishu")).count("thread:omt_a"), 1u);
 }
 
 // SPEC §3.5: a topic is followed for 14 days after its last activity or its Ticket's end,
@@ -377,7 +377,7 @@ TEST_F(FeishuSourceTest, ATopicIsFollowedForFourteenDaysAfterItsTicketEnds) {
   ASSERT_EQ(*source_->HandleEvent(FakeFeishu::EventFor(ask, "group", "ev_omt_e"), "realtime:ws"), "stored");
   assessor_.answers.push_back(superagent::testing::ScriptedAssessor::Accept());
   Drain();
-  ASSERT_EQ(Ok(engine_->OpenTicketThreads("feishu:thread:")), std::vector<std::string>{"feishu:thread:omt_e"});
+  ASSERT_EQ(Ok(views_->OpenTicketThreads("feishu:thread:")), std::vector<std::string>{"feishu:thread:omt_e"});
   auto reads = [&] {
     int n = 0;
     for (const auto& l : fake_->log())
@@ -392,10 +392,10 @@ TEST_F(FeishuSourceTest, ATopicIsFollowedForFourteenDaysAfterItsTicketEnds) {
   clock_.Advance(60'000);
   source_->RunOnce();
   EXPECT_EQ(reads(), before + 1) << "ended a minute ago: still followed";
-  EXPECT_EQ(Ok(engine_->SourceCursors("feishu")).count("thread:omt_e"), 1u);
+  EXPECT_EQ(Ok(views_->SourceCursors("feishu")).count("thread:omt_e"), 1u);
   clock_.Advance(15LL * 24 * 3'600'000);
   source_->RunOnce();
-  EXPECT_EQ(Ok(engine_->SourceCursors("feishu")).count("thread:omt_e"), 0u) << "15 days after the end: forgotten";
+  EXPECT_EQ(Ok(views_->SourceCursors("feishu")).count("thread:omt_e"), 0u) << "15 days after the end: forgotten";
 }
 
 TEST_F(FeishuSourceTest, AnAllowedDirectChatBecomesKnownAndIsBackfilled) {
@@ -412,7 +412,7 @@ TEST_F(FeishuSourceTest, AnAllowedDirectChatBecomesKnownAndIsBackfilled) {
   Add(FakeFeishu::Item("om_d2", "oc_dm", "ou_alice", "please fix the README typo", t0_ + 3'000));
   clock_.Advance(10'000);
   source_->RunOnce();
-  auto rec = engine_->GetTrigger("feishu:om_d2");
+  auto rec = views_->GetTrigger("feishu:om_d2");
   ASSERT_TRUE(rec.ok());
   EXPECT_EQ(rec->trigger.scope, "direct");
   EXPECT_TRUE(rec->trigger.addressed);
@@ -435,7 +435,7 @@ TEST_F(FeishuSourceTest, OwnMessagesAreFilteredAndMalformedItemsCounted) {
   RoundReport r = source_->RunOnce();
   EXPECT_EQ(r.filtered, 1);
   EXPECT_EQ(r.skipped, 2);
-  EXPECT_EQ(engine_->GetTrigger("feishu:om_own")->filter_reason, "own_message");
+  EXPECT_EQ(views_->GetTrigger("feishu:om_own")->filter_reason, "own_message");
   EXPECT_EQ(Health("backfill")->skipped_items, 2);
   EXPECT_EQ(Health("backfill")->consecutive_failures, 0) << "skipping items is not a failed read";
 }

@@ -119,7 +119,7 @@ class FeishuWsTest : public superagent::testing::EngineTest {
     client_ = std::make_unique<Client>(http_.get(), &clock_, co);
     SourceOptions so;
     so.poll_interval_ms = 3'600'000;  // rounds come only when asked (RequestRound)
-    source_ = std::make_unique<Source>(engine_.get(), client_.get(), &clock_, so);
+    source_ = std::make_unique<Source>(engine_.get(), views_.get(), client_.get(), &clock_, so);
     source_->RunOnce();  // cursors start now
   }
   void TearDown() override {
@@ -134,15 +134,15 @@ class FeishuWsTest : public superagent::testing::EngineTest {
   }
   // Waits (bounded) for a Trigger another thread stores.
   bool StoredSoon(const std::string& id) {
-    return Soon([&] { return engine_->GetTrigger(id).ok(); });
+    return Soon([&] { return views_->GetTrigger(id).ok(); });
   }
   std::optional<SourceHealth> Realtime() {
-    for (const auto& h : Ok(engine_->SourcesHealth()))
+    for (const auto& h : Ok(views_->SourcesHealth()))
       if (h.source == "feishu" && h.path == "realtime") return h;
     return std::nullopt;
   }
   bool RealtimeProblemRaised() {
-    for (const auto& p : Ok(engine_->SystemProblems()))
+    for (const auto& p : Ok(views_->Problems(superagent::testing::EngineTest::options_.problem_threshold)))
       if (p.kind == "source:feishu:realtime") return true;
     return false;
   }
@@ -188,7 +188,7 @@ TEST_F(FeishuWsTest, FragmentedEventsAreTakenAndAcknowledgedAndPongsRetuneTheCon
   EXPECT_FALSE(ack.Header("biz_rt").empty());
   EXPECT_EQ(ack.Header("message_id"), "m1");
   EXPECT_EQ(json::parse(*ack.payload), (json{{"code", 200}}));
-  auto rec = engine_->GetTrigger("feishu:om_ws1");
+  auto rec = views_->GetTrigger("feishu:om_ws1");
   ASSERT_TRUE(rec.ok()) << "acknowledged only after the Trigger was stored";
   EXPECT_EQ(rec->via, "realtime:ws");
   EXPECT_TRUE(rec->trigger.addressed);
@@ -233,7 +233,7 @@ TEST_F(FeishuWsTest, ACardPressIsAnsweredWithAToastInTheAckAndTakenAfter) {
   }
   EXPECT_EQ(json::parse(decoded), (json{{"toast", {{"type", "success"}, {"content", "Answer recorded"}}}}));
   EXPECT_EQ(source_->DrainCardActions(), 1);
-  auto rec = engine_->GetTrigger("feishu:card:ev-card");
+  auto rec = views_->GetTrigger("feishu:card:ev-card");
   ASSERT_TRUE(rec.ok());
   EXPECT_EQ(rec->via, "realtime:ws");
   EXPECT_EQ(rec->trigger.text, "1");
@@ -252,7 +252,7 @@ TEST_F(FeishuWsTest, AMessageSaidWhileDisconnectedArrivesByBackfillAfterReconnec
   }
   ASSERT_TRUE(ws_->WaitFor([&] { return ws_->connections == 2; })) << "the client reconnects";
   ASSERT_TRUE(StoredSoon("feishu:om_gap"));
-  EXPECT_EQ(engine_->GetTrigger("feishu:om_gap")->via, "backfill");
+  EXPECT_EQ(views_->GetTrigger("feishu:om_gap")->via, "backfill");
   EXPECT_GE(fake_->Count("POST", "/callback/ws/endpoint"), 2) << "a fresh endpoint for every connect";
   auto lock = ws_->Lock();
   ASSERT_GE(ws_->resources.size(), 2u);

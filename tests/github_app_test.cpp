@@ -59,12 +59,12 @@ class GitHubAppTest : public EngineTest, public ::testing::WithParamInterface<st
     so.read_notifications = false;
     so.tracked_pulls = [this] {
       std::vector<github::TrackedPull> out;
-      for (const TicketPull& p : Ok(engine_->TrackedPulls())) out.push_back({p.ticket, p.number, p.head_branch});
+      for (const TicketPull& p : Ok(views_->TrackedPulls())) out.push_back({p.ticket, p.number, p.head_branch});
       return out;
     };
-    source_ = std::make_unique<github::Source>(engine_.get(), client_.get(), &clock_, so);
+    source_ = std::make_unique<github::Source>(engine_.get(), views_.get(), client_.get(), &clock_, so);
     github::ChannelOptions ch;
-    ch.install_id = Ok(engine_->InstallId());
+    ch.install_id = Ok(views_->InstallId());
     channel_ = std::make_unique<github::GitHubChannel>(client_.get(), fake_->repo, ch);
   }
   void TearDown() override {
@@ -134,7 +134,7 @@ TEST_P(GitHubAppTest, AMentionByWebhookIsAcknowledgedOnceBySlugBot) {
   json c = Mention(492700400, 2'000);
   github::WebhookReply w = DeliverComment(c, "d-1");
   EXPECT_EQ(w.status, 200) << w.message;
-  auto rec = engine_->GetTrigger(CommentId(c));
+  auto rec = views_->GetTrigger(CommentId(c));
   ASSERT_TRUE(rec.ok()) << rec.status().ToString();
   EXPECT_TRUE(rec->trigger.addressed) << "@team-agent addresses team-agent[bot]";
   EXPECT_EQ(rec->via, "webhook");
@@ -155,7 +155,7 @@ TEST_P(GitHubAppTest, AMentionByWebhookIsAcknowledgedOnceBySlugBot) {
   clock_.Advance(61'000);
   github::RoundReport next = source_->RunOnce();
   EXPECT_EQ(next.stored, 0);
-  auto own = engine_->GetTrigger(CommentId(posted));
+  auto own = views_->GetTrigger(CommentId(posted));
   ASSERT_TRUE(own.ok()) << own.status().ToString();
   EXPECT_EQ(own->filter_reason, "own_message");
   EXPECT_EQ(Drain(), 0);
@@ -176,7 +176,7 @@ TEST_P(GitHubAppTest, TheSameMentionIsCaughtByPollingWhenTheWebhookIsLost) {
   EXPECT_TRUE(r.errors.empty()) << r.errors.front();
   EXPECT_EQ(r.stored, 1);
   EXPECT_FALSE(r.notifications_polled);
-  auto rec = engine_->GetTrigger(CommentId(c));
+  auto rec = views_->GetTrigger(CommentId(c));
   ASSERT_TRUE(rec.ok()) << rec.status().ToString();
   EXPECT_TRUE(rec->trigger.addressed);
   EXPECT_EQ(rec->via, "poll:comments");
@@ -257,7 +257,7 @@ TEST_P(GitHubAppTest, ACheckRunFollowsATicketsStagesOnItsPullRequest) {
   // The worker's turn ends ready with a PR, as the executor reports it.
   (void)Ok(engine_->AssignFollowUps());
   std::int64_t pending = 0;
-  for (const Assignment& a : Ok(engine_->Assignments(t)))
+  for (const Assignment& a : Ok(views_->Assignments(t)))
     if (a.state == "pending") pending = a.id;
   ASSERT_NE(pending, 0);
   WorkspaceRecord w;
@@ -290,7 +290,7 @@ TEST_P(GitHubAppTest, ACheckRunFollowsATicketsStagesOnItsPullRequest) {
 
   // A review asks for more: the Ticket works again (a new check run in progress — a finished one
   // is not reopened), then asks a person, then is blocked.
-  ASSERT_TRUE(engine_->SetStage(t, Stage::kWorking, "a review asked for more").ok());
+  ASSERT_TRUE(EngineTestPeer(*engine_).SetStage(t, Stage::kWorking, "a review asked for more").ok());
   Flush();
   runs = CheckRuns();
   ASSERT_EQ(runs.size(), 2u);
@@ -300,7 +300,7 @@ TEST_P(GitHubAppTest, ACheckRunFollowsATicketsStagesOnItsPullRequest) {
   ask.thread = "github:issue:1";
   ask.actor = "Codertocat";
   ask.question = "Keep the British spelling? 保留英式拼写吗？";
-  ASSERT_TRUE(engine_->AskPerson(t, ask, "ask-1").ok());
+  ASSERT_TRUE(EngineTestPeer(*engine_).AskPerson(t, ask, "ask-1").ok());
   Flush();
   runs = CheckRuns();
   ASSERT_EQ(runs.size(), 2u) << "an unfinished check run is updated in place";
@@ -308,7 +308,7 @@ TEST_P(GitHubAppTest, ACheckRunFollowsATicketsStagesOnItsPullRequest) {
   EXPECT_EQ(runs[1]["output"]["title"], "Ticket #1 is waiting for Codertocat");
   EXPECT_THAT(runs[1]["output"]["summary"].get<std::string>(), HasSubstr("保留英式拼写吗"));
   ASSERT_TRUE(engine_->AnswerQuestion(t, "Codertocat", json("yes")).ok());
-  ASSERT_TRUE(engine_->SetStage(t, Stage::kBlocked, "tests fail").ok());
+  ASSERT_TRUE(EngineTestPeer(*engine_).SetStage(t, Stage::kBlocked, "tests fail").ok());
   Flush();
   runs = CheckRuns();
   ASSERT_EQ(runs.size(), 2u);
@@ -320,7 +320,7 @@ TEST_P(GitHubAppTest, ACheckRunFollowsATicketsStagesOnItsPullRequest) {
   clock_.Advance(61'000);
   github::RoundReport r = source_->RunOnce();
   for (const auto& e : r.errors) ADD_FAILURE() << e;
-  for (const TicketInput& in : Ok(engine_->TicketInputs(t)))
+  for (const TicketInput& in : Ok(views_->TicketInputs(t)))
     EXPECT_EQ(in.body.dump().find("check run"), std::string::npos) << in.body.dump();
 }
 
@@ -452,7 +452,7 @@ TEST_P(GitHubAppTest, AutoMergeMergesWithThePersonsTokenNeverTheApps) {
   o.source.repo = fake_->repo;
   o.source.bot_login = "team-agent[bot]";  // the login the first round would learn
   o.merge_token = "ghp_merger";
-  auto g = github::Integration::Create(std::move(o), nullptr, &clock_);
+  auto g = github::Integration::Create(std::move(o), nullptr, nullptr, &clock_);
   ASSERT_TRUE(g.ok()) << g.status().ToString();
   Effect e;
   e.kind = "merge_pull_request";

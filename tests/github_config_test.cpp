@@ -97,17 +97,17 @@ TEST(GitHubConfigTest, SourceOptionsResolveTheSecretFromTheEnvironment) {
 TEST(GitHubConfigTest, IntegrationNeedsARepositoryAndAToken) {
   FakeClock clock;
   Config c = DefaultConfig();
-  auto none = app::MakeGitHub(c, nullptr, &clock);
+  auto none = app::MakeGitHub(c, nullptr, nullptr, &clock);
   EXPECT_FALSE(none.ok());
   EXPECT_THAT(none.status().message(), HasSubstr("github.repo"));
   c.github.repo = "acme/widgets";
   c.github.token_env = "SUPERAGENT_TEST_UNSET_TOKEN";
   unsetenv("SUPERAGENT_TEST_UNSET_TOKEN");
-  auto no_token = app::MakeGitHub(c, nullptr, &clock);
+  auto no_token = app::MakeGitHub(c, nullptr, nullptr, &clock);
   EXPECT_FALSE(no_token.ok());
   EXPECT_THAT(no_token.status().message(), HasSubstr("SUPERAGENT_TEST_UNSET_TOKEN"));
   ASSERT_EQ(setenv("SUPERAGENT_TEST_UNSET_TOKEN", "ghp_x", 1), 0);
-  auto ok = app::MakeGitHub(c, nullptr, &clock);
+  auto ok = app::MakeGitHub(c, nullptr, nullptr, &clock);
   unsetenv("SUPERAGENT_TEST_UNSET_TOKEN");
   ASSERT_TRUE(ok.ok()) << ok.status().ToString();
   EXPECT_TRUE((*ok)->channel()->Handles("github:issue:1"));
@@ -142,7 +142,7 @@ TEST(GitHubConfigTest, AnAppIntegrationNeedsAKeyThatSignsAndReadsNoNotifications
                 "  app_private_key_env: SUPERAGENT_TEST_APP_KEY\n");
   unsetenv("SUPERAGENT_TEST_APP_KEY");
   unsetenv("GITHUB_TOKEN");
-  auto missing = app::MakeGitHub(c, nullptr, &clock);
+  auto missing = app::MakeGitHub(c, nullptr, nullptr, &clock);
   ASSERT_FALSE(missing.ok());
   EXPECT_THAT(missing.status().message(), HasSubstr("SUPERAGENT_TEST_APP_KEY is not set"));
   ASSERT_EQ(setenv("SUPERAGENT_TEST_APP_KEY", "-----BEGIN RSA PRIVATE KEY-----\nnot a key 密钥\n-----END RSA PRIVATE KEY-----\n", 1), 0);
@@ -161,7 +161,7 @@ TEST(GitHubConfigTest, AnAppIntegrationNeedsAKeyThatSignsAndReadsNoNotifications
   ASSERT_EQ(setenv("SUPERAGENT_TEST_APP_KEY", one_line.c_str(), 1), 0);
   EXPECT_EQ(app::GitHubAppPrivateKey(c), key.pem);
   EXPECT_TRUE(app::MakeGitHubApp(c, &clock).ok());
-  auto integration = app::MakeGitHub(c, nullptr, &clock, nullptr, *made);
+  auto integration = app::MakeGitHub(c, nullptr, nullptr, &clock, nullptr, *made);
   unsetenv("SUPERAGENT_TEST_APP_KEY");
   ASSERT_TRUE(integration.ok()) << integration.status().ToString();
   EXPECT_FALSE((*integration)->source().options().read_notifications);

@@ -84,14 +84,14 @@ class HostileCliTest : public ExecTest, public ::testing::WithParamInterface<Hos
   // The transcript's tool results, for a failure's message.
   std::string ToolResults(TicketId id) {
     std::string out;
-    auto session = Ok(engine_->SessionForTicket(id));
+    auto session = Ok(views_->SessionForTicket(id));
     if (session)
-      for (const SessionEvent& e : Ok(engine_->SessionEvents(session->id)))
+      for (const SessionEvent& e : Ok(views_->SessionEvents(session->id)))
         if (e.kind == "tool_result" || e.kind == "command") out += e.body.dump().substr(0, 600) + "\n";
     return out;
   }
   std::string LastResult(TicketId id) {
-    auto receipts = Ok(engine_->Receipts(id));
+    auto receipts = Ok(views_->Receipts(id));
     return receipts.empty() ? "" : receipts.back().body;
   }
   // Why the Ticket is blocked, as the panel's card says it: the cause itself (issue 34), where a
@@ -133,7 +133,7 @@ TEST_P(HostileCliTest, NothingOfTheWorkersRunsOutsideNothingIsPushedAndNoKeyIsPu
   go.wire = Ok(exec::ModelWireOf(cli));
   go.upstream = upstream;
   go.api_key = kKey;
-  gateway_ = Ok(exec::ModelGateway::Start(go, http_.get(), engine_.get(), SystemClock()));
+  gateway_ = Ok(exec::ModelGateway::Start(go, http_.get(), engine_.get(), views_.get(), &clock_));
 
   const TicketId id = AcceptedTicket("h1");
   exec::CliExecutorOptions o;
@@ -143,7 +143,7 @@ TEST_P(HostileCliTest, NothingOfTheWorkersRunsOutsideNothingIsPushedAndNoKeyIsPu
   o.gateway = gateway_.get();
   o.readable = {NodeModulesDir()};
   o.turn_ms = 120'000;
-  auto executor = Ok(exec::MakeCliExecutor(o, engine_.get(), services_.get(), SystemClock(), exec::RealSleeper()));
+  auto executor = Ok(exec::MakeCliExecutor(o, engine_.get(), views_.get(), services_.get(), SystemClock(), exec::RealSleeper()));
   auto scheduler = MakeScheduler(executor.get());
   ASSERT_TRUE(scheduler->Tick().ok());
   scheduler->WaitForTurns();
@@ -158,7 +158,7 @@ TEST_P(HostileCliTest, NothingOfTheWorkersRunsOutsideNothingIsPushedAndNoKeyIsPu
   EXPECT_FALSE(fs::exists(marker_)) << "a program of the worker's ran outside its sandbox";
 
   // Refused, said, and not pushed.
-  EXPECT_EQ(engine_->GetTicket(id)->stage, Stage::kBlocked) << LastResult(id);
+  EXPECT_EQ(views_->GetTicket(id)->stage, Stage::kBlocked) << LastResult(id);
   EXPECT_THAT(Why(id), ::testing::AnyOf(HasSubstr("gitlink"), HasSubstr(".github/workflows"),
                                                HasSubstr("link")))
       << LastResult(id);
@@ -167,11 +167,11 @@ TEST_P(HostileCliTest, NothingOfTheWorkersRunsOutsideNothingIsPushedAndNoKeyIsPu
             0);
 
   // The model key was never the worker's to print: no receipt and no transcript event holds it.
-  for (const Receipt& r : Ok(engine_->Receipts(id))) EXPECT_EQ(r.body.find(kKey), std::string::npos) << r.body;
-  auto session = Ok(engine_->SessionForTicket(id));
+  for (const Receipt& r : Ok(views_->Receipts(id))) EXPECT_EQ(r.body.find(kKey), std::string::npos) << r.body;
+  auto session = Ok(views_->SessionForTicket(id));
   ASSERT_TRUE(session.has_value());
   bool env_printed = false;
-  for (const SessionEvent& e : Ok(engine_->SessionEvents(session->id))) {
+  for (const SessionEvent& e : Ok(views_->SessionEvents(session->id))) {
     const std::string body = e.body.dump();
     EXPECT_EQ(body.find(kKey), std::string::npos) << e.kind;
     env_printed = env_printed || body.find("sa-pass-") != std::string::npos;

@@ -59,13 +59,13 @@ class HostileCommitsTest : public ExecTest {
       Receive(Comment(comment_id, "alice", true, request, issue));
       assessor_.answers.push_back(ScriptedAssessor::Accept());
       EXPECT_EQ(Drain(), 1);
-      auto story = engine_->Explain(comment_id);
+      auto story = ExplainNow(comment_id);
       id = story.ok() && story->contains("ticket_created") ? (*story)["ticket_created"]["id"].get<TicketId>() : 0;
     }
     exec::WorkerTask t;
     t.ticket = id;
     t.request_text = request.empty() ? "@agent please fix the typo in README" : request;
-    auto mandate = engine_->GetMandate(id);
+    auto mandate = views_->GetMandate(id);
     EXPECT_TRUE(mandate.ok());
     if (mandate.ok()) t.mandate = *mandate;
     auto w = workspaces_->Prepare(id);
@@ -140,14 +140,14 @@ TEST_F(HostileCommitsTest, TheCommandExecutorsNestedRepositoryBlocksTheTicketWit
   scheduler->WaitForTurns();
   ASSERT_TRUE(scheduler->Tick().ok());
   EXPECT_FALSE(std::filesystem::exists(marker_)) << "a program of the worker's ran outside its sandbox";
-  EXPECT_EQ(engine_->GetTicket(id)->stage, Stage::kBlocked);
+  EXPECT_EQ(views_->GetTicket(id)->stage, Stage::kBlocked);
   // The reason is the panel card's (issue 34); the discussion hears that the PR could not be opened.
   auto views = Views::Open((dir_ / "superagent.db").string());
   ASSERT_TRUE(views.ok());
   auto detail = (*views)->Detail(id);
   ASSERT_TRUE(detail.ok());
   EXPECT_THAT(detail->row.stage_reason, HasSubstr("adds a submodule (gitlink) at \"sub\""));
-  auto story = engine_->Explain("c1");
+  auto story = ExplainNow("c1");
   ASSERT_TRUE(story.ok());
   EXPECT_THAT(story->dump(), HasSubstr("The pull request could not be opened"));
   EXPECT_NE(std::system(("git -C " + origin_.string() + " rev-parse -q --verify refs/heads/superagent/ticket-" +

@@ -201,7 +201,7 @@ class HostileWorkerTest : public ExecTest {
     chat_ = std::make_unique<llm::OpenAiChatClient>(co, chat_http_.get(), &exec_clock_, [](TimeMs) {});
     exec::BuiltinExecutorOptions bo;
     bo.model = "deepseek-chat";
-    return exec::MakeBuiltinExecutor(bo, engine_.get(), chat_.get(), services_.get());
+    return exec::MakeBuiltinExecutor(bo, engine_.get(), views_.get(), chat_.get(), services_.get());
   }
 
   void RunTurns(exec::Scheduler& s) {
@@ -248,7 +248,7 @@ TEST_F(HostileWorkerTest, TheCommandExecutorGetsNoSecretNoDaemonDataAndNoNetwork
   auto scheduler = MakeScheduler(executor.get());
   RunTurns(*scheduler);
   ExpectNothingTaken(ReadText(workspaces_->DirFor(id) + "/findings.txt"));
-  EXPECT_EQ(engine_->GetTicket(id)->stage, Stage::kBlocked);
+  EXPECT_EQ(views_->GetTicket(id)->stage, Stage::kBlocked);
 }
 
 TEST_F(HostileWorkerTest, ThePrepareCommandGetsNoSecretNoDaemonDataAndNoNetwork) {
@@ -349,8 +349,8 @@ TEST_F(HostileWorkerTest, ThePanelRefusesAWorkerWithOrWithoutACsrfToken) {
   serving.join();
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   EXPECT_EQ(r->out, "session 401\nneeds 401\nstop 401\nstop-csrf 401\nstop-basic 401\npassword unset\n");
-  EXPECT_NE(engine_->GetTicket(id)->stage, Stage::kEnded);
-  EXPECT_TRUE(engine_->GetMandate(id)->ended_as.empty()) << "a worker stopped a Ticket through the panel";
+  EXPECT_NE(views_->GetTicket(id)->stage, Stage::kEnded);
+  EXPECT_TRUE(views_->GetMandate(id)->ended_as.empty()) << "a worker stopped a Ticket through the panel";
 }
 
 TEST_F(HostileWorkerTest, AVariableListedInExecutionEnvPassesAndNoOtherDoes) {

@@ -79,8 +79,8 @@ class IntercomTest : public testing::EngineTest {
     host_.Add("s-c", "Flaky CI");
     NewIntercom();
   }
-  void NewIntercom(IntercomLimits limits = {}) { intercom_ = std::make_unique<Intercom>(engine_.get(), &host_, &clock_, limits); }
-  int Stored(const std::string& session) { return static_cast<int>(Ok(engine_->IntercomMessagesOf(session, -1, 1000)).size()); }
+  void NewIntercom(IntercomLimits limits = {}) { intercom_ = std::make_unique<Intercom>(engine_.get(), views_.get(), &host_, &clock_, limits); }
+  int Stored(const std::string& session) { return static_cast<int>(Ok(views_->IntercomMessagesOf(session, -1, 1000)).size()); }
 
   FakeHost host_;
   std::unique_ptr<Intercom> intercom_;
@@ -98,7 +98,7 @@ TEST_F(IntercomTest, WakeStartsAnIdleTargetAndTheInboxDeliversTheWrappedMessageO
   EXPECT_NE(inbox[0].find("grants no authority"), std::string::npos);
   EXPECT_NE(inbox[0].find("Does the parser still accept tabs?"), std::string::npos);
   EXPECT_TRUE(intercom_->TakeInbox("s-b").empty()) << "delivered twice";
-  EXPECT_EQ(Ok(engine_->GetIntercomMessage(o.message_id))->state, "delivered");
+  EXPECT_EQ(Ok(views_->GetIntercomMessage(o.message_id))->state, "delivered");
 }
 
 TEST_F(IntercomTest, RefusalsSayWhyAndStoreNothing) {
@@ -189,7 +189,7 @@ TEST_F(IntercomTest, WakeBudgetOfThreeIsSpentBySteerTooAndOnlyAPersonRefillsIt) 
   EXPECT_EQ(intercom_->Send("s-c", "s-b", "2", "steer").applied, "wake");  // steer on an idle target wakes it
   host_.SetStatus("s-b", SessionStatus::kWorking);
   EXPECT_EQ(intercom_->Send("s-a", "s-b", "3", "steer").applied, "steer");
-  EXPECT_EQ(Ok(engine_->IntercomWakesSpent("s-b")), 3);
+  EXPECT_EQ(Ok(views_->IntercomWakesSpent("s-b")), 3);
   host_.SetStatus("s-b", SessionStatus::kIdle);
   EXPECT_EQ(intercom_->Send("s-a", "s-b", "4", "wake").applied, "queue") << "no budget: it waits";
   EXPECT_EQ(intercom_->Send("s-a", "s-b", "5", "steer").applied, "queue");
@@ -200,7 +200,7 @@ TEST_F(IntercomTest, WakeBudgetOfThreeIsSpentBySteerTooAndOnlyAPersonRefillsIt) 
   SendOutcome person = intercom_->SendAsPerson("alice", "s-b", "Please look at the parser first.", "wake");
   ASSERT_TRUE(person.ok) << person.error;
   EXPECT_EQ(person.applied, "wake");
-  EXPECT_EQ(Ok(engine_->IntercomWakesSpent("s-b")), 0);
+  EXPECT_EQ(Ok(views_->IntercomWakesSpent("s-b")), 0);
   EXPECT_EQ(intercom_->Send("s-a", "s-b", "7", "wake").applied, "wake");
 }
 
@@ -218,7 +218,7 @@ TEST_F(IntercomTest, AQueuedMessageSurvivesARestart) {
 TEST_F(IntercomTest, APersonsPanelMessageIsMarkedAsThePersonsNotASessions) {
   SendOutcome o = intercom_->SendAsPerson("alice", "s-b", "hello from the panel", "wake");
   ASSERT_TRUE(o.ok);
-  auto m = Ok(engine_->GetIntercomMessage(o.message_id));
+  auto m = Ok(views_->GetIntercomMessage(o.message_id));
   EXPECT_EQ(m->from_person, "alice");
   EXPECT_EQ(m->from_session, "");
   std::string wrapped = intercom_->TakeInbox("s-b")[0];
@@ -273,7 +273,7 @@ TEST_F(IntercomTest, AskWaitsForTheLinkedReplyAndNeverReturnsItsOwnQuestion) {
   // The target's session answers from its own thread once the question arrives, as a worker would.
   std::thread target([&] {
     while (true) {
-      auto msgs = Ok(engine_->IntercomMessagesOf("s-b", -1, 10));
+      auto msgs = Ok(views_->IntercomMessagesOf("s-b", -1, 10));
       if (!msgs.empty()) {
         // An unrelated message first: not linked, so not the answer.
         intercom_->Send("s-b", "s-a", "unrelated chatter", "wake");
@@ -288,7 +288,7 @@ TEST_F(IntercomTest, AskWaitsForTheLinkedReplyAndNeverReturnsItsOwnQuestion) {
   ASSERT_TRUE(r["ok"].get<bool>()) << r.dump();
   ASSERT_TRUE(r["reply_found"].get<bool>()) << r.dump();
   EXPECT_EQ(r["reply"]["text"], "Yes, tabs are fine.");
-  EXPECT_EQ(Ok(engine_->GetIntercomMessage(r["message_id"].get<std::string>()))->state, "answered");
+  EXPECT_EQ(Ok(views_->GetIntercomMessage(r["message_id"].get<std::string>()))->state, "answered");
   // With no wait and no answer, it returns at once without a reply.
   json none = intercom_->Ask("s-a", "s-c", "anyone?", 0);
   EXPECT_FALSE(none["reply_found"].get<bool>());
@@ -300,7 +300,7 @@ TEST_F(IntercomTest, AWaitingAskEndsWhenItsTurnIsCancelledOrTheDaemonStops) {
   std::atomic<bool> cancel{false};
   json cancelled;
   std::thread asker([&] { cancelled = intercom_->Ask("s-a", "s-b", "are you there?", 30'000, &cancel); });
-  while (Ok(engine_->IntercomMessagesOf("s-b", -1, 10)).empty()) std::this_thread::yield();  // the question is out
+  while (Ok(views_->IntercomMessagesOf("s-b", -1, 10)).empty()) std::this_thread::yield();  // the question is out
   const auto t0 = std::chrono::steady_clock::now();
   cancel = true;
   asker.join();
@@ -310,7 +310,7 @@ TEST_F(IntercomTest, AWaitingAskEndsWhenItsTurnIsCancelledOrTheDaemonStops) {
 
   json stopped;
   std::thread waiting([&] { stopped = intercom_->Ask("s-a", "s-c", "still there?", 30'000); });
-  while (Ok(engine_->IntercomMessagesOf("s-c", -1, 10)).empty()) std::this_thread::yield();
+  while (Ok(views_->IntercomMessagesOf("s-c", -1, 10)).empty()) std::this_thread::yield();
   const auto t1 = std::chrono::steady_clock::now();
   intercom_->Shutdown();
   waiting.join();
@@ -419,7 +419,7 @@ TEST_F(IntercomTest, ToolsCheckTheirArgumentsAndTheSenderComesFromTheRuntime) {
   EXPECT_EQ(Stored("s-b"), 0);
   json sent = intercom_->CallTool("s-a", "intercom_send", {{"target_id", "s-b"}, {"message", "hi"}});
   ASSERT_TRUE(sent["ok"].get<bool>()) << sent.dump();
-  EXPECT_EQ(Ok(engine_->GetIntercomMessage(sent["message_id"]))->from_session, "s-a");
+  EXPECT_EQ(Ok(views_->GetIntercomMessage(sent["message_id"]))->from_session, "s-a");
   json listed = intercom_->CallTool("s-a", "intercom_list", json::object());
   EXPECT_EQ(listed["sessions"].size(), 3u);
 }
@@ -435,7 +435,7 @@ namespace {
 TEST_F(IntercomTest, MigrationEightKeepsEveryTicketInputAndAllowsTheIntercomKind) {
   const TicketId t = AcceptedTicket("c1");
   Receive(Comment("c2", "alice", false, "also the docs", 1));
-  const std::vector<TicketInput> before = Ok(engine_->TicketInputs(t));
+  const std::vector<TicketInput> before = Ok(views_->TicketInputs(t));
   ASSERT_EQ(before.size(), 2u);
   engine_.reset();
   {
@@ -471,7 +471,7 @@ TEST_F(IntercomTest, MigrationEightKeepsEveryTicketInputAndAllowsTheIntercomKind
         << "release 7's table refuses the new kind";
   }
   Open(testing::MakePolicy("observe"));
-  const std::vector<TicketInput> after = Ok(engine_->TicketInputs(t));
+  const std::vector<TicketInput> after = Ok(views_->TicketInputs(t));
   ASSERT_EQ(after.size(), before.size());
   for (std::size_t i = 0; i < after.size(); ++i) {
     EXPECT_EQ(after[i].id, before[i].id);
@@ -481,10 +481,10 @@ TEST_F(IntercomTest, MigrationEightKeepsEveryTicketInputAndAllowsTheIntercomKind
     EXPECT_EQ(after[i].state, before[i].state);
   }
   ASSERT_TRUE(engine_->WakeForIntercom(t, false).ok());
-  EXPECT_EQ(Ok(engine_->TicketInputs(t)).back().kind, "intercom");
+  EXPECT_EQ(Ok(views_->TicketInputs(t)).back().kind, "intercom");
   // The unique index came back: the same message cannot reach the Ticket twice.
   Receive(Comment("c2", "alice", false, "also the docs", 1));
-  EXPECT_EQ(Ok(engine_->TicketInputs(t)).size(), before.size() + 1);
+  EXPECT_EQ(Ok(views_->TicketInputs(t)).size(), before.size() + 1);
   store::Db check;
   ASSERT_TRUE(check.Open((dir_ / "superagent.db").string()).ok());
   store::Stmt s = check.Prepare("SELECT COUNT(*) FROM sqlite_master WHERE type = 'index' AND tbl_name = 'ticket_inputs'");

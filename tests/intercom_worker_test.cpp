@@ -40,11 +40,11 @@ class IntercomWorkerTest : public ExecTest {
   }
   // What the daemon builds: host → intercom → executor and scheduler with the intercom attached.
   void Build() {
-    host_ = std::make_unique<exec::WorkerSessionHost>(engine_.get(), origin_.string(), [] {});
-    intercom_ = std::make_unique<Intercom>(engine_.get(), host_.get(), &clock_);
+    host_ = std::make_unique<exec::WorkerSessionHost>(engine_.get(), views_.get(), origin_.string(), [] {});
+    intercom_ = std::make_unique<Intercom>(engine_.get(), views_.get(), host_.get(), &clock_);
     exec::BuiltinExecutorOptions bo;
     bo.model = "deepseek-chat";
-    executor_ = exec::MakeBuiltinExecutor(bo, engine_.get(), chat_.get(), services_.get());
+    executor_ = exec::MakeBuiltinExecutor(bo, engine_.get(), views_.get(), chat_.get(), services_.get());
     scheduler_ = MakeScheduler(executor_.get());
     scheduler_->AttachIntercom(intercom_.get());
   }
@@ -67,7 +67,7 @@ class IntercomWorkerTest : public ExecTest {
   }
   static std::string Needle(TicketId t) { return "# Ticket " + std::to_string(t) + ":"; }
   std::string SessionOf(TicketId t) {
-    auto s = Ok(engine_->SessionForTicket(t));
+    auto s = Ok(views_->SessionForTicket(t));
     EXPECT_TRUE(s.has_value()) << "ticket " << t << " has no session";
     return s ? exec::IntercomSessionId(s->id) : "";
   }
@@ -87,8 +87,8 @@ class IntercomWorkerTest : public ExecTest {
     model_.PushFor(Needle(b), model_.Text("Ready."));
     RunTurns();
     // A first turn that ends without a report is blocked and said (issue 34); its session is idle.
-    EXPECT_EQ(engine_->GetTicket(a)->stage, Stage::kBlocked);
-    EXPECT_EQ(engine_->GetTicket(b)->stage, Stage::kBlocked);
+    EXPECT_EQ(views_->GetTicket(a)->stage, Stage::kBlocked);
+    EXPECT_EQ(views_->GetTicket(b)->stage, Stage::kBlocked);
     return {a, b};
   }
   static std::string ToolResultText(const json& request) {
@@ -123,11 +123,11 @@ TEST_F(IntercomWorkerTest, OneSessionAsksAnotherThroughTheModelToolsAndGetsTheLi
   // A's ask woke B: the doorbell is an "intercom" input and an Assignment that never takes the
   // slot kept for people.
   ASSERT_TRUE(Eventually([&] {
-    for (const Assignment& x : Ok(engine_->Assignments(b)))
+    for (const Assignment& x : Ok(views_->Assignments(b)))
       if (x.state == "pending") return true;
     return false;
   }));
-  EXPECT_EQ(Ok(engine_->Assignments(b)).back().cause, "intercom");
+  EXPECT_EQ(Ok(views_->Assignments(b)).back().cause, "intercom");
   ASSERT_EQ(*scheduler_->Tick(), 1);  // B's turn, while A waits for the answer
   scheduler_->WaitForTurns();
   ASSERT_TRUE(scheduler_->Tick().ok());
@@ -171,21 +171,21 @@ TEST_F(IntercomWorkerTest, OneSessionAsksAnotherThroughTheModelToolsAndGetsTheLi
   EXPECT_THAT(input, HasSubstr("\nWhich file has the typo?\n>>>intercom-"));
 
   // Stored: question answered, the answer seen by the ask (so A's inbox does not repeat it).
-  auto q = Ok(engine_->GetIntercomMessage("icm-1"));
+  auto q = Ok(views_->GetIntercomMessage("icm-1"));
   ASSERT_TRUE(q.has_value());
   EXPECT_EQ(q->from_session, sa);
   EXPECT_EQ(q->to_session, sb);
   EXPECT_EQ(q->state, "answered");
-  auto r = Ok(engine_->GetIntercomMessage("icm-2"));
+  auto r = Ok(views_->GetIntercomMessage("icm-2"));
   ASSERT_TRUE(r.has_value());
   EXPECT_EQ(r->from_session, sb);
   EXPECT_EQ(r->reply_to, "icm-1");
   EXPECT_EQ(r->state, "delivered");
-  EXPECT_TRUE(Ok(engine_->QueuedIntercom(sa)).empty());
-  EXPECT_EQ(engine_->GetTicket(a)->stage, Stage::kBlocked);
-  EXPECT_EQ(engine_->GetTicket(b)->stage, Stage::kIdle);
+  EXPECT_TRUE(Ok(views_->QueuedIntercom(sa)).empty());
+  EXPECT_EQ(views_->GetTicket(a)->stage, Stage::kBlocked);
+  EXPECT_EQ(views_->GetTicket(b)->stage, Stage::kIdle);
   // Both are in the automatic group now.
-  auto groups = Ok(engine_->IntercomGroups());
+  auto groups = Ok(views_->IntercomGroups());
   ASSERT_FALSE(groups.empty());
   EXPECT_EQ(groups[0].members, (std::vector<std::string>{sa, sb}));
 }
@@ -210,17 +210,17 @@ TEST_F(IntercomWorkerTest, ASteerReachesARunningTurnAtItsNextModelStep) {
   ASSERT_TRUE(steer.ok) << steer.error;
   EXPECT_EQ(steer.applied, "steer");           // A was working: it interjects, no new turn
   EXPECT_EQ(steer.target_status, "working");
-  EXPECT_EQ(Ok(engine_->IntercomWakesSpent(sa)), 1);  // steer spends the wake budget too
+  EXPECT_EQ(Ok(views_->IntercomWakesSpent(sa)), 1);  // steer spends the wake budget too
   std::vector<json> ra = RequestsOf(a);
   ASSERT_EQ(ra.size(), 3u);  // first turn, read_file, report
   const json& msgs = ra[2]["messages"];
   EXPECT_EQ(msgs[msgs.size() - 2]["role"], "tool");  // the tool result first, then the mail
   EXPECT_THAT(msgs.back()["content"].get<std::string>(), HasSubstr("Stop: the typo is in docs/intro.md too"));
   EXPECT_THAT(msgs.back()["content"].get<std::string>(), HasSubstr("(id " + sb + ")"));
-  EXPECT_EQ(Ok(engine_->GetIntercomMessage(steer.message_id))->state, "delivered");
+  EXPECT_EQ(Ok(views_->GetIntercomMessage(steer.message_id))->state, "delivered");
   // No turn was started for it: A had one Assignment for the follow-up.
   int turns = 0;
-  for (const Assignment& x : Ok(engine_->Assignments(a))) turns += x.cause == "follow_up";
+  for (const Assignment& x : Ok(views_->Assignments(a))) turns += x.cause == "follow_up";
   EXPECT_EQ(turns, 1);
   EXPECT_TRUE(model_.problems().empty()) << model_.problems()[0];
 }
@@ -231,21 +231,21 @@ TEST_F(IntercomWorkerTest, AWakeStartsAnIdleSessionsTurnAndAPersonsWakeMayUseThe
   SendOutcome o = intercom_->Send(sa, sb, "Can you rerun the tests on your branch?", "wake");
   ASSERT_TRUE(o.ok) << o.error;
   EXPECT_EQ(o.applied, "wake");
-  EXPECT_EQ(Ok(engine_->IntercomWakesSpent(sb)), 1);
-  ASSERT_EQ(Ok(engine_->Assignments(b)).back().cause, "intercom");
+  EXPECT_EQ(Ok(views_->IntercomWakesSpent(sb)), 1);
+  ASSERT_EQ(Ok(views_->Assignments(b)).back().cause, "intercom");
   model_.PushFor(Needle(b), model_.Text("Done."));
   RunTurns();
   std::vector<json> rb = RequestsOf(b);
   ASSERT_EQ(rb.size(), 2u);
   EXPECT_THAT(rb[1]["messages"].back()["content"].get<std::string>(), HasSubstr("Can you rerun the tests on your branch?"));
-  EXPECT_TRUE(Ok(engine_->QueuedIntercom(sb)).empty());
+  EXPECT_TRUE(Ok(views_->QueuedIntercom(sb)).empty());
 
   // A person's wake from the panel: their Assignment is a person's (follow_up), and it refills the budget.
   SendOutcome p = intercom_->SendAsPerson("Tess (panel)", sb, "Thanks — now open the PR.", "wake");
   ASSERT_TRUE(p.ok) << p.error;
   EXPECT_EQ(p.applied, "wake");
-  EXPECT_EQ(Ok(engine_->Assignments(b)).back().cause, "follow_up");
-  EXPECT_EQ(Ok(engine_->IntercomWakesSpent(sb)), 0);
+  EXPECT_EQ(Ok(views_->Assignments(b)).back().cause, "follow_up");
+  EXPECT_EQ(Ok(views_->IntercomWakesSpent(sb)), 0);
   model_.PushFor(Needle(b), model_.Text("OK."));
   RunTurns();
   rb = RequestsOf(b);
@@ -261,7 +261,7 @@ TEST_F(IntercomWorkerTest, AQueuedMessageSurvivesARestartAndReachesTheSessionWhe
   model_.PushFor(Needle(a), model_.ToolCalls({{"human_action", R"({"question":"README or docs/?"})"}}));
   model_.PushFor(Needle(b), model_.Text("Ready."));
   RunTurns();
-  ASSERT_EQ(engine_->GetTicket(a)->stage, Stage::kWaitingForPerson);
+  ASSERT_EQ(views_->GetTicket(a)->stage, Stage::kWaitingForPerson);
   const std::string sa = SessionOf(a), sb = SessionOf(b);
   EXPECT_EQ(host_->Find(sa)->status, SessionStatus::kWaitingForPerson);
 
@@ -269,10 +269,10 @@ TEST_F(IntercomWorkerTest, AQueuedMessageSurvivesARestartAndReachesTheSessionWhe
   SendOutcome o = intercom_->Send(sb, sa, "I already fixed docs/, only README is left", "wake");
   ASSERT_TRUE(o.ok) << o.error;
   EXPECT_EQ(o.applied, "queue");
-  EXPECT_TRUE(Ok(engine_->Assignments(a)).back().state == "ended");
+  EXPECT_TRUE(Ok(views_->Assignments(a)).back().state == "ended");
 
   Restart();
-  ASSERT_EQ(Ok(engine_->QueuedIntercom(sa)).size(), 1u);
+  ASSERT_EQ(Ok(views_->QueuedIntercom(sa)).size(), 1u);
   // alice answers; A's next turn reads the answer and the message that waited.
   Receive(Comment("c3", "alice", false, "README please", 1));
   model_.PushFor(Needle(a), model_.ToolCalls({{"report", R"({"stage":"blocked","summary":"Only README then."})"}}));
@@ -283,7 +283,7 @@ TEST_F(IntercomWorkerTest, AQueuedMessageSurvivesARestartAndReachesTheSessionWhe
   EXPECT_THAT(input, HasSubstr("README please"));
   EXPECT_THAT(input, HasSubstr("I already fixed docs/, only README is left"));
   EXPECT_THAT(input, HasSubstr("(id " + sb + ")"));
-  EXPECT_TRUE(Ok(engine_->QueuedIntercom(sa)).empty());
+  EXPECT_TRUE(Ok(views_->QueuedIntercom(sa)).empty());
   EXPECT_TRUE(model_.problems().empty()) << model_.problems()[0];
 }
 
@@ -329,7 +329,7 @@ TEST_F(IntercomWorkerTest, AnEndedTicketsSessionIsDormantReadableAndOnlyAPersonC
   for (int i = 0; i < 9; ++i) ASSERT_TRUE(intercom_->SendAsPerson("Tess (panel)", sb, "note " + std::to_string(i), "wake").ok);
   model_.PushFor(Needle(b), model_.Text("Noted."));
   RunTurns();
-  ASSERT_TRUE(engine_->EndTicket(b, "result delivered").ok());
+  ASSERT_TRUE(EngineTestPeer(*engine_).EndTicket(b, "result delivered").ok());
   EXPECT_EQ(host_->Find(sb)->status, SessionStatus::kDormant);
 
   // A relayed message from a session can never wake an ended Ticket.
@@ -337,7 +337,7 @@ TEST_F(IntercomWorkerTest, AnEndedTicketsSessionIsDormantReadableAndOnlyAPersonC
   EXPECT_FALSE(o.ok);
   EXPECT_THAT(o.error, HasSubstr("dormant"));
   EXPECT_THAT(o.error, HasSubstr("only a person's message can reopen"));
-  EXPECT_EQ(Ok(engine_->IntercomMessagesOf(sb, -1, 100)).size(), 9u);
+  EXPECT_EQ(Ok(views_->IntercomMessagesOf(sb, -1, 100)).size(), 9u);
   // Its transcript stays readable.
   json read = intercom_->Read(sa, sb, 80);
   EXPECT_EQ(read["ok"], true);
@@ -348,28 +348,28 @@ TEST_F(IntercomWorkerTest, AnEndedTicketsSessionIsDormantReadableAndOnlyAPersonC
   SendOutcome p = intercom_->SendAsPerson("Tess (panel)", sb, "One more thing: update the changelog.", "wake");
   ASSERT_TRUE(p.ok) << p.error;
   EXPECT_TRUE(p.resumed);
-  EXPECT_EQ(engine_->GetTicket(b)->stage, Stage::kIdle);
-  EXPECT_EQ(Ok(engine_->Assignments(b)).back().cause, "resume");
+  EXPECT_EQ(views_->GetTicket(b)->stage, Stage::kIdle);
+  EXPECT_EQ(Ok(views_->Assignments(b)).back().cause, "resume");
   model_.PushFor(Needle(b), model_.Text("On it."));
   RunTurns();
   std::vector<json> rb = RequestsOf(b);
   ASSERT_EQ(rb.size(), 3u);
   EXPECT_THAT(rb[2]["messages"].back()["content"].get<std::string>(), HasSubstr("One more thing: update the changelog."));
-  EXPECT_EQ(Ok(engine_->IntercomMessagesOf(sb, -1, 100)).size(), 10u);
+  EXPECT_EQ(Ok(views_->IntercomMessagesOf(sb, -1, 100)).size(), 10u);
 
   // Once alice is no longer allow-listed, revalidation fails: exactly why, and nothing stored.
-  ASSERT_TRUE(engine_->EndTicket(b, "done again").ok());
+  ASSERT_TRUE(EngineTestPeer(*engine_).EndTicket(b, "done again").ok());
   Policy p2 = MakePolicy("observe", "people: [alice, bob]=>people: [bob]");
   ASSERT_TRUE(engine_->ApplyPolicy(p2, "test").ok());
-  const auto before = Ok(engine_->IntercomMessagesOf(sb, -1, 100)).size();
+  const auto before = Ok(views_->IntercomMessagesOf(sb, -1, 100)).size();
   SendOutcome refused = intercom_->SendAsPerson("Tess (panel)", sb, "and the README", "wake");
   EXPECT_FALSE(refused.ok);
   EXPECT_THAT(refused.error, HasSubstr("revalidation failed"));
   EXPECT_THAT(refused.error, HasSubstr("requester is no longer allow-listed"));
-  EXPECT_EQ(Ok(engine_->IntercomMessagesOf(sb, -1, 100)).size(), before);
-  EXPECT_EQ(engine_->GetTicket(b)->stage, Stage::kEnded);
-  EXPECT_EQ(engine_->GetMandate(b)->ended_as, "revoked");  // SPEC §4.5, as in the Ticket's own discussion
-  EXPECT_EQ(engine_->GetMandate(b)->ended_reason, "requester is no longer allow-listed");
+  EXPECT_EQ(Ok(views_->IntercomMessagesOf(sb, -1, 100)).size(), before);
+  EXPECT_EQ(views_->GetTicket(b)->stage, Stage::kEnded);
+  EXPECT_EQ(views_->GetMandate(b)->ended_as, "revoked");  // SPEC §4.5, as in the Ticket's own discussion
+  EXPECT_EQ(views_->GetMandate(b)->ended_reason, "requester is no longer allow-listed");
 
   // A stopped Ticket's withdrawn Mandate can never resume, not even for a person.
   ASSERT_TRUE(engine_->StopTicket(a, "Tess (panel)").ok());

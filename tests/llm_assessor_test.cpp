@@ -53,12 +53,12 @@ class ModelEvalTest : public EngineTest {
   }
 
   Decision OnlyDecision(const std::string& thread = "github:issue:1") {
-    auto d = Ok(engine_->Decisions(thread));
+    auto d = Ok(views_->Decisions(thread));
     EXPECT_EQ(d.size(), 1u);
     return d.empty() ? Decision{} : d.back();
   }
 
-  bool HasTicket(const std::string& trigger_id) { return engine_->Explain(trigger_id)->contains("ticket_created"); }
+  bool HasTicket(const std::string& trigger_id) { return ExplainNow(trigger_id)->contains("ticket_created"); }
 
   void ExpectCleanWire() { EXPECT_THAT(server_.problems(), ::testing::IsEmpty()); }
 
@@ -78,11 +78,11 @@ TEST_F(ModelEvalTest, ExplicitAcceptShapesTheTicketAndRecordsWhatTheEvalCost) {
 
   Decision d = OnlyDecision();
   EXPECT_EQ(d.outcome, DecisionOutcome::kAccept);
-  auto story = engine_->Explain("c1");
+  auto story = ExplainNow("c1");
   ASSERT_TRUE(story->contains("ticket_created")) << story->dump(2);
   TicketId id = (*story)["ticket_created"]["id"];
-  EXPECT_EQ(engine_->GetTicket(id)->scope, "Fix the typo in the README heading");
-  auto receipts = Ok(engine_->Receipts(id));
+  EXPECT_EQ(views_->GetTicket(id)->scope, "Fix the typo in the README heading");
+  auto receipts = Ok(views_->Receipts(id));
   ASSERT_EQ(receipts.size(), 1u);
   EXPECT_EQ(receipts[0].body, "I'll fix the typo in the README heading.");
 
@@ -133,8 +133,8 @@ TEST_F(ModelEvalTest, ExplicitStopEndsTheTicket) {
   server_.Push(server_.Decide(args));
   ASSERT_EQ(DrainWith(*model), 1);
   ExpectCleanWire();
-  EXPECT_EQ(engine_->GetTicket(id)->stage, Stage::kEnded);
-  EXPECT_EQ(Ok(engine_->Decisions("github:issue:1")).back().outcome, DecisionOutcome::kStop);
+  EXPECT_EQ(views_->GetTicket(id)->stage, Stage::kEnded);
+  EXPECT_EQ(Ok(views_->Decisions("github:issue:1")).back().outcome, DecisionOutcome::kStop);
   // The model saw the Ticket (ended ones too are listed) and the worker's handback reason.
   std::string user = server_.requests()[0]["messages"][1]["content"];
   EXPECT_THAT(user, HasSubstr("<<<DATA ticket id=\"" + std::to_string(id) + "\""));
@@ -152,7 +152,7 @@ TEST_F(ModelEvalTest, ObserveRecordsWouldAcceptAndRunsNothing) {
   EXPECT_TRUE(d.would_accept);
   EXPECT_EQ(d.strength, Strength::kInferred);
   EXPECT_FALSE(HasTicket("c1"));
-  EXPECT_TRUE(Ok(engine_->Receipts(std::nullopt)).empty());
+  EXPECT_TRUE(Ok(views_->Receipts(std::nullopt)).empty());
 }
 
 TEST_F(ModelEvalTest, AutoAcceptsInferredWorkUnderAMatchedRule) {
@@ -161,9 +161,9 @@ TEST_F(ModelEvalTest, AutoAcceptsInferredWorkUnderAMatchedRule) {
   Receive(Comment("c1", "alice", false, "the README heading says 'Recieve', please fix the typo"));
   server_.Push(server_.Decide(FakeChatServer::DecideArgs("accept", kWordingMatched, "please fix the typo")));
   ASSERT_EQ(DrainWith(*model), 1);
-  auto story = engine_->Explain("c1");
+  auto story = ExplainNow("c1");
   ASSERT_TRUE(story->contains("ticket_created"));
-  auto m = engine_->GetMandate((*story)["ticket_created"]["id"].get<TicketId>());
+  auto m = views_->GetMandate((*story)["ticket_created"]["id"].get<TicketId>());
   EXPECT_EQ(m->matched_rules, std::vector<std::string>{"wording"});
   EXPECT_EQ(m->strength, Strength::kInferred);
 }
@@ -212,9 +212,9 @@ TEST_F(ModelEvalTest, ALongChineseAcknowledgementIsAskedShorterOnceThenCut) {
   auto sent = server_.requests();
   ASSERT_EQ(sent.size(), 2u) << "asked for a shorter one once, and only once";
   EXPECT_THAT(sent[1]["messages"].back()["content"].get<std::string>(), HasSubstr("words; at most 200"));
-  auto story = Ok(engine_->Explain("c1"));
+  auto story = Ok(ExplainNow("c1"));
   ASSERT_TRUE(story.contains("ticket_created")) << story.dump(2);
-  auto receipts = Ok(engine_->Receipts(story["ticket_created"]["id"].get<TicketId>()));
+  auto receipts = Ok(views_->Receipts(story["ticket_created"]["id"].get<TicketId>()));
   ASSERT_EQ(receipts.size(), 1u);
   EXPECT_LE(text::CountWords(receipts[0].body), 200u);
   EXPECT_THAT(receipts[0].body, ::testing::StartsWith("好的，我来处理：修正标题"));
@@ -233,7 +233,7 @@ TEST_F(ModelEvalTest, MalformedTwiceIsUnavailableAndRequeued) {
   EXPECT_EQ(d.outcome, DecisionOutcome::kUnavailable);
   EXPECT_THAT(d.reason, HasSubstr("malformed assessment after 2 answers"));
   EXPECT_THAT(d.reason, HasSubstr("does not answer rule \"visual\""));
-  EXPECT_EQ(Ok(engine_->Stats())["eval_queue"], 1) << "the batch is requeued with backoff";
+  EXPECT_EQ(Ok(views_->Counts()).eval_queue, 1) << "the batch is requeued with backoff";
   EXPECT_FALSE(HasTicket("c1"));
   // A text answer is corrected with a host-written user turn.
   auto sent = server_.requests();
@@ -266,7 +266,7 @@ TEST_F(ModelEvalTest, TimeoutIsUnavailableAndRequeued) {
   Decision d = OnlyDecision();
   EXPECT_EQ(d.outcome, DecisionOutcome::kUnavailable);
   EXPECT_THAT(d.reason, HasSubstr("timed out"));
-  EXPECT_EQ(Ok(engine_->Stats())["eval_queue"], 1);
+  EXPECT_EQ(Ok(views_->Counts()).eval_queue, 1);
   EXPECT_FALSE(HasTicket("c1"));
 }
 
@@ -339,7 +339,7 @@ TEST_F(ModelEvalTest, InjectionInObserveModeIsAtMostAWouldAccept) {
   EXPECT_EQ(d.outcome, DecisionOutcome::kIgnore);
   EXPECT_TRUE(d.would_accept);
   EXPECT_FALSE(HasTicket("c1"));
-  EXPECT_TRUE(Ok(engine_->Receipts(std::nullopt)).empty());
+  EXPECT_TRUE(Ok(views_->Receipts(std::nullopt)).empty());
 }
 
 // ---- prompts re-read per call ----

@@ -141,7 +141,7 @@ class ModelGatewayCliTest : public ExecTest, public ::testing::WithParamInterfac
     o.upstream = api.base_url();
     o.api_key = kKey;
     o.socket_path = socket_path;
-    auto g = exec::ModelGateway::Start(o, http_.get(), engine_.get(), SystemClock());
+    auto g = exec::ModelGateway::Start(o, http_.get(), engine_.get(), views_.get(), &clock_);
     ASSERT_TRUE(g.ok()) << g.status().ToString();
     gateway_ = std::move(*g);
   }
@@ -157,7 +157,7 @@ class ModelGatewayCliTest : public ExecTest, public ::testing::WithParamInterfac
     o.readable = {NodeModulesDir(), wrapper_dir_.string()};
     o.readable.insert(o.readable.end(), more_readable.begin(), more_readable.end());
     o.turn_ms = 120'000;
-    auto e = exec::MakeCliExecutor(std::move(o), engine_.get(), services_.get(), SystemClock(), exec::RealSleeper());
+    auto e = exec::MakeCliExecutor(std::move(o), engine_.get(), views_.get(), services_.get(), SystemClock(), exec::RealSleeper());
     EXPECT_TRUE(e.ok()) << e.status().ToString();
     return e.ok() ? std::move(*e) : nullptr;
   }
@@ -195,7 +195,7 @@ class ModelGatewayCliTest : public ExecTest, public ::testing::WithParamInterfac
   // inside — before the CLI ran and after — while it did find the pass (the control).
   void ExpectItWorkedWithNoKeyInside(const FakeApi& api, TicketId id) {
     EXPECT_TRUE(api.problems().empty()) << ::testing::PrintToString(api.problems());
-    EXPECT_EQ(engine_->GetTicket(id)->stage, Stage::kReady) << LastResult(id);
+    EXPECT_EQ(views_->GetTicket(id)->stage, Stage::kReady) << LastResult(id);
     EXPECT_EQ(OnOrigin("superagent/ticket-" + std::to_string(id), "README.md"), "Hello\nThere is the typo.\n");
     for (const std::string when : {"before", "after"}) {
       SCOPED_TRACE(when);
@@ -212,7 +212,7 @@ class ModelGatewayCliTest : public ExecTest, public ::testing::WithParamInterfac
   }
 
   std::string LastResult(TicketId id) {
-    auto receipts = Ok(engine_->Receipts(id));
+    auto receipts = Ok(views_->Receipts(id));
     return receipts.empty() ? "" : receipts.back().body;
   }
 
@@ -238,7 +238,7 @@ TEST_P(ModelGatewayCliTest, ATurnCompletesWithNoModelKeyAnywhereInTheSandbox) {
   const exec::GatewayCounts counts = gateway_->counts();
   EXPECT_GT(counts.forwarded, 0);
   EXPECT_EQ(counts.refused_pass, 0);
-  const json usage = Ok(engine_->TokenUsage(id));
+  const json usage = Ok(views_->TokenUsage(id));
   EXPECT_EQ(usage["calls"].get<std::int64_t>(), counts.forwarded) << usage.dump();
   EXPECT_GT(usage["prompt_tokens"].get<std::int64_t>(), 0) << usage.dump();
 
@@ -273,12 +273,12 @@ TEST_P(ModelGatewayCliTest, TheGatewayStopsATurnAtItsBudgetAndThePersonIsAsked) 
   EXPECT_GE(counts.forwarded, 1);
   EXPECT_LE(counts.forwarded, 2);
   EXPECT_GE(counts.refused_budget, 1);
-  EXPECT_EQ(Ok(engine_->TokenUsage(id))["calls"].get<std::int64_t>(), counts.forwarded);
+  EXPECT_EQ(Ok(views_->TokenUsage(id))["calls"].get<std::int64_t>(), counts.forwarded);
   // The person who asked is asked whether to go on — not told the CLI failed.
-  const Ticket t = Ok(engine_->GetTicket(id));
+  const Ticket t = Ok(views_->GetTicket(id));
   EXPECT_NE(t.stage, Stage::kBlocked) << LastResult(id);
   EXPECT_THAT(LastResult(id), HasSubstr("budget")) << LastResult(id);
-  auto budget = Ok(engine_->BudgetOf(id));
+  auto budget = Ok(views_->BudgetOf(id, clock_.NowMs()));
   ASSERT_TRUE(budget.has_value());
   EXPECT_EQ(budget->reached, "tokens");
 }

@@ -169,7 +169,7 @@ class ModelGatewayTest : public ExecTest, public ::testing::WithParamInterface<W
     o.usd_per_million_input = in_price;
     o.usd_per_million_output = out_price;
     o.max_request_bytes = max_request;
-    auto g = exec::ModelGateway::Start(o, http_.get(), engine_.get(), &gateway_clock_);
+    auto g = exec::ModelGateway::Start(o, http_.get(), engine_.get(), views_.get(), &gateway_clock_);
     ASSERT_TRUE(g.ok()) << g.status().ToString();
     gateway_ = std::move(*g);
     upstream_.Set({200, "text/event-stream", GetParam().events, {}});
@@ -178,7 +178,7 @@ class ModelGatewayTest : public ExecTest, public ::testing::WithParamInterface<W
   // A Ticket with a session, and a pass for its turn.
   exec::GatewayPass PassFor(TicketId* ticket_out = nullptr, const std::string& trigger = "g1") {
     const TicketId ticket = AcceptedTicket(trigger);
-    auto session = Ok(engine_->OpenSession(ticket, "t", "claude-code"));
+    auto session = Ok(EngineTestPeer(*engine_).OpenSession(ticket, "t", "claude-code"));
     if (ticket_out != nullptr) *ticket_out = ticket;
     return gateway_->Open(ticket, session.id, 60'000);
   }
@@ -200,7 +200,7 @@ class ModelGatewayTest : public ExecTest, public ::testing::WithParamInterface<W
     return http_->Send(r);
   }
 
-  json Totals(TicketId ticket) { return Ok(engine_->TokenUsage(ticket)); }
+  json Totals(TicketId ticket) { return Ok(views_->TokenUsage(ticket)); }
 
   // A streamed call whose API sends its first event and then holds the rest until `release` is
   // set: returns once the client has the first event, with the call still in flight.
@@ -275,7 +275,7 @@ TEST_P(ModelGatewayTest, AForwardedCallCarriesTheRealKeyAndItsUsageIsCountedAgai
   EXPECT_EQ(totals["prompt_tokens"], c.prompt_tokens);
   EXPECT_EQ(totals["completion_tokens"], c.completion_tokens);
   EXPECT_EQ(totals["cache_hit_tokens"], c.cached);
-  auto budget = Ok(engine_->BudgetOf(ticket));
+  auto budget = Ok(views_->BudgetOf(ticket, clock_.NowMs()));
   ASSERT_TRUE(budget.has_value());
   EXPECT_DOUBLE_EQ(budget->spent.cost_usd, (c.prompt_tokens * 3.0 + c.completion_tokens * 15.0) / 1e6);
   EXPECT_EQ(gateway_->counts().forwarded, 1);
@@ -418,7 +418,7 @@ TEST_P(ModelGatewayTest, TheApisErrorsComeBackWithTheKeyMaskedAndAnUnreachableAp
   o.wire = GetParam().wire;
   o.upstream = "http://127.0.0.1:" + std::to_string(FreePort());
   o.api_key = kRealKey;
-  auto dead = Ok(exec::ModelGateway::Start(o, http_.get(), engine_.get(), &gateway_clock_));
+  auto dead = Ok(exec::ModelGateway::Start(o, http_.get(), engine_.get(), views_.get(), &gateway_clock_));
   const exec::GatewayPass p2 = dead->Open(1, 1, 60'000);
   r = Call(p2, p2.token);
   EXPECT_EQ(r.status, 502);

@@ -42,9 +42,6 @@ class PanelApiTest : public PanelSeedTest {
 
   // Starts the panel with `config` (listen is replaced by the bound port's address).
   Status StartServer(Config config = Config{}, std::function<std::optional<SlotsView>()> slots = nullptr) {
-    auto views = Views::Open((dir_ / "superagent.db").string());
-    if (!views.ok()) return views.status();
-    views_ = std::move(*views);
     server_ = std::make_unique<httplib::Server>();
     panel::PanelContext ctx = app::PanelContextFor(config);
     ctx.engine = engine_.get();
@@ -82,7 +79,6 @@ class PanelApiTest : public PanelSeedTest {
     if (thread_.joinable()) thread_.join();
     panel_.reset();
     server_.reset();
-    views_.reset();
   }
 
   json GetJson(const std::string& path, int expect = 200) {
@@ -134,7 +130,6 @@ class PanelApiTest : public PanelSeedTest {
   std::size_t CommandCount() { return GetJson("/api/commands")["commands"].size(); }
 
   PanelSeed seed_;
-  std::unique_ptr<Views> views_;
   std::unique_ptr<httplib::Server> server_;
   std::unique_ptr<panel::Panel> panel_;
   std::unique_ptr<httplib::Client> client_;
@@ -189,8 +184,8 @@ TEST_F(PanelApiTest, ASecretInAnyViewIsShownAsTheMarkerAndNeedsYouSaysSo) {
   secrets.Learn("llm.api_key_env", "model-key-0123456789");
   secrets_ = &secrets;
   const std::string token = "gh" + std::string("p_") + "aB3dE5gH7jK9mN1pQ2sT4vW6yZ8aB3dE5gH7j";
-  ASSERT_TRUE(engine_->SetStage(seed_.blocked, Stage::kWorking, "tried again").ok());
-  ASSERT_TRUE(engine_->SetStage(seed_.blocked, Stage::kBlocked,
+  ASSERT_TRUE(EngineTestPeer(*engine_).SetStage(seed_.blocked, Stage::kWorking, "tried again").ok());
+  ASSERT_TRUE(EngineTestPeer(*engine_).SetStage(seed_.blocked, Stage::kBlocked,
                                 "the log said KEY=model-key-0123456789 and " + token + " 中文").ok());
   ASSERT_TRUE(StartServer().ok());
   client_->set_default_headers({{"Accept-Encoding", "gzip, deflate"}});
@@ -1188,11 +1183,11 @@ TEST_F(PanelApiTest, ABlockedTicketsRetryAndTheNotAnsweredCard) {
 
   const std::string path = "/api/tickets/" + std::to_string(seed_.blocked) + "/retry";
   EXPECT_EQ(Post(path, json::object(), {}, /*with_csrf=*/false)->status, 403);
-  EXPECT_EQ(engine_->GetTicket(seed_.blocked)->stage, Stage::kBlocked) << "a refused command changes nothing";
+  EXPECT_EQ(views_->GetTicket(seed_.blocked)->stage, Stage::kBlocked) << "a refused command changes nothing";
   auto ok = Post(path, {{"name", "Ann"}});
   ASSERT_TRUE(ok);
   EXPECT_EQ(ok->status, 200) << ok->body;
-  EXPECT_EQ(engine_->GetTicket(seed_.blocked)->stage, Stage::kIdle);
+  EXPECT_EQ(views_->GetTicket(seed_.blocked)->stage, Stage::kIdle);
   auto again = Post(path, {{"name", "Ann"}});
   EXPECT_EQ(again->status, 409);
   EXPECT_THAT(again->body, HasSubstr("not blocked"));
@@ -1207,10 +1202,10 @@ TEST_F(PanelApiTest, ASetAsideItemIsACardInNeedsYouAndRetryIsACsrfGuardedCommand
   const TicketId id = Accept("gh:comment:2001", 21, "@agent please translate the 安装 guide");
   for (int turn = 1; turn <= 5; ++turn) {
     std::int64_t pending = 0;
-    for (const Assignment& a : Ok(engine_->Assignments(id)))
+    for (const Assignment& a : Ok(views_->Assignments(id)))
       if (a.state == "pending") pending = a.id;
     ASSERT_NE(pending, 0) << "turn " << turn;
-    ASSERT_TRUE(engine_->StartAssignment(pending, "worker").ok());
+    ASSERT_TRUE(EngineTestPeer(*engine_).StartAssignment(pending, "worker").ok());
     ASSERT_TRUE(engine_->FinishTurn({.assignment = pending, .error = "model answer unreadable: type_error.316 😀"}).ok());
     Receive(Comment("gh:comment:20" + std::to_string(10 + turn), "alice", false, "again", 21));
     ASSERT_TRUE(engine_->AssignFollowUps().ok());

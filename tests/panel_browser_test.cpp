@@ -58,20 +58,20 @@ TEST_F(PanelBrowserTest, APersonUsesThePanelInChromium) {
   zh.actor = "bob";
   zh.question = "安装文档应该链接到哪里？Where should the install docs link to?";
   zh.form = {{"options", {"docs/安装指南.md", "维基页面 📚", "两个都要 ✅ — keep both, the guide first and the wiki page as a fallback for readers on older releases"}}};
-  ASSERT_TRUE(engine_->AskPerson(question_zh, zh, "ask:17").ok());
+  ASSERT_TRUE(EngineTestPeer(*engine_).AskPerson(question_zh, zh, "ask:17").ok());
   // A Ticket whose worker turns failed the same way five times in a row is set aside (issue 18):
   // a card in Needs-you with its reason and a Retry.
   const TicketId poisoned = Accept("gh:comment:1006", 16, "@agent 请把 README 的标题翻译成中文 🙏");
   for (int turn = 1; turn <= 5; ++turn) {
-    for (const Assignment& a : Ok(engine_->AssignmentsInState("pending"))) {
+    for (const Assignment& a : Ok(views_->AssignmentsInState("pending"))) {
       if (a.ticket != poisoned) continue;
-      ASSERT_TRUE(engine_->StartAssignment(a.id, "worker").ok());
+      ASSERT_TRUE(EngineTestPeer(*engine_).StartAssignment(a.id, "worker").ok());
       ASSERT_TRUE(engine_->FinishTurn({.assignment = a.id, .error = "model answer unreadable: type_error.316 at byte " + std::to_string(turn)}).ok());
     }
     Receive(Comment("gh:comment:1006-" + std::to_string(turn), "alice", false, "还是不行，请再试一次", 16));
     ASSERT_TRUE(engine_->AssignFollowUps().ok());
   }
-  ASSERT_EQ(Ok(engine_->Quarantined()).size(), 1u) << "the seed has no set-aside item";
+  ASSERT_EQ(Ok(views_->SetAside(1000)).size(), 1u) << "the seed has no set-aside item";
   engine_.reset();  // the daemon owns the store from here on
 
   const int port = FreeLoopbackPort();

@@ -43,7 +43,7 @@ class PanelSeedTest : public EngineTest {
     a.acknowledgement = "On it: " + a.scope;
     assessor_.answers.push_back(a);
     EXPECT_EQ(Drain(), 1);
-    auto story = engine_->Explain(id);
+    auto story = ExplainNow(id);
     if (!story.ok() || !story->contains("ticket_created")) {
       ADD_FAILURE() << "no ticket for " << id;
       return 0;
@@ -67,16 +67,16 @@ class PanelSeedTest : public EngineTest {
     choice.actor = "alice";
     choice.question = "Which link should CONTRIBUTING.md point to?";
     choice.form = {{"options", {"docs/setup.md", "the wiki page"}}};
-    EXPECT_TRUE(engine_->AskPerson(s.question_old, choice, "ask:11").ok());
+    EXPECT_TRUE(EngineTestPeer(*engine_).AskPerson(s.question_old, choice, "ask:11").ok());
     clock_.Advance(60'000);
     HumanAction text;
     text.thread = "github:issue:12";
     text.actor = "alice";
     text.question = "Should the release notes mention the dropped Python 3.8 support?";
-    EXPECT_TRUE(engine_->AskPerson(s.question_new, text, "ask:12").ok());
+    EXPECT_TRUE(EngineTestPeer(*engine_).AskPerson(s.question_new, text, "ask:12").ok());
     clock_.Advance(60'000);
-    EXPECT_TRUE(engine_->SetStage(s.blocked, Stage::kBlocked, "the CI badge URL needs a token nobody gave").ok());
-    EXPECT_TRUE(engine_->EndTicket(s.ended, "result delivered").ok());
+    EXPECT_TRUE(EngineTestPeer(*engine_).SetStage(s.blocked, Stage::kBlocked, "the CI badge URL needs a token nobody gave").ok());
+    EXPECT_TRUE(EngineTestPeer(*engine_).EndTicket(s.ended, "result delivered").ok());
     clock_.Advance(60'000);
 
     // Observe mode: an inferred message the assessment would accept is only recorded.

@@ -40,8 +40,8 @@ class PanelIntercomTest : public PanelSeedTest {
     idle_ = OpenWorkerSession(seed_.blocked, "Ticket " + std::to_string(seed_.blocked) + ": update the CI badge in README");
     waiting_ = OpenWorkerSession(seed_.question_new, "Ticket " + std::to_string(seed_.question_new) + ": tidy the release notes");
     dormant_ = OpenWorkerSession(seed_.ended, "Ticket " + std::to_string(seed_.ended) + ": fix the typo in docs/intro.md");
-    host_ = std::make_unique<exec::WorkerSessionHost>(engine_.get(), "o/r", [this] { ++wakes_; });
-    intercom_ = std::make_unique<Intercom>(engine_.get(), host_.get(), &clock_);
+    host_ = std::make_unique<exec::WorkerSessionHost>(engine_.get(), views_.get(), "o/r", [this] { ++wakes_; });
+    intercom_ = std::make_unique<Intercom>(engine_.get(), views_.get(), host_.get(), &clock_);
   }
   void TearDown() override {
     if (panel_) panel_->Stop();
@@ -51,9 +51,9 @@ class PanelIntercomTest : public PanelSeedTest {
   }
 
   std::string OpenWorkerSession(TicketId t, const std::string& title) {
-    auto s = engine_->OpenSession(t, title, "builtin");
+    auto s = EngineTestPeer(*engine_).OpenSession(t, title, "builtin");
     EXPECT_TRUE(s.ok());
-    for (const Assignment& a : Ok(engine_->Assignments(t))) EXPECT_TRUE(engine_->FinishAssignment(a.id).ok());  // its turn ran
+    for (const Assignment& a : Ok(views_->Assignments(t))) EXPECT_TRUE(engine_->FinishAssignment(a.id).ok());  // its turn ran
     auto add = [&](const char* kind, json body) { EXPECT_TRUE(engine_->AppendSessionEvent(s->id, 1, kind, body).ok()); };
     add("input", {{"role", "user"}, {"content", "# " + title + "\nplease do it"}});
     add("assistant", {{"role", "assistant"}, {"content", ""}, {"tool_calls", {{{"id", "c1"}, {"name", "shell"}, {"arguments", R"({"command":"./test.sh"})"}}}}});
@@ -65,9 +65,6 @@ class PanelIntercomTest : public PanelSeedTest {
   }
 
   void StartServer(bool with_intercom = true) {
-    auto views = Views::Open((dir_ / "superagent.db").string());
-    ASSERT_TRUE(views.ok());
-    views_ = std::move(*views);
     server_ = std::make_unique<httplib::Server>();
     panel::PanelContext ctx;
     ctx.engine = engine_.get();
@@ -100,14 +97,13 @@ class PanelIntercomTest : public PanelSeedTest {
     if (!r) return {0, json()};
     return {r->status, json::parse(r->body, nullptr, false)};
   }
-  std::size_t Stored(const std::string& session) { return Ok(engine_->IntercomMessagesOf(session, -1, 1000)).size(); }
+  std::size_t Stored(const std::string& session) { return Ok(views_->IntercomMessagesOf(session, -1, 1000)).size(); }
 
   PanelSeed seed_;
   std::string idle_, waiting_, dormant_;
   std::unique_ptr<exec::WorkerSessionHost> host_;
   std::unique_ptr<Intercom> intercom_;
   int wakes_ = 0;
-  std::unique_ptr<Views> views_;
   std::unique_ptr<httplib::Server> server_;
   std::unique_ptr<panel::Panel> panel_;
   std::unique_ptr<httplib::Client> client_;
@@ -160,7 +156,7 @@ TEST_F(PanelIntercomTest, ASessionShowsItsSurfaceItsWorkerTranscriptAndTokenUsag
 TEST_F(PanelIntercomTest, ASessionsSurfaceIsReadThroughTheOutboundFilter) {
   SecretFilter secrets(&clock_);
   secrets.Learn("llm.api_key_env", "model-key-0123456789");
-  exec::WorkerSessionHost host(engine_.get(), "o/r", [] {}, &secrets);
+  exec::WorkerSessionHost host(engine_.get(), views_.get(), "o/r", [] {}, &secrets);
   auto n = exec::ParseIntercomSessionId(idle_);
   ASSERT_TRUE(n.has_value());
   ASSERT_TRUE(engine_->AppendSessionEvent(*n, 1, "assistant",
@@ -213,13 +209,13 @@ TEST_F(PanelIntercomTest, ThePersonSendsAsThemselfNeverAsASession) {
   ASSERT_EQ(status, 200) << body.dump();
   EXPECT_EQ(body["applied"], "wake");
   EXPECT_EQ(body["by"], "Tess (panel)");
-  auto m = Ok(engine_->GetIntercomMessage(body["message_id"]));
+  auto m = Ok(views_->GetIntercomMessage(body["message_id"]));
   ASSERT_TRUE(m.has_value());
   EXPECT_EQ(m->from_person, "Tess (panel)");
   EXPECT_EQ(m->from_session, "");
   EXPECT_EQ(wakes_, 1) << "the scheduler was asked for a pass";
-  EXPECT_EQ(Ok(engine_->Assignments(seed_.blocked)).back().cause, "follow_up");  // a person's: may use the reserved slot
-  EXPECT_EQ(Ok(engine_->TicketInputs(seed_.blocked)).back().kind, "intercom");
+  EXPECT_EQ(Ok(views_->Assignments(seed_.blocked)).back().cause, "follow_up");  // a person's: may use the reserved slot
+  EXPECT_EQ(Ok(views_->TicketInputs(seed_.blocked)).back().kind, "intercom");
   // Its wrapper says a person wrote it, not a session.
   std::vector<std::string> inbox = intercom_->TakeInbox(idle_);
   ASSERT_EQ(inbox.size(), 1u);
@@ -263,8 +259,8 @@ TEST_F(PanelIntercomTest, RefusedSendsSayWhyAndStoreNothing) {
   for (int i = 0; i < 11; ++i) ASSERT_EQ(Post("/api/intercom/sessions/" + waiting_ + "/send", {{"text", "ping " + std::to_string(i)}}).first, 200);
   EXPECT_EQ(Stored(waiting_), 11u);
   // A Ticket waiting for its person gets the messages queued, not a turn before the answer.
-  EXPECT_EQ(Ok(engine_->QueuedIntercom(waiting_)).size(), 11u);
-  EXPECT_EQ(engine_->GetTicket(seed_.question_new)->stage, Stage::kWaitingForPerson);
+  EXPECT_EQ(Ok(views_->QueuedIntercom(waiting_)).size(), 11u);
+  EXPECT_EQ(views_->GetTicket(seed_.question_new)->stage, Stage::kWaitingForPerson);
 }
 
 TEST_F(PanelIntercomTest, AFailedRevalidationRefusesThePersonsMessageAndRevokesTheMandate) {
@@ -277,8 +273,8 @@ TEST_F(PanelIntercomTest, AFailedRevalidationRefusesThePersonsMessageAndRevokesT
                              " cannot resume: revalidation failed (SPEC §4.5): requester is no longer allow-listed;"
                              " its Mandate is revoked and nothing was sent");
   EXPECT_EQ(Stored(dormant_), 0u);
-  EXPECT_EQ(engine_->GetTicket(seed_.ended)->stage, Stage::kEnded);
-  EXPECT_EQ(engine_->GetMandate(seed_.ended)->ended_as, "revoked");
+  EXPECT_EQ(views_->GetTicket(seed_.ended)->stage, Stage::kEnded);
+  EXPECT_EQ(views_->GetMandate(seed_.ended)->ended_as, "revoked");
   // Revoked for good: back on the allow-list, the Ticket still cannot resume (a new request can).
   ASSERT_TRUE(engine_->ApplyPolicy(MakePolicy("observe"), "test").ok());
   auto [s3, b3] = Post("/api/intercom/sessions/" + dormant_ + "/send", {{"text", "one more typo in docs/"}, {"name", "Tess"}});
@@ -293,10 +289,10 @@ TEST_F(PanelIntercomTest, APersonsMessageResumesADormantSessionInPlace) {
   ASSERT_EQ(s2, 200) << b2.dump();
   EXPECT_EQ(b2["resumed"], true);
   EXPECT_EQ(b2["applied"], "wake");
-  EXPECT_EQ(engine_->GetTicket(seed_.ended)->stage, Stage::kIdle);
-  EXPECT_EQ(Ok(engine_->Assignments(seed_.ended)).back().cause, "resume");
-  EXPECT_EQ(Ok(engine_->Assignments(seed_.ended)).back().state, "pending");
-  EXPECT_EQ(Ok(engine_->QueuedIntercom(dormant_)).size(), 1u);
+  EXPECT_EQ(views_->GetTicket(seed_.ended)->stage, Stage::kIdle);
+  EXPECT_EQ(Ok(views_->Assignments(seed_.ended)).back().cause, "resume");
+  EXPECT_EQ(Ok(views_->Assignments(seed_.ended)).back().state, "pending");
+  EXPECT_EQ(Ok(views_->QueuedIntercom(dormant_)).size(), 1u);
   EXPECT_EQ(wakes_, 1);
   json detail = GetJson("/api/tickets/" + std::to_string(seed_.ended));
   bool resumed = false;
@@ -382,24 +378,24 @@ TEST_F(PanelIntercomTest, NewSessionIsAnExplicitPanelRequestThatTheEvalTurnsInto
   a.acknowledgement = "On it: a CHANGELOG entry for 0.3.";
   assessor_.answers.push_back(a);
   ASSERT_EQ(Drain(), 1);
-  auto story = engine_->Explain(body["trigger_id"].get<std::string>());
+  auto story = ExplainNow(body["trigger_id"].get<std::string>());
   ASSERT_TRUE(story.ok());
   ASSERT_TRUE(story->contains("ticket_created")) << story->dump();
   const TicketId t = (*story)["ticket_created"]["id"];
-  auto m = engine_->GetMandate(t);
+  auto m = views_->GetMandate(t);
   ASSERT_TRUE(m.ok());
   EXPECT_EQ(m->source, "panel");
   EXPECT_EQ(m->admission, "panel_operator");
   EXPECT_EQ(m->strength, Strength::kExplicit);
   EXPECT_EQ(m->sender, "Tess (panel)");
-  EXPECT_EQ(engine_->GetTicket(t)->thread, thread);
-  EXPECT_EQ(Ok(engine_->Assignments(t)).back().cause, "accepted");
+  EXPECT_EQ(views_->GetTicket(t)->thread, thread);
+  EXPECT_EQ(Ok(views_->Assignments(t)).back().cause, "accepted");
 
   // The acknowledgement is delivered in the panel (recorded, nothing leaves the daemon).
   auto channel = panel::MakePanelChannel();
   EffectsLoop effects(engine_.get(), {channel.get()}, &clock_);
   ASSERT_TRUE(effects.RunOnce().ok());
-  auto receipts = Ok(engine_->Receipts(t));
+  auto receipts = Ok(views_->Receipts(t));
   ASSERT_EQ(receipts.size(), 1u);
   EXPECT_EQ(receipts[0].channel, thread);
   EXPECT_EQ(receipts[0].body, "On it: a CHANGELOG entry for 0.3.");
@@ -407,7 +403,7 @@ TEST_F(PanelIntercomTest, NewSessionIsAnExplicitPanelRequestThatTheEvalTurnsInto
 
   // Its session, once ended, resumes on the operator's message: a panel Mandate revalidates.
   const std::string s = OpenWorkerSession(t, "Ticket " + std::to_string(t) + ": Add a CHANGELOG entry for 0.3");
-  ASSERT_TRUE(engine_->EndTicket(t, "result delivered").ok());
+  ASSERT_TRUE(EngineTestPeer(*engine_).EndTicket(t, "result delivered").ok());
   auto [s2, b2] = Post("/api/intercom/sessions/" + s + "/send", {{"text", "and mention the panel"}});
   ASSERT_EQ(s2, 200) << b2.dump();
   EXPECT_EQ(b2["resumed"], true);

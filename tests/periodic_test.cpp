@@ -271,7 +271,7 @@ TEST_F(PeriodicGuardTest, AThrowingStepIsLoggedAndRecordedAndTheLoopGoesOn) {
     ASSERT_EQ(wait.AwaitWait(n), 60'000) << "after a throw the loop waits its interval, not the last step's";
   }
   EXPECT_EQ(steps, 4);
-  auto problems = Ok(engine_->SystemProblems());
+  auto problems = Ok(views_->Problems(options_.problem_threshold));
   ASSERT_EQ(problems.size(), 1u);
   EXPECT_EQ(problems[0].kind, "unexpected:the test loop");
   EXPECT_EQ(problems[0].message, "unexpected error in the test loop: boom 4");
@@ -279,7 +279,7 @@ TEST_F(PeriodicGuardTest, AThrowingStepIsLoggedAndRecordedAndTheLoopGoesOn) {
   wait.Elapse();
   ASSERT_EQ(wait.AwaitWait(5), 60'000);
   EXPECT_EQ(steps, 5) << "the loop went on";
-  EXPECT_TRUE(Ok(engine_->SystemProblems()).empty()) << "the clean step cleared the problem";
+  EXPECT_TRUE(Ok(views_->Problems(options_.problem_threshold)).empty()) << "the clean step cleared the problem";
   loop.Stop();
   std::vector<std::string> logged;
   for (const std::string& line : log.sink->last_formatted())

@@ -110,7 +110,7 @@ class QuarantineTest : public EngineTest {
     MakeLoop();
   }
   std::string ReceiptStatus(const std::string& id) {
-    for (const Receipt& r : Ok(engine_->Receipts(std::nullopt)))
+    for (const Receipt& r : Ok(views_->Receipts(std::nullopt)))
       if (r.id == id) return r.status;
     return "missing";
   }
@@ -156,7 +156,7 @@ TEST_F(QuarantineTest, AnEffectRefusedTheSameWayIsSetAsideWhileOtherThreadsMessa
     clock_.Advance(600'000);  // past any backoff
   }
   EXPECT_EQ(peer_.poison_posts(), 5);
-  auto set_aside = Ok(engine_->Quarantined());
+  auto set_aside = Ok(views_->SetAside(1000));
   ASSERT_EQ(set_aside.size(), 1u);
   EXPECT_EQ(set_aside[0].kind, "effect");
   EXPECT_EQ(set_aside[0].label, "message result:a to github:issue:1");
@@ -175,7 +175,7 @@ TEST_F(QuarantineTest, AnEffectRefusedTheSameWayIsSetAsideWhileOtherThreadsMessa
   EXPECT_EQ(peer_.Messages().back(), "All done.");
 
   // Its story says so.
-  auto story = engine_->Explain("c1");
+  auto story = ExplainNow("c1");
   ASSERT_TRUE(story.ok());
   ASSERT_EQ((*story)["set_aside"].size(), 1u);
   EXPECT_EQ((*story)["set_aside"][0]["kind"], "effect");
@@ -185,14 +185,14 @@ TEST_F(QuarantineTest, AnEffectRefusedTheSameWayIsSetAsideWhileOtherThreadsMessa
   EXPECT_EQ(engine_->RetryQuarantined("effect", "999", "alice").code(), Status::Code::kNotFound);
   EXPECT_EQ(engine_->RetryQuarantined("turn", set_aside[0].item, "alice").code(), Status::Code::kNotFound);
   EXPECT_EQ(engine_->RetryQuarantined("effect", "😀\xff", "alice").code(), Status::Code::kNotFound);
-  EXPECT_EQ(Ok(engine_->Quarantined()).size(), 1u);
+  EXPECT_EQ(Ok(views_->SetAside(1000)).size(), 1u);
 
   // A Retry requeues it at once with a fresh count: one more refusal is not enough to set it aside.
   ASSERT_TRUE(engine_->RetryQuarantined("effect", set_aside[0].item, "alice").ok());
-  EXPECT_TRUE(Ok(engine_->Quarantined()).empty());
+  EXPECT_TRUE(Ok(views_->SetAside(1000)).empty());
   DrainEffects();
   EXPECT_EQ(peer_.poison_posts(), 6);
-  EXPECT_TRUE(Ok(engine_->Quarantined()).empty());
+  EXPECT_TRUE(Ok(views_->SetAside(1000)).empty());
 }
 
 TEST_F(QuarantineTest, WhenThePeerRefusesEverythingItIsAnOutageAndNothingIsSetAside) {
@@ -202,8 +202,8 @@ TEST_F(QuarantineTest, WhenThePeerRefusesEverythingItIsAnOutageAndNothingIsSetAs
     DrainEffects();
     clock_.Advance(600'000);
   }
-  EXPECT_TRUE(Ok(engine_->Quarantined()).empty()) << "an outage is a system problem, not a poison item";
-  ASSERT_FALSE(Ok(engine_->SystemProblems()).empty());
+  EXPECT_TRUE(Ok(views_->SetAside(1000)).empty()) << "an outage is a system problem, not a poison item";
+  ASSERT_FALSE(Ok(views_->Problems(options_.problem_threshold)).empty());
   peer_.SetDown(false);
   DrainEffects();
   EXPECT_EQ(peer_.Messages().size(), 1u);
@@ -241,8 +241,8 @@ TEST_F(QuarantineTest, AThreadWhoseEvalsThrowIsSetAsideAndOtherThreadsAreStillJu
     clock_.Advance(700'000);
   }
   EXPECT_EQ(assessor.calls["github:issue:1"], 3);
-  EXPECT_TRUE(Ok(engine_->Quarantined()).empty());
-  auto first = engine_->Explain("p1");
+  EXPECT_TRUE(Ok(views_->SetAside(1000)).empty());
+  auto first = ExplainNow("p1");
   ASSERT_TRUE(first.ok());
   EXPECT_THAT(first->dump(), HasSubstr("eval failed 3 times"));
   Receive(Comment("p2", "alice", true, "@agent please, the typo", 1));
@@ -251,7 +251,7 @@ TEST_F(QuarantineTest, AThreadWhoseEvalsThrowIsSetAsideAndOtherThreadsAreStillJu
     clock_.Advance(700'000);
   }
   EXPECT_EQ(assessor.calls["github:issue:1"], 5);
-  auto set_aside = Ok(engine_->Quarantined());
+  auto set_aside = Ok(views_->SetAside(1000));
   ASSERT_EQ(set_aside.size(), 1u);
   EXPECT_EQ(set_aside[0].kind, "eval");
   EXPECT_EQ(set_aside[0].item, "github:issue:1");
@@ -266,10 +266,10 @@ TEST_F(QuarantineTest, AThreadWhoseEvalsThrowIsSetAsideAndOtherThreadsAreStillJu
   run();
   EXPECT_EQ(assessor.calls["github:issue:2"], 1);
   EXPECT_EQ(assessor.calls["github:issue:1"], 5);
-  auto other = engine_->Explain("q1");
+  auto other = ExplainNow("q1");
   ASSERT_TRUE(other.ok());
   EXPECT_TRUE(other->contains("ticket_created"));
-  auto story = engine_->Explain("p3");
+  auto story = ExplainNow("p3");
   ASSERT_TRUE(story.ok());
   ASSERT_EQ((*story)["set_aside"].size(), 1u);
   EXPECT_THAT((*story)["summary"].get<std::string>(), HasSubstr("Set aside: Evals of Thread github:issue:1"));
@@ -279,8 +279,8 @@ TEST_F(QuarantineTest, AThreadWhoseEvalsThrowIsSetAsideAndOtherThreadsAreStillJu
   ASSERT_TRUE(engine_->RetryQuarantined("eval", "github:issue:1", "alice (panel)").ok());
   run();
   EXPECT_EQ(assessor.calls["github:issue:1"], 6);
-  EXPECT_TRUE(Ok(engine_->Quarantined()).empty());
-  auto retried = engine_->Explain("p3");
+  EXPECT_TRUE(Ok(views_->SetAside(1000)).empty());
+  auto retried = ExplainNow("p3");
   ASSERT_TRUE(retried.ok());
   EXPECT_TRUE((*retried)["set_aside"].empty());
   EXPECT_EQ((*retried)["evals"].size(), 1u);
@@ -292,45 +292,45 @@ TEST_F(QuarantineTest, AThreadWhoseEvalsThrowIsSetAsideAndOtherThreadsAreStillJu
 TEST_F(QuarantineTest, ATicketsTurnsFailingTheSameWayAreSetAsideAndTheTicketSaysWhy) {
   const TicketId id = AcceptedTicket("t1");
   for (int turn = 1; turn <= 5; ++turn) {
-    auto pending = Ok(engine_->AssignmentsInState("pending"));
+    auto pending = Ok(views_->AssignmentsInState("pending"));
     ASSERT_EQ(pending.size(), 1u) << "turn " << turn;
-    ASSERT_TRUE(engine_->StartAssignment(pending[0].id, "worker").ok());
+    ASSERT_TRUE(EngineTestPeer(*engine_).StartAssignment(pending[0].id, "worker").ok());
     ASSERT_TRUE(engine_->FinishTurn({.assignment = pending[0].id, .error = "model call failed: type_error.316 at byte " + std::to_string(turn)}).ok());
     Receive(Comment("t1-" + std::to_string(turn), "alice", false, "还是不行，请再试一次", 1));
     if (turn < 5) {
       ASSERT_EQ(*engine_->AssignFollowUps(), 1);
     }
   }
-  EXPECT_EQ(engine_->GetTicket(id)->stage, Stage::kBlocked);
+  EXPECT_EQ(views_->GetTicket(id)->stage, Stage::kBlocked);
   auto causes = TicketCauses(id);
   ASSERT_FALSE(causes.empty());
   EXPECT_THAT(causes.back(), HasSubstr("set aside: failed the same way 5 times in a row: model call failed"));
   // Pending input, but no new turn.
   EXPECT_EQ(*engine_->AssignFollowUps(), 0);
-  EXPECT_TRUE(Ok(engine_->AssignmentsInState("pending")).empty());
-  ASSERT_EQ(Ok(engine_->Quarantined()).size(), 1u);
-  EXPECT_EQ(Ok(engine_->Quarantined())[0].label, "worker turns of Ticket " + std::to_string(id) + " (Fix the typo in README)");
+  EXPECT_TRUE(Ok(views_->AssignmentsInState("pending")).empty());
+  ASSERT_EQ(Ok(views_->SetAside(1000)).size(), 1u);
+  EXPECT_EQ(Ok(views_->SetAside(1000))[0].label, "worker turns of Ticket " + std::to_string(id) + " (Fix the typo in README)");
 
   ASSERT_TRUE(engine_->RetryQuarantined("turn", std::to_string(id), "alice (panel)").ok());
-  EXPECT_EQ(engine_->GetTicket(id)->stage, Stage::kIdle);
-  auto pending = Ok(engine_->AssignmentsInState("pending"));
+  EXPECT_EQ(views_->GetTicket(id)->stage, Stage::kIdle);
+  auto pending = Ok(views_->AssignmentsInState("pending"));
   ASSERT_EQ(pending.size(), 1u);
   EXPECT_EQ(pending[0].cause, "retry");
-  ASSERT_TRUE(engine_->StartAssignment(pending[0].id, "worker").ok());
+  ASSERT_TRUE(EngineTestPeer(*engine_).StartAssignment(pending[0].id, "worker").ok());
 }
 
 TEST_F(QuarantineTest, DifferentFailuresOrASuccessInBetweenAreNotTheSameWayInARow) {
   const TicketId id = AcceptedTicket("t1");
   for (int turn = 1; turn <= 8; ++turn) {
-    auto pending = Ok(engine_->AssignmentsInState("pending"));
+    auto pending = Ok(views_->AssignmentsInState("pending"));
     ASSERT_EQ(pending.size(), 1u);
-    ASSERT_TRUE(engine_->StartAssignment(pending[0].id, "worker").ok());
+    ASSERT_TRUE(EngineTestPeer(*engine_).StartAssignment(pending[0].id, "worker").ok());
     const std::string error = turn == 4 ? "" : turn % 2 ? "the model timed out" : "HTTP 502 from the model";
     ASSERT_TRUE(engine_->FinishTurn({.assignment = pending[0].id, .error = error}).ok());
     Receive(Comment("t1-" + std::to_string(turn), "alice", false, "again", 1));
     ASSERT_EQ(*engine_->AssignFollowUps(), 1);
   }
-  EXPECT_TRUE(Ok(engine_->Quarantined()).empty());
+  EXPECT_TRUE(Ok(views_->SetAside(1000)).empty());
   // Blocked by its last failed turn (issue 34: said, not idle) — but not set aside.
   auto causes = TicketCauses(id);
   ASSERT_FALSE(causes.empty());
@@ -352,7 +352,7 @@ TEST_F(QuarantineTest, AnEffectInFlightDuringFiveAbnormalExitsIsSetAsideAtTheNex
     ASSERT_TRUE(set_aside.ok()) << set_aside.status().ToString();
     EXPECT_EQ(set_aside->size(), death == 5 ? 1u : 0u) << "death " << death;
   }
-  auto q = Ok(engine_->Quarantined());
+  auto q = Ok(views_->SetAside(1000));
   ASSERT_EQ(q.size(), 1u);
   EXPECT_EQ(q[0].kind, "effect");
   EXPECT_EQ(q[0].crashes, 5);
@@ -374,7 +374,7 @@ TEST_F(QuarantineTest, ACleanStopChargesNothingAndASuccessEndsTheRow) {
     DieAndRestart();  // reopened after a clean stop
   }
   ASSERT_TRUE(engine_->RecordStart(1).ok());
-  EXPECT_TRUE(Ok(engine_->Quarantined()).empty());
+  EXPECT_TRUE(Ok(views_->SetAside(1000)).empty());
   // Four deaths, a delivery, four more: never five in a row.
   for (int death = 0; death < 4; ++death) {
     ASSERT_EQ(engine_->ClaimDueEffects(10)->size(), 1u);
@@ -389,7 +389,7 @@ TEST_F(QuarantineTest, ACleanStopChargesNothingAndASuccessEndsTheRow) {
     DieAndRestart();
     ASSERT_TRUE(engine_->RecordStart(1).ok());
   }
-  EXPECT_TRUE(Ok(engine_->Quarantined()).empty());
+  EXPECT_TRUE(Ok(views_->SetAside(1000)).empty());
 }
 
 TEST_F(QuarantineTest, ATurnRunningDuringFiveAbnormalExitsIsNotResumedAndItsTicketIsBlocked) {
@@ -398,9 +398,9 @@ TEST_F(QuarantineTest, ATurnRunningDuringFiveAbnormalExitsIsNotResumedAndItsTick
   ASSERT_TRUE(engine_->RecordStart(1).ok());
   for (int death = 1; death <= 5; ++death) {
     // The poison turn is running at every death; the other Ticket's only at the last one.
-    for (const Assignment& a : Ok(engine_->AssignmentsInState("pending")))
+    for (const Assignment& a : Ok(views_->AssignmentsInState("pending")))
       if (a.ticket == id || death == 5) {
-        ASSERT_TRUE(engine_->StartAssignment(a.id, "worker").ok());
+        ASSERT_TRUE(EngineTestPeer(*engine_).StartAssignment(a.id, "worker").ok());
       }
     DieAndRestart();
     ASSERT_TRUE(engine_->RecordStart(1).ok());
@@ -413,15 +413,15 @@ TEST_F(QuarantineTest, ATurnRunningDuringFiveAbnormalExitsIsNotResumedAndItsTick
       EXPECT_EQ(resumed->front(), other);
     }
   }
-  EXPECT_EQ(engine_->GetTicket(id)->stage, Stage::kBlocked);
+  EXPECT_EQ(views_->GetTicket(id)->stage, Stage::kBlocked);
   EXPECT_THAT(TicketCauses(id).back(), HasSubstr("set aside: in flight during 5 abnormal exits"));
   // The other Ticket's turn finishing is a success: its own count ends.
-  for (const Assignment& a : Ok(engine_->AssignmentsInState("pending"))) {
+  for (const Assignment& a : Ok(views_->AssignmentsInState("pending"))) {
     EXPECT_EQ(a.ticket, other);
-    ASSERT_TRUE(engine_->StartAssignment(a.id, "worker").ok());
+    ASSERT_TRUE(EngineTestPeer(*engine_).StartAssignment(a.id, "worker").ok());
     ASSERT_TRUE(engine_->FinishTurn({.assignment = a.id, .error = ""}).ok());
   }
-  ASSERT_EQ(Ok(engine_->Quarantined()).size(), 1u);
+  ASSERT_EQ(Ok(views_->SetAside(1000)).size(), 1u);
 }
 
 TEST_F(QuarantineTest, AnEvalRunningDuringFiveAbnormalExitsSetsItsThreadAside) {
@@ -440,7 +440,7 @@ TEST_F(QuarantineTest, AnEvalRunningDuringFiveAbnormalExitsSetsItsThreadAside) {
     ASSERT_TRUE(engine_->ExpireEvals().ok());
     clock_.Advance(3'600'000);
   }
-  auto q = Ok(engine_->Quarantined());
+  auto q = Ok(views_->SetAside(1000));
   ASSERT_EQ(q.size(), 1u);
   EXPECT_EQ(q[0].kind, "eval");
   auto job = engine_->BeginEval();

@@ -29,7 +29,9 @@ constexpr const char* kRepo = "Codertocat/Hello-World";
 // GitHub channel, each carrying its install id.
 struct Install {
   Engine* engine = nullptr;
+  Views* views = nullptr;
   std::unique_ptr<Engine> owned;  // the second install's; the first is the fixture's engine_
+  std::unique_ptr<Views> owned_views;
   std::string id;
   std::unique_ptr<exec::Workspaces> workspaces;
   std::unique_ptr<exec::WorkerServices> services;
@@ -50,10 +52,13 @@ class TwoInstallsTest : public ExecTest {
     o.token = "t";
     client_ = std::make_unique<github::Client>(http_.get(), &clock_, [this](TimeMs ms) { clock_.Advance(ms); }, o);
     a_.engine = engine_.get();
+    a_.views = views_.get();
     auto b = Engine::Open((dir_ / "b.db").string(), &clock_, MakePolicy("observe"), "test-policy.yaml", options_);
     ASSERT_TRUE(b.ok()) << b.status().ToString();
     b_.owned = std::move(*b);
     b_.engine = b_.owned.get();
+    b_.owned_views = Ok(Views::Open((dir_ / "b.db").string()));
+    b_.views = b_.owned_views.get();
     Wire(&a_, "a");
     Wire(&b_, "b");
     ASSERT_NE(a_.id, b_.id) << "each database makes its own install id";
@@ -64,6 +69,7 @@ class TwoInstallsTest : public ExecTest {
       i->channel.reset();
       i->services.reset();
       i->workspaces.reset();
+      i->owned_views.reset();
       i->owned.reset();
     }
     client_.reset();
@@ -72,7 +78,7 @@ class TwoInstallsTest : public ExecTest {
   }
 
   void Wire(Install* i, const std::string& name) {
-    i->id = Ok(i->engine->InstallId());
+    i->id = Ok(i->views->InstallId());
     exec::WorkspaceOptions wo;
     wo.root = (dir_ / ("work-" + name)).string();
     wo.remote = origin_.string();
@@ -92,7 +98,7 @@ class TwoInstallsTest : public ExecTest {
     assessor_.answers.push_back(ScriptedAssessor::Accept());
     auto ran = RunOneEval(*i.engine, assessor_);
     EXPECT_TRUE(ran.ok() && *ran);
-    return Ok(i.engine->Explain(comment))["ticket_created"]["id"].get<TicketId>();
+    return Ok(i.views->Explain(comment, i.engine->CurrentPolicy(), clock_.NowMs()))["ticket_created"]["id"].get<TicketId>();
   }
 
   // Runs `i`'s due turns with a command executor that runs `command` and reports ready with a PR.
@@ -104,7 +110,7 @@ class TwoInstallsTest : public ExecTest {
     exec::SchedulerOptions so;
     so.jobs_dir = (dir_ / ("jobs-" + i.id)).string();
     std::filesystem::create_directories(so.jobs_dir);
-    exec::Scheduler s(i.engine, i.workspaces.get(), executor.get(), i.services.get(), runner_.get(), &exec_clock_,
+    exec::Scheduler s(i.engine, i.views, i.workspaces.get(), executor.get(), i.services.get(), runner_.get(), &exec_clock_,
                       sleeper_, so);
     ASSERT_TRUE(s.Tick().ok());
     s.WaitForTurns();
@@ -147,10 +153,10 @@ TEST_F(TwoInstallsTest, BothWorkTicketOneEachOnItsOwnBranchAndPullRequest) {
   Turn(b_, "sed -i 's/teh typo/the typo — 修好了 ✅/' README.md", "修正拼写 (B)");
   const std::string branch_a = "superagent/" + a_.id.substr(0, 12) + "/ticket-1";
   const std::string branch_b = "superagent/" + b_.id.substr(0, 12) + "/ticket-1";
-  ASSERT_EQ(Ok(a_.engine->WorkspaceFor(ta))->branch, branch_a);
-  ASSERT_EQ(Ok(b_.engine->WorkspaceFor(tb))->branch, branch_b);
-  EXPECT_EQ(a_.engine->GetTicket(ta)->stage, Stage::kReady);
-  EXPECT_EQ(b_.engine->GetTicket(tb)->stage, Stage::kReady);
+  ASSERT_EQ(Ok(a_.views->WorkspaceFor(ta))->branch, branch_a);
+  ASSERT_EQ(Ok(b_.views->WorkspaceFor(tb))->branch, branch_b);
+  EXPECT_EQ(a_.views->GetTicket(ta)->stage, Stage::kReady);
+  EXPECT_EQ(b_.views->GetTicket(tb)->stage, Stage::kReady);
   EXPECT_EQ(OnOrigin(branch_a, "README.md"), "Hello\nThere is the typo.\n");
   EXPECT_EQ(OnOrigin(branch_b, "README.md"), "Hello\nThere is the typo — 修好了 ✅.\n");
   EXPECT_FALSE(OnOriginExists("superagent/ticket-1")) << "no install uses the bare ticket name";
@@ -166,8 +172,8 @@ TEST_F(TwoInstallsTest, BothWorkTicketOneEachOnItsOwnBranchAndPullRequest) {
               HasSubstr(github::ReceiptMarker(a_.id.substr(0, 12) + "/pr:ticket:1")));
   EXPECT_THAT(by_head[branch_b]["body"].get<std::string>(),
               HasSubstr(github::ReceiptMarker(b_.id.substr(0, 12) + "/pr:ticket:1")));
-  const auto pulls_a = Ok(a_.engine->TicketPulls(ta));
-  const auto pulls_b = Ok(b_.engine->TicketPulls(tb));
+  const auto pulls_a = Ok(a_.views->TicketPulls(ta));
+  const auto pulls_b = Ok(b_.views->TicketPulls(tb));
   ASSERT_EQ(pulls_a.size(), 1u);
   ASSERT_EQ(pulls_b.size(), 1u);
   EXPECT_EQ(pulls_a[0].number, by_head[branch_a]["number"].get<std::int64_t>());

@@ -1,12 +1,13 @@
-// Engine: the single writer of domain state (ARCHITECTURE.md). Every public method that changes
-// state is one SQLite transaction; messages to the outside are only *enqueued* here (outbox).
+// Engine: the single writer of domain state (ARCHITECTURE.md). Every public method is one SPEC
+// event and one SQLite transaction; messages to the outside are only *enqueued* here (outbox).
+// It holds the lock, the clock and the policy in force; it answers no questions about stored
+// state — every read goes through the read face, Views (views.h), beside it.
 // Thread-safe: calls are serialized by an internal mutex.
 #pragma once
 
 #include <functional>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -19,6 +20,7 @@
 #include "superagent/clock.h"
 #include "superagent/domain.h"
 #include "superagent/mailbox.h"
+#include "superagent/mutex.h"
 #include "superagent/policy.h"
 #include "superagent/quarantine.h"
 #include "superagent/session.h"
@@ -226,13 +228,6 @@ class Engine {
   Status RecordEvalError(EvalId eval, const std::string& error);
 
   // --- Tickets (SPEC §4, §6; tickets.cpp): every stage change goes through ticket_stage.cpp ---
-  // The Ticket asks one structured question: stage waiting_for_person, and an attention message
-  // on the question's Thread. The asked person's next message there goes to this Ticket.
-  Status AskPerson(TicketId ticket, const HumanAction& action, const std::string& message_id);
-  // Executor-reported progress: working, idle, ready or blocked (not ended, not waiting).
-  Status SetStage(TicketId ticket, Stage stage, const std::string& cause);
-  // The work is over (result delivered or given up); Mandate and Subscriptions stay.
-  Status EndTicket(TicketId ticket, const std::string& reason);
   // Adds a line to the Ticket's history without changing its stage (e.g. killed background jobs).
   Status NoteTicket(TicketId ticket, const std::string& cause);
 
@@ -264,11 +259,6 @@ class Engine {
   // request) start nothing. Tickets waiting for a person are skipped (their answer does this).
   // Returns how many were created.
   Result<int> AssignFollowUps();
-  // Assignments in `state` ("pending" | "running" | "ended"), oldest first.
-  Result<std::vector<Assignment>> AssignmentsInState(const std::string& state);
-  // pending → running, naming the executor; the Ticket becomes `working`. Conflict when the
-  // Assignment is not pending or its Ticket has ended.
-  Status StartAssignment(std::int64_t assignment, const std::string& executor);
   // running (or pending) → ended. Ok when already ended.
   Status FinishAssignment(std::int64_t assignment);
   // After a restart: every running Assignment ends; its open Ticket gets a "restart" input and a
@@ -286,34 +276,15 @@ class Engine {
   // requester is asked one structured question on the request's Thread (form purpose "budget").
   // kGo, changing nothing, when the Mandate has no budget or the Assignment has already ended.
   Result<BudgetCheck> EnforceBudget(TicketId ticket, std::int64_t assignment);
-  // The Ticket's budget, extensions and spend now; nullopt when its Mandate has none.
-  Result<std::optional<BudgetStatus>> BudgetOf(TicketId ticket);
 
   // --- Sessions, transcripts, token usage, workspaces (SPEC §6; sessions.cpp) ---
-  // The Ticket's worker session, created idle on first use.
-  Result<Session> OpenSession(TicketId ticket, const std::string& title, const std::string& executor);
-  // The Ticket's session; nullopt when it has none yet.
-  Result<std::optional<Session>> SessionForTicket(TicketId ticket);
-  Result<Session> GetSession(SessionId id);
-  Result<std::vector<Session>> Sessions();
   // "idle" | "running" | "ended"; InvalidArgument for anything else.
   Status SetSessionStatus(SessionId session, const std::string& status);
   // Appends one transcript event; returns its id.
   Result<std::int64_t> AppendSessionEvent(SessionId session, std::int64_t assignment, const std::string& kind,
                                           const nlohmann::json& body);
-  // Transcript events after `after_id`, oldest first.
-  Result<std::vector<SessionEvent>> SessionEvents(SessionId session, std::int64_t after_id = 0);
   // Records one model call's usage (llm::Usage::ToJson()) against the Ticket.
   Status RecordTokenUsage(TicketId ticket, std::optional<SessionId> session, const nlohmann::json& usage);
-  // Totals for the Ticket: calls, prompt/completion/total/cache_hit tokens.
-  Result<nlohmann::json> TokenUsage(TicketId ticket);
-  // Workspaces: recorded once prepared; removed when the Ticket has ended for good.
-  Status RecordWorkspace(const WorkspaceRecord& workspace);
-  // nullopt: none was recorded for the Ticket.
-  Result<std::optional<WorkspaceRecord>> WorkspaceFor(TicketId ticket);
-  // Live workspaces whose Ticket has ended and whose Mandate has ended too (stopped or revoked):
-  // nothing can resume them, so their directory and branch can go.
-  Result<std::vector<WorkspaceRecord>> WorkspacesToRemove();
   Status MarkWorkspaceRemoved(TicketId ticket);
 
   // --- Outbox (SPEC §8; outbox.cpp; delivered by the Effects loop) ---
@@ -332,47 +303,18 @@ class Engine {
   // Records what happened to a claimed Effect: done, retry at `retry_at`, failed or target gone.
   // Also counts failures per kind ("effect:<kind>:<platform>") for system problems.
   Status RecordDelivery(std::int64_t effect_id, const Delivery& delivery, TimeMs retry_at);
-  // Effects not yet done: "pending" (waiting or in flight) and "failed" counts.
-  Result<nlohmann::json> OutboxCounts();
 
   // --- Source rounds and system problems (SPEC §3; source_rounds.cpp) ---
   // Applies one round of cursors, health and skip counts in one transaction. Three consecutive
   // failures of a path raise a system problem "source:<source>:<path>"; a success clears it.
   Status UpdateSource(const SourceUpdate& update);
-  // Every cursor a Source saved, by name.
-  // A failed read is an error, never "no cursors": a Source that took it for empty would start
-  // following discussions again from fresh cursors.
-  Result<std::map<std::string, std::string>> SourceCursors(const std::string& source);
-  Result<std::vector<SourceHealth>> SourcesHealth();
-  // The id made once with this database (32 hex digits, issue 23). Every idempotency key the
-  // daemon sends (Feishu's uuid, GitHub's receipt marker) carries it, so a second install of the
-  // same app, or this one after its data_dir was reset, never meets the keys of the first.
-  Result<std::string> InstallId();
   // The platform says the discussion is gone (e.g. GitHub 410): nothing more is delivered there.
   Status MarkThreadDeleted(const std::string& thread, const std::string& why);
-  // Whether a Source may send; a disabled Source's pending messages wait. Sources are enabled
-  // until disabled.
-  Status SetSourceEnabled(const std::string& source, bool enabled);
-  // Thread keys subscribed by open Tickets that start with `prefix` (e.g. "github:"): the
-  // discussions a Source keeps polling while work is in progress (SPEC §3.5). A failed read is an
-  // error, never "no discussions": a round that took it for empty would stop following them.
-  Result<std::vector<std::string>> OpenTicketThreads(const std::string& prefix);
-  // Thread keys starting with `prefix` of Tickets that ended at or after `since`, each with its
-  // Ticket's end: SPEC §3.5 follows a discussion for 14 days after its last activity or its
-  // Ticket's end, whichever is later. A failed read is an error, never "none".
-  Result<std::map<std::string, TimeMs>> EndedTicketThreads(const std::string& prefix, TimeMs since);
-  // The request (origin Trigger) and the messages the daemon posted and saw delivered (sent
-  // receipts, with the platform's id) of every open Ticket, whose channel starts with `prefix`
-  // (e.g. "feishu:"); by Ticket, then time. What a Source looks at again for a discussion that grew
-  // on one of them later (a Feishu topic opened on the request while the daemon was down, issue
-  // 34). A failed read is an error, never "none": a round that took it for empty would not look.
-  Result<std::vector<TicketMessage>> OpenTicketMessages(const std::string& prefix);
   // Counts a failure of `kind`; at options.problem_threshold consecutive failures the problem is
   // raised (shown once, however often it fails after that).
   Status ReportFailure(const std::string& kind, const std::string& message);
   // Clears the failure count of `kind` and the problem, if raised.
   Status ReportSuccess(const std::string& kind);
-  Result<std::vector<SystemProblem>> SystemProblems();
 
   // --- Policy versions (SPEC §4.6; policy_versions.cpp, the current one in engine.cpp) ---
   // Makes `policy` current. A new version only when its content differs; then running Evals are
@@ -406,8 +348,6 @@ class Engine {
   Result<std::vector<QuarantineItem>> RecordStart(std::int64_t pid);
   // The daemon stopped cleanly: the next start charges nothing.
   Status RecordCleanStop();
-  // Items set aside, oldest first.
-  Result<std::vector<QuarantineItem>> Quarantined();
   // A person's Retry (panel), one transaction: the record and its counts are cleared and the item
   // is due again now (an Effect is requeued, a Thread's queued Triggers judged, a Ticket given a
   // new turn). NotFound when nothing of that kind and item is set aside.
@@ -424,22 +364,15 @@ class Engine {
   Result<IntercomMessage> PostIntercom(IntercomMessage m, bool target_idle, const IntercomLimits& limits);
   // The session's queued messages, oldest first, marked delivered in the same transaction.
   Result<std::vector<IntercomMessage>> TakeIntercomInbox(const std::string& session);
-  // nullopt: no message has that id.
-  Result<std::optional<IntercomMessage>> GetIntercomMessage(const std::string& id);
   // Messages `from` sent to `to` that answer `to`'s messages to `from` (reply_to links), oldest
   // first; the queued ones are marked delivered in the same transaction, so the inbox will not
   // deliver them a second time.
   Result<std::vector<IntercomMessage>> TakeIntercomReplies(const std::string& from, const std::string& to);
-  // Wakes `session` has spent since a person last wrote to it.
-  Result<int> IntercomWakesSpent(const std::string& session);
-  // Messages to or from `session` newer than `since`, the newest `limit`, oldest first.
-  Result<std::vector<IntercomMessage>> IntercomMessagesOf(const std::string& session, TimeMs since, int limit);
   // Groups: ids of explicit groups are "group-N"; "auto" cannot be created or deleted.
   Result<IntercomGroup> CreateIntercomGroup(const std::string& name, const std::vector<std::string>& members);
   Status AddIntercomMember(const std::string& group, const std::string& session);
   Status RemoveIntercomMember(const std::string& group, const std::string& session);
   Status DeleteIntercomGroup(const std::string& group);
-  Result<std::vector<IntercomGroup>> IntercomGroups();
   // Rings the doorbell of an idle Ticket's worker session (SPEC §10 wake): a pending input of
   // kind "intercom" and, when the Ticket has no pending or running Assignment, a new one — cause
   // "follow_up" for a person's message (it may take the slot kept for people), "intercom" for a
@@ -453,70 +386,67 @@ class Engine {
   // stored as PostIntercom would. When it fails nothing is stored and the Status says exactly
   // why: the Mandate was withdrawn or revoked, or which revalidation rule fails now.
   Result<IntercomMessage> ResumeForPersonsMessage(TicketId ticket, IntercomMessage m, const IntercomLimits& limits);
-  // Messages waiting in `session`'s inbox (read only; TakeIntercomInbox delivers them).
-  Result<std::vector<IntercomMessage>> QueuedIntercom(const std::string& session);
 
-  // --- Reading (engine.cpp; Explain in explain.cpp) ---
-  // Every read returns Result: what is not there is a value (NotFound for a single item asked by
-  // id, an empty list, nullopt), and a read the store failed is its error — never "empty", so no
-  // caller acts on nothing when something is there (issue 20).
-  Result<Ticket> GetTicket(TicketId id);
-  Result<Mandate> GetMandate(TicketId ticket);
-  Result<std::vector<TicketInput>> TicketInputs(TicketId ticket);
-  Result<std::vector<Assignment>> Assignments(TicketId ticket);
-  Result<std::vector<Receipt>> Receipts(std::optional<TicketId> ticket);
-  Result<std::vector<Decision>> Decisions(const std::string& thread);
-  Result<TriggerRecord> GetTrigger(const std::string& id);
-  // The Trigger with arrival number `seq`.
-  Result<TriggerRecord> GetTriggerBySeq(std::int64_t seq);
-  // Open pull requests opened for Tickets whose Mandate stands: what the GitHub Source follows
-  // (their CI, reviews, merge or close) besides what it reads anyway.
-  Result<std::vector<TicketPull>> TrackedPulls();
-  // The pull requests opened for `ticket`, oldest first.
-  Result<std::vector<TicketPull>> TicketPulls(TicketId ticket);
-  // A Trigger's whole story (SPEC §12 explain): lookup by Trigger id or message URL.
-  Result<nlohmann::json> Explain(const std::string& id_or_url);
-  // Counts for status lines: triggers by outcome, queued evals, tickets by stage.
-  Result<nlohmann::json> Stats();
   // Write transactions begun since Open: each domain event should cost one (/metrics, tests).
   std::int64_t WriteTransactions() const;
 
  private:
+  // --- Test hooks (EngineTestPeer, tests/engine_test_peer.h): events no daemon path raises by
+  // itself, kept so tests can put a Ticket or a Source in a state directly. Each is one transaction.
+  // The Ticket asks one structured question: stage waiting_for_person, and an attention message
+  // on the question's Thread. The asked person's next message there goes to this Ticket.
+  Status AskPerson(TicketId ticket, const HumanAction& action, const std::string& message_id);
+  // Executor-reported progress: working, idle, ready or blocked (not ended, not waiting).
+  Status SetStage(TicketId ticket, Stage stage, const std::string& cause);
+  // The work is over (result delivered or given up); Mandate and Subscriptions stay.
+  Status EndTicket(TicketId ticket, const std::string& reason);
+  // pending → running, naming the executor; the Ticket becomes `working`. Conflict when the
+  // Assignment is not pending or its Ticket has ended.
+  Status StartAssignment(std::int64_t assignment, const std::string& executor);
+  // The Ticket's worker session, created idle on first use.
+  Result<Session> OpenSession(TicketId ticket, const std::string& title, const std::string& executor);
+  // Workspaces: recorded once prepared; removed when the Ticket has ended for good.
+  Status RecordWorkspace(const WorkspaceRecord& workspace);
+  // Whether a Source may send; a disabled Source's pending messages wait. Sources are enabled
+  // until disabled.
+  Status SetSourceEnabled(const std::string& source, bool enabled);
+  friend class EngineTestPeer;
+
   Engine(std::unique_ptr<store::Store> store, Clock* clock, EngineOptions options);
 
   // mailbox.cpp: PostIntercom's work inside a transaction the caller holds (mu_ held too).
   Result<IntercomMessage> PostIntercomLocked(IntercomMessage m, bool target_idle, const IntercomLimits& limits,
-                                             TimeMs now);
+                                             TimeMs now) REQUIRES(mu_);
 
   // quarantine.cpp: quarantine bookkeeping inside a transaction the caller holds (mu_ held too). Charge counts a
   // failure (`crash`: an abnormal exit while in flight) and returns the record; an item already set
   // aside is returned unchanged. SetAside records the reason and does what setting aside means for
   // the kind. Cleared deletes the record after a success.
   Result<QuarantineItem> ChargeLocked(const std::string& kind, const std::string& item, const std::string& error,
-                                      bool crash, TimeMs now);
+                                      bool crash, TimeMs now) REQUIRES(mu_);
   bool DueForQuarantine(const QuarantineItem& q) const;
   // Whether charging `error` to `item` now would set it aside (reads only).
-  Result<bool> WouldSetAsideLocked(const std::string& kind, const std::string& item, const std::string& error);
-  Status SetAsideLocked(QuarantineItem q, TimeMs now);
-  Status ClearedLocked(const std::string& kind, const std::string& item);
+  Result<bool> WouldSetAsideLocked(const std::string& kind, const std::string& item, const std::string& error) REQUIRES(mu_);
+  Status SetAsideLocked(QuarantineItem q, TimeMs now) REQUIRES(mu_);
+  Status ClearedLocked(const std::string& kind, const std::string& item) REQUIRES(mu_);
 
   // turns.cpp. A turn ended: `error` empty clears the Ticket's turn failures, else counts one (and sets its
   // turns aside at options.quarantine_after). Inside the caller's transaction.
-  Status CountTurnLocked(TicketId ticket, const std::string& error, TimeMs now);
+  Status CountTurnLocked(TicketId ticket, const std::string& error, TimeMs now) REQUIRES(mu_);
   // `tk`'s last turn ended without a report a person was owed, while background work kept it
   // working: its requester is told now, the Ticket is blocked (`why` in its history) and the
   // failure counted. False, writing nothing, when that turn reported, asked or was owed nothing.
-  Result<bool> SayNoResultLocked(Ticket* tk, const std::string& why, TimeMs now);
+  Result<bool> SayNoResultLocked(Ticket* tk, const std::string& why, TimeMs now) REQUIRES(mu_);
   // TakeInputs' work inside the caller's transaction; the input carrying Trigger `origin_seq` is
   // marked as the Ticket's request.
-  Result<std::vector<TakenInput>> TakeInputsLocked(TicketId ticket, std::int64_t origin_seq);
+  Result<std::vector<TakenInput>> TakeInputsLocked(TicketId ticket, std::int64_t origin_seq) REQUIRES(mu_);
   // Starts pending Assignment `a` (running, its Ticket `tk` working) inside the caller's
   // transaction; "" when started, else why it may not start (nothing is written then).
-  Result<std::string> StartAssignmentLocked(Assignment* a, Ticket* tk, const std::string& executor, TimeMs now);
+  Result<std::string> StartAssignmentLocked(Assignment* a, Ticket* tk, const std::string& executor, TimeMs now) REQUIRES(mu_);
 
   // outbox.cpp: Send's and EnqueueAction's work inside a transaction the caller holds (mu_ held).
-  Status SendLocked(const MessageSpec& message, TimeMs now);
-  Status EnqueueActionLocked(const std::string& kind, const nlohmann::json& payload, TimeMs now);
+  Status SendLocked(const MessageSpec& message, TimeMs now) REQUIRES(mu_);
+  Status EnqueueActionLocked(const std::string& kind, const nlohmann::json& payload, TimeMs now) REQUIRES(mu_);
 
   // evals.cpp, in the Eval's transaction: the answer invariant's replies (issue 34). TellUnable
   // tells each person in `batch` who may ask that their request could not be taken and why (the
@@ -524,55 +454,55 @@ class Engine {
   // person the policy does not let ask its one short line, at most once a day per Source, when
   // the Source's policy says so (tell_others).
   Status TellUnableLocked(const std::string& thread, const std::vector<std::int64_t>& batch, const std::string& why,
-                          TimeMs now);
-  Status TellNotAllowedLocked(const std::string& thread, const Trigger& t, TimeMs now);
+                          TimeMs now) REQUIRES(mu_);
+  Status TellNotAllowedLocked(const std::string& thread, const Trigger& t, TimeMs now) REQUIRES(mu_);
 
   // verbs.cpp: the one short answer to a person's verb ("stop", "status") on `thread`, in the
   // Eval's transaction (acknowledge once: what was stopped, or the Thread's Tickets and their state).
   Status AnswerVerbLocked(EvalId eval, const std::string& thread, const std::string& verb,
-                          const std::vector<TicketId>& stopped, TimeMs now);
+                          const std::vector<TicketId>& stopped, TimeMs now) REQUIRES(mu_);
 
   // pulls.cpp, inside the caller's transaction (mu_ held). A PR action's outcome: a PR opened for
   // a Ticket is recorded and subscribed to (its Thread and its head branch's CI Thread), and the
   // Ticket's pending result learns its link; one that could not be opened says so in the result.
-  Status PullDeliveredLocked(const std::string& kind, const nlohmann::json& payload, const Delivery& d, TimeMs now);
+  Status PullDeliveredLocked(const std::string& kind, const nlohmann::json& payload, const Delivery& d, TimeMs now) REQUIRES(mu_);
   // A Trigger on an open Ticket's own PR: what it does there. Returns true when it handled the
   // delivery (CI passing → context; failing → a fix turn, or a question once the attempts are
   // spent; merged/closed → the Ticket ends); false when the Trigger is an ordinary one.
   Result<bool> RouteOnPullLocked(Ticket* tk, const Trigger& t, const std::function<Status(const char* state)>& deliver,
-                                 TimeMs now);
+                                 TimeMs now) REQUIRES(mu_);
   // An approval arrived on `pull` at `head_sha`: when the Ticket is ready and one of its rules
   // allows auto-merge (policy now), a merge_pull_request action is enqueued, one per head commit;
   // the GitHub channel's guard (AutoMergeRefusal) decides at delivery with fresh facts.
   // One attempt per head commit and approver: a stranger's approval, refused, must not use up the
   // attempt a writer's approval of the same head makes.
   Status AutoMergeLocked(const Ticket& tk, const TicketPull& pull, const std::string& head_sha,
-                         const std::string& approver, TimeMs now);
+                         const std::string& approver, TimeMs now) REQUIRES(mu_);
   // An answer to `asked` arrived: what code does with it besides the worker (a "ci_fix" question
   // answered "Try again" gives the Ticket's PRs a fresh set of fix attempts).
-  Status AnsweredLocked(TicketId ticket, const HumanAction& asked, const nlohmann::json& answer, TimeMs now);
+  Status AnsweredLocked(TicketId ticket, const HumanAction& asked, const nlohmann::json& answer, TimeMs now) REQUIRES(mu_);
   // The circuit breaker (circuit_breaker.cpp): why a new Ticket under `m` goes past the policy's
   // limit for its sender or Source, or "" when it does not.
-  Result<std::string> CircuitBreakerLocked(const Mandate& m, TimeMs now);
+  Result<std::string> CircuitBreakerLocked(const Mandate& m, TimeMs now) REQUIRES(mu_);
   // Holds a new Ticket in Needs-you: waiting for a person in the panel, asked nothing in the
   // discussion; `acknowledgement` ("" for a silent rule) is posted if the person starts it.
-  Status HoldLocked(Ticket* tk, const std::string& why, const std::string& acknowledgement, TimeMs now);
+  Status HoldLocked(Ticket* tk, const std::string& why, const std::string& acknowledgement, TimeMs now) REQUIRES(mu_);
   // A panel answer to a hold: start the Ticket (its Assignment and acknowledgement) or drop it.
-  Status ReleaseHoldLocked(Ticket* tk, const std::string& who, const nlohmann::json& answer, TimeMs now);
+  Status ReleaseHoldLocked(Ticket* tk, const std::string& who, const nlohmann::json& answer, TimeMs now) REQUIRES(mu_);
 
   // tickets.cpp: AskPerson's work inside a transaction the caller holds (mu_ held).
-  Status AskPersonLocked(Ticket* ticket, const HumanAction& action, const std::string& message_id, TimeMs now);
+  Status AskPersonLocked(Ticket* ticket, const HumanAction& action, const std::string& message_id, TimeMs now) REQUIRES(mu_);
 
   // source_rounds.cpp: UpdateSource's writes inside the caller's transaction; true when a problem was just raised.
-  Result<bool> UpdateSourceLocked(const SourceUpdate& u, TimeMs now);
+  Result<bool> UpdateSourceLocked(const SourceUpdate& u, TimeMs now) REQUIRES(mu_);
   void LogSourceUpdate(const SourceUpdate& u, bool raised) const;
 
-  mutable std::mutex mu_;
-  std::unique_ptr<store::Store> store_;
+  mutable Mutex mu_;
+  std::unique_ptr<store::Store> store_ PT_GUARDED_BY(mu_);
   Clock* clock_;
   EngineOptions options_;
-  Policy policy_;
-  std::int64_t policy_version_ = 0;
+  Policy policy_ GUARDED_BY(mu_);
+  std::int64_t policy_version_ GUARDED_BY(mu_) = 0;
 };
 
 }  // namespace superagent

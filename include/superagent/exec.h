@@ -16,6 +16,10 @@
 #include "superagent/worker.h"
 #include "superagent/workspace.h"
 
+namespace superagent {
+class Views;
+}  // namespace superagent
+
 namespace superagent::exec {
 
 // Everything Execution::Create needs, as values: no config file and no environment is read here.
@@ -46,8 +50,9 @@ class Execution {
  public:
   // Builds everything from `options`. With no git remote (options.workspace.remote empty)
   // execution is disabled: scheduler() is null and Tickets wait. InvalidArgument when the
-  // sandbox is "on" and the host cannot run it. `engine` and `llm_http` must outlive it.
-  static Result<std::unique_ptr<Execution>> Create(ExecutionOptions options, Engine* engine, HttpClient* llm_http);
+  // sandbox is "on" and the host cannot run it. `engine`, `views` and `llm_http` must outlive it.
+  static Result<std::unique_ptr<Execution>> Create(ExecutionOptions options, Engine* engine, Views* views,
+                                                   HttpClient* llm_http);
   ~Execution();
   // Resumes interrupted work and starts the scheduler's loop.
   Status Start();

@@ -37,6 +37,10 @@
 
 namespace httplib { class Server; }
 
+namespace superagent {
+class Views;
+}  // namespace superagent
+
 namespace superagent::feishu {
 
 // ---------------------------------------------------------------------------------------------
@@ -201,20 +205,19 @@ struct SourceOptions {
   int message_checks_per_round = 20;
 };
 
-struct RoundReport {
-  int stored = 0, duplicate = 0, filtered = 0, skipped = 0;
+struct RoundReport : IntakeCounts {
   int chats_read = 0, chats_failed = 0, threads_read = 0, threads_failed = 0;
   int threads_deferred = 0;  // due topic threads left for the next round (thread_reads_per_round)
   // Open Tickets' messages looked up for a topic opened on them since (issue 34): asked, failed
   // (the lookup, not the message: retried next round), left for the next round, topics found.
   int messages_checked = 0, messages_failed = 0, messages_deferred = 0, late_threads_found = 0;
-  std::vector<std::string> errors;
 };
 
 class Source {
  public:
-  // `engine`, `client`, `clock` must outlive the Source.
-  Source(Engine* engine, Client* client, Clock* clock, SourceOptions options);
+  // `engine` (what it receives), `views` (its cursors, the topics it follows), `client`, `clock`
+  // must outlive the Source.
+  Source(Engine* engine, Views* views, Client* client, Clock* clock, SourceOptions options);
   ~Source();
 
   // One round now: identity, backfill of every configured chat and known allowed direct chat
@@ -285,6 +288,7 @@ class Source {
   Status Report(SourceUpdate u);
 
   Engine* engine_;
+  Views* views_;
   Client* client_;
   Clock* clock_;
   SourceOptions options_;
@@ -403,7 +407,7 @@ std::string RequestUuid(const std::string& install_id, const std::string& receip
 // bodies over 100 words are refused (SPEC §1).
 class FeishuChannel : public Channel {
  public:
-  // `install_id` (Engine::InstallId) goes into every request uuid; "" keeps the receipt id alone.
+  // `install_id` (Views::InstallId) goes into every request uuid; "" keeps the receipt id alone.
   FeishuChannel(Client* client, Clock* clock, std::size_t word_limit = kChatWordLimit, int chat_qps = 5,
                 std::string install_id = "");
   bool Handles(const std::string& channel) const override;
@@ -433,7 +437,8 @@ class Integration {
  public:
   // The Source, the Channel and (with long_connection) the WebSocket, over one HttpClient
   // (`http`; null: libcurl). InvalidArgument when the app id or secret is empty.
-  static Result<std::unique_ptr<Integration>> Create(IntegrationOptions options, Engine* engine, Clock* clock,
+  static Result<std::unique_ptr<Integration>> Create(IntegrationOptions options, Engine* engine, Views* views,
+                                                     Clock* clock,
                                                      std::unique_ptr<HttpClient> http = nullptr);
   ~Integration();
 

@@ -27,6 +27,8 @@
 
 namespace superagent {
 
+class Views;
+
 class Engine;
 
 enum class SessionStatus { kWorking, kIdle, kWaitingForPerson, kDormant };
@@ -88,8 +90,9 @@ struct SendOutcome {
 
 class Intercom {
  public:
-  // `engine` stores messages and groups; `host` knows the sessions. Both must outlive this.
-  Intercom(Engine* engine, SessionHost* host, Clock* clock, IntercomLimits limits = {});
+  // `engine` stores messages and groups, `views` reads them; `host` knows the sessions. All must
+  // outlive this.
+  Intercom(Engine* engine, Views* views, SessionHost* host, Clock* clock, IntercomLimits limits = {});
 
   // A session sends to another. `caller` comes from the runtime. `reply_to` links an answer.
   SendOutcome Send(const std::string& caller, const std::string& target, const std::string& text,
@@ -166,6 +169,7 @@ class Intercom {
   void MessageStored();  // wakes every Ask
 
   Engine* engine_;
+  Views* views_;
   SessionHost* host_;
   Clock* clock_;
   IntercomLimits limits_;

@@ -23,6 +23,7 @@
 namespace superagent {
 
 class Engine;
+class Views;
 class HttpClient;
 
 namespace exec {
@@ -74,9 +75,11 @@ struct GatewayCounts {
 class ModelGateway {
  public:
   // Listens on 127.0.0.1 (an ephemeral port). `http` sends to the upstream; `engine` keeps the
-  // budgets and token usage; `clock` times the passes. All must outlive the gateway.
+  // token usage, `views` answers the budgets; `clock` times the passes and is the budget check's
+  // "now": the Engine's clock, which stamped the time the Ticket has been working. All must
+  // outlive the gateway.
   static Result<std::unique_ptr<ModelGateway>> Start(ModelGatewayOptions options, HttpClient* http, Engine* engine,
-                                                     Clock* clock);
+                                                     Views* views, Clock* clock);
   virtual ~ModelGateway() = default;
 
   // A pass for one turn of `ticket` in `session`, valid for `lifetime_ms` or until Close.

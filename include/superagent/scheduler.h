@@ -17,6 +17,10 @@
 #include "superagent/periodic.h"
 #include "superagent/worker.h"
 
+namespace superagent {
+class Views;
+}  // namespace superagent
+
 namespace superagent::exec {
 
 struct SchedulerOptions {
@@ -30,7 +34,8 @@ struct SchedulerOptions {
 class Scheduler {
  public:
   // Everything given must outlive the Scheduler.
-  Scheduler(Engine* engine, Workspaces* workspaces, Executor* executor, WorkerServices* services,
+  // `views` answers its reads (pending Assignments, a Ticket's stage, workspaces to remove).
+  Scheduler(Engine* engine, Views* views, Workspaces* workspaces, Executor* executor, WorkerServices* services,
             ProcessRunner* runner, Clock* clock, Sleeper sleeper, SchedulerOptions options);
   ~Scheduler();
 
@@ -79,6 +84,7 @@ class Scheduler {
   bool BudgetStops(TicketId ticket, std::int64_t assignment);
 
   Engine* engine_;
+  Views* views_;
   Workspaces* workspaces_;
   Executor* executor_;
   WorkerServices* services_;

@@ -39,6 +39,13 @@ struct SourceUpdate {
   bool abandoned = false;
 };
 
+// What one round of a Source took in, counted alike by every Source (sources/intake.h): each
+// Source's RoundReport derives from it and adds what its own reads counted.
+struct IntakeCounts {
+  int stored = 0, duplicate = 0, filtered = 0, skipped = 0;
+  std::vector<std::string> errors;  // what went wrong, one line each
+};
+
 // A message an open Ticket was asked with, or one the daemon posted for it (issue 34): what a
 // Source looks at again for a discussion that grew on it after it was read — a Feishu topic
 // opened on the request or on the acknowledgement while the daemon was down. Engine::

@@ -1,16 +1,19 @@
-// Views: the panel's read model. A separate, read-only SQLite connection on the Engine's database
-// (WAL lets it read while the Engine writes), so pages and live updates never wait on the Engine's
-// mutex and can never change domain state. Typed queries only; JSON shaping is the panel's.
+// Views: the read face. Every read of domain state — the panel's pages, the Scheduler's pending
+// Assignments, a Source's cursors, a worker session's transcript, `explain` — goes through here,
+// beside the Engine (which only writes, ARCHITECTURE.md). A separate, read-only SQLite connection
+// on the Engine's database: WAL lets it read while the Engine writes, so a read never waits on the
+// Engine's lock, can never change domain state, and sees every transaction the Engine committed
+// before the call. Typed queries only; JSON shaping is the caller's.
 //
 // Thread-safe: calls are serialized by an internal mutex. Multi-query reads (a Ticket's detail)
-// run in one read transaction, so they see one consistent snapshot.
+// run in one read transaction, so they see one consistent snapshot. Views keep no clock and no
+// policy: a read that depends on them (a budget's time, explain's Gate) takes them as arguments.
 #pragma once
 
 #include <chrono>
 #include <cstdint>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -20,10 +23,12 @@
 #include "superagent/budget.h"
 #include "superagent/domain.h"
 #include "superagent/engine.h"
+#include "superagent/mutex.h"
+#include "superagent/policy.h"
 
 namespace superagent {
 
-namespace store { class Db; }
+namespace store { class Db; class Store; }
 
 // One row of ticket_events: a stage change and why.
 struct TicketEvent {
@@ -118,6 +123,7 @@ struct StatusCounts {
   std::int64_t receipts_failed = 0;
   std::int64_t assignments_running = 0;
   std::int64_t assignments_pending = 0;
+  bool operator==(const StatusCounts&) const = default;
 };
 
 class Views {
@@ -133,7 +139,10 @@ class Views {
   // SQLite's quick_check of the file: true when all of it reads as sound, false when `budget`
   // (0: none) ran out first with nothing wrong so far, an IoError naming the damage otherwise.
   Result<bool> QuickCheck(std::chrono::milliseconds budget);
-  // The install id (Engine::InstallId); NotFound in a database from before it existed (schema < 14).
+  // The id made once with this database (32 hex digits, issue 23). Every idempotency key the
+  // daemon sends (Feishu's uuid, GitHub's receipt marker) carries it, so a second install of the
+  // same app, or this one after its data_dir was reset, never meets the keys of the first.
+  // NotFound in a database the Engine has not yet migrated to it (schema < 14).
   Result<std::string> InstallId();
 
   // Every read below returns its rows, or the store's error: a failed read is never an empty
@@ -169,16 +178,91 @@ class Views {
   // Decisions made at or after `since`, oldest first, with their batches (policy simulate).
   Result<std::vector<RecordedDecision>> DecisionsSince(TimeMs since);
 
+ 
+  // --- The domain, one item or list at a time (what the Engine's writers and its clients ask) ---
+  // What is not there is a value (NotFound for a single item asked by id, an empty list, nullopt);
+  // a read the store failed is its error, never "empty", so no caller acts on nothing when
+  // something is there (issue 20).
+  Result<Ticket> GetTicket(TicketId id);
+  Result<Mandate> GetMandate(TicketId ticket);
+  Result<std::vector<TicketInput>> TicketInputs(TicketId ticket);
+  Result<std::vector<Assignment>> Assignments(TicketId ticket);
+  // Assignments in `state` ("pending" | "running" | "ended"), oldest first.
+  Result<std::vector<Assignment>> AssignmentsInState(const std::string& state);
+  // nullopt ticket: every receipt.
+  Result<std::vector<Receipt>> Receipts(std::optional<TicketId> ticket);
+  Result<std::vector<Decision>> Decisions(const std::string& thread);
+  Result<TriggerRecord> GetTrigger(const std::string& id);
+  // The Trigger with arrival number `seq`.
+  Result<TriggerRecord> GetTriggerBySeq(std::int64_t seq);
+  // Open pull requests opened for Tickets whose Mandate stands: what the GitHub Source follows
+  // (their CI, reviews, merge or close) besides what it reads anyway.
+  Result<std::vector<TicketPull>> TrackedPulls();
+  // The pull requests opened for `ticket`, oldest first.
+  Result<std::vector<TicketPull>> TicketPulls(TicketId ticket);
+  // The Ticket's budget, extensions and spend at `now`; nullopt when its Mandate has none.
+  Result<std::optional<BudgetStatus>> BudgetOf(TicketId ticket, TimeMs now);
+  // A Trigger's whole story (SPEC §12 explain): lookup by Trigger id or message URL. `policy` is
+  // the one in force (the Gate's verdict on it now), `now` the time its answer is judged at.
+  Result<nlohmann::json> Explain(const std::string& id_or_url, const Policy& policy, TimeMs now);
+  // Effects not yet done: "pending" (waiting or in flight) and "failed" counts.
+  Result<nlohmann::json> OutboxCounts();
+
+  // --- What a Source follows (SPEC §3) ---
+  // Every cursor `source` saved, by name. A failed read is an error, never "no cursors": a Source
+  // that took it for empty would start following discussions again from fresh cursors.
+  Result<std::map<std::string, std::string>> SourceCursors(const std::string& source);
+  // Thread keys subscribed by open Tickets that start with `prefix` (e.g. "github:"): the
+  // discussions a Source keeps polling while work is in progress (SPEC §3.5).
+  Result<std::vector<std::string>> OpenTicketThreads(const std::string& prefix);
+  // Thread keys starting with `prefix` of Tickets that ended at or after `since`, each with its
+  // Ticket's end: SPEC §3.5 follows a discussion for 14 days after its last activity or its
+  // Ticket's end, whichever is later.
+  Result<std::map<std::string, TimeMs>> EndedTicketThreads(const std::string& prefix, TimeMs since);
+  // The request (origin Trigger) and the messages the daemon posted and saw delivered (sent
+  // receipts, with the platform's id) of every open Ticket, whose channel starts with `prefix`
+  // (e.g. "feishu:"); by Ticket, then time: what a Source looks at again for a discussion that
+  // grew on one of them later (issue 34).
+  Result<std::vector<TicketMessage>> OpenTicketMessages(const std::string& prefix);
+
+  // --- Worker sessions, transcripts, usage, workspaces (SPEC §6) ---
+  // The Ticket's session; nullopt when it has none yet.
+  Result<std::optional<Session>> SessionForTicket(TicketId ticket);
+  Result<Session> GetSession(SessionId id);
+  Result<std::vector<Session>> Sessions();
+  // Transcript events after `after_id`, oldest first.
+  Result<std::vector<SessionEvent>> SessionEvents(SessionId session, std::int64_t after_id = 0);
+  // Totals for the Ticket: calls, prompt/completion/total/cache_hit tokens.
+  Result<nlohmann::json> TokenUsage(TicketId ticket);
+  // nullopt: none was recorded for the Ticket.
+  Result<std::optional<WorkspaceRecord>> WorkspaceFor(TicketId ticket);
+  // Live workspaces whose Ticket has ended and whose Mandate has ended too (stopped or revoked):
+  // nothing can resume them, so their directory and branch can go.
+  Result<std::vector<WorkspaceRecord>> WorkspacesToRemove();
+
+  // --- Intercom (SPEC §10) ---
+  // nullopt: no message has that id.
+  Result<std::optional<IntercomMessage>> GetIntercomMessage(const std::string& id);
+  // Messages waiting in `session`'s inbox (Engine::TakeIntercomInbox delivers them).
+  Result<std::vector<IntercomMessage>> QueuedIntercom(const std::string& session);
+  // Messages to or from `session` newer than `since`, the newest `limit`, oldest first.
+  Result<std::vector<IntercomMessage>> IntercomMessagesOf(const std::string& session, TimeMs since, int limit);
+  // Wakes `session` has spent since a person last wrote to it.
+  Result<int> IntercomWakesSpent(const std::string& session);
+  Result<std::vector<IntercomGroup>> IntercomGroups();
+
  private:
   Views();
-  Result<std::optional<MandateView>> MandateOf(TicketId id);
-  Result<std::optional<TriggerRecord>> TriggerBySeq(std::int64_t seq);
-  Result<TicketRow> RowOf(const Ticket& t);
-  Result<std::vector<TicketRow>> RowsOf(const std::vector<Ticket>& tickets);
-  Result<std::vector<JudgedTrigger>> BatchOf(EvalId eval);
+  Result<std::optional<MandateView>> MandateOf(TicketId id) REQUIRES(mu_);
+  Result<std::optional<TriggerRecord>> TriggerBySeq(std::int64_t seq) REQUIRES(mu_);
+  Result<TicketRow> RowOf(const Ticket& t) REQUIRES(mu_);
+  Result<std::vector<TicketRow>> RowsOf(const std::vector<Ticket>& tickets) REQUIRES(mu_);
+  Result<std::vector<JudgedTrigger>> BatchOf(EvalId eval) REQUIRES(mu_);
 
-  std::mutex mu_;
-  std::unique_ptr<store::Db> db_;
+  Mutex mu_;
+  std::unique_ptr<store::Store> store_ PT_GUARDED_BY(mu_);  // opened read-only
+  // store_'s connection, for the queries in views.cpp that are the panel's own.
+  store::Db* db_ PT_GUARDED_BY(mu_) = nullptr;
 };
 
 }  // namespace superagent

@@ -23,6 +23,10 @@
 #include "superagent/session.h"
 #include "superagent/workspace.h"
 
+namespace superagent {
+class Views;
+}  // namespace superagent
+
 namespace superagent::exec {
 
 // One screenshot a ready report shows (SPEC §6: a UI change needs Before and After).
@@ -202,8 +206,9 @@ struct CliExecutorOptions {
 const std::vector<std::string>& CliExecutorNames();
 
 // execution.executor: one of CliExecutorNames(). InvalidArgument for another name. `clock` and
-// `sleeper` time the turn (poll and limit); `engine`, `services`, `clock` must outlive it.
-Result<std::unique_ptr<Executor>> MakeCliExecutor(CliExecutorOptions options, Engine* engine,
+// `sleeper` time the turn (poll and limit); `engine`, `views` (the session's transcript),
+// `services`, `clock` must outlive it.
+Result<std::unique_ptr<Executor>> MakeCliExecutor(CliExecutorOptions options, Engine* engine, Views* views,
                                                   WorkerServices* services, Clock* clock, Sleeper sleeper);
 
 struct BuiltinExecutorOptions {
@@ -214,7 +219,9 @@ struct BuiltinExecutorOptions {
 };
 
 // execution.executor: builtin — the agent loop on the OpenAI-compatible client.
-std::unique_ptr<Executor> MakeBuiltinExecutor(BuiltinExecutorOptions options, Engine* engine, llm::ChatClient* chat,
+// `views` reads the session's transcript.
+std::unique_ptr<Executor> MakeBuiltinExecutor(BuiltinExecutorOptions options, Engine* engine, Views* views,
+                                              llm::ChatClient* chat,
                                               WorkerServices* services);
 
 // The first input of a worker session: the original request, the Mandate with its rules'

@@ -13,6 +13,10 @@
 #include "superagent/secret_filter.h"
 #include "superagent/session.h"
 
+namespace superagent {
+class Views;
+}  // namespace superagent
+
 namespace superagent::exec {
 
 // Intercom ids of worker sessions: "session-<id>" — never a bare number, so a model cannot
@@ -30,10 +34,11 @@ class WorkerSessionHost : public SessionHost {
   // `workspace` is the repository the daemon works on, every worker session's workspace
   // (app's DaemonWorkspace); "" means unknown, so the intercom refuses to deliver between
   // sessions (it fails closed). `wake` asks the scheduler for a pass now (Execution::Wake); may
-  // be empty (tests tick by hand). `engine` must outlive the host. `secrets` (not owned; null:
+  // be empty (tests tick by hand). `engine` (the doorbell) and `views` (sessions, transcripts,
+  // inboxes) must outlive the host. `secrets` (not owned; null:
   // none) is the outbound filter every Surface passes (issue 33): another session, or the
   // panel, reads a transcript with the marker where a secret was.
-  WorkerSessionHost(Engine* engine, std::string workspace, std::function<void()> wake,
+  WorkerSessionHost(Engine* engine, Views* views, std::string workspace, std::function<void()> wake,
                     SecretFilter* secrets = nullptr);
 
   // Status comes from the session's Ticket: ended → dormant; stage working (or the session is
@@ -51,6 +56,7 @@ class WorkerSessionHost : public SessionHost {
   std::optional<SessionInfo> Describe(const Session& s);
 
   Engine* engine_;
+  Views* views_;
   std::string workspace_;
   std::function<void()> wake_;
   SecretFilter* secrets_;

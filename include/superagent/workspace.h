@@ -48,7 +48,7 @@ struct WorkspaceOptions {
   // Added to every git command's environment: the daemon's own values of GitPassThroughNames()
   // that are set, which reaching a remote may need on the team's box. app/ reads them.
   std::vector<std::pair<std::string, std::string>> git_pass_env;
-  // This install's id (Engine::InstallId): its first 12 characters name the Tickets' branches,
+  // This install's id (Views::InstallId): its first 12 characters name the Tickets' branches,
   // "superagent/<install>/ticket-<id>", so two installs on one repository never share one.
   // Empty (tests that build Workspaces alone): "superagent/ticket-<id>".
   std::string install_id;

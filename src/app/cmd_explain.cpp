@@ -11,6 +11,7 @@
 #include "policy/policy_lines.h"
 #include "superagent/engine.h"
 #include "superagent/text.h"
+#include "superagent/views.h"
 
 namespace superagent::app {
 namespace {
@@ -108,7 +109,13 @@ int CmdExplain(int argc, char** argv) {
   if (!config) return 2;
   auto engine = OpenExistingOrReport(*config, "explain");
   if (!engine) return 1;
-  auto story = engine->Explain(query);
+  // The Engine (opened as the daemon left it) says which policy is in force; the read face tells.
+  auto views = Views::Open((std::filesystem::path(config->data_dir) / "superagent.db").string());
+  if (!views.ok()) {
+    std::fprintf(stderr, "explain: %s\n", views.status().message().c_str());
+    return 1;
+  }
+  auto story = (*views)->Explain(query, engine->CurrentPolicy(), SystemClock()->NowMs());
   if (!story.ok()) {
     std::fprintf(stderr, "explain: %s\n", story.status().message().c_str());
     return 1;

@@ -129,12 +129,12 @@ Status Daemon::Start() {
   if (!app.ok()) return app.status();
   github_app_ = std::move(*app);
   if (!config_.github.repo.empty()) {
-    auto gh = MakeGitHub(config_, engine_.get(), SystemClock(), nullptr, github_app_);
+    auto gh = MakeGitHub(config_, engine_.get(), views_.get(), SystemClock(), nullptr, github_app_);
     if (!gh.ok()) return gh.status();
     github_ = std::move(*gh);
   }
   if (config_.feishu.enabled) {
-    auto fs = MakeFeishu(config_, engine_.get(), SystemClock());
+    auto fs = MakeFeishu(config_, engine_.get(), views_.get(), SystemClock());
     if (!fs.ok()) return fs.status();
     feishu_ = std::move(*fs);
   }
@@ -144,14 +144,15 @@ Status Daemon::Start() {
   if (!SplitHostPort(config_.panel.listen, &host, &port))
     return Status::InvalidArgument("panel.listen: expected host:port, got \"" + config_.panel.listen + "\"");
   // Built before the routes (the panel reads its slots), started after the outbox.
-  auto execution = exec::Execution::Create(ExecutionOptionsFor(config_, github_app_), engine_.get(), llm_http_.get());
+  auto execution = exec::Execution::Create(ExecutionOptionsFor(config_, github_app_), engine_.get(), views_.get(),
+                                           llm_http_.get());
   if (!execution.ok()) return execution.status();
   execution_ = std::move(*execution);
   // The intercom (SPEC §10) over the worker sessions: its tools go to every turn, the panel
   // gets its communication center.
-  session_host_ = std::make_unique<exec::WorkerSessionHost>(engine_.get(), DaemonWorkspace(config_),
+  session_host_ = std::make_unique<exec::WorkerSessionHost>(engine_.get(), views_.get(), DaemonWorkspace(config_),
                                                             [this] { execution_->Wake(); }, secrets_.get());
-  intercom_ = std::make_unique<Intercom>(engine_.get(), session_host_.get(), SystemClock());
+  intercom_ = std::make_unique<Intercom>(engine_.get(), views_.get(), session_host_.get(), SystemClock());
   execution_->AttachIntercom(intercom_.get());
   http_ = std::make_unique<httplib::Server>();
   if (Status s = InstallRoutes(); !s.ok()) return s;

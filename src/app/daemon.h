@@ -92,7 +92,7 @@ class Daemon {
   std::unique_ptr<Intercom> intercom_;                     // SPEC §10; outlives execution_'s turns
   std::unique_ptr<exec::Execution> execution_;  // worker slots (SPEC §6)
   std::mutex execution_mu_;  // guards execution_'s reset against KillWorkerProcesses
-  std::unique_ptr<Views> views_;  // the panel's read-only connection
+  std::unique_ptr<Views> views_;  // the read face: one read-only connection every reader shares
   std::unique_ptr<httplib::Server> http_;
   std::unique_ptr<panel::Panel> panel_;
   std::unique_ptr<Periodic> eval_loop_;  // made right after engine_, which wakes it (on_eval_queued)

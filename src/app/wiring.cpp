@@ -15,6 +15,7 @@
 #include "superagent/gate.h"
 #include "superagent/model_assessor.h"
 #include "superagent/text.h"
+#include "superagent/views.h"
 
 namespace superagent::app {
 
@@ -93,7 +94,7 @@ Result<std::shared_ptr<github::InstallationTokens>> MakeGitHubApp(const Config& 
   return std::make_shared<github::InstallationTokens>(std::move(http), clock, std::move(*a));
 }
 
-Result<std::unique_ptr<github::Integration>> MakeGitHub(const Config& config, Engine* engine, Clock* clock,
+Result<std::unique_ptr<github::Integration>> MakeGitHub(const Config& config, Engine* engine, Views* views, Clock* clock,
                                                         std::unique_ptr<HttpClient> http,
                                                         std::shared_ptr<github::InstallationTokens> app) {
   if (config.github.repo.empty()) return Status::InvalidArgument("github.repo is empty: the GitHub Source is disabled");
@@ -119,9 +120,11 @@ Result<std::unique_ptr<github::Integration>> MakeGitHub(const Config& config, En
                                      "notifications scopes, or a GitHub App: github.auth: app)");
   }
   // The PRs opened for Tickets, followed besides what is read anyway (docs/003, docs/006). Called
-  // from the poller's and the webhook server's threads: the Engine's reads are thread-safe.
-  o.source.tracked_pulls = [engine]() -> Result<std::vector<github::TrackedPull>> {
-    ASSIGN_OR_RETURN(auto pulls, engine->TrackedPulls());
+  // from the poller's and the webhook server's threads: the read face is thread-safe. Without a
+  // store (config checks) nothing is followed.
+  o.source.tracked_pulls = [views]() -> Result<std::vector<github::TrackedPull>> {
+    if (views == nullptr) return std::vector<github::TrackedPull>();
+    ASSIGN_OR_RETURN(auto pulls, views->TrackedPulls());
     std::vector<github::TrackedPull> out;
     for (const TicketPull& p : pulls) out.push_back({p.ticket, p.number, p.head_branch});
     return out;
@@ -131,7 +134,7 @@ Result<std::unique_ptr<github::Integration>> MakeGitHub(const Config& config, En
   o.pull_request_origin = config.github.pull_request_origin;
   // The screenshot rule's paths: a UI change auto-merges only with the rule's named approver.
   o.ui_path = [globs = config.execution.ui_paths](const std::string& path) { return exec::MatchesUiPath(globs, path); };
-  return github::Integration::Create(std::move(o), engine, clock, std::move(http));
+  return github::Integration::Create(std::move(o), engine, views, clock, std::move(http));
 }
 
 feishu::SourceOptions FeishuSourceOptionsFor(const Config& config) {
@@ -143,7 +146,7 @@ feishu::SourceOptions FeishuSourceOptionsFor(const Config& config) {
   return o;
 }
 
-Result<std::unique_ptr<feishu::Integration>> MakeFeishu(const Config& config, Engine* engine, Clock* clock,
+Result<std::unique_ptr<feishu::Integration>> MakeFeishu(const Config& config, Engine* engine, Views* views, Clock* clock,
                                                         std::unique_ptr<HttpClient> http) {
   if (!config.feishu.enabled) return Status::InvalidArgument("feishu.enabled is false: the Feishu Source is disabled");
   feishu::IntegrationOptions o;
@@ -157,7 +160,7 @@ Result<std::unique_ptr<feishu::Integration>> MakeFeishu(const Config& config, En
                                    " is not set");
   o.source = FeishuSourceOptionsFor(config);
   o.long_connection = config.feishu.realtime == "long_connection";
-  return feishu::Integration::Create(std::move(o), engine, clock, std::move(http));
+  return feishu::Integration::Create(std::move(o), engine, views, clock, std::move(http));
 }
 
 MessageLimit ChatMessageLimit() {

@@ -24,6 +24,10 @@
 #include "superagent/panel.h"
 #include "superagent/secret_filter.h"
 
+namespace superagent {
+class Views;
+}  // namespace superagent
+
 namespace superagent::app {
 
 // ---- the outbound filter (issue 33) ----
@@ -63,7 +67,7 @@ Result<std::shared_ptr<github::InstallationTokens>> MakeGitHubApp(const Config& 
 // the variable github.token_env names is unset or empty. With auth: app it acts through `app`
 // (MakeGitHubApp's; null: made here): installation tokens, the login "<slug>[bot]", no
 // notifications.
-Result<std::unique_ptr<github::Integration>> MakeGitHub(const Config& config, Engine* engine, Clock* clock,
+Result<std::unique_ptr<github::Integration>> MakeGitHub(const Config& config, Engine* engine, Views* views, Clock* clock,
                                                         std::unique_ptr<HttpClient> http = nullptr,
                                                         std::shared_ptr<github::InstallationTokens> app = nullptr);
 
@@ -75,7 +79,7 @@ feishu::SourceOptions FeishuSourceOptionsFor(const Config& config);
 
 // The Feishu Source, Channel and realtime path, over `http` (null: libcurl). InvalidArgument,
 // naming the key to fix, when feishu.enabled is false or the app id or secret variable is unset.
-Result<std::unique_ptr<feishu::Integration>> MakeFeishu(const Config& config, Engine* engine, Clock* clock,
+Result<std::unique_ptr<feishu::Integration>> MakeFeishu(const Config& config, Engine* engine, Views* views, Clock* clock,
                                                         std::unique_ptr<HttpClient> http = nullptr);
 
 // ---- the Engine: each platform's message length rule ----

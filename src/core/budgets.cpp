@@ -79,12 +79,13 @@ Result<BudgetAnswer> ReadBudgetAnswer(store::Store* store, const TicketInput& in
 }  // namespace
 
 Result<BudgetCheck> Engine::EnforceBudget(TicketId ticket, std::int64_t assignment) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   const TimeMs now = clock_->NowMs();
   // Asked every second while a turn runs: the reads need no transaction (the Engine is the only
   // writer and its lock is held), and one is begun only when something is written.
   std::unique_ptr<store::Tx> tx;
   auto begin = [&]() -> Status {
+    mu_.AssertHeld();  // a lambda of a locked method: Clang analyses it on its own
     if (!tx) tx = store_->Begin();
     return tx->begin_status();
   };
@@ -102,6 +103,7 @@ Result<BudgetCheck> Engine::EnforceBudget(TicketId ticket, std::int64_t assignme
   ASSIGN_OR_RETURN(auto spend, store_->BudgetSpendOf(ticket));
 
   auto end_work = [&]() -> Status {
+    mu_.AssertHeld();  // a lambda of a locked method: Clang analyses it on its own
     RETURN_IF_ERROR(store_->EndAssignments(ticket, now));
     ASSIGN_OR_RETURN(auto session, store_->SessionForTicket(ticket));
     if (session && session->status == "running") RETURN_IF_ERROR(store_->SetSessionStatus(session->id, "idle", now));
@@ -216,15 +218,6 @@ Result<BudgetCheck> Engine::EnforceBudget(TicketId ticket, std::int64_t assignme
   RETURN_IF_ERROR(store_->InsertBudgetEvent(e));
   RETURN_IF_ERROR(tx->Commit());
   return BudgetCheck{BudgetVerdict::kAsked, dim};
-}
-
-Result<std::optional<BudgetStatus>> Engine::BudgetOf(TicketId ticket) {
-  std::lock_guard<std::mutex> lock(mu_);
-  ASSIGN_OR_RETURN(auto m, store_->MandateForTicket(ticket));
-  if (!m || !m->budget) return std::optional<BudgetStatus>();
-  ASSIGN_OR_RETURN(auto events, store_->BudgetEvents(ticket));
-  ASSIGN_OR_RETURN(auto spend, store_->BudgetSpendOf(ticket));
-  return std::optional<BudgetStatus>(ComputeBudgetStatus(*m->budget, events, spend, clock_->NowMs()));
 }
 
 }  // namespace superagent

@@ -26,13 +26,17 @@ Result<std::unique_ptr<Engine>> Engine::Open(const std::string& db_path, Clock* 
   auto store = store::Store::Open(db_path);
   if (!store.ok()) return store.status();
   std::unique_ptr<Engine> engine(new Engine(std::move(*store), clock, options));
-  // Resume from the last stored version so a restart with an unchanged file makes no new version.
-  ASSIGN_OR_RETURN(auto latest, engine->store_->LatestPolicyVersion());
-  if (latest) {
-    auto stored = PolicyFromJson(json::parse(latest->body, nullptr, false));
-    if (stored.ok()) {
-      engine->policy_ = *stored;
-      engine->policy_version_ = latest->version;
+  {
+    // Resume from the last stored version so a restart with an unchanged file makes no new
+    // version. (Nobody else has the Engine yet; the lock is for the analysis's sake.)
+    MutexLock lock(&engine->mu_);
+    ASSIGN_OR_RETURN(auto latest, engine->store_->LatestPolicyVersion());
+    if (latest) {
+      auto stored = PolicyFromJson(json::parse(latest->body, nullptr, false));
+      if (stored.ok()) {
+        engine->policy_ = *stored;
+        engine->policy_version_ = latest->version;
+      }
     }
   }
   auto change = engine->ApplyPolicy(policy, policy_origin);
@@ -47,6 +51,7 @@ Result<std::unique_ptr<Engine>> Engine::OpenExisting(const std::string& db_path,
   auto store = store::Store::Open(db_path);
   if (!store.ok()) return store.status();
   std::unique_ptr<Engine> engine(new Engine(std::move(*store), clock, options));
+  MutexLock lock(&engine->mu_);
   ASSIGN_OR_RETURN(auto latest, engine->store_->LatestPolicyVersion());
   if (!latest) return Status::NotFound("the database at " + db_path + " has no policy version yet");
   auto stored = PolicyFromJson(json::parse(latest->body, nullptr, false));
@@ -57,12 +62,12 @@ Result<std::unique_ptr<Engine>> Engine::OpenExisting(const std::string& db_path,
 }
 
 Policy Engine::CurrentPolicy() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   return policy_;
 }
 
 std::int64_t Engine::PolicyVersion() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   return policy_version_;
 }
 
@@ -95,66 +100,10 @@ Result<bool> OlderThanRequest(store::Store* store, const Mandate& m, TimeMs at) 
 }
 
 // ---------------------------------------------------------------------------------------------
-// Reading
-
-Result<Ticket> Engine::GetTicket(TicketId id) {
-  std::lock_guard<std::mutex> lock(mu_);
-  ASSIGN_OR_RETURN(auto t, store_->GetTicket(id));
-  if (!t) return Status::NotFound("ticket " + std::to_string(id) + " does not exist");
-  return *t;
-}
-
-Result<Mandate> Engine::GetMandate(TicketId ticket) {
-  std::lock_guard<std::mutex> lock(mu_);
-  ASSIGN_OR_RETURN(auto m, store_->MandateForTicket(ticket));
-  if (!m) return Status::NotFound("ticket " + std::to_string(ticket) + " has no mandate");
-  return *m;
-}
-
-Result<std::vector<TicketInput>> Engine::TicketInputs(TicketId ticket) {
-  std::lock_guard<std::mutex> lock(mu_);
-  return store_->InputsForTicket(ticket);
-}
-
-Result<std::vector<Assignment>> Engine::Assignments(TicketId ticket) {
-  std::lock_guard<std::mutex> lock(mu_);
-  return store_->AssignmentsFor(ticket);
-}
-
-Result<std::vector<Receipt>> Engine::Receipts(std::optional<TicketId> ticket) {
-  std::lock_guard<std::mutex> lock(mu_);
-  return store_->ReceiptsFor(ticket);
-}
-
-Result<std::vector<Decision>> Engine::Decisions(const std::string& thread) {
-  std::lock_guard<std::mutex> lock(mu_);
-  return store_->DecisionsForThread(thread);
-}
-
-Result<TriggerRecord> Engine::GetTrigger(const std::string& id) {
-  std::lock_guard<std::mutex> lock(mu_);
-  ASSIGN_OR_RETURN(auto r, store_->FindTrigger(id));
-  if (!r) return Status::NotFound("trigger " + id + " does not exist");
-  return *r;
-}
-
-Result<TriggerRecord> Engine::GetTriggerBySeq(std::int64_t seq) {
-  std::lock_guard<std::mutex> lock(mu_);
-  ASSIGN_OR_RETURN(auto r, store_->FindTriggerBySeq(seq));
-  if (!r) return Status::NotFound("trigger #" + Num(seq) + " does not exist");
-  return *r;
-}
-
-Result<json> Engine::Stats() {
-  std::lock_guard<std::mutex> lock(mu_);
-  ASSIGN_OR_RETURN(json s, store_->Stats());
-  s["policy_version"] = policy_version_;
-  s["mode"] = ModeName(policy_.mode);
-  return s;
-}
+// Counting
 
 std::int64_t Engine::WriteTransactions() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   return store_->WriteTransactions();
 }
 

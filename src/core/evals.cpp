@@ -76,7 +76,7 @@ Status Engine::TellNotAllowedLocked(const std::string& thread, const Trigger& t,
 }
 
 Result<std::optional<EvalJob>> Engine::BeginEval() {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   const TimeMs now = clock_->NowMs();
   auto tx = store_->Begin();
   RETURN_IF_ERROR(tx->begin_status());
@@ -114,7 +114,7 @@ Result<std::optional<EvalJob>> Engine::BeginEval() {
 }
 
 Result<FinishResult> Engine::FinishEval(EvalId eval_id, const EvalOutcome& out) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   const TimeMs now = clock_->NowMs();
   auto tx = store_->Begin();
   RETURN_IF_ERROR(tx->begin_status());
@@ -295,7 +295,7 @@ Result<FinishResult> Engine::FinishEval(EvalId eval_id, const EvalOutcome& out) 
 }
 
 Result<int> Engine::ExpireEvals() {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   const TimeMs now = clock_->NowMs();
   auto tx = store_->Begin();
   RETURN_IF_ERROR(tx->begin_status());
@@ -334,7 +334,7 @@ Result<int> Engine::ExpireEvals() {
 }
 
 Status Engine::RecordEvalError(EvalId eval_id, const std::string& error) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   const TimeMs now = clock_->NowMs();
   auto tx = store_->Begin();
   RETURN_IF_ERROR(tx->begin_status());

@@ -1,11 +1,11 @@
-// Engine::Explain — "I sent it, why didn't it answer?" (SPEC §12). Reads only.
+// explain — "I sent it, why didn't it answer?" (SPEC §12). Reads only (core/explain.h).
 #include <algorithm>
 #include <map>
 
+#include "core/explain.h"
 #include "core/explain_words.h"
 #include "store/store.h"
 #include "superagent/answer.h"
-#include "superagent/engine.h"
 #include "superagent/gate.h"
 #include "superagent/text.h"
 
@@ -44,11 +44,10 @@ json SetAsideJson(const QuarantineItem& q) {
 
 }  // namespace
 
-Result<json> Engine::Explain(const std::string& id_or_url) {
-  std::lock_guard<std::mutex> lock(mu_);
-  ASSIGN_OR_RETURN(auto rec, store_->FindTrigger(id_or_url));
+Result<json> ExplainTrigger(store::Store& store, const Policy& policy, TimeMs now, const std::string& id_or_url) {
+  ASSIGN_OR_RETURN(auto rec, store.FindTrigger(id_or_url));
   if (!rec) {
-    ASSIGN_OR_RETURN(rec, store_->FindTriggerByUrl(id_or_url));
+    ASSIGN_OR_RETURN(rec, store.FindTriggerByUrl(id_or_url));
   }
   if (!rec)
     return Status::NotFound("no message with id or URL \"" + id_or_url +
@@ -81,10 +80,10 @@ Result<json> Engine::Explain(const std::string& id_or_url) {
   }
 
   json evals = json::array();
-  ASSIGN_OR_RETURN(auto gate_rows, store_->GateRowsFor(rec->seq));
+  ASSIGN_OR_RETURN(auto gate_rows, store.GateRowsFor(rec->seq));
   for (const store::GateRow& g : gate_rows) {
     json e{{"eval", g.eval}, {"gate", {{"strength", g.strength}, {"candidate", g.candidate}, {"reason", g.reason}}}};
-    ASSIGN_OR_RETURN(auto d, store_->DecisionForEval(g.eval));
+    ASSIGN_OR_RETURN(auto d, store.DecisionForEval(g.eval));
     // Each Eval that judged it: what the Gate said, then what was decided. A key that would have
     // changed an earlier verdict is kept only when no later Eval changed the story.
     change.reset();
@@ -98,7 +97,7 @@ Result<json> Engine::Explain(const std::string& id_or_url) {
     evals.push_back(e);
   }
   story["evals"] = evals;
-  ASSIGN_OR_RETURN(auto q, store_->QueueRowFor(rec->seq));
+  ASSIGN_OR_RETURN(auto q, store.QueueRowFor(rec->seq));
   if (q) {
     story["eval_queue"] = {{"attempts", q->attempts}, {"in_running_eval", q->eval.has_value()}};
     if (!q->handback.empty()) story["eval_queue"]["handback"] = json::parse(q->handback, nullptr, false);
@@ -109,10 +108,10 @@ Result<json> Engine::Explain(const std::string& id_or_url) {
                                 (q->attempts == 1 ? " attempt" : " attempts") + " so far).");
   }
 
-  ASSIGN_OR_RETURN(auto created, store_->TicketByOrigin(rec->seq));
+  ASSIGN_OR_RETURN(auto created, store.TicketByOrigin(rec->seq));
   json reached = json::array();
   std::vector<TicketId> involved;
-  ASSIGN_OR_RETURN(auto inputs, store_->InputsForTrigger(rec->seq));
+  ASSIGN_OR_RETURN(auto inputs, store.InputsForTrigger(rec->seq));
   for (const TicketInput& in : inputs) {
     json r{{"ticket", in.ticket}, {"as", in.kind}, {"state", in.state}};
     if (in.state == "handed_back") r["handback"] = {{"kind", in.handback_kind}, {"reason", in.handback_reason}};
@@ -136,27 +135,26 @@ Result<json> Engine::Explain(const std::string& id_or_url) {
 
   std::vector<TicketPull> created_pulls;
   if (created) {
-    ASSIGN_OR_RETURN(auto t, store_->GetTicket(*created));
-    ASSIGN_OR_RETURN(auto m, store_->MandateForTicket(*created));
+    ASSIGN_OR_RETURN(auto t, store.GetTicket(*created));
+    ASSIGN_OR_RETURN(auto m, store.MandateForTicket(*created));
     json c = TicketJson(*t);
     if (m) c["mandate"] = MandateJson(*m);
     if (m && m->budget) {  // spend against it, with the extensions people granted (issue 22)
-      ASSIGN_OR_RETURN(auto spend, store_->BudgetSpendOf(*created));
-      ASSIGN_OR_RETURN(auto events, store_->BudgetEvents(*created));
-      const TimeMs now = clock_->NowMs();
+      ASSIGN_OR_RETURN(auto spend, store.BudgetSpendOf(*created));
+      ASSIGN_OR_RETURN(auto events, store.BudgetEvents(*created));
       c["budget"] = BudgetStatusJson(ComputeBudgetStatus(*m->budget, events, spend, now), now);
     }
     json pulls = json::array();
-    ASSIGN_OR_RETURN(created_pulls, store_->TicketPulls(*created));
+    ASSIGN_OR_RETURN(created_pulls, store.TicketPulls(*created));
     for (const TicketPull& p : created_pulls) pulls.push_back(TicketPullJson(p));
     c["pull_requests"] = pulls;
     json assignments = json::array();
-    ASSIGN_OR_RETURN(auto created_assignments, store_->AssignmentsFor(*created));
+    ASSIGN_OR_RETURN(auto created_assignments, store.AssignmentsFor(*created));
     for (const Assignment& a : created_assignments)
       assignments.push_back({{"id", a.id}, {"executor", a.executor}, {"state", a.state}});
     c["assignments"] = assignments;
     // Every place it is discussed (issue 23): the request's Thread, its PR's, its CI's, a chat's.
-    ASSIGN_OR_RETURN(auto created_threads, store_->TicketThreads(*created));
+    ASSIGN_OR_RETURN(auto created_threads, store.TicketThreads(*created));
     c["threads"] = created_threads;
     story["ticket_created"] = c;
     if (std::find(involved.begin(), involved.end(), *created) == involved.end()) involved.push_back(*created);
@@ -171,7 +169,7 @@ Result<json> Engine::Explain(const std::string& id_or_url) {
   json receipts = json::array();
   std::vector<std::string> sent;  // "the acknowledgement (sent)", in order
   for (TicketId id : involved) {
-    ASSIGN_OR_RETURN(auto ticket_receipts, store_->ReceiptsFor(id));
+    ASSIGN_OR_RETURN(auto ticket_receipts, store.ReceiptsFor(id));
     const bool made_here = created && *created == id;
     for (const Receipt& r : ticket_receipts) {
       // A Ticket this message only reached said things before it arrived (its acknowledgement,
@@ -202,26 +200,26 @@ Result<json> Engine::Explain(const std::string& id_or_url) {
     set_aside.push_back(SetAsideJson(*item));
     summary.push_back("Set aside: " + item->label + " " + item->reason + "; a person can retry it from the panel's Needs-you.");
   };
-  ASSIGN_OR_RETURN(auto trigger_threads, store_->TriggerThreads(rec->seq));
+  ASSIGN_OR_RETURN(auto trigger_threads, store.TriggerThreads(rec->seq));
   for (const std::string& th : trigger_threads) {
-    ASSIGN_OR_RETURN(auto eval_q, store_->GetQuarantine(kQuarantineEval, th));
+    ASSIGN_OR_RETURN(auto eval_q, store.GetQuarantine(kQuarantineEval, th));
     note(eval_q);
   }
   for (TicketId id : involved) {
-    ASSIGN_OR_RETURN(auto turn_q, store_->GetQuarantine(kQuarantineTurn, std::to_string(id)));
+    ASSIGN_OR_RETURN(auto turn_q, store.GetQuarantine(kQuarantineTurn, std::to_string(id)));
     note(turn_q);
   }
   for (const json& r : receipts) {
-    ASSIGN_OR_RETURN(auto effect_q, store_->SetAsideEffectOf(r["id"].get<std::string>()));
+    ASSIGN_OR_RETURN(auto effect_q, store.SetAsideEffectOf(r["id"].get<std::string>()));
     note(effect_q);
   }
   story["set_aside"] = set_aside;
   if (summary.size() == 1) summary.push_back("It is stored; no Eval or Ticket has handled it yet.");
   // Which outcome of the answer invariant holds (issue 34): the one line a person asking "why
   // didn't it answer?" needs, decided where the panel's "Not answered" card decides it.
-  ASSIGN_OR_RETURN(AnswerFacts facts, store_->AnswerFactsOf(*rec));
+  ASSIGN_OR_RETURN(AnswerFacts facts, store.AnswerFactsOf(*rec));
   const Answer answer =
-      AnswerOf(facts, EvaluateGate(policy_, rec->trigger, false).strength == Strength::kExplicit, clock_->NowMs());
+      AnswerOf(facts, EvaluateGate(policy, rec->trigger, false).strength == Strength::kExplicit, now);
   story["answer"] = {{"kind", AnswerKindName(answer.kind)}, {"words", answer.words}};
   if (answer.kind != AnswerKind::kNotAsked) summary.push_back(answer.words);
   finish();

@@ -107,7 +107,7 @@ Result<std::vector<TicketId>> QuotedTickets(store::Store* store, const std::stri
 Result<IntakeResult> Engine::Receive(const Trigger& trigger, const std::string& via, const std::string& filter_reason,
                                      const SourceUpdate* with) {
   const Trigger t = Repaired(trigger);
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   if (t.id.empty() || t.threads.empty()) return Status::InvalidArgument("trigger needs an id and at least one thread");
   // A Trigger that would not read back (a chat message without a sender, say) must not be stored:
   // every later Eval of its Thread would fail on it.
@@ -176,6 +176,7 @@ Result<IntakeResult> Engine::Receive(const Trigger& trigger, const std::string& 
   // Only a person's message (not a bot's, not CI's) may take the slot kept for people.
   const bool from_person = t.human && t.scope != "ci";
   auto deliver = [&](TicketId ticket, const char* kind, const char* state = "pending", json body = json::object()) -> Status {
+    mu_.AssertHeld();  // a lambda of a locked method: Clang analyses it on its own
     TicketInput in;
     in.ticket = ticket;
     in.kind = kind;
@@ -278,7 +279,7 @@ Result<IntakeResult> Engine::Receive(const Trigger& trigger, const std::string& 
 
 Status Engine::Handback(TicketId ticket, const std::string& trigger_id, HandbackKind kind, const std::string& reason_in) {
   const std::string reason = text::Repair(reason_in);
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   const TimeMs now = clock_->NowMs();
   auto tx = store_->Begin();
   RETURN_IF_ERROR(tx->begin_status());

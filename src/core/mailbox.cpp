@@ -20,7 +20,7 @@ constexpr const char* kAutoGroup = "auto";
 }  // namespace
 
 Result<IntercomMessage> Engine::PostIntercom(IntercomMessage m, bool target_idle, const IntercomLimits& limits) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   const TimeMs now = clock_->NowMs();
   auto tx = store_->Begin();
   RETURN_IF_ERROR(tx->begin_status());
@@ -89,7 +89,7 @@ Result<bool> HasActiveAssignment(store::Store& store, TicketId ticket) {
 }  // namespace
 
 Status Engine::WakeForIntercom(TicketId ticket, bool from_person) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   const TimeMs now = clock_->NowMs();
   auto tx = store_->Begin();
   RETURN_IF_ERROR(tx->begin_status());
@@ -119,7 +119,7 @@ Status Engine::WakeForIntercom(TicketId ticket, bool from_person) {
 }
 
 Result<IntercomMessage> Engine::ResumeForPersonsMessage(TicketId ticket, IntercomMessage m, const IntercomLimits& limits) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   const TimeMs now = clock_->NowMs();
   if (m.from_person.empty()) return Status::InvalidArgument("only a person's message can reopen an ended Ticket");
   auto tx = store_->Begin();
@@ -170,13 +170,8 @@ Result<IntercomMessage> Engine::ResumeForPersonsMessage(TicketId ticket, Interco
   return posted;
 }
 
-Result<std::vector<IntercomMessage>> Engine::QueuedIntercom(const std::string& session) {
-  std::lock_guard<std::mutex> lock(mu_);
-  return store_->QueuedIntercomFor(session);
-}
-
 Result<std::vector<IntercomMessage>> Engine::TakeIntercomInbox(const std::string& session) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   const TimeMs now = clock_->NowMs();
   auto tx = store_->Begin();
   RETURN_IF_ERROR(tx->begin_status());
@@ -190,13 +185,8 @@ Result<std::vector<IntercomMessage>> Engine::TakeIntercomInbox(const std::string
   return out;
 }
 
-Result<std::optional<IntercomMessage>> Engine::GetIntercomMessage(const std::string& id) {
-  std::lock_guard<std::mutex> lock(mu_);
-  return store_->GetIntercomMessage(id);
-}
-
 Result<std::vector<IntercomMessage>> Engine::TakeIntercomReplies(const std::string& from, const std::string& to) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   const TimeMs now = clock_->NowMs();
   auto tx = store_->Begin();
   RETURN_IF_ERROR(tx->begin_status());
@@ -209,18 +199,8 @@ Result<std::vector<IntercomMessage>> Engine::TakeIntercomReplies(const std::stri
   return out;
 }
 
-Result<int> Engine::IntercomWakesSpent(const std::string& session) {
-  std::lock_guard<std::mutex> lock(mu_);
-  return store_->WakesSpent(session);
-}
-
-Result<std::vector<IntercomMessage>> Engine::IntercomMessagesOf(const std::string& session, TimeMs since, int limit) {
-  std::lock_guard<std::mutex> lock(mu_);
-  return store_->IntercomMessagesOf(session, since, limit);
-}
-
 Result<IntercomGroup> Engine::CreateIntercomGroup(const std::string& name, const std::vector<std::string>& members) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   const TimeMs now = clock_->NowMs();
   auto tx = store_->Begin();
   RETURN_IF_ERROR(tx->begin_status());
@@ -251,7 +231,7 @@ const IntercomGroup* FindGroup(const std::vector<IntercomGroup>& all, const std:
 }  // namespace
 
 Status Engine::AddIntercomMember(const std::string& group, const std::string& session) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   auto tx = store_->Begin();
   RETURN_IF_ERROR(tx->begin_status());
   ASSIGN_OR_RETURN(auto all, store_->IntercomGroups());
@@ -261,7 +241,7 @@ Status Engine::AddIntercomMember(const std::string& group, const std::string& se
 }
 
 Status Engine::RemoveIntercomMember(const std::string& group, const std::string& session) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   auto tx = store_->Begin();
   RETURN_IF_ERROR(tx->begin_status());
   ASSIGN_OR_RETURN(auto all, store_->IntercomGroups());
@@ -274,7 +254,7 @@ Status Engine::RemoveIntercomMember(const std::string& group, const std::string&
 }
 
 Status Engine::DeleteIntercomGroup(const std::string& group) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   auto tx = store_->Begin();
   RETURN_IF_ERROR(tx->begin_status());
   ASSIGN_OR_RETURN(auto all, store_->IntercomGroups());
@@ -283,11 +263,6 @@ Status Engine::DeleteIntercomGroup(const std::string& group) {
   if (g->automatic) return Status::InvalidArgument("the automatic group cannot be deleted");
   RETURN_IF_ERROR(store_->DeleteIntercomGroup(group));
   return tx->Commit();
-}
-
-Result<std::vector<IntercomGroup>> Engine::IntercomGroups() {
-  std::lock_guard<std::mutex> lock(mu_);
-  return store_->IntercomGroups();
 }
 
 }  // namespace superagent

@@ -26,7 +26,7 @@ std::string ProblemKind(const std::string& kind, const std::string& platform) {
 }  // namespace
 
 Status Engine::Send(const MessageSpec& message) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   const TimeMs now = clock_->NowMs();
   auto tx = store_->Begin();
   RETURN_IF_ERROR(tx->begin_status());
@@ -57,7 +57,7 @@ Status Engine::SendLocked(const MessageSpec& message_in, TimeMs now) {
 }
 
 Result<std::vector<ClaimedEffect>> Engine::ClaimDueEffects(int limit) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   const TimeMs now = clock_->NowMs();
   auto tx = store_->Begin();
   RETURN_IF_ERROR(tx->begin_status());
@@ -122,7 +122,7 @@ Result<std::vector<ClaimedEffect>> Engine::ClaimDueEffects(int limit) {
 }
 
 Status Engine::RecordDelivery(std::int64_t effect_id, const Delivery& d, TimeMs retry_at) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   const TimeMs now = clock_->NowMs();
   auto tx = store_->Begin();
   RETURN_IF_ERROR(tx->begin_status());
@@ -203,7 +203,7 @@ Status Engine::RecordDelivery(std::int64_t effect_id, const Delivery& d, TimeMs 
 }
 
 Status Engine::EnqueueAction(const std::string& kind, const json& payload) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   const TimeMs now = clock_->NowMs();
   auto tx = store_->Begin();
   RETURN_IF_ERROR(tx->begin_status());
@@ -240,11 +240,6 @@ Status Engine::EnqueueActionLocked(const std::string& kind, const json& payload,
     }
   }
   return store_->InsertEffect("", kind, out.dump(), now, "action");
-}
-
-Result<json> Engine::OutboxCounts() {
-  std::lock_guard<std::mutex> lock(mu_);
-  return store_->EffectCounts();
 }
 
 }  // namespace superagent

@@ -27,7 +27,7 @@ std::string PanelName(const std::string& who) {
 }  // namespace
 
 Status Engine::StopTicket(TicketId ticket, const std::string& who) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   if (who.empty()) return Status::InvalidArgument("a stop must say who pressed it");
   const TimeMs now = clock_->NowMs();
   auto tx = store_->Begin();
@@ -64,7 +64,7 @@ Status Engine::StopTicket(TicketId ticket, const std::string& who) {
 Status Engine::RetryTicket(TicketId ticket, const std::string& who) {
   if (who.empty()) return Status::InvalidArgument("a retry must say who pressed it");
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     ASSIGN_OR_RETURN(auto q, store_->GetQuarantine(kQuarantineTurn, std::to_string(ticket)));
     // Its turns are set aside: clearing that is the quarantine's Retry, which also gives the turn.
     if (q && q->set_aside()) {
@@ -103,7 +103,7 @@ Status Engine::RetryTicket(TicketId ticket, const std::string& who) {
 }
 
 Status Engine::AnswerQuestion(TicketId ticket, const std::string& who, const json& answer) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   if (who.empty()) return Status::InvalidArgument("an answer must say who gave it");
   const TimeMs now = clock_->NowMs();
   auto tx = store_->Begin();
@@ -156,7 +156,7 @@ Status Engine::AnswerQuestion(TicketId ticket, const std::string& who, const jso
 
 Status Engine::RecordCommand(const std::string& who, const std::string& command, const std::string& target,
                              const std::string& detail) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   if (who.empty() || command.empty()) return Status::InvalidArgument("a command must say who gave it and what it is");
   auto tx = store_->Begin();
   if (!tx->begin_status().ok()) return tx->begin_status();

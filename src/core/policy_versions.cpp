@@ -13,7 +13,7 @@ namespace superagent {
 using nlohmann::json;
 
 Result<PolicyChange> Engine::ApplyPolicy(const Policy& policy, const std::string& origin) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   PolicyChange change;
   const std::string fingerprint = policy.Fingerprint();
   if (policy_version_ != 0 && fingerprint == policy_.Fingerprint()) {

@@ -72,16 +72,6 @@ std::string MetaString(const Trigger& t, const char* key) {
 
 }  // namespace
 
-Result<std::vector<TicketPull>> Engine::TrackedPulls() {
-  std::lock_guard<std::mutex> lock(mu_);
-  return store_->OpenTicketPulls();
-}
-
-Result<std::vector<TicketPull>> Engine::TicketPulls(TicketId ticket) {
-  std::lock_guard<std::mutex> lock(mu_);
-  return store_->TicketPulls(ticket);
-}
-
 Status Engine::AutoMergeLocked(const Ticket& tk, const TicketPull& pull, const std::string& head_sha,
                                const std::string& approver, TimeMs now) {
   // SPEC §6: only ready work, and only under a rule that allows it now (the policy may have changed).

@@ -121,7 +121,7 @@ Status Engine::ClearedLocked(const std::string& kind, const std::string& item) {
 }
 
 Result<std::vector<QuarantineItem>> Engine::RecordStart(std::int64_t pid) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   const TimeMs now = clock_->NowMs();
   auto tx = store_->Begin();
   RETURN_IF_ERROR(tx->begin_status());
@@ -130,6 +130,7 @@ Result<std::vector<QuarantineItem>> Engine::RecordStart(std::int64_t pid) {
   std::vector<QuarantineItem> set_aside;
   int charged = 0;
   auto charge = [&](const std::string& kind, const std::string& item) -> Result<bool> {
+    mu_.AssertHeld();  // a lambda of a locked method: Clang analyses it on its own
     auto q = ChargeLocked(kind, item, "", true, now);
     if (!q.ok()) return q.status();
     ++charged;
@@ -168,20 +169,15 @@ Result<std::vector<QuarantineItem>> Engine::RecordStart(std::int64_t pid) {
 }
 
 Status Engine::RecordCleanStop() {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   auto tx = store_->Begin();
   RETURN_IF_ERROR(tx->begin_status());
   RETURN_IF_ERROR(store_->MarkStopped(clock_->NowMs()));
   return tx->Commit();
 }
 
-Result<std::vector<QuarantineItem>> Engine::Quarantined() {
-  std::lock_guard<std::mutex> lock(mu_);
-  return store_->SetAsideItems();
-}
-
 Status Engine::RetryQuarantined(const std::string& kind, const std::string& item, const std::string& who) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   const TimeMs now = clock_->NowMs();
   auto tx = store_->Begin();
   RETURN_IF_ERROR(tx->begin_status());

@@ -11,7 +11,7 @@ namespace superagent {
 using nlohmann::json;
 
 Result<Session> Engine::OpenSession(TicketId ticket, const std::string& title, const std::string& executor) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   ASSIGN_OR_RETURN(auto existing, store_->SessionForTicket(ticket));
   if (existing) return *existing;
   const TimeMs now = clock_->NowMs();
@@ -32,25 +32,8 @@ Result<Session> Engine::OpenSession(TicketId ticket, const std::string& title, c
   return s;
 }
 
-Result<std::optional<Session>> Engine::SessionForTicket(TicketId ticket) {
-  std::lock_guard<std::mutex> lock(mu_);
-  return store_->SessionForTicket(ticket);
-}
-
-Result<Session> Engine::GetSession(SessionId id) {
-  std::lock_guard<std::mutex> lock(mu_);
-  ASSIGN_OR_RETURN(auto s, store_->GetSession(id));
-  if (!s) return Status::NotFound("session " + Num(id) + " does not exist");
-  return *s;
-}
-
-Result<std::vector<Session>> Engine::Sessions() {
-  std::lock_guard<std::mutex> lock(mu_);
-  return store_->AllSessions();
-}
-
 Status Engine::SetSessionStatus(SessionId session, const std::string& status) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   if (status != "idle" && status != "running" && status != "ended")
     return Status::InvalidArgument("session status must be idle, running or ended, not \"" + status + "\"");
   auto tx = store_->Begin();
@@ -63,7 +46,7 @@ Status Engine::SetSessionStatus(SessionId session, const std::string& status) {
 
 Result<std::int64_t> Engine::AppendSessionEvent(SessionId session, std::int64_t assignment, const std::string& kind,
                                                 const json& body) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   if (kind.empty()) return Status::InvalidArgument("a session event needs a kind");
   auto tx = store_->Begin();
   RETURN_IF_ERROR(tx->begin_status());
@@ -82,26 +65,16 @@ Result<std::int64_t> Engine::AppendSessionEvent(SessionId session, std::int64_t 
   return *id;
 }
 
-Result<std::vector<SessionEvent>> Engine::SessionEvents(SessionId session, std::int64_t after_id) {
-  std::lock_guard<std::mutex> lock(mu_);
-  return store_->SessionEvents(session, after_id);
-}
-
 Status Engine::RecordTokenUsage(TicketId ticket, std::optional<SessionId> session, const json& usage) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   auto tx = store_->Begin();
   RETURN_IF_ERROR(tx->begin_status());
   RETURN_IF_ERROR(store_->InsertTokenUsage(ticket, session, usage, clock_->NowMs()));
   return tx->Commit();
 }
 
-Result<json> Engine::TokenUsage(TicketId ticket) {
-  std::lock_guard<std::mutex> lock(mu_);
-  return store_->TokenTotals(ticket);
-}
-
 Status Engine::RecordWorkspace(const WorkspaceRecord& workspace) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   auto tx = store_->Begin();
   RETURN_IF_ERROR(tx->begin_status());
   WorkspaceRecord w = workspace;
@@ -110,18 +83,8 @@ Status Engine::RecordWorkspace(const WorkspaceRecord& workspace) {
   return tx->Commit();
 }
 
-Result<std::optional<WorkspaceRecord>> Engine::WorkspaceFor(TicketId ticket) {
-  std::lock_guard<std::mutex> lock(mu_);
-  return store_->GetWorkspace(ticket);
-}
-
-Result<std::vector<WorkspaceRecord>> Engine::WorkspacesToRemove() {
-  std::lock_guard<std::mutex> lock(mu_);
-  return store_->WorkspacesEndedForGood();
-}
-
 Status Engine::MarkWorkspaceRemoved(TicketId ticket) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   auto tx = store_->Begin();
   RETURN_IF_ERROR(tx->begin_status());
   RETURN_IF_ERROR(store_->MarkWorkspaceRemoved(ticket, clock_->NowMs()));

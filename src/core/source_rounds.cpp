@@ -24,7 +24,7 @@ std::string SourceProblemKind(const std::string& source, const std::string& path
 }  // namespace
 
 Status Engine::UpdateSource(const SourceUpdate& u) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   if (u.source.empty()) return Status::InvalidArgument("source update needs a source name");
   const TimeMs now = clock_->NowMs();
   auto tx = store_->Begin();
@@ -68,23 +68,8 @@ void Engine::LogSourceUpdate(const SourceUpdate& u, bool raised) const {
   if (u.skipped > 0) spdlog::warn("source skipped malformed items source={} path={} count={}", u.source, u.path, u.skipped);
 }
 
-Result<std::map<std::string, std::string>> Engine::SourceCursors(const std::string& source) {
-  std::lock_guard<std::mutex> lock(mu_);
-  return store_->Cursors(source);
-}
-
-Result<std::vector<SourceHealth>> Engine::SourcesHealth() {
-  std::lock_guard<std::mutex> lock(mu_);
-  return store_->AllHealth();
-}
-
-Result<std::string> Engine::InstallId() {
-  std::lock_guard<std::mutex> lock(mu_);
-  return store_->InstallId();
-}
-
 Status Engine::MarkThreadDeleted(const std::string& thread, const std::string& why) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   auto tx = store_->Begin();
   RETURN_IF_ERROR(tx->begin_status());
   ASSIGN_OR_RETURN(auto channel, store_->ThreadChannel(thread));
@@ -96,7 +81,7 @@ Status Engine::MarkThreadDeleted(const std::string& thread, const std::string& w
 }
 
 Status Engine::SetSourceEnabled(const std::string& source, bool enabled) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   auto tx = store_->Begin();
   RETURN_IF_ERROR(tx->begin_status());
   RETURN_IF_ERROR(store_->SetSourceEnabled(source, enabled));
@@ -104,7 +89,7 @@ Status Engine::SetSourceEnabled(const std::string& source, bool enabled) {
 }
 
 Status Engine::ReportFailure(const std::string& kind, const std::string& message) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   auto tx = store_->Begin();
   RETURN_IF_ERROR(tx->begin_status());
   auto n = store_->CountFailure(kind, text::Repair(message), clock_->NowMs());
@@ -116,38 +101,11 @@ Status Engine::ReportFailure(const std::string& kind, const std::string& message
 }
 
 Status Engine::ReportSuccess(const std::string& kind) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   auto tx = store_->Begin();
   RETURN_IF_ERROR(tx->begin_status());
   RETURN_IF_ERROR(store_->ClearFailures(kind, clock_->NowMs()));
   return tx->Commit();
-}
-
-Result<std::vector<SystemProblem>> Engine::SystemProblems() {
-  std::lock_guard<std::mutex> lock(mu_);
-  return store_->RaisedProblems(options_.problem_threshold);
-}
-
-Result<std::vector<std::string>> Engine::OpenTicketThreads(const std::string& prefix) {
-  std::lock_guard<std::mutex> lock(mu_);
-  std::set<std::string> keys;
-  ASSIGN_OR_RETURN(std::vector<TicketId> open, store_->OpenTickets());
-  for (TicketId id : open) {
-    ASSIGN_OR_RETURN(std::vector<std::string> threads, store_->TicketThreads(id));
-    for (const std::string& thread : threads)
-      if (thread.rfind(prefix, 0) == 0) keys.insert(thread);
-  }
-  return std::vector<std::string>(keys.begin(), keys.end());
-}
-
-Result<std::map<std::string, TimeMs>> Engine::EndedTicketThreads(const std::string& prefix, TimeMs since) {
-  std::lock_guard<std::mutex> lock(mu_);
-  return store_->EndedTicketThreads(prefix, since);
-}
-
-Result<std::vector<TicketMessage>> Engine::OpenTicketMessages(const std::string& prefix) {
-  std::lock_guard<std::mutex> lock(mu_);
-  return store_->OpenTicketMessages(prefix);
 }
 
 }  // namespace superagent

@@ -15,7 +15,7 @@ namespace superagent {
 using nlohmann::json;
 
 Status Engine::AskPerson(TicketId ticket, const HumanAction& action, const std::string& message_id) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   const TimeMs now = clock_->NowMs();
   auto tx = store_->Begin();
   RETURN_IF_ERROR(tx->begin_status());
@@ -61,7 +61,7 @@ Status Engine::AskPersonLocked(Ticket* tk, const HumanAction& action_in, const s
 }
 
 Status Engine::SetStage(TicketId ticket, Stage stage, const std::string& cause) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   if (stage == Stage::kEnded || stage == Stage::kWaitingForPerson)
     return Status::InvalidArgument(std::string("stage ") + StageName(stage) + " is set by EndTicket/StopTicket/AskPerson");
   const TimeMs now = clock_->NowMs();
@@ -76,7 +76,7 @@ Status Engine::SetStage(TicketId ticket, Stage stage, const std::string& cause) 
 }
 
 Status Engine::EndTicket(TicketId ticket, const std::string& reason) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   const TimeMs now = clock_->NowMs();
   auto tx = store_->Begin();
   RETURN_IF_ERROR(tx->begin_status());
@@ -92,7 +92,7 @@ Status Engine::EndTicket(TicketId ticket, const std::string& reason) {
 }
 
 Status Engine::NoteTicket(TicketId ticket, const std::string& cause) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   const TimeMs now = clock_->NowMs();
   auto tx = store_->Begin();
   RETURN_IF_ERROR(tx->begin_status());

@@ -61,7 +61,7 @@ std::string TurnSuffix(TicketId ticket, std::int64_t assignment) {
 
 Result<TurnContext> Engine::BeginTurn(std::int64_t assignment, const std::string& executor,
                                       const std::optional<WorkspaceRecord>& prepared) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   const TimeMs now = clock_->NowMs();
   auto tx = store_->Begin();
   RETURN_IF_ERROR(tx->begin_status());
@@ -119,7 +119,7 @@ Result<TurnContext> Engine::BeginTurn(std::int64_t assignment, const std::string
 }
 
 Result<TurnOutcome> Engine::FinishTurn(const TurnEnd& end) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   const TimeMs now = clock_->NowMs();
   auto tx = store_->Begin();
   RETURN_IF_ERROR(tx->begin_status());
@@ -141,6 +141,7 @@ Result<TurnOutcome> Engine::FinishTurn(const TurnEnd& end) {
   // Ticket's turns aside is still said, and the Ticket ends up blocked with why.
   std::string error = end.error;
   auto count_and_commit = [&]() -> Status {
+    mu_.AssertHeld();  // a lambda of a locked method: Clang analyses it on its own
     RETURN_IF_ERROR(CountTurnLocked(a->ticket, error, now));
     ASSIGN_OR_RETURN(auto now_tk, store_->GetTicket(a->ticket));
     if (now_tk) out.stage = now_tk->stage;
@@ -242,7 +243,7 @@ Result<TurnOutcome> Engine::FinishTurn(const TurnEnd& end) {
 }
 
 Status Engine::EndBackgroundWork(TicketId ticket, Stage after, const std::string& why) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   const TimeMs now = clock_->NowMs();
   auto tx = store_->Begin();
   RETURN_IF_ERROR(tx->begin_status());
@@ -280,7 +281,7 @@ Result<bool> Engine::SayNoResultLocked(Ticket* tk, const std::string& why, TimeM
 }
 
 Result<std::vector<TakenInput>> Engine::TakeInputs(TicketId ticket) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   auto tx = store_->Begin();
   RETURN_IF_ERROR(tx->begin_status());
   ASSIGN_OR_RETURN(auto mandate, store_->MandateForTicket(ticket));
@@ -321,7 +322,7 @@ Status Engine::CountTurnLocked(TicketId ticket, const std::string& error, TimeMs
 // Assignments: the turns a Ticket is owed, before BeginTurn and after a restart
 
 Result<int> Engine::AssignFollowUps() {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   const TimeMs now = clock_->NowMs();
   // Asked every scheduler pass: usually nothing is due, and then no write transaction is begun.
   // A burst (a review's comments, several checks of one push) settles first: one turn takes it all.
@@ -341,13 +342,8 @@ Result<int> Engine::AssignFollowUps() {
   return created;
 }
 
-Result<std::vector<Assignment>> Engine::AssignmentsInState(const std::string& state) {
-  std::lock_guard<std::mutex> lock(mu_);
-  return store_->AssignmentsInState(state);
-}
-
 Status Engine::StartAssignment(std::int64_t assignment, const std::string& executor) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   const TimeMs now = clock_->NowMs();
   auto tx = store_->Begin();
   RETURN_IF_ERROR(tx->begin_status());
@@ -376,7 +372,7 @@ Result<std::string> Engine::StartAssignmentLocked(Assignment* a, Ticket* tk, con
 }
 
 Status Engine::FinishAssignment(std::int64_t assignment) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   const TimeMs now = clock_->NowMs();
   auto tx = store_->Begin();
   RETURN_IF_ERROR(tx->begin_status());
@@ -388,7 +384,7 @@ Status Engine::FinishAssignment(std::int64_t assignment) {
 }
 
 Result<std::vector<TicketId>> Engine::RecoverInterruptedWork() {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   const TimeMs now = clock_->NowMs();
   auto tx = store_->Begin();
   RETURN_IF_ERROR(tx->begin_status());

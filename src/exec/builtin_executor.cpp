@@ -9,6 +9,7 @@
 #include "exec/worker_tools.h"
 #include "superagent/assign_or_return.h"
 #include "superagent/catch_all.h"
+#include "superagent/views.h"
 #include "superagent/json_read.h"
 #include "superagent/worker.h"
 
@@ -49,8 +50,9 @@ llm::Message MessageFromJson(const json& j) {
 
 class BuiltinExecutor : public Executor {
  public:
-  BuiltinExecutor(BuiltinExecutorOptions options, Engine* engine, llm::ChatClient* chat, WorkerServices* services)
-      : options_(std::move(options)), engine_(engine), chat_(chat), services_(services) {}
+  BuiltinExecutor(BuiltinExecutorOptions options, Engine* engine, Views* views, llm::ChatClient* chat,
+                  WorkerServices* services)
+      : options_(std::move(options)), engine_(engine), views_(views), chat_(chat), services_(services) {}
   std::string name() const override { return "builtin"; }
 
   Result<TurnResult> RunTurn(const WorkerTask& t) override {
@@ -62,7 +64,7 @@ class BuiltinExecutor : public Executor {
     std::set<std::string> answered;
     // A transcript that cannot be read fails the turn: a turn begun on an empty one would start
     // the work over as if nothing had been said.
-    ASSIGN_OR_RETURN(std::vector<SessionEvent> transcript, engine_->SessionEvents(t.session));
+    ASSIGN_OR_RETURN(std::vector<SessionEvent> transcript, views_->SessionEvents(t.session));
     for (const SessionEvent& e : transcript) {
       if (e.kind != "input" && e.kind != "assistant" && e.kind != "tool_result") continue;
       messages.push_back(MessageFromJson(e.body));
@@ -145,15 +147,16 @@ class BuiltinExecutor : public Executor {
 
   BuiltinExecutorOptions options_;
   Engine* engine_;
+  Views* views_;
   llm::ChatClient* chat_;
   WorkerServices* services_;
 };
 
 }  // namespace
 
-std::unique_ptr<Executor> MakeBuiltinExecutor(BuiltinExecutorOptions options, Engine* engine, llm::ChatClient* chat,
+std::unique_ptr<Executor> MakeBuiltinExecutor(BuiltinExecutorOptions options, Engine* engine, Views* views, llm::ChatClient* chat,
                                               WorkerServices* services) {
-  return std::make_unique<BuiltinExecutor>(std::move(options), engine, chat, services);
+  return std::make_unique<BuiltinExecutor>(std::move(options), engine, views, chat, services);
 }
 
 }  // namespace superagent::exec

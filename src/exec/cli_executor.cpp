@@ -13,6 +13,7 @@
 
 #include "exec/cli_adapter.h"
 #include "superagent/catch_all.h"
+#include "superagent/views.h"
 #include "superagent/json_read.h"
 #include "superagent/text.h"
 #include "superagent/worker_sessions.h"
@@ -92,9 +93,10 @@ std::string WithoutReportBlock(const std::string& text) {
 
 class CliExecutor : public Executor {
  public:
-  CliExecutor(CliExecutorOptions options, std::unique_ptr<CliAdapter> adapter, Engine* engine, WorkerServices* services,
+  CliExecutor(CliExecutorOptions options, std::unique_ptr<CliAdapter> adapter, Engine* engine, Views* views,
+              WorkerServices* services,
               Clock* clock, Sleeper sleeper)
-      : options_(std::move(options)), adapter_(std::move(adapter)), engine_(engine), services_(services),
+      : options_(std::move(options)), adapter_(std::move(adapter)), engine_(engine), views_(views), services_(services),
         clock_(clock), sleeper_(std::move(sleeper)) {
     if (options_.binary.empty()) options_.binary = adapter_->default_binary();
   }
@@ -231,7 +233,7 @@ class CliExecutor : public Executor {
 
   // The digest of the skills this session was last given ("" for none or never).
   std::string LastSkillsDigest(SessionId session) const {
-    auto events = engine_->SessionEvents(session);
+    auto events = views_->SessionEvents(session);
     std::string digest;
     if (events.ok())
       for (const SessionEvent& e : *events)
@@ -241,7 +243,7 @@ class CliExecutor : public Executor {
 
   // The CLI's own session of this worker session, from the transcript (so it survives restarts).
   Result<std::optional<std::string>> LastCliSession(SessionId session) const {
-    auto events = engine_->SessionEvents(session);
+    auto events = views_->SessionEvents(session);
     if (!events.ok()) return events.status();
     std::optional<std::string> id;
     for (const SessionEvent& e : *events)
@@ -371,6 +373,7 @@ class CliExecutor : public Executor {
   CliExecutorOptions options_;
   std::unique_ptr<CliAdapter> adapter_;
   Engine* engine_;
+  Views* views_;
   WorkerServices* services_;
   Clock* clock_;
   Sleeper sleeper_;
@@ -422,7 +425,7 @@ const std::vector<std::string>& CliExecutorNames() {
   return names;
 }
 
-Result<std::unique_ptr<Executor>> MakeCliExecutor(CliExecutorOptions options, Engine* engine, WorkerServices* services,
+Result<std::unique_ptr<Executor>> MakeCliExecutor(CliExecutorOptions options, Engine* engine, Views* views, WorkerServices* services,
                                                   Clock* clock, Sleeper sleeper) {
   std::unique_ptr<CliAdapter> adapter;
   if (options.cli == "claude-code") adapter = MakeClaudeCodeAdapter();
@@ -431,7 +434,7 @@ Result<std::unique_ptr<Executor>> MakeCliExecutor(CliExecutorOptions options, En
   else if (options.cli == "gemini-cli") adapter = MakeGeminiCliAdapter();
   else return Status::InvalidArgument("no coding CLI adapter named \"" + options.cli + "\"");
   return std::unique_ptr<Executor>(
-      new CliExecutor(std::move(options), std::move(adapter), engine, services, clock, std::move(sleeper)));
+      new CliExecutor(std::move(options), std::move(adapter), engine, views, services, clock, std::move(sleeper)));
 }
 
 }  // namespace superagent::exec

@@ -6,10 +6,12 @@
 #include <filesystem>
 
 #include "superagent/assign_or_return.h"
+#include "superagent/views.h"
 
 namespace superagent::exec {
 
-Result<std::unique_ptr<Execution>> Execution::Create(ExecutionOptions options, Engine* engine, HttpClient* llm_http) {
+Result<std::unique_ptr<Execution>> Execution::Create(ExecutionOptions options, Engine* engine, Views* views,
+                                                      HttpClient* llm_http) {
   std::unique_ptr<Execution> e(new Execution());
   if (options.workspace.remote.empty()) {
     // Without a repository there is nothing to work in: Tickets wait (their Assignments stay
@@ -36,7 +38,7 @@ Result<std::unique_ptr<Execution>> Execution::Create(ExecutionOptions options, E
   // The Tickets' branches carry the install id (issue 34): another install on the same remote
   // numbers its Tickets from 1 too.
   if (options.workspace.install_id.empty()) {
-    ASSIGN_OR_RETURN(options.workspace.install_id, engine->InstallId());
+    ASSIGN_OR_RETURN(options.workspace.install_id, views->InstallId());
   }
   e->workspaces_ = std::make_unique<Workspaces>(std::move(options.workspace), e->runner_.get(), SystemClock(),
                                                 RealSleeper());
@@ -67,20 +69,20 @@ Result<std::unique_ptr<Execution>> Execution::Create(ExecutionOptions options, E
     } else {
       options.cli.bridge_binary.clear();
     }
-    ASSIGN_OR_RETURN(e->gateway_, ModelGateway::Start(std::move(options.gateway), llm_http, engine, SystemClock()));
+    ASSIGN_OR_RETURN(e->gateway_, ModelGateway::Start(std::move(options.gateway), llm_http, engine, views, SystemClock()));
     options.cli.gateway = e->gateway_.get();
     options.cli.api_key.clear();
     options.cli.base_url.clear();
     spdlog::info("executor cli={} binary={} model={} readable={}", options.executor, options.cli.binary,
                  options.cli.model.empty() ? "(its default)" : options.cli.model, options.cli.readable.size());
-    ASSIGN_OR_RETURN(e->executor_, MakeCliExecutor(std::move(options.cli), engine, e->services_.get(), SystemClock(),
+    ASSIGN_OR_RETURN(e->executor_, MakeCliExecutor(std::move(options.cli), engine, views, e->services_.get(), SystemClock(),
                                                    RealSleeper()));
   } else {
     e->chat_ = std::make_unique<llm::OpenAiChatClient>(std::move(options.chat), llm_http, SystemClock(),
                                                        llm::RealSleeper());
     BuiltinExecutorOptions bo;
     bo.model = options.model;
-    e->executor_ = MakeBuiltinExecutor(bo, engine, e->chat_.get(), e->services_.get());
+    e->executor_ = MakeBuiltinExecutor(bo, engine, views, e->chat_.get(), e->services_.get());
   }
   SchedulerOptions so;
   so.slots = options.slots;
@@ -88,7 +90,7 @@ Result<std::unique_ptr<Execution>> Execution::Create(ExecutionOptions options, E
   std::error_code ec;
   std::filesystem::create_directories(so.jobs_dir, ec);
   if (ec) return Status::IoError("cannot create " + so.jobs_dir + ": " + ec.message());
-  e->scheduler_ = std::make_unique<Scheduler>(engine, e->workspaces_.get(), e->executor_.get(), e->services_.get(),
+  e->scheduler_ = std::make_unique<Scheduler>(engine, views, e->workspaces_.get(), e->executor_.get(), e->services_.get(),
                                               e->runner_.get(), SystemClock(), RealSleeper(), so);
   return e;
 }

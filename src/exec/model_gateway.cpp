@@ -1,5 +1,6 @@
 // The model gateway (model_gateway.h): per-turn passes, the budget check, the forward with the
-// real key, the relay of a streamed answer, and the usage read from it.
+// real key, the relay of a streamed answer, and the usage read from it (as each wire tells it:
+// exec/model_wire.h).
 //
 // Threads: httplib's pool serves the CLIs. Each forwarded call runs its upstream request on a
 // thread of its own, which feeds a Relay the serving thread drains — so a streamed answer reaches
@@ -17,20 +18,20 @@
 
 #include <set>
 
-#include <algorithm>
 #include <atomic>
 #include <condition_variable>
 #include <deque>
 #include <map>
 #include <mutex>
-#include <regex>
 #include <thread>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "exec/model_bridge.h"
+#include "exec/model_wire.h"
 #include "superagent/engine.h"
+#include "superagent/views.h"
 #include "superagent/http.h"
 #include "superagent/json_read.h"
 #include "superagent/metrics.h"
@@ -40,56 +41,13 @@ namespace superagent::exec {
 
 using nlohmann::json;
 
-Result<ModelWire> ModelWireOf(const std::string& cli) {
-  if (cli == "claude-code") return ModelWire::kAnthropicMessages;
-  if (cli == "qwen-code") return ModelWire::kOpenAiChat;
-  if (cli == "codex") return ModelWire::kOpenAiResponses;
-  if (cli == "gemini-cli") return ModelWire::kGemini;
-  return Status::InvalidArgument("no model wire for executor \"" + cli + "\"");
-}
-
-const char* ModelWireName(ModelWire wire) {
-  switch (wire) {
-    case ModelWire::kAnthropicMessages: return "anthropic-messages";
-    case ModelWire::kOpenAiChat: return "openai-chat";
-    case ModelWire::kOpenAiResponses: return "openai-responses";
-    case ModelWire::kGemini: return "gemini";
-  }
-  return "?";
-}
-
-std::string DefaultUpstream(ModelWire wire) {
-  switch (wire) {
-    case ModelWire::kAnthropicMessages: return "https://api.anthropic.com";
-    case ModelWire::kOpenAiChat:
-    case ModelWire::kOpenAiResponses: return "https://api.openai.com/v1";
-    case ModelWire::kGemini: return "https://generativelanguage.googleapis.com";
-  }
-  return "";
-}
+using model_wire::CallUsage;
+using model_wire::ErrorBody;
+using model_wire::ModelEndpoint;
+using model_wire::PathPrefix;
+using model_wire::UsageReader;
 
 namespace {
-
-// The OpenAI wires' clients append their endpoint to a base that ends in /v1; the others append
-// a path that starts with their API version.
-std::string PathPrefix(ModelWire wire) {
-  return wire == ModelWire::kOpenAiChat || wire == ModelWire::kOpenAiResponses ? "/v1" : "";
-}
-
-// The endpoints a wire's CLI calls (after the prefix); nothing else is forwarded.
-bool ModelEndpoint(ModelWire wire, const std::string& rest) {
-  switch (wire) {
-    case ModelWire::kAnthropicMessages: return rest == "/v1/messages" || rest == "/v1/messages/count_tokens";
-    case ModelWire::kOpenAiChat: return rest == "/chat/completions";
-    case ModelWire::kOpenAiResponses: return rest == "/responses";
-    case ModelWire::kGemini: {
-      static const std::regex kGemini(
-          R"(/v1(beta|alpha)?/models/[A-Za-z0-9._-]{1,128}:(generateContent|streamGenerateContent|countTokens))");
-      return std::regex_match(rest, kGemini);
-    }
-  }
-  return false;
-}
 
 std::string Base64Url(const unsigned char* p, std::size_t n) {
   static const char* kAlphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
@@ -115,163 +73,6 @@ std::string Digest(const std::string& token) {
   return std::string(reinterpret_cast<const char*>(d), sizeof d);
 }
 
-// An error in the wire's own shape, so the CLI shows its message instead of a parse failure.
-// 401 for a pass, 403 for the budget (clients retry neither), 404 for another endpoint.
-json ErrorBody(ModelWire wire, int status, const std::string& message) {
-  switch (wire) {
-    case ModelWire::kAnthropicMessages: {
-      const char* type = status == 401 ? "authentication_error" : status == 403 ? "permission_error"
-                         : status == 404 ? "not_found_error" : status == 413 ? "request_too_large" : "api_error";
-      return {{"type", "error"}, {"error", {{"type", type}, {"message", message}}}};
-    }
-    case ModelWire::kOpenAiChat:
-    case ModelWire::kOpenAiResponses: {
-      const char* code = status == 401 ? "invalid_api_key" : status == 403 ? "budget_exhausted"
-                         : status == 404 ? "not_found" : status == 413 ? "request_too_large" : "gateway_error";
-      return {{"error", {{"message", message}, {"type", status < 500 ? "invalid_request_error" : "server_error"},
-                         {"param", nullptr}, {"code", code}}}};
-    }
-    case ModelWire::kGemini: {
-      const char* s = status == 401 ? "UNAUTHENTICATED" : status == 403 ? "PERMISSION_DENIED"
-                      : status == 404 ? "NOT_FOUND" : status == 413 ? "INVALID_ARGUMENT" : "UNAVAILABLE";
-      return {{"error", {{"code", status}, {"message", message}, {"status", s}}}};
-    }
-  }
-  return json::object();
-}
-
-std::int64_t IntAt(const json& j, const char* key) {
-  const json* v = json_read::Find(j, key);
-  return v != nullptr && v->is_number() ? v->get<std::int64_t>() : 0;
-}
-
-const json* ObjectAt(const json& j, const char* key) {
-  const json* v = json_read::Find(j, key);
-  return v != nullptr && v->is_object() ? v : nullptr;
-}
-
-// One call's usage as the answer tells it. The APIs repeat running totals (a stream's last usage
-// covers the whole call), so every figure keeps its largest value.
-struct CallUsage {
-  std::string model;
-  std::int64_t input = 0;   // every prompt token, cached ones included
-  std::int64_t output = 0;  // every generated token, reasoning included
-  std::int64_t cached = 0;  // of `input`, read from the API's cache
-  bool seen = false;        // some usage figure was in the answer
-
-  void Take(std::int64_t in, std::int64_t out, std::int64_t cache) {
-    input = std::max(input, in);
-    output = std::max(output, out);
-    cached = std::max(cached, cache);
-    seen = true;
-  }
-};
-
-// Reads the usage out of an answer as it streams by: server-sent events line by line, or a JSON
-// body at the end. Memory stays bounded: a line or body past kMaxKept is not kept (its usage is
-// then not read — the counts stay what earlier events said).
-class UsageReader {
- public:
-  static constexpr std::size_t kMaxKept = 16u << 20;
-  explicit UsageReader(ModelWire wire) : wire_(wire) {}
-
-  void Start(const std::string& content_type) { sse_ = text::AsciiLower(content_type).find("text/event-stream") == 0; }
-  void Feed(const char* p, std::size_t n) {
-    if (!sse_) {
-      if (body_.size() + n <= kMaxKept) body_.append(p, n);
-      else overflow_ = true;
-      return;
-    }
-    for (std::size_t i = 0; i < n; ++i) {
-      if (p[i] != '\n') {
-        if (line_.size() < kMaxKept) line_ += p[i];
-        continue;
-      }
-      Line();
-    }
-  }
-  void Finish() {
-    if (sse_) {
-      Line();
-    } else if (!overflow_) {
-      json j = json::parse(body_, nullptr, false);
-      if (j.is_array()) {  // Gemini's streamGenerateContent without alt=sse: an array of chunks
-        for (const json& e : j) OnJson(e);
-      } else {
-        OnJson(j);
-      }
-    }
-  }
-  const CallUsage& usage() const { return usage_; }
-
- private:
-  void Line() {
-    std::string l = std::move(line_);
-    line_.clear();
-    if (!l.empty() && l.back() == '\r') l.pop_back();
-    if (l.rfind("data:", 0) != 0) return;
-    json j = json::parse(l.substr(5), nullptr, false);
-    if (j.is_object()) OnJson(j);
-  }
-
-  void OnJson(const json& j) {
-    if (!j.is_object()) return;
-    switch (wire_) {
-      case ModelWire::kAnthropicMessages: {
-        // message_start carries the message (model, usage); message_delta the running output;
-        // a whole (non-streamed) message carries both at the top.
-        const json* message = ObjectAt(j, "message");
-        const json& m = message != nullptr ? *message : j;
-        if (std::string model = json_read::StringOr(m, "model"); !model.empty()) usage_.model = model;
-        const json* u = ObjectAt(m, "usage");
-        if (u == nullptr) u = ObjectAt(j, "usage");
-        if (u == nullptr) return;
-        const std::int64_t cache_read = IntAt(*u, "cache_read_input_tokens");
-        usage_.Take(IntAt(*u, "input_tokens") + IntAt(*u, "cache_creation_input_tokens") + cache_read,
-                    IntAt(*u, "output_tokens"), cache_read);
-        return;
-      }
-      case ModelWire::kOpenAiChat: {
-        if (std::string model = json_read::StringOr(j, "model"); !model.empty()) usage_.model = model;
-        const json* u = ObjectAt(j, "usage");
-        if (u == nullptr) return;
-        const json* details = ObjectAt(*u, "prompt_tokens_details");
-        usage_.Take(IntAt(*u, "prompt_tokens"), IntAt(*u, "completion_tokens"),
-                    details != nullptr ? IntAt(*details, "cached_tokens") : 0);
-        return;
-      }
-      case ModelWire::kOpenAiResponses: {
-        // Streamed: response.completed (or .incomplete / .failed) carries the response with its
-        // usage; not streamed: the response itself.
-        const json* response = ObjectAt(j, "response");
-        const json& r = response != nullptr ? *response : j;
-        if (std::string model = json_read::StringOr(r, "model"); !model.empty()) usage_.model = model;
-        const json* u = ObjectAt(r, "usage");
-        if (u == nullptr) return;
-        const json* details = ObjectAt(*u, "input_tokens_details");
-        usage_.Take(IntAt(*u, "input_tokens"), IntAt(*u, "output_tokens"),
-                    details != nullptr ? IntAt(*details, "cached_tokens") : 0);
-        return;
-      }
-      case ModelWire::kGemini: {
-        if (std::string model = json_read::StringOr(j, "modelVersion"); !model.empty()) usage_.model = model;
-        const json* u = ObjectAt(j, "usageMetadata");
-        if (u == nullptr) return;
-        usage_.Take(IntAt(*u, "promptTokenCount"), IntAt(*u, "candidatesTokenCount") + IntAt(*u, "thoughtsTokenCount"),
-                    IntAt(*u, "cachedContentTokenCount"));
-        return;
-      }
-    }
-  }
-
-  ModelWire wire_;
-  bool sse_ = false;
-  bool overflow_ = false;
-  std::string line_;
-  std::string body_;
-  CallUsage usage_;
-};
-
 // One forwarded call: the upstream thread fills it, the serving thread drains it.
 struct Relay {
   std::mutex mu;
@@ -296,8 +97,8 @@ struct PassState {
 
 class Gateway : public ModelGateway {
  public:
-  Gateway(ModelGatewayOptions options, HttpClient* http, Engine* engine, Clock* clock)
-      : options_(std::move(options)), http_(http), engine_(engine), clock_(clock) {
+  Gateway(ModelGatewayOptions options, HttpClient* http, Engine* engine, Views* views, Clock* clock)
+      : options_(std::move(options)), http_(http), engine_(engine), views_(views), clock_(clock) {
     if (options_.upstream.empty()) options_.upstream = DefaultUpstream(options_.wire);
     while (!options_.upstream.empty() && options_.upstream.back() == '/') options_.upstream.pop_back();
   }
@@ -634,7 +435,7 @@ class Gateway : public ModelGateway {
   // The first budget dimension the Ticket has spent that stops a model call; "" when none (or
   // when the budget cannot be read: the scheduler's own check still stops the turn).
   std::string BudgetReached(TicketId ticket) {
-    auto budget = engine_->BudgetOf(ticket);
+    auto budget = views_->BudgetOf(ticket, clock_->NowMs());
     if (!budget.ok()) {
       spdlog::warn("model gateway: budget not read ticket={} error=\"{}\"", ticket, budget.status().message());
       return "";
@@ -671,6 +472,7 @@ class Gateway : public ModelGateway {
   ModelGatewayOptions options_;
   HttpClient* http_;
   Engine* engine_;
+  Views* views_;
   Clock* clock_;
   httplib::Server server_;
   std::thread listener_;
@@ -690,9 +492,9 @@ class Gateway : public ModelGateway {
 
 }  // namespace
 
-Result<std::unique_ptr<ModelGateway>> ModelGateway::Start(ModelGatewayOptions options, HttpClient* http, Engine* engine,
+Result<std::unique_ptr<ModelGateway>> ModelGateway::Start(ModelGatewayOptions options, HttpClient* http, Engine* engine, Views* views,
                                                           Clock* clock) {
-  auto gateway = std::make_unique<Gateway>(std::move(options), http, engine, clock);
+  auto gateway = std::make_unique<Gateway>(std::move(options), http, engine, views, clock);
   RETURN_IF_ERROR(gateway->Listen());
   return std::unique_ptr<ModelGateway>(std::move(gateway));
 }

@@ -4,6 +4,7 @@
 
 #include "superagent/beneath.h"
 #include "superagent/catch_all.h"
+#include "superagent/views.h"
 
 #include <spdlog/spdlog.h>
 
@@ -30,9 +31,9 @@ std::string ReadAgentsMd(const std::string& worktree, TicketId ticket) {
 
 }  // namespace
 
-Scheduler::Scheduler(Engine* engine, Workspaces* workspaces, Executor* executor, WorkerServices* services,
+Scheduler::Scheduler(Engine* engine, Views* views, Workspaces* workspaces, Executor* executor, WorkerServices* services,
                      ProcessRunner* runner, Clock* clock, Sleeper sleeper, SchedulerOptions options)
-    : engine_(engine), workspaces_(workspaces), executor_(executor), services_(services), runner_(runner),
+    : engine_(engine), views_(views), workspaces_(workspaces), executor_(executor), services_(services), runner_(runner),
       clock_(clock), sleeper_(std::move(sleeper)), options_(std::move(options)),
       loop_({"the scheduler", options_.tick_ms, engine_}, [this]() -> std::optional<TimeMs> {
         Result<int> r = Tick();  // a throw is logged and recorded by the loop's guard
@@ -67,7 +68,7 @@ SlotsView Scheduler::Slots() {
     else ++v.worker_used;
   }
   // -1: the store could not be read (never "nothing queued").
-  auto pending = engine_->AssignmentsInState("pending");
+  auto pending = views_->AssignmentsInState("pending");
   if (pending.ok()) {
     v.queued = static_cast<int>(pending->size());
   } else {
@@ -103,7 +104,7 @@ Result<int> Scheduler::Tick() {
   // kill background work past the limit and say so in the Ticket.
   for (auto it = runs_.begin(); it != runs_.end();) {
     Run& run = *it->second;
-    auto ticket = engine_->GetTicket(run.ticket);
+    auto ticket = views_->GetTicket(run.ticket);
     const bool ended = !ticket.ok() || !ticket->open();
     if (ended) {
       run.cancel = true;
@@ -128,7 +129,7 @@ Result<int> Scheduler::Tick() {
       for (const JobInfo& k : killed) list += (list.empty() ? "" : "; ") + k.command;
       why = "background jobs killed after " + std::to_string(options_.background_limit_ms / 60'000) + " min: " + list;
       if (!run.deferred) engine_->NoteTicket(run.ticket, why);  // else the stage change below says it
-      if (auto s = engine_->SessionForTicket(run.ticket); !s.ok())
+      if (auto s = views_->SessionForTicket(run.ticket); !s.ok())
         spdlog::error("session not read; jobs_killed not recorded ticket={} error=\"{}\"", run.ticket,
                       s.status().message());
       else if (*s)
@@ -155,14 +156,14 @@ Result<int> Scheduler::Tick() {
     else ++worker_used;
   }
   // A failed read starts nothing this pass (the loop logs it); the next tick reads again.
-  auto pending = engine_->AssignmentsInState("pending");
+  auto pending = views_->AssignmentsInState("pending");
   if (!pending.ok()) return pending.status();
   for (const Assignment& a : *pending) {
     if (stopping_) break;
     auto existing = runs_.find(a.ticket);
     if (existing != runs_.end() && existing->second->in_turn) continue;  // one turn at a time per Ticket
     // A Ticket waiting for a person resumes with their answer, not before.
-    if (auto t = engine_->GetTicket(a.ticket); t.ok() && t->stage == Stage::kWaitingForPerson) continue;
+    if (auto t = views_->GetTicket(a.ticket); t.ok() && t->stage == Stage::kWaitingForPerson) continue;
     bool reserved = false;
     if (existing == runs_.end()) {
       if (worker_used < options_.slots) {
@@ -216,7 +217,7 @@ Result<int> Scheduler::Tick() {
 
   // Workspaces of Tickets that can never resume: their directory and branch go.
   // A failed read removes nothing this pass; what started above stays started.
-  auto to_remove = engine_->WorkspacesToRemove();
+  auto to_remove = views_->WorkspacesToRemove();
   if (!to_remove.ok()) {
     spdlog::error("workspaces to remove could not be read error=\"{}\"", to_remove.status().message());
     return started;
@@ -321,7 +322,7 @@ void Scheduler::RunTurn(Run* run, Assignment a) {
   // outside any transaction, so it comes before the turn begins.
   std::optional<WorkspaceRecord> prepared;
   std::string prepare_error;
-  auto recorded = engine_->WorkspaceFor(a.ticket);
+  auto recorded = views_->WorkspaceFor(a.ticket);
   if (!recorded.ok()) {
     // Not "no workspace": preparing one over a live one could lose its work. The Assignment stays
     // pending and the next tick tries again.
@@ -382,7 +383,7 @@ void Scheduler::RunTurn(Run* run, Assignment a) {
   if (run->cancel.load()) {
     // Stopped (the Stop ended the Assignment and idled the session) or shutting down (the
     // Assignment stays running so the next start resumes it; its session is idle meanwhile).
-    if (auto s = engine_->GetSession(c.session.id); s.ok() && s->status == "running")
+    if (auto s = views_->GetSession(c.session.id); s.ok() && s->status == "running")
       engine_->SetSessionStatus(c.session.id, "idle");
     return finish();
   }

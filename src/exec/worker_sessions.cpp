@@ -7,6 +7,7 @@
 #include <algorithm>
 
 #include "superagent/assign_or_return.h"
+#include "superagent/views.h"
 #include "superagent/json_read.h"
 
 namespace superagent::exec {
@@ -67,9 +68,9 @@ std::vector<SurfaceEntry> SurfaceOf(const std::vector<SessionEvent>& events) {
   return out;
 }
 
-WorkerSessionHost::WorkerSessionHost(Engine* engine, std::string workspace, std::function<void()> wake,
+WorkerSessionHost::WorkerSessionHost(Engine* engine, Views* views, std::string workspace, std::function<void()> wake,
                                      SecretFilter* secrets)
-    : engine_(engine), workspace_(std::move(workspace)), wake_(std::move(wake)), secrets_(secrets) {}
+    : engine_(engine), views_(views), workspace_(std::move(workspace)), wake_(std::move(wake)), secrets_(secrets) {}
 
 std::optional<SessionInfo> WorkerSessionHost::Describe(const Session& s) {
   SessionInfo info;
@@ -83,7 +84,7 @@ std::optional<SessionInfo> WorkerSessionHost::Describe(const Session& s) {
     info.status = s.status == "running" ? SessionStatus::kWorking : SessionStatus::kIdle;
     return info;
   }
-  auto t = engine_->GetTicket(*s.ticket);
+  auto t = views_->GetTicket(*s.ticket);
   if (!t.ok()) {
     info.status = SessionStatus::kDormant;  // a session whose Ticket cannot be read is never woken
     return info;
@@ -97,7 +98,7 @@ std::optional<SessionInfo> WorkerSessionHost::Describe(const Session& s) {
 }
 
 Result<std::vector<SessionInfo>> WorkerSessionHost::Sessions() {
-  ASSIGN_OR_RETURN(std::vector<Session> sessions, engine_->Sessions());
+  ASSIGN_OR_RETURN(std::vector<Session> sessions, views_->Sessions());
   std::vector<SessionInfo> out;
   for (const Session& s : sessions)
     if (auto d = Describe(s)) out.push_back(std::move(*d));
@@ -107,7 +108,7 @@ Result<std::vector<SessionInfo>> WorkerSessionHost::Sessions() {
 std::optional<SessionInfo> WorkerSessionHost::Find(const std::string& id) {
   auto n = ParseIntercomSessionId(id);
   if (!n) return std::nullopt;
-  auto s = engine_->GetSession(*n);
+  auto s = views_->GetSession(*n);
   if (!s.ok()) return std::nullopt;
   return Describe(*s);
 }
@@ -115,7 +116,7 @@ std::optional<SessionInfo> WorkerSessionHost::Find(const std::string& id) {
 Result<std::vector<SurfaceEntry>> WorkerSessionHost::Surface(const std::string& id) {
   auto n = ParseIntercomSessionId(id);
   if (!n) return std::vector<SurfaceEntry>{};
-  ASSIGN_OR_RETURN(std::vector<SessionEvent> events, engine_->SessionEvents(*n));
+  ASSIGN_OR_RETURN(std::vector<SessionEvent> events, views_->SessionEvents(*n));
   std::vector<SurfaceEntry> surface = SurfaceOf(events);
   // What one session reads of another leaves this one's hands: the intercom's reads pass the
   // outbound filter like everything else the daemon publishes.
@@ -128,10 +129,10 @@ void WorkerSessionHost::InboxChanged(const std::string& id, bool start_turn) {
   if (!start_turn) return;  // a running turn takes the inbox at its next model step
   auto n = ParseIntercomSessionId(id);
   if (!n) return;
-  auto s = engine_->GetSession(*n);
+  auto s = views_->GetSession(*n);
   if (!s.ok() || !s->ticket) return;
   // Unread, the waiting mail counts as a session's: the wake never takes the slot kept for people.
-  auto queued = engine_->QueuedIntercom(id);
+  auto queued = views_->QueuedIntercom(id);
   if (!queued.ok())
     spdlog::error("intercom inbox not read; woken as a session's mail session={} error=\"{}\"", id,
                   queued.status().message());

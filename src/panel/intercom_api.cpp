@@ -8,6 +8,7 @@
 #include "superagent/json_read.h"
 #include "superagent/panel_source.h"
 #include "superagent/text.h"
+#include "superagent/views.h"
 #include "superagent/worker_sessions.h"
 
 namespace superagent::panel {
@@ -89,9 +90,9 @@ json EventJson(const SessionEvent& e) {
 
 // The stage of a session's Ticket beside the session's status: "idle" is all the intercom needs
 // (a message wakes it), but a person wants to see that it is blocked, or ready for review.
-void AddTicketStage(Engine* engine, json* session) {
+void AddTicketStage(Views* views, json* session) {
   if (!(*session)["ticket"].is_number()) return;
-  auto t = engine->GetTicket((*session)["ticket"].get<TicketId>());
+  auto t = views->GetTicket((*session)["ticket"].get<TicketId>());
   if (t.ok()) (*session)["ticket_stage"] = StageName(t->stage);
 }
 
@@ -118,10 +119,10 @@ ApiReply IntercomApi::Overview() {
     if (!listed.value("ok", false)) return RefusalOf(listed);
     for (json s : listed["sessions"]) {
       s["last_activity"] = TimeJson(s["last_activity"].get<TimeMs>());
-      auto queued = engine_->QueuedIntercom(s["id"].get<std::string>());
+      auto queued = views_->QueuedIntercom(s["id"].get<std::string>());
       if (!queued.ok()) return Unreadable("intercom", queued.status());
       s["queued"] = queued->size();
-      AddTicketStage(engine_, &s);
+      AddTicketStage(views_, &s);
       sessions.push_back(std::move(s));
     }
   }
@@ -148,9 +149,9 @@ ApiReply IntercomApi::Session(const std::string& id) {
   }
   if (!n || info.is_null()) return {404, {{"error", "no session " + id}}};
   info["last_activity"] = TimeJson(info["last_activity"].get<TimeMs>());
-  AddTicketStage(engine_, &info);
+  AddTicketStage(views_, &info);
   json surface = json::array();
-  auto read = engine_->SessionEvents(*n);
+  auto read = views_->SessionEvents(*n);
   if (!read.ok()) return Unreadable("transcript", read.status());
   const std::vector<SessionEvent>& events = *read;
   for (const SurfaceEntry& e : exec::SurfaceOf(events)) {
@@ -165,10 +166,10 @@ ApiReply IntercomApi::Session(const std::string& id) {
   const std::size_t start = events.size() > kMaxEvents ? events.size() - kMaxEvents : 0;
   for (std::size_t i = start; i < events.size(); ++i) transcript.push_back(EventJson(events[i]));
   json messages = json::array();
-  auto stored = engine_->IntercomMessagesOf(id, -1, 200);
+  auto stored = views_->IntercomMessagesOf(id, -1, 200);
   if (!stored.ok()) return Unreadable("intercom messages", stored.status());
   for (const IntercomMessage& m : *stored) messages.push_back(MessageJson(m));
-  auto wakes = engine_->IntercomWakesSpent(id);
+  auto wakes = views_->IntercomWakesSpent(id);
   if (!wakes.ok()) return Unreadable("wake budget", wakes.status());
   json body = {{"session", info},
                {"surface", surface},
@@ -179,13 +180,13 @@ ApiReply IntercomApi::Session(const std::string& id) {
                {"wake_budget", intercom_->limits().wake_budget}};
   body["token_usage"] = nullptr;
   if (info["ticket"].is_number()) {
-    auto usage = engine_->TokenUsage(info["ticket"].get<TicketId>());
+    auto usage = views_->TokenUsage(info["ticket"].get<TicketId>());
     if (!usage.ok()) return Unreadable("token usage", usage.status());
     body["token_usage"] = *usage;
   }
   // Whether a person's message could still resume it: a withdrawn or revoked Mandate never does.
   if (info["ticket"].is_number())
-    if (auto m = engine_->GetMandate(info["ticket"].get<TicketId>()); m.ok())
+    if (auto m = views_->GetMandate(info["ticket"].get<TicketId>()); m.ok())
       body["mandate"] = m->ended_as.empty() ? "active" : m->ended_as;
   return {200, body};
 }

@@ -10,6 +10,10 @@
 #include "superagent/engine.h"
 #include "superagent/intercom.h"
 
+namespace superagent {
+class Views;
+}  // namespace superagent
+
 namespace superagent::panel {
 
 // A command's answer: the HTTP status and its body.
@@ -21,7 +25,8 @@ struct ApiReply {
 class IntercomApi {
  public:
   // Both must outlive this.
-  IntercomApi(Intercom* intercom, Engine* engine, Clock* clock) : intercom_(intercom), engine_(engine), clock_(clock) {}
+  IntercomApi(Intercom* intercom, Engine* engine, Views* views, Clock* clock)
+      : intercom_(intercom), engine_(engine), views_(views), clock_(clock) {}
 
   // Every session, live and dormant (each with its waiting-message count), every group, and the
   // rules of the road. 503 when the store could not be read (here and in Session and Group).
@@ -47,6 +52,7 @@ class IntercomApi {
  private:
   Intercom* intercom_;
   Engine* engine_;
+  Views* views_;
   Clock* clock_;
 };
 

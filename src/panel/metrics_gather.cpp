@@ -24,7 +24,7 @@ Result<metrics::Snapshot> GatherMetrics(Engine& engine, Views& views, int slots_
   s.slots_configured = slots_configured;
   s.slots_busy = slots ? slots->worker_used : c.assignments_running;
   if (slots) s.reserved_slot_busy = slots->reserved_used;
-  ASSIGN_OR_RETURN(nlohmann::json effects, engine.OutboxCounts());
+  ASSIGN_OR_RETURN(nlohmann::json effects, views.OutboxCounts());
   s.effects_pending = json_read::IntOr(effects, "pending");
   s.effects_in_flight = json_read::IntOr(effects, "in_flight");
   s.effects_failed = json_read::IntOr(effects, "failed");

@@ -1,14 +1,11 @@
-// The panel's HTTP surface: read routes over Views, commands through the Engine, live updates by
-// Server-Sent Events, and the embedded page. docs/005-panel.md documents every route.
+// The panel's HTTP surface: the checks every route shares, read routes over Views, the route table
+// and the embedded page; commands are in panel_commands.cpp, live updates (Server-Sent Events) in
+// panel_stream.cpp. docs/005-panel.md documents every route.
 #include "superagent/panel.h"
 
 #include <algorithm>
-#include <atomic>
-#include <chrono>
-#include <condition_variable>
 #include <cstdint>
 #include <filesystem>
-#include <functional>
 #include <mutex>
 #include <set>
 
@@ -18,13 +15,12 @@
 #include "panel/assets.h"
 #include "panel/guard.h"
 #include "panel/http_limits.h"
-#include "panel/intercom_api.h"
 #include "panel/metrics_gather.h"
 #include "panel/needs.h"
+#include "panel/panel_internal.h"
 #include "panel/panel_json.h"
 #include "policy/policy_lines.h"
 #include "superagent/assign_or_return.h"
-#include "superagent/catch_all.h"
 #include "superagent/clock.h"
 #include "superagent/engine.h"
 #include "superagent/host_port.h"
@@ -37,17 +33,14 @@ namespace superagent::panel {
 using nlohmann::json;
 using httplib::Request;
 using httplib::Response;
+using panel_internal::HttpStatusOf;
+using panel_internal::Q;
 
 namespace {
 
-constexpr int kMaxStreams = 8;           // each stream holds one of httplib's worker threads
-// A comment line now and then: proxies keep the stream open, and a closed tab is noticed (its
-// second write fails) within a few seconds, which frees its thread.
-constexpr int kKeepaliveMs = 2'000;
 // How many of the last week's messages addressing the agent Needs-you's answer cards read: enough
 // for a busy team's week; older ones beyond it are what `explain` is for.
 constexpr int kAnswerCardScan = 500;
-constexpr int kStreamLifetimeMs = 30 * 60'000;  // then the browser reconnects (EventSource does)
 
 void WriteJson(Response& res, int status, const json& body) {
   res.status = status;
@@ -61,28 +54,6 @@ void WriteJson(Response& res, int status, const json& body) {
 // pre-routing handler to its last write.
 thread_local std::string t_answering;
 
-int HttpStatusOf(const Status& s) {
-  switch (s.code()) {
-    case Status::Code::kOk: return 200;
-    case Status::Code::kInvalidArgument: return 400;
-    case Status::Code::kNotFound: return 404;
-    case Status::Code::kConflict: return 409;
-    case Status::Code::kUnavailable: return 503;
-    default: return 500;
-  }
-}
-
-// A log value: quoted when it has spaces or quotes, so lines split back into key=value pairs.
-std::string Q(const std::string& v) {
-  if (!v.empty() && v.find_first_of(" \t\"=\\\n") == std::string::npos) return v;
-  std::string out = "\"";
-  for (char c : v) {
-    if (c == '"' || c == '\\') out.push_back('\\');
-    out.push_back(c == '\n' ? ' ' : c);
-  }
-  return out + "\"";
-}
-
 int IntParam(const Request& req, const char* name, int fallback, int lo, int hi) {
   if (!req.has_param(name)) return fallback;
   try {
@@ -94,605 +65,336 @@ int IntParam(const Request& req, const char* name, int fallback, int lo, int hi)
 
 }  // namespace
 
-struct Panel::Impl {
-  PanelContext ctx;
-  std::string token;       // the panel token, or the fixed password of panel.token_env; never ""
-  bool fixed_password = false;  // token is panel.token_env's: any Host, and the browser's Basic prompt
-  std::string csrf;        // per-process CSRF token, handed to the page by /api/session
-  std::string boot_id;     // tells the page the daemon restarted (new CSRF token, maybe new assets)
-  std::unique_ptr<IntercomApi> intercom;  // null when the daemon runs no intercom
-  std::atomic<bool> stopping{false};
-  std::atomic<int> streams{0};
-  std::mutex mu;
-  std::condition_variable cv;
+// --- Checks shared by every route ---
 
-  // --- Checks shared by every route ---
+bool Panel::Impl::Refuse(const Request& req, Response& res) {
+  t_answering = req.method + " " + req.path.substr(0, 100);
+  res.set_header("X-Content-Type-Options", "nosniff");
+  res.set_header("X-Frame-Options", "DENY");
+  res.set_header("Referrer-Policy", "no-referrer");
+  res.set_header("Content-Security-Policy",
+                 "default-src 'self'; img-src 'self' data:; frame-ancestors 'none'; base-uri 'none'; form-action 'none'");
+  // Before anything else, and before the body is read (httplib reads it after this handler).
+  if (BodyRefusal b = CheckBody(req.method, req.path, req.has_header("Content-Length"),
+                                req.get_header_value("Content-Length"), req.get_header_value("Transfer-Encoding"));
+      b.status != 0) {
+    spdlog::warn("http request refused reason=body status={} path={} remote={}", b.status, Q(req.path.substr(0, 100)),
+                 req.remote_addr);
+    SendError(res, b.status, b.message);
+    return true;
+  }
+  // Webhooks arrive through a public proxy with its own Host and carry their own proof (a
+  // signature over the body, checked by their Source), so the panel's checks do not apply.
+  if (req.path == "/healthz" || req.path.rfind("/hooks/", 0) == 0) return false;
+  if (std::string why = CheckHost(req.get_header_value("Host"), fixed_password); !why.empty()) {
+    spdlog::warn("panel request refused reason=host host={} remote={}", Q(req.get_header_value("Host").substr(0, 100)),
+                 req.remote_addr);
+    SendError(res, 403, why);
+    return true;
+  }
+  // No ambient authority (issue 19): a process on this host that cannot read the token — a
+  // worker — can neither read nor command, with or without the CSRF token.
+  if (NeedsToken(req.method, req.path) && !Authenticated(req)) {
+    const bool command = req.method != "GET" && req.method != "HEAD";
+    if (command)
+      spdlog::warn("panel request refused reason=not_logged_in method={} path={} remote={}", req.method,
+                   Q(req.path.substr(0, 100)), req.remote_addr);
+    if (fixed_password) {
+      res.set_header("WWW-Authenticate", "Basic realm=\"superagent panel\", charset=\"UTF-8\"");
+      SendError(res, 401, "this panel needs its password (the value of the variable named by panel.token_env)");
+    } else {
+      SendError(res, 401,
+                "not logged in: on the daemon's host run `superagent panel-url --config <config>` and open the link "
+                "it prints (or send Authorization: Bearer <data_dir/panel.token>)");
+    }
+    return true;
+  }
+  return false;
+}
 
-  // Host and password, before routing. Handled means refused (the response is set).
-  bool Refuse(const Request& req, Response& res) {
-    t_answering = req.method + " " + req.path.substr(0, 100);
-    res.set_header("X-Content-Type-Options", "nosniff");
-    res.set_header("X-Frame-Options", "DENY");
-    res.set_header("Referrer-Policy", "no-referrer");
-    res.set_header("Content-Security-Policy",
-                   "default-src 'self'; img-src 'self' data:; frame-ancestors 'none'; base-uri 'none'; form-action 'none'");
-    // Before anything else, and before the body is read (httplib reads it after this handler).
-    if (BodyRefusal b = CheckBody(req.method, req.path, req.has_header("Content-Length"),
-                                  req.get_header_value("Content-Length"), req.get_header_value("Transfer-Encoding"));
-        b.status != 0) {
-      spdlog::warn("http request refused reason=body status={} path={} remote={}", b.status, Q(req.path.substr(0, 100)),
-                   req.remote_addr);
-      SendError(res, b.status, b.message);
-      return true;
-    }
-    // Webhooks arrive through a public proxy with its own Host and carry their own proof (a
-    // signature over the body, checked by their Source), so the panel's checks do not apply.
-    if (req.path == "/healthz" || req.path.rfind("/hooks/", 0) == 0) return false;
-    if (std::string why = CheckHost(req.get_header_value("Host"), fixed_password); !why.empty()) {
-      spdlog::warn("panel request refused reason=host host={} remote={}", Q(req.get_header_value("Host").substr(0, 100)),
-                   req.remote_addr);
-      SendError(res, 403, why);
-      return true;
-    }
-    // No ambient authority (issue 19): a process on this host that cannot read the token — a
-    // worker — can neither read nor command, with or without the CSRF token.
-    if (NeedsToken(req.method, req.path) && !Authenticated(req)) {
-      const bool command = req.method != "GET" && req.method != "HEAD";
-      if (command)
-        spdlog::warn("panel request refused reason=not_logged_in method={} path={} remote={}", req.method,
-                     Q(req.path.substr(0, 100)), req.remote_addr);
-      if (fixed_password) {
-        res.set_header("WWW-Authenticate", "Basic realm=\"superagent panel\", charset=\"UTF-8\"");
-        SendError(res, 401, "this panel needs its password (the value of the variable named by panel.token_env)");
-      } else {
-        SendError(res, 401,
-                  "not logged in: on the daemon's host run `superagent panel-url --config <config>` and open the link "
-                  "it prints (or send Authorization: Bearer <data_dir/panel.token>)");
-      }
-      return true;
-    }
+bool Panel::Impl::Authenticated(const Request& req) const {
+  return CheckToken(req.get_header_value("Authorization"), token, nullptr) ||
+         CheckCookie(req.get_header_value("Cookie"), token);
+}
+
+void Panel::Impl::Login(const Request& req, Response& res) {
+  res.set_header("Cache-Control", "no-store");
+  if (!ConstantTimeEquals(req.get_param_value("token"), token)) {
+    spdlog::warn("panel login refused reason=wrong_token remote={}", req.remote_addr);
+    res.status = 401;
+    res.set_content("This login link is wrong or out of date.\n"
+                    "On the daemon's host, run: superagent panel-url --config <your config>\n"
+                    "and open the link it prints.\n",
+                    "text/plain; charset=utf-8");
+    return;
+  }
+  spdlog::info("panel login remote={}", req.remote_addr);
+  res.set_header("Set-Cookie", LoginCookie(req.get_header_value("Host"), token));
+  res.set_redirect("/", 303);
+}
+
+std::string Panel::Impl::Who(const Request& req, const json& body) {
+  std::string user;
+  CheckToken(req.get_header_value("Authorization"), token, &user);
+  if (user.empty()) user = CleanName(json_read::StringOr(body, "name"));
+  return user.empty() ? "panel user at " + req.remote_addr : user + " (panel)";
+}
+
+bool Panel::Impl::CommandAllowed(const Request& req, Response& res, const char* command, json* body) {
+  auto refuse = [&](int status, const std::string& why) {
+    spdlog::warn("panel command refused command={} remote={} reason={}", command, req.remote_addr, Q(why));
+    SendError(res, status, why);
     return false;
-  }
+  };
+  if (std::string why = CheckSameOrigin(req.get_header_value("Origin"), req.get_header_value("Sec-Fetch-Site"),
+                                        req.get_header_value("Host"));
+      !why.empty())
+    return refuse(403, why);
+  if (!ConstantTimeEquals(req.get_header_value("X-CSRF-Token"), csrf))
+    return refuse(403, "missing or stale CSRF token: reload the panel (GET /api/session gives the current one)");
+  if (req.get_header_value("Content-Type").rfind("application/json", 0) != 0)
+    return refuse(415, "commands take a JSON body (Content-Type: application/json)");
+  auto parsed = json_read::ParseObject(req.body.empty() ? "{}" : req.body, "the body");
+  if (!parsed.ok()) return refuse(400, parsed.status().message());
+  *body = std::move(*parsed);
+  return true;
+}
 
-  // The panel token in an Authorization header (Bearer, or Basic with any user name) or in the
-  // cookie /login sets. Compared in constant time.
-  bool Authenticated(const Request& req) const {
-    return CheckToken(req.get_header_value("Authorization"), token, nullptr) ||
-           CheckCookie(req.get_header_value("Cookie"), token);
-  }
+// --- The outbound filter ---
 
-  // The one-click login link: the token as a query parameter, answered with the login cookie and
-  // a redirect to the page (so the token leaves the address bar at once).
-  void Login(const Request& req, Response& res) {
+void Panel::Impl::SendJson(Response& res, int status, json body) {
+  if (ctx.secrets != nullptr) ctx.secrets->CleanJson(&body, "panel", t_answering);
+  WriteJson(res, status, body);
+}
+
+json Panel::Impl::SecretsCard() const {
+  if (ctx.secrets == nullptr) return nullptr;
+  std::optional<RedactionEvent> last = ctx.secrets->Last();
+  if (!last) return nullptr;
+  std::int64_t total = 0;
+  for (const auto& [path, n] : ctx.secrets->Counts()) total += n;
+  std::string what;
+  for (const std::string& w : last->what) what += (what.empty() ? "" : ", ") + w;
+  return {{"count", total},
+          {"last_at", TimeJson(last->at)},
+          {"path", last->path},
+          {"where", last->where},
+          {"kinds", last->what},
+          {"what", "The daemon kept a secret out of what it published " + std::to_string(total) +
+                       (total == 1 ? " time" : " times") + " since it started; last in " + last->path + " (" +
+                       last->where + "): " + what + "."},
+          {"fix", "Nothing left the host with it: the marker [REDACTED] stands where it was. Find who printed it "
+                  "(a worker's transcript, a message) and why; a worker that can print a key can also send it, so "
+                  "rotate that secret if the worker had network (execution.network: on). The warning lines "
+                  "\"secret redacted\" in the daemon's log list each occasion."}};
+}
+
+// --- Reads ---
+
+json Panel::Impl::Session(const Request& req) {
+  std::string user;
+  CheckToken(req.get_header_value("Authorization"), token, &user);
+  return {{"csrf_token", csrf},
+          {"boot_id", boot_id},
+          {"version", SUPERAGENT_VERSION},
+          {"auth", fixed_password ? "password" : "token"},
+          {"user", user.empty() ? json(nullptr) : json(user)}};
+}
+
+void Panel::Impl::SendRead(Response& res, const char* what, const Result<json>& body) {
+  if (body.ok()) return SendJson(res, 200, *body);
+  if (body.status().code() == Status::Code::kNotFound) return SendError(res, 404, body.status().message());
+  spdlog::error("panel read failed what={} error=\"{}\"", what, body.status().ToString());
+  SendError(res, 503, std::string("the store could not be read (") + what + "): " + body.status().message());
+}
+
+Result<json> Panel::Impl::StatusJson() {
+  ASSIGN_OR_RETURN(StatusCounts c, ctx.views->Counts());
+  ASSIGN_OR_RETURN(auto policy, ctx.views->CurrentPolicy());
+  ASSIGN_OR_RETURN(auto health, ctx.views->SourcesHealth());
+  ASSIGN_OR_RETURN(auto cursor_rows, ctx.views->Cursors());
+  json j;
+  j["mode"] = ModeName(ctx.engine->CurrentPolicy().mode);
+  j["policy_version"] = ctx.engine->PolicyVersion();
+  if (const auto& p = policy)
+    j["policy"] = {{"version", p->version}, {"origin", p->origin}, {"since", TimeJson(p->created_at)}};
+  j["triggers"] = c.triggers;
+  j["tickets"] = c.tickets;
+  j["decisions"] = c.decisions;
+  j["would_accept"] = c.would_accept;
+  j["eval_queue"] = c.eval_queue;
+  j["receipts_pending"] = c.receipts_pending;
+  j["receipts_failed"] = c.receipts_failed;
+  std::optional<SlotsView> live = ctx.slots ? ctx.slots() : std::nullopt;
+  j["slots"] = {{"configured", ctx.slots_configured},
+                {"reserved_for_people", 1},
+                {"in_use", live ? live->worker_used : c.assignments_running},
+                {"reserved_in_use", live && live->reserved_used},
+                {"waiting", c.assignments_pending},
+                {"execution_running", live.has_value()}};
+  json sources = json::array();
+  for (const SourceHealth& h : health) sources.push_back(HealthJson(h));
+  j["sources"] = sources;
+  json cursors = json::array();
+  for (const CursorRecord& cr : cursor_rows)
+    cursors.push_back(
+        {{"source", cr.source}, {"name", cr.name}, {"value", cr.value}, {"updated_at", TimeJson(cr.updated_at)}});
+  j["cursors"] = cursors;
+  return j;
+}
+
+Result<json> Panel::Impl::Needs() {
+  json questions = json::array(), decisions = json::array(), set_aside = json::array();
+  ASSIGN_OR_RETURN(auto waiting, ctx.views->TicketsInStage(Stage::kWaitingForPerson, 50));
+  ASSIGN_OR_RETURN(auto blocked, ctx.views->TicketsInStage(Stage::kBlocked, 50));
+  ASSIGN_OR_RETURN(auto problem_rows, ctx.views->Problems(ctx.problem_threshold));
+  ASSIGN_OR_RETURN(auto set_aside_rows, ctx.views->SetAside(50));
+  ASSIGN_OR_RETURN(auto health, ctx.views->SourcesHealth());
+  for (const TicketRow& r : waiting) questions.push_back(TicketRowJson(r));
+  for (const TicketRow& r : blocked) decisions.push_back(TicketRowJson(r));
+  for (const QuarantineItem& q : set_aside_rows) set_aside.push_back(SetAsideJson(q));
+  std::set<std::string> folded;
+  std::vector<SetupGap> gaps = ctx.setup;
+  if (ctx.live_setup)
+    for (SetupGap& g : ctx.live_setup()) gaps.push_back(std::move(g));
+  json setup = SetupCardsJson(gaps, health, &folded);
+  json problems = ProblemCardsJson(problem_rows, folded);
+  json policy_file = nullptr;
+  if (ctx.policy_on_disk)
+    if (auto on_disk = ctx.policy_on_disk()) policy_file = PolicyFileCardJson(*on_disk);
+  json secrets = SecretsCard();
+  // The answer invariant's backstop (issue 34): the last week's messages that address the agent.
+  const TimeMs now = (ctx.clock ? ctx.clock : SystemClock())->NowMs();
+  ASSIGN_OR_RETURN(auto asked, ctx.views->AddressedSince(now - 7LL * 24 * 3600 * 1000, kAnswerCardScan));
+  const Policy policy = ctx.engine->CurrentPolicy();
+  json unanswered = UnansweredCardJson(asked, policy, now);
+  json not_allowed = NotAllowedCardJson(asked, policy, now);
+  std::size_t count = setup.size() + questions.size() + decisions.size() + problems.size() + set_aside.size() +
+                      (policy_file.is_null() ? 0 : 1) + (secrets.is_null() ? 0 : 1) + (unanswered.is_null() ? 0 : 1) +
+                      (not_allowed.is_null() ? 0 : 1);
+  return json{{"count", count},         {"setup", setup},         {"questions", questions},
+              {"decisions", decisions}, {"problems", problems},   {"set_aside", set_aside},
+              {"policy_file", policy_file}, {"secrets", secrets}, {"unanswered", unanswered},
+              {"not_allowed", not_allowed}};
+}
+
+// --- The route table ---
+
+void Panel::Impl::Install(httplib::Server& server) {
+  // Every connection holds a thread (streams for up to 30 minutes): the pool grows with them.
+  HardenServer(server);
+  // What a handler throws is a fault of ours, not the caller's: a generic 500 with the details
+  // in the log only (httplib would put the exception's text in a response header).
+  server.set_exception_handler([this](const Request& req, Response& res, std::exception_ptr ep) {
+    std::string what = "an exception of unknown type";
+    try {
+      if (ep) std::rethrow_exception(ep);
+    } catch (const std::exception& e) {
+      what = e.what();
+    } catch (...) {
+    }
+    spdlog::error("request failed unexpectedly method={} path={} remote={} error={}", req.method,
+                  Q(req.path.substr(0, 100)), req.remote_addr, Q(what));
+    SendError(res, 500, "internal error: the request failed; the daemon's log says why");
+  });
+  server.set_pre_routing_handler([this](const Request& req, Response& res) {
+    return Refuse(req, res) ? httplib::Server::HandlerResponse::Handled : httplib::Server::HandlerResponse::Unhandled;
+  });
+  server.Get("/healthz", [](const Request&, Response& res) { res.set_content("ok\n", "text/plain"); });
+  server.Get("/login", [this](const Request& req, Response& res) { Login(req, res); });
+  server.Get("/api/session", [this](const Request& req, Response& res) { SendJson(res, 200, Session(req)); });
+  server.Get("/api/status", [this](const Request&, Response& res) { SendRead(res, "status", StatusJson()); });
+  server.Get("/api/needs", [this](const Request&, Response& res) { SendRead(res, "needs", Needs()); });
+  server.Get("/api/tickets", [this](const Request& req, Response& res) {
+    std::optional<Stage> stage;
+    if (std::string s = req.get_param_value("stage"); !s.empty()) {
+      Stage parsed;
+      if (!ParseStage(s, &parsed))
+        return SendError(res, 400, "stage must be one of working, idle, waiting_for_person, ready, blocked, ended");
+      stage = parsed;
+    }
+    std::optional<TicketId> before;
+    if (int b = IntParam(req, "before", 0, 0, INT32_MAX); b > 0) before = b;
+    auto rows = ctx.views->Tickets(stage, IntParam(req, "limit", 50, 1, 200), before);
+    if (!rows.ok()) return SendRead(res, "tickets", rows.status());
+    json list = json::array();
+    for (const TicketRow& r : *rows) list.push_back(TicketRowJson(r));
+    SendJson(res, 200, {{"tickets", list}});
+  });
+  server.Get(R"(/api/tickets/(\d{1,18}))", [this](const Request& req, Response& res) {
+    auto d = ctx.views->Detail(std::stoll(req.matches[1].str()));
+    if (!d.ok()) return SendRead(res, "ticket", d.status());
+    SendJson(res, 200, DetailJson(*d));
+  });
+  server.Get("/api/observe", [this](const Request& req, Response& res) {
+    auto rows = ctx.views->WouldAccept(IntParam(req, "limit", 50, 1, 200));
+    if (!rows.ok()) return SendRead(res, "observe", rows.status());
+    json list = json::array();
+    for (const DecisionView& d : *rows) list.push_back(DecisionJson(d));
+    SendJson(res, 200, {{"mode", ModeName(ctx.engine->CurrentPolicy().mode)}, {"decisions", list}});
+  });
+  server.Get("/api/commands", [this](const Request& req, Response& res) {
+    auto rows = ctx.views->Commands(IntParam(req, "limit", 50, 1, 200));
+    if (!rows.ok()) return SendRead(res, "commands", rows.status());
+    json list = json::array();
+    for (const CommandRecord& c : *rows) list.push_back(CommandJson(c));
+    SendJson(res, 200, {{"commands", list}});
+  });
+  server.Get("/api/explain", [this](const Request& req, Response& res) {
+    std::string q = req.get_param_value("q");
+    auto trim = [](std::string s) {
+      s.erase(0, s.find_first_not_of(" \t\r\n"));
+      s.erase(s.find_last_not_of(" \t\r\n") + 1);
+      return s;
+    };
+    q = trim(q);
+    if (q.empty()) return SendError(res, 400, "parameter q (a trigger id or message URL) is required");
+    auto story = ctx.views->Explain(q, ctx.engine->CurrentPolicy(), (ctx.clock ? ctx.clock : SystemClock())->NowMs());
+    if (!story.ok()) return SendError(res, HttpStatusOf(story.status()), story.status().message());
+    // Where the key that would change the verdict is written, as the CLI says it.
+    auto policy = ctx.views->CurrentPolicy();
+    std::error_code ec;
+    if (story->contains("change") && policy.ok() && *policy && std::filesystem::is_regular_file((*policy)->origin, ec)) {
+      std::vector<std::string> path;
+      for (const json& p : (*story)["change"]["path"])
+        if (p.is_string()) path.push_back(p.get<std::string>());
+      const std::string where = KeyLineWords((*policy)->origin, path);
+      (*story)["change"]["where"] = where;
+      (*story)["told"].push_back(where);
+    }
+    SendJson(res, 200, *story);
+  });
+  // Prometheus scrapes: behind the same Host and password checks as the API (pre-routing).
+  server.Get("/metrics", [this](const Request&, Response& res) {
     res.set_header("Cache-Control", "no-store");
-    if (!ConstantTimeEquals(req.get_param_value("token"), token)) {
-      spdlog::warn("panel login refused reason=wrong_token remote={}", req.remote_addr);
-      res.status = 401;
-      res.set_content("This login link is wrong or out of date.\n"
-                      "On the daemon's host, run: superagent panel-url --config <your config>\n"
-                      "and open the link it prints.\n",
-                      "text/plain; charset=utf-8");
+    auto snapshot = GatherMetrics(*ctx.engine, *ctx.views, ctx.slots_configured, ctx.problem_threshold,
+                                  ctx.slots ? ctx.slots() : std::nullopt);
+    // A scrape of made-up zeros would hide an outage from the alert meant to catch it.
+    if (!snapshot.ok()) return SendRead(res, "metrics", snapshot.status());
+    if (ctx.secrets != nullptr) snapshot->secrets_redacted = ctx.secrets->Counts();
+    res.set_content(metrics::RenderPrometheus(*snapshot), metrics::kContentType);
+  });
+  server.Get("/api/events", [this](const Request& req, Response& res) { Stream(req, res); });
+  server.Post(R"(/api/tickets/(\d{1,18})/stop)", [this](const Request& req, Response& res) { Stop(req, res); });
+  server.Post(R"(/api/tickets/(\d{1,18})/answer)", [this](const Request& req, Response& res) { Answer(req, res); });
+  server.Post("/api/policy/reload", [this](const Request& req, Response& res) { Reload(req, res); });
+  server.Post(R"(/api/tickets/(\d{1,18})/retry)", [this](const Request& req, Response& res) { RetryTicket(req, res); });
+  server.Post("/api/set-aside/retry", [this](const Request& req, Response& res) { RetrySetAside(req, res); });
+  InstallIntercom(server);
+  server.Get(R"(/api/.*)", [this](const Request& req, Response& res) {
+    SendError(res, 404, "no such API route: " + req.path.substr(0, 100));
+  });
+  server.Get(R"(/.*)", [](const Request& req, Response& res) {
+    const Asset* a = FindAsset(req.path);
+    if (!a) {
+      res.status = 404;
+      res.set_content("not found\n", "text/plain");
       return;
     }
-    spdlog::info("panel login remote={}", req.remote_addr);
-    res.set_header("Set-Cookie", LoginCookie(req.get_header_value("Host"), token));
-    res.set_redirect("/", 303);
-  }
-
-  // Who gave a command: the user name the browser authenticated with, else a name the person
-  // typed, else where the request came from.
-  std::string Who(const Request& req, const json& body) {
-    std::string user;
-    CheckToken(req.get_header_value("Authorization"), token, &user);
-    if (user.empty()) user = CleanName(json_read::StringOr(body, "name"));
-    return user.empty() ? "panel user at " + req.remote_addr : user + " (panel)";
-  }
-
-  // A command must be a same-origin JSON request carrying the CSRF token. On refusal the response
-  // is set, a warning logged, and nothing changes.
-  bool CommandAllowed(const Request& req, Response& res, const char* command, json* body) {
-    auto refuse = [&](int status, const std::string& why) {
-      spdlog::warn("panel command refused command={} remote={} reason={}", command, req.remote_addr, Q(why));
-      SendError(res, status, why);
-      return false;
-    };
-    if (std::string why = CheckSameOrigin(req.get_header_value("Origin"), req.get_header_value("Sec-Fetch-Site"),
-                                          req.get_header_value("Host"));
-        !why.empty())
-      return refuse(403, why);
-    if (!ConstantTimeEquals(req.get_header_value("X-CSRF-Token"), csrf))
-      return refuse(403, "missing or stale CSRF token: reload the panel (GET /api/session gives the current one)");
-    if (req.get_header_value("Content-Type").rfind("application/json", 0) != 0)
-      return refuse(415, "commands take a JSON body (Content-Type: application/json)");
-    auto parsed = json_read::ParseObject(req.body.empty() ? "{}" : req.body, "the body");
-    if (!parsed.ok()) return refuse(400, parsed.status().message());
-    *body = std::move(*parsed);
-    return true;
-  }
-
-  // --- The outbound filter ---
-
-  // Every JSON answer of every route — a transcript, a report, an error quoting a peer — leaves
-  // through here, so the outbound filter (issue 33) is the last thing before its bytes: no route
-  // can forget it. Strings are filtered before the JSON is written, where a value with a quote or
-  // a line break would be escaped and not found; and before httplib compresses the body (a
-  // post-routing handler would see gzip).
-  void SendJson(Response& res, int status, json body) {
-    if (ctx.secrets != nullptr) ctx.secrets->CleanJson(&body, "panel", t_answering);
-    WriteJson(res, status, body);
-  }
-  void SendError(Response& res, int status, const std::string& message) { SendJson(res, status, {{"error", message}}); }
-
-  // Needs-you's one card for what the filter kept out of published text: quiet (one card however
-  // many times), and never the value, only where and what kind.
-  json SecretsCard() const {
-    if (ctx.secrets == nullptr) return nullptr;
-    std::optional<RedactionEvent> last = ctx.secrets->Last();
-    if (!last) return nullptr;
-    std::int64_t total = 0;
-    for (const auto& [path, n] : ctx.secrets->Counts()) total += n;
-    std::string what;
-    for (const std::string& w : last->what) what += (what.empty() ? "" : ", ") + w;
-    return {{"count", total},
-            {"last_at", TimeJson(last->at)},
-            {"path", last->path},
-            {"where", last->where},
-            {"kinds", last->what},
-            {"what", "The daemon kept a secret out of what it published " + std::to_string(total) +
-                         (total == 1 ? " time" : " times") + " since it started; last in " + last->path + " (" +
-                         last->where + "): " + what + "."},
-            {"fix", "Nothing left the host with it: the marker [REDACTED] stands where it was. Find who printed it "
-                    "(a worker's transcript, a message) and why; a worker that can print a key can also send it, so "
-                    "rotate that secret if the worker had network (execution.network: on). The warning lines "
-                    "\"secret redacted\" in the daemon's log list each occasion."}};
-  }
-
-  // --- Reads ---
-
-  // `user`: the name the browser authenticated with (HTTP Basic), so the page need not ask.
-  json Session(const Request& req) {
-    std::string user;
-    CheckToken(req.get_header_value("Authorization"), token, &user);
-    return {{"csrf_token", csrf},
-            {"boot_id", boot_id},
-            {"version", SUPERAGENT_VERSION},
-            {"auth", fixed_password ? "password" : "token"},
-            {"user", user.empty() ? json(nullptr) : json(user)}};
-  }
-
-  // A read the store failed: 503 with the reason (the page says the store cannot be read, never
-  // "Nothing needs you"), and the log line a person tailing it looks for.
-  void SendRead(Response& res, const char* what, const Result<json>& body) {
-    if (body.ok()) return SendJson(res, 200, *body);
-    if (body.status().code() == Status::Code::kNotFound) return SendError(res, 404, body.status().message());
-    spdlog::error("panel read failed what={} error=\"{}\"", what, body.status().ToString());
-    SendError(res, 503, std::string("the store could not be read (") + what + "): " + body.status().message());
-  }
-
-  Result<json> StatusJson() {
-    ASSIGN_OR_RETURN(StatusCounts c, ctx.views->Counts());
-    ASSIGN_OR_RETURN(auto policy, ctx.views->CurrentPolicy());
-    ASSIGN_OR_RETURN(auto health, ctx.views->SourcesHealth());
-    ASSIGN_OR_RETURN(auto cursor_rows, ctx.views->Cursors());
-    json j;
-    j["mode"] = ModeName(ctx.engine->CurrentPolicy().mode);
-    j["policy_version"] = ctx.engine->PolicyVersion();
-    if (const auto& p = policy)
-      j["policy"] = {{"version", p->version}, {"origin", p->origin}, {"since", TimeJson(p->created_at)}};
-    j["triggers"] = c.triggers;
-    j["tickets"] = c.tickets;
-    j["decisions"] = c.decisions;
-    j["would_accept"] = c.would_accept;
-    j["eval_queue"] = c.eval_queue;
-    j["receipts_pending"] = c.receipts_pending;
-    j["receipts_failed"] = c.receipts_failed;
-    std::optional<SlotsView> live = ctx.slots ? ctx.slots() : std::nullopt;
-    j["slots"] = {{"configured", ctx.slots_configured},
-                  {"reserved_for_people", 1},
-                  {"in_use", live ? live->worker_used : c.assignments_running},
-                  {"reserved_in_use", live && live->reserved_used},
-                  {"waiting", c.assignments_pending},
-                  {"execution_running", live.has_value()}};
-    json sources = json::array();
-    for (const SourceHealth& h : health) sources.push_back(HealthJson(h));
-    j["sources"] = sources;
-    json cursors = json::array();
-    for (const CursorRecord& cr : cursor_rows)
-      cursors.push_back(
-          {{"source", cr.source}, {"name", cr.name}, {"value", cr.value}, {"updated_at", TimeJson(cr.updated_at)}});
-    j["cursors"] = cursors;
-    return j;
-  }
-
-  // Everything a person is needed for, one card per cause: what is not set up first, then
-  // questions, decisions, problems (a platform's failing paths as one card), the policy file.
-  Result<json> Needs() {
-    json questions = json::array(), decisions = json::array(), set_aside = json::array();
-    ASSIGN_OR_RETURN(auto waiting, ctx.views->TicketsInStage(Stage::kWaitingForPerson, 50));
-    ASSIGN_OR_RETURN(auto blocked, ctx.views->TicketsInStage(Stage::kBlocked, 50));
-    ASSIGN_OR_RETURN(auto problem_rows, ctx.views->Problems(ctx.problem_threshold));
-    ASSIGN_OR_RETURN(auto set_aside_rows, ctx.views->SetAside(50));
-    ASSIGN_OR_RETURN(auto health, ctx.views->SourcesHealth());
-    for (const TicketRow& r : waiting) questions.push_back(TicketRowJson(r));
-    for (const TicketRow& r : blocked) decisions.push_back(TicketRowJson(r));
-    for (const QuarantineItem& q : set_aside_rows) set_aside.push_back(SetAsideJson(q));
-    std::set<std::string> folded;
-    std::vector<SetupGap> gaps = ctx.setup;
-    if (ctx.live_setup)
-      for (SetupGap& g : ctx.live_setup()) gaps.push_back(std::move(g));
-    json setup = SetupCardsJson(gaps, health, &folded);
-    json problems = ProblemCardsJson(problem_rows, folded);
-    json policy_file = nullptr;
-    if (ctx.policy_on_disk)
-      if (auto on_disk = ctx.policy_on_disk()) policy_file = PolicyFileCardJson(*on_disk);
-    json secrets = SecretsCard();
-    // The answer invariant's backstop (issue 34): the last week's messages that address the agent.
-    const TimeMs now = (ctx.clock ? ctx.clock : SystemClock())->NowMs();
-    ASSIGN_OR_RETURN(auto asked, ctx.views->AddressedSince(now - 7LL * 24 * 3600 * 1000, kAnswerCardScan));
-    const Policy policy = ctx.engine->CurrentPolicy();
-    json unanswered = UnansweredCardJson(asked, policy, now);
-    json not_allowed = NotAllowedCardJson(asked, policy, now);
-    std::size_t count = setup.size() + questions.size() + decisions.size() + problems.size() + set_aside.size() +
-                        (policy_file.is_null() ? 0 : 1) + (secrets.is_null() ? 0 : 1) + (unanswered.is_null() ? 0 : 1) +
-                        (not_allowed.is_null() ? 0 : 1);
-    return json{{"count", count},         {"setup", setup},         {"questions", questions},
-                {"decisions", decisions}, {"problems", problems},   {"set_aside", set_aside},
-                {"policy_file", policy_file}, {"secrets", secrets}, {"unanswered", unanswered},
-                {"not_allowed", not_allowed}};
-  }
-
-  // --- Live updates ---
-
-  void Stream(const Request& req, Response& res) {
-    if (streams.fetch_add(1) >= kMaxStreams) {
-      streams.fetch_sub(1);
-      res.set_header("Retry-After", "30");
-      return SendError(res, 503, "too many live-update streams; the page falls back to refreshing now and then");
-    }
-    auto state = std::make_shared<StreamState>();
-    state->started = state->last_write = std::chrono::steady_clock::now();
-    state->version = ctx.views->DataVersion();
-    spdlog::debug("panel stream opened remote={}", req.remote_addr);
-    res.set_header("Cache-Control", "no-store");
-    res.set_header("X-Accel-Buffering", "no");
-    res.set_chunked_content_provider(
-        "text/event-stream",
-        // httplib calls the provider outside its handler's try block: a throw here would end the
-        // daemon. One that escapes ends only this stream (the page reconnects) and is logged.
-        [this, state](std::size_t offset, httplib::DataSink& sink) {
-          bool more = false;
-          Status s = CatchAll("the panel's live-update stream", [&] { more = StreamStep(*state, offset, sink); });
-          if (!s.ok()) spdlog::error("panel stream ended error=\"{}\"", s.message());
-          return s.ok() && more;
-        },
-        [this](bool) { streams.fetch_sub(1); });
-  }
-
-  struct StreamState {
-    std::int64_t version = -1;
-    bool hello = false;
-    std::chrono::steady_clock::time_point started, last_write;
-  };
-
-  // One turn of a live-update stream: hello first, then a change event whenever another
-  // connection committed, keepalives between, and the end after kStreamLifetimeMs. False ends it.
-  bool StreamStep(StreamState& state, std::size_t, httplib::DataSink& sink) {
-    auto write = [&](const std::string& text) {
-      state.last_write = std::chrono::steady_clock::now();
-      return sink.write(text.data(), text.size());
-    };
-    if (!state.hello) {
-      state.hello = true;
-      // retry: how soon EventSource reconnects after the stream ends or breaks.
-      std::string hello = "retry: 2000\nevent: hello\ndata: " +
-                          json{{"boot_id", boot_id}, {"version", SUPERAGENT_VERSION}}.dump() + "\n\n";
-      return write(hello);
-    }
-    {
-      std::unique_lock<std::mutex> lock(mu);
-      cv.wait_for(lock, std::chrono::milliseconds(ctx.poll_ms), [this] { return stopping.load(); });
-    }
-    if (stopping) {
-      sink.done();
-      return true;
-    }
-    auto now = std::chrono::steady_clock::now();
-    std::int64_t v = ctx.views->DataVersion();
-    if (v != state.version) {
-      state.version = v;
-      return write("event: change\ndata: {}\n\n");
-    }
-    if (now - state.started > std::chrono::milliseconds(kStreamLifetimeMs)) {
-      sink.done();
-      return true;
-    }
-    if (now - state.last_write > std::chrono::milliseconds(kKeepaliveMs)) return write(": keepalive\n\n");
-    return true;
-  }
-
-  // --- Commands ---
-
-  void Stop(const Request& req, Response& res) {
-    json body;
-    if (!CommandAllowed(req, res, "stop", &body)) return;
-    TicketId id = std::stoll(req.matches[1].str());
-    auto confirm = json_read::OptBool(body, "confirm");
-    if (!confirm.ok()) return SendError(res, 400, confirm.status().message());
-    if (!*confirm) return SendError(res, 400, "a stop must be confirmed: send {\"confirm\": true} (the page asks first)");
-    auto mandate = ctx.engine->GetMandate(id);
-    if (!mandate.ok()) return SendError(res, HttpStatusOf(mandate.status()), "ticket " + std::to_string(id) + " does not exist");
-    if (!mandate->ended_as.empty())
-      return SendError(res, 409, "ticket " + std::to_string(id) + " is already stopped (mandate " + mandate->ended_as + ")");
-    const std::string who = Who(req, body);
-    Status s = ctx.engine->StopTicket(id, who);
-    spdlog::info("panel command=stop target=ticket:{} by={} remote={} result={}", id, Q(who), req.remote_addr,
-                 s.ok() ? "ok" : Q(s.ToString()));
-    if (!s.ok()) return SendError(res, HttpStatusOf(s), s.message());
-    auto detail = ctx.views->Detail(id);
-    SendJson(res, 200, {{"ok", true}, {"by", who}, {"ticket", detail.ok() ? TicketRowJson(detail->row) : json(nullptr)}});
-  }
-
-  void Answer(const Request& req, Response& res) {
-    json body;
-    if (!CommandAllowed(req, res, "answer", &body)) return;
-    TicketId id = std::stoll(req.matches[1].str());
-    const json* answer = json_read::Find(body, "answer");
-    if (answer == nullptr || answer->is_null() ||
-        (answer->is_string() && answer->get<std::string>().find_first_not_of(" \t\r\n") == std::string::npos))
-      return SendError(res, 400, "the answer is empty");
-    const std::string who = Who(req, body);
-    Status s = ctx.engine->AnswerQuestion(id, who, *answer);
-    spdlog::info("panel command=answer target=ticket:{} by={} remote={} result={}", id, Q(who), req.remote_addr,
-                 s.ok() ? "ok" : Q(s.ToString()));
-    if (!s.ok()) return SendError(res, HttpStatusOf(s), s.message());
-    SendJson(res, 200, {{"ok", true}, {"by", who}});
-  }
-
-  // Retry of a blocked Ticket (issue 34): a new turn now, recorded as the person's command.
-  void RetryTicket(const Request& req, Response& res) {
-    json body;
-    if (!CommandAllowed(req, res, "retry", &body)) return;
-    TicketId id = std::stoll(req.matches[1].str());
-    const std::string who = Who(req, body);
-    Status s = ctx.engine->RetryTicket(id, who);
-    spdlog::info("panel command=retry target=ticket:{} by={} remote={} result={}", id, Q(who), req.remote_addr,
-                 s.ok() ? "ok" : Q(s.ToString()));
-    if (!s.ok()) return SendError(res, HttpStatusOf(s), s.message());
-    SendJson(res, 200, {{"ok", true}, {"by", who}});
-  }
-
-  // Retry of a set-aside item (issue 18): the Engine clears it and requeues it in one transaction.
-  void RetrySetAside(const Request& req, Response& res) {
-    json body;
-    if (!CommandAllowed(req, res, "retry", &body)) return;
-    auto text = [&](const char* key) {
-      auto it = body.find(key);
-      return it != body.end() && it->is_string() ? std::optional<std::string>(it->get<std::string>()) : std::nullopt;
-    };
-    const std::optional<std::string> kind = text("kind"), item = text("item");
-    if (!kind || (*kind != kQuarantineEffect && *kind != kQuarantineEval && *kind != kQuarantineTurn))
-      return SendError(res, 400, "kind must be \"effect\", \"eval\" or \"turn\"");
-    if (!item || item->empty() || item->size() > 1000)
-      return SendError(res, 400, "item must be the set-aside item's id (a string of 1 to 1000 bytes)");
-    const std::string who = Who(req, body);
-    Status s = ctx.engine->RetryQuarantined(*kind, *item, who);
-    spdlog::info("panel command=retry target={}:{} by={} remote={} result={}", *kind, Q(item->substr(0, 100)), Q(who),
-                 req.remote_addr, s.ok() ? "ok" : Q(s.ToString()));
-    if (!s.ok()) return SendError(res, HttpStatusOf(s), s.message());
-    SendJson(res, 200, {{"ok", true}, {"by", who}});
-  }
-
-  void Reload(const Request& req, Response& res) {
-    json body;
-    if (!CommandAllowed(req, res, "reload_policy", &body)) return;
-    if (!ctx.reload_policy) return SendError(res, 501, "this server cannot reload the policy");
-    const std::string who = Who(req, body);
-    PolicyReloadResult r = ctx.reload_policy();
-    json result{{"valid", r.valid}, {"changed", r.changed}, {"version", r.version}, {"origin", r.origin},
-                {"problems", r.problems}};
-    if (!r.error.empty()) result["error"] = r.error;
-    Status recorded = ctx.engine->RecordCommand(who, "reload_policy", "policy", result.dump());
-    spdlog::info("panel command=reload_policy by={} remote={} valid={} changed={} version={}", Q(who), req.remote_addr,
-                 r.valid, r.changed, r.version);
-    if (!recorded.ok()) spdlog::error("panel command not recorded error={}", Q(recorded.ToString()));
-    result["by"] = who;
-    SendJson(res, r.valid && r.error.empty() ? 200 : 422, result);
-  }
-
-  // --- Communication center (SPEC §10) ---
-
-  void Reply(Response& res, const ApiReply& r) { SendJson(res, r.status, r.body); }
-
-  // An intercom command: the usual command checks, then `run` as the person `who`; logged with
-  // who and what. What was done is recorded in the commands table; a refusal changed nothing and
-  // is only logged, like every other refused command.
-  void IntercomCommand(const Request& req, Response& res, const char* command, const std::string& target,
-                       const std::function<ApiReply(const std::string& who, const json& body)>& run) {
-    json body;
-    if (!CommandAllowed(req, res, command, &body)) return;
-    if (!intercom) return SendError(res, 503, "the communication center is off: this daemon runs no intercom");
-    const std::string who = Who(req, body);
-    ApiReply r = run(who, body);
-    const std::string outcome = r.status == 200 ? "ok" : Q(json_read::StringOr(r.body, "error", "refused"));
-    spdlog::info("panel command={} target={} by={} remote={} result={}", command, target, Q(who), req.remote_addr, outcome);
-    if (r.status == 200)
-      if (Status s = ctx.engine->RecordCommand(who, command, target, r.body.dump()); !s.ok())
-        spdlog::error("panel command not recorded error={}", Q(s.ToString()));
-    Reply(res, r);
-  }
-
-  void InstallIntercom(httplib::Server& server) {
-    auto off = [this](Response& res) {
-      if (intercom) return false;
-      SendError(res, 503, "the communication center is off: this daemon runs no intercom");
-      return true;
-    };
-    server.Get("/api/intercom", [this, off](const Request&, Response& res) {
-      if (off(res)) return;
-      ApiReply r = intercom->Overview();
-      if (r.status == 200) r.body["enabled"] = true;
-      Reply(res, r);
-    });
-    server.Get(R"(/api/intercom/sessions/([A-Za-z0-9_-]{1,64}))", [this, off](const Request& req, Response& res) {
-      if (!off(res)) Reply(res, intercom->Session(req.matches[1].str()));
-    });
-    server.Get(R"(/api/intercom/groups/([A-Za-z0-9_-]{1,64}))", [this, off](const Request& req, Response& res) {
-      if (off(res)) return;
-      TimeMs since = 0;
-      if (req.has_param("since")) {
-        try {
-          since = std::max<TimeMs>(0, std::stoll(req.get_param_value("since")));
-        } catch (...) {
-          return SendError(res, 400, "since must be a time in epoch milliseconds");
-        }
-      }
-      Reply(res, intercom->Group(req.matches[1].str(), since));
-    });
-    server.Post(R"(/api/intercom/sessions/([A-Za-z0-9_-]{1,64})/send)", [this](const Request& req, Response& res) {
-      const std::string id = req.matches[1].str();
-      IntercomCommand(req, res, "intercom_send", "session:" + id,
-                      [&](const std::string& who, const json& body) { return intercom->Send(who, id, body); });
-    });
-    server.Post("/api/intercom/sessions", [this](const Request& req, Response& res) {
-      IntercomCommand(req, res, "new_session", "panel",
-                      [&](const std::string& who, const json& body) { return intercom->NewSession(who, body); });
-    });
-    server.Post("/api/intercom/groups", [this](const Request& req, Response& res) {
-      IntercomCommand(req, res, "intercom_group_create", "intercom_groups",
-                      [&](const std::string&, const json& body) { return intercom->CreateGroup(body); });
-    });
-    server.Post(R"(/api/intercom/groups/([A-Za-z0-9_-]{1,64})/(members|remove|delete|broadcast))",
-                [this](const Request& req, Response& res) {
-                  const std::string group = req.matches[1].str(), verb = req.matches[2].str();
-                  const std::string command = verb == "members" ? "intercom_group_add"
-                                              : verb == "remove" ? "intercom_group_remove_member"
-                                              : verb == "delete" ? "intercom_group_delete"
-                                                                 : "intercom_broadcast";
-                  IntercomCommand(req, res, command.c_str(), "group:" + group, [&](const std::string& who, const json& body) {
-                    if (verb == "members") return intercom->AddMember(group, body);
-                    if (verb == "remove") return intercom->RemoveMember(group, body);
-                    if (verb == "delete") return intercom->DeleteGroup(group);
-                    return intercom->Broadcast(who, group, body);
-                  });
-                });
-  }
-
-  void Install(httplib::Server& server) {
-    // Every connection holds a thread (streams for up to 30 minutes): the pool grows with them.
-    HardenServer(server);
-    // What a handler throws is a fault of ours, not the caller's: a generic 500 with the details
-    // in the log only (httplib would put the exception's text in a response header).
-    server.set_exception_handler([this](const Request& req, Response& res, std::exception_ptr ep) {
-      std::string what = "an exception of unknown type";
-      try {
-        if (ep) std::rethrow_exception(ep);
-      } catch (const std::exception& e) {
-        what = e.what();
-      } catch (...) {
-      }
-      spdlog::error("request failed unexpectedly method={} path={} remote={} error={}", req.method,
-                    Q(req.path.substr(0, 100)), req.remote_addr, Q(what));
-      SendError(res, 500, "internal error: the request failed; the daemon's log says why");
-    });
-    server.set_pre_routing_handler([this](const Request& req, Response& res) {
-      return Refuse(req, res) ? httplib::Server::HandlerResponse::Handled : httplib::Server::HandlerResponse::Unhandled;
-    });
-    server.Get("/healthz", [](const Request&, Response& res) { res.set_content("ok\n", "text/plain"); });
-    server.Get("/login", [this](const Request& req, Response& res) { Login(req, res); });
-    server.Get("/api/session", [this](const Request& req, Response& res) { SendJson(res, 200, Session(req)); });
-    server.Get("/api/status", [this](const Request&, Response& res) { SendRead(res, "status", StatusJson()); });
-    server.Get("/api/needs", [this](const Request&, Response& res) { SendRead(res, "needs", Needs()); });
-    server.Get("/api/tickets", [this](const Request& req, Response& res) {
-      std::optional<Stage> stage;
-      if (std::string s = req.get_param_value("stage"); !s.empty()) {
-        Stage parsed;
-        if (!ParseStage(s, &parsed))
-          return SendError(res, 400, "stage must be one of working, idle, waiting_for_person, ready, blocked, ended");
-        stage = parsed;
-      }
-      std::optional<TicketId> before;
-      if (int b = IntParam(req, "before", 0, 0, INT32_MAX); b > 0) before = b;
-      auto rows = ctx.views->Tickets(stage, IntParam(req, "limit", 50, 1, 200), before);
-      if (!rows.ok()) return SendRead(res, "tickets", rows.status());
-      json list = json::array();
-      for (const TicketRow& r : *rows) list.push_back(TicketRowJson(r));
-      SendJson(res, 200, {{"tickets", list}});
-    });
-    server.Get(R"(/api/tickets/(\d{1,18}))", [this](const Request& req, Response& res) {
-      auto d = ctx.views->Detail(std::stoll(req.matches[1].str()));
-      if (!d.ok()) return SendRead(res, "ticket", d.status());
-      SendJson(res, 200, DetailJson(*d));
-    });
-    server.Get("/api/observe", [this](const Request& req, Response& res) {
-      auto rows = ctx.views->WouldAccept(IntParam(req, "limit", 50, 1, 200));
-      if (!rows.ok()) return SendRead(res, "observe", rows.status());
-      json list = json::array();
-      for (const DecisionView& d : *rows) list.push_back(DecisionJson(d));
-      SendJson(res, 200, {{"mode", ModeName(ctx.engine->CurrentPolicy().mode)}, {"decisions", list}});
-    });
-    server.Get("/api/commands", [this](const Request& req, Response& res) {
-      auto rows = ctx.views->Commands(IntParam(req, "limit", 50, 1, 200));
-      if (!rows.ok()) return SendRead(res, "commands", rows.status());
-      json list = json::array();
-      for (const CommandRecord& c : *rows) list.push_back(CommandJson(c));
-      SendJson(res, 200, {{"commands", list}});
-    });
-    server.Get("/api/explain", [this](const Request& req, Response& res) {
-      std::string q = req.get_param_value("q");
-      auto trim = [](std::string s) {
-        s.erase(0, s.find_first_not_of(" \t\r\n"));
-        s.erase(s.find_last_not_of(" \t\r\n") + 1);
-        return s;
-      };
-      q = trim(q);
-      if (q.empty()) return SendError(res, 400, "parameter q (a trigger id or message URL) is required");
-      auto story = ctx.engine->Explain(q);
-      if (!story.ok()) return SendError(res, HttpStatusOf(story.status()), story.status().message());
-      // Where the key that would change the verdict is written, as the CLI says it.
-      auto policy = ctx.views->CurrentPolicy();
-      std::error_code ec;
-      if (story->contains("change") && policy.ok() && *policy && std::filesystem::is_regular_file((*policy)->origin, ec)) {
-        std::vector<std::string> path;
-        for (const json& p : (*story)["change"]["path"])
-          if (p.is_string()) path.push_back(p.get<std::string>());
-        const std::string where = KeyLineWords((*policy)->origin, path);
-        (*story)["change"]["where"] = where;
-        (*story)["told"].push_back(where);
-      }
-      SendJson(res, 200, *story);
-    });
-    // Prometheus scrapes: behind the same Host and password checks as the API (pre-routing).
-    server.Get("/metrics", [this](const Request&, Response& res) {
-      res.set_header("Cache-Control", "no-store");
-      auto snapshot = GatherMetrics(*ctx.engine, *ctx.views, ctx.slots_configured, ctx.problem_threshold,
-                                    ctx.slots ? ctx.slots() : std::nullopt);
-      // A scrape of made-up zeros would hide an outage from the alert meant to catch it.
-      if (!snapshot.ok()) return SendRead(res, "metrics", snapshot.status());
-      if (ctx.secrets != nullptr) snapshot->secrets_redacted = ctx.secrets->Counts();
-      res.set_content(metrics::RenderPrometheus(*snapshot), metrics::kContentType);
-    });
-    server.Get("/api/events", [this](const Request& req, Response& res) { Stream(req, res); });
-    server.Post(R"(/api/tickets/(\d{1,18})/stop)", [this](const Request& req, Response& res) { Stop(req, res); });
-    server.Post(R"(/api/tickets/(\d{1,18})/answer)", [this](const Request& req, Response& res) { Answer(req, res); });
-    server.Post("/api/policy/reload", [this](const Request& req, Response& res) { Reload(req, res); });
-    server.Post(R"(/api/tickets/(\d{1,18})/retry)", [this](const Request& req, Response& res) { RetryTicket(req, res); });
-    server.Post("/api/set-aside/retry", [this](const Request& req, Response& res) { RetrySetAside(req, res); });
-    InstallIntercom(server);
-    server.Get(R"(/api/.*)", [this](const Request& req, Response& res) {
-      SendError(res, 404, "no such API route: " + req.path.substr(0, 100));
-    });
-    server.Get(R"(/.*)", [](const Request& req, Response& res) {
-      const Asset* a = FindAsset(req.path);
-      if (!a) {
-        res.status = 404;
-        res.set_content("not found\n", "text/plain");
-        return;
-      }
-      res.set_header("Cache-Control", "no-cache");
-      res.set_content(reinterpret_cast<const char*>(a->data), a->size, a->content_type);
-    });
-  }
-};
+    res.set_header("Cache-Control", "no-cache");
+    res.set_content(reinterpret_cast<const char*>(a->data), a->size, a->content_type);
+  });
+}
 
 Panel::Panel(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 
@@ -730,7 +432,7 @@ Result<std::unique_ptr<Panel>> InstallRoutes(httplib::Server& server, PanelConte
   impl->csrf = RandomToken();
   impl->boot_id = RandomToken().substr(0, 12);
   impl->ctx = std::move(context);
-  if (impl->ctx.intercom) impl->intercom = std::make_unique<IntercomApi>(impl->ctx.intercom, impl->ctx.engine, SystemClock());
+  if (impl->ctx.intercom) impl->intercom = std::make_unique<IntercomApi>(impl->ctx.intercom, impl->ctx.engine, impl->ctx.views, SystemClock());
   impl->Install(server);
   return std::make_unique<Panel>(std::move(impl));
 }

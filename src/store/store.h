@@ -18,6 +18,10 @@
 #include "superagent/session.h"
 #include "superagent/source_state.h"
 
+namespace superagent {
+class Views;
+}
+
 namespace superagent::store {
 
 struct PolicyVersionRow {
@@ -56,6 +60,10 @@ class Store {
   // Opens the database file (0600, created if needed), sets WAL + foreign keys +
   // synchronous=FULL, applies migrations. `options`: how long to wait for other processes' locks.
   static Result<std::unique_ptr<Store>> Open(const std::string& path, DbOptions options = {});
+  // Opens an existing database for reading only (query_only: no statement can write, whatever it
+  // says), without migrating it: the read face (Views) beside the Engine's connection. NotFound
+  // when no database exists at `path`.
+  static Result<std::unique_ptr<Store>> OpenReadOnly(const std::string& path);
   // SQLite's quick_check within `budget` (0: none); see store::QuickCheck.
   Result<bool> QuickCheck(std::chrono::milliseconds budget) { return store::QuickCheck(db_, budget); }
   // Statements caught mid-way (holding a read snapshot); always 0 between calls.
@@ -110,7 +118,7 @@ class Store {
   Result<std::vector<Decision>> DecisionsForThread(const std::string& thread);
   Result<std::optional<Decision>> DecisionForEval(EvalId eval);
 
-  // Tickets, Mandates, Subscriptions.
+  // Tickets, Mandates, Subscriptions (store_tickets.cpp).
   Result<TicketId> InsertTicket(const Ticket& t, std::int64_t origin_seq);
   Result<std::optional<Ticket>> GetTicket(TicketId id);
   Result<std::optional<TicketId>> TicketByOrigin(std::int64_t origin_seq);
@@ -137,14 +145,14 @@ class Store {
   // latest such end (SPEC §3.5: a discussion is followed for 14 days after its Ticket's end too).
   Result<std::map<std::string, TimeMs>> EndedTicketThreads(const std::string& prefix, TimeMs since);
 
-  // Ticket inputs.
+  // Ticket inputs (store_tickets.cpp).
   // Inserts; returns 0 (no error) when this Trigger already reached this Ticket.
   Result<std::int64_t> InsertInput(const TicketInput& in);
   Result<std::vector<TicketInput>> InputsForTicket(TicketId ticket);
   Result<std::vector<TicketInput>> InputsForTrigger(std::int64_t seq);
   Status MarkHandedBack(std::int64_t input_id, const std::string& kind, const std::string& reason);
 
-  // Assignments.
+  // Assignments (store_tickets.cpp).
   Result<std::int64_t> InsertAssignment(TicketId ticket, const std::string& executor, const std::string& cause, TimeMs at);
   Result<std::vector<Assignment>> AssignmentsFor(TicketId ticket);
   Status EndAssignments(TicketId ticket, TimeMs at);
@@ -217,10 +225,10 @@ class Store {
                            int skipped, TimeMs at);
   Result<std::optional<SourceHealth>> GetHealth(const std::string& source, const std::string& path);
   Result<std::vector<SourceHealth>> AllHealth();
-  // The install id written by migration 14 (Engine::InstallId).
+  // The install id written by migration 14 (Views::InstallId).
   Result<std::string> InstallId();
   // The origin Triggers and the sent receipts (those with the platform's id) of Tickets not ended,
-  // whose channel starts with `channel_prefix`; by Ticket, then time (Engine::OpenTicketMessages).
+  // whose channel starts with `channel_prefix`; by Ticket, then time (Views::OpenTicketMessages).
   Result<std::vector<TicketMessage>> OpenTicketMessages(const std::string& channel_prefix);
   Status MarkThreadDeleted(const std::string& thread, TimeMs at);
   Result<bool> ThreadDeleted(const std::string& thread);
@@ -230,7 +238,6 @@ class Store {
   // failures >= threshold.
   Result<int> CountFailure(const std::string& kind, const std::string& message, TimeMs at);
   Status ClearFailures(const std::string& kind, TimeMs at);
-  Result<std::vector<SystemProblem>> RaisedProblems(int threshold);
 
   // Outbox delivery (store_effects.cpp).
   struct EffectRow {
@@ -259,7 +266,6 @@ class Store {
   Result<std::optional<QuarantineItem>> GetQuarantine(const std::string& kind, const std::string& item);
   Status PutQuarantine(const QuarantineItem& q);  // insert or replace
   Status DeleteQuarantine(const std::string& kind, const std::string& item);
-  Result<std::vector<QuarantineItem>> SetAsideItems();
   // The set-aside Effect that delivers receipt `receipt_id`, if any.
   Result<std::optional<QuarantineItem>> SetAsideEffectOf(const std::string& receipt_id);
   // Marks this process running; true when the previous run was still marked running (it died).
@@ -282,7 +288,6 @@ class Store {
   // Commands and counters.
   Status InsertCommand(TimeMs at, const std::string& who, const std::string& command, const std::string& target,
                        const std::string& detail);
-  Result<nlohmann::json> Stats();
 
   // Intercom (store_intercom.cpp).
   Status InsertIntercomMessage(const IntercomMessage& m);
@@ -306,6 +311,8 @@ class Store {
   Result<std::vector<IntercomGroup>> IntercomGroups();
 
  private:
+  // The read face keeps its own multi-table queries (store/views.cpp) on this connection.
+  friend class ::superagent::Views;
   Status Configure();
   Status Migrate();
   Db db_;

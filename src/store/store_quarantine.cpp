@@ -43,14 +43,6 @@ Status Store::DeleteQuarantine(const std::string& kind, const std::string& item)
   return db_.Prepare("DELETE FROM quarantine WHERE kind = ? AND item = ?").Bind(1, kind).Bind(2, item).Run();
 }
 
-Result<std::vector<QuarantineItem>> Store::SetAsideItems() {
-  Stmt s = db_.Prepare("SELECT " QUARANTINE_COLUMNS " FROM quarantine WHERE set_aside_at IS NOT NULL ORDER BY set_aside_at");
-  std::vector<QuarantineItem> out;
-  while (s.Step()) out.push_back(ReadQuarantine(s));
-  RETURN_IF_ERROR(s.status());
-  return out;
-}
-
 Result<std::optional<QuarantineItem>> Store::SetAsideEffectOf(const std::string& receipt_id) {
   Stmt s = db_.Prepare(
       "SELECT q.kind, q.item, q.label, q.last_error, q.failures, q.crashes, q.set_aside_at, q.reason, q.updated_at "

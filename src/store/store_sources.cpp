@@ -143,15 +143,4 @@ Status Store::ClearFailures(const std::string& kind, TimeMs at) {
       .Run();
 }
 
-Result<std::vector<SystemProblem>> Store::RaisedProblems(int threshold) {
-  Stmt s = db_.Prepare(
-      "SELECT kind, message, failures, first_at, last_at FROM system_problems "
-      "WHERE cleared_at IS NULL AND failures >= ? ORDER BY first_at");
-  s.Bind(1, threshold);
-  std::vector<SystemProblem> out;
-  while (s.Step()) out.push_back({s.Text(0), s.Text(1), static_cast<int>(s.Int(2)), s.Int(3), s.Int(4)});
-  RETURN_IF_ERROR(s.status());
-  return out;
-}
-
 }  // namespace superagent::store

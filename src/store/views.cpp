@@ -1,13 +1,16 @@
-// The panel's read model: typed queries on a read-only connection (see views.h).
+// The read face: typed queries on a read-only connection (see views.h). The panel's multi-table
+// pages are here; the one-item reads of the domain, over the Store's own queries, are in
+// views_domain.cpp.
 #include "superagent/views.h"
 
-#include <filesystem>
 #include <map>
 #include <tuple>
 
 #include "store/answers.h"
 #include "store/rows.h"
 #include "store/sqlite.h"
+#include "store/store.h"
+#include "store/views_internal.h"
 
 namespace superagent {
 
@@ -17,6 +20,8 @@ using store::ReadDecision;
 using store::ReadReceipt;
 using store::ReadTicket;
 using store::ReadTrigger;
+using store::views_internal::EachRow;
+using store::views_internal::ReadTx;
 
 namespace {
 
@@ -24,57 +29,31 @@ CommandRecord ReadCommand(Stmt& s) {
   return {s.Int(0), s.Int(1), s.Text(2), s.Text(3), s.OptText(4).value_or(""), s.OptText(5).value_or("")};
 }
 
-// A read transaction for the lifetime of the object: several queries, one snapshot.
-class ReadTx {
- public:
-  explicit ReadTx(store::Db* db) : db_(db), begin_(db_->Exec("BEGIN")) {}
-  ~ReadTx() {
-    if (begin_.ok()) db_->Exec("COMMIT");
-  }
-  ReadTx(const ReadTx&) = delete;
-  ReadTx& operator=(const ReadTx&) = delete;
-  const Status& begin_status() const { return begin_; }
-
- private:
-  store::Db* db_;
-  Status begin_;
-};
-
-// Runs `read` for every row of `s`; then the statement's status, so a failed step is an error
-// and never a short list.
-template <typename F>
-Status EachRow(Stmt& s, F&& read) {
-  while (s.Step()) read(s);
-  return s.status();
-}
-
 }  // namespace
 
-Views::Views() : db_(std::make_unique<store::Db>()) {}
+Views::Views() = default;
 Views::~Views() = default;
 
 Result<std::unique_ptr<Views>> Views::Open(const std::string& db_path) {
-  if (!std::filesystem::exists(db_path)) return Status::NotFound("no database at " + db_path);
   std::unique_ptr<Views> v(new Views());
-  if (Status s = v->db_->Open(db_path); !s.ok()) return s;
-  // query_only: this connection can never write, whatever a query says.
-  // (Db::Open has set the busy timeout already, before this first statement.)
-  if (Status s = v->db_->Exec("PRAGMA query_only=ON;"); !s.ok()) return s;
+  MutexLock lock(&v->mu_);  // nobody else has it yet: for the analysis's sake
+  ASSIGN_OR_RETURN(v->store_, store::Store::OpenReadOnly(db_path));
+  v->db_ = &v->store_->db_;
   return v;
 }
 
 Result<bool> Views::QuickCheck(std::chrono::milliseconds budget) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   return store::QuickCheck(*db_, budget);
 }
 
 Result<std::string> Views::InstallId() {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   return ReadInstallId(*db_);
 }
 
 std::int64_t Views::DataVersion() {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   Stmt s = db_->Prepare("PRAGMA data_version");
   std::int64_t v = s.Step() ? s.Int(0) : -1;
   s.Reset();
@@ -93,8 +72,8 @@ Result<std::optional<MandateView>> Views::MandateOf(TicketId id) {
 }
 
 Result<std::vector<AnswerFacts>> Views::AddressedSince(TimeMs since, int limit) {
-  std::lock_guard<std::mutex> lock(mu_);
-  ReadTx tx(db_.get());
+  MutexLock lock(&mu_);
+  ReadTx tx(db_);
   RETURN_IF_ERROR(tx.begin_status());
   ASSIGN_OR_RETURN(auto records, store::ReadAddressedSince(*db_, since, limit));
   std::vector<AnswerFacts> out;
@@ -154,8 +133,8 @@ Result<std::vector<TicketRow>> Views::RowsOf(const std::vector<Ticket>& tickets)
 }
 
 Result<std::vector<TicketRow>> Views::TicketsInStage(Stage stage, int limit) {
-  std::lock_guard<std::mutex> lock(mu_);
-  ReadTx tx(db_.get());
+  MutexLock lock(&mu_);
+  ReadTx tx(db_);
   RETURN_IF_ERROR(tx.begin_status());
   Stmt s = db_->Prepare("SELECT " TICKET_COLUMNS " FROM tickets WHERE stage = ? ORDER BY updated_at, id LIMIT ?");
   s.Bind(1, StageName(stage)).Bind(2, limit);
@@ -166,7 +145,7 @@ Result<std::vector<TicketRow>> Views::TicketsInStage(Stage stage, int limit) {
 }
 
 Result<std::vector<SystemProblem>> Views::Problems(int threshold) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   Stmt s = db_->Prepare(
       "SELECT kind, message, failures, first_at, last_at FROM system_problems "
       "WHERE cleared_at IS NULL AND failures >= 1 ORDER BY first_at");
@@ -194,7 +173,7 @@ Result<std::vector<SystemProblem>> Views::Problems(int threshold) {
 }
 
 Result<std::vector<QuarantineItem>> Views::SetAside(int limit) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   Stmt s = db_->Prepare("SELECT " QUARANTINE_COLUMNS " FROM quarantine WHERE set_aside_at IS NOT NULL "
                          "ORDER BY set_aside_at LIMIT ?");
   s.Bind(1, limit);
@@ -204,14 +183,14 @@ Result<std::vector<QuarantineItem>> Views::SetAside(int limit) {
 }
 
 Result<std::optional<PolicyVersionInfo>> Views::CurrentPolicy() {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   Stmt s = db_->Prepare("SELECT version, origin, created_at FROM policy_versions ORDER BY version DESC LIMIT 1");
   if (!s.Step()) return store::Missing(s);
   return std::optional<PolicyVersionInfo>(PolicyVersionInfo{s.Int(0), s.Text(1), s.Int(2)});
 }
 
 Result<std::vector<SourceHealth>> Views::SourcesHealth() {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   Stmt s = db_->Prepare("SELECT " HEALTH_COLUMNS " FROM source_health ORDER BY source, path");
   std::vector<SourceHealth> out;
   RETURN_IF_ERROR(EachRow(s, [&](Stmt& r) { out.push_back(store::ReadHealth(r)); }));
@@ -219,7 +198,7 @@ Result<std::vector<SourceHealth>> Views::SourcesHealth() {
 }
 
 Result<std::vector<CursorRecord>> Views::Cursors() {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   Stmt s = db_->Prepare("SELECT source, name, value, updated_at FROM source_cursors ORDER BY source, name");
   std::vector<CursorRecord> out;
   RETURN_IF_ERROR(EachRow(s, [&](Stmt& r) { out.push_back({r.Text(0), r.Text(1), r.Text(2), r.Int(3)}); }));
@@ -227,8 +206,8 @@ Result<std::vector<CursorRecord>> Views::Cursors() {
 }
 
 Result<StatusCounts> Views::Counts() {
-  std::lock_guard<std::mutex> lock(mu_);
-  ReadTx tx(db_.get());
+  MutexLock lock(&mu_);
+  ReadTx tx(db_);
   RETURN_IF_ERROR(tx.begin_status());
   StatusCounts c;
   Stmt t = db_->Prepare("SELECT outcome, COUNT(*) FROM triggers GROUP BY outcome");
@@ -241,6 +220,7 @@ Result<StatusCounts> Views::Counts() {
     c.would_accept += r.Int(2);
   }));
   auto count = [&](const char* sql, std::int64_t* n) -> Status {
+    mu_.AssertHeld();  // a lambda of a locked method: Clang analyses it on its own
     Stmt s = db_->Prepare(sql);
     *n = s.Step() ? s.Int(0) : 0;
     return s.status();
@@ -254,7 +234,7 @@ Result<StatusCounts> Views::Counts() {
 }
 
 Result<std::map<std::pair<std::string, std::string>, std::int64_t>> Views::TriggersBySource() {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   std::map<std::pair<std::string, std::string>, std::int64_t> out;
   Stmt s = db_->Prepare("SELECT source, outcome, COUNT(*) FROM triggers GROUP BY source, outcome");
   RETURN_IF_ERROR(EachRow(s, [&](Stmt& r) { out[{r.Text(0), r.Text(1)}] = r.Int(2); }));
@@ -262,8 +242,8 @@ Result<std::map<std::pair<std::string, std::string>, std::int64_t>> Views::Trigg
 }
 
 Result<std::vector<TicketRow>> Views::Tickets(std::optional<Stage> stage, int limit, std::optional<TicketId> before) {
-  std::lock_guard<std::mutex> lock(mu_);
-  ReadTx tx(db_.get());
+  MutexLock lock(&mu_);
+  ReadTx tx(db_);
   RETURN_IF_ERROR(tx.begin_status());
   Stmt s = db_->Prepare("SELECT " TICKET_COLUMNS " FROM tickets WHERE (?1 IS NULL OR stage = ?1) "
                          "AND (?2 IS NULL OR id < ?2) ORDER BY id DESC LIMIT ?3");
@@ -293,8 +273,8 @@ Result<std::vector<JudgedTrigger>> Views::BatchOf(EvalId eval) {
 }
 
 Result<TicketDetail> Views::Detail(TicketId id) {
-  std::lock_guard<std::mutex> lock(mu_);
-  ReadTx tx(db_.get());
+  MutexLock lock(&mu_);
+  ReadTx tx(db_);
   RETURN_IF_ERROR(tx.begin_status());
   Stmt s = db_->Prepare("SELECT " TICKET_COLUMNS " FROM tickets WHERE id = ?");
   s.Bind(1, id);
@@ -376,8 +356,8 @@ Result<TicketDetail> Views::Detail(TicketId id) {
 }
 
 Result<std::vector<RecordedDecision>> Views::DecisionsSince(TimeMs since) {
-  std::lock_guard<std::mutex> lock(mu_);
-  ReadTx tx(db_.get());
+  MutexLock lock(&mu_);
+  ReadTx tx(db_);
   RETURN_IF_ERROR(tx.begin_status());
   Stmt s = db_->Prepare("SELECT " DECISION_COLUMNS " FROM decisions WHERE created_at >= ? ORDER BY id");
   s.Bind(1, since);
@@ -410,8 +390,8 @@ Result<std::vector<RecordedDecision>> Views::DecisionsSince(TimeMs since) {
 }
 
 Result<std::vector<DecisionView>> Views::WouldAccept(int limit) {
-  std::lock_guard<std::mutex> lock(mu_);
-  ReadTx tx(db_.get());
+  MutexLock lock(&mu_);
+  ReadTx tx(db_);
   RETURN_IF_ERROR(tx.begin_status());
   Stmt s = db_->Prepare("SELECT " DECISION_COLUMNS " FROM decisions WHERE would_accept = 1 ORDER BY id DESC LIMIT ?");
   s.Bind(1, limit);
@@ -429,7 +409,7 @@ Result<std::vector<DecisionView>> Views::WouldAccept(int limit) {
 }
 
 Result<std::vector<CommandRecord>> Views::Commands(int limit) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   Stmt s = db_->Prepare("SELECT id, at, who, command, target, detail FROM commands ORDER BY id DESC LIMIT ?");
   s.Bind(1, limit);
   std::vector<CommandRecord> out;

@@ -11,6 +11,7 @@
 #include "superagent/feishu.h"
 #include "superagent/metrics.h"
 #include "superagent/json_read.h"
+#include "sources/intake.h"
 
 namespace superagent::feishu {
 
@@ -95,17 +96,8 @@ CallbackReply Source::HandleCallback(const CallbackRequest& req) {
 }
 
 void Source::ReportRefusedCallbacks() {
-  const std::int64_t n = refused_since_report_.exchange(0);
-  if (n == 0 && !refusals_reported_) return;
-  SourceUpdate u;
-  u.source = "feishu";
-  u.path = "callback";
-  u.ok = n == 0;  // a round without refusals clears the problem the earlier ones raised
-  if (n > 0)
-    u.error = std::to_string(n) + " refused deliver" + (n == 1 ? "y" : "ies") +
-              " since the last round (not signed with feishu.encrypt_key_env's key, stale or wrong token)";
-  refusals_reported_ = n > 0;
-  if (Status s = engine_->UpdateSource(u); !s.ok()) spdlog::error("feishu callback health update failed: {}", s.ToString());
+  sources::ReportRefused(*engine_, "feishu", "callback", refused_since_report_.exchange(0),
+                         "not signed with feishu.encrypt_key_env's key, stale or wrong token", &refusals_reported_);
 }
 
 void InstallCallbackRoute(httplib::Server& server, Source* source) {

@@ -2,12 +2,13 @@
 #include <spdlog/spdlog.h>
 
 #include "superagent/feishu.h"
+#include "superagent/views.h"
 
 namespace superagent::feishu {
 
 Integration::~Integration() { Stop(); }
 
-Result<std::unique_ptr<Integration>> Integration::Create(IntegrationOptions options, Engine* engine, Clock* clock,
+Result<std::unique_ptr<Integration>> Integration::Create(IntegrationOptions options, Engine* engine, Views* views, Clock* clock,
                                                          std::unique_ptr<HttpClient> http) {
   ClientOptions co = std::move(options.client);
   if (co.app_id.empty()) return Status::InvalidArgument("the Feishu Source needs an app id");
@@ -17,10 +18,10 @@ Result<std::unique_ptr<Integration>> Integration::Create(IntegrationOptions opti
   f->write_client_ = std::make_unique<Client>(f->http_.get(), clock, co);
   co.cancel = &f->stopping_;
   f->read_client_ = std::make_unique<Client>(f->http_.get(), clock, co);
-  f->source_ = std::make_unique<Source>(engine, f->read_client_.get(), clock, std::move(options.source));
+  f->source_ = std::make_unique<Source>(engine, views, f->read_client_.get(), clock, std::move(options.source));
   std::string install_id;  // none without an Engine (config checks build the Integration alone)
-  if (engine) {
-    auto id = engine->InstallId();
+  if (views) {
+    auto id = views->InstallId();
     if (!id.ok()) return id.status();
     install_id = *id;
   }

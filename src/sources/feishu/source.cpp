@@ -26,8 +26,8 @@ using nlohmann::json;
 using namespace polling;
 
 
-Source::Source(Engine* engine, Client* client, Clock* clock, SourceOptions options)
-    : engine_(engine), client_(client), clock_(clock), options_(std::move(options)),
+Source::Source(Engine* engine, Views* views, Client* client, Clock* clock, SourceOptions options)
+    : engine_(engine), views_(views), client_(client), clock_(clock), options_(std::move(options)),
       click_loop_({"the feishu card actions", 60'000, engine_}, [this]() -> std::optional<TimeMs> {
         DrainCardActions();
         return std::nullopt;
@@ -46,12 +46,7 @@ std::string Source::BotOpenId() const {
 
 NormalizeContext Source::Context() const { return NormalizeContext{BotOpenId(), client_->options().app_id}; }
 
-Status Source::Report(SourceUpdate u) {
-  // The client's cancel is set before any request is abandoned and never cleared.
-  const std::atomic<bool>* cancel = client_->options().cancel;
-  u.abandoned = !u.ok && cancel != nullptr && cancel->load();
-  return engine_->UpdateSource(u);
-}
+Status Source::Report(SourceUpdate u) { return sources::ReportRound(*engine_, std::move(u), client_->options().cancel); }
 
 bool Source::EnsureIdentity(RoundReport* report) {
   {
@@ -80,7 +75,7 @@ bool Source::EnsureIdentity(RoundReport* report) {
 
 bool Source::AdoptStoredIdentity() {
   if (!BotOpenId().empty()) return true;
-  auto cursors = engine_->SourceCursors(kSource);
+  auto cursors = views_->SourceCursors(kSource);
   if (!cursors.ok()) {  // unknown for now: the round learns it from Feishu
     spdlog::warn("feishu identity not read from the store error=\"{}\"", cursors.status().message());
     return false;
@@ -110,39 +105,12 @@ std::string Source::FilterReason(const Trigger& t) const {
 }
 
 void Source::Receive(const Normalized& n, const std::string& via, Intake* intake, RoundReport* report) {
-  if (n.kind == Normalized::Kind::kMalformed || n.kind == Normalized::Kind::kUnsupported) {
-    ++intake->skipped;
-    if (report) ++report->skipped;
-    spdlog::warn("feishu item skipped via={} reason=\"{}\"", via, n.why);
-    return;
-  }
+  if (n.kind == Normalized::Kind::kMalformed || n.kind == Normalized::Kind::kUnsupported)
+    return sources::SkipItem(kSource, via, n.why, intake, report);
   if (n.kind != Normalized::Kind::kTrigger) return;
   const Trigger& t = n.trigger;
-  intake->last_activity = std::max(intake->last_activity, t.at);
   const std::string reason = FilterReason(t);
-  auto r = engine_->Receive(t, via, reason);
-  if (!r.ok() && r.status().code() == Status::Code::kInvalidArgument) {
-    // Intake refused the item itself (it breaks a Trigger invariant): malformed, skipped and
-    // counted like one the normalizer caught; a retry would only fail the same way.
-    ++intake->skipped;
-    if (report) ++report->skipped;
-    spdlog::warn("feishu item skipped via={} trigger={} reason=\"{}\"", via, t.id, r.status().message());
-    return;
-  }
-  if (!r.ok()) {
-    intake->error = "receive " + t.id + ": " + r.status().ToString();
-    if (report) report->errors.push_back(intake->error);
-    return;
-  }
-  if (report) {
-    switch (r->outcome) {
-      case IntakeOutcome::kStored: ++report->stored; break;
-      case IntakeOutcome::kDuplicate: ++report->duplicate; break;
-      case IntakeOutcome::kFiltered: ++report->filtered; break;
-    }
-  }
-  if (r->outcome == IntakeOutcome::kFiltered)
-    spdlog::info("feishu message filtered trigger={} via={} reason={}", t.id, via, r->filter_reason);
+  if (!sources::ReceiveTrigger(*engine_, kSource, t, via, reason, nullptr, intake, report)) return;
   if (reason.empty()) NoteChat(t);
 }
 
@@ -165,7 +133,7 @@ void Source::NoteChat(const Trigger& t) {
     }
   }
   if (!note_direct && !follow_thread) return;
-  auto read = engine_->SourceCursors(kSource);
+  auto read = views_->SourceCursors(kSource);
   if (!read.ok()) {  // the next round's backfill and thread polls find it again
     spdlog::error("feishu cursors not read, thread not followed error=\"{}\"", read.status().message());
     return;
@@ -217,7 +185,7 @@ Status Source::ReadThread(const std::string& thread_id, TimeMs since, bool direc
 }
 
 void Source::Backfill(RoundReport* report) {
-  auto read = CursorsOrReport(engine_, report);
+  auto read = CursorsOrReport(views_, report);
   if (!read) return;
   auto cursors = std::move(*read);
   const TimeMs now = clock_->NowMs();
@@ -397,7 +365,7 @@ int Source::DrainCardActions() {
   if (batch.empty()) return 0;
   // Which chats are direct is in the cursors; unread, a direct chat's press would be taken as a
   // group's. The presses go back to the front of the queue for the loop's next pass.
-  auto read = engine_->SourceCursors(kSource);
+  auto read = views_->SourceCursors(kSource);
   if (!read.ok()) {
     spdlog::error("feishu card actions not taken, cursors not read count={} error=\"{}\"", batch.size(),
                   read.status().message());

@@ -14,14 +14,13 @@
 #include "superagent/engine.h"
 #include "superagent/feishu.h"
 #include "superagent/json_read.h"
+#include "superagent/views.h"
+#include "sources/intake.h"
 
 namespace superagent::feishu {
 
 // What a read produced beyond the Engine's own records.
-struct Source::Intake {
-  int skipped = 0;
-  TimeMs last_activity = 0;
-  std::string error;  // an Engine failure, if any
+struct Source::Intake : sources::ReadTally {
   std::set<std::string> threads_seen;
 };
 
@@ -31,8 +30,8 @@ using nlohmann::json;
 
 // The Source's cursors, or nullopt with "cursors not read: …" in `report`: a path that took a
 // failed read for "none" would read its chats again from the start, or follow no thread.
-inline std::optional<std::map<std::string, std::string>> CursorsOrReport(Engine* engine, RoundReport* report) {
-  auto read = engine->SourceCursors("feishu");
+inline std::optional<std::map<std::string, std::string>> CursorsOrReport(Views* views, RoundReport* report) {
+  auto read = views->SourceCursors("feishu");
   if (read.ok()) return std::move(*read);
   report->errors.push_back("cursors not read: " + read.status().message());
   return std::nullopt;

@@ -34,7 +34,7 @@ void Source::FindLateThreads(std::map<std::string, std::string>* cursors, Source
     if (report) report->errors.push_back(error);
   };
   // Unread, the open Tickets' messages are not "none": the round says it could not look.
-  auto listed = engine_->OpenTicketMessages("feishu:");
+  auto listed = views_->OpenTicketMessages("feishu:");
   if (!listed.ok()) {
     fail("open tickets' messages not read: " + listed.status().message());
     return;
@@ -114,12 +114,12 @@ void Source::FindLateThreads(std::map<std::string, std::string>* cursors, Source
 }
 
 void Source::PollThreads(RoundReport* report) {
-  auto read = CursorsOrReport(engine_, report);
+  auto read = CursorsOrReport(views_, report);
   if (!read) return;
   auto cursors = std::move(*read);
   const TimeMs now = clock_->NowMs();
   // Unread, the open Tickets' threads are not "none": this round reads no thread and says why.
-  auto open = engine_->OpenTicketThreads("feishu:thread:");
+  auto open = views_->OpenTicketThreads("feishu:thread:");
   if (!open.ok()) {
     report->errors.push_back("open tickets' threads not read: " + open.status().message());
     return;
@@ -146,7 +146,7 @@ void Source::PollThreads(RoundReport* report) {
   int followed = static_cast<int>(due.size());
   // A topic whose Ticket ended lately is followed for the window after that end too (SPEC §3.5).
   std::map<std::string, TimeMs> ended_at;
-  if (auto ended = engine_->EndedTicketThreads("feishu:thread:", now - options_.follow_window_ms); !ended.ok()) {
+  if (auto ended = views_->EndedTicketThreads("feishu:thread:", now - options_.follow_window_ms); !ended.ok()) {
     spdlog::warn("feishu ended tickets' threads not read error=\"{}\"", ended.status().message());
   } else {
     for (const auto& [thread, at] : *ended) ended_at[thread.substr(14)] = at;

@@ -1,5 +1,6 @@
 // The GitHub Source and Channel built together, as the daemon runs them.
 #include "superagent/github.h"
+#include "superagent/views.h"
 
 namespace superagent::github {
 
@@ -7,7 +8,7 @@ Integration::~Integration() {
   if (source_) source_->Stop();
 }
 
-Result<std::unique_ptr<Integration>> Integration::Create(IntegrationOptions options, Engine* engine, Clock* clock,
+Result<std::unique_ptr<Integration>> Integration::Create(IntegrationOptions options, Engine* engine, Views* views, Clock* clock,
                                                          std::unique_ptr<HttpClient> http) {
   if (options.source.repo.empty()) return Status::InvalidArgument("no repository: the GitHub Source is disabled");
   if (options.client.token.empty() && !options.client.token_source)
@@ -36,7 +37,7 @@ Result<std::unique_ptr<Integration>> Integration::Create(IntegrationOptions opti
     permissions->NewRound();
     if (then) then();
   };
-  g->source_ = std::make_unique<Source>(engine, g->poll_client_.get(), clock, std::move(source_options));
+  g->source_ = std::make_unique<Source>(engine, views, g->poll_client_.get(), clock, std::move(source_options));
   ChannelOptions channel_options;
   channel_options.permissions = g->permissions_.get();
   // As the Source knows it: learnt in its first round, or github.bot_login, which that round adopts.
@@ -45,8 +46,8 @@ Result<std::unique_ptr<Integration>> Integration::Create(IntegrationOptions opti
     return login.empty() ? source->options().bot_login : login;
   };
   channel_options.ui_path = options.ui_path;
-  if (engine) {  // none without an Engine (config checks build the Integration alone)
-    auto install_id = engine->InstallId();
+  if (views) {  // none without a store (config checks build the Integration alone)
+    auto install_id = views->InstallId();
     if (!install_id.ok()) return install_id.status();
     channel_options.install_id = *install_id;
   }

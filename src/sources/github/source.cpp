@@ -13,6 +13,7 @@
 #include "superagent/assign_or_return.h"
 #include "superagent/json_read.h"
 #include "superagent/metrics.h"
+#include "superagent/views.h"
 
 #include "sources/github/source_internal.h"
 
@@ -22,8 +23,8 @@ using nlohmann::json;
 
 using namespace polling;
 
-Source::Source(Engine* engine, Client* client, Clock* clock, SourceOptions options)
-    : engine_(engine), client_(client), clock_(clock), options_(std::move(options)),
+Source::Source(Engine* engine, Views* views, Client* client, Clock* clock, SourceOptions options)
+    : engine_(engine), views_(views), client_(client), clock_(clock), options_(std::move(options)),
       poller_({"the github poller", options_.poll_interval_ms, engine_}, [this]() -> std::optional<TimeMs> {
         // A round that throws is logged and recorded by the loop's guard; its cursors did not
         // move, so the next round reads the same items again.
@@ -40,12 +41,7 @@ std::string Source::BotLogin() const {
 
 NormalizeContext Source::Context() const { return NormalizeContext{options_.repo, BotLogin()}; }
 
-Status Source::Report(SourceUpdate u) {
-  // The client's cancel is set before any request is abandoned and never cleared.
-  const std::atomic<bool>* cancel = client_->options().cancel;
-  u.abandoned = !u.ok && cancel != nullptr && cancel->load();
-  return engine_->UpdateSource(u);
-}
+Status Source::Report(SourceUpdate u) { return sources::ReportRound(*engine_, std::move(u), client_->options().cancel); }
 
 CallOptions Source::PollCall() const { return CallOptions{options_.max_inline_wait_ms, options_.poll_attempts}; }
 
@@ -122,15 +118,9 @@ bool Source::Followed(const Discussion& d, const std::map<std::string, std::stri
 void Source::ReceiveNormalized(const Normalized& n, const std::string& via, bool followed, Intake* intake,
                                RoundReport* report, const SourceUpdate* with) {
   intake->any = true;
-  if (n.kind == Normalized::Kind::kMalformed) {
-    ++intake->skipped;
-    if (report) ++report->skipped;
-    spdlog::warn("github item skipped via={} reason=\"{}\"", via, n.why);
-    return;
-  }
+  if (n.kind == Normalized::Kind::kMalformed) return sources::SkipItem(kSource, via, n.why, intake, report);
   if (n.kind == Normalized::Kind::kSkip) return;
   const Trigger& t = n.trigger;
-  intake->last_activity = std::max(intake->last_activity, t.at);
   // Dropped before intake, but stored with the reason so "why didn't it answer" has evidence.
   std::string reason;
   const bool own = json_read::BoolOr(t.meta, "own");
@@ -141,28 +131,7 @@ void Source::ReceiveNormalized(const Normalized& n, const std::string& via, bool
                     (t.scope == "comments" && options_.read_comments) || (t.scope == "ci" && options_.read_ci);
     if (!scope_on && !t.addressed && !followed) reason = "out_of_scope";
   }
-  auto r = engine_->Receive(t, via, reason, with);
-  if (!r.ok() && r.status().code() == Status::Code::kInvalidArgument) {
-    // Intake refused the item itself (it breaks a Trigger invariant): malformed, skipped and
-    // counted like one the normalizer caught; a retry would only fail the same way.
-    ++intake->skipped;
-    if (report) ++report->skipped;
-    spdlog::warn("github item skipped via={} trigger={} reason=\"{}\"", via, t.id, r.status().message());
-    return;
-  }
-  if (!r.ok()) {
-    intake->error = "receive " + t.id + ": " + r.status().ToString();
-    if (report) report->errors.push_back(intake->error);
-    return;
-  }
-  if (r->outcome != IntakeOutcome::kDuplicate) ++intake->fresh;
-  if (report) {
-    switch (r->outcome) {
-      case IntakeOutcome::kStored: ++report->stored; break;
-      case IntakeOutcome::kDuplicate: ++report->duplicate; break;
-      case IntakeOutcome::kFiltered: ++report->filtered; break;
-    }
-  }
+  if (!sources::ReceiveTrigger(*engine_, kSource, t, via, reason, with, intake, report)) return;
   if (t.addressed && !own && !followed) {
     if (auto d = DiscussionOf(t.threads.front())) intake->addressed.emplace_back(*d, t.at);
   }
@@ -173,7 +142,7 @@ std::string Source::FollowCursor(TimeMs since) const {
 }
 
 void Source::RegisterDiscussion(const Discussion& d, TimeMs since) {
-  auto cursors = engine_->SourceCursors(kSource);
+  auto cursors = views_->SourceCursors(kSource);
   if (!cursors.ok()) {  // not followed now; the notifications cursor still brings its mentions
     spdlog::error("github follow discussion={} failed: {}", d.Key(), cursors.status().ToString());
     return;
@@ -316,7 +285,7 @@ void Source::PollFollowed(std::map<std::string, std::string>& cursors, std::set<
   const TimeMs now = clock_->NowMs();
   // Unread, the open Tickets' discussions are not "none": this round follows nothing and says why
   // (a round that took them for none would let their discussions fall out of the follow window).
-  auto open = engine_->OpenTicketThreads("github:");
+  auto open = views_->OpenTicketThreads("github:");
   if (!open.ok()) {
     const std::string error = "open tickets' discussions not read: " + open.status().message();
     spdlog::error("github followed discussions skipped error=\"{}\"", error);
@@ -336,7 +305,7 @@ void Source::PollFollowed(std::map<std::string, std::string>& cursors, std::set<
   // A discussion whose Ticket ended lately is followed for the window after that end too (SPEC
   // §3.5), however long it was quiet before. Unread, the round counts activity alone and says so.
   std::map<std::string, TimeMs> ended_at;
-  if (auto ended = engine_->EndedTicketThreads("github:", now - options_.follow_window_ms); !ended.ok()) {
+  if (auto ended = views_->EndedTicketThreads("github:", now - options_.follow_window_ms); !ended.ok()) {
     spdlog::warn("github ended tickets' discussions not read error=\"{}\"", ended.status().message());
   } else {
     for (const auto& [thread, at] : *ended)
@@ -428,7 +397,7 @@ RoundReport Source::Round() {
   ReportRefusedDeliveries();
   if (!EnsureIdentity(&report)) return report;  // without it, its own messages could not be told apart
   TakeWaitingDeliveries();
-  auto stored = engine_->SourceCursors(kSource);
+  auto stored = views_->SourceCursors(kSource);
   if (!stored.ok()) {  // a round on empty cursors would read everything again from the start
     report.errors.push_back("cursors not read: " + stored.status().message());
     return report;

@@ -14,6 +14,7 @@
 #include "superagent/engine.h"
 #include "superagent/github.h"
 #include "superagent/json_read.h"
+#include "sources/intake.h"
 
 namespace superagent::github {
 
@@ -27,14 +28,11 @@ struct Source::ReadOutcome {
 };
 
 // What a path's intake produced beyond the Engine's own records.
-struct Source::Intake {
-  int skipped = 0;
-  TimeMs last_activity = 0;
+// `fresh` (sources::ReadTally): only items not seen before move a cursor, so re-reading the
+// overlap leaves URLs unchanged and the next read is a free 304.
+struct Source::Intake : sources::ReadTally {
   std::vector<std::pair<Discussion, TimeMs>> addressed;  // discussions to follow from now on
-  std::string error;                                     // an Engine failure, if any
   bool any = false;                                      // at least one item was read
-  int fresh = 0;  // items not seen before (stored or filtered): only these move a cursor, so
-                  // re-reading the overlap leaves URLs unchanged and the next read is a free 304
 };
 
 // The poller's helpers: cursors are JSON objects saved as text, times are GitHub's.

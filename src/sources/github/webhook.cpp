@@ -12,6 +12,7 @@
 #include "sources/github/source_internal.h"
 #include "superagent/json_read.h"
 #include "superagent/text.h"
+#include "superagent/views.h"
 
 namespace superagent::github {
 
@@ -170,7 +171,7 @@ WebhookReply Source::HandleWebhook(const WebhookRequest& req) {
 
   // One delivery, one transaction: the Trigger, the path's health and — for a request that
   // addresses the agent in a discussion not yet followed — the cursor that starts following it.
-  const auto stored = engine_->SourceCursors("github");
+  const auto stored = views_->SourceCursors("github");
   if (!stored.ok()) {
     // Taken as "nothing followed", it would restart a followed discussion from a fresh cursor.
     // Not stored now: the notifications round brings the same comment.
@@ -217,7 +218,7 @@ bool Source::AdoptStoredIdentity() {
   if (!BotLogin().empty()) return true;
   std::string login = options_.bot_login;
   if (login.empty()) {
-    auto cursors = engine_->SourceCursors("github");
+    auto cursors = views_->SourceCursors("github");
     if (!cursors.ok()) return false;  // unknown for now: the delivery waits for the round
     if (auto it = cursors->find("identity"); it != cursors->end()) {
       json j = json::parse(it->second, nullptr, false);
@@ -248,19 +249,11 @@ void Source::TakeWaitingDeliveries() {
 }
 
 void Source::ReportRefusedDeliveries() {
-  const std::int64_t n = refused_since_report_.exchange(0);
-  if (n == 0 && !refusals_reported_) return;
-  SourceUpdate u;
-  u.source = "github";
-  u.path = "webhook";
-  u.ok = n == 0;  // a round without refusals clears the problem the earlier ones raised
-  if (n > 0)
-    u.error = std::to_string(n) + " refused deliver" + (n == 1 ? "y" : "ies") + " since the last round (" +
-              (options_.webhook_secret.empty() ? "no webhook secret is configured: set github.webhook_secret_env"
-                                               : "unsigned or not signed with github.webhook_secret_env's secret") +
-              ")";
-  refusals_reported_ = n > 0;
-  if (Status s = engine_->UpdateSource(u); !s.ok()) spdlog::error("github webhook health update failed: {}", s.ToString());
+  sources::ReportRefused(*engine_, "github", "webhook", refused_since_report_.exchange(0),
+                         options_.webhook_secret.empty()
+                             ? "no webhook secret is configured: set github.webhook_secret_env"
+                             : "unsigned or not signed with github.webhook_secret_env's secret",
+                         &refusals_reported_);
 }
 
 void InstallWebhookRoute(httplib::Server& server, Source* source) {
