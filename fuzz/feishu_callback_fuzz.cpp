@@ -19,7 +19,7 @@ struct World {
   World() {
     superagent::feishu::SourceOptions o;
     o.encrypt_key = kKey;
-    source = std::make_unique<superagent::feishu::Source>(harness.engine(), &client, harness.clock(), o);
+    source = std::make_unique<superagent::feishu::Source>(harness.engine(), harness.views(), &client, harness.clock(), o);
   }
 };
 

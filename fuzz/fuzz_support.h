@@ -19,6 +19,7 @@
 
 #include "superagent/clock.h"
 #include "superagent/engine.h"
+#include "superagent/views.h"
 #include "superagent/http.h"
 #include "superagent/policy.h"
 #include "superagent/trigger.h"
@@ -97,8 +98,12 @@ class EngineHarness {
     auto e = Engine::Open((dir_ / "superagent.db").string(), &clock_, TeamPolicy(), "fuzz-policy.yaml");
     if (!e.ok()) std::abort();
     engine_ = std::move(*e);
+    auto v = Views::Open((dir_ / "superagent.db").string());
+    if (!v.ok()) std::abort();
+    views_ = std::move(*v);
   }
   Engine* engine() { return engine_.get(); }
+  Views* views() { return views_.get(); }  // the read face beside it, as the daemon opens one
   FakeClock* clock() { return &clock_; }
   const std::filesystem::path& dir() const { return dir_; }
 
@@ -106,6 +111,7 @@ class EngineHarness {
   std::filesystem::path dir_;
   FakeClock clock_;
   std::unique_ptr<Engine> engine_;
+  std::unique_ptr<Views> views_;
 };
 
 // A network that is never there: a harness must not reach out, and a parser must cope.

@@ -30,7 +30,7 @@ struct World {
     o.repo = "octo-org/widgets";
     o.bot_login = "superagent-bot";
     o.poll_attempts = 1;
-    source = std::make_unique<superagent::github::Source>(harness.engine(), &client, harness.clock(), o);
+    source = std::make_unique<superagent::github::Source>(harness.engine(), harness.views(), &client, harness.clock(), o);
   }
 };
 

@@ -19,7 +19,7 @@ struct World {
     o.repo = "octo-org/widgets";
     o.bot_login = "superagent-bot";  // known: a delivery never waits on GitHub for it
     o.webhook_secret = kSecret;
-    source = std::make_unique<superagent::github::Source>(harness.engine(), &client, harness.clock(), o);
+    source = std::make_unique<superagent::github::Source>(harness.engine(), harness.views(), &client, harness.clock(), o);
   }
 };
 

@@ -174,6 +174,32 @@ TEST_F(GitHubClientTest, TransportErrorsAreErrorsWithoutTheToken) {
   EXPECT_THAT(r.error, Not(HasSubstr("ghp_secret")));
 }
 
+// The token goes to github.api_url and nowhere else: a next-page link or a redirect to another
+// host (a peer that lies) is not followed, and the other host hears nothing.
+TEST_F(GitHubClientTest, ALinkOrRedirectToAnotherHostIsNotFollowedWithTheToken) {
+  FakeGitHub elsewhere(&clock_);
+  FakeGitHub::Scripted page;
+  page.body = R"([{"number": 1}])";
+  page.headers["Link"] = "<" + elsewhere.url() + "/repos/o/r/issues?page=2>; rel=\"next\"";
+  fake_.Script("GET", "/repos/o/r/issues", page);
+  ApiResponse r = client_->GetAll("/repos/o/r/issues");
+  EXPECT_FALSE(r.ok());
+  EXPECT_THAT(r.error, HasSubstr("not github.api_url"));
+  EXPECT_THAT(r.error, Not(HasSubstr("ghp_test_token")));
+
+  FakeGitHub::Scripted moved;
+  moved.status = 301;
+  moved.headers["Location"] = elsewhere.url() + "/repositories/1";
+  fake_.Script("GET", "/repos/o/moved", moved);
+  ApiResponse m = client_->Get("/repos/o/moved");
+  EXPECT_FALSE(m.ok());
+  EXPECT_THAT(m.error, HasSubstr("not github.api_url"));
+
+  ApiResponse absolute = client_->Get("file:///etc/passwd");
+  EXPECT_FALSE(absolute.ok());
+  EXPECT_TRUE(elsewhere.log().empty()) << "the other host was asked " << elsewhere.log().size() << " times";
+}
+
 TEST(GitHubWireTest, LinkHeaderAndDates) {
   EXPECT_EQ(NextLink(R"(<https://api.github.com/repositories/1000/issues?per_page=3&page=2>; rel="next", <https://api.github.com/repositories/1000/issues?per_page=3&page=5>; rel="last")"),
             "https://api.github.com/repositories/1000/issues?per_page=3&page=2");

@@ -2,6 +2,9 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
+#include <filesystem>
+#include <fstream>
 #include <condition_variable>
 #include <mutex>
 #include <thread>
@@ -34,6 +37,9 @@ class HttpClientTest : public ::testing::Test {
     port_ = server_.bind_to_any_port("127.0.0.1");
     // Bound already: connections wait in the backlog until the thread accepts them.
     thread_ = std::thread([this] { server_.listen_after_bind(); });
+    // httplib 0.11's stop() is lost until the accept loop has set is_running(): a test that never
+    // calls the server would hang in TearDown's join (as the other loopback fakes wait, bounded).
+    for (int i = 0; i < 5'000 && !server_.is_running(); ++i) std::this_thread::sleep_for(std::chrono::microseconds(200));
   }
   void TearDown() override {
     {
@@ -101,6 +107,22 @@ TEST_F(HttpClientTest, HttpErrorsAreStatusesAndTransportErrorsAreErrors) {
   HttpResponse refused = client->Send({"GET", Url("/missing"), {}, "", 5000, 5000});
   EXPECT_EQ(refused.status, 0);
   EXPECT_FALSE(refused.error.empty());
+}
+
+// A URL a peer handed back is fetched only over http(s): file:// would hand the daemon's own
+// files to whoever parses the answer.
+TEST_F(HttpClientTest, OnlyHttpAndHttpsAreFetched) {
+  const std::filesystem::path secret = std::filesystem::temp_directory_path() / "superagent-http-file-test";
+  { std::ofstream(secret) << "{\"token\": \"do-not-read\"}"; }
+  auto client = MakeCurlHttpClient();
+  for (const std::string& url : {"file://" + secret.string(), std::string("gopher://127.0.0.1:1/x"),
+                                std::string("dict://127.0.0.1:1/x")}) {
+    HttpResponse r = client->Send({"GET", url, {}, "", 5000, 5000});
+    EXPECT_EQ(r.status, 0) << url;
+    EXPECT_FALSE(r.error.empty()) << url;
+    EXPECT_EQ(r.body.find("do-not-read"), std::string::npos) << url;
+  }
+  std::filesystem::remove(secret);
 }
 
 }  // namespace

@@ -78,6 +78,10 @@ class CurlHttpClient : public HttpClient {
     // Without this curl sends "Expect: 100-continue" for larger bodies and waits for it.
     headers = curl_slist_append(headers, "Expect:");
     curl_easy_setopt(curl, CURLOPT_URL, req.url.c_str());
+    // http and https only: a URL a peer handed back (a next-page link, an upstream's answer) must
+    // not make the daemon read file://, ldap:// or gopher:// on its behalf.
+    curl_easy_setopt(curl, CURLOPT_PROTOCOLS_STR, "http,https");
+    curl_easy_setopt(curl, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
     curl_easy_setopt(curl, CURLOPT_CUSTOMREQUEST, req.method.c_str());
     if (req.method == "HEAD") curl_easy_setopt(curl, CURLOPT_NOBODY, 1L);
     if (!req.body.empty() || req.method == "POST" || req.method == "PATCH" || req.method == "PUT") {

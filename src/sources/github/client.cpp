@@ -39,6 +39,14 @@ std::string PathOf(const std::string& url) {
   return url.substr(start, q == std::string::npos ? std::string::npos : q - start);
 }
 
+// scheme://host[:port] of a URL, lower-cased; "" when it has none.
+std::string OriginOf(const std::string& url) {
+  const auto scheme = url.find("://");
+  if (scheme == std::string::npos) return "";
+  const auto end = url.find_first_of("/?#", scheme + 3);
+  return text::AsciiLower(url.substr(0, end));
+}
+
 // GitHub's error text: "message", plus each of "errors" (their own message, or resource/field/code),
 // e.g. "Validation Failed (A pull request already exists for o:b.)".
 std::string GitHubMessage(const std::string& body) {
@@ -236,6 +244,17 @@ ApiResponse Client::Perform(const std::string& method, const std::string& origin
 
     if (options_.cancel != nullptr && options_.cancel->load()) {
       out.error = method + " " + PathOf(url) + ": not sent, shutting down";
+      return out;
+    }
+    // The token goes to github.api_url and nowhere else: a next-page link, a redirect or a URL
+    // in an answer that points at another host (a peer that lies, a proxy that rewrites) is
+    // not followed, whatever its scheme.
+    if (OriginOf(url) != OriginOf(options_.api_url)) {
+      out = ApiResponse{};
+      out.error = method + " " + PathOf(url) + ": not sent: the URL is on " +
+                  (OriginOf(url).empty() ? std::string("no host") : OriginOf(url)) + ", not github.api_url (" +
+                  OriginOf(options_.api_url) + ")";
+      spdlog::warn("github request refused request=\"{} {}\" reason=\"{}\"", method, PathOf(url), out.error);
       return out;
     }
     HttpRequest req;
