@@ -113,6 +113,31 @@ TEST_F(ExecSchedulerTest, WithOneSlotAPersonsFollowUpUsesTheReservedSlotWhileNew
   EXPECT_EQ(views_->GetTicket(c)->stage, Stage::kReady);
 }
 
+// Issue 35: a turn is two Engine writes — BeginTurn and FinishTurn — plus one per transcript
+// event it appends (what the panel shows live); what the Scheduler asks besides (pending
+// Assignments, the Ticket's stage, workspaces to remove) goes to the read face and writes nothing.
+TEST_F(ExecSchedulerTest, ATurnIsTwoEngineWritesPlusOnePerTranscriptEvent) {
+  auto executor = exec::MakeCommandExecutor(
+      {"echo '{\"stage\":\"ready\",\"summary\":\"Fixed it.\",\"question\":null}'"}, engine_.get());
+  auto scheduler = MakeScheduler(executor.get());
+  const TicketId t = AcceptedTicket("w1");
+  const std::int64_t before = engine_->WriteTransactions();
+  ASSERT_EQ(*scheduler->Tick(), 1);
+  scheduler->WaitForTurns();
+  ASSERT_TRUE(scheduler->Tick().ok());
+  const std::int64_t writes = engine_->WriteTransactions() - before;
+  ASSERT_EQ(views_->GetTicket(t)->stage, Stage::kReady);
+  const auto session = Ok(views_->SessionForTicket(t));
+  ASSERT_TRUE(session.has_value());
+  const auto events = Ok(views_->SessionEvents(session->id));
+  EXPECT_FALSE(events.empty());
+  EXPECT_EQ(writes, 2 + static_cast<std::int64_t>(events.size()));
+  // A pass with nothing to do writes nothing.
+  const std::int64_t idle = engine_->WriteTransactions();
+  ASSERT_TRUE(scheduler->Tick().ok());
+  EXPECT_EQ(engine_->WriteTransactions(), idle);
+}
+
 // SPEC §6: the extra slot is for people. A bot's comment on a Ticket whose worker slot is taken
 // waits for an ordinary slot; a person's message on the same Ticket does not.
 TEST_F(ExecSchedulerTest, ABotsCommentNeverTakesTheSlotKeptForPeople) {
