@@ -18,13 +18,19 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "superagent/answer.h"
 #include "superagent/assessment.h"
 #include "superagent/budget.h"
 #include "superagent/domain.h"
-#include "superagent/engine.h"
+#include "superagent/mailbox.h"
 #include "superagent/mutex.h"
 #include "superagent/policy.h"
+#include "superagent/quarantine.h"
+#include "superagent/session.h"
+#include "superagent/source_state.h"
+#include "superagent/status.h"
 
 namespace superagent {
 
