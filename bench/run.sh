@@ -42,6 +42,7 @@ if [ $smoke -eq 1 ]; then
   run bench_sandbox --runs 5
   run bench_commits --runs 1 --files 20 --base 40
   run bench_gateway --calls 20
+  run bench_cli_turn --runs 1
 else
   run bench_prompt_tokens
   run bench_orchestration
@@ -53,6 +54,7 @@ else
   run bench_sandbox --network 0
   run bench_commits
   run bench_gateway
+  run bench_cli_turn
 fi
 echo "== summary$([ $smoke -eq 1 ] && echo ' (smoke: sizes too small for the targets; pass= is not judged)')"
 grep '^BENCH ' "$out"
