@@ -2,6 +2,9 @@
 // oversized and chunked bodies are refused before they are read, slow and idle connections do
 // not starve the panel, /healthz or the webhooks, refused deliveries are counted and never shown,
 // and a webhook is answered at once while GitHub hangs.
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -80,13 +83,24 @@ class RawConnection {
   bool connected_ = false;
 };
 
+// A /proc file of a process that may exit meanwhile: read(2), because libstdc++'s filebuf throws
+// when the read fails with ESRCH; a process gone is "".
+std::string ReadProcFile(const fs::path& path) {
+  std::string out;
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return out;
+  char buf[4096];
+  for (ssize_t n; (n = ::read(fd, buf, sizeof buf)) > 0;) out.append(buf, static_cast<std::size_t>(n));
+  ::close(fd);
+  return out;
+}
+
 // The daemon this test started: its child named "superagent" (DaemonProcess keeps its pid).
 pid_t DaemonPid() {
   for (const auto& e : fs::directory_iterator("/proc")) {
     const std::string name = e.path().filename().string();
     if (name.find_first_not_of("0123456789") != std::string::npos) continue;
-    std::ifstream in(e.path() / "stat");
-    std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    const std::string stat = ReadProcFile(e.path() / "stat");
     const auto close = stat.rfind(')');
     if (close == std::string::npos || stat.find("(superagent)") == std::string::npos) continue;
     std::istringstream rest(stat.substr(close + 2));

@@ -1,5 +1,8 @@
 // `superagent serve` as a person runs it: a real process, a real SQLite file, the real HTTP
 // server on loopback, signals, and the log lines a person tails.
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -1129,8 +1132,14 @@ bool ProcessRunning(const std::string& needle) {
   for (const auto& entry : fs::directory_iterator("/proc", ec)) {
     const std::string name = entry.path().filename().string();
     if (name.find_first_not_of("0123456789") != std::string::npos) continue;
-    std::ifstream in(entry.path() / "cmdline");
-    std::string cmdline((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    // read(2), not a stream: a process that exits between open and read makes the read fail
+    // with ESRCH, which libstdc++'s filebuf throws as an exception; here it is simply gone.
+    std::string cmdline;
+    const int fd = ::open((entry.path() / "cmdline").c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) continue;
+    char buf[4096];
+    for (ssize_t n; (n = ::read(fd, buf, sizeof buf)) > 0;) cmdline.append(buf, static_cast<std::size_t>(n));
+    ::close(fd);
     std::replace(cmdline.begin(), cmdline.end(), '\0', ' ');
     if (cmdline.find(needle) != std::string::npos) return true;
   }
