@@ -14,24 +14,13 @@
 
 #include "daemon_process.h"
 #include "run_binary.h"
+#include "serve_fixture.h"
 
 namespace superagent::testing {
 namespace {
 
 namespace fs = std::filesystem;
 using nlohmann::json;
-
-const char kPolicy[] = R"(mode: observe
-sources:
-  github:
-    people: [alice]
-    scopes:
-      comments: { receive_all: true }
-rules:
-  - name: wording
-    when: Fix wording and typos.
-    instructions: Keep the change small.
-)";
 
 std::string TriggerJson(int n) {
   return R"({"id":"github:comment:)" + std::to_string(n) + R"(@2026-12-02T10:00:00Z","source":"github","scope":"comments",
@@ -52,21 +41,9 @@ mode_t ModeOf(const fs::path& p) {
   return st.st_mode & 0777;
 }
 
-class StoreProcessTest : public ::testing::Test {
+// The serve tests' directory, policy and config (serve_fixture.h), with another process's way in.
+class StoreProcessTest : public ServeTest {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("superagent-storeproc-" + std::to_string(::getpid()) + "-" +
-                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-    port_ = FreeLoopbackPort();
-    Write("policy.yaml", kPolicy);
-    Write("superagent.yaml", "data_dir: data\npolicy_file: policy.yaml\npanel:\n  listen: 127.0.0.1:" +
-                                 std::to_string(port_) + "\nlog:\n  level: info\n");
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-  void Write(const std::string& name, const std::string& text) { std::ofstream(dir_ / name) << text; }
-  std::string Config() const { return (dir_ / "superagent.yaml").string(); }
   RunResult Receive(int n) {
     RunOptions in;
     in.stdin_text = TriggerJson(n);
@@ -82,9 +59,6 @@ class StoreProcessTest : public ::testing::Test {
                        json{{"confirm", true}, {"name", "Tess"}}.dump(), "application/json");
     return r ? r->status : 0;
   }
-
-  fs::path dir_;
-  int port_ = 0;
 };
 
 // After a worker turn read its Assignment, `superagent receive` writes the file from another

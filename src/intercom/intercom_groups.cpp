@@ -16,6 +16,17 @@ namespace superagent {
 using nlohmann::json;
 using namespace intercom_internal;
 
+namespace {
+
+// The group named `id` among `groups`; null when there is none.
+const IntercomGroup* FindGroup(const std::vector<IntercomGroup>& groups, const std::string& id) {
+  for (const IntercomGroup& g : groups)
+    if (g.id == id) return &g;
+  return nullptr;
+}
+
+}  // namespace
+
 Result<std::vector<IntercomGroup>> Intercom::PrunedGroups() {
   ASSIGN_OR_RETURN(std::vector<IntercomGroup> groups, views_->IntercomGroups());
   for (IntercomGroup& g : groups) {
@@ -92,12 +103,9 @@ json Intercom::Broadcast(const std::string& caller, const std::string& group, co
                          const std::string& delivery) {
   auto from = host_->Find(caller);
   if (!from || !Live(*from)) return Refused("the calling session is unknown or dormant");
-  const IntercomGroup* g = nullptr;
   auto read = PrunedGroups();
   if (!read.ok()) return Unreadable(read.status());
-  const std::vector<IntercomGroup>& groups = *read;
-  for (const IntercomGroup& x : groups)
-    if (x.id == group) g = &x;
+  const IntercomGroup* g = FindGroup(*read, group);
   if (!g) return Refused("no group " + group);
   if (std::size_t n = text::CountCodePoints(text); n > limits_.max_text)
     return Refused("the message has " + std::to_string(n) + " characters; the limit is " +
@@ -124,10 +132,7 @@ json Intercom::ReadGroup(const std::string& caller, const std::string& group, Ti
   auto me = host_->Find(caller);
   auto read = PrunedGroups();
   if (!read.ok()) return Unreadable(read.status());
-  const std::vector<IntercomGroup>& groups = *read;
-  const IntercomGroup* g = nullptr;
-  for (const IntercomGroup& x : groups)
-    if (x.id == group) g = &x;
+  const IntercomGroup* g = FindGroup(*read, group);
   if (!g) return Refused("no group " + group);
   struct Line {
     TimeMs at;
@@ -158,10 +163,7 @@ json Intercom::BroadcastAsPerson(const std::string& person, const std::string& g
   if (std::string why = CheckText(text, delivery); !why.empty()) return Refused(why);
   auto read = PrunedGroups();
   if (!read.ok()) return Unreadable(read.status());
-  const std::vector<IntercomGroup>& groups = *read;
-  const IntercomGroup* g = nullptr;
-  for (const IntercomGroup& x : groups)
-    if (x.id == group) g = &x;
+  const IntercomGroup* g = FindGroup(*read, group);
   if (!g) return Refused("no group " + group);
   json results = json::array();
   int delivered = 0;
@@ -184,10 +186,7 @@ json Intercom::BroadcastAsPerson(const std::string& person, const std::string& g
 json Intercom::GroupFeed(const std::string& group, TimeMs since, int limit) {
   auto read = PrunedGroups();
   if (!read.ok()) return Unreadable(read.status());
-  const std::vector<IntercomGroup>& groups = *read;
-  const IntercomGroup* g = nullptr;
-  for (const IntercomGroup& x : groups)
-    if (x.id == group) g = &x;
+  const IntercomGroup* g = FindGroup(*read, group);
   if (!g) return Refused("no group " + group);
   json entries = json::array();
   struct Line {
