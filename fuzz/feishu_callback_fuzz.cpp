@@ -6,6 +6,7 @@
 // Any body must get a reply with a status — never a crash.
 #include "fuzz_support.h"
 #include "superagent/feishu.h"
+#include "sources/feishu/source.h"
 
 namespace {
 

@@ -4,6 +4,7 @@
 // message_id) are the peer's word — never a crash, never unbounded memory.
 #include "fuzz_support.h"
 #include "superagent/feishu.h"
+#include "sources/feishu/source.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using namespace superagent;

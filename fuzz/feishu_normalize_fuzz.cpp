@@ -3,6 +3,7 @@
 // endpoint. Any JSON must become a Trigger, a skip or a counted kMalformed — never a crash.
 #include "fuzz_support.h"
 #include "superagent/feishu.h"
+#include "sources/feishu/normalize.h"
 
 namespace {
 

@@ -4,6 +4,7 @@
 // the text as well.
 #include "fuzz_support.h"
 #include "superagent/github.h"
+#include "sources/github/normalize.h"
 
 namespace {
 

@@ -11,6 +11,7 @@
 #include "engine_fixture.h"
 #include "fake_github_server.h"
 #include "superagent/github.h"
+#include "sources/github/channel.h"
 
 namespace superagent::github {
 namespace {

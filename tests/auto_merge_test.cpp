@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "superagent/github.h"
+#include "sources/github/channel.h"
 #include "superagent/json_read.h"
 
 #include <map>

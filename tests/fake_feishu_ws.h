@@ -18,6 +18,7 @@
 
 #include "ws/ws_server.h"
 #include "superagent/feishu.h"
+#include "sources/feishu/source.h"
 
 namespace superagent::testing {
 

@@ -15,6 +15,7 @@
 #include "run_binary.h"
 #include "superagent/effects.h"
 #include "superagent/feishu.h"
+#include "sources/feishu/source.h"
 #include "superagent/metrics.h"
 #include "result_ok.h"
 

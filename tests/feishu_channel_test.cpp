@@ -8,6 +8,7 @@
 #include "fake_feishu_server.h"
 #include "superagent/effects.h"
 #include "superagent/feishu.h"
+#include "sources/feishu/source.h"
 #include "result_ok.h"
 
 namespace superagent::feishu {

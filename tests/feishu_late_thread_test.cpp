@@ -13,6 +13,7 @@
 #include "result_ok.h"
 #include "superagent/effects.h"
 #include "superagent/feishu.h"
+#include "sources/feishu/source.h"
 
 namespace superagent::feishu {
 namespace {

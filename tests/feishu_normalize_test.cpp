@@ -5,6 +5,7 @@
 #include "fake_feishu_server.h"
 #include "superagent/clock.h"
 #include "superagent/feishu.h"
+#include "sources/feishu/normalize.h"
 #include "superagent/trigger.h"
 
 namespace superagent::feishu {

@@ -7,6 +7,7 @@
 #include "engine_fixture.h"
 #include "fake_feishu_server.h"
 #include "superagent/feishu.h"
+#include "sources/feishu/source.h"
 #include "superagent/metrics.h"
 #include "result_ok.h"
 

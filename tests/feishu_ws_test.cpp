@@ -13,6 +13,7 @@
 #include "fake_feishu_server.h"
 #include "fake_feishu_ws.h"
 #include "superagent/feishu.h"
+#include "sources/feishu/source.h"
 #include "result_ok.h"
 
 namespace superagent::feishu {

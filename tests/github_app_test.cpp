@@ -15,6 +15,7 @@
 #include "result_ok.h"
 #include "superagent/effects.h"
 #include "superagent/github.h"
+#include "sources/github/channel.h"
 #include "superagent/github_app.h"
 
 namespace superagent::testing {

@@ -4,6 +4,7 @@
 
 #include "fake_github_server.h"
 #include "superagent/github.h"
+#include "sources/github/channel.h"
 
 namespace superagent::github {
 namespace {

@@ -5,6 +5,7 @@
 
 #include "fake_github_server.h"
 #include "superagent/github.h"
+#include "sources/github/source_internal.h"
 
 namespace superagent::github {
 namespace {

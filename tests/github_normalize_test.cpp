@@ -5,6 +5,7 @@
 
 #include "fake_github_server.h"
 #include "superagent/github.h"
+#include "sources/github/normalize.h"
 #include "superagent/text.h"
 
 namespace superagent::github {

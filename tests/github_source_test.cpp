@@ -11,6 +11,8 @@
 #include "fake_github_server.h"
 #include "superagent/effects.h"
 #include "superagent/github.h"
+#include "sources/github/channel.h"
+#include "sources/github/normalize.h"
 #include "superagent/metrics.h"
 #include "result_ok.h"
 

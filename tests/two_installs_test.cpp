@@ -12,6 +12,7 @@
 #include "fake_github_server.h"
 #include "superagent/effects.h"
 #include "superagent/github.h"
+#include "sources/github/channel.h"
 #include "superagent/text.h"
 #include "superagent/worker.h"
 #include "result_ok.h"

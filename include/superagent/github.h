@@ -3,6 +3,8 @@
 //   Client     — REST over the HttpClient seam (github_client.h, its own header: the App's
 //                token code and doctor use it without the rest).
 //   normalize  — GitHub JSON (REST or webhook payload) → Trigger; stable ids, mentions, scopes.
+//                Like every part no other module calls, it is the Source's own and is declared
+//                beside its code (src/sources/github/normalize.h, channel.h, source_internal.h).
 //   Source     — the poller (notifications, failed items, followed discussions, repo-wide scopes,
 //                CI) and the webhook receiver, both feeding Engine::Receive.
 //   GitHubChannel — the outbox's writer: comments, review replies, reactions, pull requests, each
@@ -43,7 +45,7 @@ class Views;
 namespace superagent::github {
 
 // ---------------------------------------------------------------------------------------------
-// Normalization (GitHub JSON → Trigger)
+// Normalization (GitHub JSON → Trigger: the rest is in sources/github/normalize.h)
 
 // A pull request opened for a Ticket, which the Source follows for that Ticket's sake: its
 // discussion every round, whether it was merged or closed, and CI on its head branch.
@@ -53,82 +55,16 @@ struct TrackedPull {
   std::string head_branch;
 };
 
-struct NormalizeContext {
-  std::string repo;       // "owner/name"
-  std::string bot_login;  // the agent's own account; "" when not yet known
-  // CI on these head branches is taken like default-branch CI, with meta.pull_number.
-  std::vector<TrackedPull> tracked;
-};
-
-struct Normalized {
-  enum class Kind {
-    kTrigger,    // `trigger` is set
-    kSkip,       // well-formed, but not an event the Source takes (pending review, other branch, …)
-    kMalformed,  // missing or wrongly typed fields: skipped and counted (SPEC §3.2)
-  };
-  Kind kind = Kind::kSkip;
-  Trigger trigger;
-  std::string why;  // for kSkip / kMalformed
-};
-
-// A discussion: an issue or a pull request of the repository.
-struct Discussion {
-  bool pull = false;
-  std::int64_t number = 0;
-  // "issue:57" / "pull:12": its cursor name; Thread key "github:" + Key().
-  std::string Key() const { return std::string(pull ? "pull:" : "issue:") + std::to_string(number); }
-  std::string Thread() const { return "github:" + Key(); }
-};
-
-// Issue comment (REST or webhook `comment`). Issue vs PR comes from html_url ("/pull/") or, when
-// given, `on_pull` (webhooks say so in issue.pull_request).
-Normalized NormalizeIssueComment(const nlohmann::json& comment, const NormalizeContext& ctx,
-                                 std::optional<bool> on_pull = std::nullopt);
-// Inline review comment: path, line and the end of the diff hunk go into `text`; its Thread is
-// the review thread "github:pull:<n>:review:<top comment id>" and the PR's Thread.
-Normalized NormalizeReviewComment(const nlohmann::json& comment, const NormalizeContext& ctx);
-// Submitted review; meta.state is lower-case ("approved", "changes_requested", "commented",
-// "dismissed") and meta.commit_id the head it reviewed. `pull_number` when the payload lacks
-// pull_request_url.
-Normalized NormalizeReview(const nlohmann::json& review, const NormalizeContext& ctx, std::int64_t pull_number = 0);
-// An issue's or PR's own text (title + body). Its id carries a digest of title and body, so an
-// edit re-enters and the same text from any path is one Trigger. `addressed` also when the bot
-// is an assignee or a requested reviewer.
-Normalized NormalizeIssue(const nlohmann::json& issue, const NormalizeContext& ctx, std::optional<bool> is_pull = std::nullopt);
-// A pull request that was merged or closed (REST answer or webhook `pull_request`), as its
-// Thread's event: id "github:pull:<n>:closed@<closed_at>", so webhook and polling meet. The
-// actor is merged_by when merged, else `closer` (the webhook's `sender`, or the issue's
-// `closed_by` when polled); kSkip while the pull request is open.
-Normalized NormalizePullClosed(const nlohmann::json& pull, const NormalizeContext& ctx,
-                               const nlohmann::json& closer = nlohmann::json());
-// A completed workflow run / check run on `default_branch` or on the head branch of one of
-// ctx.tracked (then meta.pull_number says which). CI has no actor. A check run whose payload
-// names no branch (a REST listing of one commit) is taken as on `default_branch`, so a listing of
-// a tracked head commit passes that head branch here.
-Normalized NormalizeWorkflowRun(const nlohmann::json& run, const NormalizeContext& ctx, const std::string& default_branch);
-Normalized NormalizeCheckRun(const nlohmann::json& run, const NormalizeContext& ctx, const std::string& default_branch);
-// A webhook delivery's payload (an object) for `event`: nullopt when the event or its action is
-// not one the Source takes; kMalformed (with the field and its type) when a field the event
-// needs has the wrong type. Never throws, whatever the payload holds.
-std::optional<Normalized> NormalizeWebhook(const std::string& event, const nlohmann::json& payload,
-                                           const NormalizeContext& ctx);
-
-// True when `text` @-mentions `login` outside code spans, fenced code, block quotes and HTML
-// comments. Case-insensitive; "@login-2" or "a@login" do not count. A "name[bot]" login is
-// mentioned as "@name".
-bool Mentions(const std::string& text, const std::string& login);
-
-// The Discussion a Thread key or channel names ("github:issue:5", "github:pull:7:review:9"), or
-// nullopt for other keys.
-std::optional<Discussion> DiscussionOf(const std::string& key);
+// Declared in sources/github/normalize.h (the Source's private members take them).
+struct NormalizeContext;
+struct Normalized;
+struct Discussion;
 
 // ---------------------------------------------------------------------------------------------
 // Webhooks
 
 // "sha256=" + lower-case hex HMAC-SHA256(secret, body).
 std::string WebhookSignature(const std::string& secret, const std::string& body);
-// Constant-time check of an X-Hub-Signature-256 header against the raw body.
-bool VerifyWebhookSignature(const std::string& secret, const std::string& body, const std::string& header);
 
 struct WebhookRequest {
   std::string event;        // X-GitHub-Event
@@ -288,22 +224,12 @@ void InstallWebhookRoute(httplib::Server& server, Source* source);
 // ---------------------------------------------------------------------------------------------
 // Channel
 
-// The first line of every message the agent writes on GitHub (SPEC §3.3).
-inline constexpr const char* kAutomatedFirstLine = "This is by an automated agent, not a human";
-
-// "<!-- superagent-receipt: <id> -->": hidden in the rendered comment, found again after a crash.
-std::string ReceiptMarker(const std::string& id);
-// The text posted for `body`: the first line, a blank line, the body, the hidden marker.
-std::string MessageText(const std::string& body, const std::string& marker_id);
-
 // The channels GitHubChannel delivers to: "github:…".
 bool IsGitHubChannel(const std::string& channel);
 // The web address of the GitHub whose REST API is `api_url`: "https://github.com" for
 // api.github.com, "https://HOST" for GitHub Enterprise Server's "https://HOST/api/v3"; no
 // trailing slash. Links and git remotes are derived from it.
 std::string WebUrlOf(const std::string& api_url);
-// The name of the check run that shows a Ticket's stage on its pull request (issue 25).
-inline constexpr const char* kCheckRunName = "superagent";
 // GitHub's length rule for one message body: at most `max_chars` characters — code points, not
 // bytes (a Chinese comment is three times longer in UTF-8) — cut with "…" when it must fit.
 // app/ hands it to the Engine (EngineOptions::message_limit) with github.message_max_chars.
@@ -311,69 +237,13 @@ MessageLimit MessageLimitOf(std::size_t max_chars);
 
 // ---------------------------------------------------------------------------------------------
 // Auto-merge guard (SPEC §6): the one place that decides whether the daemon may merge a PR.
-
-// One submitted review as GitHub lists it (GET /pulls/N/reviews), oldest first.
-struct ReviewFact {
-  std::string login;
-  std::string state;      // "APPROVED", "CHANGES_REQUESTED", "COMMENTED", "DISMISSED", "PENDING"
-  std::string commit_id;  // the commit the review was given on
-  bool bot = false;       // user.type "Bot" or a "name[bot]" login
-};
-
-// What the guard needs to know about a pull request, read just before merging.
-struct PullFacts {
-  bool open = false;
-  bool draft = false;
-  std::string author;    // user.login; the author's own approval never counts
-  std::string head_sha;
-  std::string body;      // carries the hidden receipt marker when the daemon opened it
-  int additions = 0;
-  int deletions = 0;
-  std::vector<ReviewFact> reviews;
-  // Gathered beside the pull request by the channel:
-  std::string agent_login;            // the agent's own account: its approval never counts
-  std::vector<std::string> ui_files;  // changed files under execution.ui_paths (the screenshot rule)
-};
-
-// The team's terms (a rule's auto_merge block and its approver, SPEC §4.4).
-struct AutoMergeRule {
-  int max_changed_lines = 200;   // additions + deletions must stay below this
-  int required_approvals = 1;
-  std::string approver;          // when set, this person must be among the approvers
-};
+// Who may approve lives here (GitHubChannel keeps it); the guard is in sources/github/channel.h.
 
 // One person's standing on the repository as GitHub's collaborator permission API answers it.
 struct WriteAccess {
   bool writer = false;  // admin, maintain or write: may push, so may approve a merge
   std::string why;      // what was found ("write", "read", "none") or why it could not be read
 };
-// Answers WriteAccess for a login (CollaboratorPermissions::Of, or a table in tests).
-using WriteAccessLookup = std::function<WriteAccess(const std::string& login)>;
-
-// "" when the PR may be merged, else one sentence saying why not. Merging needs: open, not a
-// draft, opened for this Ticket (`ticket_marker`, ReceiptMarker("pr:ticket:<N>"), in its body),
-// head == `expected_head_sha` (a newer push revokes), additions + deletions < max_changed_lines,
-// and at least required_approvals people whose latest decisive review (any but COMMENTED and
-// PENDING, which leave a standing unchanged as on GitHub) is an approval of the head commit and
-// who may approve: not bots, not the author, not the agent, and with write access by `access`
-// (asked only for those approvers, once each; an answer that is not "writer" — a stranger, a
-// read-only collaborator, a lookup that failed — does not count, and the refusal names why).
-// The rule's approver, when named, must be among them; a change with ui_files (a visible UI
-// change, SPEC §6) needs a named approver. Logins compare ignoring case.
-std::string AutoMergeRefusal(const PullFacts& pull, const AutoMergeRule& rule, const std::string& expected_head_sha,
-                             const std::string& ticket_marker, const WriteAccessLookup& access);
-
-// PullFacts from GitHub's answers: a pull request object and its reviews (a list). A field the
-// guard needs with a wrong type is an InvalidArgument naming it; a review that is not a
-// well-formed object is left out (it cannot approve anything).
-Result<PullFacts> PullFactsFromJson(const nlohmann::json& pull, const nlohmann::json& reviews);
-
-// WriteAccess from an answer of GET /repos/{repo}/collaborators/{login}/permission for `login`:
-// a writer only for a 2xx object whose `permission` is "admin", "maintain" or "write", whose
-// user.login (when given) is `login`, and whose user.permissions.push (when given) agrees.
-// Anything else — no answer, 403 (the asker lacks push access), 404, a body of the wrong shape —
-// is not a writer, with why.
-WriteAccess WriteAccessFromAnswer(const std::string& login, const ApiResponse& answer);
 
 // Who may approve a merge (issue 33): each login's permission on the repository, asked of GitHub
 // with `client` (the agent's token, which needs push access to ask) and kept until NewRound(), so

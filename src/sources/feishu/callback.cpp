@@ -9,6 +9,7 @@
 #include <cstdlib>
 
 #include "superagent/feishu.h"
+#include "sources/feishu/source.h"
 #include "superagent/metrics.h"
 #include "superagent/json_read.h"
 #include "sources/intake.h"

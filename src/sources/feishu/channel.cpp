@@ -5,6 +5,7 @@
 
 #include "superagent/digest.h"
 #include "superagent/feishu.h"
+#include "sources/feishu/source.h"
 #include "superagent/json_read.h"
 #include "superagent/question.h"
 #include "superagent/text.h"

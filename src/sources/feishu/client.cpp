@@ -7,6 +7,7 @@
 #include <cstdio>
 
 #include "superagent/feishu.h"
+#include "sources/feishu/source.h"
 #include "superagent/json_read.h"
 
 namespace superagent::feishu {

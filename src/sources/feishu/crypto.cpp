@@ -7,6 +7,7 @@
 
 #include "superagent/digest.h"
 #include "superagent/feishu.h"
+#include "sources/feishu/source.h"
 
 namespace superagent::feishu {
 

@@ -1,6 +1,7 @@
 // Long-connection frames (pbbp2.Frame over libprotobuf) and the reassembly of split events.
 #include "pbbp2.pb.h"
 #include "superagent/feishu.h"
+#include "sources/feishu/source.h"
 
 namespace superagent::feishu {
 

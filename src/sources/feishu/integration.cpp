@@ -2,6 +2,7 @@
 #include <spdlog/spdlog.h>
 
 #include "superagent/feishu.h"
+#include "sources/feishu/source.h"
 #include "superagent/views.h"
 
 namespace superagent::feishu {

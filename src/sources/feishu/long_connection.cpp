@@ -21,6 +21,7 @@
 #include "sources/feishu/ws_transport.h"
 #include "superagent/catch_all.h"
 #include "superagent/feishu.h"
+#include "sources/feishu/source.h"
 #include "superagent/json_read.h"
 
 namespace superagent::feishu {

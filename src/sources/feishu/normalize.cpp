@@ -7,6 +7,7 @@
 
 #include "superagent/clock.h"
 #include "superagent/feishu.h"
+#include "sources/feishu/normalize.h"
 #include "superagent/json_read.h"
 #include "superagent/question.h"
 

@@ -15,6 +15,7 @@
 #include "superagent/feishu.h"
 #include "superagent/json_read.h"
 #include "superagent/views.h"
+#include "sources/feishu/source.h"
 #include "sources/intake.h"
 
 namespace superagent::feishu {

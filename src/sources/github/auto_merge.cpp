@@ -10,6 +10,7 @@
 #include <spdlog/spdlog.h>
 
 #include "superagent/github.h"
+#include "sources/github/channel.h"
 #include "superagent/json_read.h"
 #include "superagent/text.h"
 

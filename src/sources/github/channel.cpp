@@ -5,6 +5,7 @@
 #include <spdlog/spdlog.h>
 
 #include "superagent/github.h"
+#include "sources/github/channel.h"
 #include "superagent/json_read.h"
 #include "superagent/text.h"
 

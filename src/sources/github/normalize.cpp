@@ -2,6 +2,7 @@
 // so one normalizer serves both paths, and the same event gets the same id whichever way it came.
 #include <cctype>
 
+#include "sources/github/normalize.h"
 #include "sources/github/normalize_internal.h"
 #include "superagent/digest.h"
 #include "superagent/github.h"

@@ -1,5 +1,6 @@
 // GitHub CI results (workflow runs, check runs) → Trigger. Their own rules (which branches count,
 // which check runs are the agent's own) keep them apart from the conversation's normalize.cpp.
+#include "sources/github/normalize.h"
 #include "sources/github/normalize_internal.h"
 #include "superagent/github.h"
 #include "superagent/text.h"

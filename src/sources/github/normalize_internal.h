@@ -6,6 +6,7 @@
 #include <string>
 #include <utility>
 
+#include "sources/github/normalize.h"
 #include "superagent/github.h"
 
 namespace superagent::github::normalize_internal {

@@ -14,9 +14,13 @@
 #include "superagent/engine.h"
 #include "superagent/github.h"
 #include "superagent/json_read.h"
+#include "sources/github/normalize.h"
 #include "sources/intake.h"
 
 namespace superagent::github {
+
+// Constant-time check of an X-Hub-Signature-256 header against the raw body.
+bool VerifyWebhookSignature(const std::string& secret, const std::string& body, const std::string& header);
 
 // How reading one discussion went.
 struct Source::ReadOutcome {
