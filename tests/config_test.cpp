@@ -5,15 +5,13 @@
 
 #include <filesystem>
 #include <fstream>
-#include <functional>
-#include <map>
 #include <set>
 #include <string>
+#include <variant>
 #include <vector>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
-#include <yaml-cpp/yaml.h>
 
 #include "app/logging.h"
 #include "superagent/host_port.h"
@@ -25,7 +23,6 @@ using ::testing::HasSubstr;
 using ::testing::Not;
 
 const std::string kTestdata = std::string(SUPERAGENT_SOURCE_DIR) + "/tests/testdata/config";
-const std::string kExample = std::string(SUPERAGENT_SOURCE_DIR) + "/config/superagent.example.yaml";
 
 std::string Dump(const std::vector<Problem>& problems) {
   std::string out;
@@ -79,7 +76,7 @@ class TempDir {
   std::string path_;
 };
 
-// ---- defaults and the example ----
+// ---- defaults (config_options_test.cpp holds the table's rows and the example to them) ----
 
 TEST(ConfigTest, DefaultsMatchTheSpec) {
   Config c = DefaultConfig();
@@ -125,97 +122,6 @@ TEST(ConfigTest, EmptySectionMeansDefaults) {
   Config c = ParseOk("panel:\nexecution: ~\n");
   EXPECT_EQ(c.panel.listen, "127.0.0.1:8080");
   EXPECT_EQ(c.execution.slots, 3);
-}
-
-TEST(ConfigTest, ExampleParsesWithZeroProblemsAndStatesTheDefaults) {
-  std::vector<Problem> problems;
-  std::optional<Config> c = LoadConfigFile(kExample, &problems);
-  ASSERT_TRUE(c.has_value()) << Dump(problems);
-  EXPECT_TRUE(problems.empty());
-  // The example documents the defaults, so apart from path resolution it equals them.
-  Config expected = DefaultConfig();
-  expected.data_dir = std::string(SUPERAGENT_SOURCE_DIR) + "/config/superagent-data";
-  EXPECT_EQ(ConfigToJson(*c), ConfigToJson(expected));
-}
-
-// Collects "a.b" paths of every scalar leaf.
-void Leaves(const nlohmann::json& j, const std::string& prefix, std::set<std::string>* out) {
-  for (auto it = j.begin(); it != j.end(); ++it) {
-    std::string p = prefix.empty() ? it.key() : prefix + "." + it.key();
-    if (it->is_object()) {
-      Leaves(*it, p, out);
-    } else {
-      out->insert(p);
-    }
-  }
-}
-
-void Leaves(const YAML::Node& n, const std::string& prefix, std::set<std::string>* out) {
-  for (const auto& kv : n) {
-    std::string p = prefix.empty() ? kv.first.Scalar() : prefix + "." + kv.first.Scalar();
-    if (kv.second.IsMap()) {
-      Leaves(kv.second, p, out);
-    } else {
-      out->insert(p);
-    }
-  }
-}
-
-TEST(ConfigTest, ExampleSetsEveryKeyThereIs) {
-  std::set<std::string> keys, in_example, in_json;
-  for (const ConfigKey& k : ConfigKeys()) keys.insert(std::string(k.name));
-  Leaves(YAML::LoadFile(kExample), "", &in_example);
-  Leaves(ConfigToJson(DefaultConfig()), "", &in_json);
-  EXPECT_EQ(in_example, keys) << "the example sets exactly the keys of the table";
-  EXPECT_EQ(in_json, keys) << "ConfigToJson shows exactly the keys of the table";
-  EXPECT_EQ(keys.size(), ConfigKeys().size()) << "no key is in the table twice";
-  // The names people and tools rely on.
-  for (const char* k : {"data_dir", "policy_file", "panel.listen", "github.api_url", "github.repo", "github.token_env",
-                        "llm.base_url", "llm.api_key_env", "llm.assessment_model", "llm.execution_model",
-                        "execution.slots", "log.level", "eval.timeout_seconds", "eval.max_attempts"}) {
-    EXPECT_TRUE(keys.count(k)) << k;
-  }
-}
-
-// Each key of the example is preceded by its comment, which gives the default and, from the
-// table, the bounds or every allowed value: the file people read cannot drift from the parser.
-TEST(ConfigTest, ExampleDocumentsEveryKeyWithItsBoundsAndDefault) {
-  std::vector<std::string> lines;
-  {
-    std::ifstream in(kExample);
-    for (std::string line; std::getline(in, line);) lines.push_back(line);
-  }
-  // The comment lines right above line `n` (0-based), joined.
-  auto comment_above = [&](int n) {
-    std::string text;
-    for (int i = n - 1; i >= 0; --i) {
-      const std::string& l = lines[i];
-      const std::size_t first = l.find_first_not_of(' ');
-      if (first == std::string::npos || l[first] != '#') break;
-      text = l.substr(first + 1) + "\n" + text;
-    }
-    return text;
-  };
-  std::map<std::string, int> line_of;  // key -> 0-based line
-  std::function<void(const YAML::Node&, const std::string&)> walk = [&](const YAML::Node& n, const std::string& prefix) {
-    for (const auto& kv : n) {
-      const std::string p = prefix.empty() ? kv.first.Scalar() : prefix + "." + kv.first.Scalar();
-      if (kv.second.IsMap()) walk(kv.second, p);
-      else line_of[p] = kv.first.Mark().line;
-    }
-  };
-  walk(YAML::LoadFile(kExample), "");
-  for (const ConfigKey& k : ConfigKeys()) {
-    const std::string name(k.name);
-    EXPECT_FALSE(k.doc.empty()) << name << " has no one-line doc in the table";
-    ASSERT_TRUE(line_of.count(name)) << name << " is missing from " << kExample;
-    const std::string doc = comment_above(line_of[name]);
-    EXPECT_THAT(doc, HasSubstr("Default:")) << name << " is not documented by a comment above it";
-    if (k.type == ConfigKey::Type::kInt) {
-      EXPECT_THAT(doc, HasSubstr(std::to_string(k.min) + ".." + std::to_string(k.max))) << name;
-    }
-    for (std::string_view choice : k.choices) EXPECT_THAT(doc, HasSubstr(std::string(choice))) << name;
-  }
 }
 
 // "a.b: v" as nested YAML.

@@ -11,7 +11,8 @@
 // shown, committed and logged without leaking anything.
 //
 // Only app/ reads the config (and the environment): the modules take their own Options, which
-// app/wiring.h makes from a Config with the secrets already resolved.
+// app/config_options.h (ModuleOptionsFor) and app/wiring.h make from a Config with the secrets
+// already resolved.
 #pragma once
 
 #include <optional>
@@ -25,18 +26,26 @@
 
 #include "superagent/policy.h"  // Problem
 
+namespace superagent::app {
+struct ModuleOptions;  // app/config_options.h: what the rows' destinations fill
+}  // namespace superagent::app
+
 namespace superagent {
 
-// The members' initializers are the defaults. Each key's bounds, allowed values and one-line doc
-// are its row of the key table (ConfigKeys(), config.cpp), the one place they are written.
+// Each key's default, bounds, allowed values, one-line doc and the module option it feeds are its
+// row of the key table (ConfigKeys(), config.cpp), the one place they are written: the members
+// below are value-initialized and the constructor applies every row's default.
 struct Config {
+  // Every key at its row's default; source_file empty. The same as DefaultConfig().
+  Config();
+
   // Where the SQLite database, worktrees and transcripts live. Created by `serve` if missing.
-  std::string data_dir = "./superagent-data";
+  std::string data_dir;
   // policy.yaml to load; empty means the embedded DefaultPolicy() (observe mode).
   std::string policy_file;
 
   struct Panel {
-    std::string listen = "127.0.0.1:8080";  // "host:port"; see SplitHostPort (host_port.h)
+    std::string listen;  // "host:port"; see SplitHostPort (host_port.h)
     // NAME of the variable holding the panel password. Required when `listen` is not a loopback
     // address; when set (and the variable is), every request must carry it, also on loopback.
     std::string token_env;
@@ -46,69 +55,69 @@ struct Config {
   } panel;
 
   struct Log {
-    std::string level = "info";  // minimum level written to stderr
+    std::string level;  // minimum level written to stderr
   } log;
 
   struct GitHub {
-    std::string api_url = "https://api.github.com";
-    std::string repo;                      // "owner/name"; empty disables the GitHub Source
+    std::string api_url;  // the REST API's base URL (GHES: https://HOST/api/v3)
+    std::string repo;     // "owner/name"; empty disables the GitHub Source
     // How the daemon signs in (issue 25): "token" — a bot user's personal access token from
     // token_env; "app" — a GitHub App: its id, its installation, and its private key (PEM) from
     // app_private_key_env.
-    std::string auth = "token";
-    std::string token_env = "GITHUB_TOKEN";  // NAME of the variable holding the token
-    std::string app_id;                      // the App's numeric id (auth: app)
-    std::string app_installation_id;         // its installation on `repo`; empty: looked up
-    std::string app_private_key_env = "GITHUB_APP_PRIVATE_KEY";  // NAME of the variable holding the PEM
+    std::string auth;
+    std::string token_env;            // NAME of the variable holding the token
+    std::string app_id;               // the App's numeric id (auth: app)
+    std::string app_installation_id;  // its installation on `repo`; empty: looked up
+    std::string app_private_key_env;  // NAME of the variable holding the PEM
     // NAME of the variable holding the webhook secret; webhooks are refused (401) while it is unset.
-    std::string webhook_secret_env = "GITHUB_WEBHOOK_SECRET";
-    std::string bot_login;                 // the agent's login; empty: asked from GitHub (GET /user)
-    int poll_interval_seconds = 60;        // GitHub's X-Poll-Interval may stretch it
+    std::string webhook_secret_env;
+    std::string bot_login;        // the agent's login; empty: asked from GitHub (GET /user)
+    int poll_interval_seconds{};  // GitHub's X-Poll-Interval may stretch it
     // Longest comment the agent posts (GitHub refuses bodies over 65 536); a longer message is
     // refused when it is enqueued, with the reason, never cut silently.
-    int message_max_chars = 65'000;
+    int message_max_chars{};
     // Auto-merge's account (SPEC §6: by default never merge as the agent): NAME of the variable
     // holding a person's or merge bot's token; empty: none, so auto-merge refuses unless
     // merge_as_agent says the agent's own token may merge.
     std::string merge_token_env;
-    bool merge_as_agent = false;
+    bool merge_as_agent{};
     // What a Ticket's PR body says of where the work was asked for: link | source | none.
-    std::string pull_request_origin = "link";
+    std::string pull_request_origin;
     // Repo-wide read scopes (SPEC §3.3). With a token, mentions, assignments and followed
     // discussions are read through notifications whatever these say; an App has no notifications,
     // so auth: app needs issues and comments on.
     struct Read {
-      bool issues = true;    // new issues
-      bool pulls = true;     // new pull requests
-      bool comments = true;  // every issue/PR comment and review comment
-      bool ci = true;        // default-branch CI results
+      bool issues{};    // new issues
+      bool pulls{};     // new pull requests
+      bool comments{};  // every issue/PR comment and review comment
+      bool ci{};        // default-branch CI results
     } read;
   } github;
 
   // Feishu/Lark Source and Channel (SPEC §3.4). Which chats are read is the policy's business
   // (sources.feishu.scopes "chat:<id>" rows); this says how to reach the platform.
   struct Feishu {
-    bool enabled = false;                          // off: no Feishu Source, Channel or /hooks/feishu
-    std::string api_url = "https://open.feishu.cn";  // Lark: https://open.larksuite.com
-    std::string app_id_env = "FEISHU_APP_ID";        // NAME of the variable holding the app id (cli_…)
-    std::string app_secret_env = "FEISHU_APP_SECRET";
+    bool enabled{};          // off: no Feishu Source, Channel or /hooks/feishu
+    std::string api_url;     // Lark: https://open.larksuite.com
+    std::string app_id_env;  // NAME of the variable holding the app id (cli_…)
+    std::string app_secret_env;
     // NAMEs of the callback's Encrypt Key and Verification Token; callbacks are refused (401)
     // while the encrypt key is unset.
-    std::string encrypt_key_env = "FEISHU_ENCRYPT_KEY";
-    std::string verification_token_env = "FEISHU_VERIFICATION_TOKEN";
-    std::string realtime = "long_connection";      // a WebSocket the daemon opens, or callbacks
-    int poll_interval_seconds = 60;                // backfill and thread polling rounds
-    int thread_reads_per_round = 20;               // topic threads re-read per round at most
+    std::string encrypt_key_env;
+    std::string verification_token_env;
+    std::string realtime;          // a WebSocket the daemon opens, or callbacks
+    int poll_interval_seconds{};   // backfill and thread polling rounds
+    int thread_reads_per_round{};  // topic threads re-read per round at most
   } feishu;
 
   struct Llm {
-    std::string base_url = "https://api.deepseek.com";  // OpenAI-compatible endpoint
-    std::string api_key_env = "DEEPSEEK_API_KEY";        // NAME of the variable holding the key
-    std::string assessment_model = "deepseek-chat";
-    std::string execution_model;  // empty: the worker uses assessment_model
-    int timeout_seconds = 60;        // one HTTP request to the model API
-    int max_retries = 3;             // extra attempts after a 429, a 5xx or a connection failure
-    int max_retry_wait_seconds = 10;  // longest single wait before a retry; a longer Retry-After fails the call
+    std::string base_url;          // OpenAI-compatible endpoint
+    std::string api_key_env;       // NAME of the variable holding the key
+    std::string assessment_model;  // the model that assesses messages (Evals)
+    std::string execution_model;   // empty: the worker uses assessment_model
+    int timeout_seconds{};         // one HTTP request to the model API
+    int max_retries{};             // extra attempts after a 429, a 5xx or a connection failure
+    int max_retry_wait_seconds{};  // longest single wait before a retry; a longer Retry-After fails the call
 
     // The model worker sessions use, after the fallback.
     const std::string& EffectiveExecutionModel() const {
@@ -134,30 +143,30 @@ struct Config {
     std::string usd_per_million_output;
     std::vector<std::string> args;              // extra arguments
     std::vector<std::string> allowed_commands;  // shell command prefixes it may run; empty: any
-    int turn_seconds = 1800;  // one turn's wall time before its process tree is killed
+    int turn_seconds{};  // one turn's wall time before its process tree is killed
   };
 
   struct Execution {
-    int slots = 3;  // concurrent worker sessions; one more slot is always reserved for people
-    int ci_fix_attempts = 2;  // pushes whose failing checks a Ticket's worker fixes before a person is asked
+    int slots{};            // concurrent worker sessions; one more slot is always reserved for people
+    int ci_fix_attempts{};  // pushes whose failing checks a Ticket's worker fixes before a person is asked
     // "builtin" (agent loop) | "command" (execution.command) | a coding CLI: "claude-code",
     // "codex", "gemini-cli", "qwen-code" (its block below)
-    std::string executor = "builtin";
+    std::string executor;
     std::string command;     // the team's coding CLI, run with /bin/sh -c; required for "command"
     std::string git_remote;  // where code comes from and branches go; empty: the GitHub repo's clone URL
     std::string prepare;     // workspace command template ({repo} {remote} {branch} {dir} {base}); empty: git worktree
-    int nice = 10;  // niceness of every command a worker runs
-    std::string cgroups = "auto";  // "auto": a cgroup v2 per process tree where the host allows; "off"
+    int nice{};           // niceness of every command a worker runs
+    std::string cgroups;  // "auto": a cgroup v2 per process tree where the host allows; "off"
     // Worker commands in a bubblewrap sandbox (issue 19): "on" = always (the daemon refuses to start
     // where the host cannot), "off" = never (said loudly at start).
-    std::string sandbox = "on";
-    bool network = true;  // false: worker commands get a network namespace of their own (no network)
+    std::string sandbox;
+    bool network{};  // false: worker commands get a network namespace of their own (no network)
     // NAMES of daemon environment variables passed to worker commands on purpose (e.g. a coding
     // CLI's own model key); nothing else of the daemon's environment reaches a worker.
     std::vector<std::string> env;
     // A branch changing a path that matches one of these globs is a UI change: its ready report
     // needs Before and After screenshots (SPEC §6). Empty: no path is a UI change.
-    std::vector<std::string> ui_paths = {"web/**", "*.css", "*.scss", "*.html", "*.vue", "*.tsx", "*.jsx", "*.svelte"};
+    std::vector<std::string> ui_paths;
     CodingCli claude_code, codex, gemini_cli, qwen_code;
     // The block of the coding CLI execution.executor names; nullptr for builtin and command.
     const CodingCli* ChosenCli() const {
@@ -167,26 +176,28 @@ struct Config {
       if (executor == "qwen-code") return &qwen_code;
       return nullptr;
     }
+    CodingCli* ChosenCli() { return const_cast<CodingCli*>(std::as_const(*this).ChosenCli()); }
   } execution;
 
   struct Eval {
-    int timeout_seconds = 120;  // one assessment call, before it is retried
-    int max_attempts = 3;       // assessment attempts before the Trigger is parked as failed
+    int timeout_seconds{};  // one assessment call, before it is retried
+    int max_attempts{};     // assessment attempts before the Trigger is parked as failed
   } eval;
 
   struct Quarantine {
     // An Effect, a Thread's Evals or a Ticket's turns failing the same way this many times in a
     // row, or in flight during this many abnormal exits in a row, are set aside.
-    int after = 5;
+    int after{};
   } quarantine;
 
   // The file this config was read from; empty for DefaultConfig(). Not a config key.
   std::string source_file;
 };
 
-// One config key, as Redis's config.c has them: its dotted name, the Config member it sets, how
-// its value is read, checked and shown, and a one-line doc. The table of them drives ParseConfig,
-// ConfigToJson and SecretEnvNames, and a test holds config/superagent.example.yaml to it.
+// One config key, as Redis's config.c has them: its dotted name, the Config member it sets, its
+// default, how its value is read, checked and shown, a one-line doc, and the module options it
+// feeds. The table of them drives Config's constructor, ParseConfig, ConfigToJson, SecretEnvNames
+// and ModuleOptionsFor (app/config_options.h), and tests hold config/superagent.example.yaml to it.
 struct ConfigKey {
   enum class Type {
     kString,       // a string; null (`key:` alone) reads as ""
@@ -201,10 +212,31 @@ struct ConfigKey {
   // kOnOff) or a list of names.
   using Field = std::variant<std::string& (*)(Config&), int& (*)(Config&), bool& (*)(Config&),
                              std::vector<std::string>& (*)(Config&)>;
+  // A value of the key, by type as Field: the default a fresh Config holds.
+  using Value = std::variant<std::string, int, bool, std::vector<std::string>>;
+
+  // How the key's value becomes a module option's.
+  enum class Convert {
+    kSame,          // copied as it is (an int widened to the option's integer type)
+    kMilliseconds,  // kInt seconds -> milliseconds
+    kSecret,        // kEnvName: the variable's NAME -> the secret's value (ResolveSecret); "" when unset
+    kDecimal,       // kString holding a decimal number (a price) -> double; "" -> 0
+    kInteger,       // kString holding digits (an id) -> integer; "" -> 0
+  };
+  // The module option a key feeds: a member of app::ModuleOptions, by its type.
+  using Target = std::variant<std::string& (*)(app::ModuleOptions&), int& (*)(app::ModuleOptions&),
+                              bool& (*)(app::ModuleOptions&), std::vector<std::string>& (*)(app::ModuleOptions&),
+                              long& (*)(app::ModuleOptions&), long long& (*)(app::ModuleOptions&),
+                              double& (*)(app::ModuleOptions&)>;
+  struct Destination {
+    Target to;
+    Convert convert = Convert::kSame;
+  };
 
   std::string_view name;  // dotted path, e.g. "github.poll_interval_seconds"
   Type type = Type::kString;
   Field field;
+  Value default_value;  // of the alternative `type` reads into: a string, an int, a bool or a list
   int min = 0, max = 0;                   // kInt: the bounds, inclusive
   std::vector<std::string_view> choices;  // kString: the allowed values; empty = any
   // kString: a further rule, and what a value must be to pass it ("an http:// or https:// URL").
@@ -213,13 +245,16 @@ struct ConfigKey {
   bool required = false;  // kString: must not be empty; kEnvName: false allows "" (none)
   bool path = false;      // kString: a relative path is resolved against the config file's directory
   std::string_view doc;   // one line; config/superagent.example.yaml says more
+  // The module options the value goes to as it is (or converted); empty for a key that wiring
+  // reads with others or with the host (data_dir, github.auth, execution.git_remote, ...).
+  std::vector<Destination> destinations;
 };
 
 // Every config key, in the order `check`'s "known keys" lists them.
 const std::vector<ConfigKey>& ConfigKeys();
 
-// The embedded defaults (the member initializers above), so `superagent serve` runs without
-// --config. Relative paths in it are relative to the current working directory.
+// The embedded defaults (every row's default; the same as `Config{}`), so `superagent serve` runs
+// without --config. Relative paths in it are relative to the current working directory.
 Config DefaultConfig();
 
 // Parses and validates config YAML. Keys that are absent keep their defaults. On success returns

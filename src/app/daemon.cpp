@@ -87,19 +87,10 @@ Status Daemon::Start() {
   secrets_ = MakeSecretFilter(config_, panel_token_);
   FilterLogLines(secrets_);
 
-  EngineOptions options;
-  options.eval_timeout_ms = config_.eval.timeout_seconds * 1000LL;
-  options.eval_max_attempts = config_.eval.max_attempts;
-  options.message_limit = MessageLimitsFor(config_);
-  options.quarantine_after = config_.quarantine.after;
-  options.ci_fix_attempts = config_.execution.ci_fix_attempts;
+  EngineOptions options = EngineOptionsFor(config_);
   options.follow_up_settle_ms = 3'000;
   // A Trigger that arrives (webhook, poll, panel) is judged now, not at the loop's next poll.
   options.on_eval_queued = [this] { WakeEvalLoop(); };
-  // Only an App may write check runs (issue 25); a personal token would have every one refused.
-  options.check_runs = config_.github.auth == "app" && !config_.github.repo.empty();
-  options.panel_url = config_.panel.public_url;
-  while (!options.panel_url.empty() && options.panel_url.back() == '/') options.panel_url.pop_back();
   const std::string db_path = (std::filesystem::path(config_.data_dir) / "superagent.db").string();
   if (Status s = CheckStoreAtStart(db_path); !s.ok()) return s;
   auto engine = Engine::Open(db_path, SystemClock(), policy, origin, options);

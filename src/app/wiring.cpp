@@ -9,6 +9,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "app/config_options.h"
 #include "policy/policy_lines.h"
 #include "superagent/assign_or_return.h"
 #include "superagent/chat.h"
@@ -20,6 +21,14 @@
 namespace superagent::app {
 
 namespace {
+
+// The PEM as GitHub gave it from one written on one line with "\n" for its line breaks (what
+// fits an EnvironmentFile line); a PEM with real line breaks is kept as it is.
+std::string RestoreLineBreaks(std::string pem) {
+  if (pem.find('\n') == std::string::npos)
+    for (std::size_t at = pem.find("\\n"); at != std::string::npos; at = pem.find("\\n", at + 1)) pem.replace(at, 2, "\n");
+  return pem;
+}
 
 // {name, value} of each of `names` set in the daemon's environment (set but empty counts).
 std::vector<std::pair<std::string, std::string>> EnvironmentOf(const std::vector<std::string>& names) {
@@ -43,35 +52,17 @@ std::shared_ptr<SecretFilter> MakeSecretFilter(const Config& config, const std::
   return filter;
 }
 
-github::SourceOptions GitHubSourceOptionsFor(const Config& config) {
-  github::SourceOptions o;
-  o.repo = config.github.repo;
-  o.bot_login = config.github.bot_login;
-  o.webhook_secret = ResolveSecret(config.github.webhook_secret_env);
-  o.poll_interval_ms = static_cast<TimeMs>(config.github.poll_interval_seconds) * 1000;
-  o.read_issues = config.github.read.issues;
-  o.read_pulls = config.github.read.pulls;
-  o.read_comments = config.github.read.comments;
-  o.read_ci = config.github.read.ci;
-  return o;
-}
+github::SourceOptions GitHubSourceOptionsFor(const Config& config) { return ModuleOptionsFor(config).github.source; }
 
 std::string GitHubAppPrivateKey(const Config& config) {
-  std::string pem = ResolveSecret(config.github.app_private_key_env);
-  if (pem.find('\n') == std::string::npos)
-    for (std::size_t at = pem.find("\\n"); at != std::string::npos; at = pem.find("\\n", at + 1)) pem.replace(at, 2, "\n");
-  return pem;
+  return RestoreLineBreaks(ModuleOptionsFor(config).github_app.private_key_pem);
 }
 
 Result<github::AppAuthOptions> GitHubAppOptionsFor(const Config& config, TimeMs now) {
-  github::AppAuthOptions a;
-  a.api_url = config.github.api_url;
-  a.app_id = config.github.app_id;
-  a.repo = config.github.repo;
+  github::AppAuthOptions a = ModuleOptionsFor(config).github_app;  // api_url, app_id, installation, repo, key
   a.user_agent = std::string("superagent/") + SUPERAGENT_VERSION;
   if (a.app_id.empty()) return Status::InvalidArgument("github.app_id is empty (github.auth: app needs the App's id)");
-  if (!config.github.app_installation_id.empty()) a.installation_id = std::stoll(config.github.app_installation_id);
-  a.private_key_pem = GitHubAppPrivateKey(config);
+  a.private_key_pem = RestoreLineBreaks(std::move(a.private_key_pem));
   if (a.private_key_pem.empty())
     return Status::InvalidArgument("github.app_private_key_env: environment variable " +
                                    config.github.app_private_key_env +
@@ -98,26 +89,24 @@ Result<std::unique_ptr<github::Integration>> MakeGitHub(const Config& config, En
                                                         std::unique_ptr<HttpClient> http,
                                                         std::shared_ptr<github::InstallationTokens> app) {
   if (config.github.repo.empty()) return Status::InvalidArgument("github.repo is empty: the GitHub Source is disabled");
-  github::IntegrationOptions o;
-  o.client.api_url = config.github.api_url;
-  o.source = GitHubSourceOptionsFor(config);
+  // api_url, the token, the Source's settings, merge_token, merge_as_agent, pull_request_origin.
+  github::IntegrationOptions o = ModuleOptionsFor(config).github;
   if (config.github.auth == "app") {
     if (!app) {
       auto made = MakeGitHubApp(config, clock);
       if (!made.ok()) return made.status();
       app = std::move(*made);
     }
+    o.client.token.clear();  // the App's installation tokens only, never github.token_env's
     // Each request asks for the token (it expires hourly); a 401 forgets it for a fresh one.
     o.client.token_source = [app] { return app->Token(); };
     o.client.token_rejected = [app] { app->Invalidate(); };
     if (o.source.bot_login.empty()) o.source.identity = [app] { return app->BotLogin(); };
     o.source.read_notifications = false;
-  } else {
-    o.client.token = ResolveSecret(config.github.token_env);
-    if (o.client.token.empty())
-      return Status::InvalidArgument("github.token_env: environment variable " + config.github.token_env +
-                                     " is not set (the GitHub Source needs a token: a classic PAT with repo and "
-                                     "notifications scopes, or a GitHub App: github.auth: app)");
+  } else if (o.client.token.empty()) {
+    return Status::InvalidArgument("github.token_env: environment variable " + config.github.token_env +
+                                   " is not set (the GitHub Source needs a token: a classic PAT with repo and "
+                                   "notifications scopes, or a GitHub App: github.auth: app)");
   }
   // The PRs opened for Tickets, followed besides what is read anyway (docs/003, docs/006). Called
   // from the poller's and the webhook server's threads: the read face is thread-safe. Without a
@@ -129,36 +118,23 @@ Result<std::unique_ptr<github::Integration>> MakeGitHub(const Config& config, En
     for (const TicketPull& p : pulls) out.push_back({p.ticket, p.number, p.head_branch});
     return out;
   };
-  o.merge_token = ResolveSecret(config.github.merge_token_env);
-  o.merge_as_agent = config.github.merge_as_agent;
-  o.pull_request_origin = config.github.pull_request_origin;
   // The screenshot rule's paths: a UI change auto-merges only with the rule's named approver.
   o.ui_path = [globs = config.execution.ui_paths](const std::string& path) { return exec::MatchesUiPath(globs, path); };
   return github::Integration::Create(std::move(o), engine, views, clock, std::move(http));
 }
 
-feishu::SourceOptions FeishuSourceOptionsFor(const Config& config) {
-  feishu::SourceOptions o;
-  o.encrypt_key = ResolveSecret(config.feishu.encrypt_key_env);
-  o.verification_token = ResolveSecret(config.feishu.verification_token_env);
-  o.poll_interval_ms = static_cast<TimeMs>(config.feishu.poll_interval_seconds) * 1000;
-  o.thread_reads_per_round = config.feishu.thread_reads_per_round;
-  return o;
-}
+feishu::SourceOptions FeishuSourceOptionsFor(const Config& config) { return ModuleOptionsFor(config).feishu.source; }
 
 Result<std::unique_ptr<feishu::Integration>> MakeFeishu(const Config& config, Engine* engine, Views* views, Clock* clock,
                                                         std::unique_ptr<HttpClient> http) {
   if (!config.feishu.enabled) return Status::InvalidArgument("feishu.enabled is false: the Feishu Source is disabled");
-  feishu::IntegrationOptions o;
-  o.client.api_url = config.feishu.api_url;
-  o.client.app_id = ResolveSecret(config.feishu.app_id_env);
-  o.client.app_secret = ResolveSecret(config.feishu.app_secret_env);
+  // api_url, the app id and secret, the Source's settings.
+  feishu::IntegrationOptions o = ModuleOptionsFor(config).feishu;
   if (o.client.app_id.empty())
     return Status::InvalidArgument("feishu.app_id_env: environment variable " + config.feishu.app_id_env + " is not set");
   if (o.client.app_secret.empty())
     return Status::InvalidArgument("feishu.app_secret_env: environment variable " + config.feishu.app_secret_env +
                                    " is not set");
-  o.source = FeishuSourceOptionsFor(config);
   o.long_connection = config.feishu.realtime == "long_connection";
   return feishu::Integration::Create(std::move(o), engine, views, clock, std::move(http));
 }
@@ -180,34 +156,33 @@ std::function<std::optional<MessageLimit>(const std::string& channel)> MessageLi
   };
 }
 
-llm::ChatOptions ChatOptionsFor(const Config& config) {
-  llm::ChatOptions o;
-  o.base_url = config.llm.base_url;
-  o.api_key = ResolveSecret(config.llm.api_key_env);
-  o.timeout_ms = config.llm.timeout_seconds * 1000L;
-  o.max_retries = config.llm.max_retries;
-  o.max_retry_wait_ms = config.llm.max_retry_wait_seconds * 1000LL;
+EngineOptions EngineOptionsFor(const Config& config) {
+  EngineOptions o = ModuleOptionsFor(config).engine;  // eval_*, quarantine_after, ci_fix_attempts, panel_url
+  o.message_limit = MessageLimitsFor(config);
+  // Only an App may write check runs (issue 25); a personal token would have every one refused.
+  o.check_runs = config.github.auth == "app" && !config.github.repo.empty();
+  while (!o.panel_url.empty() && o.panel_url.back() == '/') o.panel_url.pop_back();
   return o;
 }
+
+llm::ChatOptions ChatOptionsFor(const Config& config) { return ModuleOptionsFor(config).chat; }
 
 std::unique_ptr<Assessor> MakeAssessor(const Config& config, HttpClient* http) {
   return MakeAssessor(config, http, SystemClock(), llm::RealSleeper());
 }
 
 std::unique_ptr<Assessor> MakeAssessor(const Config& config, HttpClient* http, Clock* clock, llm::Sleeper sleeper) {
-  llm::ChatOptions chat = ChatOptionsFor(config);
+  ModuleOptions m = ModuleOptionsFor(config);
+  llm::ChatOptions chat = std::move(m.chat);
   if (chat.api_key.empty() || http == nullptr) {
     spdlog::warn("llm disabled: environment variable {} is unset or empty; explicit requests are shaped from their "
                  "first line and inferred candidates end unavailable until a key is set",
                  config.llm.api_key_env);
     return std::make_unique<NoModelAssessor>();
   }
-  ModelAssessorOptions o;
-  o.model = config.llm.assessment_model;
-  o.repo = config.github.repo;
-  o.team_dir = config.prompts.team_dir;
+  ModelAssessorOptions o = std::move(m.assessor);  // model, repo, team_dir
   // Leave a little of the Eval's deadline for recording the outcome.
-  const TimeMs eval_ms = config.eval.timeout_seconds * 1000LL;
+  const TimeMs eval_ms = m.engine.eval_timeout_ms;
   o.budget_ms = std::max<TimeMs>(1'000, eval_ms - std::min<TimeMs>(2'000, eval_ms / 10));
   auto client = std::make_unique<llm::OpenAiChatClient>(std::move(chat), http, clock, std::move(sleeper));
   spdlog::info("llm enabled base_url={} model={} key_env={}", config.llm.base_url, o.model, config.llm.api_key_env);
@@ -225,12 +200,14 @@ std::string DaemonWorkspace(const Config& config) {
   return config.github.repo;
 }
 
-exec::WorkspaceOptions WorkspaceOptionsFor(const Config& config, const std::string& root,
-                                           std::shared_ptr<github::InstallationTokens> app) {
-  exec::WorkspaceOptions wo;
+namespace {
+
+// WorkspaceOptionsFor with the table's options `m` of `config` already made.
+exec::WorkspaceOptions WorkspaceOptionsFrom(const Config& config, const ModuleOptions& m, const std::string& root,
+                                            std::shared_ptr<github::InstallationTokens> app) {
+  exec::WorkspaceOptions wo = m.execution.workspace;  // prepare
   wo.root = root;
   wo.remote = EffectiveGitRemote(config);
-  wo.prepare = config.execution.prepare;
   // Private repositories: git gets the token the GitHub Source already uses — an App's fresh for
   // each command that reaches the remote.
   const std::string web = github::WebUrlOf(config.github.api_url);
@@ -241,17 +218,16 @@ exec::WorkspaceOptions WorkspaceOptionsFor(const Config& config, const std::stri
       return exec::GitAuthEnv(remote, *token, web);
     };
   } else if (config.github.auth != "app") {
-    wo.git_env = exec::GitAuthEnv(wo.remote, ResolveSecret(config.github.token_env), web);
+    wo.git_env = exec::GitAuthEnv(wo.remote, m.github.client.token, web);
   }
   wo.git_pass_env = EnvironmentOf(exec::GitPassThroughNames());
   return wo;
 }
 
-exec::SandboxPolicy SandboxPolicyFor(const Config& config) {
+// SandboxPolicyFor with the table's options `m` of `config` already made.
+exec::SandboxPolicy SandboxPolicyFrom(const Config& config, const ModuleOptions& m) {
   namespace fs = std::filesystem;
-  exec::SandboxPolicy p;
-  p.network = config.execution.network;
-  p.pass_env = config.execution.env;
+  exec::SandboxPolicy p = m.execution.runner.sandbox;  // network, pass_env
   std::error_code ec;
   const fs::path data = fs::absolute(config.data_dir, ec).lexically_normal();
   p.state_dir = (data / "work" / "sandbox").string();
@@ -275,6 +251,51 @@ exec::SandboxPolicy SandboxPolicyFor(const Config& config) {
   if (!config.policy_file.empty()) kept.push_back(fs::absolute(config.policy_file, ec).lexically_normal().string());
   p.hidden = kept;
   return p;
+}
+
+// The host's share of a coding CLI's options `o` (the table's): the program found in PATH (the
+// block's binary, else the CLI's usual name), the directories it needs shown, the bridge.
+exec::CliExecutorOptions WithProgram(const std::string& executor, exec::CliExecutorOptions o) {
+  o.cli = executor;
+  static const std::map<std::string, std::string> kUsualName = {
+      {"claude-code", "claude"}, {"codex", "codex"}, {"gemini-cli", "gemini"}, {"qwen-code", "qwen"}};
+  const std::string wanted = o.binary.empty() ? kUsualName.at(executor) : o.binary;
+  o.binary = FindProgram(wanted);
+  if (o.binary.empty()) o.binary = wanted;  // not found: the turn says so when it cannot start
+  o.readable = CliInstallDirs(o.binary);
+  // The bridge a sandbox without network reaches the model gateway by is this very binary.
+  std::error_code ec;
+  o.bridge_binary = std::filesystem::read_symlink("/proc/self/exe", ec).string();
+  return o;
+}
+
+// The gateway options `o` (the table's) with the wire of the CLI `executor` names.
+exec::ModelGatewayOptions WithWire(const std::string& executor, exec::ModelGatewayOptions o) {
+  if (auto wire = exec::ModelWireOf(executor); wire.ok()) o.wire = *wire;
+  return o;
+}
+
+// What the table makes of one coding CLI block `cli`: put in the block `executor` names of an
+// otherwise default Config (claude_code's for another name: the four blocks have the same rows).
+CodingCliOptions CodingCliOptionsOf(const std::string& executor, const Config::CodingCli& cli) {
+  Config c;
+  c.execution.executor = executor;
+  Config::CodingCli* block = c.execution.ChosenCli();
+  (block != nullptr ? *block : c.execution.claude_code) = cli;
+  const ModuleOptions m = ModuleOptionsFor(c);
+  const CodingCliOptions* o = m.ChosenCli(executor);
+  return o != nullptr ? *o : m.claude_code;
+}
+
+}  // namespace
+
+exec::WorkspaceOptions WorkspaceOptionsFor(const Config& config, const std::string& root,
+                                           std::shared_ptr<github::InstallationTokens> app) {
+  return WorkspaceOptionsFrom(config, ModuleOptionsFor(config), root, std::move(app));
+}
+
+exec::SandboxPolicy SandboxPolicyFor(const Config& config) {
+  return SandboxPolicyFrom(config, ModuleOptionsFor(config));
 }
 
 std::string FindProgram(const std::string& name) {
@@ -313,58 +334,33 @@ std::vector<std::string> CliInstallDirs(const std::string& binary) {
 }
 
 exec::CliExecutorOptions CliExecutorOptionsFor(const std::string& executor, const Config::CodingCli& cli) {
-  exec::CliExecutorOptions o;
-  o.cli = executor;
-  static const std::map<std::string, std::string> kUsualName = {
-      {"claude-code", "claude"}, {"codex", "codex"}, {"gemini-cli", "gemini"}, {"qwen-code", "qwen"}};
-  const std::string wanted = cli.binary.empty() ? kUsualName.at(executor) : cli.binary;
-  o.binary = FindProgram(wanted);
-  if (o.binary.empty()) o.binary = wanted;  // not found: the turn says so when it cannot start
-  o.readable = CliInstallDirs(o.binary);
-  o.model = cli.model;
-  o.args = cli.args;
-  // The bridge a sandbox without network reaches the model gateway by is this very binary.
-  std::error_code ec;
-  o.bridge_binary = std::filesystem::read_symlink("/proc/self/exe", ec).string();
-  o.allowed_commands = cli.allowed_commands;
-  o.turn_ms = cli.turn_seconds * 1000LL;
-  return o;
+  return WithProgram(executor, CodingCliOptionsOf(executor, cli).cli);
 }
 
 exec::ModelGatewayOptions ModelGatewayOptionsFor(const std::string& executor, const Config::CodingCli& cli) {
-  exec::ModelGatewayOptions o;
-  if (auto wire = exec::ModelWireOf(executor); wire.ok()) o.wire = *wire;
-  o.upstream = cli.base_url;
-  o.api_key = ResolveSecret(cli.api_key_env);
-  // Validated by the config table (IsEmptyOrPrice): digits with at most one point.
-  o.usd_per_million_input = cli.usd_per_million_input.empty() ? 0 : std::strtod(cli.usd_per_million_input.c_str(), nullptr);
-  o.usd_per_million_output = cli.usd_per_million_output.empty() ? 0 : std::strtod(cli.usd_per_million_output.c_str(), nullptr);
-  return o;
+  return WithWire(executor, CodingCliOptionsOf(executor, cli).gateway);
 }
 
 exec::ExecutionOptions ExecutionOptionsFor(const Config& config, std::shared_ptr<github::InstallationTokens> app) {
-  exec::ExecutionOptions o;
+  const ModuleOptions m = ModuleOptionsFor(config);
+  // executor, command, sandbox, slots, runner.nice, worker.team_dir and .ui_paths.
+  exec::ExecutionOptions o = m.execution;
   std::error_code ec;
   const std::string root = (std::filesystem::absolute(config.data_dir, ec) / "work").string();
-  o.workspace = WorkspaceOptionsFor(config, root, std::move(app));
-  if (config.execution.cgroups == "off") o.runner.cgroup_parent = "off";
-  o.runner.nice = config.execution.nice;
-  o.runner.sandbox = SandboxPolicyFor(config);
-  o.sandbox = config.execution.sandbox;
-  o.executor = config.execution.executor;
-  o.command = config.execution.command;
-  o.slots = config.execution.slots;
-  o.worker.team_dir = config.prompts.team_dir;
-  o.worker.ui_paths = config.execution.ui_paths;
+  o.workspace = WorkspaceOptionsFrom(config, m, root, std::move(app));
+  if (config.execution.cgroups == "off") o.runner.cgroup_parent = "off";  // "auto": the runner's own choice
+  o.runner.sandbox = SandboxPolicyFrom(config, m);
   o.warnings = ExecutionEnvWarnings(config);
-  if (const Config::CodingCli* cli = config.execution.ChosenCli()) {
-    o.cli = CliExecutorOptionsFor(config.execution.executor, *cli);
-    o.gateway = ModelGatewayOptionsFor(config.execution.executor, *cli);
-    if (!cli->api_key_env.empty() && o.gateway.api_key.empty())
-      o.warnings.push_back(config.execution.executor + ": environment variable " + cli->api_key_env +
+  const Config::CodingCli* block = config.execution.ChosenCli();
+  const CodingCliOptions* cli = m.ChosenCli(config.execution.executor);
+  if (block != nullptr && cli != nullptr) {
+    o.cli = WithProgram(config.execution.executor, cli->cli);
+    o.gateway = WithWire(config.execution.executor, cli->gateway);
+    if (!block->api_key_env.empty() && o.gateway.api_key.empty())
+      o.warnings.push_back(config.execution.executor + ": environment variable " + block->api_key_env +
                            " (its model key) is unset; its turns will fail");
   } else if (o.executor != "command") {
-    o.chat = ChatOptionsFor(config);
+    o.chat = m.chat;
     o.model = config.llm.EffectiveExecutionModel();
     if (o.chat.api_key.empty())
       o.warnings.push_back("worker model disabled: environment variable " + config.llm.api_key_env +
@@ -479,12 +475,8 @@ std::vector<panel::SetupGap> PolicySetupGapsFor(const Config& config, const Poli
 }
 
 panel::PanelContext PanelContextFor(const Config& config, const RunMode& mode) {
-  panel::PanelContext ctx;
+  panel::PanelContext ctx = ModuleOptionsFor(config).panel;  // listen, password_env, password, slots_configured
   ctx.setup = SetupGapsFor(config, mode);
-  ctx.listen = config.panel.listen;
-  ctx.password_env = config.panel.token_env;
-  ctx.password = ResolveSecret(config.panel.token_env);
-  ctx.slots_configured = config.execution.slots;
   return ctx;
 }
 

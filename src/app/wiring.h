@@ -2,6 +2,10 @@
 // app/ reads the config file and the environment; every module below takes plain values (its
 // Options, with secrets already resolved by ResolveSecret), so a module never sees a config key
 // it does not use and never reads a secret it was not handed.
+//
+// What a key gives a module as it is (or converted: seconds, a secret, a price) comes from its row
+// of the key table through ModuleOptionsFor (app/config_options.h); the functions below start from
+// those and add only what is computed from several keys or from the host.
 #pragma once
 
 #include <functional>
@@ -91,6 +95,12 @@ MessageLimit ChatMessageLimit();
 // cap (github.message_max_chars, github::MessageLimitOf), a chat the word limit above; other
 // channels have none.
 std::function<std::optional<MessageLimit>(const std::string& channel)> MessageLimitsFor(const Config& config);
+
+// EngineOptions as the daemon sets them from the config: eval_timeout_ms, eval_max_attempts,
+// quarantine_after, ci_fix_attempts and panel_url (its trailing '/' dropped) from the table,
+// message_limit (MessageLimitsFor), check_runs (only a GitHub App on a repository writes them).
+// The daemon adds its own: follow_up_settle_ms, on_eval_queued.
+EngineOptions EngineOptionsFor(const Config& config);
 
 // ---- the model (llm.*) ----
 
