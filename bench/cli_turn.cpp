@@ -17,6 +17,11 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <mutex>
+
+#include <spdlog/sinks/base_sink.h>
+#include <spdlog/spdlog.h>
 
 #include "bench_common.h"
 #include "exec/cli_adapter.h"
@@ -39,6 +44,42 @@ using bench::Summary;
 int g_runs = 5;
 const char* kKey = "sk-bench-cli-0123456789";
 
+// The moments a daemon turn's log lines mark, so each run prints where its time went. The lines
+// are the ones a person tails (docs/008 §10), matched by their opening words.
+class PhaseSink : public spdlog::sinks::base_sink<std::mutex> {
+ public:
+  static constexpr const char* kMarks[] = {"workspace prepared", "coding cli started", "coding cli ended",
+                                           "commits verified", "branch pushed", "worker turn ended"};
+  void Reset() {
+    std::lock_guard<std::mutex> lock(this->mutex_);
+    at_.clear();
+  }
+  // Seconds (bench::NowSeconds) when `mark` was logged last since Reset; -1 when it was not.
+  double At(const std::string& mark) {
+    std::lock_guard<std::mutex> lock(this->mutex_);
+    auto it = at_.find(mark);
+    return it == at_.end() ? -1 : it->second;
+  }
+
+ protected:
+  void sink_it_(const spdlog::details::log_msg& msg) override {
+    const std::string_view text(msg.payload.data(), msg.payload.size());
+    for (const char* mark : kMarks)
+      if (text.rfind(mark, 0) == 0) at_[mark] = bench::NowSeconds();
+  }
+  void flush_() override {}
+
+ private:
+  std::map<std::string, double> at_;
+};
+std::shared_ptr<PhaseSink> g_phases = std::make_shared<PhaseSink>();
+
+// One daemon turn's phases, in ms: Scheduler pass to prepared, prepared to the CLI's start, the
+// CLI, its end to the commits verified, the push, and the rest to the turn's end.
+struct Phases {
+  double prepare = 0, start = 0, cli = 0, commits = 0, push = 0, end = 0;
+};
+
 struct CliCase {
   std::string cli;      // executor name
   std::string program;  // in tests/node_modules/.bin
@@ -60,14 +101,26 @@ class CliTurnBench : public ExecTest {
 
   // One daemon turn of a new Ticket; its seconds, and the prompt the CLI was given, its worktree
   // written as `{worktree}` (the bare run puts its own clone there).
-  double DaemonTurn(exec::Scheduler& scheduler, const std::string& id, int issue, std::string* prompt) {
+  double DaemonTurn(exec::Scheduler& scheduler, const std::string& id, int issue, std::string* prompt, Phases* phases) {
     const TicketId t = AcceptedTicket(id, issue);
+    g_phases->Reset();
     const double start = bench::NowSeconds();
     auto started = scheduler.Tick();
     if (!started.ok() || *started != 1) return -1;
     scheduler.WaitForTurns();
     if (!scheduler.Tick().ok()) return -1;
-    const double seconds = bench::NowSeconds() - start;
+    const double end = bench::NowSeconds();
+    const double seconds = end - start;
+    double marked[std::size(PhaseSink::kMarks)];
+    for (std::size_t i = 0; i < std::size(PhaseSink::kMarks); ++i) {
+      marked[i] = g_phases->At(PhaseSink::kMarks[i]);
+      if (marked[i] < 0) {
+        std::fprintf(stderr, "daemon turn of %s logged no \"%s\"\n", id.c_str(), PhaseSink::kMarks[i]);
+        return -1;
+      }
+    }
+    *phases = {(marked[0] - start) * 1000,     (marked[1] - marked[0]) * 1000, (marked[2] - marked[1]) * 1000,
+               (marked[3] - marked[2]) * 1000, (marked[4] - marked[3]) * 1000, (end - marked[4]) * 1000};
     auto ticket = views_->GetTicket(t);
     if (!ticket.ok() || ticket->stage != Stage::kReady) {
       auto receipts = views_->Receipts(t);
@@ -145,21 +198,36 @@ class CliTurnBench : public ExecTest {
                                              SystemClock(), exec::RealSleeper()));
     auto scheduler = MakeScheduler(executor.get());
     std::vector<double> bare, daemon;
+    std::vector<Phases> phases;
     std::string prompt;
     for (int i = -1; i < g_runs; ++i) {  // i = -1: the warm-up of each way (node's caches, git's)
-      const double d = DaemonTurn(*scheduler, c.cli + "-" + std::to_string(i + 1), i + 2, &prompt);
+      Phases p;
+      const double d = DaemonTurn(*scheduler, c.cli + "-" + std::to_string(i + 1), i + 2, &prompt, &p);
       const double b = d < 0 || prompt.empty() ? -1 : BareTurn(c, model, prompt, i + 1);
       if (d < 0 || b < 0) return false;
       if (i < 0) continue;
       daemon.push_back(d * 1000);
       bare.push_back(b * 1000);
+      phases.push_back(p);
+      std::printf("  run %d: bare %.0f ms; daemon %.0f ms = prepare %.0f + to the CLI %.0f + CLI %.0f + commits "
+                  "%.0f + push %.0f + turn's end %.0f\n",
+                  i + 1, b * 1000, d * 1000, p.prepare, p.start, p.cli, p.commits, p.push, p.end);
     }
+    auto median = [&](double Phases::*field) {
+      std::vector<double> v;
+      for (const Phases& p : phases) v.push_back(p.*field);
+      return Percentile(v, 0.5);
+    };
     const double bare_p50 = Percentile(bare, 0.5), daemon_p50 = Percentile(daemon, 0.5);
     const double added = daemon_p50 - bare_p50;
     std::printf("%s, %d turns each way (sandbox %s, %zu-character prompt): bare p50 %.0f ms, in the daemon p50 "
                 "%.0f ms (p95 %.0f): %.0f ms added, %.2fx (target <= 100 ms)\n",
                 c.cli.c_str(), g_runs, sandboxed_ ? "on" : "off (the host cannot run it)", prompt.size(), bare_p50,
                 daemon_p50, Percentile(daemon, 0.95), added, daemon_p50 / bare_p50);
+    std::printf("  phase medians: prepare %.0f ms, to the CLI %.0f, CLI %.0f (bare %.0f), commits %.0f, push %.0f, "
+                "turn's end %.0f\n",
+                median(&Phases::prepare), median(&Phases::start), median(&Phases::cli), bare_p50,
+                median(&Phases::commits), median(&Phases::push), median(&Phases::end));
     Summary("cli_turn")
         .Add("cli", c.cli)
         .Add("runs", g_runs)
@@ -168,6 +236,10 @@ class CliTurnBench : public ExecTest {
         .Add("daemon_p50_ms", daemon_p50)
         .Add("daemon_p95_ms", Percentile(daemon, 0.95))
         .Add("added_ms", added)
+        .Add("prepare_ms", median(&Phases::prepare))
+        .Add("cli_ms", median(&Phases::cli))
+        .Add("commits_ms", median(&Phases::commits))
+        .Add("push_ms", median(&Phases::push))
         .Add("ratio", daemon_p50 / bare_p50)
         .Add("target_ms", 100)
         .Add("pass", added <= 100 ? 1 : 0)
@@ -200,6 +272,8 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "the coding CLIs are missing: run `cmake/dev.sh test` (npm ci in tests/)\n");
     return 1;
   }
+  // The phases come from the log lines; the console keeps them too.
+  spdlog::default_logger()->sinks().push_back(superagent::testing::g_phases);
   int gtest_argc = 1;
   ::testing::InitGoogleTest(&gtest_argc, argv);
   ::testing::GTEST_FLAG(brief) = true;

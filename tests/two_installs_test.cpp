@@ -3,6 +3,7 @@
 // from 1 too; here two installs — two data directories, two Engines — share one real git remote (a
 // bare repository) and one loopback GitHub, both work their Ticket 1, and neither adopts nor
 // overwrites what the other made.
+#include <atomic>
 #include <fstream>
 
 #include <gmock/gmock.h>
@@ -244,6 +245,41 @@ TEST_F(TwoInstallsTest, APushNeverReplacesABranchThisInstallDidNotPush) {
   ASSERT_TRUE(a_.workspaces->TakeCommits(*wa, {}, "A: once more").ok());
   EXPECT_EQ(a_.workspaces->Push(*wa).code(), Status::Code::kConflict);
   EXPECT_EQ(TipOnOrigin(legacy), person_tip);
+}
+
+// The lease is what this install pushed last, so the usual push asks the remote once — a round
+// trip to GitHub each turn saved — and only a refused lease makes it look (ls-remote) before it
+// decides. Each remote command asks for credentials once, which is what is counted here.
+TEST_F(TwoInstallsTest, AUsualPushAsksTheRemoteOnceAndOnlyARefusedLeaseLooksFirst) {
+  std::atomic<int> asked{0};
+  exec::WorkspaceOptions wo = a_.workspaces->options();
+  wo.git_env_source = [&asked]() -> Result<std::vector<std::pair<std::string, std::string>>> {
+    ++asked;
+    return std::vector<std::pair<std::string, std::string>>{};
+  };
+  exec::Workspaces workspaces(wo, runner_.get(), &exec_clock_, sleeper_);
+  auto w = workspaces.Prepare(1);
+  ASSERT_TRUE(w.ok()) << w.status().ToString();
+  for (const char* text : {"first\n", "second, 第二 🚀\n"}) {
+    Write(*w, "a.txt", text);
+    ASSERT_TRUE(workspaces.TakeCommits(*w, {}, "work").ok());
+    asked = 0;
+    ASSERT_TRUE(workspaces.Push(*w).ok());
+    EXPECT_EQ(asked, 1) << "one push, nothing asked before it";
+    EXPECT_EQ(OnOrigin(w->branch, "a.txt"), text);
+  }
+  // A person's commit on the branch: the lease is refused, the remote is read, nothing replaced.
+  const std::string clone = (dir_ / "person").string();
+  Sh("git clone -q -b " + w->branch + " " + origin_.string() + " " + clone + " && cd " + clone +
+     " && printf 'by hand\\n' > person.txt && git add person.txt && git -c user.name=p -c user.email=p@p commit -q "
+     "-m 'a person' && git push -q origin HEAD:" + w->branch);
+  const std::string person_tip = TipOnOrigin(w->branch);
+  Write(*w, "a.txt", "third\n");
+  ASSERT_TRUE(workspaces.TakeCommits(*w, {}, "work").ok());
+  asked = 0;
+  EXPECT_EQ(workspaces.Push(*w).code(), Status::Code::kConflict);
+  EXPECT_EQ(asked, 2) << "the refused push, then ls-remote; no second push";
+  EXPECT_EQ(TipOnOrigin(w->branch), person_tip);
 }
 
 // After an upgrade nothing records what the older daemon pushed: the branch it pushed is still

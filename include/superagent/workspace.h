@@ -132,9 +132,10 @@ class Workspaces {
   // Pushes the commits TakeCommits verified last to the Ticket's branch on the remote, from
   // verified.git. It replaces the branch only when the branch is this install's to replace: absent,
   // at the commit this install pushed there last, or contained in what is pushed now (nothing
-  // lost); the push is pinned to the tip it saw (--force-with-lease). Otherwise Conflict, in the
-  // daemon's words (the branch, its tip, what a person can do), and nothing is pushed. Conflict
-  // also when nothing was verified.
+  // lost); the push is pinned (--force-with-lease) to what this install pushed last, so the usual
+  // push is one round trip, and only a refused lease makes it ask the remote what it holds.
+  // Otherwise Conflict, in the daemon's words (the branch, its tip, what a person can do), and
+  // nothing is pushed. Conflict also when nothing was verified.
   Status Push(const WorkspaceRecord& workspace);
   // The default branch's name on the remote, e.g. "main" (known after the first Prepare).
   Result<std::string> DefaultBranch();
@@ -158,7 +159,10 @@ class Workspaces {
   // `script` (sh, with "$@" = args) run in the Ticket's sandbox, in its directory.
   Result<RunResult> InSandbox(const WorkspaceRecord& w, const std::string& script, std::vector<std::string> args,
                               bool binary_stdout = false, const std::atomic<bool>* cancel = nullptr);
-  Status SyncClone(const std::atomic<bool>* cancel);
+  // The mirror made or fetched, verified.git made. With `default_tip`: the default branch's name
+  // and the commit origin/<it> is at now, read in the same listing as the refs it drops.
+  Status SyncClone(const std::atomic<bool>* cancel, std::string* default_branch = nullptr,
+                   std::string* default_tip = nullptr);
   Status MakeTicketRepository(const WorkspaceRecord& w, const std::string& start, bool checkout,
                               const std::string& origin_ref, const std::string& base, const std::atomic<bool>* cancel);
   Status DeleteRefs(const std::string& repo, const std::string& prefix);

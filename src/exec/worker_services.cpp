@@ -138,7 +138,12 @@ Result<std::vector<std::string>> WorkerServices::ChangedUiPaths(const WorkerTask
   return ui;
 }
 
-Status WorkerServices::CheckReport(const WorkerTask& task, const WorkerReport& report) {
+namespace {
+
+// Every check of CheckReport but the UI rule; *before / *after: whether the screenshots carry a
+// Before and an After.
+Status CheckReportShape(const WorkerServicesOptions& options, const WorkerTask& task, const WorkerReport& report,
+                        bool* before_shown, bool* after_shown) {
   if (report.stage == Stage::kWaitingForPerson && !report.ask.empty()) {
     // SPEC §4.1: the asked person's next message on the Thread resumes the Ticket; who that is
     // is the Mandate's, not something text the worker read may choose.
@@ -170,10 +175,10 @@ Status WorkerServices::CheckReport(const WorkerTask& task, const WorkerReport& r
     const ssize_t got = file ? ::read(*fd, magic, sizeof magic) : -1;
     ::close(*fd);
     if (!file) return Status::InvalidArgument(where + ".path: " + s.path + " is not a file");
-    if (static_cast<std::uint64_t>(st.st_size) > options_.screenshot_max_bytes)
+    if (static_cast<std::uint64_t>(st.st_size) > options.screenshot_max_bytes)
       return Status::InvalidArgument(where + ".path: " + s.path + " has " + std::to_string(st.st_size) +
                                      " bytes; a screenshot may have at most " +
-                                     std::to_string(options_.screenshot_max_bytes));
+                                     std::to_string(options.screenshot_max_bytes));
     static const unsigned char kPng[8] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1A, '\n'};
     const bool png = got == 8 && std::equal(std::begin(kPng), std::end(kPng), magic);
     const bool jpeg = got >= 3 && magic[0] == 0xFF && magic[1] == 0xD8 && magic[2] == 0xFF;
@@ -181,18 +186,33 @@ Status WorkerServices::CheckReport(const WorkerTask& task, const WorkerReport& r
     if (s.path.rfind(".git/", 0) == 0 || s.path.find("/.git/") != std::string::npos)
       return Status::InvalidArgument(where + ".path: " + s.path + " is inside .git");
   }
-  if (options_.ui_paths.empty() || (before && after)) return Status::Ok();
-  auto ui = ChangedUiPaths(task);
-  if (!ui.ok()) return Status::Unavailable("cannot tell whether the branch changes the UI: " + ui.status().message());
-  if (ui->empty()) return Status::Ok();
+  *before_shown = before;
+  *after_shown = after;
+  return Status::Ok();
+}
+
+// The UI rule (SPEC §6) for a ready report whose branch changes the UI paths `ui`.
+Status CheckUiScreenshots(const std::vector<std::string>& ui, bool before, bool after) {
+  if (ui.empty() || (before && after)) return Status::Ok();
   const std::string missing = before ? "an After" : after ? "a Before" : "a Before and an After";
   return Status::InvalidArgument(
-      "the branch changes the UI (" + ui->front() +
-      (ui->size() > 1 ? " and " + std::to_string(ui->size() - 1) + " more" : "") +
+      "the branch changes the UI (" + ui.front() +
+      (ui.size() > 1 ? " and " + std::to_string(ui.size() - 1) + " more" : "") +
       "), so a ready report needs \"screenshots\" with " + missing +
       ": [{\"label\": \"Before (main <commit>)\", \"path\": \"...png\"}, {\"label\": \"After (<branch> <commit>)\", "
       "\"path\": \"...png\"}] — PNG or JPEG files in the Ticket's directory showing the same scene, viewport, theme "
       "and state (SPEC §6)");
+}
+
+}  // namespace
+
+Status WorkerServices::CheckReport(const WorkerTask& task, const WorkerReport& report) {
+  bool before = false, after = false;
+  RETURN_IF_ERROR(CheckReportShape(options_, task, report, &before, &after));
+  if (report.stage != Stage::kReady || options_.ui_paths.empty() || (before && after)) return Status::Ok();
+  auto ui = ChangedUiPaths(task);
+  if (!ui.ok()) return Status::Unavailable("cannot tell whether the branch changes the UI: " + ui.status().message());
+  return CheckUiScreenshots(*ui, before, after);
 }
 
 TeamFiles WorkerServices::Team() const {
@@ -260,20 +280,28 @@ std::string ScreenshotsMarkdown(const std::string& branch, const std::vector<Scr
   return md;
 }
 
-}  // namespace
-
-Result<json> WorkerServices::PreparePullRequest(const WorkerTask& task, const PullRequestSpec& pr) {
+// The pull request's branch taken out of the sandbox and verified, not yet pushed: the
+// screenshots travel with it (a .gitignore naming them does not keep them out), so the PR links
+// them from there and they stay beside the change they show.
+Result<VerifiedCommits> TakePullRequestCommits(Workspaces* workspaces, const WorkerTask& task, const PullRequestSpec& pr) {
   if (pr.title.empty()) return Status::InvalidArgument("a pull request needs a title");
-  // The screenshots travel with the branch (a .gitignore naming them does not keep them out):
-  // the PR links them from there, and they stay beside the change they show.
   std::vector<std::string> shots;
   for (const Screenshot& s : pr.screenshots) shots.push_back(s.path);
-  RETURN_IF_ERROR(workspaces_->AddFiles(task.workspace, shots));
-  auto ahead = CommitAndPush(task, pr.title);
-  if (!ahead.ok()) return ahead.status();
-  if (*ahead == 0)
+  RETURN_IF_ERROR(workspaces->AddFiles(task.workspace, shots));
+  return workspaces->TakeCommits(task.workspace, CommitRulesFor(task), pr.title);
+}
+
+// The verified branch pushed, and the `open_pull_request` action's payload.
+Result<json> PushPullRequest(Workspaces* workspaces, const WorkerTask& task, const PullRequestSpec& pr,
+                             const VerifiedCommits& verified) {
+  if (verified.ahead == 0)
     return Status::Conflict("branch " + task.workspace.branch + " has no commits over " + task.workspace.base);
-  auto base = workspaces_->DefaultBranch();
+  RETURN_IF_ERROR(workspaces->Push(task.workspace));
+  // The branch the workspace was made from ("origin/<default>"), as Prepare recorded it; git is
+  // asked only for a record that does not say.
+  const std::string& from = task.workspace.base;
+  auto base = from.rfind("origin/", 0) == 0 && from.size() > 7 ? Result<std::string>(from.substr(7))
+                                                                 : workspaces->DefaultBranch();
   if (!base.ok()) return base.status();
   spdlog::info("pull request requested ticket={} head={} base={}", task.ticket, task.workspace.branch, *base);
   return json{{"channel", "github:repo"},
@@ -283,6 +311,13 @@ Result<json> WorkerServices::PreparePullRequest(const WorkerTask& task, const Pu
               {"base", *base},
               {"title", pr.title},
               {"body", pr.body + ScreenshotsMarkdown(task.workspace.branch, pr.screenshots)}};
+}
+
+}  // namespace
+
+Result<json> WorkerServices::PreparePullRequest(const WorkerTask& task, const PullRequestSpec& pr) {
+  ASSIGN_OR_RETURN(VerifiedCommits verified, TakePullRequestCommits(workspaces_, task, pr));
+  return PushPullRequest(workspaces_, task, pr, verified);
 }
 
 Status WorkerServices::OpenPullRequest(const WorkerTask& task, const PullRequestSpec& pr) {
@@ -299,31 +334,44 @@ TurnEnd WorkerServices::EndFor(const WorkerTask& task, const WorkerReport& repor
   end.question = report.question.value_or("");
   end.question_form = report.question_form;
   end.error = report.failure;
-  // Every executor's report passes the same checks; the built-in worker met them at its tool
-  // (and could correct itself), so here they catch a coding CLI's or a command's final report.
-  if (Status refused = CheckReport(task, report); !refused.ok()) {
+  auto refuse = [&](const Status& refused) {
     end.reported = Stage::kBlocked;
     end.question.clear();
     end.question_form = nullptr;
     end.summary += "\n\nThe report was not accepted as " + std::string(StageName(report.stage)) + ": " + refused.message();
     return end;
+  };
+  // The reason may quote git or a commit check's output: the panel's card has it, the discussion
+  // hears the daemon's words (issue 34).
+  auto no_pull_request = [&](const Status& failed) {
+    end.reported = Stage::kBlocked;
+    end.summary += "\n\nThe pull request could not be opened; a maintainer can see why on the panel.";
+    end.error = "the pull request could not be opened: " + failed.message();
+    return end;
+  };
+  // Every executor's report passes the same checks; the built-in worker met them at its tool
+  // (and could correct itself), so here they catch a coding CLI's or a command's final report.
+  if (report.stage != Stage::kReady || !report.pr) {
+    if (Status refused = CheckReport(task, report); !refused.ok()) return refuse(refused);
+    return end;
   }
-  if (report.stage == Stage::kReady && report.pr) {
-    // The push happens here, before the turn's transaction; the PR itself is an outbox action
-    // enqueued with the result, so both or neither are recorded.
-    PullRequestSpec pr = *report.pr;
-    pr.screenshots = report.screenshots;
-    auto action = PreparePullRequest(task, pr);
-    if (action.ok()) {
-      end.actions.emplace_back("open_pull_request", std::move(*action));
-    } else {
-      // The reason may quote git or a commit check's output: the panel's card has it, the
-      // discussion hears the daemon's words (issue 34).
-      end.reported = Stage::kBlocked;
-      end.summary += "\n\nThe pull request could not be opened; a maintainer can see why on the panel.";
-      end.error = "the pull request could not be opened: " + action.status().message();
-    }
-  }
+  // A ready report with a PR: the UI rule is held to the files of the verified branch, which
+  // the commits are taken for anyway — one sandboxed git run fewer than asking the directory.
+  bool before = false, after = false;
+  if (Status refused = CheckReportShape(options_, task, report, &before, &after); !refused.ok()) return refuse(refused);
+  // The push happens here, before the turn's transaction; the PR itself is an outbox action
+  // enqueued with the result, so both or neither are recorded.
+  PullRequestSpec pr = *report.pr;
+  pr.screenshots = report.screenshots;
+  auto verified = TakePullRequestCommits(workspaces_, task, pr);
+  if (!verified.ok()) return no_pull_request(verified.status());
+  std::vector<std::string> ui;
+  for (const std::string& path : verified->files)
+    if (MatchesUiPath(options_.ui_paths, path)) ui.push_back(path);
+  if (Status refused = CheckUiScreenshots(ui, before, after); !refused.ok()) return refuse(refused);
+  auto action = PushPullRequest(workspaces_, task, pr, *verified);
+  if (!action.ok()) return no_pull_request(action.status());
+  end.actions.emplace_back("open_pull_request", std::move(*action));
   return end;
 }
 

@@ -142,7 +142,7 @@ Status Workspaces::DeleteRefs(const std::string& repo, const std::string& prefix
   return Failed("cannot delete " + prefix, Git(repo, {"update-ref", "--stdin"}, 0, nullptr, script));
 }
 
-Status Workspaces::SyncClone(const std::atomic<bool>* cancel) {
+Status Workspaces::SyncClone(const std::atomic<bool>* cancel, std::string* default_branch, std::string* default_tip) {
   if (options_.remote.empty()) return Status::InvalidArgument("execution.git_remote is not set and there is no GitHub repository");
   std::error_code ec;
   fs::create_directories(options_.root, ec);
@@ -161,10 +161,39 @@ Status Workspaces::SyncClone(const std::atomic<bool>* cancel) {
   }
   // The Tickets' branches are left out here too (a negative refspec), and any a fetch of an
   // older daemon brought in are dropped.
-  auto r = Git(clone, {"fetch", "--prune", "origin", "+refs/heads/*:refs/remotes/origin/*", "^refs/heads/superagent/*"},
+  // No automatic maintenance after the fetch: it is a process start on every Ticket's way to its
+  // turn; Remove runs it when a Ticket is done.
+  auto r = Git(clone, {"-c", "maintenance.auto=false", "fetch", "--prune", "origin", "+refs/heads/*:refs/remotes/origin/*",
+                       "^refs/heads/superagent/*"},
                0, cancel);
   RETURN_IF_ERROR(Failed("cannot fetch from " + options_.remote, r));
-  RETURN_IF_ERROR(DeleteRefs(clone, "refs/remotes/origin/superagent/"));
+  // One listing says both what to drop and where the default branch is now.
+  const std::string dropped = "refs/remotes/origin/superagent/";
+  std::string origin_ref;
+  if (default_tip != nullptr) {
+    ASSIGN_OR_RETURN(*default_branch, DefaultBranch());
+    origin_ref = "refs/remotes/origin/" + *default_branch;
+  }
+  std::vector<std::string> listing = {"for-each-ref", "--format=%(refname) %(objectname)", dropped};
+  if (!origin_ref.empty()) listing.push_back(origin_ref);
+  auto listed = Git(clone, listing);
+  RETURN_IF_ERROR(Failed("cannot list " + dropped, listed));
+  std::string drop;
+  for (std::size_t at = 0; at < listed->out.size();) {
+    std::size_t end = listed->out.find('\n', at);
+    if (end == std::string::npos) end = listed->out.size();
+    const std::string line = listed->out.substr(at, end - at);
+    const std::size_t sp = line.find(' ');
+    at = end + 1;
+    if (sp == std::string::npos) continue;
+    const std::string ref = line.substr(0, sp);
+    if (ref.rfind(dropped, 0) == 0) drop += "delete " + ref + "\n";
+    else if (ref == origin_ref) *default_tip = line.substr(sp + 1);
+  }
+  if (!drop.empty())
+    RETURN_IF_ERROR(Failed("cannot delete " + dropped, Git(clone, {"update-ref", "--stdin"}, 0, nullptr, drop)));
+  if (default_tip != nullptr && default_tip->empty())
+    return Status::Unavailable("cannot find origin/" + *default_branch + " in the mirror of " + options_.remote);
   // verified.git: the daemon's private repository, borrowing the mirror's objects. Made with no
   // template (no hooks, not even samples).
   const std::string verified = VerifiedPath();
@@ -221,6 +250,16 @@ std::vector<std::pair<std::string, std::string>> GitAuthEnv(const std::string& r
 }
 
 Result<std::string> Workspaces::DefaultBranch() {
+  // The mirror is the daemon's alone (no worker writes it): its HEAD file is read as it is, and
+  // git asked only when the file says something else (a detached HEAD, a future format).
+  {
+    std::ifstream in(fs::path(ClonePath()) / "HEAD");
+    std::string line;
+    static const std::string kPrefix = "ref: refs/heads/";
+    if (std::getline(in, line) && line.rfind(kPrefix, 0) == 0 && line.size() > kPrefix.size() &&
+        line.find_first_of(" \t\r") == std::string::npos)
+      return line.substr(kPrefix.size());
+  }
   auto r = Git(ClonePath(), {"symbolic-ref", "--short", "HEAD"});
   RETURN_IF_ERROR(Failed("cannot read the default branch", r));
   return text::Trim(r->out);
@@ -236,10 +275,14 @@ Result<RunResult> Workspaces::InSandbox(const WorkspaceRecord& w, const std::str
   spec.env = {{"GIT_TERMINAL_PROMPT", "0"},
               {"LC_ALL", "C"},
               // The repository is the worker's own; whichever uid the sandbox gives it, git there
-              // must not refuse it for its owner.
-              {"GIT_CONFIG_COUNT", "1"},
+              // must not refuse it for its owner. The daemon's runs there start no maintenance:
+              // each would be a process more on a turn's way, in a repository that lives as long
+              // as its Ticket.
+              {"GIT_CONFIG_COUNT", "2"},
               {"GIT_CONFIG_KEY_0", "safe.directory"},
               {"GIT_CONFIG_VALUE_0", "*"},
+              {"GIT_CONFIG_KEY_1", "maintenance.auto"},
+              {"GIT_CONFIG_VALUE_1", "false"},
               {"GIT_AUTHOR_NAME", options_.author_name},
               {"GIT_AUTHOR_EMAIL", options_.author_email},
               {"GIT_COMMITTER_NAME", options_.author_name},
@@ -258,19 +301,29 @@ Status Workspaces::MakeTicketRepository(const WorkspaceRecord& w, const std::str
   std::error_code ec;
   fs::create_directories(w.dir, ec);
   if (ec) return Status::IoError("cannot create " + w.dir + ": " + ec.message());
+  // Three git runs: each costs a process start in the sandbox, so the refs go in one update-ref
+  // and the author in one append to the new config (quoted as git's config syntax wants).
   static const char* kScript =
       "set -e\n"
-      "git init -q\n"
+      "git init -q -b \"$2\"\n"
       "printf '%s\\n' \"$1\" > .git/objects/info/alternates\n"
-      "git update-ref \"refs/heads/$2\" \"$3\"\n"
-      "git update-ref \"$4\" \"$5\"\n"
-      "git symbolic-ref HEAD \"refs/heads/$2\"\n"
-      "git config user.name \"$GIT_AUTHOR_NAME\"\n"
-      "git config user.email \"$GIT_AUTHOR_EMAIL\"\n"
+      "printf 'create refs/heads/%s %s\\ncreate %s %s\\n' \"$2\" \"$3\" \"$4\" \"$5\" | git update-ref --stdin\n"
+      "printf '%s' \"$7\" >> .git/config\n"
       "git reset -q \"--$6\"\n";
+  auto quoted = [](const std::string& value) {
+    std::string out = "\"";
+    for (char c : value) {
+      if (c == '\\' || c == '"') out += '\\';
+      if (c == '\n') out += "\\n";
+      else if (c != '\0') out += c;
+    }
+    return out + "\"";
+  };
+  const std::string author =
+      "[user]\n\tname = " + quoted(options_.author_name) + "\n\temail = " + quoted(options_.author_email) + "\n";
   auto r = InSandbox(w, kScript,
                      {(fs::path(ClonePath()) / "objects").string(), w.branch, start, origin_ref, base,
-                      checkout ? "hard" : "mixed"},
+                      checkout ? "hard" : "mixed", author},
                      false, cancel);
   return Failed("cannot make the Ticket's repository", r);
 }
@@ -313,22 +366,18 @@ Result<WorkspaceRecord> Workspaces::Prepare(TicketId ticket, const std::atomic<b
   w.branch = branch.empty() ? BranchFor(ticket) : branch;
   w.dir = DirFor(ticket);
   std::lock_guard<std::mutex> lock(clone_mu_);
-  RETURN_IF_ERROR(SyncClone(cancel));
-  auto def = DefaultBranch();
-  if (!def.ok()) return def.status();
-  w.base = "origin/" + *def;
-  const std::string origin = "refs/remotes/origin/" + *def;
+  std::string def, base_sha;
+  RETURN_IF_ERROR(SyncClone(cancel, &def, &base_sha));
+  w.base = "origin/" + def;
+  const std::string origin = "refs/remotes/origin/" + def;
   // Prepared before a restart: keep the work in it. (An empty directory is the mount point a
   // sandboxed prepare command was given and did not fill.)
   std::error_code dir_ec;
   if (fs::exists(w.dir) && !fs::is_empty(w.dir, dir_ec)) {
     const fs::path dot_git = fs::path(w.dir) / ".git";
-    if (fs::is_regular_file(fs::symlink_status(dot_git, dir_ec))) RETURN_IF_ERROR(AdoptOldWorktree(w, *def, cancel));
+    if (fs::is_regular_file(fs::symlink_status(dot_git, dir_ec))) RETURN_IF_ERROR(AdoptOldWorktree(w, def, cancel));
     return w;
   }
-  auto base = Git(ClonePath(), {"rev-parse", "--verify", "-q", origin + "^{commit}"});
-  RETURN_IF_ERROR(Failed("cannot find " + w.base, base));
-  const std::string base_sha = text::Trim(base->out);
   // Kept in the mirror (which the worker reads but cannot write): what TakeCommits checks the
   // branch against, and what keeps that commit's objects from being collected.
   RETURN_IF_ERROR(Failed("cannot record the base", Git(ClonePath(), {"update-ref", BaseRef(ticket), base_sha})));
@@ -377,6 +426,10 @@ Status Workspaces::Remove(const WorkspaceRecord& w) {
   (void)Git(ClonePath(), {"update-ref", "-d", BaseRef(w.ticket)});
   (void)Git(ClonePath(), {"update-ref", "-d", AdoptedRef(w.ticket)});
   if (fs::exists(fs::path(VerifiedPath()) / "HEAD")) (void)Git(VerifiedPath(), {"update-ref", "-d", IncomingRef(w.ticket)});
+  // The maintenance the turns' fetches leave out (SyncClone, TakeCommits): packing what they
+  // brought in, when git's own thresholds say so.
+  for (const std::string& repo : {ClonePath(), VerifiedPath()})
+    if (fs::exists(fs::path(repo) / "HEAD")) (void)Git(repo, {"maintenance", "run", "--auto", "--quiet"});
   // The worker's private HOME and TMPDIR (SandboxPolicyFor keeps them in <root>/sandbox).
   fs::remove_all(fs::path(options_.root) / "sandbox" / TicketName(w.ticket), ec);
   spdlog::info("workspace removed ticket={} dir={} branch={}", w.ticket, w.dir, w.branch);

@@ -12,10 +12,12 @@
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
+#include <stdexcept>
 
 namespace superagent::exec {
 
 namespace fs = std::filesystem;
+using workspace_internal::BundleHead;
 using workspace_internal::Failed;
 using workspace_internal::IncomingRef;
 using workspace_internal::TicketName;
@@ -25,6 +27,27 @@ namespace {
 // branch, not by workspace, so a Ticket prepared again after Remove still knows its own branch.
 std::string PushedRef(const std::string& branch) { return "refs/superagent/pushed/" + branch; }
 }  // namespace
+
+std::string workspace_internal::BundleHead(const std::string& bundle) {
+  std::size_t at = bundle.find('\n');
+  if (at == std::string::npos) return "";
+  const std::string first = bundle.substr(0, at);
+  if (first != "# v2 git bundle" && first != "# v3 git bundle") return "";
+  for (++at; at < bundle.size() && at < 1'000'000;) {
+    const std::size_t end = bundle.find('\n', at);
+    if (end == std::string::npos || end == at) return "";  // the header ended without HEAD
+    const std::string line = bundle.substr(at, end - at);
+    at = end + 1;
+    const std::size_t sp = line.find(' ');
+    if (sp == std::string::npos || line.substr(sp + 1) != "HEAD") continue;
+    const std::string id = line.substr(0, sp);
+    if (id.size() != 40 && id.size() != 64) return "";
+    for (char c : id)
+      if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) return "";
+    return id;
+  }
+  return "";
+}
 
 Result<VerifiedCommits> Workspaces::TakeCommits(const WorkspaceRecord& w, const CommitRules& rules,
                                                 const std::optional<std::string>& commit_message) {
@@ -65,13 +88,18 @@ Result<VerifiedCommits> Workspaces::TakeCommits(const WorkspaceRecord& w, const 
   }
   // Fetched into verified.git: git parses the bundle as it would a stranger's pack, in a
   // repository whose config, hooks and refs only the daemon writes. Only its HEAD is taken.
-  auto fetched = Git(verified, {"fetch", "-q", "--no-tags", "--no-write-fetch-head", file.string(),
-                                "+HEAD:" + IncomingRef(w.ticket)});
+  auto fetched = Git(verified, {"-c", "maintenance.auto=false", "fetch", "-q", "--no-tags", "--no-write-fetch-head",
+                                file.string(), "+HEAD:" + IncomingRef(w.ticket)});
   fs::remove(file, ec);
   RETURN_IF_ERROR(Failed("the branch's bundle was refused", fetched));
-  auto tip = Git(verified, {"rev-parse", "--verify", "-q", IncomingRef(w.ticket) + "^{commit}"});
-  RETURN_IF_ERROR(Failed("cannot read the fetched branch", tip));
-  v.tip = text::Trim(tip->out);
+  // The fetch took the commit the bundle's header names for HEAD (git checked that the pack
+  // holds it); git is asked only when the header cannot be read that way.
+  v.tip = BundleHead(made->out);
+  if (v.tip.empty()) {
+    auto tip = Git(verified, {"rev-parse", "--verify", "-q", IncomingRef(w.ticket) + "^{commit}"});
+    RETURN_IF_ERROR(Failed("cannot read the fetched branch", tip));
+    v.tip = text::Trim(tip->out);
+  }
   if (Status s = Check(base, v.tip, rules, &v); !s.ok()) {
     (void)Git(verified, {"update-ref", "-d", IncomingRef(w.ticket)});
     spdlog::warn("commits refused ticket={} branch={} reason=\"{}\"", w.ticket, w.branch, s.message());
@@ -156,18 +184,21 @@ std::string Shown(const std::string& path) {
 
 Status Workspaces::Check(const std::string& base, const std::string& tip, const CommitRules& rules, VerifiedCommits* v) {
   const std::string verified = VerifiedPath();
-  auto descends = Git(verified, {"merge-base", "--is-ancestor", base, tip});
-  if (!descends.ok()) return descends.status();
-  if (descends->exit_code == 1)
-    return Status::InvalidArgument("the branch does not start from its base " + base.substr(0, 12));
-  RETURN_IF_ERROR(Failed("cannot compare the branch with its base", descends));
-  auto count = Git(verified, {"rev-list", "--count", base + ".." + tip});
-  RETURN_IF_ERROR(Failed("cannot count the branch's commits", count));
+  // "<behind>\t<ahead>": commits of the base the branch lacks (none when it descends from the
+  // base) and the branch's own. One git run for both questions.
+  auto count = Git(verified, {"rev-list", "--left-right", "--count", base + "..." + tip});
+  RETURN_IF_ERROR(Failed("cannot compare the branch with its base", count));
+  int behind = -1;
   try {
-    v->ahead = std::stoi(text::Trim(count->out));
+    const std::string counts = text::Trim(count->out);
+    const std::size_t tab = counts.find('\t');
+    if (tab == std::string::npos) throw std::invalid_argument("no tab");
+    behind = std::stoi(counts.substr(0, tab));
+    v->ahead = std::stoi(counts.substr(tab + 1));
   } catch (...) {
-    return Status::Internal("git rev-list printed \"" + text::Trim(count->out) + "\"");
+    return Status::Internal("git rev-list printed \"" + text::Cut(text::Repair(count->out), 80) + "\"");
   }
+  if (behind != 0) return Status::InvalidArgument("the branch does not start from its base " + base.substr(0, 12));
   auto diff = Git(verified, {"diff-tree", "-r", "-z", "--no-renames", "--raw", "--no-abbrev", base, tip});
   RETURN_IF_ERROR(Failed("cannot list the branch's changes", diff));
   ASSIGN_OR_RETURN(std::vector<RawChange> changes, ParseRaw(diff->out));
@@ -259,46 +290,65 @@ std::string TipIn(const std::string& listing, const std::string& ref) {
 Status Workspaces::Push(const WorkspaceRecord& w) {
   std::lock_guard<std::mutex> lock(clone_mu_);
   const std::string verified = VerifiedPath();
-  auto tip_read = Git(verified, {"rev-parse", "--verify", "-q", IncomingRef(w.ticket) + "^{commit}"});
-  if (!tip_read.ok() || tip_read->exit_code != 0) return Status::Conflict("no verified commits to push for " + w.branch);
-  const std::string tip = text::Trim(tip_read->out);
-  const std::string ref = "refs/heads/" + w.branch;
-  // Issue 34: the push replaces the branch, so it must be this install's to replace. What the
-  // remote holds there now is read first, and the push is pinned to it (--force-with-lease): a
-  // branch that appears or moves in between makes git refuse rather than overwrite.
-  auto listed = Git(verified, {"ls-remote", options_.remote, ref});
-  RETURN_IF_ERROR(Failed("cannot read " + w.branch + " on the remote", listed));
-  const std::string remote_tip = TipIn(listed->out, ref);
-  auto pushed_read = Git(verified, {"rev-parse", "--verify", "-q", PushedRef(w.branch) + "^{commit}"});
-  const std::string pushed = pushed_read.ok() && pushed_read->exit_code == 0 ? text::Trim(pushed_read->out) : "";
-  if (!remote_tip.empty() && remote_tip != pushed && remote_tip != tip) {
-    // Not what this install pushed there last. Taken over only when nothing on it would be lost:
-    // the commits pushed contain it (a fast-forward; also a branch pushed by this install before
-    // it recorded its pushes). A commit this repository does not have is never an ancestor.
-    auto contained = Git(verified, {"merge-base", "--is-ancestor", remote_tip, tip});
-    if (!contained.ok() || contained->exit_code != 0) {
-      spdlog::warn("branch push refused ticket={} branch={} remote_tip={} pushed_tip={}", w.ticket, w.branch,
-                   remote_tip.substr(0, 12), pushed.empty() ? "none" : pushed.substr(0, 12));
-      return Status::Conflict("the branch " + w.branch + " on the remote has commits this install did not push (its tip is " +
-                              remote_tip.substr(0, 12) +
-                              "), so it was left as it is and nothing was pushed; a person can move that branch "
-                              "aside (rename or delete it) and ask again");
-    }
+  // What was verified and what this install pushed last, in one read of verified.git.
+  auto refs = Git(verified, {"for-each-ref", "--format=%(refname) %(objectname)", IncomingRef(w.ticket), PushedRef(w.branch)});
+  RETURN_IF_ERROR(Failed("cannot read what was verified for " + w.branch, refs));
+  std::string tip, pushed;
+  for (std::size_t at = 0; at < refs->out.size();) {
+    std::size_t end = refs->out.find('\n', at);
+    if (end == std::string::npos) end = refs->out.size();
+    const std::string line = refs->out.substr(at, end - at);
+    const std::size_t sp = line.find(' ');
+    if (sp != std::string::npos && line.substr(0, sp) == IncomingRef(w.ticket)) tip = line.substr(sp + 1);
+    if (sp != std::string::npos && line.substr(0, sp) == PushedRef(w.branch)) pushed = line.substr(sp + 1);
+    at = end + 1;
   }
-  auto r = Git(verified, {"push", "-q", "--force-with-lease=" + ref + ":" + remote_tip, options_.remote,
+  if (tip.empty()) return Status::Conflict("no verified commits to push for " + w.branch);
+  const std::string ref = "refs/heads/" + w.branch;
+  // Issue 34: the push replaces the branch, so it must be this install's to replace. The push is
+  // pinned (--force-with-lease) to what this install pushed there last, or to "absent": the
+  // usual case costs one round trip to the remote. A remote branch that is anything else makes
+  // git refuse ("stale info"), and only then is the remote asked what it holds.
+  auto r = Git(verified, {"push", "-q", "--force-with-lease=" + ref + ":" + pushed, options_.remote,
                           IncomingRef(w.ticket) + ":" + ref});
-  if (r.ok() && !r->cancelled && !r->timed_out && r->exit_code != 0 && r->err.find("stale info") != std::string::npos) {
-    spdlog::warn("branch push refused ticket={} branch={} reason=\"the remote branch moved during the push\"", w.ticket,
-                 w.branch);
-    return Status::Conflict("the branch " + w.branch +
-                            " changed on the remote while it was being pushed, so nothing was pushed over it; the "
-                            "next push looks again");
+  auto stale = [](const Result<RunResult>& run) {
+    return run.ok() && !run->cancelled && !run->timed_out && run->exit_code != 0 &&
+           run->err.find("stale info") != std::string::npos;
+  };
+  if (stale(r)) {
+    auto listed = Git(verified, {"ls-remote", options_.remote, ref});
+    RETURN_IF_ERROR(Failed("cannot read " + w.branch + " on the remote", listed));
+    const std::string remote_tip = TipIn(listed->out, ref);
+    if (!remote_tip.empty() && remote_tip != tip) {
+      // Not what this install pushed there last. Taken over only when nothing on it would be lost:
+      // the commits pushed contain it (a fast-forward; also a branch pushed by this install before
+      // it recorded its pushes). A commit this repository does not have is never an ancestor.
+      auto contained = Git(verified, {"merge-base", "--is-ancestor", remote_tip, tip});
+      if (!contained.ok() || contained->exit_code != 0) {
+        spdlog::warn("branch push refused ticket={} branch={} remote_tip={} pushed_tip={}", w.ticket, w.branch,
+                     remote_tip.substr(0, 12), pushed.empty() ? "none" : pushed.substr(0, 12));
+        return Status::Conflict("the branch " + w.branch + " on the remote has commits this install did not push (its tip is " +
+                                remote_tip.substr(0, 12) +
+                                "), so it was left as it is and nothing was pushed; a person can move that branch "
+                                "aside (rename or delete it) and ask again");
+      }
+    }
+    r = Git(verified, {"push", "-q", "--force-with-lease=" + ref + ":" + remote_tip, options_.remote,
+                       IncomingRef(w.ticket) + ":" + ref});
+    if (stale(r)) {
+      spdlog::warn("branch push refused ticket={} branch={} reason=\"the remote branch moved during the push\"", w.ticket,
+                   w.branch);
+      return Status::Conflict("the branch " + w.branch +
+                              " changed on the remote while it was being pushed, so nothing was pushed over it; the "
+                              "next push looks again");
+    }
   }
   RETURN_IF_ERROR(Failed("cannot push " + w.branch, r));
   // Recorded after the push: a push whose record was lost (a crash in between) leaves a remote
   // tip that the next push's commits contain, which the rule above still lets through.
-  if (Status s = Failed("cannot record the push", Git(verified, {"update-ref", PushedRef(w.branch), tip})); !s.ok())
-    spdlog::warn("branch push not recorded ticket={} branch={} error=\"{}\"", w.ticket, w.branch, s.message());
+  if (tip != pushed)
+    if (Status s = Failed("cannot record the push", Git(verified, {"update-ref", PushedRef(w.branch), tip})); !s.ok())
+      spdlog::warn("branch push not recorded ticket={} branch={} error=\"{}\"", w.ticket, w.branch, s.message());
   spdlog::info("branch pushed ticket={} branch={}", w.ticket, w.branch);
   return Status::Ok();
 }

@@ -22,4 +22,9 @@ inline Status Failed(const std::string& what, const Result<RunResult>& r) {
   return Status::Ok();
 }
 
+// The object id a bundle's header gives HEAD ("# v2 git bundle", then "-<id> …" prerequisites and
+// "<id> <ref>" lines up to a blank line; v3 adds "@capability" lines), or "" when the header
+// names none or not as a 40- or 64-digit lower-case hex id. The bundle is a worker's bytes.
+std::string BundleHead(const std::string& bundle);
+
 }  // namespace superagent::exec::workspace_internal
