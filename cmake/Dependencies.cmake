@@ -6,9 +6,9 @@ find_package(nlohmann_json 3.10 REQUIRED)
 find_package(spdlog REQUIRED)
 find_package(yaml-cpp REQUIRED)
 find_package(CURL REQUIRED)
-# Feishu: AES-256-CBC callbacks and TLS for the long connection; protobuf frames over WebSocket.
+# Feishu: AES-256-CBC callbacks and TLS for the long connection (its protobuf frames have a codec
+# of their own, src/sources/feishu/frames.cpp).
 find_package(OpenSSL REQUIRED)
-find_package(Protobuf REQUIRED)
 # websocketpp is header-only over standalone Asio (libwebsocketpp-dev, libasio-dev), both in
 # /usr/include; src/sources/feishu/ws/ws_transport.cc defines ASIO_STANDALONE itself.
 find_path(WEBSOCKETPP_INCLUDE_DIR websocketpp/client.hpp REQUIRED)

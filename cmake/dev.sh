@@ -21,7 +21,7 @@ jobs="$(nproc 2>/dev/null || echo 2)"
 packages=(build-essential cmake pkg-config git ca-certificates
           libsqlite3-dev nlohmann-json3-dev libcurl4-openssl-dev libssl-dev
           libcpp-httplib-dev libspdlog-dev libyaml-cpp-dev
-          libprotobuf-dev protobuf-compiler libwebsocketpp-dev libasio-dev   # Feishu long connection
+          libwebsocketpp-dev libasio-dev   # Feishu long connection
           libgtest-dev libgmock-dev
           bubblewrap  # worker commands run in a sandbox (docs/003, issue 19); the hostile-worker tests need it
           chromium    # the panel's browser tests drive Debian's Chromium

@@ -81,6 +81,53 @@ TEST(FeishuFrames, FramesMissingRequiredFieldsAreRefused) {
   EXPECT_FALSE(DecodeFrame("garbage").ok());
 }
 
+// The codec is the project's own (no libprotobuf): it reads what libprotobuf reads, as the peer
+// may write it — fields in any order, unknown ones, the last of a repeated one, long varints.
+TEST(FeishuFrames, TheCodecReadsTheWireFormatAsProtobufDoes) {
+  auto bytes = [](std::initializer_list<int> b) {
+    std::string s;
+    for (int c : b) s.push_back(static_cast<char>(c));
+    return s;
+  };
+  // method first, then an unknown varint (field 15), an unknown fixed32 (16) and fixed64 (17),
+  // payload_type (7, kept by nobody), SeqID twice (the last wins), LogID, service -1 as ten bytes.
+  auto f = DecodeFrame(bytes({0x20, 0x01, 0x78, 0x05, 0x85, 0x01, 1, 2, 3, 4, 0x89, 0x01, 1, 2, 3, 4, 5, 6, 7, 8,
+                              0x3a, 0x02, 'j', 's', 0x08, 0x07, 0x08, 0x09, 0x10, 0x00, 0x18, 0xff, 0xff, 0xff, 0xff,
+                              0xff, 0xff, 0xff, 0xff, 0xff, 0x01, 0x42, 0x04, 0xe4, 0xbd, 0xa0, 0x21}));
+  ASSERT_TRUE(f.ok()) << f.status().ToString();
+  EXPECT_EQ(f->seq_id, 9u);
+  EXPECT_EQ(f->method, 1);
+  EXPECT_EQ(f->service, -1);
+  ASSERT_TRUE(f->payload);
+  EXPECT_EQ(*f->payload, "\xe4\xbd\xa0\x21");  // "你!", bytes as they came
+  // A negative service goes out as protobuf writes it and comes back the same.
+  WsFrame negative;
+  negative.service = -7;
+  negative.payload = std::string("\xff\x00 not UTF-8", 13);
+  negative.headers = {{"message_id", "消息 🚀"}, {"", ""}};
+  auto back = DecodeFrame(EncodeFrame(negative));
+  ASSERT_TRUE(back.ok());
+  EXPECT_EQ(back->service, -7);
+  EXPECT_EQ(back->payload, negative.payload);
+  EXPECT_EQ(back->headers, negative.headers);
+  // A required field sent with another wire type is skipped, so it is missing: refused.
+  EXPECT_FALSE(DecodeFrame(bytes({0x08, 0x00, 0x10, 0x00, 0x18, 0x00, 0x22, 0x01, 0x00})).ok());
+  const std::string head = bytes({0x08, 0x00, 0x10, 0x00, 0x18, 0x00, 0x20, 0x00});
+  // An empty group (deprecated, but protobuf skips it), and one holding a field.
+  EXPECT_TRUE(DecodeFrame(head + bytes({0x43, 0x44})).ok());
+  EXPECT_TRUE(DecodeFrame(head + bytes({0x43, 0x08, 0x01, 0x44})).ok());
+  // Lengths past the end, a header without its value, an end without its group, a group never
+  // ended, field 0, a tag of six bytes, a varint of eleven.
+  for (const std::string& bad : {head + bytes({0x42, 0x05, 'a'}), head + bytes({0x2a, 0x03, 0x0a, 0x01, 'k'}),
+                                 head + bytes({0x2a, 0x10}), head + bytes({0x44}), head + bytes({0x43, 0x08, 0x01}),
+                                 head + bytes({0x43, 0x4c}), head + bytes({0x00, 0x00}),
+                                 head + bytes({0x80, 0x80, 0x80, 0x80, 0x80, 0x08, 0x00}),
+                                 head + bytes({0x48, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01})})
+    EXPECT_FALSE(DecodeFrame(bad).ok()) << Hex(bad);
+  EXPECT_TRUE(DecodeFrame(head).ok());
+  EXPECT_FALSE(DecodeFrame("").ok());
+}
+
 TEST(FeishuFrames, FragmentsReassembleInAnyOrder) {
   FragmentBuffer buf(10'000);
   auto part = [](const std::string& id, int sum, int seq, const std::string& payload) {
