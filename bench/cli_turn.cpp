@@ -11,7 +11,7 @@
 // a gtest program; it prints its figures and a BENCH line like the other benchmarks. Claude Code
 // only for now (see the note at the end).
 //
-//   bench_cli_turn [--runs N]   (default 5 each way, after one warm-up each)
+//   bench_cli_turn [--runs N]   (default 9 each way, after one warm-up each: a turn varies by ±30 ms)
 #include <gtest/gtest.h>
 
 #include <cstdio>
@@ -41,7 +41,7 @@ namespace fs = std::filesystem;
 using bench::Percentile;
 using bench::Summary;
 
-int g_runs = 5;
+int g_runs = 9;
 const char* kKey = "sk-bench-cli-0123456789";
 
 // The moments a daemon turn's log lines mark, so each run prints where its time went. The lines
@@ -263,7 +263,7 @@ TEST_F(CliTurnBench, ClaudeCode) {
 }  // namespace superagent::testing
 
 int main(int argc, char** argv) {
-  superagent::testing::g_runs = static_cast<int>(superagent::bench::Arg(argc, argv, "runs", 5));
+  superagent::testing::g_runs = static_cast<int>(superagent::bench::Arg(argc, argv, "runs", 9));
   if (superagent::testing::g_runs < 1) {
     std::fprintf(stderr, "--runs must be at least 1\n");
     return 2;

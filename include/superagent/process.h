@@ -107,9 +107,9 @@ struct RunResult {
   std::string out, err;
 };
 
-// Runs to completion, polling every `poll_ms` through `sleeper`; past `limit_ms` on `clock`, or
-// once *cancel is true, the whole group is killed (timed_out / cancelled set). Non-ok only when
-// the process could not start.
+// Runs to completion (waited on for 250 ms, then polled every `poll_ms` through `sleeper`); past
+// `limit_ms` on `clock`, or once *cancel is true, the whole group is killed (timed_out /
+// cancelled set). Non-ok only when the process could not start.
 Result<RunResult> RunToCompletion(ProcessRunner& runner, const ProcessSpec& spec, Clock* clock, const Sleeper& sleeper,
                                   TimeMs limit_ms, TimeMs poll_ms = 20, const std::atomic<bool>* cancel = nullptr);
 

@@ -277,6 +277,10 @@ Sleeper RealSleeper() {
   return [](TimeMs ms) { std::this_thread::sleep_for(std::chrono::milliseconds(ms)); };
 }
 
+namespace {
+constexpr TimeMs kFirstWaitMs = 250;
+}  // namespace
+
 Result<RunResult> RunToCompletion(ProcessRunner& runner, const ProcessSpec& spec, Clock* clock, const Sleeper& sleeper,
                                   TimeMs limit_ms, TimeMs poll_ms, const std::atomic<bool>* cancel) {
   auto p = runner.Spawn(spec);
@@ -284,10 +288,12 @@ Result<RunResult> RunToCompletion(ProcessRunner& runner, const ProcessSpec& spec
   Process& proc = **p;
   const TimeMs start = clock->NowMs();
   RunResult r;
-  // Most commands run here (git in the mirror, in verified.git) end within milliseconds: the
-  // first interval is waited for on the process itself, so such a command costs its own time,
-  // not a poll interval. Longer ones are polled on the injected clock as before.
-  std::optional<int> quick = proc.WaitFor(poll_ms);
+  // Most commands run here (git in the mirror, in verified.git, a sandboxed git script) end
+  // within a few hundred milliseconds: that long is waited for on the process itself, so such a
+  // command costs its own time, not a poll interval rounded up (a 25 ms script polled every
+  // 20 ms took 40). Longer ones are polled on the injected clock as before; a cancel is seen
+  // after this first wait at the latest.
+  std::optional<int> quick = proc.WaitFor(std::max<TimeMs>(poll_ms, kFirstWaitMs));
   while (true) {
     if (auto code = quick ? quick : proc.Poll()) {
       r.exit_code = *code;

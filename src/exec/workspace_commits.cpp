@@ -56,11 +56,13 @@ Result<VerifiedCommits> Workspaces::TakeCommits(const WorkspaceRecord& w, const 
   // The bundle, made by the worker's git in the sandbox: bytes, whatever the worker did to its
   // repository. Nothing over the base: no bundle (git refuses an empty one). Packed without
   // delta search and with light compression: it only crosses to verified.git on this host, and
-  // the push packs for the network anyway.
+  // the push packs for the network anyway. The commit is tried first (a turn that changed files,
+  // the usual case, needs no other git run to say so); "nothing to commit" is told apart by
+  // asking whether anything is staged.
   auto made = InSandbox(w,
                         "if [ \"$2\" = commit ]; then\n"
                         "  git add -A >&2 || exit 1\n"
-                        "  git diff --cached --quiet || git commit -q --no-verify -m \"$3\" >&2 || exit 1\n"
+                        "  git commit -q --no-verify -m \"$3\" >&2 || git diff --cached --quiet || exit 1\n"
                         "fi\n"
                         "n=$(git rev-list --count \"$1..HEAD\") || exit 1\n"
                         "[ \"$n\" = 0 ] && exit 0\n"
