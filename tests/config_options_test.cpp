@@ -23,9 +23,12 @@
 
 #include "app/config.h"
 #include "app/wiring.h"
+#include "config_yaml.h"
 
 namespace superagent::app {
 namespace {
+
+using superagent::testing::YamlFor;
 
 using ::testing::HasSubstr;
 using Type = ConfigKey::Type;
@@ -54,16 +57,6 @@ Config ParseOk(const std::string& yaml) {
   std::optional<Config> c = ParseConfig(yaml, "/etc/superagent/superagent.yaml", &problems);
   EXPECT_TRUE(c.has_value()) << yaml << Dump(problems);
   return c.value_or(Config{});
-}
-
-// "a.b: v" as nested YAML.
-std::string YamlFor(std::string_view dotted, const std::string& value) {
-  std::string out, indent;
-  for (std::size_t dot; (dot = dotted.find('.')) != std::string_view::npos; dotted.remove_prefix(dot + 1)) {
-    out += indent + std::string(dotted.substr(0, dot)) + ":\n";
-    indent += "  ";
-  }
-  return out + indent + std::string(dotted) + ": " + value + "\n";
 }
 
 // ---- defaults ----

@@ -15,9 +15,12 @@
 
 #include "app/logging.h"
 #include "superagent/host_port.h"
+#include "config_yaml.h"
 
 namespace superagent {
 namespace {
+
+using superagent::testing::YamlFor;
 
 using ::testing::HasSubstr;
 using ::testing::Not;
@@ -122,16 +125,6 @@ TEST(ConfigTest, EmptySectionMeansDefaults) {
   Config c = ParseOk("panel:\nexecution: ~\n");
   EXPECT_EQ(c.panel.listen, "127.0.0.1:8080");
   EXPECT_EQ(c.execution.slots, 3);
-}
-
-// "a.b: v" as nested YAML.
-std::string YamlFor(std::string_view dotted, const std::string& value) {
-  std::string out, indent;
-  for (std::size_t dot; (dot = dotted.find('.')) != std::string_view::npos; dotted.remove_prefix(dot + 1)) {
-    out += indent + std::string(dotted.substr(0, dot)) + ":\n";
-    indent += "  ";
-  }
-  return out + indent + std::string(dotted) + ": " + value + "\n";
 }
 
 TEST(ConfigTest, EveryIntegerKeyHoldsItsBoundsFromTheTable) {
