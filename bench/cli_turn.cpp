@@ -8,8 +8,8 @@
 // Both give the CLI the same prompt (the daemon's, read back from the transcript) and the same
 // arguments (the adapter's), so what differs is what the daemon adds. Target: ≤ 100 ms added at
 // the median. The loopback fakes and the fixture are the tests' (tests/exec_fixture.h), so this is
-// a gtest program; it prints its figures and a BENCH line like the other benchmarks. Claude Code
-// only for now (see the note at the end).
+// a gtest program; it prints its figures and a BENCH line like the other benchmarks, one per CLI:
+// Claude Code and Codex (see the note at the end for Qwen Code).
 //
 //   bench_cli_turn [--runs N]   (default 9 each way, after one warm-up each: a turn varies by ±30 ms)
 #include <gtest/gtest.h>
@@ -17,7 +17,9 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <map>
+#include <memory>
 #include <mutex>
 
 #include <spdlog/sinks/base_sink.h>
@@ -28,6 +30,7 @@
 #include "exec_fixture.h"
 #include "fake_coding_model.h"
 #include "fake_github_server.h"
+#include "fake_responses_model.h"
 #include "result_ok.h"
 #include "run_binary.h"
 #include "superagent/model_gateway.h"
@@ -83,9 +86,33 @@ struct Phases {
 struct CliCase {
   std::string cli;      // executor name
   std::string program;  // in tests/node_modules/.bin
-  FakeCodingModel::Wire wire;
   std::string model;
 };
+
+// The loopback model API of one CLI, behind one face: the Messages API's fake for Claude Code,
+// the Responses API's for Codex; both script the same task (fix README's typo, report ready).
+struct FakeApi {
+  std::string base_url;
+  std::function<std::vector<std::string>()> problems;
+  std::shared_ptr<void> keep;
+};
+
+FakeApi MakeFake(const CliCase& c) {
+  FakeApi f;
+  if (c.cli == "codex") {
+    auto m = std::make_shared<FakeResponsesModel>(FakeCliScript{}, c.model, kKey);
+    f.base_url = m->base_url();
+    f.problems = [m] { return m->problems(); };
+    f.keep = m;
+  } else {
+    auto m = std::make_shared<FakeCodingModel>(FakeCodingModel::Wire::kAnthropic, kKey, c.model,
+                                               CodingScript{.old_text = "teh typo", .new_text = "the typo"});
+    f.base_url = m->base_url();
+    f.problems = [m] { return m->problems(); };
+    f.keep = m;
+  }
+  return f;
+}
 
 class CliTurnBench : public ExecTest {
  protected:
@@ -142,7 +169,7 @@ class CliTurnBench : public ExecTest {
 
   // The same CLI on the same task alone: a fresh clone, the adapter's arguments and variables
   // with the real key and the model's own URL, a private HOME.
-  double BareTurn(const CliCase& c, const FakeCodingModel& model, const std::string& prompt, int run) {
+  double BareTurn(const CliCase& c, const FakeApi& model, const std::string& prompt, int run) {
     const fs::path clone = dir_ / ("bare-" + c.cli + "-" + std::to_string(run));
     const fs::path home = dir_ / ("bare-home-" + c.cli + "-" + std::to_string(run));
     Sh("git clone -q " + origin_.string() + " " + clone.string());
@@ -152,8 +179,8 @@ class CliTurnBench : public ExecTest {
     o.binary = NodeModulesDir() + "/.bin/" + c.program;
     o.model = c.model;
     o.api_key = kKey;
-    o.base_url = model.base_url();
-    auto adapter = c.cli == "claude-code" ? exec::MakeClaudeCodeAdapter() : exec::MakeQwenCodeAdapter();
+    o.base_url = model.base_url;
+    auto adapter = c.cli == "codex" ? exec::MakeCodexAdapter() : exec::MakeClaudeCodeAdapter();
     std::string text = prompt;
     for (std::size_t at = text.find("{worktree}"); at != std::string::npos; at = text.find("{worktree}", at))
       text.replace(at, 10, clone.string());
@@ -181,10 +208,10 @@ class CliTurnBench : public ExecTest {
 
   // Both ways for `c`, alternately; prints the figures and the BENCH line. False on a failed run.
   bool Measure(const CliCase& c) {
-    FakeCodingModel model(c.wire, kKey, c.model, {.old_text = "teh typo", .new_text = "the typo"});
+    FakeApi model = MakeFake(c);
     exec::ModelGatewayOptions go;
     go.wire = Ok(exec::ModelWireOf(c.cli));
-    go.upstream = model.base_url();
+    go.upstream = model.base_url;
     go.api_key = kKey;
     auto gateway = Ok(exec::ModelGateway::Start(go, http_.get(), engine_.get(), views_.get(), &clock_));
     exec::CliExecutorOptions o;
@@ -244,6 +271,7 @@ class CliTurnBench : public ExecTest {
         .Add("target_ms", 100)
         .Add("pass", added <= 100 ? 1 : 0)
         .Print();
+    for (const std::string& p : model.problems()) std::fprintf(stderr, "%s model: %s\n", c.cli.c_str(), p.c_str());
     return model.problems().empty();
   }
 
@@ -251,9 +279,9 @@ class CliTurnBench : public ExecTest {
   std::unique_ptr<HttpClient> http_;
 };
 
-TEST_F(CliTurnBench, ClaudeCode) {
-  EXPECT_TRUE(Measure({"claude-code", "claude", FakeCodingModel::Wire::kAnthropic, "claude-sonnet-4-5"}));
-}
+TEST_F(CliTurnBench, ClaudeCode) { EXPECT_TRUE(Measure({"claude-code", "claude", "claude-sonnet-4-5"})); }
+
+TEST_F(CliTurnBench, Codex) { EXPECT_TRUE(Measure({"codex", "codex", "gpt-5.5"})); }
 
 // Not Qwen Code yet: alone, outside any sandbox, it runs its task ~1 s *slower* than in the
 // daemon (its vendored ripgrep is not executable there and it falls back, among what else it
