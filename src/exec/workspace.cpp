@@ -179,16 +179,9 @@ Status Workspaces::SyncClone(const std::atomic<bool>* cancel, std::string* defau
   auto listed = Git(clone, listing);
   RETURN_IF_ERROR(Failed("cannot list " + dropped, listed));
   std::string drop;
-  for (std::size_t at = 0; at < listed->out.size();) {
-    std::size_t end = listed->out.find('\n', at);
-    if (end == std::string::npos) end = listed->out.size();
-    const std::string line = listed->out.substr(at, end - at);
-    const std::size_t sp = line.find(' ');
-    at = end + 1;
-    if (sp == std::string::npos) continue;
-    const std::string ref = line.substr(0, sp);
+  for (const auto& [ref, id] : workspace_internal::ParseRefListing(listed->out)) {
     if (ref.rfind(dropped, 0) == 0) drop += "delete " + ref + "\n";
-    else if (ref == origin_ref) *default_tip = line.substr(sp + 1);
+    else if (ref == origin_ref) *default_tip = id;
   }
   if (!drop.empty())
     RETURN_IF_ERROR(Failed("cannot delete " + dropped, Git(clone, {"update-ref", "--stdin"}, 0, nullptr, drop)));

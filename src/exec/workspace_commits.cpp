@@ -20,6 +20,7 @@ namespace fs = std::filesystem;
 using workspace_internal::BundleHead;
 using workspace_internal::Failed;
 using workspace_internal::IncomingRef;
+using workspace_internal::ParseRefListing;
 using workspace_internal::TicketName;
 
 namespace {
@@ -296,14 +297,9 @@ Status Workspaces::Push(const WorkspaceRecord& w) {
   auto refs = Git(verified, {"for-each-ref", "--format=%(refname) %(objectname)", IncomingRef(w.ticket), PushedRef(w.branch)});
   RETURN_IF_ERROR(Failed("cannot read what was verified for " + w.branch, refs));
   std::string tip, pushed;
-  for (std::size_t at = 0; at < refs->out.size();) {
-    std::size_t end = refs->out.find('\n', at);
-    if (end == std::string::npos) end = refs->out.size();
-    const std::string line = refs->out.substr(at, end - at);
-    const std::size_t sp = line.find(' ');
-    if (sp != std::string::npos && line.substr(0, sp) == IncomingRef(w.ticket)) tip = line.substr(sp + 1);
-    if (sp != std::string::npos && line.substr(0, sp) == PushedRef(w.branch)) pushed = line.substr(sp + 1);
-    at = end + 1;
+  for (const auto& [name, id] : ParseRefListing(refs->out)) {
+    if (name == IncomingRef(w.ticket)) tip = id;
+    if (name == PushedRef(w.branch)) pushed = id;
   }
   if (tip.empty()) return Status::Conflict("no verified commits to push for " + w.branch);
   const std::string ref = "refs/heads/" + w.branch;

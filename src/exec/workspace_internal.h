@@ -3,6 +3,8 @@
 #pragma once
 
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "superagent/process.h"
 #include "superagent/status.h"
@@ -20,6 +22,19 @@ inline Status Failed(const std::string& what, const Result<RunResult>& r) {
   if (r->timed_out) return Status::Unavailable(what + ": timed out");
   if (r->exit_code != 0) return Status::Unavailable(what + ": " + text::TailLines(r->err, 5, 500));
   return Status::Ok();
+}
+
+// `git for-each-ref --format='%(refname) %(objectname)'` output as {ref name, object id}.
+inline std::vector<std::pair<std::string, std::string>> ParseRefListing(const std::string& listing) {
+  std::vector<std::pair<std::string, std::string>> refs;
+  for (std::size_t at = 0; at < listing.size();) {
+    std::size_t end = listing.find('\n', at);
+    if (end == std::string::npos) end = listing.size();
+    const std::string line = listing.substr(at, end - at);
+    at = end + 1;
+    if (const std::size_t sp = line.find(' '); sp != std::string::npos) refs.emplace_back(line.substr(0, sp), line.substr(sp + 1));
+  }
+  return refs;
 }
 
 // The object id a bundle's header gives HEAD ("# v2 git bundle", then "-<id> …" prerequisites and
