@@ -48,7 +48,7 @@ class TwoInstallsTest : public ExecTest {
     github_ = std::make_unique<FakeGitHub>(&clock_);
     github_->issues[1] = WebhookExample("issue_comment", "created")["issue"];
     github_->repo_info["default_branch"] = "main";
-    http_ = MakeCurlHttpClient("superagent-test");
+    http_ = MakeHttpClient("superagent-test");
     github::ClientOptions o;
     o.api_url = github_->url();
     o.token = "t";
@@ -280,6 +280,87 @@ TEST_F(TwoInstallsTest, AUsualPushAsksTheRemoteOnceAndOnlyARefusedLeaseLooksFirs
   EXPECT_EQ(workspaces.Push(*w).code(), Status::Code::kConflict);
   EXPECT_EQ(asked, 2) << "the refused push, then ls-remote; no second push";
   EXPECT_EQ(TipOnOrigin(w->branch), person_tip);
+}
+
+// The daemon's own process starts on a usual turn's way, each git run by its subcommand and a
+// sandboxed script as "sandbox" (what runs inside it is the worker's side). Pinned because each
+// costs a process start (2-5 ms, docs/008 §10), and because the runs that reach the remote must
+// get the credentials and the others must not.
+class CountingRunner : public exec::ProcessRunner {
+ public:
+  explicit CountingRunner(exec::ProcessRunner* inner) : inner_(inner) {}
+  Result<std::unique_ptr<exec::Process>> Spawn(const exec::ProcessSpec& spec) override {
+    std::string what = spec.worker ? "sandbox" : spec.argv.empty() ? "" : spec.argv[0];
+    if (!spec.worker && what == "git")
+      for (std::size_t i = 1; i < spec.argv.size(); ++i) {
+        if (spec.argv[i] == "-c") {
+          ++i;
+        } else if (spec.argv[i].rfind("-", 0) != 0) {
+          what = spec.argv[i];
+          break;
+        }
+      }
+    started.push_back(what);
+    return inner_->Spawn(spec);
+  }
+  std::vector<std::string> started;
+
+ private:
+  exec::ProcessRunner* inner_;
+};
+
+TEST_F(TwoInstallsTest, AUsualTurnRunsFewProcessesAndOnlyTheRemoteOnesHaveTheToken) {
+  CountingRunner counting(runner_.get());
+  int asked = 0;  // how often the credentials were handed out
+  exec::WorkspaceOptions wo = a_.workspaces->options();
+  exec::Workspaces workspaces(wo, &counting, &exec_clock_, sleeper_);
+  ASSERT_TRUE(workspaces.Prepare(1).ok()) << "the first makes the mirror and verified.git";
+  wo.git_env_source = [&]() -> Result<std::vector<std::pair<std::string, std::string>>> {
+    ++asked;
+    return std::vector<std::pair<std::string, std::string>>{};
+  };
+  exec::Workspaces counted(wo, &counting, &exec_clock_, sleeper_);
+  counting.started.clear();
+  auto w = counted.Prepare(2);
+  ASSERT_TRUE(w.ok()) << w.status().ToString();
+  // The fetch; one listing for the refs to drop and the default branch's tip; one update for the
+  // drops and the base; the Ticket's repository made in its sandbox.
+  EXPECT_THAT(counting.started, ::testing::ElementsAre("fetch", "for-each-ref", "update-ref", "sandbox"));
+  EXPECT_EQ(asked, 1) << "the fetch alone is given the credentials";
+  Write(*w, "说明.md", "第一 🚀\n");
+  counting.started.clear();
+  asked = 0;
+  auto v = counted.TakeCommits(*w, {}, "work");
+  ASSERT_TRUE(v.ok()) << v.status().ToString();
+  EXPECT_EQ(v->ahead, 1);
+  // Committed and bundled in the sandbox; fetched into verified.git (the base read from the ref
+  // file the prepare wrote); checked: ancestry and count, the changes, their sizes.
+  EXPECT_THAT(counting.started, ::testing::ElementsAre("sandbox", "fetch", "rev-list", "diff-tree", "cat-file"));
+  EXPECT_EQ(asked, 0) << "a fetch from the worker's bundle reaches no remote: no credentials";
+  counting.started.clear();
+  asked = 0;
+  ASSERT_TRUE(counted.Push(*w).ok());
+  EXPECT_THAT(counting.started, ::testing::ElementsAre("push")) << "the lease and its record are git's";
+  EXPECT_EQ(asked, 1);
+  EXPECT_EQ(OnOrigin(w->branch, "说明.md"), "第一 🚀\n");
+  // A second turn on the same branch: the lease is the push git recorded, so again one run.
+  Write(*w, "说明.md", "第二\n");
+  ASSERT_TRUE(counted.TakeCommits(*w, {}, "more").ok());
+  counting.started.clear();
+  ASSERT_TRUE(counted.Push(*w).ok());
+  EXPECT_THAT(counting.started, ::testing::ElementsAre("push"));
+  EXPECT_EQ(OnOrigin(w->branch, "说明.md"), "第二\n");
+  // A Ticket whose turn changed nothing: no bundle (the script says so by its exit status, git
+  // having refused an empty one), nothing fetched, nothing verified, nothing to push.
+  auto idle = counted.Prepare(3);
+  ASSERT_TRUE(idle.ok()) << idle.status().ToString();
+  counting.started.clear();
+  auto none = counted.TakeCommits(*idle, {}, "nothing");
+  ASSERT_TRUE(none.ok()) << none.status().ToString();
+  EXPECT_EQ(none->ahead, 0);
+  EXPECT_TRUE(none->tip.empty());
+  EXPECT_THAT(counting.started, ::testing::ElementsAre("sandbox", "update-ref"));
+  EXPECT_EQ(counted.Push(*idle).code(), Status::Code::kConflict) << "no verified commits to push";
 }
 
 // After an upgrade nothing records what the older daemon pushed: the branch it pushed is still

@@ -152,17 +152,17 @@ class Workspaces {
   const WorkspaceOptions& options() const { return options_; }
 
  private:
-  // git run by the daemon, in a repository only the daemon writes (the mirror, verified.git, or
-  // a Ticket's git directory it has just made).
+  // git run by the daemon, in a repository only the daemon writes (the mirror, verified.git, or a
+  // Ticket's git directory it has just made); credentials only for clone/fetch/ls-remote/push, never when `local`.
   Result<RunResult> Git(const std::string& cwd, std::vector<std::string> args, TimeMs limit_ms = 0,
-                        const std::atomic<bool>* cancel = nullptr, const std::string& stdin_text = "");
+                        const std::atomic<bool>* cancel = nullptr, const std::string& stdin_text = "", bool local = false);
   // `script` (sh, with "$@" = args) run in the Ticket's sandbox, in its directory.
   Result<RunResult> InSandbox(const WorkspaceRecord& w, const std::string& script, std::vector<std::string> args,
                               bool binary_stdout = false, const std::atomic<bool>* cancel = nullptr);
-  // The mirror made or fetched, verified.git made. With `default_tip`: the default branch's name
-  // and the commit origin/<it> is at now, read in the same listing as the refs it drops.
+  // The mirror made or fetched, verified.git made. With `default_tip`: the default branch's name and
+  // its commit now (read with the refs it drops), also set as the ref `record_tip_as` names if any.
   Status SyncClone(const std::atomic<bool>* cancel, std::string* default_branch = nullptr,
-                   std::string* default_tip = nullptr);
+                   std::string* default_tip = nullptr, const std::string& record_tip_as = "");
   Status MakeTicketRepository(const WorkspaceRecord& w, const std::string& start, bool checkout,
                               const std::string& origin_ref, const std::string& base, const std::atomic<bool>* cancel);
   Status DeleteRefs(const std::string& repo, const std::string& prefix);

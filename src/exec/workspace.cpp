@@ -87,13 +87,17 @@ WorkerScope Workspaces::ScopeFor(TicketId ticket) const {
 }
 
 Result<RunResult> Workspaces::Git(const std::string& cwd, std::vector<std::string> args, TimeMs limit_ms,
-                                  const std::atomic<bool>* cancel, const std::string& stdin_text) {
+                                  const std::atomic<bool>* cancel, const std::string& stdin_text, bool local) {
+  // The subcommand: the first word that is neither an option nor a "-c name=value" pair's value.
   std::string subcommand;
-  for (const std::string& a : args)
-    if (a.rfind("--", 0) != 0) {
-      subcommand = a;
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    if (args[i] == "-c" || args[i] == "-C") {
+      ++i;
+    } else if (args[i].rfind("-", 0) != 0) {
+      subcommand = args[i];
       break;
     }
+  }
   ProcessSpec spec;
   // The daemon's git runs only in repositories no worker can write (the class comment); no hooks
   // and no fsmonitor all the same.
@@ -107,8 +111,8 @@ Result<RunResult> Workspaces::Git(const std::string& cwd, std::vector<std::strin
   // to what reaching a remote may need on the team's box (a proxy, a CA bundle, an SSH agent).
   spec.env.insert(spec.env.end(), options_.git_pass_env.begin(), options_.git_pass_env.end());
   // The token only for the commands that talk to the remote.
-  const bool remote = std::find(std::begin(kRemoteCommands), std::end(kRemoteCommands), subcommand) !=
-                      std::end(kRemoteCommands);
+  const bool remote = !local && std::find(std::begin(kRemoteCommands), std::end(kRemoteCommands), subcommand) !=
+                                    std::end(kRemoteCommands);
   if (remote && options_.git_env_source) {
     auto env = options_.git_env_source();
     if (!env.ok()) return Status::Unavailable("git " + subcommand + " has no credentials: " + env.status().message());
@@ -142,7 +146,8 @@ Status Workspaces::DeleteRefs(const std::string& repo, const std::string& prefix
   return Failed("cannot delete " + prefix, Git(repo, {"update-ref", "--stdin"}, 0, nullptr, script));
 }
 
-Status Workspaces::SyncClone(const std::atomic<bool>* cancel, std::string* default_branch, std::string* default_tip) {
+Status Workspaces::SyncClone(const std::atomic<bool>* cancel, std::string* default_branch, std::string* default_tip,
+                             const std::string& record_tip_as) {
   if (options_.remote.empty()) return Status::InvalidArgument("execution.git_remote is not set and there is no GitHub repository");
   std::error_code ec;
   fs::create_directories(options_.root, ec);
@@ -183,10 +188,12 @@ Status Workspaces::SyncClone(const std::atomic<bool>* cancel, std::string* defau
     if (ref.rfind(dropped, 0) == 0) drop += "delete " + ref + "\n";
     else if (ref == origin_ref) *default_tip = id;
   }
-  if (!drop.empty())
-    RETURN_IF_ERROR(Failed("cannot delete " + dropped, Git(clone, {"update-ref", "--stdin"}, 0, nullptr, drop)));
   if (default_tip != nullptr && default_tip->empty())
     return Status::Unavailable("cannot find origin/" + *default_branch + " in the mirror of " + options_.remote);
+  // The caller's record of that commit rides in the same update as the drops: one git run.
+  if (default_tip != nullptr && !record_tip_as.empty()) drop += "update " + record_tip_as + " " + *default_tip + "\n";
+  if (!drop.empty())
+    RETURN_IF_ERROR(Failed("cannot update the mirror's refs", Git(clone, {"update-ref", "--stdin"}, 0, nullptr, drop)));
   // verified.git: the daemon's private repository, borrowing the mirror's objects. Made with no
   // template (no hooks, not even samples).
   const std::string verified = VerifiedPath();
@@ -250,7 +257,7 @@ Result<std::string> Workspaces::DefaultBranch() {
     std::string line;
     static const std::string kPrefix = "ref: refs/heads/";
     if (std::getline(in, line) && line.rfind(kPrefix, 0) == 0 && line.size() > kPrefix.size() &&
-        line.find_first_of(" \t\r") == std::string::npos)
+        line.find_first_of(" \t\r", kPrefix.size()) == std::string::npos)
       return line.substr(kPrefix.size());
   }
   auto r = Git(ClonePath(), {"symbolic-ref", "--short", "HEAD"});
@@ -294,15 +301,17 @@ Status Workspaces::MakeTicketRepository(const WorkspaceRecord& w, const std::str
   std::error_code ec;
   fs::create_directories(w.dir, ec);
   if (ec) return Status::IoError("cannot create " + w.dir + ": " + ec.message());
-  // Three git runs: each costs a process start in the sandbox, so the refs go in one update-ref
-  // and the author in one append to the new config (quoted as git's config syntax wants).
+  // Two git runs: each costs a process start in the sandbox. origin/<default> is written as the
+  // new repository's packed-refs file (one "<id> <ref>" line, git's format), the author appended
+  // to its config (quoted as git's config syntax wants), and the reset both sets the unborn
+  // branch to `start` and fills the index (and, for a new checkout, the files).
   static const char* kScript =
       "set -e\n"
       "git init -q -b \"$2\"\n"
       "printf '%s\\n' \"$1\" > .git/objects/info/alternates\n"
-      "printf 'create refs/heads/%s %s\\ncreate %s %s\\n' \"$2\" \"$3\" \"$4\" \"$5\" | git update-ref --stdin\n"
+      "printf '%s %s\\n' \"$5\" \"$4\" > .git/packed-refs\n"
       "printf '%s' \"$7\" >> .git/config\n"
-      "git reset -q \"--$6\"\n";
+      "git reset -q \"--$6\" \"$3\"\n";
   auto quoted = [](const std::string& value) {
     std::string out = "\"";
     for (char c : value) {
@@ -360,20 +369,20 @@ Result<WorkspaceRecord> Workspaces::Prepare(TicketId ticket, const std::atomic<b
   w.dir = DirFor(ticket);
   std::lock_guard<std::mutex> lock(clone_mu_);
   std::string def, base_sha;
-  RETURN_IF_ERROR(SyncClone(cancel, &def, &base_sha));
+  // Prepared before a restart: keep the work in it, and its recorded base. (An empty directory is
+  // the mount point a sandboxed prepare command was given and did not fill.) A new one's base is
+  // recorded in the mirror (which the worker reads but cannot write) by the fetch's own ref
+  // update: what TakeCommits checks the branch against, and what keeps its objects from collection.
+  std::error_code dir_ec;
+  const bool kept = fs::exists(w.dir) && !fs::is_empty(w.dir, dir_ec);
+  RETURN_IF_ERROR(SyncClone(cancel, &def, &base_sha, kept ? "" : BaseRef(ticket)));
   w.base = "origin/" + def;
   const std::string origin = "refs/remotes/origin/" + def;
-  // Prepared before a restart: keep the work in it. (An empty directory is the mount point a
-  // sandboxed prepare command was given and did not fill.)
-  std::error_code dir_ec;
-  if (fs::exists(w.dir) && !fs::is_empty(w.dir, dir_ec)) {
+  if (kept) {
     const fs::path dot_git = fs::path(w.dir) / ".git";
     if (fs::is_regular_file(fs::symlink_status(dot_git, dir_ec))) RETURN_IF_ERROR(AdoptOldWorktree(w, def, cancel));
     return w;
   }
-  // Kept in the mirror (which the worker reads but cannot write): what TakeCommits checks the
-  // branch against, and what keeps that commit's objects from being collected.
-  RETURN_IF_ERROR(Failed("cannot record the base", Git(ClonePath(), {"update-ref", BaseRef(ticket), base_sha})));
   if (Status s = MakeTicketRepository(w, base_sha, true, origin, base_sha, cancel); !s.ok()) {
     DiscardHalfMade(w);
     return s;
@@ -430,6 +439,7 @@ Status Workspaces::Remove(const WorkspaceRecord& w) {
 }
 
 Result<std::string> Workspaces::BaseOf(const WorkspaceRecord& w) {
+  if (std::string id = workspace_internal::LooseRef(ClonePath(), BaseRef(w.ticket)); !id.empty()) return id;
   auto r = Git(ClonePath(), {"rev-parse", "--verify", "-q", BaseRef(w.ticket) + "^{commit}"});
   if (!r.ok() || r->exit_code != 0)
     return Status::Conflict("the base of " + w.branch + " is not known (prepare the workspace again)");

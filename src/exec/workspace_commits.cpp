@@ -27,6 +27,14 @@ namespace {
 // In verified.git: the commit this install last pushed to `branch` on the remote (Push). Kept by
 // branch, not by workspace, so a Ticket prepared again after Remove still knows its own branch.
 std::string PushedRef(const std::string& branch) { return "refs/superagent/pushed/" + branch; }
+
+// A 40- or 64-digit lower-case hex object id (SHA-1 or SHA-256), as git prints them.
+bool IsObjectId(const std::string& id) {
+  if (id.size() != 40 && id.size() != 64) return false;
+  for (char c : id)
+    if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) return false;
+  return true;
+}
 }  // namespace
 
 std::string workspace_internal::BundleHead(const std::string& bundle) {
@@ -42,12 +50,19 @@ std::string workspace_internal::BundleHead(const std::string& bundle) {
     const std::size_t sp = line.find(' ');
     if (sp == std::string::npos || line.substr(sp + 1) != "HEAD") continue;
     const std::string id = line.substr(0, sp);
-    if (id.size() != 40 && id.size() != 64) return "";
-    for (char c : id)
-      if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) return "";
-    return id;
+    return IsObjectId(id) ? id : "";
   }
   return "";
+}
+
+std::string workspace_internal::LooseRef(const std::string& repo, const std::string& ref) {
+  std::ifstream in(fs::path(repo) / ref, std::ios::binary);
+  char buf[72];
+  in.read(buf, sizeof buf);
+  const std::string text(buf, static_cast<std::size_t>(in.gcount()));
+  if (text.empty() || text.back() != '\n') return "";
+  const std::string id = text.substr(0, text.size() - 1);
+  return IsObjectId(id) ? id : "";
 }
 
 Result<VerifiedCommits> Workspaces::TakeCommits(const WorkspaceRecord& w, const CommitRules& rules,
@@ -55,24 +70,26 @@ Result<VerifiedCommits> Workspaces::TakeCommits(const WorkspaceRecord& w, const 
   ASSIGN_OR_RETURN(std::string base, BaseOf(w));
   VerifiedCommits v;
   // The bundle, made by the worker's git in the sandbox: bytes, whatever the worker did to its
-  // repository. Nothing over the base: no bundle (git refuses an empty one). Packed without
-  // delta search and with light compression: it only crosses to verified.git on this host, and
-  // the push packs for the network anyway. The commit is tried first (a turn that changed files,
-  // the usual case, needs no other git run to say so); "nothing to commit" is told apart by
-  // asking whether anything is staged.
+  // repository. Packed without delta search and with light compression: it only crosses to
+  // verified.git on this host, and the push packs for the network anyway. Each step is tried
+  // before asking whether it had anything to do (a turn that changed files, the usual case, needs
+  // no other git run): "nothing to commit" is told by nothing staged, and nothing over the base
+  // (git refuses an empty bundle, after writing part of its header) by exit status 3.
   auto made = InSandbox(w,
                         "if [ \"$2\" = commit ]; then\n"
                         "  git add -A >&2 || exit 1\n"
                         "  git commit -q --no-verify -m \"$3\" >&2 || git diff --cached --quiet || exit 1\n"
                         "fi\n"
+                        "git -c pack.window=0 -c pack.compression=1 bundle create -q - HEAD \"^$1\" && exit 0\n"
                         "n=$(git rev-list --count \"$1..HEAD\") || exit 1\n"
-                        "[ \"$n\" = 0 ] && exit 0\n"
-                        "exec git -c pack.window=0 -c pack.compression=1 bundle create -q - HEAD \"^$1\"\n",
+                        "[ \"$n\" = 0 ] && exit 3\n"
+                        "exit 1\n",
                         {base, commit_message ? "commit" : "", commit_message.value_or("")}, true);
-  RETURN_IF_ERROR(Failed("cannot bundle " + w.branch, made));
+  const bool nothing = made.ok() && !made->cancelled && !made->timed_out && made->exit_code == 3;
+  if (!nothing) RETURN_IF_ERROR(Failed("cannot bundle " + w.branch, made));
   std::lock_guard<std::mutex> lock(clone_mu_);
   const std::string verified = VerifiedPath();
-  if (made->out.empty()) {
+  if (nothing || made->out.empty()) {
     if (fs::exists(fs::path(verified) / "HEAD")) (void)Git(verified, {"update-ref", "-d", IncomingRef(w.ticket)});
     return v;
   }
@@ -92,7 +109,8 @@ Result<VerifiedCommits> Workspaces::TakeCommits(const WorkspaceRecord& w, const 
   // Fetched into verified.git: git parses the bundle as it would a stranger's pack, in a
   // repository whose config, hooks and refs only the daemon writes. Only its HEAD is taken.
   auto fetched = Git(verified, {"-c", "maintenance.auto=false", "fetch", "-q", "--no-tags", "--no-write-fetch-head",
-                                file.string(), "+HEAD:" + IncomingRef(w.ticket)});
+                                file.string(), "+HEAD:" + IncomingRef(w.ticket)},
+                     0, nullptr, "", /*local=*/true);
   fs::remove(file, ec);
   RETURN_IF_ERROR(Failed("the branch's bundle was refused", fetched));
   // The fetch took the commit the bundle's header names for HEAD (git checked that the pack
@@ -293,13 +311,13 @@ std::string TipIn(const std::string& listing, const std::string& ref) {
 Status Workspaces::Push(const WorkspaceRecord& w) {
   std::lock_guard<std::mutex> lock(clone_mu_);
   const std::string verified = VerifiedPath();
-  // What was verified and what this install pushed last, in one read of verified.git.
-  auto refs = Git(verified, {"for-each-ref", "--format=%(refname) %(objectname)", IncomingRef(w.ticket), PushedRef(w.branch)});
-  RETURN_IF_ERROR(Failed("cannot read what was verified for " + w.branch, refs));
-  std::string tip, pushed;
-  for (const auto& [name, id] : ParseRefListing(refs->out)) {
-    if (name == IncomingRef(w.ticket)) tip = id;
-    if (name == PushedRef(w.branch)) pushed = id;
+  // What was verified: the ref TakeCommits' fetch wrote, read as a file (git asked otherwise).
+  std::string tip = workspace_internal::LooseRef(verified, IncomingRef(w.ticket));
+  if (tip.empty()) {
+    auto listed = Git(verified, {"for-each-ref", "--format=%(refname) %(objectname)", IncomingRef(w.ticket)});
+    RETURN_IF_ERROR(Failed("cannot read what was verified for " + w.branch, listed));
+    for (const auto& [name, id] : ParseRefListing(listed->out))
+      if (name == IncomingRef(w.ticket)) tip = id;
   }
   if (tip.empty()) return Status::Conflict("no verified commits to push for " + w.branch);
   const std::string ref = "refs/heads/" + w.branch;
@@ -307,8 +325,16 @@ Status Workspaces::Push(const WorkspaceRecord& w) {
   // pinned (--force-with-lease) to what this install pushed there last, or to "absent": the
   // usual case costs one round trip to the remote. A remote branch that is anything else makes
   // git refuse ("stale info"), and only then is the remote asked what it holds.
-  auto r = Git(verified, {"push", "-q", "--force-with-lease=" + ref + ":" + pushed, options_.remote,
-                          IncomingRef(w.ticket) + ":" + ref});
+  // The remote is named for the push alone, its branches mapped to PushedRef: a lease given no
+  // value is git's own "what the remote-tracking ref says" (this install's last push there, or
+  // absent), and git records a push that went through (or found the branch there already) in
+  // that ref itself. So the usual push is one git run.
+  auto push = [&](const std::string& lease) {
+    return Git(verified, {"-c", "remote.superagent.url=" + options_.remote, "-c",
+                          "remote.superagent.fetch=+refs/heads/*:" + PushedRef("*"), "push", "-q",
+                          "--force-with-lease=" + lease, "superagent", tip + ":" + ref});
+  };
+  auto r = push(ref);
   auto stale = [](const Result<RunResult>& run) {
     return run.ok() && !run->cancelled && !run->timed_out && run->exit_code != 0 &&
            run->err.find("stale info") != std::string::npos;
@@ -323,6 +349,9 @@ Status Workspaces::Push(const WorkspaceRecord& w) {
       // it recorded its pushes). A commit this repository does not have is never an ancestor.
       auto contained = Git(verified, {"merge-base", "--is-ancestor", remote_tip, tip});
       if (!contained.ok() || contained->exit_code != 0) {
+        std::string pushed;  // for the log line: what this install pushed there last
+        if (auto refs = Git(verified, {"for-each-ref", "--format=%(objectname)", PushedRef(w.branch)}); refs.ok())
+          pushed = text::Trim(refs->out);
         spdlog::warn("branch push refused ticket={} branch={} remote_tip={} pushed_tip={}", w.ticket, w.branch,
                      remote_tip.substr(0, 12), pushed.empty() ? "none" : pushed.substr(0, 12));
         return Status::Conflict("the branch " + w.branch + " on the remote has commits this install did not push (its tip is " +
@@ -331,8 +360,7 @@ Status Workspaces::Push(const WorkspaceRecord& w) {
                                 "aside (rename or delete it) and ask again");
       }
     }
-    r = Git(verified, {"push", "-q", "--force-with-lease=" + ref + ":" + remote_tip, options_.remote,
-                       IncomingRef(w.ticket) + ":" + ref});
+    r = push(ref + ":" + remote_tip);
     if (stale(r)) {
       spdlog::warn("branch push refused ticket={} branch={} reason=\"the remote branch moved during the push\"", w.ticket,
                    w.branch);
@@ -341,12 +369,10 @@ Status Workspaces::Push(const WorkspaceRecord& w) {
                               "next push looks again");
     }
   }
+  // git records the push after it went through: a push whose record was lost (a crash in
+  // between) leaves a remote tip that the next push's commits contain, which the rule above
+  // still lets through.
   RETURN_IF_ERROR(Failed("cannot push " + w.branch, r));
-  // Recorded after the push: a push whose record was lost (a crash in between) leaves a remote
-  // tip that the next push's commits contain, which the rule above still lets through.
-  if (tip != pushed)
-    if (Status s = Failed("cannot record the push", Git(verified, {"update-ref", PushedRef(w.branch), tip})); !s.ok())
-      spdlog::warn("branch push not recorded ticket={} branch={} error=\"{}\"", w.ticket, w.branch, s.message());
   spdlog::info("branch pushed ticket={} branch={}", w.ticket, w.branch);
   return Status::Ok();
 }

@@ -42,4 +42,9 @@ inline std::vector<std::pair<std::string, std::string>> ParseRefListing(const st
 // names none or not as a 40- or 64-digit lower-case hex id. The bundle is a worker's bytes.
 std::string BundleHead(const std::string& bundle);
 
+// The object id the loose ref file `ref` in the daemon's own repository `repo` holds, or "" when
+// there is none (a packed ref, another ref store) or it holds anything else: then git is asked.
+// Loose refs win over packed ones, so an id read here is the ref's value.
+std::string LooseRef(const std::string& repo, const std::string& ref);
+
 }  // namespace superagent::exec::workspace_internal
