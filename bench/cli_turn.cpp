@@ -123,7 +123,7 @@ class CliTurnBench : public ExecTest {
     sandboxed_ = exec::ProbeSandbox(ro.sandbox).supported;
     ro.sandbox.enabled = sandboxed_;
     UseRunner(ro);
-    http_ = MakeCurlHttpClient("bench");
+    http_ = MakeHttpClient("bench");
   }
 
   // One daemon turn of a new Ticket; its seconds, and the prompt the CLI was given, its worktree

@@ -84,7 +84,7 @@ int main(int argc, char** argv) {
   const TicketId ticket = (*story)["ticket_created"]["id"].get<TicketId>();
   auto session = EngineTestPeer(**engine).OpenSession(ticket, "bench", "claude-code");
 
-  auto http = MakeCurlHttpClient("bench");
+  auto http = MakeHttpClient("bench");
   exec::ModelGatewayOptions o;
   o.wire = exec::ModelWire::kAnthropicMessages;
   o.upstream = "http://127.0.0.1:" + std::to_string(api_port);

@@ -197,7 +197,7 @@ int main() {
   long live_prompt = -1, live_cached = -1;
   if (const char* key = std::getenv("DEEPSEEK_API_KEY"); key && *key) {
     Config config;
-    auto http = MakeCurlHttpClient("superagent-bench");
+    auto http = MakeHttpClient("superagent-bench");
     auto assessor = app::MakeAssessor(config, http.get());
     auto r = assessor->Assess(a, ca, *policy);
     if (r.ok()) {

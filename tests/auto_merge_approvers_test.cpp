@@ -1,5 +1,5 @@
 // Issue 33, item 5: a merge needs people with write access. The GitHub channel's auto-merge
-// against the loopback GitHub with its collaborator permission API (real libcurl, real JSON
+// against the loopback GitHub with its collaborator permission API (the real HTTP client, real JSON
 // shapes): a stranger's approval never merges, a writer's does; the agent's and the author's
 // never count; a permission API that fails, hangs or lies never merges; the named approver and a
 // UI change; and, through the Integration with a real Engine, one question per login per round.
@@ -29,7 +29,7 @@ class AutoMergeApproversTest : public superagent::testing::EngineTest {
   void SetUp() override {
     EngineTest::SetUp();
     fake_ = std::make_unique<FakeGitHub>(&clock_);
-    http_ = MakeCurlHttpClient("superagent-test");
+    http_ = MakeHttpClient("superagent-test");
     client_ = NewClient("t");
     merge_client_ = NewClient("merge-token");
     fake_->permissions = {{"alice", "write"}, {"bob", "admin"}, {"maya", "maintain"}, {"rita", "read"},

@@ -403,7 +403,7 @@ class DoctorTest : public OpsTest {
 
   FakeGitHub github_{SystemClock()};
   FakeChatServer chat_;
-  std::unique_ptr<HttpClient> http_ = MakeCurlHttpClient("superagent-test");
+  std::unique_ptr<HttpClient> http_ = MakeHttpClient("superagent-test");
 };
 
 using R = app::DoctorCheck::Result;

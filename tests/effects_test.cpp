@@ -86,7 +86,7 @@ class FakePeer {
 // way the GitHub channel does.
 class PeerChannel : public Channel {
  public:
-  explicit PeerChannel(std::string base) : base_(std::move(base)), http_(MakeCurlHttpClient()) {}
+  explicit PeerChannel(std::string base) : base_(std::move(base)), http_(MakeHttpClient()) {}
   bool Handles(const std::string& channel) const override { return channel.rfind("github:", 0) == 0; }
   Delivery Perform(const Effect& e, bool outcome_unknown) override {
     std::string marker = "<!-- receipt: " + (e.receipt ? e.receipt->id : std::to_string(e.id)) + " -->";

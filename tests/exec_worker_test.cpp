@@ -30,7 +30,7 @@ class ExecWorkerTest : public ExecTest {
     github_ = std::make_unique<FakeGitHub>(&clock_);
     github_->issues[1] = WebhookExample("issue_comment", "created")["issue"];
     github_->repo_info["default_branch"] = "main";
-    http_ = MakeCurlHttpClient("superagent-test");
+    http_ = MakeHttpClient("superagent-test");
     github::ClientOptions o;
     o.api_url = github_->url();
     o.token = "t";
@@ -262,7 +262,7 @@ TEST_F(ExecWorkerTest, ToolResultsOfMultiByteAndInvalidTextReachTheModelAndTheTr
   llm::ChatOptions co;
   co.base_url = model.base_url();
   co.api_key = model.api_key();
-  auto chat_http = MakeCurlHttpClient("superagent-test");
+  auto chat_http = MakeHttpClient("superagent-test");
   llm::OpenAiChatClient chat(co, chat_http.get(), &exec_clock_, [](TimeMs) {});
   exec::BuiltinExecutorOptions bo;
   bo.model = "deepseek-chat";
@@ -315,7 +315,7 @@ TEST_F(ExecWorkerTest, WrongToolArgumentsAreToolErrorsTheModelSeesAndTheTurnGoes
   llm::ChatOptions co;
   co.base_url = model.base_url();
   co.api_key = model.api_key();
-  auto chat_http = MakeCurlHttpClient("superagent-test");
+  auto chat_http = MakeHttpClient("superagent-test");
   llm::OpenAiChatClient chat(co, chat_http.get(), &exec_clock_, [](TimeMs) {});
   exec::BuiltinExecutorOptions bo;
   bo.model = "deepseek-chat";
@@ -370,7 +370,7 @@ TEST_F(ExecWorkerTest, AnAgentsMdLinkedOutOfTheWorktreeIsNotReadIntoThePrompt) {
   llm::ChatOptions co;
   co.base_url = model.base_url();
   co.api_key = model.api_key();
-  auto chat_http = MakeCurlHttpClient("superagent-test");
+  auto chat_http = MakeHttpClient("superagent-test");
   llm::OpenAiChatClient chat(co, chat_http.get(), &exec_clock_, [](TimeMs) {});
   exec::BuiltinExecutorOptions bo;
   bo.model = "deepseek-chat";
@@ -400,7 +400,7 @@ TEST_F(ExecWorkerTest, TheBuiltinWorkerEditsTestsCommitsAndReportsReadyDrivenByT
   llm::ChatOptions co;
   co.base_url = model.base_url();
   co.api_key = model.api_key();
-  auto chat_http = MakeCurlHttpClient("superagent-test");
+  auto chat_http = MakeHttpClient("superagent-test");
   llm::OpenAiChatClient chat(co, chat_http.get(), &exec_clock_, [](TimeMs) {});
   exec::BuiltinExecutorOptions bo;
   bo.model = "deepseek-chat";
@@ -468,7 +468,7 @@ TEST_F(ExecWorkerTest, StoppingATicketAbandonsTheModelCallInFlight) {
   co.base_url = model.base_url();
   co.api_key = model.api_key();
   co.timeout_ms = 60'000;
-  auto chat_http = MakeCurlHttpClient("superagent-test");
+  auto chat_http = MakeHttpClient("superagent-test");
   llm::OpenAiChatClient chat(co, chat_http.get(), &exec_clock_, [](TimeMs) {});
   auto executor = exec::MakeBuiltinExecutor({"deepseek-chat"}, engine_.get(), views_.get(), &chat, services_.get());
   auto scheduler = MakeScheduler(executor.get());
@@ -495,7 +495,7 @@ TEST_F(ExecWorkerTest, AFollowUpResumesTheBuiltinSessionFromItsTranscript) {
   llm::ChatOptions co;
   co.base_url = model.base_url();
   co.api_key = model.api_key();
-  auto chat_http = MakeCurlHttpClient("superagent-test");
+  auto chat_http = MakeHttpClient("superagent-test");
   llm::OpenAiChatClient chat(co, chat_http.get(), &exec_clock_, [](TimeMs) {});
   auto executor = exec::MakeBuiltinExecutor({"deepseek-chat"}, engine_.get(), views_.get(), &chat, services_.get());
   auto scheduler = MakeScheduler(executor.get());
@@ -532,7 +532,7 @@ TEST_F(ExecWorkerTest, AFollowUpDuringATurnReachesTheSessionAtItsNextStep) {
   llm::ChatOptions co;
   co.base_url = model.base_url();
   co.api_key = model.api_key();
-  auto chat_http = MakeCurlHttpClient("superagent-test");
+  auto chat_http = MakeHttpClient("superagent-test");
   llm::OpenAiChatClient chat(co, chat_http.get(), &exec_clock_, [](TimeMs) {});
   auto executor = exec::MakeBuiltinExecutor({"deepseek-chat"}, engine_.get(), views_.get(), &chat, services_.get());
   auto scheduler = MakeScheduler(executor.get());
@@ -560,7 +560,7 @@ class ExecWorkerFormTest : public ExecWorkerTest {
     llm::ChatOptions co;
     co.base_url = model_.base_url();
     co.api_key = model_.api_key();
-    chat_http_ = MakeCurlHttpClient("superagent-test");
+    chat_http_ = MakeHttpClient("superagent-test");
     chat_ = std::make_unique<llm::OpenAiChatClient>(co, chat_http_.get(), &exec_clock_, [](TimeMs) {});
   }
   // The services with `o` (team skills, UI paths), and a builtin executor on them.

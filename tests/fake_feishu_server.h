@@ -1,7 +1,7 @@
 // A loopback Feishu Open Platform for tests: the REST wire format of the official API (token at
 // the top level, bot info under `bot`, the {code,msg,data} envelope, message lists with chat and
 // thread containers and page tokens, send/reply honouring `uuid`, 429 with x-ogw-ratelimit-reset)
-// over a real socket, so the real libcurl client and the real Source run against it. The shapes
+// over a real socket, so the real HTTP client and the real Source run against it. The shapes
 // follow research/integration-facts.md Part B (checked against @larksuiteoapi/node-sdk types).
 #pragma once
 

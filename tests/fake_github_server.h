@@ -1,6 +1,6 @@
 // A loopback GitHub for tests: speaks the REST wire format (JSON bodies, Link pagination, ETag /
 // Last-Modified conditional requests answered with 304, x-ratelimit-* headers, X-Poll-Interval,
-// Retry-After) over a real socket, so the real libcurl client and the real Source run against it.
+// Retry-After) over a real socket, so the real HTTP client and the real Source run against it.
 //
 // Its data is recorded GitHub data nobody here wrote: objects from @octokit/webhooks-examples
 // (webhook payloads carry the same issue/comment/review objects the REST API returns) and whole

@@ -34,7 +34,7 @@ class FeishuCallbackTest : public superagent::testing::EngineTest {
   void SetUp() override {
     EngineTest::SetUp();
     fake_ = std::make_unique<FakeFeishu>(&clock_);
-    http_ = MakeCurlHttpClient("superagent-test");
+    http_ = MakeHttpClient("superagent-test");
     ClientOptions co;
     co.api_url = fake_->url();
     co.app_id = fake_->app_id;

@@ -25,7 +25,7 @@ class FeishuChannelTest : public superagent::testing::EngineTest {
     fake_ = std::make_unique<FakeFeishu>(&clock_);
     fake_->messages.push_back(FakeFeishu::Item("om_1", "oc_a", "ou_alice", "@bot fix it", clock_.NowMs(), "omt_1"));
     fake_->messages.push_back(FakeFeishu::Item("om_2", "oc_a", "ou_alice", "plain", clock_.NowMs()));
-    http_ = MakeCurlHttpClient("superagent-test");
+    http_ = MakeHttpClient("superagent-test");
     ClientOptions co;
     co.api_url = fake_->url();
     co.app_id = fake_->app_id;

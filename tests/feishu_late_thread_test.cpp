@@ -3,7 +3,7 @@
 // again, so a reply in a topic opened on the request (or on the acknowledgement) while the daemon
 // was down was never read. Each round now looks the open Tickets' messages up (GET
 // /open-apis/im/v1/messages/<id>, whose thread_id names a topic grown on it) and reads a topic
-// found in the same round. Real libcurl, SQLite, Engine, Effects loop and FeishuChannel against the
+// found in the same round. The real HTTP client, SQLite, Engine, Effects loop and FeishuChannel against the
 // loopback fake; time is a FakeClock.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -42,7 +42,7 @@ class FeishuLateThreadTest : public superagent::testing::EngineTest {
     EngineTest::SetUp();
     Open(superagent::testing::MakePolicy("observe", kChats));
     fake_ = std::make_unique<FakeFeishu>(&clock_);
-    http_ = MakeCurlHttpClient("superagent-test");
+    http_ = MakeHttpClient("superagent-test");
     ClientOptions co;
     co.api_url = fake_->url();
     co.app_id = fake_->app_id;

@@ -1,4 +1,4 @@
-// The Feishu Source end to end against the loopback fake: real libcurl, real SQLite, real
+// The Feishu Source end to end against the loopback fake: the real HTTP client, real SQLite, real
 // Engine, a FakeClock. Scenarios of seed 000 / issue 8: per-chat cursors, duplicates across
 // paths, chat_not_allowed, topic replies via the thread container, subscribed-thread polling.
 #include <gmock/gmock.h>
@@ -30,7 +30,7 @@ class FeishuSourceTest : public superagent::testing::EngineTest {
     Open(superagent::testing::MakePolicy("observe", kThreeChats));
     t0_ = clock_.NowMs();
     fake_ = std::make_unique<FakeFeishu>(&clock_);
-    http_ = MakeCurlHttpClient("superagent-test");
+    http_ = MakeHttpClient("superagent-test");
     ClientOptions co;
     co.api_url = fake_->url();
     co.app_id = fake_->app_id;

@@ -159,7 +159,7 @@ class FeishuWsTest : public superagent::testing::EngineTest {
     fake_ = std::make_unique<FakeFeishu>(&clock_);
     ws_ = std::make_unique<FakeFeishuWs>();
     fake_->ws_endpoint_fn = [this] { return ws_->EndpointAnswer(); };
-    http_ = MakeCurlHttpClient("superagent-test");
+    http_ = MakeHttpClient("superagent-test");
     ClientOptions co;
     co.api_url = fake_->url();
     co.app_id = fake_->app_id;

@@ -50,7 +50,7 @@ class AppAuthTest : public ::testing::TestWithParam<std::string> {
   TestKey key_;
   AppClock clock_;
   FakeGitHub fake_{&clock_};
-  std::unique_ptr<HttpClient> http_ = MakeCurlHttpClient("superagent-test");
+  std::unique_ptr<HttpClient> http_ = MakeHttpClient("superagent-test");
 };
 
 TEST_P(AppAuthTest, AJwtGitHubVerifiesBuysATokenThatIsReusedAndRefreshedBeforeItExpires) {

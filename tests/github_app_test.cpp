@@ -2,7 +2,7 @@
 // its App mode — on github.com's paths and under GitHub Enterprise Server's /api/v3 prefix: the
 // identity "<slug>[bot]", mentions without notifications (webhook first, polling as the safety
 // net), installation tokens renewed before expiry and after a 401 without a lost or doubled
-// message, and the check run that shows a Ticket's stage on its pull request. Real libcurl, real
+// message, and the check run that shows a Ticket's stage on its pull request. The real HTTP client, real
 // SQLite, a FakeClock; nothing sleeps.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -40,7 +40,7 @@ class GitHubAppTest : public EngineTest, public ::testing::WithParamInterface<st
     fake_->issues[1] = WebhookExample("issue_comment", "created")["issue"];
     fake_->issues[2] = fake_->issues[1];
     fake_->issues[2]["number"] = 2;
-    http_ = MakeCurlHttpClient("superagent-test");
+    http_ = MakeHttpClient("superagent-test");
     github::AppAuthOptions a;
     a.api_url = fake_->api_url();
     a.app_id = "12345";

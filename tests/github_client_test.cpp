@@ -17,7 +17,7 @@ using superagent::testing::OctokitScenario;
 
 class GitHubClientTest : public ::testing::Test {
  protected:
-  GitHubClientTest() : fake_(&clock_), http_(MakeCurlHttpClient("superagent-test")) {
+  GitHubClientTest() : fake_(&clock_), http_(MakeHttpClient("superagent-test")) {
     ClientOptions o;
     o.api_url = fake_.url();
     o.token = "ghp_test_token_never_logged";
@@ -235,7 +235,7 @@ TEST(GitHubAppClientTest, A401GetsOneFreshInstallationTokenAndTheWriteIsPostedOn
   FakeClock clock;
   FakeGitHub fake(&clock);
   fake.issues[1] = superagent::testing::WebhookExample("issue_comment", "created")["issue"];
-  auto http = MakeCurlHttpClient("superagent-test");
+  auto http = MakeHttpClient("superagent-test");
   int generation = 1, rejected = 0;
   bool broken = false;
   ClientOptions o;

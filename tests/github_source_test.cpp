@@ -1,4 +1,4 @@
-// The GitHub Source end to end against the loopback fake: real libcurl, real SQLite, real Engine,
+// The GitHub Source end to end against the loopback fake: the real HTTP client, real SQLite, real Engine,
 // a FakeClock and a sleeper that advances it (nothing here sleeps). Scenarios of issue 3.
 #include <gmock/gmock.h>
 #include <sqlite3.h>
@@ -26,7 +26,7 @@ using superagent::testing::FakeGitHub;
 using superagent::testing::ScriptedAssessor;
 using superagent::testing::WebhookExample;
 
-constexpr const char* kRepo = "Codertocat/Hello-World";
+constexpr const char* kSourceRepo = "Codertocat/Hello-World";
 constexpr const char* kSecret = "webhook-s3cret";
 
 class GitHubSourceTest : public superagent::testing::EngineTest {
@@ -36,7 +36,7 @@ class GitHubSourceTest : public superagent::testing::EngineTest {
     Open(superagent::testing::MakePolicy("observe", "people: [alice, bob]=>people: [alice, bob, Codertocat]"));
     t0_ = clock_.NowMs();
     fake_ = std::make_unique<FakeGitHub>(&clock_);
-    http_ = MakeCurlHttpClient("superagent-test");
+    http_ = MakeHttpClient("superagent-test");
     ClientOptions co;
     co.api_url = fake_->url();
     co.token = "test-token";
@@ -44,7 +44,7 @@ class GitHubSourceTest : public superagent::testing::EngineTest {
       sleeps_.push_back(ms);
       clock_.Advance(ms);
     }, co);
-    options_.repo = kRepo;
+    options_.repo = kSourceRepo;
     options_.webhook_secret = kSecret;
     // The first round starts a minute back, so data written just before it (at t0 + seconds) is
     // read; in production the first start reads from now on.
@@ -60,7 +60,7 @@ class GitHubSourceTest : public superagent::testing::EngineTest {
     issue2["url"] = "https://api.github.com/repos/Codertocat/Hello-World/issues/2";
     issue2["html_url"] = "https://github.com/Codertocat/Hello-World/issues/2";
     fake_->issues[2] = issue2;
-    channel_ = std::make_unique<GitHubChannel>(client_.get(), kRepo);
+    channel_ = std::make_unique<GitHubChannel>(client_.get(), kSourceRepo);
   }
   void TearDown() override {
     source_.reset();
@@ -414,7 +414,7 @@ TEST_F(GitHubSourceTest, AnIssueBodyReadAgainIsNoNewVersionAndStartsNoTurn) {
   const TicketId t = Ok(ExplainNow(CommentId(mention)))["ticket_created"]["id"];
   EndFirstTurn(t, Stage::kBlocked);  // nothing is owed to it now
   EffectsLoop loop(engine_.get(), {channel_.get()}, &clock_, {}, 7);
-  const std::string body_id = NormalizeIssue(fake_->issues[1], NormalizeContext{kRepo, "superagent-bot"}).trigger.id;
+  const std::string body_id = NormalizeIssue(fake_->issues[1], NormalizeContext{kSourceRepo, "superagent-bot"}).trigger.id;
 
   for (int round = 0; round < 3; ++round) {
     ASSERT_TRUE(loop.RunOnce().ok());  // the agent's own comments: each one moves updated_at
@@ -453,7 +453,7 @@ TEST_F(GitHubSourceTest, AnIssueBodyReadAgainIsNoNewVersionAndStartsNoTurn) {
   fake_->notifications[0]["updated_at"] = fake_->Iso(clock_.NowMs() - 1'000);
   RoundReport edited = source_->RunOnce();
   ASSERT_TRUE(edited.errors.empty()) << edited.errors.front();
-  const std::string edited_id = NormalizeIssue(fake_->issues[1], NormalizeContext{kRepo, "superagent-bot"}).trigger.id;
+  const std::string edited_id = NormalizeIssue(fake_->issues[1], NormalizeContext{kSourceRepo, "superagent-bot"}).trigger.id;
   EXPECT_NE(edited_id, body_id);
   ASSERT_TRUE(views_->GetTrigger(edited_id).ok());
   EXPECT_EQ(Ok(views_->TicketInputs(t)).back().state, "context");
@@ -790,7 +790,7 @@ TEST_F(GitHubWebhookTest, EveryTakenEventKindFromRealPayloads) {
   for (Case c : {Case{"pull_request_review_comment", "created", 1}, Case{"issues", "opened", 0},
                  Case{"pull_request", "opened", 0}, Case{"workflow_run", "completed", 1}}) {
     json p = WebhookExample(c.event, c.action, c.nth);
-    if (std::string(c.event) == "workflow_run") p["repository"]["full_name"] = kRepo;
+    if (std::string(c.event) == "workflow_run") p["repository"]["full_name"] = kSourceRepo;
     const std::string body = p.dump();
     HttpResponse res = Deliver(c.event, body, WebhookSignature(kSecret, body));
     EXPECT_EQ(res.status, 200) << c.event << ": " << res.body;
@@ -827,7 +827,7 @@ TEST_F(GitHubWebhookTest, WrongTypesInASignedDeliveryAreRefusedOrSkippedNeverA50
                          : std::string(c.event) == "pull_request_review" ? "submitted"
                                                                          : "created";
     json p = WebhookExample(c.event, action);
-    p["repository"]["full_name"] = kRepo;
+    p["repository"]["full_name"] = kSourceRepo;
     c.spoil(p);
     const std::string body = p.dump();
     HttpResponse res = Deliver(c.event, body, WebhookSignature(kSecret, body));
@@ -894,7 +894,7 @@ TEST_F(GitHubSourceTest, CrashBetweenPostedAndRecordedStillLeavesOneComment) {
   source_.reset();
   Open(superagent::testing::MakePolicy("observe", "people: [alice, bob]=>people: [alice, bob, Codertocat]"));
   clock_.Advance(5'000);
-  GitHubChannel fresh(client_.get(), kRepo);
+  GitHubChannel fresh(client_.get(), kSourceRepo);
   EffectsLoop loop(engine_.get(), {&fresh}, &clock_, {}, 7);
   for (int i = 0; i < 3; ++i) {
     ASSERT_TRUE(loop.RunOnce().ok());
@@ -1011,7 +1011,7 @@ TEST_F(GitHubTrackedPullTest, ATrackedListThatCannotBeReadIsAnErrorNeverNone) {
   EXPECT_TRUE(Requests().empty()) << "a round that cannot know what it follows reads nothing";
 
   json run = WebhookExample("workflow_run", "completed", 1);
-  run["repository"]["full_name"] = kRepo;  // the recorded run is of another repository
+  run["repository"]["full_name"] = kSourceRepo;  // the recorded run is of another repository
   run["workflow_run"] = FailedRun();
   WebhookReply refused = Deliver("workflow_run", run);
   EXPECT_EQ(refused.status, 503) << refused.message;
@@ -1138,7 +1138,7 @@ TEST_F(GitHubTrackedPullTest, WebhooksTakeTheClosingAndTrackedCiAndPollingMeetsT
   EXPECT_EQ(w.message, "stored");  // read_ci is off, but this is the Ticket's own CI
   EXPECT_EQ(tracked_calls_, 3);
   json run = WebhookExample("workflow_run", "completed", 1);
-  run["repository"]["full_name"] = kRepo;  // the recorded run is of another repository
+  run["repository"]["full_name"] = kSourceRepo;  // the recorded run is of another repository
   run["workflow_run"] = FailedRun();
   w = Deliver("workflow_run", run);
   EXPECT_EQ(w.message, "stored");

@@ -197,7 +197,7 @@ class HostileWorkerTest : public ExecTest {
     llm::ChatOptions co;
     co.base_url = model.base_url();
     co.api_key = model.api_key();
-    chat_http_ = MakeCurlHttpClient("superagent-test");
+    chat_http_ = MakeHttpClient("superagent-test");
     chat_ = std::make_unique<llm::OpenAiChatClient>(co, chat_http_.get(), &exec_clock_, [](TimeMs) {});
     exec::BuiltinExecutorOptions bo;
     bo.model = "deepseek-chat";

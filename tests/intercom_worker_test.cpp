@@ -26,7 +26,7 @@ class IntercomWorkerTest : public ExecTest {
  protected:
   void SetUp() override {
     ExecTest::SetUp();
-    chat_http_ = MakeCurlHttpClient("superagent-test");
+    chat_http_ = MakeHttpClient("superagent-test");
     llm::ChatOptions co;
     co.base_url = model_.base_url();
     co.api_key = model_.api_key();

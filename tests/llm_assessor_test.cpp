@@ -1,4 +1,4 @@
-// The model-backed Eval end to end: Engine + RunOneEval + ModelAssessor + the libcurl client
+// The model-backed Eval end to end: Engine + RunOneEval + ModelAssessor + the HTTP client
 // against a loopback chat-completions server, with a real SQLite store. Covers every scenario of
 // issue 4, including injected text that tries to talk the model into accepting.
 #include <gmock/gmock.h>
@@ -63,7 +63,7 @@ class ModelEvalTest : public EngineTest {
   void ExpectCleanWire() { EXPECT_THAT(server_.problems(), ::testing::IsEmpty()); }
 
   FakeChatServer server_;
-  std::unique_ptr<HttpClient> http_ = MakeCurlHttpClient("superagent-test");
+  std::unique_ptr<HttpClient> http_ = MakeHttpClient("superagent-test");
   std::vector<TimeMs> waits_;
 };
 
@@ -374,7 +374,7 @@ TEST(MakeAssessorTest, NoKeyMeansNoModelAndAKeyMeansTheModel) {
   c.prompts.team_dir = "/srv/prompts";
   c.github.repo = "acme/widgets";
   c.eval.timeout_seconds = 60;
-  auto http = MakeCurlHttpClient();
+  auto http = MakeHttpClient();
   ::unsetenv("SUPERAGENT_TEST_MAKE_ASSESSOR_KEY");
   auto none = app::MakeAssessor(c, http.get());
   EXPECT_NE(dynamic_cast<NoModelAssessor*>(none.get()), nullptr);

@@ -48,7 +48,7 @@ class ChatClientTest : public ::testing::Test {
   }
 
   FakeChatServer server_;
-  std::unique_ptr<HttpClient> http_ = MakeCurlHttpClient("superagent-test");
+  std::unique_ptr<HttpClient> http_ = MakeHttpClient("superagent-test");
   FakeClock clock_;
   std::vector<TimeMs> waits_;
 };

@@ -154,7 +154,7 @@ class ModelGatewayTest : public ExecTest, public ::testing::WithParamInterface<W
  protected:
   void SetUp() override {
     ExecTest::SetUp();
-    http_ = MakeCurlHttpClient("superagent-test");
+    http_ = MakeHttpClient("superagent-test");
   }
   void TearDown() override {
     gateway_.reset();

@@ -179,7 +179,7 @@ struct IntegrationOptions {
 class Integration {
  public:
   // The Source, the Channel and (with long_connection) the WebSocket, over one HttpClient
-  // (`http`; null: libcurl). InvalidArgument when the app id or secret is empty.
+  // (`http`; null: a new one). InvalidArgument when the app id or secret is empty.
   static Result<std::unique_ptr<Integration>> Create(IntegrationOptions options, Engine* engine, Views* views,
                                                      Clock* clock,
                                                      std::unique_ptr<HttpClient> http = nullptr);

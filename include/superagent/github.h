@@ -354,7 +354,7 @@ struct IntegrationOptions {
 
 class Integration {
  public:
-  // The poller, the webhook's Source and the Channel over one HttpClient (`http`; null: libcurl).
+  // The poller, the webhook's Source and the Channel over one HttpClient (`http`; null: a new one).
   // InvalidArgument when the repository is empty or there is neither a token nor a token_source.
   static Result<std::unique_ptr<Integration>> Create(IntegrationOptions options, Engine* engine, Views* views,
                                                      Clock* clock,

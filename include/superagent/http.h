@@ -1,5 +1,6 @@
-// HttpClient: the seam for outgoing HTTP. Production uses libcurl; tests point it at loopback
-// servers that speak the real wire format (GitHub, Feishu, chat completions).
+// HttpClient: the seam for outgoing HTTP. Production uses MakeHttpClient's client (cpp-httplib over
+// OpenSSL, src/net/), with the proxies app/ reads from the environment; tests point it at loopback
+// servers that speak the real wire format (GitHub, Feishu, chat completions), with no proxy.
 #pragma once
 
 #include <atomic>
@@ -51,7 +52,33 @@ class HttpClient {
   virtual HttpResponse Send(const HttpRequest& request) = 0;
 };
 
-// libcurl-backed client. `user_agent` is sent on every request.
-std::unique_ptr<HttpClient> MakeCurlHttpClient(const std::string& user_agent = "superagent");
+// The proxies requests go through, by libcurl's rules for its environment variables (the daemon
+// fills this from them: app::HttpProxiesFromEnvironment; the client itself reads no variable).
+// Each proxy field holds a proxy URL, "[http://][user[:password]@]host[:port][/]": only http://
+// proxies, port 1080 when none is given, the user and password percent-encoded (sent as Basic
+// Proxy-Authorization). "" is unset. A field that is set but holds no such URL fails every request
+// it would carry, with an error naming the variable (never its value, which may hold a password):
+// a configured proxy is never bypassed.
+struct HttpProxies {
+  // For http:// URLs (the request goes to the proxy in absolute form): the variable http_proxy,
+  // lower-case only. HTTP_PROXY is never read: in a CGI program it comes from the request's
+  // "Proxy:" header (httpoxy).
+  std::string http_proxy;
+  // For https:// URLs (through a CONNECT tunnel; the server's certificate is still verified):
+  // https_proxy, else HTTPS_PROXY.
+  std::string https_proxy;
+  // For either scheme when its own field is "": all_proxy, else ALL_PROXY.
+  std::string all_proxy;
+  // Hosts reached directly, whatever the fields above say: no_proxy, else NO_PROXY. "*" (every
+  // host), or a comma-separated list of names, each covering itself and its subdomains
+  // (".example.com" and "example.com" alike), without case; a ":port" after an entry is ignored;
+  // an address (127.0.0.1, [::1]) covers only itself.
+  std::string no_proxy;
+};
+
+// The client. `user_agent` is sent on every request (unless the request sets User-Agent).
+// `proxies`: none by default, which is what tests and benchmarks want (a loopback fake must never
+// be reached through a proxy the machine happens to set); the daemon passes the environment's.
+std::unique_ptr<HttpClient> MakeHttpClient(const std::string& user_agent = "superagent", HttpProxies proxies = {});
 
 }  // namespace superagent

@@ -7,11 +7,12 @@
 
 #include "app/commands.h"
 #include "app/doctor.h"
+#include "app/wiring.h"
 
 namespace superagent::app {
 namespace {
 
-const char kUsage[] =
+const char kDoctorUsage[] =
     "usage: superagent doctor [--config FILE]\n"
     "\n"
     "Checks what a first deployment gets wrong and says how to fix each: config and policy valid,\n"
@@ -31,7 +32,7 @@ const char kUsage[] =
 
 int CmdDoctor(int argc, char** argv) {
   std::string config_path;
-  if (auto exit = ParseConfigOnly(argc, argv, "doctor", kUsage, &config_path)) return *exit;
+  if (auto exit = ParseConfigOnly(argc, argv, "doctor", kDoctorUsage, &config_path)) return *exit;
   Config config = DefaultConfig();
   if (!config_path.empty()) {
     std::vector<Problem> problems;
@@ -52,7 +53,7 @@ int CmdDoctor(int argc, char** argv) {
   // say, each check's line says for a person.
   const spdlog::level::level_enum level = spdlog::get_level();
   spdlog::set_level(spdlog::level::off);
-  auto http = MakeCurlHttpClient("superagent-doctor/" SUPERAGENT_VERSION);
+  auto http = MakeHttpClient("superagent-doctor/" SUPERAGENT_VERSION, HttpProxiesFromEnvironment());
   int failed = 0, warned = 0;
   for (const DoctorCheck& c : RunDoctor(config, *http)) {
     std::printf("%-22s %-7s %s\n", c.name.c_str(), DoctorResultName(c.result), c.detail.c_str());

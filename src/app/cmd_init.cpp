@@ -17,12 +17,13 @@
 #include "app/commands.h"
 #include "app/config.h"
 #include "app/init.h"
+#include "app/wiring.h"
 
 namespace superagent::app {
 
 namespace {
 
-const char kUsage[] =
+const char kInitUsage[] =
     "usage: superagent init [--dir DIR] [--repo OWNER/NAME] [--people LOGIN,LOGIN] [--model-url URL]\n"
     "                       [--model NAME] [--execution-model NAME] [--model-key-env NAME]\n"
     "                       [--github-token-env NAME] [--github-api-url URL] [--git-remote URL]\n"
@@ -43,7 +44,7 @@ const char kUsage[] =
     "exit: 0 files written and valid (doctor's findings are printed as next steps), 1 the files\n"
     "could not be written or are invalid, 2 bad usage or a bad value.\n";
 
-int Usage(const std::string& message) { return UsageError("init", message, kUsage); }
+int Usage(const std::string& message) { return UsageError("init", message, kInitUsage); }
 
 bool WriteFile(const std::filesystem::path& path, const std::string& text) {
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
@@ -78,7 +79,7 @@ int CmdInit(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     std::string_view arg = argv[i];
     if (arg == "--help" || arg == "-h") {
-      std::fputs(kUsage, stdout);
+      std::fputs(kInitUsage, stdout);
       return 0;
     }
     if (arg == "--yes" || arg == "-y") {
@@ -155,7 +156,7 @@ int CmdInit(int argc, char** argv) {
         return 1;
       }
   if (!was_given("--people")) {
-    auto http = MakeCurlHttpClient("superagent-init/" SUPERAGENT_VERSION);
+    auto http = MakeHttpClient("superagent-init/" SUPERAGENT_VERSION, HttpProxiesFromEnvironment());
     people = InitPeopleFromGitHub(a, ResolveSecret(a.github_token_env), *http);
     // Without a token (the README's order: init first, the secrets after) nobody would be
     // allowed: the person at the terminal is asked, with the writers GitHub named as the default.

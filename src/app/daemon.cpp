@@ -114,7 +114,7 @@ Status Daemon::Start() {
   views_ = std::move(*views);
   // A ModelAssessor when the variable named by llm.api_key_env holds a key; otherwise
   // NoModelAssessor, with one warning line saying so.
-  llm_http_ = MakeCurlHttpClient(std::string("superagent/") + SUPERAGENT_VERSION);
+  llm_http_ = MakeHttpClient(std::string("superagent/") + SUPERAGENT_VERSION, HttpProxiesFromEnvironment());
   assessor_ = MakeAssessor(config_, llm_http_.get());
   auto app = MakeGitHubApp(config_, SystemClock(), nullptr, secrets_.get());
   if (!app.ok()) return app.status();

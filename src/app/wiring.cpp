@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
+#include <initializer_list>
 #include <map>
 
 #include <unistd.h>
@@ -39,6 +40,21 @@ std::vector<std::pair<std::string, std::string>> EnvironmentOf(const std::vector
 }
 
 }  // namespace
+
+HttpProxies HttpProxiesFromEnvironment() {
+  // The first of `names` set to something; "" when none is.
+  auto first = [](std::initializer_list<const char*> names) -> std::string {
+    for (const char* name : names)
+      if (const char* v = std::getenv(name); v != nullptr && *v != '\0') return v;
+    return "";
+  };
+  HttpProxies p;
+  p.http_proxy = first({"http_proxy"});  // never HTTP_PROXY (httpoxy)
+  p.https_proxy = first({"https_proxy", "HTTPS_PROXY"});
+  p.all_proxy = first({"all_proxy", "ALL_PROXY"});
+  p.no_proxy = first({"no_proxy", "NO_PROXY"});
+  return p;
+}
 
 std::shared_ptr<SecretFilter> MakeSecretFilter(const Config& config, const std::string& panel_token, Clock* clock) {
   // Secret values are read here, in app/, and handed down inside the filter: no module below
@@ -81,7 +97,7 @@ Result<std::shared_ptr<github::InstallationTokens>> MakeGitHubApp(const Config& 
   auto a = GitHubAppOptionsFor(config, clock->NowMs());
   if (!a.ok()) return a.status();
   a->secrets = secrets;
-  if (!http) http = MakeCurlHttpClient(a->user_agent);
+  if (!http) http = MakeHttpClient(a->user_agent, HttpProxiesFromEnvironment());
   return std::make_shared<github::InstallationTokens>(std::move(http), clock, std::move(*a));
 }
 
@@ -120,6 +136,9 @@ Result<std::unique_ptr<github::Integration>> MakeGitHub(const Config& config, En
   };
   // The screenshot rule's paths: a UI change auto-merges only with the rule's named approver.
   o.ui_path = [globs = config.execution.ui_paths](const std::string& path) { return exec::MatchesUiPath(globs, path); };
+  // Made here, not left to the Integration: a Source reads no environment, so the client it
+  // would make itself would go around the proxy. Its user agent, as the Integration's.
+  if (!http) http = MakeHttpClient(std::string("superagent/") + SUPERAGENT_VERSION, HttpProxiesFromEnvironment());
   return github::Integration::Create(std::move(o), engine, views, clock, std::move(http));
 }
 
@@ -136,6 +155,8 @@ Result<std::unique_ptr<feishu::Integration>> MakeFeishu(const Config& config, En
     return Status::InvalidArgument("feishu.app_secret_env: environment variable " + config.feishu.app_secret_env +
                                    " is not set");
   o.long_connection = config.feishu.realtime == "long_connection";
+  // As in MakeGitHub: the client is made here, with the environment's proxies.
+  if (!http) http = MakeHttpClient(std::string("superagent/") + SUPERAGENT_VERSION, HttpProxiesFromEnvironment());
   return feishu::Integration::Create(std::move(o), engine, views, clock, std::move(http));
 }
 

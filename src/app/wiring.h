@@ -44,6 +44,16 @@ namespace superagent::app {
 std::shared_ptr<SecretFilter> MakeSecretFilter(const Config& config, const std::string& panel_token,
                                                Clock* clock = nullptr);
 
+// ---- outgoing HTTP ----
+
+// The proxies the daemon's HTTP clients use, read from the environment by libcurl's rules (see
+// HttpProxies): http_proxy (lower-case only: HTTP_PROXY is never read, httpoxy); https_proxy,
+// else HTTPS_PROXY; all_proxy, else ALL_PROXY; no_proxy, else NO_PROXY. A variable set to "" is
+// unset. Values are passed on as they are: a malformed one fails the requests it would carry
+// (MakeHttpClient), it is not dropped here. Read at each call; pass the result to
+// MakeHttpClient wherever the daemon or a command makes a client.
+HttpProxies HttpProxiesFromEnvironment();
+
 // ---- GitHub (github.*) ----
 
 // The Source's settings: repo, bot_login, the webhook secret from the variable
@@ -51,9 +61,10 @@ std::shared_ptr<SecretFilter> MakeSecretFilter(const Config& config, const std::
 github::SourceOptions GitHubSourceOptionsFor(const Config& config);
 
 // With github.auth: app, the App's installation tokens, shared by the GitHub Integration (its
-// API calls) and the workspaces (git push), over `http` (null: libcurl); null with auth: token
-// or no github.repo. InvalidArgument, naming the key to fix, when the App id is missing or the
-// variable github.app_private_key_env names holds no RSA private key in PEM. Asks GitHub nothing.
+// API calls) and the workspaces (git push), over `http` (null: a client with the environment's
+// proxies, HttpProxiesFromEnvironment); null with auth: token or no github.repo. InvalidArgument,
+// naming the key to fix, when the App id is missing or the variable github.app_private_key_env
+// names holds no RSA private key in PEM. Asks GitHub nothing.
 // The App's private key from the variable github.app_private_key_env names: the PEM as GitHub
 // gave it, or written on one line with "\n" for its line breaks (what fits an EnvironmentFile
 // line); "" when unset.
@@ -66,11 +77,11 @@ Result<github::AppAuthOptions> GitHubAppOptionsFor(const Config& config, TimeMs 
 Result<std::shared_ptr<github::InstallationTokens>> MakeGitHubApp(const Config& config, Clock* clock,
                                                                   std::unique_ptr<HttpClient> http = nullptr,
                                                                   SecretFilter* secrets = nullptr);
-// The GitHub Source and Channel the daemon runs, over `http` (null: libcurl). InvalidArgument,
-// naming the key to fix, when github.repo is empty (the Source is disabled) or, with auth: token,
-// the variable github.token_env names is unset or empty. With auth: app it acts through `app`
-// (MakeGitHubApp's; null: made here): installation tokens, the login "<slug>[bot]", no
-// notifications.
+// The GitHub Source and Channel the daemon runs, over `http` (null: a client with the
+// environment's proxies). InvalidArgument, naming the key to fix, when github.repo is empty (the
+// Source is disabled) or, with auth: token, the variable github.token_env names is unset or empty.
+// With auth: app it acts through `app` (MakeGitHubApp's; null: made here): installation tokens,
+// the login "<slug>[bot]", no notifications.
 Result<std::unique_ptr<github::Integration>> MakeGitHub(const Config& config, Engine* engine, Views* views, Clock* clock,
                                                         std::unique_ptr<HttpClient> http = nullptr,
                                                         std::shared_ptr<github::InstallationTokens> app = nullptr);
@@ -81,8 +92,9 @@ Result<std::unique_ptr<github::Integration>> MakeGitHub(const Config& config, En
 // feishu.encrypt_key_env and feishu.verification_token_env name, and the poll interval.
 feishu::SourceOptions FeishuSourceOptionsFor(const Config& config);
 
-// The Feishu Source, Channel and realtime path, over `http` (null: libcurl). InvalidArgument,
-// naming the key to fix, when feishu.enabled is false or the app id or secret variable is unset.
+// The Feishu Source, Channel and realtime path, over `http` (null: a client with the
+// environment's proxies). InvalidArgument, naming the key to fix, when feishu.enabled is false or
+// the app id or secret variable is unset.
 Result<std::unique_ptr<feishu::Integration>> MakeFeishu(const Config& config, Engine* engine, Views* views, Clock* clock,
                                                         std::unique_ptr<HttpClient> http = nullptr);
 

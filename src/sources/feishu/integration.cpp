@@ -15,7 +15,7 @@ Result<std::unique_ptr<Integration>> Integration::Create(IntegrationOptions opti
   if (co.app_id.empty()) return Status::InvalidArgument("the Feishu Source needs an app id");
   if (co.app_secret.empty()) return Status::InvalidArgument("the Feishu Source needs an app secret");
   std::unique_ptr<Integration> f(new Integration());
-  f->http_ = http ? std::move(http) : MakeCurlHttpClient("superagent/" SUPERAGENT_VERSION);
+  f->http_ = http ? std::move(http) : MakeHttpClient("superagent/" SUPERAGENT_VERSION);
   f->write_client_ = std::make_unique<Client>(f->http_.get(), clock, co);
   co.cancel = &f->stopping_;
   f->read_client_ = std::make_unique<Client>(f->http_.get(), clock, co);

@@ -14,7 +14,7 @@ Result<std::unique_ptr<Integration>> Integration::Create(IntegrationOptions opti
   if (options.client.token.empty() && !options.client.token_source)
     return Status::InvalidArgument("the GitHub Source needs a token or a GitHub App");
   std::unique_ptr<Integration> g(new Integration());
-  g->http_ = http ? std::move(http) : MakeCurlHttpClient("superagent/" SUPERAGENT_VERSION);
+  g->http_ = http ? std::move(http) : MakeHttpClient("superagent/" SUPERAGENT_VERSION);
   ClientOptions co = std::move(options.client);
   co.user_agent = "superagent/" SUPERAGENT_VERSION;
   const std::string repo = options.source.repo;
