@@ -5,7 +5,6 @@ find_package(SQLite3 REQUIRED)
 find_package(nlohmann_json 3.10 REQUIRED)
 find_package(spdlog REQUIRED)
 find_package(yaml-cpp REQUIRED)
-find_package(CURL REQUIRED)
 # Feishu: AES-256-CBC callbacks and TLS for the long connection (its protobuf frames have a codec
 # of their own, src/sources/feishu/frames.cpp).
 find_package(OpenSSL REQUIRED)

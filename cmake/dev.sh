@@ -19,7 +19,7 @@ jobs="$(nproc 2>/dev/null || echo 2)"
 
 # Debian packages the build and the tests need. Keep in one place: README and CI rely on it.
 packages=(build-essential cmake pkg-config git ca-certificates
-          libsqlite3-dev nlohmann-json3-dev libcurl4-openssl-dev libssl-dev
+          libsqlite3-dev nlohmann-json3-dev libssl-dev
           libcpp-httplib-dev libspdlog-dev libyaml-cpp-dev
           libwebsocketpp-dev libasio-dev   # Feishu long connection
           libgtest-dev libgmock-dev

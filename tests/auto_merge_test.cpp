@@ -16,11 +16,11 @@ namespace {
 using ::testing::HasSubstr;
 using nlohmann::json;
 
-const std::string kHead = "ec26c3e57ca3a959ca5aad62de7213c562f8c821";
+const std::string kMergeHead = "ec26c3e57ca3a959ca5aad62de7213c562f8c821";
 const std::string kOld = "34c5c7793cb3b279e22454cb6750c80560547b3a";
 const std::string kMarker = ReceiptMarker("pr:ticket:7");
 
-ReviewFact Review(const std::string& login, const std::string& state, const std::string& commit = kHead,
+ReviewFact Review(const std::string& login, const std::string& state, const std::string& commit = kMergeHead,
                   bool bot = false) {
   return ReviewFact{login, state, commit, bot};
 }
@@ -31,7 +31,7 @@ PullFacts Mergeable() {
   p.open = true;
   p.draft = false;
   p.author = "superagent-bot";
-  p.head_sha = kHead;
+  p.head_sha = kMergeHead;
   p.body = MessageText("Fixes the typo.", "pr:ticket:7");
   p.additions = 3;
   p.deletions = 1;
@@ -60,7 +60,7 @@ struct Table {
 
 std::string Refusal(const PullFacts& p, AutoMergeRule rule = {}) {
   Table t;
-  return AutoMergeRefusal(p, rule, kHead, kMarker, t.Lookup());
+  return AutoMergeRefusal(p, rule, kMergeHead, kMarker, t.Lookup());
 }
 
 TEST(AutoMergeGuard, AllowsAnOpenReadySmallPullRequestApprovedOnItsHead) {
@@ -88,7 +88,7 @@ TEST(AutoMergeGuard, RefusesAPullRequestNotOpenedForThisTicket) {
   EXPECT_EQ(Refusal(p), "the pull request was not opened for this Ticket (its description lacks the Ticket's marker)");
   p.body = "A person's PR that mentions pr:ticket:7 in plain text";
   EXPECT_THAT(Refusal(p), HasSubstr("not opened for this Ticket"));
-  EXPECT_THAT(AutoMergeRefusal(Mergeable(), {}, kHead, "", Table().Lookup()), HasSubstr("not opened for this Ticket"))
+  EXPECT_THAT(AutoMergeRefusal(Mergeable(), {}, kMergeHead, "", Table().Lookup()), HasSubstr("not opened for this Ticket"))
       << "an empty marker is found in every body; it must not open the door";
 }
 
@@ -154,7 +154,7 @@ TEST(AutoMergeGuard, OnlyEachPersonsLatestDecisiveReviewCounts) {
 
 TEST(AutoMergeGuard, BotsAndTheAuthorDoNotApprove) {
   PullFacts p = Mergeable();
-  p.reviews = {Review("renovate[bot]", "APPROVED", kHead, true), Review("helper", "APPROVED", kHead, true),
+  p.reviews = {Review("renovate[bot]", "APPROVED", kMergeHead, true), Review("helper", "APPROVED", kMergeHead, true),
                Review("superagent-bot", "APPROVED"), Review("SuperAgent-Bot", "APPROVED")};
   EXPECT_THAT(Refusal(p), HasSubstr("has 0 approvals"));
 }
@@ -179,22 +179,22 @@ TEST(AutoMergeApprovers, ApprovalsWithoutWriteAccessDoNotCountAndTheRefusalSaysW
   t.roles["reader"] = "read";    // a stranger on a public one, or a read-only collaborator
   t.roles["triager"] = "triage";
   p.reviews = {Review("mallory", "APPROVED"), Review("reader", "APPROVED"), Review("triager", "APPROVED")};
-  EXPECT_EQ(AutoMergeRefusal(p, {}, kHead, kMarker, t.Lookup()),
+  EXPECT_EQ(AutoMergeRefusal(p, {}, kMergeHead, kMarker, t.Lookup()),
             "the head commit ec26c3e57ca3 has 0 approvals by people with write access other than its author and the "
             "agent; 1 required; not counted: mallory (none), reader (read), triager (triage)");
   // One writer among them is enough.
   p.reviews.push_back(Review("Alice", "APPROVED"));
-  EXPECT_EQ(AutoMergeRefusal(p, {}, kHead, kMarker, t.Lookup()), "");
+  EXPECT_EQ(AutoMergeRefusal(p, {}, kMergeHead, kMarker, t.Lookup()), "");
 }
 
 TEST(AutoMergeApprovers, OnlyTheHeadsApproversAreAskedEachOnce) {
   PullFacts p = Mergeable();
   p.reviews = {Review("carol", "COMMENTED"),       Review("dave", "APPROVED", kOld),
                Review("erin", "CHANGES_REQUESTED"), Review("alice", "APPROVED"),
-               Review("ALICE", "APPROVED"),          Review("renovate[bot]", "APPROVED", kHead, true),
+               Review("ALICE", "APPROVED"),          Review("renovate[bot]", "APPROVED", kMergeHead, true),
                Review("superagent-bot", "APPROVED")};
   Table t;
-  EXPECT_EQ(AutoMergeRefusal(p, {}, kHead, kMarker, t.Lookup()), "");
+  EXPECT_EQ(AutoMergeRefusal(p, {}, kMergeHead, kMarker, t.Lookup()), "");
   EXPECT_EQ(t.asked, std::vector<std::string>{"ALICE"}) << "nobody else could have approved the head";
 }
 
@@ -205,7 +205,7 @@ TEST(AutoMergeApprovers, TheAgentsOwnApprovalNeverCounts) {
   p.author = "octo-dev";
   p.reviews = {Review("SuperAgent-Bot", "APPROVED"), Review("octo-dev", "APPROVED")};
   Table t;
-  EXPECT_THAT(AutoMergeRefusal(p, {}, kHead, kMarker, t.Lookup()), HasSubstr("has 0 approvals"));
+  EXPECT_THAT(AutoMergeRefusal(p, {}, kMergeHead, kMarker, t.Lookup()), HasSubstr("has 0 approvals"));
   EXPECT_TRUE(t.asked.empty()) << "neither the agent nor the author is asked about";
 }
 
@@ -214,10 +214,10 @@ TEST(AutoMergeApprovers, AFailedLookupIsNotAWriterAndSaysWhy) {
   WriteAccessLookup failing = [](const std::string&) {
     return WriteAccess{false, "permission unknown: HTTP 500 Server Error"};
   };
-  EXPECT_EQ(AutoMergeRefusal(p, {}, kHead, kMarker, failing),
+  EXPECT_EQ(AutoMergeRefusal(p, {}, kMergeHead, kMarker, failing),
             "the head commit ec26c3e57ca3 has 0 approvals by people with write access other than its author and the "
             "agent; 1 required; not counted: alice (permission unknown: HTTP 500 Server Error)");
-  EXPECT_THAT(AutoMergeRefusal(p, {}, kHead, kMarker, nullptr), HasSubstr("alice (permission not asked)"))
+  EXPECT_THAT(AutoMergeRefusal(p, {}, kMergeHead, kMarker, nullptr), HasSubstr("alice (permission not asked)"))
       << "no way to ask is no writer";
 }
 
@@ -333,7 +333,7 @@ json Pull() {
               {"draft", false},
               {"merged", false},
               {"user", {{"login", "superagent-bot"}, {"type", "User"}}},
-              {"head", {{"sha", kHead}, {"ref", "superagent/ticket-7"}}},
+              {"head", {{"sha", kMergeHead}, {"ref", "superagent/ticket-7"}}},
               {"body", MessageText("x", "pr:ticket:7")},
               {"additions", 3},
               {"deletions", 1}};
@@ -341,23 +341,23 @@ json Pull() {
 
 TEST(AutoMergeFacts, ReadsThePullRequestAndItsReviews) {
   json reviews = json::array({
-      {{"user", {{"login", "alice"}, {"type", "User"}}}, {"state", "APPROVED"}, {"commit_id", kHead}},
-      {{"user", {{"login", "dependabot[bot]"}, {"type", "Bot"}}}, {"state", "approved"}, {"commit_id", kHead}},
-      {{"user", {{"login", "ci-helper[bot]"}, {"type", "User"}}}, {"state", "APPROVED"}, {"commit_id", kHead}},
+      {{"user", {{"login", "alice"}, {"type", "User"}}}, {"state", "APPROVED"}, {"commit_id", kMergeHead}},
+      {{"user", {{"login", "dependabot[bot]"}, {"type", "Bot"}}}, {"state", "approved"}, {"commit_id", kMergeHead}},
+      {{"user", {{"login", "ci-helper[bot]"}, {"type", "User"}}}, {"state", "APPROVED"}, {"commit_id", kMergeHead}},
   });
   Result<PullFacts> f = PullFactsFromJson(Pull(), reviews);
   ASSERT_TRUE(f.ok()) << f.status().ToString();
   EXPECT_TRUE(f->open);
   EXPECT_FALSE(f->draft);
   EXPECT_EQ(f->author, "superagent-bot");
-  EXPECT_EQ(f->head_sha, kHead);
+  EXPECT_EQ(f->head_sha, kMergeHead);
   EXPECT_EQ(f->additions, 3);
   ASSERT_EQ(f->reviews.size(), 3u);
   EXPECT_FALSE(f->reviews[0].bot);
   EXPECT_TRUE(f->reviews[1].bot);
   EXPECT_EQ(f->reviews[1].state, "APPROVED") << "one vocabulary whatever the casing";
   EXPECT_TRUE(f->reviews[2].bot) << "a [bot] login is a bot whatever its type says";
-  EXPECT_EQ(AutoMergeRefusal(*f, {}, kHead, kMarker, Table().Lookup()), "");
+  EXPECT_EQ(AutoMergeRefusal(*f, {}, kMergeHead, kMarker, Table().Lookup()), "");
 }
 
 TEST(AutoMergeFacts, WrongTypesInThePullRequestAreNamed) {
@@ -380,21 +380,21 @@ TEST(AutoMergeFacts, HostileReviewsNeverApprove) {
       42,
       "APPROVED",
       nullptr,
-      {{"user", nullptr}, {"state", "APPROVED"}, {"commit_id", kHead}},
-      {{"user", {{"login", 7}}}, {"state", "APPROVED"}, {"commit_id", kHead}},
+      {{"user", nullptr}, {"state", "APPROVED"}, {"commit_id", kMergeHead}},
+      {{"user", {{"login", 7}}}, {"state", "APPROVED"}, {"commit_id", kMergeHead}},
       {{"user", {{"login", "mallory"}}}, {"state", "APPROVED"}, {"commit_id", 12345}},
-      {{"user", {{"login", "eve"}}}, {"state", {"APPROVED"}}, {"commit_id", kHead}},
-      {{"user", {{"login", "\xff\xfe"}}}, {"state", "APPROVED"}, {"commit_id", kHead + "\xff"}},
+      {{"user", {{"login", "eve"}}}, {"state", {"APPROVED"}}, {"commit_id", kMergeHead}},
+      {{"user", {{"login", "\xff\xfe"}}}, {"state", "APPROVED"}, {"commit_id", kMergeHead + "\xff"}},
   });
   Result<PullFacts> f = PullFactsFromJson(Pull(), reviews);
   ASSERT_TRUE(f.ok()) << f.status().ToString();
-  EXPECT_THAT(AutoMergeRefusal(*f, {}, kHead, kMarker, Table().Lookup()), HasSubstr("has 0 approvals"));
+  EXPECT_THAT(AutoMergeRefusal(*f, {}, kMergeHead, kMarker, Table().Lookup()), HasSubstr("has 0 approvals"));
   // A review whose state cannot be read withdraws that person's earlier approval.
-  json later = json::array({{{"user", {{"login", "alice"}}}, {"state", "APPROVED"}, {"commit_id", kHead}},
-                            {{"user", {{"login", "alice"}}}, {"state", 1}, {"commit_id", kHead}}});
+  json later = json::array({{{"user", {{"login", "alice"}}}, {"state", "APPROVED"}, {"commit_id", kMergeHead}},
+                            {{"user", {{"login", "alice"}}}, {"state", 1}, {"commit_id", kMergeHead}}});
   f = PullFactsFromJson(Pull(), later);
   ASSERT_TRUE(f.ok());
-  EXPECT_THAT(AutoMergeRefusal(*f, {}, kHead, kMarker, Table().Lookup()), HasSubstr("has 0 approvals"));
+  EXPECT_THAT(AutoMergeRefusal(*f, {}, kMergeHead, kMarker, Table().Lookup()), HasSubstr("has 0 approvals"));
 }
 
 }  // namespace

@@ -25,7 +25,7 @@ using nlohmann::json;
 using ::testing::HasSubstr;
 using ::testing::Not;
 
-const char kPolicy[] = R"(mode: observe
+const char kFeishuPolicy[] = R"(mode: observe
 sources:
   feishu:
     people: [ou_alice]
@@ -51,7 +51,7 @@ class FeishuServeTest : public ::testing::Test {
     fake_.token = "t-TENANT-TOKEN-9c1e55";
     fake_.topic_mode_chats.insert("oc_team");
     fake_.ws_endpoint_fn = [this] { return ws_.EndpointAnswer(); };
-    Write("policy.yaml", kPolicy);
+    Write("policy.yaml", kFeishuPolicy);
     // debug: the Source's "feishu round" lines say when a round is over.
     Write("superagent.yaml", "data_dir: data\npolicy_file: policy.yaml\npanel:\n  listen: 127.0.0.1:" +
                                  std::to_string(port_) + "\nlog:\n  level: debug\nfeishu:\n  enabled: true\n  api_url: " +

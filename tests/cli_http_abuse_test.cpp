@@ -41,7 +41,7 @@ namespace fs = std::filesystem;
 using ::testing::HasSubstr;
 using ::testing::Not;
 using nlohmann::json;
-using Clock = std::chrono::steady_clock;
+using SteadyClock = std::chrono::steady_clock;
 
 // A raw loopback TCP connection: what a hostile or slow peer does, byte by byte.
 class RawConnection {
@@ -59,9 +59,9 @@ class RawConnection {
   bool Send(const std::string& s) { return ::send(fd_, s.data(), s.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(s.size()); }
   // Reads until the peer closes the connection (true) or `timeout_ms` passes (false).
   bool ReadUntilClosed(int timeout_ms, std::string* got) {
-    const auto deadline = Clock::now() + std::chrono::milliseconds(timeout_ms);
+    const auto deadline = SteadyClock::now() + std::chrono::milliseconds(timeout_ms);
     while (true) {
-      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
+      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - SteadyClock::now()).count();
       if (left <= 0) return false;
       pollfd p{fd_, POLLIN, 0};
       if (::poll(&p, 1, static_cast<int>(left)) <= 0) continue;

@@ -25,7 +25,7 @@ using superagent::testing::YamlFor;
 using ::testing::HasSubstr;
 using ::testing::Not;
 
-const std::string kTestdata = std::string(SUPERAGENT_SOURCE_DIR) + "/tests/testdata/config";
+const std::string kConfigTestdata = std::string(SUPERAGENT_SOURCE_DIR) + "/tests/testdata/config";
 
 std::string Dump(const std::vector<Problem>& problems) {
   std::string out;
@@ -179,7 +179,7 @@ TEST(ConfigTest, SecretEnvNamesAreTheEnvKeysOfTheTable) {
 
 TEST(ConfigTest, GoodFixtureReadsEveryValue) {
   std::vector<Problem> problems;
-  std::optional<Config> c = LoadConfigFile(kTestdata + "/good.yaml", &problems);
+  std::optional<Config> c = LoadConfigFile(kConfigTestdata + "/good.yaml", &problems);
   ASSERT_TRUE(c.has_value()) << Dump(problems);
   EXPECT_EQ(c->data_dir, "/var/lib/superagent");
   EXPECT_EQ(c->policy_file, "");
@@ -194,7 +194,7 @@ TEST(ConfigTest, GoodFixtureReadsEveryValue) {
   EXPECT_EQ(c->execution.slots, 5);
   EXPECT_EQ(c->eval.timeout_seconds, 60);
   EXPECT_EQ(c->eval.max_attempts, 2);
-  EXPECT_EQ(c->source_file, kTestdata + "/good.yaml");
+  EXPECT_EQ(c->source_file, kConfigTestdata + "/good.yaml");
 }
 
 // ---- one validation problem each, at its exact place ----
@@ -431,10 +431,10 @@ TEST(ConfigTest, AStrayCommaIsASyntaxProblemNotAHang) {
 
 TEST(ConfigTest, AllProblemsAreReportedTogetherInFileOrder) {
   std::vector<Problem> problems;
-  std::optional<Config> c = LoadConfigFile(kTestdata + "/bad.yaml", &problems);
+  std::optional<Config> c = LoadConfigFile(kConfigTestdata + "/bad.yaml", &problems);
   EXPECT_FALSE(c.has_value());
   ASSERT_EQ(problems.size(), 3u) << Dump(problems);
-  const std::string f = kTestdata + "/bad.yaml";
+  const std::string f = kConfigTestdata + "/bad.yaml";
   EXPECT_EQ(problems[0].ToString().rfind(f + ":4:11: panel.listen: ", 0), 0u) << problems[0].ToString();
   EXPECT_EQ(problems[1].ToString().rfind(f + ":6:10: execution.slots: ", 0), 0u) << problems[1].ToString();
   EXPECT_EQ(problems[2].ToString().rfind(f + ":8:14: github.token_env: ", 0), 0u) << problems[2].ToString();

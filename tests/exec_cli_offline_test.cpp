@@ -45,10 +45,10 @@ namespace {
 using nlohmann::json;
 namespace fs = std::filesystem;
 
-const char* kClaudeKey = "sk-cli-offline-0123456789";
+const char* kOfflineClaudeKey = "sk-cli-offline-0123456789";
 
 fs::path TestsDir() { return fs::path(SUPERAGENT_SOURCE_DIR) / "tests"; }
-std::string NodeModules() { return (TestsDir() / "node_modules").string(); }
+std::string OfflineNodeModules() { return (TestsDir() / "node_modules").string(); }
 
 // The port of a fake's base URL, http://127.0.0.1:<port>[/v1].
 int PortOf(const std::string& base_url) {
@@ -117,7 +117,7 @@ class ExecCliOfflineTest : public ExecTest {
   // The wrapper's settings: the real CLI and the fake's port.
   void WriteWrapperEnv(const std::string& program, int port) {
     std::ofstream f(bridge_dir_ / "offline.env");
-    f << "REAL_CLI=" << exec::ShellQuote(NodeModules() + "/.bin/" + program) << "\nPORT=" << port << "\n";
+    f << "REAL_CLI=" << exec::ShellQuote(OfflineNodeModules() + "/.bin/" + program) << "\nPORT=" << port << "\n";
   }
 
   // What the wrapper recorded inside the sandbox: <private TMPDIR of the Ticket's scope>/superagent-offline.
@@ -137,7 +137,7 @@ class ExecCliOfflineTest : public ExecTest {
   template <typename Fake>
   void OfflineTurn(const std::string& cli, const std::string& program, const Fake& fake, const std::string& key,
                    const std::string& model) {
-    ASSERT_TRUE(fs::exists(NodeModules() + "/.bin/" + program))
+    ASSERT_TRUE(fs::exists(OfflineNodeModules() + "/.bin/" + program))
         << program << " is missing: run `cmake/dev.sh test` (npm ci in tests/)";
     const int port = PortOf(fake.base_url());
     ASSERT_GT(port, 0) << fake.base_url();
@@ -151,7 +151,7 @@ class ExecCliOfflineTest : public ExecTest {
     o.model = model;
     o.api_key = key;
     o.base_url = fake.base_url();  // the fake's usual address: inside, the bridge answers there
-    o.readable = {NodeModules(), bridge_dir_.string()};
+    o.readable = {OfflineNodeModules(), bridge_dir_.string()};
     o.turn_ms = 120'000;
     auto made = exec::MakeCliExecutor(o, engine_.get(), views_.get(), services_.get(), SystemClock(), exec::RealSleeper());
     ASSERT_TRUE(made.ok()) << made.status().ToString();
@@ -233,15 +233,15 @@ class ExecCliOfflineTest : public ExecTest {
 };
 
 TEST_F(ExecCliOfflineTest, ClaudeCodeWorksInANetworkNamespaceWithOnlyTheFakeReachable) {
-  FakeCodingModel fake(FakeCodingModel::Wire::kAnthropic, kClaudeKey, "claude-sonnet-4-5",
+  FakeCodingModel fake(FakeCodingModel::Wire::kAnthropic, kOfflineClaudeKey, "claude-sonnet-4-5",
                        {.old_text = "teh typo", .new_text = "the typo"});
-  OfflineTurn("claude-code", "claude", fake, kClaudeKey, "claude-sonnet-4-5");
+  OfflineTurn("claude-code", "claude", fake, kOfflineClaudeKey, "claude-sonnet-4-5");
 }
 
 TEST_F(ExecCliOfflineTest, QwenCodeWorksInANetworkNamespaceWithOnlyTheFakeReachable) {
-  FakeCodingModel fake(FakeCodingModel::Wire::kOpenAiChat, kClaudeKey, "qwen3-coder-plus",
+  FakeCodingModel fake(FakeCodingModel::Wire::kOpenAiChat, kOfflineClaudeKey, "qwen3-coder-plus",
                        {.old_text = "teh typo", .new_text = "the typo"});
-  OfflineTurn("qwen-code", "qwen", fake, kClaudeKey, "qwen3-coder-plus");
+  OfflineTurn("qwen-code", "qwen", fake, kOfflineClaudeKey, "qwen3-coder-plus");
 }
 
 TEST_F(ExecCliOfflineTest, CodexWorksInANetworkNamespaceWithOnlyTheFakeReachable) {

@@ -11,7 +11,7 @@ namespace superagent {
 namespace {
 
 // A team policy exercising every kind of row. Tests tweak it with Policy fields directly.
-constexpr const char kPolicy[] = R"(mode: observe
+constexpr const char kGatePolicy[] = R"(mode: observe
 sources:
   github:
     people: [alice]
@@ -34,7 +34,7 @@ rules:
 
 Policy TeamPolicy(Mode mode = Mode::kObserve) {
   std::vector<Problem> problems;
-  std::optional<Policy> p = ParsePolicy(kPolicy, "gate_test.yaml", &problems);
+  std::optional<Policy> p = ParsePolicy(kGatePolicy, "gate_test.yaml", &problems);
   EXPECT_TRUE(p.has_value()) << (problems.empty() ? "" : problems[0].ToString());
   Policy out = p.value_or(Policy{});
   out.mode = mode;

@@ -16,7 +16,7 @@ using superagent::testing::WebhookExample;
 
 class GitHubChannelTest : public ::testing::Test {
  protected:
-  GitHubChannelTest() : fake_(&clock_), http_(MakeCurlHttpClient("superagent-test")) {
+  GitHubChannelTest() : fake_(&clock_), http_(MakeHttpClient("superagent-test")) {
     ClientOptions o;
     o.api_url = fake_.url();
     o.token = "t";
@@ -277,7 +277,7 @@ TEST_F(GitHubChannelTest, ARefusedReviewerRequestDoesNotFailThePullRequest) {
 
 // --- merge_pull_request: the auto-merge guard through the channel, against the fake.
 
-const std::string kHead = "ec26c3e57ca3a959ca5aad62de7213c562f8c821";
+const std::string kChannelHead = "ec26c3e57ca3a959ca5aad62de7213c562f8c821";
 const std::string kOlder = "34c5c7793cb3b279e22454cb6750c80560547b3a";
 
 class GitHubMergeTest : public GitHubChannelTest {
@@ -291,16 +291,16 @@ class GitHubMergeTest : public GitHubChannelTest {
     // Who has write access (issue 33): alice writes, bob administers; anyone else reads (public).
     fake_.permissions = {{"alice", "write"}, {"bob", "admin"}, {"zhang-wei", "maintain"}};
     // PR #7, opened by the agent for Ticket 3, small, approved by alice on its head.
-    fake_.pulls[7] = fake_.MakePull(7, "superagent-bot", MessageText("Fixes #1.", "pr:ticket:3"), kHead, 3, 1);
-    fake_.reviews[7] = {fake_.MakeReview("alice", "APPROVED", kHead)};
+    fake_.pulls[7] = fake_.MakePull(7, "superagent-bot", MessageText("Fixes #1.", "pr:ticket:3"), kChannelHead, 3, 1);
+    fake_.reviews[7] = {fake_.MakeReview("alice", "APPROVED", kChannelHead)};
   }
 
   Effect Merge(json overrides = json::object()) {
     Effect e;
     e.id = 11;
     e.kind = "merge_pull_request";
-    e.payload = {{"channel", "github:repo"}, {"idempotency_key", "merge:ticket:3:" + kHead}, {"ticket", 3},
-                 {"number", 7}, {"head_sha", kHead}, {"max_changed_lines", 200}, {"required_approvals", 1},
+    e.payload = {{"channel", "github:repo"}, {"idempotency_key", "merge:ticket:3:" + kChannelHead}, {"ticket", 3},
+                 {"number", 7}, {"head_sha", kChannelHead}, {"max_changed_lines", 200}, {"required_approvals", 1},
                  {"approver", ""}};
     for (const auto& [k, v] : overrides.items()) e.payload[k] = v;
     return e;
@@ -325,7 +325,7 @@ TEST_F(GitHubMergeTest, MergesWithTheMergeAccountPinnedToTheApprovedHead) {
   for (const auto& l : fake_.log())
     if (l.method == "PUT") put = l;
   EXPECT_EQ(put.request_headers["authorization"], "Bearer merge-token") << "never the agent's token";
-  EXPECT_EQ(json::parse(put.body), (json{{"sha", kHead}, {"merge_method", "squash"}}));
+  EXPECT_EQ(json::parse(put.body), (json{{"sha", kChannelHead}, {"merge_method", "squash"}}));
   for (const auto& l : fake_.log()) {
     if (l.method == "GET") {
       EXPECT_EQ(l.request_headers.at("authorization"), "Bearer t") << "reads use the agent's";
@@ -362,12 +362,12 @@ TEST_F(GitHubMergeTest, EachRefusalIsFinalAndChangesNothing) {
       {"approval of an older commit", [&](auto&, std::vector<json>& r) { r[0]["commit_id"] = kOlder; }, {},
        "has 0 approvals"},
       {"changes requested after approving",
-       [&](auto&, std::vector<json>& r) { r.push_back(fake_.MakeReview("alice", "CHANGES_REQUESTED", kHead)); }, {},
+       [&](auto&, std::vector<json>& r) { r.push_back(fake_.MakeReview("alice", "CHANGES_REQUESTED", kChannelHead)); }, {},
        "has 0 approvals"},
-      {"a bot's approval", [&](auto&, std::vector<json>& r) { r = {fake_.MakeReview("helper", "APPROVED", kHead, true)}; },
+      {"a bot's approval", [&](auto&, std::vector<json>& r) { r = {fake_.MakeReview("helper", "APPROVED", kChannelHead, true)}; },
        {}, "has 0 approvals"},
       {"the author's approval",
-       [&](auto&, std::vector<json>& r) { r = {fake_.MakeReview("superagent-bot", "APPROVED", kHead)}; }, {},
+       [&](auto&, std::vector<json>& r) { r = {fake_.MakeReview("superagent-bot", "APPROVED", kChannelHead)}; }, {},
        "has 0 approvals"},
       {"two needed", [](auto&, auto&) {}, {{"required_approvals", 2}},
        "has 1 approval by people with write access other than its author and the agent; 2 required"},
@@ -375,8 +375,8 @@ TEST_F(GitHubMergeTest, EachRefusalIsFinalAndChangesNothing) {
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.name);
-    json pr = fake_.MakePull(7, "superagent-bot", MessageText("Fixes #1.", "pr:ticket:3"), kHead, 3, 1);
-    std::vector<json> reviews = {fake_.MakeReview("alice", "APPROVED", kHead)};
+    json pr = fake_.MakePull(7, "superagent-bot", MessageText("Fixes #1.", "pr:ticket:3"), kChannelHead, 3, 1);
+    std::vector<json> reviews = {fake_.MakeReview("alice", "APPROVED", kChannelHead)};
     c.change(pr, reviews);
     {
       auto lock = fake_.Lock();
@@ -458,9 +458,9 @@ TEST_F(GitHubMergeTest, ReadsEveryPageOfThreeHundredReviews) {
   // 300 reviews over three pages; alice approved early and asked for changes on the last page.
   std::vector<json> reviews;
   for (int i = 0; i < 300; ++i)
-    reviews.push_back(fake_.MakeReview("reviewer-" + std::to_string(i % 40), "COMMENTED", kHead));
-  reviews[10] = fake_.MakeReview("alice", "APPROVED", kHead);
-  reviews[290] = fake_.MakeReview("alice", "CHANGES_REQUESTED", kHead);
+    reviews.push_back(fake_.MakeReview("reviewer-" + std::to_string(i % 40), "COMMENTED", kChannelHead));
+  reviews[10] = fake_.MakeReview("alice", "APPROVED", kChannelHead);
+  reviews[290] = fake_.MakeReview("alice", "CHANGES_REQUESTED", kChannelHead);
   fake_.reviews[7] = reviews;
   Delivery d = channel_->Perform(Merge(), false);
   EXPECT_EQ(d.outcome, Delivery::Outcome::kFailed);
@@ -469,7 +469,7 @@ TEST_F(GitHubMergeTest, ReadsEveryPageOfThreeHundredReviews) {
   EXPECT_EQ(MergeCalls(), 0);
   // The approver approves the head on a fourth page: merged. The three earlier pages are
   // unchanged (304 from the cache): the new page is still read.
-  fake_.reviews[7].push_back(fake_.MakeReview("zhang-wei", "APPROVED", kHead));
+  fake_.reviews[7].push_back(fake_.MakeReview("zhang-wei", "APPROVED", kChannelHead));
   Delivery ok = channel_->Perform(Merge({{"approver", "Zhang-Wei"}}), false);
   EXPECT_EQ(ok.outcome, Delivery::Outcome::kDone) << ok.error;
   EXPECT_EQ(MergeCalls(), 1);
@@ -477,9 +477,9 @@ TEST_F(GitHubMergeTest, ReadsEveryPageOfThreeHundredReviews) {
 
 TEST_F(GitHubMergeTest, HostileReviewListsNeverMerge) {
   // Wrong types where GitHub promises objects: none of them approves anything.
-  fake_.reviews[7] = {json(42), json("APPROVED"), json{{"user", nullptr}, {"state", "APPROVED"}, {"commit_id", kHead}},
-                      json{{"user", {{"login", {"alice"}}}}, {"state", "APPROVED"}, {"commit_id", kHead}},
-                      json{{"user", {{"login", "mallory"}}}, {"state", "APPROVED"}, {"commit_id", {kHead}}}};
+  fake_.reviews[7] = {json(42), json("APPROVED"), json{{"user", nullptr}, {"state", "APPROVED"}, {"commit_id", kChannelHead}},
+                      json{{"user", {{"login", {"alice"}}}}, {"state", "APPROVED"}, {"commit_id", kChannelHead}},
+                      json{{"user", {{"login", "mallory"}}}, {"state", "APPROVED"}, {"commit_id", {kChannelHead}}}};
   Delivery d = channel_->Perform(Merge(), false);
   EXPECT_EQ(d.outcome, Delivery::Outcome::kFailed);
   EXPECT_THAT(d.error, HasSubstr("has 0 approvals"));
@@ -489,7 +489,7 @@ TEST_F(GitHubMergeTest, HostileReviewListsNeverMerge) {
   EXPECT_EQ(d.outcome, Delivery::Outcome::kFailed);
   EXPECT_THAT(d.error, HasSubstr("page 1 is not a list"));
   fake_.pulls[7]["additions"] = "3";
-  fake_.reviews[7] = {fake_.MakeReview("alice", "APPROVED", kHead)};
+  fake_.reviews[7] = {fake_.MakeReview("alice", "APPROVED", kChannelHead)};
   d = channel_->Perform(Merge(), false);
   EXPECT_EQ(d.outcome, Delivery::Outcome::kFailed);
   EXPECT_THAT(d.error, HasSubstr("field \"additions\": expected integer, got string"));

@@ -35,7 +35,7 @@ namespace {
 using ::testing::HasSubstr;
 namespace fs = std::filesystem;
 
-const std::string kKey = "sk-hostile-cli-real-key-4f2a9d";
+const std::string kHostileKey = "sk-hostile-cli-real-key-4f2a9d";
 
 struct HostileCliCase {
   std::string cli, program;
@@ -57,7 +57,7 @@ class HostileCliTest : public ExecTest, public ::testing::WithParamInterface<Hos
     ro.sandbox.enabled = decision->enabled;
     UseRunner(ro);
     marker_ = (dir_ / "PWNED").string();
-    http_ = MakeCurlHttpClient("superagent-test");
+    http_ = MakeHttpClient("superagent-test");
   }
   void TearDown() override {
     gateway_.reset();
@@ -114,17 +114,17 @@ TEST_P(HostileCliTest, NothingOfTheWorkersRunsOutsideNothingIsPushedAndNoKeyIsPu
   if (cli == "claude-code" || cli == "qwen-code") {
     model = cli == "claude-code" ? "claude-sonnet-4-5" : "qwen3-coder-plus";
     auto m = std::make_shared<FakeCodingModel>(
-        cli == "claude-code" ? FakeCodingModel::Wire::kAnthropic : FakeCodingModel::Wire::kOpenAiChat, kKey, model,
+        cli == "claude-code" ? FakeCodingModel::Wire::kAnthropic : FakeCodingModel::Wire::kOpenAiChat, kHostileKey, model,
         CodingScript{.old_text = "teh typo", .new_text = "the typo", .command = Attack()});
     upstream = m->base_url();
     keep = m;
   } else if (cli == "codex") {
-    auto m = std::make_shared<FakeResponsesModel>(FakeCliScript{.outside_command = Attack()}, "gpt-5.5", kKey);
+    auto m = std::make_shared<FakeResponsesModel>(FakeCliScript{.outside_command = Attack()}, "gpt-5.5", kHostileKey);
     upstream = m->base_url();
     model = m->model();
     keep = m;
   } else {
-    auto m = std::make_shared<FakeGeminiModel>(FakeCliScript{.outside_command = Attack()}, "gemini-2.5-pro", kKey);
+    auto m = std::make_shared<FakeGeminiModel>(FakeCliScript{.outside_command = Attack()}, "gemini-2.5-pro", kHostileKey);
     upstream = m->base_url();
     model = m->model();
     keep = m;
@@ -132,7 +132,7 @@ TEST_P(HostileCliTest, NothingOfTheWorkersRunsOutsideNothingIsPushedAndNoKeyIsPu
   exec::ModelGatewayOptions go;
   go.wire = Ok(exec::ModelWireOf(cli));
   go.upstream = upstream;
-  go.api_key = kKey;
+  go.api_key = kHostileKey;
   gateway_ = Ok(exec::ModelGateway::Start(go, http_.get(), engine_.get(), views_.get(), &clock_));
 
   const TicketId id = AcceptedTicket("h1");
@@ -167,13 +167,13 @@ TEST_P(HostileCliTest, NothingOfTheWorkersRunsOutsideNothingIsPushedAndNoKeyIsPu
             0);
 
   // The model key was never the worker's to print: no receipt and no transcript event holds it.
-  for (const Receipt& r : Ok(views_->Receipts(id))) EXPECT_EQ(r.body.find(kKey), std::string::npos) << r.body;
+  for (const Receipt& r : Ok(views_->Receipts(id))) EXPECT_EQ(r.body.find(kHostileKey), std::string::npos) << r.body;
   auto session = Ok(views_->SessionForTicket(id));
   ASSERT_TRUE(session.has_value());
   bool env_printed = false;
   for (const SessionEvent& e : Ok(views_->SessionEvents(session->id))) {
     const std::string body = e.body.dump();
-    EXPECT_EQ(body.find(kKey), std::string::npos) << e.kind;
+    EXPECT_EQ(body.find(kHostileKey), std::string::npos) << e.kind;
     env_printed = env_printed || body.find("sa-pass-") != std::string::npos;
   }
   EXPECT_TRUE(env_printed) << "the environment's dump (with the turn's pass) is not in the transcript";

@@ -9,7 +9,7 @@ namespace {
 
 using ::testing::HasSubstr;
 
-std::vector<Problem> ProblemsOf(const std::string& yaml) {
+std::vector<Problem> LlmConfigProblemsOf(const std::string& yaml) {
   std::vector<Problem> problems;
   ParseConfig(yaml, "/etc/superagent/superagent.yaml", &problems);
   return problems;
@@ -56,7 +56,7 @@ TEST(LlmConfigTest, BoundsAreProblemsAtTheValue) {
                         Case{"prompts:\n  team_dir: [a, b]\n", "prompts.team_dir: must be a string"},
                         Case{"prompts:\n  dir: x\n", "prompts.dir: unknown key"}}) {
     SCOPED_TRACE(k.yaml);
-    auto problems = ProblemsOf(k.yaml);
+    auto problems = LlmConfigProblemsOf(k.yaml);
     ASSERT_EQ(problems.size(), 1u);
     EXPECT_EQ(problems[0].line, 2);
     EXPECT_THAT(problems[0].message, HasSubstr(k.message));

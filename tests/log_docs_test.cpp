@@ -15,7 +15,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::string ReadAll(const fs::path& p) {
+std::string ReadDocFile(const fs::path& p) {
   std::ifstream in(p, std::ios::binary);
   std::stringstream s;
   s << in.rdbuf();
@@ -36,13 +36,13 @@ std::string EventOf(const std::string& line) {
 
 TEST(LogDocs, EveryDocumentedLogEventIsWrittenByTheCode) {
   const fs::path root = SUPERAGENT_SOURCE_DIR;
-  const std::string doc = ReadAll(root / "docs" / "007-operations.md");
+  const std::string doc = ReadDocFile(root / "docs" / "007-operations.md");
   const std::size_t start = doc.find("\n## Logs\n");
   ASSERT_NE(start, std::string::npos);
   const std::size_t end = doc.find("\n## ", start + 1);
   std::string code;
   for (const auto& e : fs::recursive_directory_iterator(root / "src"))
-    if (e.is_regular_file() && e.path().extension() == ".cpp") code += ReadAll(e.path());
+    if (e.is_regular_file() && e.path().extension() == ".cpp") code += ReadDocFile(e.path());
 
   std::vector<std::string> events;
   std::istringstream lines(doc.substr(start, end - start));

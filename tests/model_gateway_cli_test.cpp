@@ -34,7 +34,7 @@ namespace fs = std::filesystem;
 
 // Every real key here starts with this: what the wrapper searches for.
 const char* kKeyPrefix = "sk-gw-real-";
-const std::string kKey = std::string(kKeyPrefix) + "5a17e0c3d9";
+const std::string kGatewayKey = std::string(kKeyPrefix) + "5a17e0c3d9";
 
 // The fake API of one CLI, behind one face.
 struct FakeApi {
@@ -55,18 +55,18 @@ FakeApi MakeFake(const std::string& cli) {
   if (cli == "claude-code" || cli == "qwen-code") {
     const auto wire = cli == "claude-code" ? FakeCodingModel::Wire::kAnthropic : FakeCodingModel::Wire::kOpenAiChat;
     f.model = cli == "claude-code" ? "claude-sonnet-4-5" : "qwen3-coder-plus";
-    auto m = std::make_shared<FakeCodingModel>(wire, kKey, f.model, CodingScript{.old_text = "teh typo", .new_text = "the typo"});
+    auto m = std::make_shared<FakeCodingModel>(wire, kGatewayKey, f.model, CodingScript{.old_text = "teh typo", .new_text = "the typo"});
     f.base_url = [m] { return m->base_url(); };
     f.problems = [m] { return m->problems(); };
     f.keep = m;
   } else if (cli == "codex") {
-    auto m = std::make_shared<FakeResponsesModel>(FakeCliScript{}, "gpt-5.5", kKey);
+    auto m = std::make_shared<FakeResponsesModel>(FakeCliScript{}, "gpt-5.5", kGatewayKey);
     f.model = m->model();
     f.base_url = [m] { return m->base_url(); };
     f.problems = [m] { return m->problems(); };
     f.keep = m;
   } else {
-    auto m = std::make_shared<FakeGeminiModel>(FakeCliScript{}, "gemini-2.5-pro", kKey);
+    auto m = std::make_shared<FakeGeminiModel>(FakeCliScript{}, "gemini-2.5-pro", kGatewayKey);
     f.model = m->model();
     f.base_url = [m] { return m->base_url(); };
     f.problems = [m] { return m->problems(); };
@@ -86,7 +86,7 @@ class ModelGatewayCliTest : public ExecTest, public ::testing::WithParamInterfac
     ro.sandbox.hidden = {(dir_ / "db").string()};
     ro.sandbox.enabled = exec::ProbeSandbox(ro.sandbox).supported;
     UseRunner(ro);
-    http_ = MakeCurlHttpClient("superagent-test");
+    http_ = MakeHttpClient("superagent-test");
     // The wrapper the sandbox starts as the CLI's binary (a directory it shows read-only).
     wrapper_dir_ = dir_ / "wrapper";
     fs::create_directories(wrapper_dir_);
@@ -139,7 +139,7 @@ class ModelGatewayCliTest : public ExecTest, public ::testing::WithParamInterfac
     exec::ModelGatewayOptions o;
     o.wire = Ok(exec::ModelWireOf(GetParam().cli));
     o.upstream = api.base_url();
-    o.api_key = kKey;
+    o.api_key = kGatewayKey;
     o.socket_path = socket_path;
     auto g = exec::ModelGateway::Start(o, http_.get(), engine_.get(), views_.get(), &clock_);
     ASSERT_TRUE(g.ok()) << g.status().ToString();

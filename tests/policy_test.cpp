@@ -42,7 +42,7 @@ rules:
 )";
 
 // Parses `yaml` expecting failure; returns the problems.
-std::vector<Problem> ProblemsOf(const std::string& yaml) {
+std::vector<Problem> PolicyProblemsOf(const std::string& yaml) {
   std::vector<Problem> problems;
   std::optional<Policy> p = ParsePolicy(yaml, "policy.yaml", &problems);
   EXPECT_FALSE(p.has_value()) << "expected problems for:\n" << yaml;
@@ -67,15 +67,15 @@ std::string Joined(const std::vector<Problem>& problems) {
 }
 
 // A fresh directory under the system temp dir, removed at the end of the test.
-class TempDir {
+class PolicyDir {
  public:
-  TempDir() {
+  PolicyDir() {
     std::string tmpl = (std::filesystem::temp_directory_path() / "superagent-policy-XXXXXX").string();
     char* made = mkdtemp(tmpl.data());
     EXPECT_NE(made, nullptr);
     path_ = tmpl;
   }
-  ~TempDir() {
+  ~PolicyDir() {
     std::error_code ec;
     std::filesystem::remove_all(path_, ec);
   }
@@ -202,20 +202,20 @@ TEST(PolicyParse, UnaddressedCellsWithoutReceiveAllAreAccepted) {
 }
 
 TEST(PolicyProblems, BadModeNamesFileLineAndColumn) {
-  std::vector<Problem> problems = ProblemsOf("mode: fast\n");
+  std::vector<Problem> problems = PolicyProblemsOf("mode: fast\n");
   ASSERT_EQ(problems.size(), 1u);
   EXPECT_EQ(problems[0].ToString(), "policy.yaml:1:7: mode: must be one of off, observe, auto (got \"fast\")");
 }
 
 TEST(PolicyProblems, EmptyModeIsAProblemOnItsOwnLine) {
-  std::vector<Problem> problems = ProblemsOf("rules: []\nmode:\n");
+  std::vector<Problem> problems = PolicyProblemsOf("rules: []\nmode:\n");
   ASSERT_EQ(problems.size(), 1u);
   EXPECT_EQ(problems[0].line, 2);
   EXPECT_NE(problems[0].message.find("got nothing"), std::string::npos);
 }
 
 TEST(PolicyProblems, EveryInvalidCellValueHasItsLine) {
-  std::vector<Problem> problems = ProblemsOf(R"(sources:
+  std::vector<Problem> problems = PolicyProblemsOf(R"(sources:
   github:
     scopes:
       issues:
@@ -250,7 +250,7 @@ TEST(PolicyProblems, EveryInvalidCellValueHasItsLine) {
 }
 
 TEST(PolicyProblems, UnknownKeysAnywhereAreNamed) {
-  std::vector<Problem> problems = ProblemsOf(R"(mod: auto
+  std::vector<Problem> problems = PolicyProblemsOf(R"(mod: auto
 sources:
   github:
     peple: [alice]
@@ -290,7 +290,7 @@ rules:
 }
 
 TEST(PolicyProblems, DuplicateKeysAreNotSilentlyMerged) {
-  std::vector<Problem> problems = ProblemsOf(R"(mode: off
+  std::vector<Problem> problems = PolicyProblemsOf(R"(mode: off
 sources:
   github:
     people: [alice]
@@ -305,7 +305,7 @@ mode: auto
 }
 
 TEST(PolicyProblems, RuleNamesUniqueNonEmptyAndWhenRequired) {
-  std::vector<Problem> problems = ProblemsOf(R"(rules:
+  std::vector<Problem> problems = PolicyProblemsOf(R"(rules:
   - name: wording
     when: a
   - name: wording
@@ -333,7 +333,7 @@ TEST(PolicyProblems, RuleNamesUniqueNonEmptyAndWhenRequired) {
 }
 
 TEST(PolicyProblems, RuleFieldTypes) {
-  std::vector<Problem> problems = ProblemsOf(R"(rules:
+  std::vector<Problem> problems = PolicyProblemsOf(R"(rules:
   - name: r
     when: w
     enabled: "true"
@@ -380,7 +380,7 @@ TEST(PolicyParse, AutoMergeIsOffByDefaultAndReadsItsBounds) {
 }
 
 TEST(PolicyProblems, AutoMergeWrongTypesAndBoundsNameTheRuleAndKey) {
-  std::vector<Problem> problems = ProblemsOf(R"(rules:
+  std::vector<Problem> problems = PolicyProblemsOf(R"(rules:
   - name: r
     when: w
     auto_merge:
@@ -464,7 +464,7 @@ TEST(PolicyJson, AutoMergeRoundTripsAndBadStoredValuesAreRefused) {
 }
 
 TEST(PolicyProblems, AllProblemsAreReportedNotOnlyTheFirst) {
-  std::vector<Problem> problems = ProblemsOf(R"(mode: sometimes
+  std::vector<Problem> problems = PolicyProblemsOf(R"(mode: sometimes
 sources:
   github:
     people: alice
@@ -483,7 +483,7 @@ rules:
 }
 
 TEST(PolicyProblems, CiHasOnlyTheOthersUnaddressedCell) {
-  std::vector<Problem> problems = ProblemsOf(R"(sources:
+  std::vector<Problem> problems = PolicyProblemsOf(R"(sources:
   github:
     scopes:
       ci:
@@ -504,7 +504,7 @@ TEST(PolicyProblems, CiHasOnlyTheOthersUnaddressedCell) {
 }
 
 TEST(PolicyProblems, ReceiveAllCannotBeTrueWhereOnlyAddressedMessagesArrive) {
-  std::vector<Problem> problems = ProblemsOf(R"(sources:
+  std::vector<Problem> problems = PolicyProblemsOf(R"(sources:
   feishu:
     scopes:
       direct: { receive_all: true }
@@ -520,7 +520,7 @@ TEST(PolicyProblems, ReceiveAllCannotBeTrueWhereOnlyAddressedMessagesArrive) {
 }
 
 TEST(PolicyProblems, WrongShapes) {
-  std::vector<Problem> problems = ProblemsOf(R"(sources:
+  std::vector<Problem> problems = PolicyProblemsOf(R"(sources:
   github: [alice]
   feishu:
     people: [ou_1, "", [x]]
@@ -537,25 +537,25 @@ rules: wording
   EXPECT_EQ(problems[4].line, 6);
   EXPECT_EQ(problems[4].message, "rules: must be a list of rules");
 
-  std::vector<Problem> root = ProblemsOf("- a\n- b\n");
+  std::vector<Problem> root = PolicyProblemsOf("- a\n- b\n");
   ASSERT_EQ(root.size(), 1u);
   EXPECT_EQ(root[0].line, 1);
 }
 
 TEST(PolicyProblems, MalformedYamlIsOneProblemWithItsLine) {
-  std::vector<Problem> problems = ProblemsOf("mode: observe\nsources:\n  github: { people: [alice\nrules: []\n");
+  std::vector<Problem> problems = PolicyProblemsOf("mode: observe\nsources:\n  github: { people: [alice\nrules: []\n");
   ASSERT_EQ(problems.size(), 1u) << Joined(problems);
   EXPECT_EQ(problems[0].file, "policy.yaml");
   EXPECT_GE(problems[0].line, 3);
   EXPECT_NE(problems[0].message.find("invalid YAML"), std::string::npos);
 
-  std::vector<Problem> indent = ProblemsOf("rules:\n  - name: a\n - name: b\n");
+  std::vector<Problem> indent = PolicyProblemsOf("rules:\n  - name: a\n - name: b\n");
   ASSERT_EQ(indent.size(), 1u);
   EXPECT_EQ(indent[0].line, 3);
 }
 
 TEST(PolicyProblems, OnlyOneDocumentPerFile) {
-  std::vector<Problem> problems = ProblemsOf("mode: off\n---\nmode: auto\n");
+  std::vector<Problem> problems = PolicyProblemsOf("mode: off\n---\nmode: auto\n");
   ASSERT_EQ(problems.size(), 1u);
   EXPECT_EQ(problems[0].line, 3);
 }
@@ -567,13 +567,13 @@ TEST(PolicyProblems, OnlyOneDocumentPerFile) {
 TEST(PolicyProblems, AStrayCommaAtTheTopLevelIsASyntaxProblemNotAHang) {
   for (const std::string& yaml : {std::string(","), std::string(",\nmode: off\n"), std::string("[a]\n,\n"),
                                  std::string("mode: observe\nsources:\n  github:\n    scopes:\n      comments: { receive_all: true, others_a\n      ci: { others_addressed: explicit }\n")}) {
-    std::vector<Problem> problems = ProblemsOf(yaml);
+    std::vector<Problem> problems = PolicyProblemsOf(yaml);
     ASSERT_EQ(problems.size(), 1u) << yaml;
     EXPECT_NE(problems[0].message.find("invalid YAML"), std::string::npos) << problems[0].message;
     EXPECT_GE(problems[0].line, 1) << yaml;
   }
   // Two real documents are still told apart from the stray token.
-  EXPECT_NE(ProblemsOf("mode: off\n---\nmode: auto\n---\nmode: off\n")[0].message.find("found 3"), std::string::npos);
+  EXPECT_NE(PolicyProblemsOf("mode: off\n---\nmode: auto\n---\nmode: off\n")[0].message.find("found 3"), std::string::npos);
 }
 
 TEST(PolicyProblems, ProblemToStringForms) {
@@ -583,7 +583,7 @@ TEST(PolicyProblems, ProblemToStringForms) {
 }
 
 TEST(PolicyLoad, ReadsARealFile) {
-  TempDir dir;
+  PolicyDir dir;
   std::string path = dir.Write("policy.yaml", kIssueExample);
   std::vector<Problem> problems;
   std::optional<Policy> p = LoadPolicyFile(path, &problems);
@@ -592,7 +592,7 @@ TEST(PolicyLoad, ReadsARealFile) {
 }
 
 TEST(PolicyLoad, ProblemsNameThePathGiven) {
-  TempDir dir;
+  PolicyDir dir;
   std::string path = dir.Write("bad.yaml", "mode: on\n");
   std::vector<Problem> problems;
   EXPECT_FALSE(LoadPolicyFile(path, &problems).has_value());
@@ -601,7 +601,7 @@ TEST(PolicyLoad, ProblemsNameThePathGiven) {
 }
 
 TEST(PolicyLoad, MissingFileIsOneProblemAtLineZero) {
-  TempDir dir;
+  PolicyDir dir;
   std::string path = dir.Path("absent.yaml");
   std::vector<Problem> problems;
   EXPECT_FALSE(LoadPolicyFile(path, &problems).has_value());

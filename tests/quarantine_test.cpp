@@ -69,9 +69,9 @@ class PickyPeer {
   bool down_ = false;
 };
 
-class PeerChannel : public Channel {
+class QuarantinePeer : public Channel {
  public:
-  explicit PeerChannel(std::string base) : base_(std::move(base)), http_(MakeCurlHttpClient()) {}
+  explicit QuarantinePeer(std::string base) : base_(std::move(base)), http_(MakeHttpClient()) {}
   bool Handles(const std::string& channel) const override { return channel.rfind("github:", 0) == 0; }
   Delivery Perform(const Effect& e, bool) override {
     json body = {{"body", e.receipt ? e.receipt->body : e.payload.dump()}};
@@ -87,7 +87,7 @@ class QuarantineTest : public EngineTest {
  protected:
   void SetUp() override {
     EngineTest::SetUp();
-    channel_ = std::make_unique<PeerChannel>(peer_.Url());
+    channel_ = std::make_unique<QuarantinePeer>(peer_.Url());
     MakeLoop();
   }
   void MakeLoop() {
@@ -125,7 +125,7 @@ class QuarantineTest : public EngineTest {
   }
 
   PickyPeer peer_;
-  std::unique_ptr<PeerChannel> channel_;
+  std::unique_ptr<QuarantinePeer> channel_;
   std::unique_ptr<EffectsLoop> loop_;
 };
 
@@ -213,7 +213,7 @@ TEST_F(QuarantineTest, WhenThePeerRefusesEverythingItIsAnOutageAndNothingIsSetAs
 // Evals
 
 // Judging throws for one Thread (as a model answer or a history that code cannot read would).
-class ThrowingAssessor : public Assessor {
+class PoisonAssessor : public Assessor {
  public:
   Result<Assessment> Assess(const EvalJob& job, const std::vector<const Candidate*>&, const Policy&) override {
     ++calls[job.thread];
@@ -225,7 +225,7 @@ class ThrowingAssessor : public Assessor {
 };
 
 TEST_F(QuarantineTest, AThreadWhoseEvalsThrowIsSetAsideAndOtherThreadsAreStillJudged) {
-  ThrowingAssessor assessor;
+  PoisonAssessor assessor;
   auto run = [&] {
     for (int i = 0; i < 10; ++i) {
       auto r = RunOneEval(*engine_, assessor);

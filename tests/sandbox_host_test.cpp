@@ -34,14 +34,14 @@ using ::testing::Not;
 
 const fs::path kUnit = fs::path(SUPERAGENT_SOURCE_DIR) / "config" / "superagent.service";
 
-std::string ReadFile(const fs::path& p) {
+std::string ReadHostFile(const fs::path& p) {
   std::ifstream in(p, std::ios::binary);
   return std::string(std::istreambuf_iterator<char>(in), {});
 }
 
 // The value of the unit's `key=` line (the last one, as systemd reads a list it is not reset in).
 std::string UnitSetting(const std::string& key) {
-  std::istringstream in(ReadFile(kUnit));
+  std::istringstream in(ReadHostFile(kUnit));
   std::string line, value;
   while (std::getline(in, line))
     if (line.rfind(key + "=", 0) == 0) value = line.substr(key.size() + 1);
@@ -124,7 +124,7 @@ TEST(SandboxHostTest, TheShippedUnitPassesSystemdAnalyzeVerify) {
   // verify checks that ExecStart's program exists: the binary under test stands for /usr/bin's.
   const fs::path dir = fs::temp_directory_path() / ("superagent-unit-" + std::to_string(::getpid()));
   fs::create_directories(dir);
-  std::string unit = ReadFile(kUnit);
+  std::string unit = ReadHostFile(kUnit);
   const std::string exec = "ExecStart=/usr/bin/superagent ";
   ASSERT_NE(unit.find(exec), std::string::npos);
   unit.replace(unit.find(exec), exec.size(), "ExecStart=" + std::string(SUPERAGENT_BINARY) + " ");

@@ -26,7 +26,7 @@ namespace fs = std::filesystem;
 using ::testing::HasSubstr;
 using ::testing::Not;
 
-std::string ReadFile(const fs::path& p) {
+std::string ReadUidFile(const fs::path& p) {
   std::ifstream in(p, std::ios::binary);
   return std::string(std::istreambuf_iterator<char>(in), {});
 }
@@ -97,7 +97,7 @@ TEST_F(SandboxWorkerUidTest, ARootDaemonsWorkerIsNobodyAndCannotTouchRootsFiles)
   EXPECT_THAT(r.out, HasSubstr("append-refused"));
   EXPECT_THAT(r.out, HasSubstr("create-refused"));
   EXPECT_THAT(r.out, HasSubstr("end\n"));
-  EXPECT_EQ(ReadFile(outside_ / "root-owned"), "root's\n");
+  EXPECT_EQ(ReadUidFile(outside_ / "root-owned"), "root's\n");
   EXPECT_FALSE(fs::exists(outside_ / "planted"));
 }
 
@@ -113,13 +113,13 @@ TEST_F(SandboxWorkerUidTest, ItsOwnTreeStaysWritableAndGitWorksInIt) {
   EXPECT_THAT(r.out, HasSubstr("?? new/")) << r.out << r.err;
   EXPECT_THAT(r.out, HasSubstr(" M src/daemon-made.txt")) << r.out << r.err;
   EXPECT_THAT(r.out, Not(HasSubstr("dubious ownership")));
-  EXPECT_EQ(ReadFile(tree_ / "src" / "daemon-made.txt"), "checked out by the daemon\nedited\n");
+  EXPECT_EQ(ReadUidFile(tree_ / "src" / "daemon-made.txt"), "checked out by the daemon\nedited\n");
   struct stat st {};
   ASSERT_EQ(::stat((tree_ / "src" / "daemon-made.txt").c_str(), &st), 0);
   EXPECT_EQ(st.st_uid, 0u) << "the daemon's file keeps its owner";
   ASSERT_EQ(::stat((tree_ / "new" / "deeper" / "by-worker.txt").c_str(), &st), 0);
   EXPECT_EQ(st.st_uid, 65534u) << "what the worker made is the worker uid's";
-  EXPECT_EQ(ReadFile(tree_ / "new" / "deeper" / "by-worker.txt"), "made\n");
+  EXPECT_EQ(ReadUidFile(tree_ / "new" / "deeper" / "by-worker.txt"), "made\n");
   // The daemon's own git (root, outside the sandbox) still takes the tree as its own.
   const std::string status = [&] {
     std::string out;

@@ -35,6 +35,13 @@ struct IntercomGroup {
   std::vector<std::string> members;  // session ids, in the order they joined
 };
 
+// The group named `id` among `groups`; null when there is none.
+inline const IntercomGroup* FindGroup(const std::vector<IntercomGroup>& groups, const std::string& id) {
+  for (const IntercomGroup& g : groups)
+    if (g.id == id) return &g;
+  return nullptr;
+}
+
 // Rules of the road (SPEC §10), fixed by code; the panel shows them.
 struct IntercomLimits {
   std::size_t max_text = 8'000;         // code points in; longer is refused with a message

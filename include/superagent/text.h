@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <nlohmann/json_fwd.hpp>
 
@@ -68,6 +69,9 @@ std::string FirstLine(std::string_view s, std::size_t max);
 
 // `s` without leading and trailing ASCII whitespace (space, tab, CR, LF).
 std::string Trim(std::string_view s);
+
+// `items` with `separator` between each two ("" for none).
+std::string Join(const std::vector<std::string>& items, std::string_view separator);
 
 // `s` with ASCII letters lowered and every other byte (UTF-8 included) unchanged: for names that
 // compare without case by protocol — HTTP header names, GitHub logins and repositories.

@@ -21,7 +21,7 @@ namespace superagent::app {
 
 namespace {
 
-const char kUsage[] =
+const char kCheckUsage[] =
     "usage: superagent check --config FILE\n"
     "\n"
     "Validates FILE and the policy file it names (policy_file), printing every problem as\n"
@@ -31,7 +31,7 @@ const char kUsage[] =
     "\n"
     "exit status: 0 no problems, 1 problems found, 2 bad usage\n";
 
-int UsageError(const std::string& message) { return app::UsageError("check", message, kUsage); }
+int CheckUsageError(const std::string& message) { return app::UsageError("check", message, kCheckUsage); }
 
 void PrintProblems(const std::vector<Problem>& problems) {
   for (const Problem& p : problems) std::printf("%s\n", p.ToString().c_str());
@@ -66,21 +66,21 @@ int CmdCheck(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     std::string_view arg = argv[i];
     if (arg == "--help" || arg == "-h") {
-      std::fputs(kUsage, stdout);
+      std::fputs(kCheckUsage, stdout);
       return 0;
     }
     if (arg == "--config") {
-      if (i + 1 >= argc) return UsageError("--config needs a FILE");
+      if (i + 1 >= argc) return CheckUsageError("--config needs a FILE");
       config_path = argv[++i];
       have_config = true;
     } else if (arg.substr(0, 9) == "--config=") {
       config_path = std::string(arg.substr(9));
       have_config = true;
     } else {
-      return UsageError("unexpected argument '" + std::string(arg) + "'");
+      return CheckUsageError("unexpected argument '" + std::string(arg) + "'");
     }
   }
-  if (!have_config || config_path.empty()) return UsageError("--config FILE is required");
+  if (!have_config || config_path.empty()) return CheckUsageError("--config FILE is required");
 
   std::vector<Problem> problems;
   std::optional<Config> config = LoadConfigFile(config_path, &problems);

@@ -16,7 +16,7 @@
 namespace superagent::app {
 namespace {
 
-const char kUsage[] =
+const char kExplainUsage[] =
     "usage: superagent explain TRIGGER [--config FILE] [--json]\n"
     "\n"
     "Tells one message's story from the store, in plain words: who wrote it and where, what the\n"
@@ -92,18 +92,18 @@ int CmdExplain(int argc, char** argv) {
   bool as_json = false;
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--help") || !std::strcmp(argv[i], "-h")) {
-      std::fputs(kUsage, stdout);
+      std::fputs(kExplainUsage, stdout);
       return 0;
     }
     if (!std::strcmp(argv[i], "--config") && i + 1 < argc) config_path = argv[++i];
     else if (!std::strcmp(argv[i], "--json")) as_json = true;
     else if (argv[i][0] != '-' && query.empty()) query = argv[i];
     else {
-      return UsageError("explain", "unexpected argument '" + std::string(argv[i]) + "'", kUsage);
+      return UsageError("explain", "unexpected argument '" + std::string(argv[i]) + "'", kExplainUsage);
     }
   }
   if (query.empty()) {
-    return UsageError("explain", "TRIGGER is required", kUsage);
+    return UsageError("explain", "TRIGGER is required", kExplainUsage);
   }
   auto config = LoadConfigOrReport(config_path);
   if (!config) return 2;

@@ -17,7 +17,7 @@
 namespace superagent::app {
 namespace {
 
-constexpr const char kUsage[] =
+constexpr const char kGateUsage[] =
     "usage: superagent gate --policy POLICY.yaml --trigger TRIGGER.json [--thread-has-ticket]\n"
     "\n"
     "Evaluates the Gate (SPEC 4.2-4.4) for one Trigger and prints one line of JSON:\n"
@@ -30,7 +30,7 @@ constexpr const char kUsage[] =
     "\n"
     "Exit status: 0 evaluated, 2 bad usage or bad input.\n";
 
-int BadUsage(const std::string& what) { return UsageError("gate", what, kUsage); }
+int BadUsage(const std::string& what) { return UsageError("gate", what, kGateUsage); }
 
 // Reads all of `path` ("-" is standard input) into *out; false (errno set) when it cannot.
 // stdio rather than iostreams: istreambuf_iterator over std::cin trips GCC's -Wnull-dereference
@@ -65,7 +65,7 @@ int CmdGate(int argc, char** argv) {
       return 0;
     };
     if (arg == "--help" || arg == "-h") {
-      std::fputs(kUsage, stdout);
+      std::fputs(kGateUsage, stdout);
       return 0;
     } else if (arg == "--thread-has-ticket") {
       thread_has_ticket = true;

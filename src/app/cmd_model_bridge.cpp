@@ -13,7 +13,7 @@ namespace superagent::app {
 
 namespace {
 
-void PrintUsage(std::FILE* out) {
+void PrintModelBridgeUsage(std::FILE* out) {
   std::fprintf(out,
                "usage: superagent model-bridge PORT SOCKET\n"
                "\n"
@@ -26,11 +26,11 @@ void PrintUsage(std::FILE* out) {
 
 int CmdModelBridge(int argc, char** argv) {
   if (argc == 2 && (std::string_view(argv[1]) == "--help" || std::string_view(argv[1]) == "-h")) {
-    PrintUsage(stdout);
+    PrintModelBridgeUsage(stdout);
     return 0;
   }
   if (argc != 3) {
-    PrintUsage(stderr);
+    PrintModelBridgeUsage(stderr);
     return 2;
   }
   const std::string port_text = argv[1];

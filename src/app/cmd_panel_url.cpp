@@ -9,7 +9,7 @@
 namespace superagent::app {
 namespace {
 
-const char kUsage[] =
+const char kPanelUrlUsage[] =
     "usage: superagent panel-url [--config FILE]\n"
     "\n"
     "Prints the panel's one-click login link, e.g. http://127.0.0.1:8080/login?token=...\n"
@@ -22,7 +22,7 @@ const char kUsage[] =
 
 int CmdPanelUrl(int argc, char** argv) {
   std::string config_path;
-  if (auto exit = ParseConfigOnly(argc, argv, "panel-url", kUsage, &config_path)) return *exit;
+  if (auto exit = ParseConfigOnly(argc, argv, "panel-url", kPanelUrlUsage, &config_path)) return *exit;
   auto config = LoadConfigOrReport(config_path);
   if (!config) return 2;
   auto token = PanelCredential(*config, /*create=*/false);

@@ -13,7 +13,7 @@
 namespace superagent::app {
 namespace {
 
-const char kUsage[] =
+const char kPolicyUsage[] =
     "usage: superagent policy simulate --config FILE --policy CANDIDATE.yaml [--since 7d] [--gate-only] [--json]\n"
     "\n"
     "Replays the Decisions recorded since --since (default 7d; units m, h, d) through the Gate\n"
@@ -44,7 +44,7 @@ int Simulate(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--help" || a == "-h") {
-      std::fputs(kUsage, stdout);
+      std::fputs(kPolicyUsage, stdout);
       return 0;
     }
     if (a == "--config" && i + 1 < argc) config_path = argv[++i];
@@ -53,11 +53,11 @@ int Simulate(int argc, char** argv) {
     else if (a == "--gate-only") gate_only = true;
     else if (a == "--json") as_json = true;
     else {
-      return UsageError("policy simulate", "unexpected argument '" + std::string(argv[i]) + "'", kUsage);
+      return UsageError("policy simulate", "unexpected argument '" + std::string(argv[i]) + "'", kPolicyUsage);
     }
   }
   if (policy_path.empty()) {
-    return UsageError("policy simulate", "--policy CANDIDATE.yaml is required", kUsage);
+    return UsageError("policy simulate", "--policy CANDIDATE.yaml is required", kPolicyUsage);
   }
   const TimeMs window = ParseSince(since);
   if (window < 0) {
@@ -128,7 +128,7 @@ int Simulate(int argc, char** argv) {
 int CmdPolicy(int argc, char** argv) {
   if (argc >= 2 && !std::strcmp(argv[1], "simulate")) return Simulate(argc - 1, argv + 1);
   const bool help = argc >= 2 && (!std::strcmp(argv[1], "--help") || !std::strcmp(argv[1], "-h"));
-  std::fputs(kUsage, help ? stdout : stderr);
+  std::fputs(kPolicyUsage, help ? stdout : stderr);
   return help ? 0 : 2;
 }
 

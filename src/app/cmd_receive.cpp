@@ -13,7 +13,7 @@
 namespace superagent::app {
 namespace {
 
-const char kUsage[] =
+const char kReceiveUsage[] =
     "usage: superagent receive --trigger FILE [--config FILE] [--via NAME]\n"
     "\n"
     "Hands one normalized Trigger (JSON, the form `superagent gate` takes; FILE may be -) to the\n"
@@ -28,18 +28,18 @@ int CmdReceive(int argc, char** argv) {
   std::string config_path, trigger_path, via = "cli";
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--help") || !std::strcmp(argv[i], "-h")) {
-      std::fputs(kUsage, stdout);
+      std::fputs(kReceiveUsage, stdout);
       return 0;
     }
     if (!std::strcmp(argv[i], "--config") && i + 1 < argc) config_path = argv[++i];
     else if (!std::strcmp(argv[i], "--trigger") && i + 1 < argc) trigger_path = argv[++i];
     else if (!std::strcmp(argv[i], "--via") && i + 1 < argc) via = argv[++i];
     else {
-      return UsageError("receive", "unexpected argument '" + std::string(argv[i]) + "'", kUsage);
+      return UsageError("receive", "unexpected argument '" + std::string(argv[i]) + "'", kReceiveUsage);
     }
   }
   if (trigger_path.empty()) {
-    return UsageError("receive", "--trigger is required", kUsage);
+    return UsageError("receive", "--trigger is required", kReceiveUsage);
   }
   std::string text;
   if (trigger_path == "-") {

@@ -18,7 +18,7 @@
 namespace superagent::app {
 namespace {
 
-const char kUsage[] =
+const char kServeUsage[] =
     "usage: superagent serve [--config FILE]\n"
     "\n"
     "Runs the daemon in the foreground: opens the store under data_dir, loads the policy,\n"
@@ -34,7 +34,7 @@ const char kUsage[] =
 
 int CmdServe(int argc, char** argv) {
   std::string config_path;
-  if (auto exit = ParseConfigOnly(argc, argv, "serve", kUsage, &config_path)) return *exit;
+  if (auto exit = ParseConfigOnly(argc, argv, "serve", kServeUsage, &config_path)) return *exit;
 
   auto loaded = LoadConfigOrReport(config_path);
   if (!loaded) {

@@ -11,7 +11,7 @@ namespace superagent::app {
 
 namespace {
 
-void PrintUsage(std::FILE* out) {
+void PrintVersionUsage(std::FILE* out) {
   std::fprintf(out,
                "usage: superagent version\n"
                "\n"
@@ -24,11 +24,11 @@ int CmdVersion(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     std::string_view arg = argv[i];
     if (arg == "--help" || arg == "-h") {
-      PrintUsage(stdout);
+      PrintVersionUsage(stdout);
       return 0;
     }
     std::fprintf(stderr, "version: unexpected argument '%s'\n\n", argv[i]);
-    PrintUsage(stderr);
+    PrintVersionUsage(stderr);
     return 2;
   }
   std::printf("superagent %s\nsqlite %s\n", SUPERAGENT_VERSION, sqlite3_libversion());

@@ -2,6 +2,7 @@
 // one marker per merged range. One scanner decides what a secret looks like; every publishing
 // path calls it (docs/011-security.md, "Secrets in what the daemon publishes").
 #include "superagent/secret_filter.h"
+#include "superagent/text.h"
 
 #include <algorithm>
 
@@ -211,12 +212,6 @@ std::string_view TrimSpace(std::string_view s) {
   return s;
 }
 
-std::string Join(const std::vector<std::string>& v) {
-  std::string out;
-  for (const std::string& s : v) out += (out.empty() ? "" : ", ") + s;
-  return out;
-}
-
 }  // namespace
 
 SecretFilter::SecretFilter(Clock* clock) : clock_(clock != nullptr ? clock : SystemClock()) {
@@ -389,7 +384,7 @@ void SecretFilter::Record(std::string_view path, std::string_view where, const s
   }
   // Outside the lock: the log line passes the log sink, which filters it too (it holds no secret).
   if (log)
-    spdlog::warn("secret redacted path={} where=\"{}\" what=\"{}\"", e.path, e.where, Join(e.what));
+    spdlog::warn("secret redacted path={} where=\"{}\" what=\"{}\"", e.path, e.where, text::Join(e.what, ", "));
 }
 
 std::map<std::string, std::int64_t> SecretFilter::Counts() const {

@@ -255,6 +255,15 @@ std::string CutWords(std::string_view s, std::size_t max_words) {
 
 std::string FirstLine(std::string_view s, std::size_t max) { return Cut(s.substr(0, s.find('\n')), max); }
 
+std::string Join(const std::vector<std::string>& items, std::string_view separator) {
+  std::string out;
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    if (i > 0) out += separator;
+    out += items[i];
+  }
+  return out;
+}
+
 std::string Trim(std::string_view s) {
   const std::size_t b = s.find_first_not_of(" \t\r\n");
   if (b == std::string_view::npos) return "";

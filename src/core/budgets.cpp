@@ -40,10 +40,10 @@ std::string Unit(const std::string& dimension, const std::string& amount) {
   return dimension;  // "tokens", "turns"
 }
 
-enum class Choice { kNone, kContinue, kStop };
+enum class BudgetChoice { kNone, kContinue, kStop };
 
 struct BudgetAnswer {
-  Choice choice = Choice::kNone;
+  BudgetChoice choice = BudgetChoice::kNone;
   std::string who;
 };
 
@@ -63,15 +63,15 @@ Result<BudgetAnswer> ReadBudgetAnswer(store::Store* store, const TicketInput& in
     const json answer = in.body.value("answer", json());
     if (answer.is_object()) {
       const json option = answer.value("option", json());
-      if (option.is_number_integer() && option.get<std::int64_t>() == 1) out.choice = Choice::kContinue;
-      if (option.is_number_integer() && option.get<std::int64_t>() == 2) out.choice = Choice::kStop;
+      if (option.is_number_integer() && option.get<std::int64_t>() == 1) out.choice = BudgetChoice::kContinue;
+      if (option.is_number_integer() && option.get<std::int64_t>() == 2) out.choice = BudgetChoice::kStop;
       return out;
     }
     if (answer.is_string()) text = answer.get<std::string>();
   }
   if (text) {
     const std::size_t b = text->find_first_not_of(" \t\r\n"), e = text->find_last_not_of(" \t\r\n");
-    if (b != std::string::npos && text->substr(b, e - b + 1) == "1") out.choice = Choice::kContinue;
+    if (b != std::string::npos && text->substr(b, e - b + 1) == "1") out.choice = BudgetChoice::kContinue;
   }
   return out;
 }
@@ -121,7 +121,7 @@ Result<BudgetCheck> Engine::EnforceBudget(TicketId ticket, std::int64_t assignme
       if (in.id <= asked.after_input || in.kind != "answer" || in.state != "pending") continue;
       answered = true;
       ASSIGN_OR_RETURN(BudgetAnswer ans, ReadBudgetAnswer(store_.get(), in));
-      if (ans.choice == Choice::kNone) continue;
+      if (ans.choice == BudgetChoice::kNone) continue;
       decided = true;
       RETURN_IF_ERROR(begin());
       // The daemon took this answer: the worker is told only to go on, never about the budget.
@@ -134,7 +134,7 @@ Result<BudgetCheck> Engine::EnforceBudget(TicketId ticket, std::int64_t assignme
       e.budget = BudgetLimit(before.limits, asked.dimension);
       e.by = who;
       e.at = now;
-      if (ans.choice == Choice::kStop) {
+      if (ans.choice == BudgetChoice::kStop) {
         e.kind = "stopped";
         RETURN_IF_ERROR(store_->InsertBudgetEvent(e));
         tk->end_reason = "budget reached; stopped by " + who;

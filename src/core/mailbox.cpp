@@ -222,14 +222,6 @@ Result<IntercomGroup> Engine::CreateIntercomGroup(const std::string& name, const
   return g;
 }
 
-namespace {
-const IntercomGroup* FindGroup(const std::vector<IntercomGroup>& all, const std::string& id) {
-  for (const IntercomGroup& g : all)
-    if (g.id == id) return &g;
-  return nullptr;
-}
-}  // namespace
-
 Status Engine::AddIntercomMember(const std::string& group, const std::string& session) {
   MutexLock lock(&mu_);
   auto tx = store_->Begin();

@@ -97,7 +97,7 @@ namespace {
 // The daemon's settings, the only ones the CLI reads (--settings with --setting-sources ""):
 // no hook runs, whatever source might still name one (a plugin, a skill's or an agent's
 // frontmatter).
-constexpr const char* kSettings = R"({"disableAllHooks":true})";
+constexpr const char* kClaudeSettings = R"({"disableAllHooks":true})";
 
 class ClaudeCodeAdapter : public CliAdapter {
  public:
@@ -116,7 +116,7 @@ class ClaudeCodeAdapter : public CliAdapter {
     // --strict-mcp-config with no --mcp-config: no MCP server at all. No skills or slash
     // commands (the team's skills are in the prompt).
     inv.argv = {o.binary, "-p", turn.prompt, "--output-format", "stream-json", "--verbose",
-                "--setting-sources", "", "--settings", kSettings, "--strict-mcp-config", "--disable-slash-commands",
+                "--setting-sources", "", "--settings", kClaudeSettings, "--strict-mcp-config", "--disable-slash-commands",
                 // dontAsk, not acceptEdits: acceptEdits also runs filesystem commands (touch, mkdir,
                 // mv, cp, rm …) that are not on the allow-list (measured), and not
                 // --dangerously-skip-permissions (refused as root). In dontAsk only what

@@ -23,7 +23,7 @@ namespace {
 // folderTrust off here is what lets an untrusted folder run headless at all (else it exits
 // "not running in a trusted directory"). With folderTrust off the CLI would load the project's
 // agents even untrusted, so agents are off; hooks and skills are off whatever their source.
-const char* kSettings = R"({
+const char* kGeminiSettings = R"({
   "security": {"auth": {"selectedType": "gemini-api-key"}, "folderTrust": {"enabled": false}},
   "privacy": {"usageStatisticsEnabled": false},
   "telemetry": {"enabled": false},
@@ -102,7 +102,7 @@ class GeminiCliAdapter : public CliAdapter {
     // only the system files and the daemon's settings in the private HOME count.
     inv.env.emplace_back("GEMINI_CLI_TRUST_WORKSPACE", "false");
     inv.env.emplace_back("NO_COLOR", "1");
-    inv.home_files.emplace_back(".gemini/settings.json", kSettings);
+    inv.home_files.emplace_back(".gemini/settings.json", kGeminiSettings);
     return inv;
   }
 

@@ -18,7 +18,7 @@ namespace {
 // — Qwen Code merges a committed .qwen/settings.json: its hooks ran and a command outside the
 // allow-list was let through (measured with 0.24.4). Untrusted, the project's settings, hooks,
 // MCP servers, skills and agents are ignored. No hook runs from any source.
-const char* kSettings = R"({
+const char* kQwenSettings = R"({
   "privacy": {"usageStatisticsEnabled": false},
   "telemetry": {"enabled": false},
   "general": {"disableAutoUpdate": true, "disableUpdateNag": true},
@@ -54,7 +54,7 @@ class QwenCodeAdapter : public CliAdapter {
     if (!o.api_key.empty()) inv.env.emplace_back("OPENAI_API_KEY", o.api_key);
     if (!o.base_url.empty()) inv.env.emplace_back("OPENAI_BASE_URL", o.base_url);
     if (!o.model.empty()) inv.env.emplace_back("OPENAI_MODEL", o.model);
-    inv.home_files.emplace_back(".qwen/settings.json", kSettings);
+    inv.home_files.emplace_back(".qwen/settings.json", kQwenSettings);
     // The worktree by the path the CLI sees as its working directory (the sandbox shows it at
     // the same path): a rule for that exact folder, so nothing above it changes.
     inv.home_files.emplace_back(".qwen/trustedFolders.json", json({{turn.worktree, "DO_NOT_TRUST"}}).dump(-1, ' ', false, json::error_handler_t::replace));

@@ -16,17 +16,6 @@ namespace superagent {
 using nlohmann::json;
 using namespace intercom_internal;
 
-namespace {
-
-// The group named `id` among `groups`; null when there is none.
-const IntercomGroup* FindGroup(const std::vector<IntercomGroup>& groups, const std::string& id) {
-  for (const IntercomGroup& g : groups)
-    if (g.id == id) return &g;
-  return nullptr;
-}
-
-}  // namespace
-
 Result<std::vector<IntercomGroup>> Intercom::PrunedGroups() {
   ASSIGN_OR_RETURN(std::vector<IntercomGroup> groups, views_->IntercomGroups());
   for (IntercomGroup& g : groups) {

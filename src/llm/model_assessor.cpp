@@ -45,12 +45,6 @@ std::string OneLine(const std::string& s, std::size_t max) {
   return text::Cut(out, max);
 }
 
-std::string Join(const std::vector<std::string>& items) {
-  std::string out;
-  for (const std::string& s : items) out += (out.empty() ? "" : "; ") + s;
-  return out;
-}
-
 // What to tell the model when its answer is rejected.
 std::string Rejection(const std::string& problems) {
   return "Your answer was rejected by the host: " + problems +
@@ -107,7 +101,7 @@ Result<Assessment> ParseDecideArguments(const std::string& arguments, const Eval
   for (auto it = j.begin(); it != j.end(); ++it)
     if (std::find(kArguments.begin(), kArguments.end(), it.key()) == kArguments.end())
       problems.push_back("unknown argument " + it.key());
-  if (!problems.empty()) return Status::InvalidArgument(Join(problems));
+  if (!problems.empty()) return Status::InvalidArgument(text::Join(problems, "; "));
 
   Assessment a;
   auto text = [&](const char* key, std::string* out) {
@@ -188,7 +182,7 @@ Result<Assessment> ParseDecideArguments(const std::string& arguments, const Eval
       }
     }
   }
-  if (!problems.empty()) return Status::InvalidArgument(Join(problems));
+  if (!problems.empty()) return Status::InvalidArgument(text::Join(problems, "; "));
   return a;
 }
 
@@ -210,7 +204,7 @@ Result<Assessment> ModelAssessor::Assess(const EvalJob& job, const std::vector<c
   Prompt prompt = BuildAssessmentPrompt(in);
   {
     std::lock_guard<std::mutex> lock(mu_);
-    std::string problems = Join(prompt.problems);
+    std::string problems = text::Join(prompt.problems, "; ");
     if (problems != last_team_problems_) {
       if (!problems.empty()) spdlog::warn("prompts.team_dir problems dir=\"{}\" problems=\"{}\"", options_.team_dir, problems);
       last_team_problems_ = problems;

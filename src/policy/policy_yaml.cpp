@@ -14,6 +14,7 @@
 
 #include "policy/yaml_documents.h"
 #include "superagent/policy.h"
+#include "superagent/text.h"
 
 namespace superagent {
 namespace {
@@ -26,12 +27,6 @@ const std::vector<std::string> kSourceKeys = {"people", "bots", "scopes", "tell_
 const std::vector<std::string> kCellKeys = {"receive_all", "allowed_unaddressed", "others_addressed", "others_unaddressed"};
 const std::vector<std::string> kRuleKeys = {"name", "enabled", "when", "instructions", "silent", "approver", "auto_merge"};
 const std::vector<std::string> kAutoMergeKeys = {"enabled", "max_changed_lines", "required_approvals"};
-
-std::string Join(const std::vector<std::string>& words) {
-  std::string out;
-  for (const std::string& w : words) out += (out.empty() ? "" : ", ") + w;
-  return out;
-}
 
 // One "key: value" of a mapping, with both nodes kept for their marks.
 struct Entry {
@@ -86,7 +81,7 @@ class PolicyReader {
         continue;
       }
       if (known != nullptr && std::find(known->begin(), known->end(), key) == known->end()) {
-        Add(k, key_path, "unknown key (expected one of " + Join(*known) + ")");
+        Add(k, key_path, "unknown key (expected one of " + text::Join(*known, ", ") + ")");
         continue;
       }
       out.push_back(Entry{key, k, it->second});
@@ -146,7 +141,7 @@ class PolicyReader {
       *out = s;
       return;
     }
-    Add(Where(e), path, "must be one of " + Join(options) + Got(e.value));
+    Add(Where(e), path, "must be one of " + text::Join(options, ", ") + Got(e.value));
   }
 
   // budgets: {explicit: {...}, inferred: {...}}; an absent kind or member keeps its default.
@@ -353,7 +348,7 @@ class PolicyReader {
   void ReadRoot(const YAML::Node& root, Policy* out) {
     if (root.IsNull()) return;  // an empty file is an empty policy
     if (!root.IsMap()) {
-      Add(root, "", "a policy is a mapping with keys " + Join(kRootKeys));
+      Add(root, "", "a policy is a mapping with keys " + text::Join(kRootKeys, ", "));
       return;
     }
     for (const Entry& e : Entries(root, "", &kRootKeys)) {

@@ -43,12 +43,6 @@ const char* kAcknowledgementStyle =
     "you will do. No greeting, no apology, no restating the whole request, no promise of a time, no question "
     "(questions are asked later, one at a time, as a structured form).";
 
-std::string Join(const std::vector<std::string>& items, const std::string& sep) {
-  std::string out;
-  for (const std::string& s : items) out += (out.empty() ? "" : sep) + s;
-  return out;
-}
-
 std::string StrengthOf(const Candidate& c) { return StrengthName(c.gate.strength); }
 
 }  // namespace
@@ -144,8 +138,8 @@ Prompt BuildAssessmentPrompt(const AssessmentPromptInput& in) {
     facts += "Its acknowledgement may have at most " +
              std::to_string(AcknowledgementWordLimit(request->trigger.source)) + " words.\n";
   }
-  facts += "Messages admitted by the Gate (candidates): " + Join(candidate_ids, ", ") + ".\n";
-  facts += "Rules to answer: " + (rule_names.empty() ? std::string("none") : Join(rule_names, ", ")) + ".\n";
+  facts += "Messages admitted by the Gate (candidates): " + text::Join(candidate_ids, ", ") + ".\n";
+  facts += "Rules to answer: " + (rule_names.empty() ? std::string("none") : text::Join(rule_names, ", ")) + ".\n";
   facts += "Tickets on this Thread: " + std::to_string(job.tickets.size()) + ".";
 
   // ---- level 5: external text, fenced

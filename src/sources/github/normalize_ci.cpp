@@ -17,7 +17,7 @@ bool AppBotLoginMatches(const std::string& login, const std::string& slug) {
   return text::AsciiLower(login) == text::AsciiLower(slug + "[bot]");
 }
 
-std::string Short(const std::string& sha) { return sha.substr(0, 7); }
+std::string ShortCommit(const std::string& sha) { return sha.substr(0, 7); }
 
 // The tracked pull request whose head is `branch`, or null.
 const TrackedPull* TrackedOn(const NormalizeContext& ctx, const std::string& branch) {
@@ -61,7 +61,7 @@ Normalized NormalizeWorkflowRun(const json& run, const NormalizeContext& ctx, co
   t.source = "github";
   t.scope = "ci";
   t.id = "github:ci:run:" + std::to_string(id) + "@" + std::to_string(attempt);
-  t.text = "CI: workflow \"" + name + "\" run #" + std::to_string(run_number) + " on " + branch + " (" + Short(sha) +
+  t.text = "CI: workflow \"" + name + "\" run #" + std::to_string(run_number) + " on " + branch + " (" + ShortCommit(sha) +
            ") finished: " + (conclusion.empty() ? "unknown" : conclusion) + (title.empty() ? "" : "\n" + title);
   t.at = at;
   t.threads = {"github:ci:" + branch};
@@ -123,7 +123,7 @@ Normalized NormalizeCheckRun(const json& run, const NormalizeContext& ctx, const
   t.source = "github";
   t.scope = "ci";
   t.id = "github:ci:check:" + std::to_string(id) + "@" + version;
-  t.text = "CI: check \"" + name + "\" on " + branch + " (" + Short(sha) + ") finished: " +
+  t.text = "CI: check \"" + name + "\" on " + branch + " (" + ShortCommit(sha) + ") finished: " +
            (conclusion.empty() ? "unknown" : conclusion);
   if (const json* output = Field(run, "output"); output != nullptr && output->is_object()) {
     std::string title;

@@ -9,6 +9,7 @@
 
 #include "superagent/digest.h"
 #include "superagent/metrics.h"
+#include "sources/github/normalize_internal.h"
 #include "sources/github/source_internal.h"
 #include "superagent/json_read.h"
 #include "superagent/text.h"
@@ -18,16 +19,6 @@ namespace superagent::github {
 
 using nlohmann::json;
 
-namespace {
-
-Normalized Malformed(std::string why) {
-  Normalized n;
-  n.kind = Normalized::Kind::kMalformed;
-  n.why = std::move(why);
-  return n;
-}
-
-}  // namespace
 
 std::string WebhookSignature(const std::string& secret, const std::string& body) {
   return "sha256=" + Hex(HmacSha256(secret, body));
@@ -51,7 +42,7 @@ constexpr std::size_t kMaxWaitingBytes = 32u * 1024 * 1024;
 const WebhookReply kRefused{401, "refused: the delivery is not signed with this webhook's secret"};
 std::optional<Normalized> NormalizeWebhook(const std::string& event, const json& payload, const NormalizeContext& ctx) {
   auto action_field = json_read::OptString(payload, "action");
-  if (!action_field.ok()) return Malformed(action_field.status().message());
+  if (!action_field.ok()) return normalize_internal::Malformed(action_field.status().message());
   const std::string& action = *action_field;
   auto is = [&](std::initializer_list<const char*> actions) {
     for (const char* a : actions)
@@ -70,7 +61,7 @@ std::optional<Normalized> NormalizeWebhook(const std::string& event, const json&
   if (event == "pull_request_review_comment" && is({"created", "edited"})) return NormalizeReviewComment(obj("comment"), ctx);
   if (event == "pull_request_review" && is({"submitted", "edited"})) {
     auto number = json_read::OptInt(payload, "pull_request.number");
-    if (!number.ok()) return Malformed(number.status().message());
+    if (!number.ok()) return normalize_internal::Malformed(number.status().message());
     return NormalizeReview(obj("review"), ctx, *number);
   }
   if (event == "issues" && is({"opened", "edited", "reopened", "assigned"})) return NormalizeIssue(obj("issue"), ctx, false);
@@ -85,7 +76,7 @@ std::optional<Normalized> NormalizeWebhook(const std::string& event, const json&
   const bool ci = (event == "workflow_run" || event == "check_run") && is({"completed"});
   if (!ci) return std::nullopt;
   auto default_branch = json_read::OptString(payload, "repository.default_branch");
-  if (!default_branch.ok()) return Malformed(default_branch.status().message());
+  if (!default_branch.ok()) return normalize_internal::Malformed(default_branch.status().message());
   if (event == "workflow_run") return NormalizeWorkflowRun(obj("workflow_run"), ctx, *default_branch);
   return NormalizeCheckRun(obj("check_run"), ctx, *default_branch);
 }
