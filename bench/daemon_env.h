@@ -54,9 +54,7 @@ class BenchDaemon {
     std::ofstream(config_) << "data_dir: " << data_dir_ << "\npolicy_file: " << (dir / "policy.yaml")
                            << "\npanel:\n  listen: 127.0.0.1:" << port_ << "\nlog:\n  level: " << (std::getenv("BENCH_LOG_LEVEL") ? std::getenv("BENCH_LOG_LEVEL") : "info") << "\n"
                            << setup.extra_config;
-    // As the systemd unit starts it (config/superagent.service's Environment=).
-    env_ = {{"GNUTLS_NO_IMPLICIT_INIT", "1"}};
-    env_.insert(env_.end(), setup.env.begin(), setup.env.end());
+    env_ = setup.env;
   }
   ~BenchDaemon() {
     if (pid_ > 0 && !exited_) {

@@ -103,7 +103,7 @@ fuzz() {
     [ "$only" = "  " ] || [[ "$only" == *" $name "* ]] || continue
     case "$name" in
       policy_yaml_fuzz|config_fuzz) dict=fuzz/yaml.dict ;;
-      feishu_frames_fuzz) dict="" ;;
+      feishu_frames_fuzz|http_client_fuzz) dict="" ;;
       *) dict=fuzz/json.dict ;;
     esac
     mkdir -p "$dir/corpus/$name" "$dir/seeds/$name"

@@ -116,3 +116,18 @@ for i, e in enumerate(sample_events):
     # the callback target: even first byte = plaintext to encrypt and sign, odd = raw body
     put("feishu_callback_fuzz", b"\x00" + e)
     put("feishu_callback_fuzz", b"\x01" + dumps({"encrypt": "not base64 ☃"}).encode())
+
+# The HTTP client: the first byte picks the parser (0 a URL, 1 a proxy variable, 2 a response
+# head), the rest is its input; shapes the tests use and the ones a peer could send.
+for url in ["https://api.github.com/repos/o/r/issues?page=2&per_page=100", "http://127.0.0.1:8080/x",
+            "https://[::1]:8443/a%20b", "https://user:p%40ss@example.com/", "https://例子.测试/路径?q=😀",
+            "http://h:0/", "http://h:65536/", "file:///etc/passwd", "https://a b/", "http://h/\r\nX: y"]:
+    put("http_client_fuzz", b"\x00" + url.encode())
+for proxy in ["http://proxy:3128", "proxy:3128", "http://us%65r:p%40ss@[::1]:8080/", "socks5://h:1080", "*",
+              "example.com, .internal:443, [::1]", "http://:80", "https://proxy:443"]:
+    put("http_client_fuzz", b"\x01" + proxy.encode())
+for head in [b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nLink: <https://x/?page=2>; rel=\"next\"\r\n"
+             b"Set-Cookie: a=1\r\nSet-Cookie: b=2\r\n\r\n",
+             b"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 204 No Content\r\nX-Id: \xe6\xb1\x89\xff\r\n\r\n",
+             b"HTTP/1.1 200 OK\r\nBad Name: v\r\nno-colon\r\n:empty\r\nX: a\rb\r\n\r\n"]:
+    put("http_client_fuzz", b"\x02" + head)

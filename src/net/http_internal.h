@@ -97,6 +97,10 @@ struct Target {
   std::string user, password;  // percent-decoded
 };
 
+// Takes "user[:password]@" (the last '@' ends it) off the front of `authority` into `user` and
+// `password`, percent-decoded; whether there was one.
+bool TakeUserinfo(std::string_view* authority, std::string* user, std::string* password);
+
 // Parses `url` (http:// or https:// only) into `t`; returns why it cannot be fetched, or "".
 // The reason echoes no more of the URL than its scheme (the rest may hold credentials).
 std::string ParseUrl(const std::string& url, Target* t);

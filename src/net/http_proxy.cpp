@@ -31,14 +31,7 @@ std::string ParseProxy(std::string_view value, Proxy* p) {
     v.remove_prefix(sep + 3);
   }
   std::string_view authority = v.substr(0, v.find_first_of("/?#"));
-  if (const auto at = authority.rfind('@'); at != std::string_view::npos) {
-    const std::string_view userinfo = authority.substr(0, at);
-    const auto colon = userinfo.find(':');
-    p->auth = true;
-    p->user = PercentDecode(userinfo.substr(0, colon));
-    p->password = colon == std::string_view::npos ? "" : PercentDecode(userinfo.substr(colon + 1));
-    authority.remove_prefix(at + 1);
-  }
+  p->auth = TakeUserinfo(&authority, &p->user, &p->password);
   if (!SplitAuthority(authority, 1080, &p->at)) return "is not a proxy URL (http://[user:password@]host[:port])";
   return "";
 }

@@ -130,6 +130,17 @@ bool SplitAuthority(std::string_view a, int default_port, HostPort* out) {
   return true;
 }
 
+bool TakeUserinfo(std::string_view* authority, std::string* user, std::string* password) {
+  const auto at = authority->rfind('@');
+  if (at == std::string_view::npos) return false;
+  const std::string_view userinfo = authority->substr(0, at);
+  const auto colon = userinfo.find(':');
+  *user = PercentDecode(userinfo.substr(0, colon));
+  *password = colon == std::string_view::npos ? "" : PercentDecode(userinfo.substr(colon + 1));
+  authority->remove_prefix(at + 1);
+  return true;
+}
+
 std::string ParseUrl(const std::string& url, Target* t) {
   if (HasSpaceOrControl(url)) return "the URL contains a space or a control character";
   const auto sep = url.find("://");
@@ -148,14 +159,7 @@ std::string ParseUrl(const std::string& url, Target* t) {
   const auto end = rest.find_first_of("/?#");
   std::string_view authority = rest.substr(0, end);
   std::string_view tail = end == std::string_view::npos ? std::string_view() : rest.substr(end);
-  if (const auto at = authority.rfind('@'); at != std::string_view::npos) {
-    const std::string_view userinfo = authority.substr(0, at);
-    const auto colon = userinfo.find(':');
-    t->has_userinfo = true;
-    t->user = PercentDecode(userinfo.substr(0, colon));
-    t->password = colon == std::string_view::npos ? "" : PercentDecode(userinfo.substr(colon + 1));
-    authority.remove_prefix(at + 1);
-  }
+  t->has_userinfo = TakeUserinfo(&authority, &t->user, &t->password);
   if (!SplitAuthority(authority, t->tls ? 443 : 80, &t->at)) return "the URL's host or port is malformed";
   if (const auto hash = tail.find('#'); hash != std::string_view::npos) tail = tail.substr(0, hash);
   std::string path(tail);
