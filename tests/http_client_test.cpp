@@ -730,6 +730,25 @@ TEST_F(HttpClientTest, RepeatedHeadersAreJoinedAndBytesComeBackExact) {
   EXPECT_EQ(streamed, body);
 }
 
+// What a peer may not put in a header (RFC 9110 §5.5): a bare CR or a NUL in a value becomes a
+// space, so a value taken back (an ETag sent as If-None-Match) cannot carry a line of its own; a
+// line whose name is not a token ("Bad Name:", ":empty") is dropped. Found by http_client_fuzz.
+TEST_F(HttpClientTest, ABareCrOrNulInAHeaderIsASpaceAndANameThatIsNoTokenIsDropped) {
+  RawServer raw([&](int fd, RawServer&) {
+    ReadHead(fd);
+    SendAll(fd, std::string("HTTP/1.1 200 OK\r\nETag: \"a\rInjected: 1\"\r\nX-Nul: a\0b\r\nBad Name: v\r\n:empty\r\n"
+                            "Content-Length: 0\r\n\r\n", 94));
+  });
+  raw.Start();
+  HttpResponse r = MakeHttpClient()->Send({"GET", raw.Url("/"), {}, "", 5000, 5000});
+  EXPECT_EQ(r.error, "");
+  EXPECT_EQ(r.headers.at("etag"), "\"a Injected: 1\"");
+  EXPECT_EQ(r.headers.at("x-nul"), "a b");
+  EXPECT_EQ(r.headers.count("bad name"), 0u);
+  EXPECT_EQ(r.headers.count(""), 0u);
+  EXPECT_EQ(r.headers.count("injected"), 0u);
+}
+
 // No CR or LF reaches the wire from a header or the URL: such a request is refused before it
 // connects, so a value a peer supplied cannot add a header or a request of its own.
 TEST_F(HttpClientTest, CrOrLfInAHeaderOrTheUrlIsRefusedBeforeAnythingIsSent) {

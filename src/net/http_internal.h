@@ -219,8 +219,9 @@ struct Transfer {
 };
 
 // Fills `headers` from the raw head `raw`: the last response's (a 100 Continue's are dropped),
-// names lower-cased, values trimmed and otherwise byte-exact, repeated names joined with ", ".
-// Lines not ending in CRLF are skipped, as httplib skips them.
+// names lower-cased, values trimmed and otherwise byte-exact but for CR, LF and NUL (each a
+// space), repeated names joined with ", ". Lines not ending in CRLF, and lines whose name is not
+// a token, are skipped.
 void ParseHead(const std::string& raw, std::map<std::string, std::string>* headers);
 
 // The socket after the connection is up (`ssl` null for plain http), for httplib to write the

@@ -40,14 +40,6 @@ constexpr std::size_t kMaxHeadLine = 8 * 1024 + 2;
 // matching recurses once per character).
 constexpr std::size_t kMaxStatusLine = 1024;
 
-// std::condition_variable_any's view of a Mutex. The analysis cannot follow a wait's release and
-// re-acquisition; to the code around the wait the mutex is held throughout, as it is.
-struct WaitableMutex {
-  Mutex* mu;
-  void lock() NO_THREAD_SAFETY_ANALYSIS { mu->Lock(); }
-  void unlock() NO_THREAD_SAFETY_ANALYSIS { mu->Unlock(); }
-};
-
 }  // namespace
 
 // ---------------------------------------------------------------------------------------------
@@ -116,7 +108,7 @@ void Watcher::StopLocked(Entry& e, Stop why) {
 void Watcher::Run() {
   pthread_setname_np(pthread_self(), "http-watcher");
   MutexLock lock(&mu_);
-  WaitableMutex waitable{&mu_};
+  MutexWaitable waitable{&mu_};
   for (;;) {
     const TimePoint now = SteadyClock::now();
     TimePoint wake = kNever;
@@ -193,9 +185,15 @@ void ParseHead(const std::string& raw, std::map<std::string, std::string>* heade
     if (!crlf || line.front() == ' ' || line.front() == '\t') continue;
     const auto colon = line.find(':');
     if (colon == std::string_view::npos) continue;
-    std::string name = text::AsciiLower(text::Trim(line.substr(0, colon)));
-    if (name.empty()) continue;
+    // A name is a token (RFC 9110 §5.1: no space before the colon either); another line is skipped.
+    const std::string_view raw_name = line.substr(0, colon);
+    if (!IsToken(raw_name)) continue;
+    std::string name = text::AsciiLower(raw_name);
+    // RFC 9110 §5.5: CR, LF and NUL in a value are replaced with a space, so nothing a peer sends
+    // can become a line of a header the daemon sends back (an ETag in If-None-Match).
     std::string value = text::Trim(line.substr(colon + 1));
+    for (char& c : value)
+      if (c == '\r' || c == '\n' || c == '\0') c = ' ';
     auto [it, fresh] = headers->try_emplace(std::move(name), value);
     if (!fresh) it->second = it->second.empty() ? value : it->second + ", " + value;
   }
