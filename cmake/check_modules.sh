@@ -27,7 +27,7 @@ declare -A OWNER=(
   [http.h]=net [host_port.h]=net
   [llm.h]=llm [model_assessor.h]=llm
   [exec.h]=exec [jobs.h]=exec [process.h]=exec [sandbox.h]=exec [scheduler.h]=exec [worker.h]=exec
-  [worker_sessions.h]=exec [workspace.h]=exec [model_gateway.h]=exec
+  [worker_sessions.h]=exec [workspace.h]=exec [model_gateway.h]=exec [worker_pool.h]=exec
   [effects.h]=effects
   [intercom.h]=intercom
   [panel.h]=panel

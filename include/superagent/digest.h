@@ -2,6 +2,7 @@
 // digests, which the daemon links anyway for TLS and the GitHub App's JWT).
 #pragma once
 
+#include <cstddef>
 #include <string>
 #include <string_view>
 
@@ -19,5 +20,9 @@ std::string HmacSha256(std::string_view key, std::string_view message);
 
 // Lower-case hex of `bytes`, two characters each.
 std::string Hex(std::string_view bytes);
+
+// `bytes` bytes from OpenSSL's random generator as lower-case hex (two characters each); "" when
+// the generator fails, which a caller treats as no token at all (it matches nothing).
+std::string RandomHex(std::size_t bytes);
 
 }  // namespace superagent

@@ -137,6 +137,15 @@ class Workspaces {
   // Otherwise Conflict, in the daemon's words (the branch, its tip, what a person can do), and
   // nothing is pushed. Conflict also when nothing was verified.
   Status Push(const WorkspaceRecord& workspace);
+  // Issue 36, a turn on another machine. The Ticket's repository as a git bundle (its branch's
+  // HEAD with all history, and origin/<default>), made by git in the Ticket's sandbox: what a
+  // remote worker starts from. Unavailable when git fails.
+  Result<std::string> CodeBundle(const WorkspaceRecord& workspace);
+  // A remote worker's commits (a bundle of its HEAD, made from CodeBundle's) become the Ticket's
+  // repository's HEAD, its files checked out: git in the sandbox reads the bundle (a stranger's
+  // bytes, given on stdin), so what TakeCommits then verifies and pushes is what the worker made.
+  // InvalidArgument over max_bundle_bytes or when git refuses the bundle; nothing changes then.
+  Status ApplyBundle(const WorkspaceRecord& workspace, const std::string& bundle);
   // The default branch's name on the remote, e.g. "main" (known after the first Prepare).
   Result<std::string> DefaultBranch();
   // Whether git can read the remote (`git ls-remote`), as workers will; Unavailable with git's
@@ -156,9 +165,11 @@ class Workspaces {
   // Ticket's git directory it has just made); credentials only for clone/fetch/ls-remote/push, never when `local`.
   Result<RunResult> Git(const std::string& cwd, std::vector<std::string> args, TimeMs limit_ms = 0,
                         const std::atomic<bool>* cancel = nullptr, const std::string& stdin_text = "", bool local = false);
-  // `script` (sh, with "$@" = args) run in the Ticket's sandbox, in its directory.
+  // `script` (sh, with "$@" = args, `stdin_bytes` on its standard input) run in the Ticket's
+  // sandbox, in its directory.
   Result<RunResult> InSandbox(const WorkspaceRecord& w, const std::string& script, std::vector<std::string> args,
-                              bool binary_stdout = false, const std::atomic<bool>* cancel = nullptr);
+                              bool binary_stdout = false, const std::atomic<bool>* cancel = nullptr,
+                              const std::string& stdin_bytes = "");
   // The mirror made or fetched, verified.git made. With `default_tip`: the default branch's name and
   // its commit now (read with the refs it drops), also set as the ref `record_tip_as` names if any.
   Status SyncClone(const std::atomic<bool>* cancel, std::string* default_branch = nullptr,

@@ -2,6 +2,7 @@
 
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
+#include <openssl/rand.h>
 
 namespace superagent {
 
@@ -32,6 +33,14 @@ std::string Hex(std::string_view bytes) {
     out.push_back(kHex[c >> 4]);
     out.push_back(kHex[c & 0xF]);
   }
+  return out;
+}
+
+std::string RandomHex(std::size_t bytes) {
+  std::string raw(bytes, '\0');
+  if (bytes == 0 || RAND_bytes(reinterpret_cast<unsigned char*>(raw.data()), static_cast<int>(bytes)) != 1) return "";
+  std::string out = Hex(raw);
+  OPENSSL_cleanse(raw.data(), raw.size());
   return out;
 }
 

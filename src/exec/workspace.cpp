@@ -267,8 +267,9 @@ Result<std::string> Workspaces::DefaultBranch() {
 
 Result<RunResult> Workspaces::InSandbox(const WorkspaceRecord& w, const std::string& script,
                                         std::vector<std::string> args, bool binary_stdout,
-                                        const std::atomic<bool>* cancel) {
+                                        const std::atomic<bool>* cancel, const std::string& stdin_bytes) {
   ProcessSpec spec;
+  spec.stdin_text = stdin_bytes;
   spec.argv = {"/bin/sh", "-c", script, "sh"};
   for (auto& a : args) spec.argv.push_back(std::move(a));
   spec.cwd = w.dir;

@@ -203,6 +203,36 @@ std::string Shown(const std::string& path) {
 }
 }  // namespace
 
+Result<std::string> Workspaces::CodeBundle(const WorkspaceRecord& w) {
+  // Everything the branch's HEAD reaches, and origin/<default> (the base's name in the worker's
+  // clone). Not compressed harder than git's default: it crosses the network.
+  auto made = InSandbox(w, "exec git bundle create -q - HEAD \"$1\"\n", {"refs/remotes/" + w.base}, true);
+  RETURN_IF_ERROR(Failed("cannot bundle " + w.branch + " for a remote worker", made));
+  if (made->out.empty()) return Status::Unavailable("git made an empty bundle of " + w.branch);
+  return std::move(made->out);
+}
+
+Status Workspaces::ApplyBundle(const WorkspaceRecord& w, const std::string& bundle) {
+  if (bundle.size() > options_.max_bundle_bytes)
+    return Status::InvalidArgument("the worker's commits take " + std::to_string(bundle.size()) +
+                                   " bytes; a turn may hand back at most " + std::to_string(options_.max_bundle_bytes));
+  // In the sandbox's private temporary directory; fetched as the worker's own git would, then
+  // checked out. A bundle git refuses changes nothing (set -e stops before the reset).
+  auto applied = InSandbox(w,
+                           "set -e\n"
+                           "f=\"${TMPDIR:-/tmp}/superagent-return.bundle\"\n"
+                           "cat > \"$f\"\n"
+                           "git fetch -q --no-tags --no-write-fetch-head \"$f\" +HEAD:refs/superagent/returned >&2\n"
+                           "rm -f \"$f\"\n"
+                           "git reset -q --hard refs/superagent/returned\n"
+                           "git update-ref -d refs/superagent/returned\n",
+                           {}, false, nullptr, bundle);
+  if (!applied.ok()) return applied.status();
+  if (applied->exit_code != 0 && !applied->timed_out && !applied->cancelled)
+    return Status::InvalidArgument("the worker's bundle was refused: " + text::TailLines(applied->err, 3, 300));
+  return Failed("cannot apply the worker's commits to " + w.branch, applied);
+}
+
 Status Workspaces::Check(const std::string& base, const std::string& tip, const CommitRules& rules, VerifiedCommits* v) {
   const std::string verified = VerifiedPath();
   // "<behind>\t<ahead>": commits of the base the branch lacks (none when it descends from the
