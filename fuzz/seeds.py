@@ -131,3 +131,15 @@ for head in [b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nLink: <https
              b"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 204 No Content\r\nX-Id: \xe6\xb1\x89\xff\r\n\r\n",
              b"HTTP/1.1 200 OK\r\nBad Name: v\r\nno-colon\r\n:empty\r\nX: a\rb\r\n\r\n"]:
     put("http_client_fuzz", b"\x02" + head)
+
+# The worker endpoints' JSON (issue 36): an announcement, a lease, a heartbeat, a return.
+lease_id = "a" * 64
+for body in [{"worker": "gpu-box_1", "executors": ["claude-code", "codex"], "slots": 2},
+             {"worker": "工作机", "executors": ["Codex"], "slots": 0},
+             {"lease": lease_id, "offer": 1, "attempt": 1,
+              "turn": {"assignment": 10, "ticket": 1, "executor": "claude-code",
+                       "task": {"request_text": "修一下 README"}, "code": "IyB2MiBnaXQgYnVuZGxlCg=="}},
+             {"worker": "w", "lease": lease_id},
+             {"worker": "w", "lease": lease_id, "report": {"stage": "ready", "summary": "ok"}, "bundle": "AAEC/w=="},
+             {"worker": "w", "lease": lease_id, "report": None, "bundle": "%%%"}]:
+    put("worker_wire_fuzz", dumps(body))

@@ -41,5 +41,39 @@ TEST(Digest, RawAndHexAgreeOnAnyBytes) {
   EXPECT_EQ(Hex(Sha256(bytes)), Sha256Hex(bytes));
 }
 
+// RFC 4648 §10's vectors, both alphabets; the one encoder of the daemon (git's Basic header, the
+// GitHub App's JWT, the gateway's passes, the Feishu long connection's acknowledgements).
+TEST(Digest, Base64IsRfc4648InBothAlphabets) {
+  const std::pair<std::string, std::string> vectors[] = {{"", ""},         {"f", "Zg=="},         {"fo", "Zm8="},
+                                                         {"foo", "Zm9v"},  {"foob", "Zm9vYg=="},  {"fooba", "Zm9vYmE="},
+                                                         {"foobar", "Zm9vYmFy"}};
+  for (const auto& [bytes, encoded] : vectors) {
+    EXPECT_EQ(Base64(bytes), encoded);
+    std::string unpadded = encoded;
+    while (!unpadded.empty() && unpadded.back() == '=') unpadded.pop_back();
+    EXPECT_EQ(Base64(bytes, true), unpadded);
+    EXPECT_EQ(Base64Decode(encoded), bytes);
+    EXPECT_EQ(Base64Decode(unpadded), bytes);
+  }
+  EXPECT_EQ(Base64("\xfb\xff\xbf"), "+/+/");
+  EXPECT_EQ(Base64("\xfb\xff\xbf", true), "-_-_");
+  EXPECT_EQ(Base64(R"({"alg":"RS256","typ":"JWT"})", true), "eyJhbGciOiJSUzI1NiIsInR5cCI6IkpXVCJ9");
+  EXPECT_EQ(Base64Decode("-_-_"), "\xfb\xff\xbf");
+}
+
+TEST(Digest, Base64DecodeRefusesWhatNoEncoderWrites) {
+  for (const std::string& bad : {std::string("Zg="), std::string("Z"), std::string("Zm9vY"), std::string("Zm=9"),
+                                 std::string("Zm9v="), std::string("Zm9v===="), std::string("Zg== "), std::string(" Zg=="),
+                                 std::string("Zg\n=="), std::string("汉字"), std::string("Zm\0v", 4)})
+    EXPECT_FALSE(Base64Decode(bad).has_value()) << bad;
+  // Any bytes survive the round trip, NUL and invalid UTF-8 included.
+  std::string all;
+  for (int i = 0; i < 256; ++i) all += static_cast<char>(i);
+  for (std::size_t n = 0; n <= all.size(); n += 37) {
+    EXPECT_EQ(Base64Decode(Base64(all.substr(0, n))), all.substr(0, n));
+    EXPECT_EQ(Base64Decode(Base64(all.substr(0, n), true)), all.substr(0, n));
+  }
+}
+
 }  // namespace
 }  // namespace superagent

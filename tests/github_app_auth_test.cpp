@@ -175,15 +175,6 @@ TEST(AppPermissions, NamesWhatTheInstallationLacksInTheDaemonsOrder) {
   EXPECT_TRUE(github::MissingAppPermissions(json::array()).size() == 5);
 }
 
-TEST(Base64Url, MatchesRfc4648WithoutPadding) {
-  EXPECT_EQ(github::Base64Url(""), "");
-  EXPECT_EQ(github::Base64Url("f"), "Zg");
-  EXPECT_EQ(github::Base64Url("fo"), "Zm8");
-  EXPECT_EQ(github::Base64Url("foo"), "Zm9v");
-  EXPECT_EQ(github::Base64Url("\xfb\xff\xbf"), "-_-_");
-  EXPECT_EQ(github::Base64Url(R"({"alg":"RS256","typ":"JWT"})"), "eyJhbGciOiJSUzI1NiIsInR5cCI6IkpXVCJ9");
-}
-
 TEST(WebUrlOf, GitHubComAndEnterpriseServer) {
   EXPECT_EQ(github::WebUrlOf("https://api.github.com"), "https://github.com");
   EXPECT_EQ(github::WebUrlOf("https://api.github.com/"), "https://github.com");

@@ -1,8 +1,9 @@
-// SHA-256, HMAC-SHA-256 and lower-case hex: the one place the daemon computes each (OpenSSL's
-// digests, which the daemon links anyway for TLS and the GitHub App's JWT).
+// SHA-256, HMAC-SHA-256, lower-case hex and base64: the one place the daemon computes each
+// (OpenSSL's digests, which the daemon links anyway for TLS and the GitHub App's JWT).
 #pragma once
 
 #include <cstddef>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -20,6 +21,14 @@ std::string HmacSha256(std::string_view key, std::string_view message);
 
 // Lower-case hex of `bytes`, two characters each.
 std::string Hex(std::string_view bytes);
+
+// RFC 4648 base64 of `bytes`: the standard alphabet with '=' padding (§4), or with `url` the
+// URL-safe alphabet without padding (§5: JWTs, tokens in URLs).
+std::string Base64(std::string_view bytes, bool url = false);
+
+// The bytes `text` encodes, in either alphabet, padded or not; nullopt when it holds any other
+// character, padding anywhere but at the end, or a length no encoding has (4n + 1).
+std::optional<std::string> Base64Decode(std::string_view text);
 
 // `bytes` bytes from OpenSSL's random generator as lower-case hex (two characters each); "" when
 // the generator fails, which a caller treats as no token at all (it matches nothing).

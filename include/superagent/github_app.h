@@ -21,9 +21,6 @@
 
 namespace superagent::github {
 
-// RFC 4648 §5 base64url without padding, as JWTs use.
-std::string Base64Url(std::string_view bytes);
-
 // The App's JWT for `now`: {"alg":"RS256","typ":"JWT"}, iat a minute in the past (clock drift,
 // as GitHub advises), exp nine minutes ahead (GitHub allows ten), iss the App id. InvalidArgument
 // when `private_key_pem` is not an RSA private key in PEM; the message never quotes the key.

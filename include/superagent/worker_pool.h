@@ -151,6 +151,39 @@ class WorkerPool {
   std::map<std::string, Worker> workers_ GUARDED_BY(mu_);
 };
 
+// --- The wire (what the worker endpoints carry, JSON both ways; worker_wire.cpp). Every parser
+// takes a stranger's JSON: a wrong type, a value out of bounds, a name with a character a name
+// may not have are refused with InvalidArgument naming the field; nothing throws. ---
+
+// A worker's announcement: {"worker": name, "executors": [...], "slots": n}. A name is 1 to 64
+// of [A-Za-z0-9._-]; executors 1 to 8 distinct names of 1 to 32 of [a-z0-9-]; slots 1 to 64.
+struct Announcement {
+  std::string worker;
+  std::vector<std::string> executors;
+  int slots = 0;
+};
+Result<Announcement> ParseAnnouncement(const nlohmann::json& j);
+nlohmann::json AnnouncementToJson(const Announcement& a);
+
+// A lease as the daemon sends it ({"lease","offer","attempt","turn":{...,"code": base64}}) and a
+// worker reads it back; ParseLease checks what a worker relies on: a 64-hex-digit id, positive
+// numbers, an object task, code that is base64.
+nlohmann::json LeaseToJson(const Lease& lease);
+Result<Lease> ParseLease(const nlohmann::json& j);
+
+// A heartbeat or a return names its worker and its lease: {"worker", "lease", ...}.
+struct LeaseRef {
+  std::string worker;
+  std::string lease;
+};
+Result<LeaseRef> ParseLeaseRef(const nlohmann::json& j);
+const char* LeaseStateName(LeaseState state);  // "held" | "withdrawn" | "lost"
+
+// A return: {"worker","lease","report": object or null,"bundle": base64 or ""}; the bundle's
+// bytes at most `max_bundle_bytes`.
+Result<std::pair<LeaseRef, TurnReturn>> ParseTurnReturn(const nlohmann::json& j, std::uint64_t max_bundle_bytes);
+nlohmann::json TurnReturnToJson(const LeaseRef& ref, const TurnReturn& r);
+
 class Executor;
 class Workspaces;
 struct WorkerTask;

@@ -6,6 +6,7 @@
 // thread of its own, which feeds a Relay the serving thread drains — so a streamed answer reaches
 // the CLI event by event, as from the API itself. The gateway's destructor abandons every call
 // in flight and waits for their threads.
+#include "superagent/digest.h"
 #include "superagent/model_gateway.h"
 
 #include <httplib.h>
@@ -49,22 +50,6 @@ using model_wire::UsageReader;
 
 namespace {
 
-std::string Base64Url(const unsigned char* p, std::size_t n) {
-  static const char* kAlphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
-  std::string out;
-  std::uint32_t acc = 0;
-  int bits = 0;
-  for (std::size_t i = 0; i < n; ++i) {
-    acc = (acc << 8) | p[i];
-    bits += 8;
-    while (bits >= 6) {
-      bits -= 6;
-      out += kAlphabet[(acc >> bits) & 63];
-    }
-  }
-  if (bits > 0) out += kAlphabet[(acc << (6 - bits)) & 63];
-  return out;
-}
 
 // Passes are kept by their digest, so looking one up takes no time that depends on a secret.
 std::string Digest(const std::string& token) {
@@ -204,7 +189,7 @@ class Gateway : public ModelGateway {
       // No randomness, no pass: an empty token matches nothing, so the turn's calls are refused.
       spdlog::error("model gateway: no random bytes for a pass ticket={}", ticket);
     } else {
-      pass.token = "sa-pass-" + Base64Url(random, sizeof random);
+      pass.token = "sa-pass-" + Base64(std::string_view(reinterpret_cast<const char*>(random), sizeof random), true);
       OPENSSL_cleanse(random, sizeof random);
     }
     pass.base_url = "http://127.0.0.1:" + std::to_string(port_) + PathPrefix(options_.wire);

@@ -1,6 +1,7 @@
 // Workspaces as git worktrees of a local bare clone. Every git command goes through the
 // ProcessRunner (own process group, time limit) so a hung remote cannot hold a slot forever.
 // A turn's commits, taken, checked and pushed: workspace_commits.cpp.
+#include "superagent/digest.h"
 #include "superagent/workspace.h"
 
 #include "exec/workspace_internal.h"
@@ -218,24 +219,6 @@ Status Workspaces::CheckRemote() {
 }
 
 namespace {
-std::string Base64(const std::string& in) {
-  static const char* k = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-  std::string out;
-  std::size_t i = 0;
-  for (; i + 2 < in.size(); i += 3) {
-    const unsigned v = (static_cast<unsigned char>(in[i]) << 16) | (static_cast<unsigned char>(in[i + 1]) << 8) |
-                       static_cast<unsigned char>(in[i + 2]);
-    out += {k[v >> 18], k[(v >> 12) & 63], k[(v >> 6) & 63], k[v & 63]};
-  }
-  if (i + 1 == in.size()) {
-    const unsigned v = static_cast<unsigned char>(in[i]) << 16;
-    out += {k[v >> 18], k[(v >> 12) & 63], '=', '='};
-  } else if (i + 2 == in.size()) {
-    const unsigned v = (static_cast<unsigned char>(in[i]) << 16) | (static_cast<unsigned char>(in[i + 1]) << 8);
-    out += {k[v >> 18], k[(v >> 12) & 63], k[(v >> 6) & 63], '='};
-  }
-  return out;
-}
 }  // namespace
 
 std::vector<std::pair<std::string, std::string>> GitAuthEnv(const std::string& remote, const std::string& token,

@@ -363,7 +363,9 @@ class HttplibClient : public HttpClient {
         if (!t.socket_made)
           return proxy != nullptr ? "could not resolve the proxy's host " + proxy->at.host
                                   : "could not resolve host " + target.at.host;
-        return "connect to " + (proxy != nullptr ? "the proxy " + proxy->at.Show() : t.where) + " failed: Connection";
+        // httplib connects inside its own call and keeps no errno: these are what it covers.
+        return "connect to " + (proxy != nullptr ? "the proxy " + proxy->at.Show() : t.where) +
+               " failed (refused, unreachable or reset)";
       case httplib::Error::SSLConnection:
         return "TLS handshake with " + t.where + " failed" + OpensslReason();
       case httplib::Error::SSLServerVerification: {

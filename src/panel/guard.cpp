@@ -38,31 +38,6 @@ bool ConstantTimeEquals(std::string_view a, std::string_view b) {
   return diff == 0;
 }
 
-std::string Base64Decode(std::string_view in) {
-  auto value = [](char c) -> int {
-    if (c >= 'A' && c <= 'Z') return c - 'A';
-    if (c >= 'a' && c <= 'z') return c - 'a' + 26;
-    if (c >= '0' && c <= '9') return c - '0' + 52;
-    if (c == '+') return 62;
-    if (c == '/') return 63;
-    return -1;
-  };
-  while (!in.empty() && in.back() == '=') in.remove_suffix(1);
-  std::string out;
-  unsigned buffer = 0;
-  int bits = 0;
-  for (char c : in) {
-    int v = value(c);
-    if (v < 0) return "";
-    buffer = (buffer << 6) | static_cast<unsigned>(v);
-    bits += 6;
-    if (bits >= 8) {
-      bits -= 8;
-      out.push_back(static_cast<char>((buffer >> bits) & 0xFF));
-    }
-  }
-  return out;
-}
 
 bool NeedsToken(std::string_view method, std::string_view path) {
   if (path == "/healthz" || path.rfind("/hooks/", 0) == 0) return false;
@@ -81,7 +56,7 @@ bool CheckToken(std::string_view authorization, std::string_view token, std::str
   };
   if (starts("bearer ")) return ConstantTimeEquals(authorization.substr(7), token);
   if (starts("basic ")) {
-    std::string decoded = Base64Decode(authorization.substr(6));
+    std::string decoded = superagent::Base64Decode(authorization.substr(6)).value_or("");
     auto colon = decoded.find(':');
     if (colon == std::string::npos) return false;
     if (!ConstantTimeEquals(std::string_view(decoded).substr(colon + 1), token)) return false;

@@ -51,7 +51,6 @@ std::string LoginCookie(std::string_view host_header, std::string_view token);
 std::string CheckSameOrigin(std::string_view origin, std::string_view sec_fetch_site, std::string_view host_header);
 
 bool ConstantTimeEquals(std::string_view a, std::string_view b);
-std::string Base64Decode(std::string_view in);  // "" on malformed input
 std::string RandomToken();                      // 32 random bytes, hex
 
 // A display name a person typed: trimmed, at most 64 characters, no control characters.

@@ -11,7 +11,6 @@
 // run on one timer that looks at the injected clock every tick_ms, so tests move time by hand.
 // Attempts that fail and silent drops are failures of the Source's `realtime` health path; an
 // opened connection is its success.
-#include <openssl/evp.h>
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
@@ -19,6 +18,7 @@
 #include <random>
 
 #include "sources/feishu/ws_transport.h"
+#include "superagent/digest.h"
 #include "superagent/catch_all.h"
 #include "superagent/feishu.h"
 #include "sources/feishu/source.h"
@@ -64,13 +64,6 @@ void ApplyConfig(const json& j, WsClientConfig* cfg) {
   take("ReconnectNonce", &cfg->reconnect_nonce_s, 0, kDay);
 }
 
-std::string Base64(const std::string& bytes) {
-  std::string out(4 * ((bytes.size() + 2) / 3) + 1, '\0');
-  const int n = EVP_EncodeBlock(reinterpret_cast<unsigned char*>(out.data()),
-                                reinterpret_cast<const unsigned char*>(bytes.data()), static_cast<int>(bytes.size()));
-  out.resize(static_cast<std::size_t>(n));
-  return out;
-}
 
 }  // namespace
 

@@ -1,3 +1,4 @@
+#include "superagent/digest.h"
 #include "superagent/github_app.h"
 
 #include <openssl/evp.h>
@@ -59,25 +60,6 @@ std::string Why(const HttpResponse& r) {
 
 }  // namespace
 
-std::string Base64Url(std::string_view bytes) {
-  static const char kAlphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
-  std::string out;
-  std::size_t i = 0;
-  for (; i + 2 < bytes.size(); i += 3) {
-    const unsigned v = (static_cast<unsigned char>(bytes[i]) << 16) | (static_cast<unsigned char>(bytes[i + 1]) << 8) |
-                       static_cast<unsigned char>(bytes[i + 2]);
-    for (int s : {18, 12, 6, 0}) out += kAlphabet[(v >> s) & 63];
-  }
-  if (i + 1 == bytes.size()) {
-    const unsigned v = static_cast<unsigned char>(bytes[i]) << 16;
-    out += kAlphabet[(v >> 18) & 63];
-    out += kAlphabet[(v >> 12) & 63];
-  } else if (i + 2 == bytes.size()) {
-    const unsigned v = (static_cast<unsigned char>(bytes[i]) << 16) | (static_cast<unsigned char>(bytes[i + 1]) << 8);
-    for (int s : {18, 12, 6}) out += kAlphabet[(v >> s) & 63];
-  }
-  return out;
-}
 
 Result<std::string> AppJwt(const std::string& app_id, const std::string& private_key_pem, TimeMs now) {
   if (app_id.empty()) return Status::InvalidArgument("the App id is empty");
@@ -87,8 +69,8 @@ Result<std::string> AppJwt(const std::string& app_id, const std::string& private
     return Status::InvalidArgument("the App's private key is not an RSA private key in PEM (as GitHub gives it)");
   const std::int64_t seconds = now / 1000;
   const std::string signing_input =
-      Base64Url(R"({"alg":"RS256","typ":"JWT"})") + "." +
-      Base64Url(json{{"iat", seconds - 60}, {"exp", seconds + 9 * 60}, {"iss", app_id}}.dump());
+      Base64(R"({"alg":"RS256","typ":"JWT"})", true) + "." +
+      Base64(json{{"iat", seconds - 60}, {"exp", seconds + 9 * 60}, {"iss", app_id}}.dump(), true);
   std::unique_ptr<EVP_MD_CTX, MdCtxFree> ctx(EVP_MD_CTX_new());
   std::size_t length = 0;
   if (!ctx || EVP_DigestSignInit(ctx.get(), nullptr, EVP_sha256(), nullptr, key.get()) != 1 ||
@@ -99,7 +81,7 @@ Result<std::string> AppJwt(const std::string& app_id, const std::string& private
   if (EVP_DigestSignFinal(ctx.get(), reinterpret_cast<unsigned char*>(signature.data()), &length) != 1)
     return Status::Internal("signing the App's JWT failed");
   signature.resize(length);
-  return signing_input + "." + Base64Url(signature);
+  return signing_input + "." + Base64(signature, true);
 }
 
 std::string AppBotLogin(const std::string& slug) { return slug + "[bot]"; }
