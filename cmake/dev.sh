@@ -89,9 +89,12 @@ fuzz() {
   test_npm  # the recorded payloads the seeds come from
   # -O1 and line tables only: half the compile time of -O2 -g, and stacks still name file:line.
   # Without NDEBUG: an assertion (nlohmann's on a missing key, say) is a finding, not silent UB.
+  # One source at a time (no unity batches, cmake/Unity.cmake): CI's one check that each source
+  # compiles alone (a batch hides an include a source forgot), and with ccache a change
+  # recompiles only the sources it touches.
   cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER=clang++ -DSUPERAGENT_FUZZ=ON $(launcher) \
         -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -gline-tables-only" -DSUPERAGENT_TESTS=OFF -DSUPERAGENT_BENCH=OFF \
-        >/dev/null
+        -DSUPERAGENT_UNITY=OFF >/dev/null
   cmake --build "$dir" -j "$jobs" --target fuzz_targets
   rm -rf "$dir/seeds" "$dir/tmp"
   mkdir -p "$dir/tmp" "$dir/crashes" "$dir/logs"
