@@ -315,7 +315,12 @@ TEST_F(HttpAbuseTest, RefusedDeliveriesAreCountedAndNeverShown) {
   auto needs = panel.Get("/api/needs");
   ASSERT_TRUE(needs);
   EXPECT_THAT(needs->body, Not(HasSubstr("寄件人")));
-  EXPECT_THAT(needs->body, Not(HasSubstr("refused")));  // the next round summarizes, not each delivery
+  // The next round summarizes them in one line, never one per delivery: a round that started
+  // between these deliveries and this look has put that line there already (CI saw it once).
+  std::size_t mentions = 0;
+  for (auto at = needs->body.find("refused"); at != std::string::npos; at = needs->body.find("refused", at + 1))
+    ++mentions;
+  EXPECT_LE(mentions, 1u) << needs->body;
   d->Signal(SIGTERM);
   EXPECT_EQ(d->Wait(), 0) << d->log();
   EXPECT_THAT(d->log(), Not(HasSubstr("寄件人")));
