@@ -33,59 +33,6 @@ BodyRefusal CheckBody(std::string_view method, std::string_view path, bool has_c
   return {};
 }
 
-ConnectionPool::ConnectionPool(std::size_t max_threads) : max_threads_(max_threads == 0 ? 1 : max_threads) {}
-
-ConnectionPool::~ConnectionPool() { shutdown(); }
-
-void ConnectionPool::enqueue(std::function<void()> fn) {
-  std::lock_guard<std::mutex> lock(mu_);
-  queue_.push_back(std::move(fn));
-  if (idle_ < queue_.size() && threads_.size() < max_threads_) {
-    threads_.emplace_back([this] { Work(); });
-  } else {
-    cv_.notify_one();
-  }
-}
-
-void ConnectionPool::shutdown() {
-  std::vector<std::thread> threads;
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    shutdown_ = true;
-    threads.swap(threads_);
-  }
-  cv_.notify_all();
-  for (std::thread& t : threads)
-    if (t.joinable()) t.join();
-}
-
-std::size_t ConnectionPool::threads() const {
-  std::lock_guard<std::mutex> lock(mu_);
-  return threads_.size();
-}
-
-void ConnectionPool::Work() {
-  while (true) {
-    std::function<void()> fn;
-    {
-      std::unique_lock<std::mutex> lock(mu_);
-      ++idle_;
-      cv_.wait(lock, [this] { return shutdown_ || !queue_.empty(); });
-      --idle_;
-      if (queue_.empty()) return;  // shut down, nothing left
-      fn = std::move(queue_.front());
-      queue_.pop_front();
-    }
-    try {
-      fn();
-    } catch (const std::exception& e) {
-      spdlog::error("http connection ended by an exception error=\"{}\"", e.what());
-    } catch (...) {
-      spdlog::error("http connection ended by an unknown exception");
-    }
-  }
-}
-
 void HardenServer(httplib::Server& server) {
   server.set_read_timeout(kReadTimeoutS, 0);
   server.set_write_timeout(kWriteTimeoutS, 0);

@@ -17,6 +17,8 @@
 
 #include <httplib.h>
 
+#include "net/connection_pool.h"
+
 namespace superagent::panel {
 
 // GitHub documents "Payloads are capped at 25 MB"; a bigger delivery is not GitHub's.
@@ -42,30 +44,7 @@ struct BodyRefusal {
 BodyRefusal CheckBody(std::string_view method, std::string_view path, bool has_content_length,
                       std::string_view content_length, std::string_view transfer_encoding);
 
-// Connection threads: a new connection gets an idle thread, else a new one while fewer than
-// `max_threads` exist; beyond that it waits in line until a thread is free (the read and idle
-// timeouts bound how long any connection holds one). Threads stay once made. An exception that
-// escapes a connection is logged, never ends the process.
-class ConnectionPool final : public httplib::TaskQueue {
- public:
-  explicit ConnectionPool(std::size_t max_threads);
-  ~ConnectionPool() override;
-  void enqueue(std::function<void()> fn) override;
-  // Runs what is queued, then joins every thread.
-  void shutdown() override;
-  std::size_t threads() const;
-
- private:
-  void Work();
-
-  const std::size_t max_threads_;
-  mutable std::mutex mu_;
-  std::condition_variable cv_;
-  std::deque<std::function<void()>> queue_;
-  std::vector<std::thread> threads_;
-  std::size_t idle_ = 0;
-  bool shutdown_ = false;
-};
+using net::ConnectionPool;  // src/net/connection_pool.h: the worker listener shares it
 
 inline constexpr std::size_t kMaxConnectionThreads = 256;
 inline constexpr int kReadTimeoutS = 5;   // per read: a peer that sends nothing for this long is dropped
