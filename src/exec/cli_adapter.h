@@ -5,6 +5,7 @@
 // (docs/003-execution.md "Coding CLIs", ../shared/research/coding-clis.md for what was measured).
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -83,6 +84,48 @@ class CliAdapter {
   // The CLI exited with `exit_code`; judges what the lines did not say (no final record).
   virtual void OnExit(int exit_code, CliProgress* progress) const;
 };
+
+// --- What a CLI turn is made of, on the daemon's host or on a remote worker (cli_executor.cpp) ---
+
+// The team skills' texts in a CLI's prompt, at most (code points, shared equally by the skills).
+// The whole prompt is cut at 30,000 (one argument's limit); the host facts, Mandate and rules take
+// about 3,000, so 12,000 for skills still leaves 15,000 for AGENTS.md and the request before the
+// cut reaches them. A CLI cannot call the `skill` tool, so it gets the texts themselves.
+inline constexpr std::size_t kCliSkillChars = 12'000;
+
+// A turn's prompt: for a new CLI session the host facts (the authority ladder, how a turn ends)
+// and the first input (FirstInputText, with `skills`); for a resumed one the new inputs, the
+// skills again when `skills_new`, and a reminder of the report. The intercom inbox is taken
+// either way. Cut to 30,000 code points (text::CutMiddle).
+std::string CliPrompt(const WorkerTask& t, bool resumed, const std::string& skills, bool skills_new);
+
+// The sandbox half of the way to the gateway, when the sandbox has no network.
+struct CliBridge {
+  std::string binary;  // the daemon's own binary, run as `model-bridge PORT SOCKET`
+  int port = 0;
+  std::string socket;
+};
+// The argv that starts `inv`: as it is, or behind a short sh prelude that writes its home_files
+// below the private HOME (from variables added to `env`) and starts the bridge first.
+std::vector<std::string> CliArgv(const CliInvocation& inv, const std::optional<CliBridge>& bridge,
+                                 std::vector<std::pair<std::string, std::string>>* env);
+
+// Feeds every complete line of `out` after `consumed` (and, at exit, a last unterminated one)
+// that parses as a JSON object to `adapter`; anything the adapter throws is logged. Returns the
+// new offset.
+std::size_t FeedCliLines(const CliAdapter& adapter, const std::string& out, std::size_t consumed, bool at_exit,
+                         CliProgress* progress);
+
+// How a finished turn of `cli` ended, from its structured result: timed out, failed (`failure`
+// holds the raw cause), a report block (then also given in *report_block), or — a CLI that
+// forgot the block — its final words as a ready result, with a PR titled `scope` when
+// `has_changes()` says the worktree changed.
+WorkerReport JudgeCliTurn(const std::string& cli, TimeMs turn_ms, int code, bool timed_out, const CliProgress& p,
+                          const std::string& err_tail, const std::string& scope, const std::function<bool()>& has_changes,
+                          std::optional<nlohmann::json>* report_block);
+
+// The adapter of `cli` (one of CliExecutorNames()); nullptr for another name.
+std::unique_ptr<CliAdapter> MakeCliAdapter(const std::string& cli);
 
 std::unique_ptr<CliAdapter> MakeClaudeCodeAdapter();
 std::unique_ptr<CliAdapter> MakeCodexAdapter();

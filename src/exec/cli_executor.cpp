@@ -54,11 +54,6 @@ End your final message with exactly one report block, a JSON object in a fenced 
 
 )HOST";
 
-// The team skills' texts in a CLI's prompt, at most (code points, shared equally by the skills).
-// The whole prompt is cut at 30,000 (one argument's limit, below); the host facts, Mandate and
-// rules take about 3,000, so 12,000 for skills still leaves 15,000 for AGENTS.md and the request
-// before the cut reaches them. A CLI cannot call the `skill` tool, so it gets the texts themselves.
-constexpr std::size_t kSkillChars = 12'000;
 
 const char* kReportReminder =
     "\n\n(End this turn, as before, with one ```superagent-report``` block: stage, summary, and question "
@@ -113,13 +108,11 @@ class CliExecutor : public Executor {
       if (!resume.ok()) return Status::Unavailable("the session's transcript could not be read: " + resume.status().message());
       turn.resume = *resume;
     }
-    // One argument may not exceed 128 KiB (Linux's MAX_ARG_STRLEN): a prompt past 30,000 code
-    // points keeps its head (the host facts, the Mandate) and its tail (the newest input).
     // The team's skills are read every turn; a resumed CLI is given them again only when changed.
-    const std::string skills = TeamSkillsText(services_->Team(), kSkillChars);
+    const std::string skills = TeamSkillsText(services_->Team(), kCliSkillChars);
     const std::string digest = skills.empty() ? "" : std::to_string(std::hash<std::string>{}(skills));
     const bool skills_changed = digest != LastSkillsDigest(t.session);
-    turn.prompt = text::CutMiddle(PromptFor(t, turn.resume.has_value(), skills, skills_changed), 30000);
+    turn.prompt = CliPrompt(t, turn.resume.has_value(), skills, skills_changed);
     engine_->AppendSessionEvent(t.session, t.assignment, "input", {{"role", "user"}, {"content", turn.prompt}});
     if (skills_changed) engine_->AppendSessionEvent(t.session, t.assignment, "team_skills", {{"digest", digest}});
 
@@ -156,10 +149,10 @@ class CliExecutor : public Executor {
     spec.stdin_text = "";  // on purpose: piped stdin is appended to the prompt by every CLI measured
     spec.env = inv.env;
     spec.env.emplace_back("GIT_TERMINAL_PROMPT", "0");
-    std::optional<Bridge> bridge;
+    std::optional<CliBridge> bridge;
     if (pass && !options_.bridge_binary.empty() && !options_.gateway->socket_path().empty())
-      bridge = Bridge{options_.bridge_binary, options_.gateway->port(), options_.gateway->socket_path()};
-    spec.argv = WithPrelude(inv, bridge, &spec.env);
+      bridge = CliBridge{options_.bridge_binary, options_.gateway->port(), options_.gateway->socket_path()};
+    spec.argv = CliArgv(inv, bridge, &spec.env);
     // For the log and the transcript: the command line with the prompt named, not spelled out
     // (the transcript's "input" holds it). The argv holds no secret: keys travel in env.
     std::string shown;
@@ -179,7 +172,7 @@ class CliExecutor : public Executor {
     bool timed_out = false, cancelled = false;
     while (true) {
       exit_code = (*proc)->Poll();
-      consumed = ReadLines((*proc)->Stdout(), consumed, exit_code.has_value(), &progress);
+      consumed = FeedCliLines(*adapter_, (*proc)->Stdout(), consumed, exit_code.has_value(), &progress);
       Flush(t, &progress);
       if (exit_code) break;
       if (t.cancel != nullptr && t.cancel->load()) {
@@ -209,7 +202,10 @@ class CliExecutor : public Executor {
 
     TurnResult out;
     if (cancelled) return out;  // the scheduler knows why (a Stop, the daemon stopping)
-    out.report = Judge(t, code, timed_out, progress, err_tail);
+    std::optional<json> block;
+    out.report = JudgeCliTurn(name(), options_.turn_ms, code, timed_out, progress, err_tail, t.scope,
+                              [&] { return HasChanges(t); }, &block);
+    if (block) engine_->AppendSessionEvent(t.session, t.assignment, "report", *block);
     // The gateway refused a call past the budget: the scheduler asks the budget question instead
     // of reporting the failure that followed (the report stays for when it cannot ask).
     out.budget_spent = closer.Close() > 0;
@@ -219,18 +215,6 @@ class CliExecutor : public Executor {
   }
 
  private:
-  std::string PromptFor(const WorkerTask& t, bool resumed, const std::string& skills, bool skills_new) const {
-    std::string inbox;
-    if (t.intercom != nullptr)
-      for (const std::string& m : t.intercom->TakeInbox(IntercomSessionId(t.session))) inbox += m + "\n\n";
-    if (resumed) {
-      std::string s = (skills_new && !skills.empty() ? "The team's skills changed; as they are now:\n\n" + skills + "\n" : "") +
-                      InputsText(t.inputs) + inbox;
-      return (s.empty() ? std::string("Continue the work.") : s) + kReportReminder;
-    }
-    return kHostFacts + FirstInputText(t, skills) + (inbox.empty() ? "" : "\n" + inbox);
-  }
-
   // The digest of the skills this session was last given ("" for none or never).
   std::string LastSkillsDigest(SessionId session) const {
     auto events = views_->SessionEvents(session);
@@ -252,60 +236,6 @@ class CliExecutor : public Executor {
     return id;
   }
 
-  // The sandbox half of the way to the gateway, when the sandbox has no network.
-  struct Bridge {
-    std::string binary;
-    int port = 0;
-    std::string socket;
-  };
-
-  // Settings files go below the private HOME, which only the started process knows: a small
-  // sh prelude writes them from variables and then execs the CLI, so no path or content is
-  // ever spliced into a command line. With a bridge, the prelude starts it first (it returns once
-  // it listens, so the CLI's first call finds it).
-  static std::vector<std::string> WithPrelude(const CliInvocation& inv, const std::optional<Bridge>& bridge,
-                                              std::vector<std::pair<std::string, std::string>>* env) {
-    if (inv.home_files.empty() && !bridge) return inv.argv;
-    std::string script = "set -e\n";
-    if (bridge) {
-      env->emplace_back("SUPERAGENT_BRIDGE_BIN", bridge->binary);
-      env->emplace_back("SUPERAGENT_BRIDGE_PORT", std::to_string(bridge->port));
-      env->emplace_back("SUPERAGENT_BRIDGE_SOCKET", bridge->socket);
-      script +=
-          "\"$SUPERAGENT_BRIDGE_BIN\" model-bridge \"$SUPERAGENT_BRIDGE_PORT\" \"$SUPERAGENT_BRIDGE_SOCKET\"\n"
-          "unset SUPERAGENT_BRIDGE_BIN SUPERAGENT_BRIDGE_PORT SUPERAGENT_BRIDGE_SOCKET\n";
-    }
-    for (std::size_t i = 0; i < inv.home_files.size(); ++i) {
-      const std::string path = "SUPERAGENT_HOME_PATH_" + std::to_string(i);
-      const std::string body = "SUPERAGENT_HOME_FILE_" + std::to_string(i);
-      env->emplace_back(path, inv.home_files[i].first);
-      env->emplace_back(body, inv.home_files[i].second);
-      script += "f=\"$HOME/$" + path + "\"; mkdir -p \"$(dirname \"$f\")\"; printf '%s' \"$" + body + "\" > \"$f\"\n";
-      script += "unset " + path + " " + body + "\n";
-    }
-    script += "exec \"$@\"\n";
-    std::vector<std::string> argv = {"/bin/sh", "-c", script, "superagent-cli"};
-    argv.insert(argv.end(), inv.argv.begin(), inv.argv.end());
-    return argv;
-  }
-
-  // Feeds every complete line after `consumed` (and, at exit, a last unterminated one) to the
-  // adapter. Returns the new offset.
-  std::size_t ReadLines(const std::string& out, std::size_t consumed, bool at_exit, CliProgress* progress) const {
-    while (consumed < out.size()) {
-      std::size_t nl = out.find('\n', consumed);
-      if (nl == std::string::npos && !at_exit) break;
-      const std::size_t end = nl == std::string::npos ? out.size() : nl;
-      const std::string line = text::Repair(out.substr(consumed, end - consumed));
-      consumed = nl == std::string::npos ? out.size() : nl + 1;
-      json j = json::parse(line, nullptr, false);
-      if (!j.is_object()) continue;  // a CLI's plain log line; stderr has the rest
-      Status thrown = CatchAll("coding cli output", [&] { adapter_->OnLine(j, progress); });
-      if (!thrown.ok()) spdlog::warn("coding cli output line not understood cli={} error=\"{}\"", name(), thrown.message());
-    }
-    return consumed;
-  }
-
   void Flush(const WorkerTask& t, CliProgress* progress) {
     for (auto& [kind, body] : progress->events) engine_->AppendSessionEvent(t.session, t.assignment, kind, body);
     // Through the gateway, it counted every call from the API's own answers; what the CLI says
@@ -317,50 +247,6 @@ class CliExecutor : public Executor {
       }
     progress->events.clear();
     progress->usage.clear();
-  }
-
-  WorkerReport Judge(const WorkerTask& t, int code, bool timed_out, const CliProgress& p, const std::string& err_tail) {
-    WorkerReport r;
-    r.stage = Stage::kBlocked;
-    const std::string why = !p.error.empty() ? p.error : err_tail;
-    // A failure is said in the daemon's words; what the CLI printed (its stderr holds host paths,
-    // and it is a worker's output) goes only to `failure`: the log and the panel (issue 34).
-    if (timed_out) {
-      const TimeMs s = options_.turn_ms / 1000;
-      r.summary = name() + " did not finish within " +
-                  (s >= 120 ? std::to_string(s / 60) + " minutes" : std::to_string(s) + " seconds") +
-                  " (its turn limit) and was stopped.";
-      r.failure = r.summary + (why.empty() ? "" : " " + text::Cut(why, 1500));
-      return r;
-    }
-    if (p.failed || (!p.finished && code != 0)) {
-      r.summary = name() + " failed" + (code != 0 ? " (exit code " + std::to_string(code) + ")" : "") + ".";
-      r.failure = name() + " failed" + (code != 0 ? " (exit code " + std::to_string(code) + ")" : "") + ": " +
-                  (why.empty() ? "it gave no reason." : text::Cut(why, 1500));
-      return r;
-    }
-    if (!p.finished) {
-      r.summary = name() + " ended without a final result (exit code " + std::to_string(code) + ").";
-      r.failure = r.summary;
-      return r;
-    }
-    if (std::optional<json> block = FindReportBlock(p.final_text)) {
-      auto rep = ParseReport(*block);
-      if (rep.ok()) {
-        engine_->AppendSessionEvent(t.session, t.assignment, "report", *block);
-        return *rep;
-      }
-      r.summary = name() + "'s report is not valid: " + rep.status().message() + ".";
-      r.failure = r.summary;
-      return r;
-    }
-    // A CLI that did the work but forgot the block: its final words are the result, and what it
-    // changed becomes the PR (a question or a refusal in those words still reads as one).
-    r.stage = Stage::kReady;
-    r.summary = WithoutReportBlock(p.final_text);
-    if (r.summary.empty()) r.summary = name() + " finished without a summary.";
-    if (HasChanges(t)) r.pr = PullRequestSpec{t.scope, r.summary, {}};
-    return r;
   }
 
   bool HasChanges(const WorkerTask& t) {
@@ -380,6 +266,118 @@ class CliExecutor : public Executor {
 };
 
 }  // namespace
+
+// --- what a CLI turn is made of, on this host or on a remote worker --------------------------
+
+std::string CliPrompt(const WorkerTask& t, bool resumed, const std::string& skills, bool skills_new) {
+  std::string inbox;
+  if (t.intercom != nullptr)
+    for (const std::string& m : t.intercom->TakeInbox(IntercomSessionId(t.session))) inbox += m + "\n\n";
+  std::string prompt;
+  if (resumed) {
+    std::string s = (skills_new && !skills.empty() ? "The team's skills changed; as they are now:\n\n" + skills + "\n" : "") +
+                    InputsText(t.inputs) + inbox;
+    prompt = (s.empty() ? std::string("Continue the work.") : s) + kReportReminder;
+  } else {
+    prompt = kHostFacts + FirstInputText(t, skills) + (inbox.empty() ? "" : "\n" + inbox);
+  }
+  // One argument may not exceed 128 KiB (Linux's MAX_ARG_STRLEN): a prompt past 30,000 code
+  // points keeps its head (the host facts, the Mandate) and its tail (the newest input).
+  return text::CutMiddle(prompt, 30000);
+}
+
+// Settings files go below the private HOME, which only the started process knows: a small sh
+// prelude writes them from variables and then execs the CLI, so no path or content is ever
+// spliced into a command line. With a bridge, the prelude starts it first (it returns once it
+// listens, so the CLI's first call finds it).
+std::vector<std::string> CliArgv(const CliInvocation& inv, const std::optional<CliBridge>& bridge,
+                                 std::vector<std::pair<std::string, std::string>>* env) {
+  if (inv.home_files.empty() && !bridge) return inv.argv;
+  std::string script = "set -e\n";
+  if (bridge) {
+    env->emplace_back("SUPERAGENT_BRIDGE_BIN", bridge->binary);
+    env->emplace_back("SUPERAGENT_BRIDGE_PORT", std::to_string(bridge->port));
+    env->emplace_back("SUPERAGENT_BRIDGE_SOCKET", bridge->socket);
+    script +=
+        "\"$SUPERAGENT_BRIDGE_BIN\" model-bridge \"$SUPERAGENT_BRIDGE_PORT\" \"$SUPERAGENT_BRIDGE_SOCKET\"\n"
+        "unset SUPERAGENT_BRIDGE_BIN SUPERAGENT_BRIDGE_PORT SUPERAGENT_BRIDGE_SOCKET\n";
+  }
+  for (std::size_t i = 0; i < inv.home_files.size(); ++i) {
+    const std::string path = "SUPERAGENT_HOME_PATH_" + std::to_string(i);
+    const std::string body = "SUPERAGENT_HOME_FILE_" + std::to_string(i);
+    env->emplace_back(path, inv.home_files[i].first);
+    env->emplace_back(body, inv.home_files[i].second);
+    script += "f=\"$HOME/$" + path + "\"; mkdir -p \"$(dirname \"$f\")\"; printf '%s' \"$" + body + "\" > \"$f\"\n";
+    script += "unset " + path + " " + body + "\n";
+  }
+  script += "exec \"$@\"\n";
+  std::vector<std::string> argv = {"/bin/sh", "-c", script, "superagent-cli"};
+  argv.insert(argv.end(), inv.argv.begin(), inv.argv.end());
+  return argv;
+}
+
+std::size_t FeedCliLines(const CliAdapter& adapter, const std::string& out, std::size_t consumed, bool at_exit,
+                         CliProgress* progress) {
+  while (consumed < out.size()) {
+    std::size_t nl = out.find('\n', consumed);
+    if (nl == std::string::npos && !at_exit) break;
+    const std::size_t end = nl == std::string::npos ? out.size() : nl;
+    const std::string line = text::Repair(out.substr(consumed, end - consumed));
+    consumed = nl == std::string::npos ? out.size() : nl + 1;
+    json j = json::parse(line, nullptr, false);
+    if (!j.is_object()) continue;  // a CLI's plain log line; stderr has the rest
+    Status thrown = CatchAll("coding cli output", [&] { adapter.OnLine(j, progress); });
+    if (!thrown.ok())
+      spdlog::warn("coding cli output line not understood cli={} error=\"{}\"", adapter.name(), thrown.message());
+  }
+  return consumed;
+}
+
+WorkerReport JudgeCliTurn(const std::string& cli, TimeMs turn_ms, int code, bool timed_out, const CliProgress& p,
+                          const std::string& err_tail, const std::string& scope, const std::function<bool()>& has_changes,
+                          std::optional<json>* report_block) {
+  WorkerReport r;
+  r.stage = Stage::kBlocked;
+  const std::string why = !p.error.empty() ? p.error : err_tail;
+  // A failure is said in the daemon's words; what the CLI printed (its stderr holds host paths,
+  // and it is a worker's output) goes only to `failure`: the log and the panel (issue 34).
+  if (timed_out) {
+    const TimeMs s = turn_ms / 1000;
+    r.summary = cli + " did not finish within " +
+                (s >= 120 ? std::to_string(s / 60) + " minutes" : std::to_string(s) + " seconds") +
+                " (its turn limit) and was stopped.";
+    r.failure = r.summary + (why.empty() ? "" : " " + text::Cut(why, 1500));
+    return r;
+  }
+  if (p.failed || (!p.finished && code != 0)) {
+    r.summary = cli + " failed" + (code != 0 ? " (exit code " + std::to_string(code) + ")" : "") + ".";
+    r.failure = cli + " failed" + (code != 0 ? " (exit code " + std::to_string(code) + ")" : "") + ": " +
+                (why.empty() ? "it gave no reason." : text::Cut(why, 1500));
+    return r;
+  }
+  if (!p.finished) {
+    r.summary = cli + " ended without a final result (exit code " + std::to_string(code) + ").";
+    r.failure = r.summary;
+    return r;
+  }
+  if (std::optional<json> block = FindReportBlock(p.final_text)) {
+    auto rep = ParseReport(*block);
+    if (rep.ok()) {
+      if (report_block != nullptr) *report_block = *block;
+      return *rep;
+    }
+    r.summary = cli + "'s report is not valid: " + rep.status().message() + ".";
+    r.failure = r.summary;
+    return r;
+  }
+  // A CLI that did the work but forgot the block: its final words are the result, and what it
+  // changed becomes the PR (a question or a refusal in those words still reads as one).
+  r.stage = Stage::kReady;
+  r.summary = WithoutReportBlock(p.final_text);
+  if (r.summary.empty()) r.summary = cli + " finished without a summary.";
+  if (has_changes()) r.pr = PullRequestSpec{scope, r.summary, {}};
+  return r;
+}
 
 // --- what the adapters share ----------------------------------------------------------------
 
@@ -425,14 +423,18 @@ const std::vector<std::string>& CliExecutorNames() {
   return names;
 }
 
+std::unique_ptr<CliAdapter> MakeCliAdapter(const std::string& cli) {
+  if (cli == "claude-code") return MakeClaudeCodeAdapter();
+  if (cli == "qwen-code") return MakeQwenCodeAdapter();
+  if (cli == "codex") return MakeCodexAdapter();
+  if (cli == "gemini-cli") return MakeGeminiCliAdapter();
+  return nullptr;
+}
+
 Result<std::unique_ptr<Executor>> MakeCliExecutor(CliExecutorOptions options, Engine* engine, Views* views, WorkerServices* services,
                                                   Clock* clock, Sleeper sleeper) {
-  std::unique_ptr<CliAdapter> adapter;
-  if (options.cli == "claude-code") adapter = MakeClaudeCodeAdapter();
-  else if (options.cli == "qwen-code") adapter = MakeQwenCodeAdapter();
-  else if (options.cli == "codex") adapter = MakeCodexAdapter();
-  else if (options.cli == "gemini-cli") adapter = MakeGeminiCliAdapter();
-  else return Status::InvalidArgument("no coding CLI adapter named \"" + options.cli + "\"");
+  std::unique_ptr<CliAdapter> adapter = MakeCliAdapter(options.cli);
+  if (adapter == nullptr) return Status::InvalidArgument("no coding CLI adapter named \"" + options.cli + "\"");
   return std::unique_ptr<Executor>(
       new CliExecutor(std::move(options), std::move(adapter), engine, views, services, clock, std::move(sleeper)));
 }
