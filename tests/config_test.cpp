@@ -151,8 +151,8 @@ TEST(ConfigTest, EveryKeyWithChoicesRefusesAnythingElse) {
     for (std::string_view choice : k.choices) EXPECT_THAT(p.message, HasSubstr(std::string(choice)));
     EXPECT_THAT(p.message, HasSubstr("(got \"nonsense\")"));
   }
-  EXPECT_EQ(keys, 7) << "log.level, github.auth, github.pull_request_origin, feishu.realtime, execution.executor, "
-                        ".cgroups, .sandbox";
+  EXPECT_EQ(keys, 8) << "log.level, github.auth, github.pull_request_origin, feishu.realtime, execution.executor, "
+                        ".cgroups, .sandbox, .placement";
 }
 
 TEST(ConfigTest, LogLevelsAreTheLoggersLevels) {
@@ -257,6 +257,30 @@ TEST(ConfigTest, ExecutorIsBuiltinOrACommandThatIsGiven) {
   EXPECT_EQ(c.execution.git_remote, "/srv/repo.git");
   EXPECT_EQ(c.execution.prepare, "make-worktree {dir}");
   EXPECT_EQ(DefaultConfig().execution.executor, "builtin");
+}
+
+// Issue 36: turns placed on workers need the listener and a coding CLI; the rule names its line.
+TEST(ConfigTest, PlacementOnWorkersNeedsTheirListenerAndACodingCli) {
+  EXPECT_EQ(DefaultConfig().execution.placement, "local");
+  EXPECT_EQ(DefaultConfig().workers.listen, "");
+  EXPECT_EQ(DefaultConfig().workers.lease_seconds, 30);
+  Problem no_listener = OnlyProblem("execution:\n  executor: claude-code\n  placement: remote\n");
+  EXPECT_EQ(no_listener.line, 3);
+  EXPECT_THAT(no_listener.message, HasSubstr("execution.placement: remote needs workers.listen"));
+  Problem builtin = OnlyProblem("execution:\n  placement: any\nworkers:\n  listen: 0.0.0.0:8790\n");
+  EXPECT_EQ(builtin.line, 2);
+  EXPECT_THAT(builtin.message, HasSubstr("runs a coding CLI on the workers"));
+  EXPECT_THAT(builtin.message, HasSubstr("not builtin"));
+  EXPECT_THAT(OnlyProblem("workers:\n  listen: nowhere\n").message, HasSubstr("workers.listen"));
+  EXPECT_THAT(OnlyProblem("workers:\n  join_token_env: tok-abc123-pasted\n").message, HasSubstr("join_token_env"));
+  EXPECT_THAT(OnlyProblem("execution:\n  placement: 远程\n").message, HasSubstr("(got \"远程\")"));
+  Config c = ParseOk("execution:\n  executor: codex\n  placement: any\nworkers:\n  listen: 0.0.0.0:8790\n"
+                     "  join_token_env: SA_JOIN\n  lease_seconds: 10\n  max_turns: 4\n");
+  EXPECT_EQ(c.execution.placement, "any");
+  EXPECT_EQ(c.workers.listen, "0.0.0.0:8790");
+  EXPECT_EQ(c.workers.join_token_env, "SA_JOIN");
+  EXPECT_EQ(c.workers.lease_seconds, 10);
+  EXPECT_EQ(c.workers.max_turns, 4);
 }
 
 TEST(ConfigTest, WrongTypesAreProblems) {

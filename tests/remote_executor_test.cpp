@@ -26,7 +26,7 @@ class RemoteExecutorTest : public ExecTest {
     exec::RemoteExecutorOptions o;
     o.executor = "claude-code";
     o.wait_ms = 20;
-    executor_ = exec::MakeRemoteExecutor(o, &pool_, workspaces_.get(), &exec_clock_);
+    executor_ = exec::MakeRemoteExecutor(o, &pool_, workspaces_.get(), services_.get(), &exec_clock_);
     scheduler_ = MakeScheduler(executor_.get());
   }
   void TearDown() override {

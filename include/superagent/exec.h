@@ -14,6 +14,7 @@
 #include "superagent/scheduler.h"
 #include "superagent/model_gateway.h"
 #include "superagent/worker.h"
+#include "superagent/worker_pool.h"
 #include "superagent/workspace.h"
 
 namespace superagent {
@@ -41,6 +42,15 @@ struct ExecutionOptions {
   std::string model;                 // the worker model, for "builtin"
   int slots = 3;                     // concurrent worker sessions (one more is reserved for people)
   WorkerServicesOptions worker;      // team skills and the screenshot rule, for every executor
+  // Where a coding CLI's turns run (execution.placement, issue 36): "local" (this host's slots),
+  // "remote" (workers that joined at the worker listener), "any" (this host's slots first, then
+  // the workers). Not local: `workers.listen` must be set, and the executor a coding CLI.
+  std::string placement = "local";
+  WorkerServerOptions workers;       // the worker listener (workers.*); its gateway_port is set here
+  WorkerPool::Options pool;          // lease_ms
+  int remote_slots = 16;             // turns offered to workers at once (workers.max_turns)
+  // Called once a turn has ended (SchedulerOptions::on_turn_end); may be unset.
+  std::function<void()> on_turn_end;
   // Logged as warnings once the sandbox is decided, when execution is enabled (e.g. a secret
   // passed to workers, a missing model key).
   std::vector<std::string> warnings;
@@ -66,6 +76,9 @@ class Execution {
   // execution is disabled.
   void AttachIntercom(Intercom* intercom);
   Scheduler* scheduler() { return scheduler_.get(); }
+  // The remote workers' pool and listener (execution.placement remote or any); null otherwise.
+  WorkerPool* pool() { return pool_.get(); }
+  WorkerServer* worker_server() { return worker_server_.get(); }
 
  private:
   Execution() = default;
@@ -74,6 +87,9 @@ class Execution {
   std::unique_ptr<WorkerServices> services_;
   std::unique_ptr<llm::ChatClient> chat_;
   std::unique_ptr<ModelGateway> gateway_;  // a coding CLI's way to its model; outlives the executor
+  std::unique_ptr<WorkerPool> pool_;           // remote turns and their leases
+  std::unique_ptr<WorkerServer> worker_server_;  // the pool over HTTP
+  std::unique_ptr<Executor> local_executor_, remote_executor_;  // placement any: both, behind executor_
   std::unique_ptr<Executor> executor_;
   std::unique_ptr<Scheduler> scheduler_;
 };

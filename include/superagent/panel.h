@@ -19,6 +19,7 @@
 
 #include "superagent/session.h"
 #include "superagent/status.h"
+#include "superagent/worker_pool.h"
 
 namespace httplib { class Server; }
 
@@ -81,6 +82,12 @@ struct PanelContext {
   // The live worker slots; empty function or nullopt when execution is disabled (no git remote),
   // and the panel says so. Called on request threads.
   std::function<std::optional<SlotsView>()> slots;
+  // The workers on other machines (issue 36), when execution.placement is not local: the pool as
+  // it is now (workers, their slots and leases, last heartbeat; turns waiting per executor), and
+  // the revoke of one worker's credential (WorkerServer::Revoke: false for an unknown worker).
+  // Unset, or nullopt: there is no pool. Called on request threads.
+  std::function<std::optional<exec::PoolView>()> worker_pool;
+  std::function<bool(const std::string& worker)> revoke_worker;
   // The communication center (SPEC §10); null: its routes answer 503 and the page hides it.
   Intercom* intercom = nullptr;
   // The outbound filter (issue 33): every JSON response — transcripts, reports, Tickets, errors —

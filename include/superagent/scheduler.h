@@ -6,6 +6,7 @@
 
 #include <atomic>
 #include <condition_variable>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -29,6 +30,9 @@ struct SchedulerOptions {
   TimeMs shutdown_wait_ms = 10'000;           // per worker, on Stop()
   TimeMs tick_ms = 1'000;                     // Start()'s loop period
   std::string jobs_dir;                       // where shell output files go ("" = temp dir)
+  // Called on the turn's thread once a turn has ended (its result, its PR are in the outbox):
+  // the daemon wakes its Effects loop, so a result goes out now rather than at its next round.
+  std::function<void()> on_turn_end;
 };
 
 class Scheduler {

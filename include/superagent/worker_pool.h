@@ -11,6 +11,7 @@
 // Thread-safe.
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <map>
@@ -24,7 +25,12 @@
 #include "superagent/clock.h"
 #include "superagent/domain.h"
 #include "superagent/mutex.h"
+#include "superagent/process.h"
 #include "superagent/status.h"
+
+namespace superagent {
+class HttpClient;
+}  // namespace superagent
 
 namespace superagent::exec {
 
@@ -77,9 +83,15 @@ struct PoolWorker {
 };
 
 struct PoolView {
-  std::map<std::string, int> queued;  // executor -> turns waiting for a worker
+  std::map<std::string, int> queued;      // executor -> turns waiting for a worker
+  std::map<std::string, int> free_slots;  // executor -> slots of workers offering it not holding a lease
+  std::map<std::string, int> running;     // executor -> turns leased to a worker now
   std::vector<PoolWorker> workers;
 };
+
+// One transcript event of a remote turn, as the worker streams it: kind ("assistant",
+// "tool_result", "command") and body (the shapes CliProgress::events documents).
+using TurnEvent = std::pair<std::string, nlohmann::json>;
 
 class WorkerPool {
  public:
@@ -115,14 +127,30 @@ class WorkerPool {
   Result<std::optional<Lease>> Claim(const std::string& worker);
   // Renews `lease` for `worker` (see LeaseState).
   LeaseState Heartbeat(const std::string& worker, const std::string& lease);
+  // Renews `lease` as Heartbeat does and, while it is held, keeps `events` for the offerer
+  // (TakeEvents). At most kMaxPendingEvents wait per offer: beyond that the oldest are dropped
+  // (an offerer that stopped reading must not let a worker grow the daemon's memory).
+  LeaseState Progress(const std::string& worker, const std::string& lease, std::vector<TurnEvent> events);
+  static constexpr std::size_t kMaxPendingEvents = 2000;
+  // Waits (real time, at most `max_wait_ms`) for the pool to change: a new offer, a lease
+  // expiring. For a worker's long-polling claim, which then claims again.
+  void WaitForWork(TimeMs max_wait_ms);
   // Hands back the turn under `lease`. Conflict, and nothing is recorded, when the lease is not
   // `worker`'s, has expired, was withdrawn, or was already returned.
   Status Return(const std::string& worker, const std::string& lease, TurnReturn result);
 
+  // The events streamed for `offer` since the last call, oldest first (empty for an unknown offer).
+  std::vector<TurnEvent> TakeEvents(std::int64_t offer);
+
   // --- housekeeping ---
-  // Expires every lease not renewed within lease_ms: its turn waits for a worker again. Returns
-  // how many expired.
+  // Expires every lease not renewed within lease_ms: its turn waits for a worker again. A worker
+  // silent for twice that long with no lease is forgotten (it left). Returns how many leases
+  // expired.
   int ExpireLeases();
+  TimeMs lease_ms() const { return options_.lease_ms; }
+  // Forgets `worker` (its credential was revoked): its leases end at once and their turns are
+  // offered again; its heartbeats hear kLost and its returns are refused. False when unknown.
+  bool Revoke(const std::string& worker);
   PoolView View() const;
 
  private:
@@ -133,6 +161,7 @@ class WorkerPool {
     std::string holder;       // its worker
     TimeMs renewed_at = 0;
     std::string withdrawn_why;
+    std::vector<TurnEvent> events;  // streamed, not yet taken by the offerer
   };
   struct Worker {
     std::vector<std::string> executors;
@@ -184,14 +213,75 @@ const char* LeaseStateName(LeaseState state);  // "held" | "withdrawn" | "lost"
 Result<std::pair<LeaseRef, TurnReturn>> ParseTurnReturn(const nlohmann::json& j, std::uint64_t max_bundle_bytes);
 nlohmann::json TurnReturnToJson(const LeaseRef& ref, const TurnReturn& r);
 
+// A worker's join: {"worker": name, "join_token": the team's join token (1 to 512 characters)}.
+struct Join {
+  std::string worker;
+  std::string join_token;
+};
+Result<Join> ParseJoin(const nlohmann::json& j);
+
+// Streamed transcript events: {"worker","lease","events":[{"kind","body"}...]}: at most
+// kMaxEventsPerProgress a call, kinds "assistant" | "tool_result" | "command", each body an
+// object of at most kMaxEventBytes as JSON.
+inline constexpr std::size_t kMaxEventsPerProgress = 200;
+inline constexpr std::size_t kMaxEventBytes = 64u << 10;
+Result<std::pair<LeaseRef, std::vector<TurnEvent>>> ParseProgress(const nlohmann::json& j);
+nlohmann::json ProgressToJson(const LeaseRef& ref, const std::vector<TurnEvent>& events);
+
+// The daemon's worker listener (worker_server.cpp): the pool's calls over HTTP, JSON both ways.
+//   POST /workers/v1/join       ParseJoin → {"worker","credential","lease_ms","claim_wait_ms"}; 401 for
+//                               a wrong join token. A worker joining again gets a new credential and
+//                               its old one dies.
+//   POST /workers/v1/claim      an Announcement → {"lease": LeaseToJson or null}; waits up to
+//                               claim_wait_ms for a turn its executors run
+//   POST /workers/v1/heartbeat  a LeaseRef → {"state": LeaseStateName}
+//   POST /workers/v1/events     ParseProgress → {"state"}; renews the lease like a heartbeat
+//   POST /workers/v1/return     ParseTurnReturn → {"ok": true}; 409 when the pool refuses it
+//   POST /workers/v1/model/...  a CLI's model call, relayed to the gateway (the pass is its key)
+// Every call but join and model carries "Authorization: Bearer <credential>" and names the
+// credential's worker (else 401 / 403). Bodies are sized from Content-Length before they are read
+// (411 without one, 413 over the route's limit); a malformed one is a 400 naming the field.
+struct WorkerServerOptions {
+  std::string listen = "127.0.0.1:8790";  // workers.listen, "host:port"; port 0 = any free one (tests)
+  std::string join_token;                 // the value of workers.join_token_env; "" refuses every join
+  std::uint64_t max_bundle_bytes = 100u << 20;  // a returned bundle at most
+  TimeMs claim_wait_ms = 10'000;          // how long a claim waits for a turn before answering null
+  int gateway_port = 0;                   // the model gateway's loopback port; 0: no model endpoints
+  std::size_t max_connections = 512;      // connection threads at most (a waiting claim holds one)
+};
+
+class WorkerServer {
+ public:
+  // Listens on options.listen. `http` relays model calls to the gateway (may be null when
+  // gateway_port is 0). `pool` and `http` must outlive it.
+  static Result<std::unique_ptr<WorkerServer>> Start(WorkerServerOptions options, WorkerPool* pool, HttpClient* http);
+  // Stops listening; waits for relayed model calls to end.
+  virtual ~WorkerServer() = default;
+  virtual int port() const = 0;
+  // Kills `worker`'s credential and ends its leases (WorkerPool::Revoke); it must join again with
+  // the join token. False when no such worker is known.
+  virtual bool Revoke(const std::string& worker) = 0;
+  // The workers holding a credential now, by name.
+  virtual std::vector<std::string> Joined() const = 0;
+};
+
 class Executor;
+class ModelGateway;
 class Workspaces;
+class WorkerServices;
 struct WorkerTask;
 
 struct RemoteExecutorOptions {
   std::string executor;         // what the workers must run, e.g. "claude-code"; also the Assignment's executor
   TimeMs turn_ms = 30 * 60'000;  // SPEC §6: a turn's time, then it is withdrawn
   TimeMs wait_ms = 200;         // how often (real time) the offerer looks at its cancel flag, deadline and leases
+  // A coding CLI's turn: the gateway opens the turn's pass, which the worker's CLI presents at the
+  // worker listener's /workers/v1/model/ (the key stays here); null: no pass is sent.
+  ModelGateway* gateway = nullptr;
+  // The CLI's settings from execution.<cli>, sent with the turn: the worker has its own binary.
+  std::string model;
+  std::vector<std::string> allowed_commands;
+  std::vector<std::string> args;
 };
 
 // The turn's context as a worker gets it (OfferedTurn::task): the original request, the
@@ -199,12 +289,38 @@ struct RemoteExecutorOptions {
 nlohmann::json TaskToJson(const WorkerTask& task);
 
 // An Executor whose turns run on `pool`'s workers. The Ticket's repository (prepared as for a
-// local turn) goes with the offer as a bundle; the worker's commits come back as one and become
-// the repository's HEAD (Workspaces::ApplyBundle), so the turn's end — the report's checks, the
-// verified push — is the local one's. A Stop or the daemon stopping (the task's cancel flag) and
-// the end of turn_ms withdraw the offer; the worker hears it at its next heartbeat. `pool`,
-// `workspaces` and `clock` must outlive it.
+// local turn) goes with the offer as a bundle, with the prompt made here (CliPrompt: the host
+// facts, the Mandate, the team's skills from `services`) and the turn's gateway pass; the
+// worker's transcript events are appended to the session as they stream in; its commits come back
+// as a bundle and become the repository's HEAD (Workspaces::ApplyBundle), so the turn's end — the
+// report's checks, the verified push — is the local one's. A Stop or the daemon stopping (the
+// task's cancel flag) and the end of turn_ms withdraw the offer; the worker hears it at its next
+// heartbeat. `services` may be null (no prompt skills, no transcript: tests of the pool alone).
+// `pool`, `workspaces`, `services` and `clock` must outlive it.
 std::unique_ptr<Executor> MakeRemoteExecutor(RemoteExecutorOptions options, WorkerPool* pool, Workspaces* workspaces,
-                                             Clock* clock);
+                                             WorkerServices* services, Clock* clock);
+
+// --- The worker's side (`superagent worker`, remote_worker.cpp) ---
+
+struct RemoteWorkerOptions {
+  std::string daemon_url;  // the daemon's worker listener, "http(s)://host:port" (worker.yaml daemon_url)
+  std::string join_token;  // the team's join token (the value of join_token_env)
+  std::string name;        // this worker's name: 1 to 64 of [A-Za-z0-9._-]
+  int slots = 1;           // turns at once, 1 to 64
+  std::string work_dir;    // where turns' repositories live while they run (removed after)
+  struct Executor {
+    std::string binary;                 // the CLI's program; "" = its usual name in PATH
+    std::vector<std::string> readable;  // shown read-only in the sandbox (the CLI's installation)
+  };
+  std::map<std::string, Executor> executors;  // the coding CLIs it offers, by executor name
+};
+
+// Runs the worker until *stop: joins with the join token (again whenever the daemon refuses the
+// credential), long-polls for turns on `slots` threads, and runs each lease in `runner`'s sandbox
+// (a scope of its own, the turn's directory the only writable one). A lease the daemon takes back
+// (lost, withdrawn) kills the CLI's tree and returns nothing. InvalidArgument for options it cannot
+// run with (no executor, an unknown one). `http`, `runner`, `clock` must outlive it.
+Status RunRemoteWorker(RemoteWorkerOptions options, HttpClient* http, ProcessRunner* runner, Clock* clock,
+                       Sleeper sleeper, const std::atomic<bool>* stop);
 
 }  // namespace superagent::exec

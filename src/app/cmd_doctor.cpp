@@ -14,6 +14,7 @@ namespace {
 
 const char kDoctorUsage[] =
     "usage: superagent doctor [--config FILE]\n"
+    "       superagent doctor --worker WORKER_FILE   (on a worker host: its file, token, sandbox, CLIs, the daemon)\n"
     "\n"
     "Checks what a first deployment gets wrong and says how to fix each: config and policy valid,\n"
     "someone allowed to ask for work on each Source that is on (sources.<source>.people),\n"
@@ -31,6 +32,7 @@ const char kDoctorUsage[] =
 }  // namespace
 
 int CmdDoctor(int argc, char** argv) {
+  if (argc == 3 && std::strcmp(argv[1], "--worker") == 0) return WorkerDoctor(argv[2]);
   std::string config_path;
   if (auto exit = ParseConfigOnly(argc, argv, "doctor", kDoctorUsage, &config_path)) return *exit;
   Config config = DefaultConfig();

@@ -23,6 +23,10 @@ int CmdDoctor(int argc, char** argv);   // doctor --config FILE
 int CmdPanelUrl(int argc, char** argv); // panel-url [--config FILE]
 int CmdInit(int argc, char** argv);     // init [--dir DIR] [--repo OWNER/NAME] … [--yes] [--force]
 int CmdModelBridge(int argc, char** argv);  // model-bridge PORT SOCKET (started in a sandbox by the daemon)
+int CmdWorker(int argc, char** argv);       // worker --config FILE (a worker on another machine, issue 36)
+// `worker --check --config FILE` and `doctor --worker FILE`: checks a worker's file, join token,
+// sandbox and CLIs, and joins the daemon once to prove the connection. Exit 0 / 1 / 2 as doctor.
+int WorkerDoctor(const std::string& config_path);
 
 
 // The one way a subcommand refuses its arguments: "<command>: <what>", a blank line and `usage`

@@ -205,6 +205,7 @@ ConfigKey StringList(std::string_view name, std::vector<std::string>& (*field)(C
 }
 
 bool IsEmptyOrHttpUrl(std::string_view s) { return s.empty() || IsHttpUrl(s); }
+bool IsEmptyOrListenAddress(std::string_view s) { return s.empty() || IsListenAddress(s); }
 bool IsEmptyOrDigits(std::string_view s) {
   return s.size() <= 18 && s.find_first_not_of("0123456789") == std::string_view::npos;
 }
@@ -412,10 +413,27 @@ const std::vector<ConfigKey>& ConfigKeys() {
                        {"web/**", "*.css", "*.scss", "*.html", "*.vue", "*.tsx", "*.jsx", "*.svelte"},
                        "path globs whose change makes a UI change (ready needs Before/After screenshots)"),
             Same(OPTION(execution.worker.ui_paths))),
+      Feeds(Choice("execution.placement", CONFIG_FIELD(execution.placement), "local", {"local", "remote", "any"},
+                   "where coding-CLI turns run: this host, the workers (workers.listen), or here first"),
+            Same(OPTION(execution.placement))),
       CODING_CLI_KEYS("claude_code", claude_code),
       CODING_CLI_KEYS("codex", codex),
       CODING_CLI_KEYS("gemini_cli", gemini_cli),
       CODING_CLI_KEYS("qwen_code", qwen_code),
+      Feeds(Checked("workers.listen", CONFIG_FIELD(workers.listen), "", IsEmptyOrListenAddress,
+                    "empty or \"host:port\" with port 1..65535",
+                    "address `superagent worker` processes connect to; empty: no workers"),
+            Same(OPTION(execution.workers.listen))),
+      Feeds(EnvName("workers.join_token_env", CONFIG_FIELD(workers.join_token_env), "",
+                    "variable holding the join token workers prove once; empty: no worker may join",
+                    /*optional=*/true),
+            Secret(OPTION(execution.workers.join_token))),
+      Feeds(Int("workers.lease_seconds", CONFIG_FIELD(workers.lease_seconds), 30, {5, 600},
+                "a remote turn whose worker is silent this long is offered again"),
+            Ms(OPTION(execution.pool.lease_ms))),
+      Feeds(Int("workers.max_turns", CONFIG_FIELD(workers.max_turns), 16, {1, 256},
+                "turns offered to workers at once, beyond execution.slots"),
+            Same(OPTION(execution.remote_slots))),
       Feeds(Int("eval.timeout_seconds", CONFIG_FIELD(eval.timeout_seconds), 120, {1, 3600},
                 "one assessment call, before it is abandoned and retried"),
             Ms(OPTION(engine.eval_timeout_ms))),

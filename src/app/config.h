@@ -167,6 +167,8 @@ struct Config {
     // A branch changing a path that matches one of these globs is a UI change: its ready report
     // needs Before and After screenshots (SPEC §6). Empty: no path is a UI change.
     std::vector<std::string> ui_paths;
+    // Where a coding CLI's turns run (issue 36): "local" | "remote" (workers) | "any" (here first).
+    std::string placement;
     CodingCli claude_code, codex, gemini_cli, qwen_code;
     // The block of the coding CLI execution.executor names; nullptr for builtin and command.
     const CodingCli* ChosenCli() const {
@@ -178,6 +180,14 @@ struct Config {
     }
     CodingCli* ChosenCli() { return const_cast<CodingCli*>(std::as_const(*this).ChosenCli()); }
   } execution;
+
+  // The worker listener (issue 36): where `superagent worker` processes on other machines connect.
+  struct Workers {
+    std::string listen;          // "host:port"; empty: no listener (execution.placement must be local)
+    std::string join_token_env;  // NAME of the variable holding the join token
+    int lease_seconds{};         // a lease not renewed for this long ends; its turn is offered again
+    int max_turns{};             // turns offered to workers at once
+  } workers;
 
   struct Eval {
     int timeout_seconds{};  // one assessment call, before it is retried

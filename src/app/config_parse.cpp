@@ -338,6 +338,17 @@ std::optional<Config> ParseConfig(std::string_view yaml, const std::string& file
             "github.auth: app needs github.read.issues and github.read.comments on: an App gets no notifications, "
             "so its mentions are caught by reading the repository's issues and comments (and by webhooks)");
   }
+  // Turns placed on workers need a listener they can reach, and a coding CLI to run there.
+  if (!r.failed() && cfg.execution.placement != "local") {
+    if (cfg.workers.listen.empty())
+      r.Add(mark_of("execution.placement"),
+            "execution.placement: " + cfg.execution.placement +
+                " needs workers.listen, the \"host:port\" `superagent worker` processes connect to");
+    else if (cfg.execution.ChosenCli() == nullptr)
+      r.Add(mark_of("execution.placement"),
+            "execution.placement: " + cfg.execution.placement + " runs a coding CLI on the workers: set execution.executor to "
+                "claude-code, codex, gemini-cli or qwen-code (not " + cfg.execution.executor + ")");
+  }
   if (!r.failed() && cfg.execution.executor == "command" && cfg.execution.command.empty())
     r.Add(mark_of("execution.executor"),
           "execution.executor: command needs execution.command (the command line to run)");

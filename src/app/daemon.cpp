@@ -135,8 +135,13 @@ Status Daemon::Start() {
   if (!SplitHostPort(config_.panel.listen, &host, &port))
     return Status::InvalidArgument("panel.listen: expected host:port, got \"" + config_.panel.listen + "\"");
   // Built before the routes (the panel reads its slots), started after the outbox.
-  auto execution = exec::Execution::Create(ExecutionOptionsFor(config_, github_app_), engine_.get(), views_.get(),
-                                           llm_http_.get());
+  exec::ExecutionOptions execution_options = ExecutionOptionsFor(config_, github_app_);
+  // A turn's result and PR are in the outbox when it ends: sent now, not at the Effects loop's
+  // next round (it is made below, before any turn can run: the scheduler starts after it).
+  execution_options.on_turn_end = [this] {
+    if (effects_) effects_->Wake();
+  };
+  auto execution = exec::Execution::Create(std::move(execution_options), engine_.get(), views_.get(), llm_http_.get());
   if (!execution.ok()) return execution.status();
   execution_ = std::move(*execution);
   // The intercom (SPEC §10) over the worker sessions: its tools go to every turn, the panel
@@ -213,6 +218,14 @@ Status Daemon::InstallRoutes() {
   ctx.slots = [this]() -> std::optional<SlotsView> {
     if (!execution_ || !execution_->scheduler()) return std::nullopt;
     return execution_->scheduler()->Slots();
+  };
+  ctx.worker_pool = [this]() -> std::optional<exec::PoolView> {
+    if (!execution_ || execution_->pool() == nullptr) return std::nullopt;
+    execution_->pool()->ExpireLeases();  // a worker gone quiet shows as gone, whether or not a turn waits
+    return execution_->pool()->View();
+  };
+  ctx.revoke_worker = [this](const std::string& worker) {
+    return execution_ && execution_->worker_server() != nullptr && execution_->worker_server()->Revoke(worker);
   };
   ctx.intercom = intercom_.get();
   ctx.secrets = secrets_.get();

@@ -23,6 +23,7 @@ using superagent::app::CmdReceive;
 using superagent::app::CmdServe;
 using superagent::app::CmdVersion;
 using superagent::app::CmdModelBridge;
+using superagent::app::CmdWorker;
 
 struct Subcommand {
   const char* name;
@@ -41,6 +42,7 @@ constexpr Subcommand kSubcommands[] = {
     {"panel-url", CmdPanelUrl, "print the panel's one-click login link (reads data_dir/panel.token)"},
     {"explain", CmdExplain, "tell the whole story of one message: intake, eval, decision, ticket"},
     {"version", CmdVersion, "print the version of superagent and of its SQLite library"},
+    {"worker", CmdWorker, "run a worker on another machine: claims a daemon's turns and runs them here"},
     {"model-bridge", CmdModelBridge, "(the daemon's own) carry a sandboxed coding CLI's model calls to the gateway"},
 };
 

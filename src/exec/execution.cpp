@@ -4,11 +4,47 @@
 #include <spdlog/spdlog.h>
 
 #include <filesystem>
+#include <mutex>
 
 #include "superagent/assign_or_return.h"
 #include "superagent/views.h"
 
 namespace superagent::exec {
+
+namespace {
+
+// execution.placement: any — a turn runs on this host while it has a free slot of its own, else
+// on the workers. The Scheduler's slots are both together.
+class PlacementExecutor : public Executor {
+ public:
+  PlacementExecutor(Executor* local, Executor* remote, int local_slots)
+      : local_(local), remote_(remote), local_slots_(local_slots) {}
+  std::string name() const override { return local_->name(); }
+  Result<TurnResult> RunTurn(const WorkerTask& task) override {
+    bool local = false;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (local_running_ < local_slots_) {
+        ++local_running_;
+        local = true;
+      }
+    }
+    if (!local) return remote_->RunTurn(task);  // never under mu_: turns run side by side
+    auto result = local_->RunTurn(task);
+    std::lock_guard<std::mutex> lock(mu_);
+    --local_running_;
+    return result;
+  }
+
+ private:
+  Executor* const local_;
+  Executor* const remote_;
+  const int local_slots_;
+  std::mutex mu_;
+  int local_running_ = 0;
+};
+
+}  // namespace
 
 Result<std::unique_ptr<Execution>> Execution::Create(ExecutionOptions options, Engine* engine, Views* views,
                                                       HttpClient* llm_http) {
@@ -43,6 +79,10 @@ Result<std::unique_ptr<Execution>> Execution::Create(ExecutionOptions options, E
   e->workspaces_ = std::make_unique<Workspaces>(std::move(options.workspace), e->runner_.get(), SystemClock(),
                                                 RealSleeper());
   e->services_ = std::make_unique<WorkerServices>(engine, e->workspaces_.get(), std::move(options.worker));
+  if (options.placement != "local" && (options.executor == "command" || options.executor == "builtin"))
+    return Status::InvalidArgument("execution.placement " + options.placement +
+                                   " runs coding CLIs on workers: set execution.executor to one (claude-code, codex, "
+                                   "gemini-cli, qwen-code)");
   if (options.executor == "command") {
     e->executor_ = MakeCommandExecutor({options.command}, engine);
   } else if (options.executor != "builtin") {
@@ -75,8 +115,35 @@ Result<std::unique_ptr<Execution>> Execution::Create(ExecutionOptions options, E
     options.cli.base_url.clear();
     spdlog::info("executor cli={} binary={} model={} readable={}", options.executor, options.cli.binary,
                  options.cli.model.empty() ? "(its default)" : options.cli.model, options.cli.readable.size());
+    RemoteExecutorOptions remote;
+    remote.executor = options.executor;
+    remote.turn_ms = options.cli.turn_ms;
+    remote.gateway = e->gateway_.get();
+    remote.model = options.cli.model;
+    remote.allowed_commands = options.cli.allowed_commands;
+    remote.args = options.cli.args;
     ASSIGN_OR_RETURN(e->executor_, MakeCliExecutor(std::move(options.cli), engine, views, e->services_.get(), SystemClock(),
                                                    RealSleeper()));
+    if (options.placement != "local") {
+      if (options.workers.listen.empty())
+        return Status::InvalidArgument("execution.placement " + options.placement +
+                                       " needs workers.listen: the address workers connect to");
+      e->pool_ = std::make_unique<WorkerPool>(options.pool, SystemClock());
+      options.workers.gateway_port = e->gateway_->port();
+      ASSIGN_OR_RETURN(e->worker_server_, WorkerServer::Start(std::move(options.workers), e->pool_.get(), llm_http));
+      e->remote_executor_ =
+          MakeRemoteExecutor(std::move(remote), e->pool_.get(), e->workspaces_.get(), e->services_.get(), SystemClock());
+      if (options.placement == "remote") {
+        e->local_executor_ = std::move(e->executor_);  // kept for nothing but symmetry of lifetimes
+        e->executor_ = std::make_unique<PlacementExecutor>(e->local_executor_.get(), e->remote_executor_.get(), 0);
+      } else {
+        e->local_executor_ = std::move(e->executor_);
+        e->executor_ = std::make_unique<PlacementExecutor>(e->local_executor_.get(), e->remote_executor_.get(),
+                                                           options.slots);
+      }
+      spdlog::info("placement={} local_slots={} remote_turns={} lease_ms={}", options.placement,
+                   options.placement == "remote" ? 0 : options.slots, options.remote_slots, options.pool.lease_ms);
+    }
   } else {
     e->chat_ = std::make_unique<llm::OpenAiChatClient>(std::move(options.chat), llm_http, SystemClock(),
                                                        llm::RealSleeper());
@@ -85,8 +152,11 @@ Result<std::unique_ptr<Execution>> Execution::Create(ExecutionOptions options, E
     e->executor_ = MakeBuiltinExecutor(bo, engine, views, e->chat_.get(), e->services_.get());
   }
   SchedulerOptions so;
-  so.slots = options.slots;
+  so.slots = options.placement == "remote" ? options.remote_slots
+             : options.placement == "any"  ? options.slots + options.remote_slots
+                                           : options.slots;
   so.jobs_dir = (std::filesystem::path(e->workspaces_->options().root) / "jobs").string();
+  so.on_turn_end = std::move(options.on_turn_end);
   std::error_code ec;
   std::filesystem::create_directories(so.jobs_dir, ec);
   if (ec) return Status::IoError("cannot create " + so.jobs_dir + ": " + ec.message());

@@ -401,6 +401,7 @@ void Scheduler::RunTurn(Run* run, Assignment a) {
   }
   spdlog::info("worker turn ended ticket={} assignment={} background_jobs={} handed_over={}", a.ticket, a.id,
                jobs->RunningCount(), handed_over);
+  if (options_.on_turn_end) options_.on_turn_end();
   finish();
 }
 

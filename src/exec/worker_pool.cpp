@@ -121,6 +121,56 @@ LeaseState WorkerPool::Heartbeat(const std::string& worker, const std::string& l
   return LeaseState::kHeld;
 }
 
+LeaseState WorkerPool::Progress(const std::string& worker, const std::string& lease, std::vector<TurnEvent> events) {
+  MutexLock lock(&mu_);
+  if (auto w = workers_.find(worker); w != workers_.end()) w->second.last_seen = clock_->NowMs();
+  Offered* o = ByLease(lease);
+  if (o == nullptr || o->holder != worker) return LeaseState::kLost;
+  if (o->outcome.kind == OfferOutcome::Kind::kWithdrawn) return LeaseState::kWithdrawn;
+  if (o->outcome.kind != OfferOutcome::Kind::kWaiting) return LeaseState::kLost;
+  o->renewed_at = clock_->NowMs();
+  for (TurnEvent& e : events) o->events.push_back(std::move(e));
+  if (o->events.size() > kMaxPendingEvents) {
+    const std::size_t drop = o->events.size() - kMaxPendingEvents;
+    o->events.erase(o->events.begin(), o->events.begin() + static_cast<std::ptrdiff_t>(drop));
+    spdlog::warn("remote turn events dropped ticket={} worker={} dropped={}", o->turn.ticket, worker, drop);
+  }
+  if (!events.empty()) changed_.notify_all();
+  return LeaseState::kHeld;
+}
+
+std::vector<TurnEvent> WorkerPool::TakeEvents(std::int64_t offer) {
+  MutexLock lock(&mu_);
+  auto it = offers_.find(offer);
+  if (it == offers_.end()) return {};
+  std::vector<TurnEvent> out;
+  out.swap(it->second.events);
+  return out;
+}
+
+void WorkerPool::WaitForWork(TimeMs max_wait_ms) {
+  MutexLock lock(&mu_);
+  MutexWaitable w{&mu_};
+  changed_.wait_for(w, std::chrono::milliseconds(std::max<TimeMs>(0, max_wait_ms)));
+}
+
+bool WorkerPool::Revoke(const std::string& worker) {
+  MutexLock lock(&mu_);
+  if (workers_.erase(worker) == 0) return false;
+  int ended = 0;
+  for (auto& [id, o] : offers_) {
+    if (o.holder != worker) continue;
+    if (o.outcome.kind == OfferOutcome::Kind::kWaiting) {
+      o.lease.clear();
+      ++ended;
+    }
+    o.holder.clear();
+  }
+  spdlog::warn("worker revoked worker={} leases_ended={}; their turns are offered again", worker, ended);
+  changed_.notify_all();
+  return true;
+}
+
 Status WorkerPool::Return(const std::string& worker, const std::string& lease, TurnReturn result) {
   MutexLock lock(&mu_);
   Offered* o = ByLease(lease);
@@ -151,6 +201,14 @@ int WorkerPool::ExpireLeases() {
     o.holder.clear();
     ++expired;
   }
+  for (auto it = workers_.begin(); it != workers_.end();) {
+    if (now - it->second.last_seen >= 2 * options_.lease_ms && HeldBy(it->first) == 0) {
+      spdlog::info("worker gone worker={} silent_ms={}", it->first, now - it->second.last_seen);
+      it = workers_.erase(it);
+    } else {
+      ++it;
+    }
+  }
   if (expired > 0) changed_.notify_all();
   return expired;
 }
@@ -159,7 +217,7 @@ PoolView WorkerPool::View() const {
   MutexLock lock(&mu_);
   PoolView v;
   for (const auto& [id, o] : offers_)
-    if (o.outcome.kind == OfferOutcome::Kind::kWaiting && o.lease.empty()) v.queued[o.turn.executor] += 1;
+    if (o.outcome.kind == OfferOutcome::Kind::kWaiting) (o.lease.empty() ? v.queued : v.running)[o.turn.executor] += 1;
   for (const auto& [name, w] : workers_) {
     PoolWorker pw;
     pw.id = name;
@@ -169,6 +227,8 @@ PoolView WorkerPool::View() const {
     for (const auto& [id, o] : offers_)
       if (o.holder == name && !o.lease.empty() && o.outcome.kind == OfferOutcome::Kind::kWaiting)
         pw.leases.push_back("ticket-" + std::to_string(o.turn.ticket));
+    const int free = std::max(0, w.slots - static_cast<int>(pw.leases.size()));
+    for (const std::string& e : w.executors) v.free_slots[e] += free;
     v.workers.push_back(std::move(pw));
   }
   return v;

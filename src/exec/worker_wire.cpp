@@ -135,6 +135,43 @@ Result<std::pair<LeaseRef, TurnReturn>> ParseTurnReturn(const json& j, std::uint
   return std::make_pair(std::move(ref), std::move(r));
 }
 
+Result<Join> ParseJoin(const json& j) {
+  if (!j.is_object()) return Status::InvalidArgument(std::string("a join: expected a JSON object, got ") + json_read::TypeName(j));
+  Join join;
+  ASSIGN_OR_RETURN(join.worker, WorkerName(j));
+  ASSIGN_OR_RETURN(join.join_token, json_read::String(j, "join_token"));
+  if (join.join_token.empty() || join.join_token.size() > 512)
+    return Status::InvalidArgument("field \"join_token\": 1 to 512 characters");
+  return join;
+}
+
+Result<std::pair<LeaseRef, std::vector<TurnEvent>>> ParseProgress(const json& j) {
+  ASSIGN_OR_RETURN(LeaseRef ref, ParseLeaseRef(j));
+  ASSIGN_OR_RETURN(const json* events, json_read::Array(j, "events"));
+  if (events->size() > kMaxEventsPerProgress)
+    return Status::InvalidArgument("field \"events\": at most " + std::to_string(kMaxEventsPerProgress) + " per call");
+  std::vector<TurnEvent> out;
+  for (std::size_t i = 0; i < events->size(); ++i) {
+    const json& e = (*events)[i];
+    const std::string field = "field \"events[" + std::to_string(i) + "]";
+    if (!e.is_object()) return Status::InvalidArgument(field + "\": expected an object");
+    ASSIGN_OR_RETURN(std::string kind, json_read::String(e, "kind"));
+    if (kind != "assistant" && kind != "tool_result" && kind != "command")
+      return Status::InvalidArgument(field + ".kind\": one of assistant, tool_result, command");
+    ASSIGN_OR_RETURN(const json* body, json_read::Object(e, "body"));
+    if (body->dump(-1, ' ', false, json::error_handler_t::replace).size() > kMaxEventBytes)
+      return Status::InvalidArgument(field + ".body\": over " + std::to_string(kMaxEventBytes) + " bytes");
+    out.emplace_back(std::move(kind), *body);
+  }
+  return std::make_pair(std::move(ref), std::move(out));
+}
+
+json ProgressToJson(const LeaseRef& ref, const std::vector<TurnEvent>& events) {
+  json list = json::array();
+  for (const auto& [kind, body] : events) list.push_back({{"kind", kind}, {"body", body}});
+  return json{{"worker", ref.worker}, {"lease", ref.lease}, {"events", list}};
+}
+
 json TurnReturnToJson(const LeaseRef& ref, const TurnReturn& r) {
   return json{{"worker", ref.worker}, {"lease", ref.lease}, {"report", r.report}, {"bundle", Base64(r.bundle)}};
 }
