@@ -4,6 +4,7 @@
 import { command, getJson, live, loadSession, currentSession, whenLoggedOut } from './api.js';
 import { $, el, when, refreshTimes, stageLabel, kv } from './dom.js';
 import { initIntercom, refreshIntercom } from './intercom.js';
+import { initWorkers, refreshWorkers } from './workers.js';
 
 const STAGES = ['waiting_for_person', 'blocked', 'working', 'idle', 'ready', 'ended'];
 const state = {
@@ -41,6 +42,7 @@ function renderNeeds(needs) {
   renderQuestion(needs.questions);
   renderDecisions(needs.decisions);
   renderProblems(needs.problems);
+  renderUnserved(needs.workers || null);
   renderPolicyFile(needs.policy_file || null);
   renderSecrets(needs.secrets || null);
   renderSetAside(needs.set_aside || []);
@@ -56,6 +58,15 @@ function renderUnanswered(card) {
     el('ul', { class: 'problems-list' }, ...card.items.map((i) => el('li', { 'data-trigger': i.trigger },
       el('strong', { text: i.from || 'someone' }), ' · ', i.url ? el('a', { href: i.url, text: i.where, rel: 'noopener noreferrer', target: '_blank' }) : i.where,
       ' · ', when(i.received_at), el('div', { class: 'muted', text: i.quote }), el('div', { text: i.why })))),
+    el('p', { class: 'fix', text: card.fix }),
+  )] : []));
+}
+
+// Turns waiting for an executor no connected worker offers (issue 36): they would wait for ever.
+function renderUnserved(card) {
+  $('workers-slot').replaceChildren(...(card ? [el('article', { class: 'attention unserved' },
+    el('div', { class: 'meta' }, el('span', { class: 'problem-kind', text: 'no worker' }), ' · since ', when(card.since)),
+    el('p', {}, el('strong', { text: card.what })),
     el('p', { class: 'fix', text: card.fix }),
   )] : []));
 }
@@ -569,6 +580,7 @@ async function refresh() {
       renderNeeds(needs);
       renderStatus(status);
       renderObserve(observe, status.mode);
+      await refreshWorkers();
       await loadTickets();
       await refreshIntercom();
       state.loggedOut = false;
@@ -622,6 +634,7 @@ function init() {
   $('stop-form').addEventListener('submit', confirmStop);
   $('explain-form').addEventListener('submit', (ev) => { ev.preventDefault(); explain($('explain-q').value.trim()); });
   initIntercom({ savedName, rememberName, usesToken, announce, onChanged: refresh });
+  initWorkers({ savedName, rememberName, usesToken, announce, onChanged: refresh, showTicket: (id) => showTicket(id).catch(() => {}) });
   whenLoggedOut(() => {
     state.loggedOut = true;
     $('login-needed').hidden = false;

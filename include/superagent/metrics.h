@@ -106,6 +106,15 @@ struct Snapshot {
   std::map<std::string, std::int64_t> secrets_redacted;
   // Model calls the model gateway refused, by reason, since the process started.
   std::map<std::string, std::int64_t> gateway_refused;
+  // The remote workers' pool (issue 36), when execution.placement is not local; absent: there is
+  // no pool, and its families are left out (as the reserved slot's is when execution is off).
+  struct WorkerPool {
+    // By executor: turns waiting for a worker, turns leased to one now, slots of workers offering
+    // it that hold no lease. Every executor named in any of the three is shown in all three.
+    std::map<std::string, std::int64_t> queued, running, free_slots;
+    std::int64_t connected = 0;  // workers the pool knows (PoolView::workers)
+  };
+  std::optional<WorkerPool> worker_pool;
 };
 
 // Prometheus text exposition format 0.0.4: HELP and TYPE for every family, label values escaped,

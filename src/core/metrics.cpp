@@ -3,6 +3,7 @@
 
 #include <cinttypes>
 #include <cstdio>
+#include <set>
 
 #include "superagent/domain.h"
 
@@ -198,6 +199,33 @@ std::string RenderPrometheus(const Snapshot& s) {
            "Model calls of coding CLIs the model gateway refused, by reason (pass, budget, path, upstream).");
   for (const auto& [reason, n] : s.gateway_refused)
     w.Sample("superagent_model_gateway_refused_total", L{{"reason", reason}}, n);
+
+  if (s.worker_pool) {
+    // Every executor the pool knows, in all three families: a series that drops out when its
+    // queue drains would read as "no data" to an alert or an autoscaler, not as 0.
+    const Snapshot::WorkerPool& p = *s.worker_pool;
+    std::set<std::string> executors;
+    for (const auto* m : {&p.queued, &p.running, &p.free_slots})
+      for (const auto& [executor, n] : *m) executors.insert(executor);
+    auto of = [](const std::map<std::string, std::int64_t>& m, const std::string& executor) {
+      auto it = m.find(executor);
+      return it == m.end() ? std::int64_t{0} : it->second;
+    };
+    w.Family("superagent_worker_turns_queued", "gauge",
+             "Turns waiting for a remote worker to claim them, by executor.");
+    for (const std::string& executor : executors)
+      w.Sample("superagent_worker_turns_queued", L{{"executor", executor}}, of(p.queued, executor));
+    w.Family("superagent_worker_turns_running", "gauge", "Turns leased to a remote worker now, by executor.");
+    for (const std::string& executor : executors)
+      w.Sample("superagent_worker_turns_running", L{{"executor", executor}}, of(p.running, executor));
+    w.Family("superagent_worker_slots_free", "gauge",
+             "Free slots of the remote workers offering an executor (counted once per executor a worker offers).");
+    for (const std::string& executor : executors)
+      w.Sample("superagent_worker_slots_free", L{{"executor", executor}}, of(p.free_slots, executor));
+    w.Family("superagent_workers_connected", "gauge",
+             "Remote workers the pool knows (it forgets one silent for twice the lease time with no lease).");
+    w.Sample("superagent_workers_connected", L{}, p.connected);
+  }
 
   w.Family("superagent_secrets_redacted_total", "counter",
            "Occasions the outbound filter replaced a secret in what the daemon published, by path.");

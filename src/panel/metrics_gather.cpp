@@ -10,7 +10,7 @@
 namespace superagent::panel {
 
 Result<metrics::Snapshot> GatherMetrics(Engine& engine, Views& views, int slots_configured, int problem_threshold,
-                                std::optional<SlotsView> slots) {
+                                std::optional<SlotsView> slots, const std::optional<exec::PoolView>& pool) {
   metrics::Snapshot s;
   s.version = SUPERAGENT_VERSION;
   s.policy_version = engine.PolicyVersion();
@@ -51,6 +51,14 @@ Result<metrics::Snapshot> GatherMetrics(Engine& engine, Views& views, int slots_
   for (const auto& [hook, n] : metrics::ProcessRuntime().RefusedDeliveries()) s.webhook_refused[hook] = n;
   s.gateway_refused = {{"pass", 0}, {"budget", 0}, {"path", 0}, {"upstream", 0}};  // stable series for alerts
   for (const auto& [reason, n] : metrics::ProcessRuntime().GatewayRefusals()) s.gateway_refused[reason] = n;
+  if (pool) {
+    metrics::Snapshot::WorkerPool p;
+    for (const auto& [executor, n] : pool->queued) p.queued[executor] = n;
+    for (const auto& [executor, n] : pool->running) p.running[executor] = n;
+    for (const auto& [executor, n] : pool->free_slots) p.free_slots[executor] = n;
+    p.connected = static_cast<std::int64_t>(pool->workers.size());
+    s.worker_pool = std::move(p);
+  }
   return s;
 }
 

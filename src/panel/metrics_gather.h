@@ -5,6 +5,7 @@
 #include "superagent/metrics.h"
 #include "superagent/session.h"
 #include "superagent/status.h"
+#include "superagent/worker_pool.h"
 
 namespace superagent {
 class Engine;
@@ -14,9 +15,11 @@ class Views;
 namespace superagent::panel {
 
 // `slots_configured`: execution.slots. `slots`: the scheduler's live view, or nullopt when
-// execution is off (then the store's running Assignments are counted). The store's error when it
-// cannot be read (a scrape never gets zeros made up for a failed read).
+// execution is off (then the store's running Assignments are counted). `pool`: the remote
+// workers' pool (issue 36), or nullopt when there is none. The store's error when it cannot be
+// read (a scrape never gets zeros made up for a failed read).
 Result<metrics::Snapshot> GatherMetrics(Engine& engine, Views& views, int slots_configured, int problem_threshold,
-                                std::optional<SlotsView> slots = std::nullopt);
+                                std::optional<SlotsView> slots = std::nullopt,
+                                const std::optional<exec::PoolView>& pool = std::nullopt);
 
 }  // namespace superagent::panel

@@ -263,19 +263,32 @@ Result<json> Panel::Impl::Needs() {
   if (ctx.policy_on_disk)
     if (auto on_disk = ctx.policy_on_disk()) policy_file = PolicyFileCardJson(*on_disk);
   json secrets = SecretsCard();
+  const TimeMs now = Now();
+  // Turns no connected worker can take (issue 36): they would wait for ever, and quietly.
+  const std::optional<exec::PoolView> pool = Pool();
+  json workers = pool ? UnservedCardJson(unserved.Update(pool, now), *pool) : json(nullptr);
   // The answer invariant's backstop (issue 34): the last week's messages that address the agent.
-  const TimeMs now = (ctx.clock ? ctx.clock : SystemClock())->NowMs();
   ASSIGN_OR_RETURN(auto asked, ctx.views->AddressedSince(now - 7LL * 24 * 3600 * 1000, kAnswerCardScan));
   const Policy policy = ctx.engine->CurrentPolicy();
   json unanswered = UnansweredCardJson(asked, policy, now);
   json not_allowed = NotAllowedCardJson(asked, policy, now);
   std::size_t count = setup.size() + questions.size() + decisions.size() + problems.size() + set_aside.size() +
                       (policy_file.is_null() ? 0 : 1) + (secrets.is_null() ? 0 : 1) + (unanswered.is_null() ? 0 : 1) +
-                      (not_allowed.is_null() ? 0 : 1);
+                      (not_allowed.is_null() ? 0 : 1) + (workers.is_null() ? 0 : 1);
   return json{{"count", count},         {"setup", setup},         {"questions", questions},
               {"decisions", decisions}, {"problems", problems},   {"set_aside", set_aside},
               {"policy_file", policy_file}, {"secrets", secrets}, {"unanswered", unanswered},
-              {"not_allowed", not_allowed}};
+              {"not_allowed", not_allowed}, {"workers", workers}};
+}
+
+TimeMs Panel::Impl::Now() const { return (ctx.clock ? ctx.clock : SystemClock())->NowMs(); }
+
+std::string Panel::Impl::PoolState() {
+  if (!ctx.worker_pool) return "";
+  const std::optional<exec::PoolView> pool = Pool();
+  std::string state = PoolFingerprint(pool);
+  for (const auto& [executor, since] : unserved.Update(pool, Now())) state += "\nunserved " + executor;
+  return state;
 }
 
 // --- The route table ---
@@ -349,7 +362,7 @@ void Panel::Impl::Install(httplib::Server& server) {
     };
     q = trim(q);
     if (q.empty()) return SendError(res, 400, "parameter q (a trigger id or message URL) is required");
-    auto story = ctx.views->Explain(q, ctx.engine->CurrentPolicy(), (ctx.clock ? ctx.clock : SystemClock())->NowMs());
+    auto story = ctx.views->Explain(q, ctx.engine->CurrentPolicy(), Now());
     if (!story.ok()) return SendError(res, HttpStatusOf(story.status()), story.status().message());
     // Where the key that would change the verdict is written, as the CLI says it.
     auto policy = ctx.views->CurrentPolicy();
@@ -368,18 +381,24 @@ void Panel::Impl::Install(httplib::Server& server) {
   server.Get("/metrics", [this](const Request&, Response& res) {
     res.set_header("Cache-Control", "no-store");
     auto snapshot = GatherMetrics(*ctx.engine, *ctx.views, ctx.slots_configured, ctx.problem_threshold,
-                                  ctx.slots ? ctx.slots() : std::nullopt);
+                                  ctx.slots ? ctx.slots() : std::nullopt, Pool());
     // A scrape of made-up zeros would hide an outage from the alert meant to catch it.
     if (!snapshot.ok()) return SendRead(res, "metrics", snapshot.status());
     if (ctx.secrets != nullptr) snapshot->secrets_redacted = ctx.secrets->Counts();
     res.set_content(metrics::RenderPrometheus(*snapshot), metrics::kContentType);
   });
+  // The remote workers' pool (issue 36): in memory, not in the store, so read here at each call.
+  server.Get("/api/workers", [this](const Request&, Response& res) { SendJson(res, 200, WorkersJson(Pool(), Now())); });
   server.Get("/api/events", [this](const Request& req, Response& res) { Stream(req, res); });
   server.Post(R"(/api/tickets/(\d{1,18})/stop)", [this](const Request& req, Response& res) { Stop(req, res); });
   server.Post(R"(/api/tickets/(\d{1,18})/answer)", [this](const Request& req, Response& res) { Answer(req, res); });
   server.Post("/api/policy/reload", [this](const Request& req, Response& res) { Reload(req, res); });
   server.Post(R"(/api/tickets/(\d{1,18})/retry)", [this](const Request& req, Response& res) { RetryTicket(req, res); });
   server.Post("/api/set-aside/retry", [this](const Request& req, Response& res) { RetrySetAside(req, res); });
+  // Any name is routed here (a line break too: ECMAScript's "." stops at one), so a bad one is a
+  // precise 400 rather than "no such route".
+  server.Post(R"(/api/workers/([\s\S]*)/revoke)",
+              [this](const Request& req, Response& res) { RevokeWorker(req, res); });
   InstallIntercom(server);
   server.Get(R"(/api/.*)", [this](const Request& req, Response& res) {
     SendError(res, 404, "no such API route: " + req.path.substr(0, 100));

@@ -108,6 +108,34 @@ void Panel::Impl::Reload(const Request& req, Response& res) {
   SendJson(res, r.valid && r.error.empty() ? 200 : 422, result);
 }
 
+void Panel::Impl::RevokeWorker(const Request& req, Response& res) {
+  json body;
+  if (!CommandAllowed(req, res, "revoke_worker", &body)) return;
+  // The name came from a stranger's announcement and now from a URL: checked before it goes
+  // anywhere, the log included.
+  const std::string worker = req.matches[1].str();
+  if (!IsWorkerName(worker)) {
+    spdlog::warn("panel command refused command=revoke_worker remote={} reason=\"not a worker name\"", req.remote_addr);
+    return SendError(res, 400, "a worker's name is 1 to 64 of A-Z a-z 0-9 . _ -");
+  }
+  auto confirm = json_read::OptBool(body, "confirm");
+  if (!confirm.ok()) return SendError(res, 400, confirm.status().message());
+  if (!*confirm)
+    return SendError(res, 400, "a revoke must be confirmed: send {\"confirm\": true} (the page asks first)");
+  const std::string who = Who(req, body);
+  const bool pool = Pool().has_value();
+  const bool revoked = pool && ctx.revoke_worker && ctx.revoke_worker(worker);
+  spdlog::info("panel command=revoke_worker target=worker:{} by={} remote={} result={}", worker, Q(who), req.remote_addr,
+               revoked ? "ok" : pool ? "unknown" : "no_pool");
+  if (!revoked)
+    return SendError(res, 404, pool ? "no worker named " + worker + " is known to the daemon"
+                                    : "this daemon has no remote workers (execution.placement is local)");
+  if (Status s = ctx.engine->RecordCommand(who, "revoke_worker", "worker:" + worker, json{{"worker", worker}}.dump());
+      !s.ok())
+    spdlog::error("panel command not recorded error={}", Q(s.ToString()));
+  SendJson(res, 200, {{"ok", true}, {"worker", worker}, {"by", who}});
+}
+
 // --- Communication center (SPEC §10) ---
 
 void Panel::Impl::IntercomCommand(const Request& req, Response& res, const char* command, const std::string& target,

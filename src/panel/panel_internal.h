@@ -8,12 +8,14 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 
 #include <httplib.h>
 #include <nlohmann/json.hpp>
 
 #include "panel/intercom_api.h"
+#include "panel/workers.h"
 #include "superagent/panel.h"
 #include "superagent/status.h"
 
@@ -56,6 +58,7 @@ struct Panel::Impl {
   std::string csrf;        // per-process CSRF token, handed to the page by /api/session
   std::string boot_id;     // tells the page the daemon restarted (new CSRF token, maybe new assets)
   std::unique_ptr<IntercomApi> intercom;  // null when the daemon runs no intercom
+  UnservedWatch unserved;  // turns waiting for an executor no connected worker offers (workers.h)
   std::atomic<bool> stopping{false};
   std::atomic<int> streams{0};
   std::mutex mu;
@@ -111,6 +114,16 @@ struct Panel::Impl {
   // questions, decisions, problems (a platform's failing paths as one card), the policy file.
   Result<json> Needs();
 
+  // "Now" for Needs-you and the worker pool: ctx.clock, or the system clock.
+  TimeMs Now() const;
+
+  // The remote workers' pool (issue 36) as it is now; nullopt when there is none.
+  std::optional<exec::PoolView> Pool() const { return ctx.worker_pool ? ctx.worker_pool() : std::nullopt; }
+
+  // What the live-update stream watches of the pool: its fingerprint (workers.h) and the
+  // executors whose turns wait unserved long enough for Needs-you's card; "" without a pool.
+  std::string PoolState();
+
   // --- Live updates (panel_stream.cpp) ---
 
   void Stream(const Request& req, Response& res);
@@ -134,6 +147,10 @@ struct Panel::Impl {
   void RetrySetAside(const Request& req, Response& res);
 
   void Reload(const Request& req, Response& res);
+
+  // Revoke of a remote worker's credential (issue 36): its leases end and their turns are offered
+  // again; it must join again with the join token.
+  void RevokeWorker(const Request& req, Response& res);
 
   // --- Communication center (SPEC §10) (panel_commands.cpp) ---
 

@@ -32,6 +32,9 @@ constexpr int kStreamLifetimeMs = 30 * 60'000;  // then the browser reconnects (
 
 struct Panel::Impl::StreamState {
   std::int64_t version = -1;
+  // The remote workers' pool (PoolState): it lives in memory, not in the store, so the store's
+  // version does not see a worker join, leave or take a turn.
+  std::string pool;
   bool hello = false;
   std::chrono::steady_clock::time_point started, last_write;
 };
@@ -45,6 +48,7 @@ void Panel::Impl::Stream(const Request& req, Response& res) {
   auto state = std::make_shared<StreamState>();
   state->started = state->last_write = std::chrono::steady_clock::now();
   state->version = ctx.views->DataVersion();
+  state->pool = PoolState();
   spdlog::debug("panel stream opened remote={}", req.remote_addr);
   res.set_header("Cache-Control", "no-store");
   res.set_header("X-Accel-Buffering", "no");
@@ -83,8 +87,10 @@ bool Panel::Impl::StreamStep(StreamState& state, std::size_t, httplib::DataSink&
   }
   auto now = std::chrono::steady_clock::now();
   std::int64_t v = ctx.views->DataVersion();
-  if (v != state.version) {
+  std::string pool = PoolState();
+  if (v != state.version || pool != state.pool) {
     state.version = v;
+    state.pool = std::move(pool);
     return write("event: change\ndata: {}\n\n");
   }
   if (now - state.started > std::chrono::milliseconds(kStreamLifetimeMs)) {
