@@ -43,6 +43,7 @@ if [ $smoke -eq 1 ]; then
   run bench_commits --runs 1 --files 20 --base 40
   run bench_gateway --calls 20
   run bench_cli_turn --runs 1
+  run bench_workers --runs 1 --turns 2 --held 20
 else
   run bench_prompt_tokens
   run bench_orchestration
@@ -55,6 +56,7 @@ else
   run bench_commits
   run bench_gateway
   run bench_cli_turn
+  run bench_workers
 fi
 echo "== summary$([ $smoke -eq 1 ] && echo ' (smoke: sizes too small for the targets; pass= is not judged)')"
 grep '^BENCH ' "$out"
