@@ -329,6 +329,44 @@ TEST_F(RemoteWorkersTest, AWorkerCutOffLongerThanTheLeaseIsReplacedAndItsWorkIsN
   EXPECT_EQ(Comments(github).size(), 2u) << "one acknowledgement, one result";
 }
 
+// The daemon is killed while a worker runs its turn: the worker cannot report to anyone; the
+// restarted daemon offers the Assignment again, the worker joins again and does it, and the
+// Ticket still posts one acknowledgement and one result.
+TEST_F(RemoteWorkersTest, ADaemonKilledMidRemoteTurnHasItDoneOnceAfterItsRestart) {
+  const std::string marker = "time.sleep(3." + std::to_string(100 + (::getpid() + 13) % 800) + ")";
+  FakeCodingModel fake(FakeCodingModel::Wire::kAnthropic, kRemoteModelKey, "claude-sonnet-4-5",
+                       CodingScript{.old_text = "teh typo", .new_text = "the typo",
+                                    .command = "python3 -c 'import time; " + marker + "'"});
+  FakeGitHub github(SystemClock());
+  const fs::path origin = Prepare(github, fake.base_url());
+  const std::string body = MentionBody(github);
+  WorkerHost* a = nullptr;
+  {
+    DaemonProcess d(SUPERAGENT_BINARY, {"serve", "--config", Config()}, DaemonEnv());
+    ASSERT_TRUE(d.WaitForLine("ready")) << d.log();
+    ASSERT_TRUE(d.WaitForCount("github identity login=superagent-bot", 1)) << d.log();
+    a = StartWorker("worker-a");
+    EXPECT_EQ(Deliver(body, github::WebhookSignature("hook-secret", body)), 200);
+    ASSERT_TRUE(RemoteWaitFor([&] { return RemoteProcessRunning(marker); }, 60'000)) << d.log() << a->worker->log();
+    ASSERT_TRUE(d.WaitForCount("github message posted", 1)) << d.log();
+    d.Signal(SIGKILL);
+    EXPECT_EQ(d.Wait(), 128 + SIGKILL);
+  }
+  DaemonProcess d(SUPERAGENT_BINARY, {"serve", "--config", Config()}, DaemonEnv());
+  ASSERT_TRUE(d.WaitForLine("ready")) << d.log();
+  EXPECT_THAT(d.log(), HasSubstr("resumed=1"));
+  ASSERT_TRUE(d.WaitForCount("pull request opened", 1, 120'000)) << d.log() << a->worker->log();
+  ASSERT_TRUE(d.WaitForCount("github message posted", 1)) << d.log();
+  EXPECT_THAT(d.log(), HasSubstr("remote turn taken ticket=1 worker=worker-a"));
+  d.Signal(SIGTERM);
+  EXPECT_EQ(d.Wait(), 0) << d.log();
+  const std::vector<std::string> said = Comments(github);
+  ASSERT_EQ(said.size(), 2u) << "one acknowledgement, one result, across the crash";
+  EXPECT_THAT(said[0], HasSubstr("fix the typo"));
+  EXPECT_EQ(github.pulls.size(), 1u);
+  EXPECT_EQ(Pushed(origin, TicketOneBranch(github)), "There is the typo.\n");
+}
+
 // A person presses Stop in the panel while the remote CLI's shell step runs: the worker hears it
 // at its next heartbeat and kills the CLI's tree; the Ticket ends with the Stop's one line.
 TEST_F(RemoteWorkersTest, AStopFromThePanelKillsTheRemoteTurn) {

@@ -110,6 +110,7 @@ class RemoteWorker {
   }
 
   void Slot(int slot) {
+    TimeMs failing_since = -1, last_said = -1;  // an outage is said once a minute, not every retry
     while (!Stopping()) {
       json announcement = AnnouncementToJson(Announcement{o_.name, executors_, o_.slots});
       TimeMs wait;
@@ -119,9 +120,19 @@ class RemoteWorker {
       }
       auto got = Call("/workers/v1/claim", announcement, wait + 30'000);
       if (!got.ok()) {
-        if (!Stopping()) spdlog::warn("worker claim failed slot={} error=\"{}\"", slot, got.status().message());
+        const TimeMs now = clock_->NowMs();
+        if (failing_since < 0) failing_since = now;
+        if (!Stopping() && (last_said < 0 || now - last_said >= 60'000)) {
+          spdlog::warn("worker cannot claim slot={} failing_s={} error=\"{}\"", slot, (now - failing_since) / 1000,
+                       got.status().message());
+          last_said = now;
+        }
         sleeper_(kWorkerRetryMs);
         continue;
+      }
+      if (failing_since >= 0) {
+        spdlog::info("worker reaches the daemon again slot={} after_s={}", slot, (clock_->NowMs() - failing_since) / 1000);
+        failing_since = last_said = -1;
       }
       const json* lease_json = json_read::Find(*got, "lease");
       if (lease_json == nullptr || lease_json->is_null()) continue;
