@@ -141,5 +141,11 @@ for body in [{"worker": "gpu-box_1", "executors": ["claude-code", "codex"], "slo
                        "task": {"request_text": "修一下 README"}, "code": "IyB2MiBnaXQgYnVuZGxlCg=="}},
              {"worker": "w", "lease": lease_id},
              {"worker": "w", "lease": lease_id, "report": {"stage": "ready", "summary": "ok"}, "bundle": "AAEC/w=="},
-             {"worker": "w", "lease": lease_id, "report": None, "bundle": "%%%"}]:
+             {"worker": "w", "lease": lease_id, "report": None, "bundle": "%%%"},
+             {"worker": "gpu-box.01", "join_token": "join-令牌-0123456789"},
+             {"worker": "w", "join_token": ""},
+             {"worker": "w", "lease": lease_id, "events": [
+                 {"kind": "assistant", "body": {"role": "assistant", "content": "读了 README ✅"}},
+                 {"kind": "command", "body": {"command": "git diff", "exit_code": 0}}]},
+             {"worker": "w", "lease": lease_id, "events": [{"kind": "report", "body": {}}]}]:
     put("worker_wire_fuzz", dumps(body))

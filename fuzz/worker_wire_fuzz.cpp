@@ -1,4 +1,5 @@
-// The worker endpoints' JSON (include/superagent/worker_pool.h, "The wire"): any bytes, as a
+// The worker endpoints' JSON (include/superagent/worker_pool.h, "The wire": an announcement, a
+// lease, a heartbeat, a return, a join, streamed events): any bytes, as a
 // body a worker (or anyone reaching the endpoint) sends. No parser throws; what one accepts keeps
 // its promises (names of their alphabet and length, a 64-hex-digit lease, a bundle within the
 // limit) and survives the trip back to JSON and through the parser again unchanged.
@@ -41,6 +42,15 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     Check(r->second.report.is_null() || r->second.report.is_object());
     auto again = ParseTurnReturn(TurnReturnToJson(r->first, r->second), 4096);
     Check(again.ok() && again->second.bundle == r->second.bundle && again->second.report == r->second.report);
+  }
+  if (auto join = ParseJoin(*j); join.ok())
+    Check(!join->worker.empty() && join->worker.size() <= 64 && !join->join_token.empty() && join->join_token.size() <= 512);
+  if (auto p = ParseProgress(*j); p.ok()) {
+    Check(p->second.size() <= kMaxEventsPerProgress);
+    for (const auto& [kind, body] : p->second)
+      Check((kind == "assistant" || kind == "tool_result" || kind == "command") && body.is_object());
+    auto again = ParseProgress(ProgressToJson(p->first, p->second));
+    Check(again.ok() && again->second == p->second);
   }
   return 0;
 }

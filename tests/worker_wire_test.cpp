@@ -122,5 +122,55 @@ TEST(WorkerWire, AReturnNamesItsWorkerAndLeaseAndItsBundleStaysWithinTheLimit) {
   EXPECT_STREQ(LeaseStateName(LeaseState::kWithdrawn), "withdrawn");
 }
 
+TEST(WorkerWire, AJoinNamesItsWorkerAndCarriesAToken) {
+  auto join = ParseJoin({{"worker", "gpu-box.01"}, {"join_token", "令牌-🙂-0123"}});
+  ASSERT_TRUE(join.ok()) << join.status().ToString();
+  EXPECT_EQ(join->worker, "gpu-box.01");
+  EXPECT_EQ(join->join_token, "令牌-🙂-0123");
+  const std::pair<json, std::string> bad[] = {
+      {json("join"), "expected a JSON object"},
+      {{{"join_token", "t"}}, "\"worker\": missing"},
+      {{{"worker", "w/../x"}, {"join_token", "t"}}, "\"worker\""},
+      {{{"worker", "w"}}, "\"join_token\": missing"},
+      {{{"worker", "w"}, {"join_token", ""}}, "\"join_token\": 1 to 512"},
+      {{{"worker", "w"}, {"join_token", std::string(513, 't')}}, "\"join_token\": 1 to 512"},
+      {{{"worker", "w"}, {"join_token", json::array()}}, "\"join_token\": expected string"},
+  };
+  for (const auto& [j, why] : bad) {
+    auto r = ParseJoin(j);
+    ASSERT_FALSE(r.ok()) << j.dump();
+    EXPECT_NE(r.status().message().find(why), std::string::npos) << j.dump() << " -> " << r.status().message();
+  }
+}
+
+TEST(WorkerWire, StreamedEventsAreOnlyATurnsKindsWithinTheirLimits) {
+  const std::vector<TurnEvent> events = {{"assistant", {{"role", "assistant"}, {"content", "读了 README ✅"}}},
+                                         {"tool_result", {{"role", "tool"}, {"tool_call_id", "t1"}, {"content", ""}}},
+                                         {"command", {{"command", "git diff"}, {"exit_code", 0}}}};
+  auto p = ParseProgress(ProgressToJson(LeaseRef{"w", kLeaseId}, events));
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  EXPECT_EQ(p->first.lease, kLeaseId);
+  EXPECT_EQ(p->second, events);
+  EXPECT_TRUE(ParseProgress({{"worker", "w"}, {"lease", kLeaseId}, {"events", json::array()}}).ok());
+
+  auto with = [&](const json& list) { return json{{"worker", "w"}, {"lease", kLeaseId}, {"events", list}}; };
+  const std::pair<json, std::string> bad[] = {
+      {with(json::array({{{"kind", "report"}, {"body", json::object()}}})), "events[0].kind"},
+      {with(json::array({{{"kind", "input"}, {"body", json::object()}}})), "events[0].kind"},
+      {with(json::array({{{"kind", "assistant"}, {"body", "text"}}})), "body"},
+      {with(json::array({"assistant"})), "events[0]\": expected an object"},
+      {with(json::array({{{"kind", "command"}, {"body", {{"out", std::string(kMaxEventBytes, 'x')}}}}})), "events[0].body"},
+      {with(json(std::vector<json>(kMaxEventsPerProgress + 1, {{"kind", "command"}, {"body", json::object()}}))),
+       "at most 200"},
+      {with("events"), "\"events\": expected array"},
+      {{{"worker", "w"}, {"lease", "short"}, {"events", json::array()}}, "\"lease\""},
+  };
+  for (const auto& [j, why] : bad) {
+    auto r = ParseProgress(j);
+    ASSERT_FALSE(r.ok()) << j.dump().substr(0, 200);
+    EXPECT_NE(r.status().message().find(why), std::string::npos) << r.status().message();
+  }
+}
+
 }  // namespace
 }  // namespace superagent::exec
