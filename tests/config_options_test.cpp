@@ -341,13 +341,51 @@ std::vector<std::string> Candidates(const ConfigKey& k) {
   return out;
 }
 
-// A config setting `k` alone to a valid value other than its default; nullopt when none of the
-// candidates is one.
+// Keys whose other values a rule between keys allows only with others set (execution.placement
+// not local needs workers.listen and a coding CLI): those others, set in the config the row is
+// compared with too, so that the row's own value is the only difference.
+using Settings = std::vector<std::pair<std::string, std::string>>;
+const Settings& PrerequisitesOf(std::string_view key) {
+  static const std::map<std::string, Settings, std::less<>> kNeeds = {
+      {"execution.placement", {{"execution.executor", "codex"}, {"workers.listen", "127.0.0.1:8790"}}},
+  };
+  static const Settings kNone;
+  auto it = kNeeds.find(key);
+  return it == kNeeds.end() ? kNone : it->second;
+}
+
+void MergeYaml(YAML::Node into, const YAML::Node& from) {
+  for (const auto& kv : from) {
+    const std::string key = kv.first.as<std::string>();
+    if (kv.second.IsMap() && into[key] && into[key].IsMap()) {
+      MergeYaml(into[key], kv.second);
+    } else {
+      into[key] = kv.second;
+    }
+  }
+}
+
+// Dotted keys and their values as one config file.
+std::string YamlForAll(const Settings& settings) {
+  if (settings.empty()) return "";
+  YAML::Node root(YAML::NodeType::Map);
+  for (const auto& [dotted, value] : settings) MergeYaml(root, YAML::Load(YamlFor(dotted, value)));
+  YAML::Emitter out;
+  out << root;
+  return std::string(out.c_str()) + "\n";
+}
+
+// A config setting `k` (with its prerequisites) to a valid value other than its default; nullopt
+// when none of the candidates is one.
 std::optional<Config> ValueOtherThanTheDefault(const ConfigKey& k) {
-  const nlohmann::json unset = ConfigToJson(ParseOk(""));
+  const Settings& needs = PrerequisitesOf(k.name);
+  const nlohmann::json unset = ConfigToJson(ParseOk(YamlForAll(needs)));
   for (const std::string& value : Candidates(k)) {
     std::vector<Problem> problems;
-    std::optional<Config> c = ParseConfig(YamlFor(k.name, value), "/etc/superagent/superagent.yaml", &problems);
+    Settings with = needs;
+    with.emplace_back(std::string(k.name), value);
+    std::optional<Config> c = ParseConfig(needs.empty() ? YamlFor(k.name, value) : YamlForAll(with),
+                                          "/etc/superagent/superagent.yaml", &problems);
     if (!c) continue;  // e.g. executor: command without a command
     if (ConfigToJson(*c) != unset) return c;
   }
@@ -382,13 +420,12 @@ TEST(ModuleOptionsTest, EveryRowWithoutADestinationIsOneWiringComputes) {
 
 TEST(ModuleOptionsTest, EveryRowFeedsItsDestinationsAndNothingElse) {
   SecretSet secret;
-  const Config base = ParseOk("");
-  ModuleOptions before = ModuleOptionsFor(base);
   int rows = 0;
   for (const ConfigKey& k : ConfigKeys()) {
     if (k.destinations.empty()) continue;
     SCOPED_TRACE(std::string(k.name));
     ++rows;
+    ModuleOptions before = ModuleOptionsFor(ParseOk(YamlForAll(PrerequisitesOf(k.name))));
     std::optional<Config> changed = ValueOtherThanTheDefault(k);
     ASSERT_TRUE(changed.has_value()) << "no valid value other than the default was found";
     ModuleOptions after = ModuleOptionsFor(*changed);

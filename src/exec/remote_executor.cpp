@@ -6,6 +6,8 @@
 
 #include "exec/cli_adapter.h"
 #include "superagent/assign_or_return.h"
+#include "superagent/json_read.h"
+#include "superagent/text.h"
 #include "superagent/worker.h"
 #include "superagent/worker_pool.h"
 #include "superagent/workspace.h"
@@ -158,6 +160,11 @@ class RemoteExecutor : public Executor {
       auto report = ParseReport(out.returned.report);
       if (!report.ok()) return Status::InvalidArgument("the worker's report: " + report.status().message());
       result.report = *report;
+      // The worker's account of a failure (its CLI's stderr): the log's and the panel's, never the
+      // discussion's — as a local turn's WorkerReport::failure. A worker's text, so cut and repaired.
+      if (const auto* f = json_read::Find(out.returned.report, "failure"); f != nullptr && f->is_string() &&
+          result.report->stage == Stage::kBlocked)
+        result.report->failure = text::Cut(text::Repair(f->get<std::string>()), 1500);
       if (services_ != nullptr)
         services_->engine()->AppendSessionEvent(task.session, task.assignment, "report", out.returned.report);
     }

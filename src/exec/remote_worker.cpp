@@ -33,6 +33,9 @@ json WorkerReportJson(const WorkerReport& r) {
   json j = {{"stage", StageName(r.stage)}, {"summary", r.summary}};
   if (r.question) j["question"] = *r.question;
   if (r.pr) j["pr"] = {{"title", r.pr->title}, {"body", r.pr->body}};
+  // Why a turn failed, in the CLI's own words: for the daemon's log and the panel's card, as a
+  // local turn's failure goes there (never into the discussion).
+  if (!r.failure.empty()) j["failure"] = r.failure;
   return j;
 }
 

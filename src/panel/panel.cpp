@@ -226,7 +226,9 @@ Result<json> Panel::Impl::StatusJson() {
   j["receipts_pending"] = c.receipts_pending;
   j["receipts_failed"] = c.receipts_failed;
   std::optional<SlotsView> live = ctx.slots ? ctx.slots() : std::nullopt;
-  j["slots"] = {{"configured", ctx.slots_configured},
+  // The scheduler's own count when it runs: with execution.placement remote or any it holds the
+  // workers' turns too (workers.max_turns), not only execution.slots.
+  j["slots"] = {{"configured", live ? live->worker_slots : ctx.slots_configured},
                 {"reserved_for_people", 1},
                 {"in_use", live ? live->worker_used : c.assignments_running},
                 {"reserved_in_use", live && live->reserved_used},
