@@ -33,8 +33,8 @@ const fs::path kDeploySource = fs::path(SUPERAGENT_SOURCE_DIR);
 const fs::path kDeployKubernetes = kDeploySource / "deploy" / "kubernetes";
 const std::string kDeployWorkerCommand = "/usr/bin/superagent worker --config /etc/superagent/worker.yaml";
 // worker.yaml's keys, as decided for `superagent worker` (issue 36).
-const std::set<std::string> kDeployWorkerKeys = {"daemon_url", "join_token_env", "name",    "slots",
-                                                 "work_dir",   "sandbox",        "network", "executors"};
+const std::set<std::string> kDeployWorkerKeys = {"daemon_url", "join_token_env", "name",      "slots",  "work_dir",
+                                                 "sandbox",    "network",        "executors", "ca_file"};
 const std::set<std::string> kDeployClis = {"@anthropic-ai/claude-code", "@openai/codex", "@google/gemini-cli",
                                            "@qwen-code/qwen-code"};
 
@@ -191,6 +191,17 @@ TEST_F(DeployTest, TheWorkerExampleNamesEveryKey) {
     previous = line;
   }
   EXPECT_EQ(commented, kDeployWorkerKeys);
+  // And the worker itself reads the file as it stands: its check says the file is fine (the
+  // join token, the CLIs and the daemon are this host's business, not the file's).
+  RunResult checked = RunBinary({"worker", "--check", "--config", (kDeploySource / "config" / "worker.example.yaml").string()});
+  EXPECT_THAT(checked.out, HasSubstr("worker config          ok")) << checked.out << checked.err;
+  // A key it does not know is refused with the file's line.
+  const fs::path typo = fs::temp_directory_path() / ("superagent-deploy-typo-" + std::to_string(::getpid()) + ".yaml");
+  std::ofstream(typo) << "daemon_url: http://127.0.0.1:1\nslot: 2\nexecutors:\n  codex: {binary: codex}\n";
+  RunResult refused = RunBinary({"worker", "--config", typo.string()});
+  fs::remove(typo);
+  EXPECT_EQ(refused.exit_code, 2);
+  EXPECT_THAT(refused.err, HasSubstr(":2: slot: not a worker key")) << refused.err;
 }
 
 TEST_F(DeployTest, TheKubernetesRecipesAgreeWithEachOther) {

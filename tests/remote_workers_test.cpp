@@ -18,6 +18,7 @@
 #include <gtest/gtest.h>
 
 #include "fake_coding_model.h"
+#include "run_binary.h"
 #include "serve_fixture.h"
 #include "superagent/github.h"
 
@@ -108,10 +109,10 @@ class RemoteWorkersTest : public ServeTest {
   }
 
   // PrepareFixRepo's daemon, with Claude Code's turns placed on the workers.
-  fs::path Prepare(FakeGitHub& github, const std::string& model_url) {
+  fs::path Prepare(FakeGitHub& github, const std::string& model_url, const std::string& workers_extra = "") {
     const fs::path origin = PrepareFixRepo(github, "exit 1\n",
                                            "workers:\n  listen: 127.0.0.1:" + std::to_string(workers_port_) +
-                                               "\n  join_token_env: SA_JOIN\n  lease_seconds: 5\n");
+                                               "\n  join_token_env: SA_JOIN\n  lease_seconds: 5\n" + workers_extra);
     std::ifstream in(dir_ / "superagent.yaml");
     std::string config((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
     const std::string command_executor = "executor: command\n  command: sh fix.sh";
@@ -131,7 +132,8 @@ class RemoteWorkersTest : public ServeTest {
   }
 
   // A worker host: its bridge to the daemon, then `superagent worker` in its own namespace.
-  WorkerHost* StartWorker(const std::string& name) {
+  // With `ca_file`, the worker reaches the daemon over HTTPS and trusts that CA.
+  WorkerHost* StartWorker(const std::string& name, const std::string& ca_file = "") {
     auto w = std::make_unique<WorkerHost>();
     w->name = name;
     w->dir = dir_ / name;
@@ -143,7 +145,9 @@ class RemoteWorkersTest : public ServeTest {
                                                      "unix-listen", w->socket, std::to_string(workers_port_),
                                                      (w->dir / "bridge.log").string()});
     EXPECT_TRUE(RemoteWaitFor([&] { return fs::exists(w->socket); }, 10'000)) << "the bridge did not listen";
-    std::ofstream(w->dir / "worker.yaml") << "daemon_url: http://127.0.0.1:" << workers_port_ << "\n"
+    std::ofstream(w->dir / "worker.yaml") << "daemon_url: " << (ca_file.empty() ? "http" : "https")
+                                          << "://127.0.0.1:" << workers_port_ << "\n"
+                                          << (ca_file.empty() ? "" : "ca_file: " + ca_file + "\n")
                                           << "join_token_env: SA_JOIN\nname: " << name << "\nslots: 1\n"
                                           << "work_dir: " << (w->dir / "work").string() << "\n"
                                           << "sandbox: on\nexecutors:\n  claude-code:\n    binary: " << claude_ << "\n";
@@ -264,6 +268,55 @@ TEST_F(RemoteWorkersTest, AMentionIsWorkedOnARemoteWorkerEndToEndAndNoSecretReac
   ASSERT_EQ(github.pulls.size(), 1u);
   EXPECT_EQ(Pushed(origin, TicketOneBranch(github)), "There is the typo.\n");
   EXPECT_EQ(d.log().find(kRemoteModelKey), std::string::npos) << "the model key reached the log";
+}
+
+// The listener speaks HTTPS with a certificate of a private CA: the worker, told that CA, joins
+// and works the turn, and the CLI in its sandbox reaches the model through the daemon over HTTPS
+// too (NODE_EXTRA_CA_CERTS). A worker not told the CA cannot even join.
+TEST_F(RemoteWorkersTest, AWorkerReachesTheDaemonOverHttpsWithAPrivateCa) {
+  const fs::path tls = dir_ / "tls";
+  fs::create_directories(tls);
+  const std::string cert = (tls / "cert.pem").string(), key = (tls / "key.pem").string();
+  ASSERT_EQ(std::system(("openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -keyout " + key +
+                         " -out " + cert + " -days 2 -subj /CN=127.0.0.1 -addext subjectAltName=IP:127.0.0.1 "
+                         ">/dev/null 2>&1").c_str()),
+            0)
+      << "openssl (a dependency of ca-certificates) made no certificate";
+  ::chmod(tls.c_str(), 0755);
+  ::chmod(cert.c_str(), 0644);
+  FakeCodingModel fake(FakeCodingModel::Wire::kAnthropic, kRemoteModelKey, "claude-sonnet-4-5",
+                       CodingScript{.old_text = "teh typo", .new_text = "the typo"});
+  FakeGitHub github(SystemClock());
+  const fs::path origin = Prepare(github, fake.base_url(), "  tls_cert_file: " + cert + "\n  tls_key_file: " + key + "\n");
+  const std::string body = MentionBody(github);
+  DaemonProcess d(SUPERAGENT_BINARY, {"serve", "--config", Config()}, DaemonEnv());
+  ASSERT_TRUE(d.WaitForLine("ready")) << d.log();
+  EXPECT_THAT(d.log(), HasSubstr("tls=on"));
+  ASSERT_TRUE(d.WaitForCount("github identity login=superagent-bot", 1)) << d.log();
+
+  // Without the CA: the handshake fails, and the worker says why.
+  {
+    const fs::path yaml = dir_ / "untrusting.yaml";
+    std::ofstream(yaml) << "daemon_url: https://127.0.0.1:" << workers_port_
+                        << "\njoin_token_env: SA_JOIN\nname: untrusting\nwork_dir: " << (dir_ / "untrusting").string()
+                        << "\nexecutors:\n  claude-code: {binary: " << claude_ << "}\n";
+    RunResult r = RunProgram(SUPERAGENT_BINARY, {"doctor", "--worker", yaml.string()},
+                             RunOptions{.env_set = {{"SA_JOIN", kRemoteJoinToken}}});
+    EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+    EXPECT_THAT(r.out, HasSubstr("daemon                 FAILED")) << r.out;
+    EXPECT_THAT(r.out, HasSubstr("certificate")) << r.out;
+  }
+
+  WorkerHost* a = StartWorker("worker-a", cert);
+  EXPECT_EQ(Deliver(body, github::WebhookSignature("hook-secret", body)), 200);
+  ASSERT_TRUE(d.WaitForCount("pull request opened", 1, 120'000)) << d.log() << a->worker->log();
+  ASSERT_TRUE(d.WaitForCount("github message posted", 2)) << d.log();
+  EXPECT_THAT(d.log(), HasSubstr("remote turn taken ticket=1 worker=worker-a attempts=1 report=ready"));
+  EXPECT_TRUE(fake.problems().empty()) << fake.problems().front();
+  d.Signal(SIGTERM);
+  EXPECT_EQ(d.Wait(), 0) << d.log();
+  EXPECT_EQ(Comments(github).size(), 2u);
+  EXPECT_EQ(Pushed(origin, TicketOneBranch(github)), "There is the typo.\n");
 }
 
 // A worker killed mid-turn loses its lease; the turn is offered again and another worker's

@@ -346,6 +346,17 @@ TEST_F(WorkerServerTest, WithoutAGatewayOrAJoinTokenNothingIsOpen) {
   WorkerServerOptions bad;
   bad.listen = "no-port";
   EXPECT_EQ(WorkerServer::Start(bad, &pool_, nullptr).status().code(), Status::Code::kInvalidArgument);
+  // HTTPS needs both files, and real ones.
+  WorkerServerOptions half;
+  half.listen = "127.0.0.1:0";
+  half.tls_cert_file = "/etc/hostname";
+  auto lone = WorkerServer::Start(half, &pool_, nullptr);
+  EXPECT_EQ(lone.status().code(), Status::Code::kInvalidArgument);
+  EXPECT_THAT(lone.status().message(), HasSubstr("go together"));
+  half.tls_key_file = "/etc/hostname";
+  auto garbage = WorkerServer::Start(half, &pool_, nullptr);
+  EXPECT_EQ(garbage.status().code(), Status::Code::kInvalidArgument);
+  EXPECT_THAT(garbage.status().message(), HasSubstr("not a readable PEM certificate"));
 }
 
 }  // namespace

@@ -238,7 +238,8 @@ nlohmann::json ProgressToJson(const LeaseRef& ref, const std::vector<TurnEvent>&
 //   POST /workers/v1/events     ParseProgress → {"state"}; renews the lease like a heartbeat
 //   POST /workers/v1/return     ParseTurnReturn → {"ok": true}; 409 when the pool refuses it
 //   POST /workers/v1/model/...  a CLI's model call, relayed to the gateway (the pass is its key)
-// Every call but join and model carries "Authorization: Bearer <credential>" and names the
+// HTTPS when WorkerServerOptions names a certificate. Every call but join and model carries
+// "Authorization: Bearer <credential>" and names the
 // credential's worker (else 401 / 403). Bodies are sized from Content-Length before they are read
 // (411 without one, 413 over the route's limit); a malformed one is a 400 naming the field.
 struct WorkerServerOptions {
@@ -248,6 +249,10 @@ struct WorkerServerOptions {
   TimeMs claim_wait_ms = 10'000;          // how long a claim waits for a turn before answering null
   int gateway_port = 0;                   // the model gateway's loopback port; 0: no model endpoints
   std::size_t max_connections = 512;      // connection threads at most (a waiting claim holds one)
+  // HTTPS: a PEM certificate (chain) and its private key (workers.tls_cert_file, tls_key_file);
+  // both empty: plain HTTP, for a listener behind a TLS proxy or on a trusted network.
+  std::string tls_cert_file;
+  std::string tls_key_file;
 };
 
 class WorkerServer {
@@ -313,6 +318,11 @@ struct RemoteWorkerOptions {
     std::vector<std::string> readable;  // shown read-only in the sandbox (the CLI's installation)
   };
   std::map<std::string, Executor> executors;  // the coding CLIs it offers, by executor name
+  // The PEM file of the CA that signed the daemon's certificate, when it is not one the system
+  // trusts (worker.yaml ca_file; the worker's own client is pointed at it by app/): also shown
+  // read-only to each turn's CLI and given to it as NODE_EXTRA_CA_CERTS, added to its own roots,
+  // so the CLI reaches the model through the daemon over HTTPS. "" = the system's roots only.
+  std::string ca_file;
 };
 
 // Runs the worker until *stop: joins with the join token (again whenever the daemon refuses the

@@ -87,14 +87,14 @@ std::optional<WorkerFile> LoadWorkerFile(const std::string& path, std::vector<st
     problems->push_back(path + ": expected a mapping of keys");
     return std::nullopt;
   }
-  static const std::set<std::string> kKeys = {"daemon_url", "join_token_env", "name",    "slots",
-                                              "work_dir",   "sandbox",        "network", "executors"};
+  static const std::set<std::string> kKeys = {"daemon_url", "join_token_env", "name",      "slots",  "work_dir",
+                                              "sandbox",    "network",        "executors", "ca_file"};
   for (const auto& kv : root) {
     const std::string key = kv.first.as<std::string>();
     const YAML::Node& v = kv.second;
     const std::string where = path + ":" + std::to_string(kv.first.Mark().line + 1) + ": " + key;
     if (kKeys.count(key) == 0) {
-      problems->push_back(where + ": not a worker key (daemon_url, join_token_env, name, slots, work_dir, sandbox, network, executors)");
+      problems->push_back(where + ": not a worker key (daemon_url, join_token_env, name, slots, work_dir, sandbox, network, executors, ca_file)");
       continue;
     }
     try {
@@ -116,6 +116,12 @@ std::optional<WorkerFile> LoadWorkerFile(const std::string& path, std::vector<st
       } else if (key == "work_dir") {
         f.options.work_dir = v.as<std::string>();
         if (f.options.work_dir.empty() || f.options.work_dir[0] != '/') error = "an absolute directory";
+      } else if (key == "ca_file") {
+        f.options.ca_file = v.IsNull() ? "" : v.as<std::string>();
+        std::error_code ec;
+        if (!f.options.ca_file.empty() &&
+            (f.options.ca_file[0] != '/' || !std::filesystem::is_regular_file(f.options.ca_file, ec)))
+          error = "an absolute path to a readable PEM file, or empty";
       } else if (key == "sandbox") {
         OnOff(v, key, &f.sandbox, &error);
       } else if (key == "network") {
@@ -180,6 +186,7 @@ int WorkerDoctor(const std::string& config_path) {
     line("executor " + name, !binary.empty() && ::access(binary.c_str(), X_OK) == 0, binary.empty() ? "not found" : binary,
          "install it (npm install -g …) or set executors." + name + ".binary");
   }
+  if (!file->options.ca_file.empty()) ::setenv("SSL_CERT_FILE", file->options.ca_file.c_str(), 1);
   if (token != nullptr && *token != '\0') {
     // A join under a name of its own, so a running worker's credential is left alone.
     auto http = MakeHttpClient("superagent-worker-doctor/" SUPERAGENT_VERSION, HttpProxiesFromEnvironment());
@@ -230,6 +237,9 @@ int CmdWorker(int argc, char** argv) {
     return 2;
   }
   file->options.join_token = token;
+  // The worker's own client trusts the daemon's CA: OpenSSL reads SSL_CERT_FILE when a client
+  // loads its default roots. (Its CLIs get it as NODE_EXTRA_CA_CERTS, RunRemoteWorker.)
+  if (!file->options.ca_file.empty()) ::setenv("SSL_CERT_FILE", file->options.ca_file.c_str(), 1);
   // Nothing this process starts inherits it (workers' environments are built, never copied,
   // but a helper's might not be).
   ::unsetenv(file->join_token_env.c_str());

@@ -187,6 +187,8 @@ struct Config {
     std::string join_token_env;  // NAME of the variable holding the join token
     int lease_seconds{};         // a lease not renewed for this long ends; its turn is offered again
     int max_turns{};             // turns offered to workers at once
+    std::string tls_cert_file;   // HTTPS: PEM certificate (chain); with tls_key_file
+    std::string tls_key_file;    // its private key (PEM); both empty: plain HTTP
   } workers;
 
   struct Eval {

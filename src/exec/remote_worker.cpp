@@ -292,8 +292,13 @@ class RemoteWorker {
     spec.output_dir = OutputDir(scope);
     spec.env = inv.env;
     spec.env.emplace_back("GIT_TERMINAL_PROMPT", "0");
+    std::vector<std::string> readable = options.readable;
+    if (!o_.ca_file.empty()) {
+      spec.env.emplace_back("NODE_EXTRA_CA_CERTS", o_.ca_file);
+      readable.push_back(o_.ca_file);
+    }
     spec.argv = CliArgv(inv, std::nullopt, &spec.env);
-    spec.worker = WorkerScope{scope, {dir}, options.readable};
+    spec.worker = WorkerScope{scope, {dir}, readable};
     auto proc = runner_->Spawn(spec);
     if (!proc.ok()) return Status::Unavailable(lease.turn.executor + " could not start: " + proc.status().message());
 

@@ -72,20 +72,32 @@ class WorkerServerImpl : public WorkerServer {
 
   ~WorkerServerImpl() override {
     stopping_ = true;
-    server_.stop();
+    if (server_) server_->stop();
     if (listener_.joinable()) listener_.join();
     std::unique_lock<std::mutex> lock(mu_);
     idle_.wait(lock, [&] { return relays_ == 0; });
   }
 
   Status Start() {
-    server_.new_task_queue = [this] { return new net::ConnectionPool(options_.max_connections); };
-    server_.set_read_timeout(10, 0);
-    server_.set_write_timeout(10, 0);
+    if (options_.tls_cert_file.empty() != options_.tls_key_file.empty())
+      return Status::InvalidArgument("workers.tls_cert_file and workers.tls_key_file go together: set both or neither");
+    if (options_.tls_cert_file.empty()) {
+      server_ = std::make_unique<httplib::Server>();
+    } else {
+      auto tls = std::make_unique<httplib::SSLServer>(options_.tls_cert_file.c_str(), options_.tls_key_file.c_str());
+      if (!tls->is_valid())
+        return Status::InvalidArgument("workers.tls_cert_file / tls_key_file: " + options_.tls_cert_file + " and " +
+                                       options_.tls_key_file +
+                                       " are not a readable PEM certificate (chain) and its private key");
+      server_ = std::move(tls);
+    }
+    server_->new_task_queue = [this] { return new net::ConnectionPool(options_.max_connections); };
+    server_->set_read_timeout(10, 0);
+    server_->set_write_timeout(10, 0);
     // One request per connection: a body refused unread is never taken for the next request.
-    server_.set_keep_alive_max_count(1);
-    server_.set_payload_max_length(WorkerBodyLimit("/workers/v1/return", options_.max_bundle_bytes));
-    server_.set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
+    server_->set_keep_alive_max_count(1);
+    server_->set_payload_max_length(WorkerBodyLimit("/workers/v1/return", options_.max_bundle_bytes));
+    server_->set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
       if (req.path.rfind(kWorkerApiPrefix, 0) != 0) {
         WorkerRefuse(res, 404, "not a worker endpoint");
         return httplib::Server::HandlerResponse::Handled;
@@ -112,13 +124,13 @@ class WorkerServerImpl : public WorkerServer {
       }
       return httplib::Server::HandlerResponse::Unhandled;
     });
-    server_.Post("/workers/v1/join", [this](const httplib::Request& req, httplib::Response& res) { Join(req, res); });
-    server_.Post("/workers/v1/claim", [this](const httplib::Request& req, httplib::Response& res) { Claim(req, res); });
-    server_.Post("/workers/v1/heartbeat",
+    server_->Post("/workers/v1/join", [this](const httplib::Request& req, httplib::Response& res) { Join(req, res); });
+    server_->Post("/workers/v1/claim", [this](const httplib::Request& req, httplib::Response& res) { Claim(req, res); });
+    server_->Post("/workers/v1/heartbeat",
                  [this](const httplib::Request& req, httplib::Response& res) { Heartbeat(req, res); });
-    server_.Post("/workers/v1/events", [this](const httplib::Request& req, httplib::Response& res) { Events(req, res); });
-    server_.Post("/workers/v1/return", [this](const httplib::Request& req, httplib::Response& res) { Return(req, res); });
-    server_.Post("/workers/v1/model/.*", [this](const httplib::Request& req, httplib::Response& res) { Model(req, res); });
+    server_->Post("/workers/v1/events", [this](const httplib::Request& req, httplib::Response& res) { Events(req, res); });
+    server_->Post("/workers/v1/return", [this](const httplib::Request& req, httplib::Response& res) { Return(req, res); });
+    server_->Post("/workers/v1/model/.*", [this](const httplib::Request& req, httplib::Response& res) { Model(req, res); });
 
     std::string host;
     int port = 0;
@@ -127,19 +139,20 @@ class WorkerServerImpl : public WorkerServer {
     if (colon != std::string::npos && listen.substr(colon) == ":0") {
       host = listen.substr(0, colon);
       if (host.size() > 2 && host.front() == '[') host = host.substr(1, host.size() - 2);
-      port_ = server_.bind_to_any_port(host);
+      port_ = server_->bind_to_any_port(host);
     } else if (SplitHostPort(listen, &host, &port)) {
-      port_ = server_.bind_to_port(host, port) ? port : -1;
+      port_ = server_->bind_to_port(host, port) ? port : -1;
     } else {
       return Status::InvalidArgument("workers.listen: expected host:port, got \"" + listen + "\"");
     }
     if (port_ <= 0) return Status::Unavailable("the worker listener could not listen on " + listen);
     // A whole pool reconnects at once after a restart: queue them rather than drop them.
     if (!net::WidenListenBacklog(port_, 1024)) spdlog::warn("worker listener: its listen queue stays at 5");
-    listener_ = std::thread([this] { server_.listen_after_bind(); });
+    listener_ = std::thread([this] { server_->listen_after_bind(); });
     // A stop() before the loop runs would be lost and the destructor's join would hang.
-    for (int i = 0; i < 10'000 && !server_.is_running(); ++i) std::this_thread::sleep_for(std::chrono::microseconds(100));
-    spdlog::info("worker listener listening address={}:{} joins={}", host, port_,
+    for (int i = 0; i < 10'000 && !server_->is_running(); ++i) std::this_thread::sleep_for(std::chrono::microseconds(100));
+    spdlog::info("worker listener listening address={}:{} tls={} joins={}", host, port_,
+                 options_.tls_cert_file.empty() ? "off (put TLS in front of it)" : "on",
                  options_.join_token.empty() ? "refused (no join token set)" : "open to the join token");
     return Status::Ok();
   }
@@ -353,7 +366,7 @@ class WorkerServerImpl : public WorkerServer {
   const WorkerServerOptions options_;
   WorkerPool* const pool_;
   HttpClient* const http_;
-  httplib::Server server_;
+  std::unique_ptr<httplib::Server> server_;  // an SSLServer with workers.tls_cert_file
   std::thread listener_;
   int port_ = -1;
   std::atomic<bool> stopping_{false};
