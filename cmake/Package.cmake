@@ -17,11 +17,13 @@ file(WRITE ${PROJECT_BINARY_DIR}/package/superagent.yaml "${_packaged}")
 
 install(TARGETS superagent RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 install(FILES config/superagent.service DESTINATION /lib/systemd/system)  # Debian 12 packages ship units here
+# The same package makes a worker host (issue 36): its unit, never enabled by the package.
+install(FILES config/superagent-worker.service DESTINATION /lib/systemd/system)
 install(FILES ${PROJECT_BINARY_DIR}/package/superagent.yaml DESTINATION /etc/superagent)
 # A policy that lets nobody ask until the team lists its people, and says so (issue 34): the
 # example, installed live, allowed its sample logins alice and bob — real accounts on github.com.
 install(FILES config/policy.packaged.yaml DESTINATION /etc/superagent RENAME policy.yaml)
-install(FILES config/superagent.example.yaml config/policy.example.yaml README.md LICENSE
+install(FILES config/superagent.example.yaml config/policy.example.yaml config/worker.example.yaml README.md LICENSE
         DESTINATION ${CMAKE_INSTALL_DOCDIR})
 install(DIRECTORY docs/ DESTINATION ${CMAKE_INSTALL_DOCDIR} FILES_MATCHING PATTERN "*.md")
 

@@ -14,7 +14,8 @@ fail=0
 contents="$(dpkg-deb -c "$deb")"
 for f in ./usr/bin/superagent ./lib/systemd/system/superagent.service ./etc/superagent/superagent.yaml \
          ./etc/superagent/policy.yaml ./usr/share/doc/superagent/007-operations.md \
-         ./usr/share/doc/superagent/superagent.example.yaml; do
+         ./usr/share/doc/superagent/superagent.example.yaml ./lib/systemd/system/superagent-worker.service \
+         ./usr/share/doc/superagent/worker.example.yaml; do
   grep -q " $f\$" <<<"$contents" || { echo "missing: $f"; fail=1; }
 done
 tmp="$(mktemp -d)"

@@ -1,6 +1,7 @@
 // Runs the real `superagent` binary: exit codes and output are the interface people and
 // scripts use, so they are tested from outside the process.
 #include <stdlib.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -28,6 +29,36 @@ std::string Describe(const RunResult& r) {
 }
 
 // ---- top level ----
+
+// `superagent worker` (issue 36) refuses what it cannot run before it joins anything: a file
+// without the daemon's address, no join token, a host with none of the CLIs it names.
+TEST(CliTest, AWorkerRefusesWhatItCannotRunAndSaysWhy) {
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / ("superagent-cli-worker-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const std::string yaml = (dir / "worker.yaml").string();
+  std::ofstream(yaml) << "daemon_url: http://127.0.0.1:1\nwork_dir: " << (dir / "work").string()
+                      << "\nexecutors:\n  codex: {binary: /nonexistent/codex}\n";
+  RunOptions with_token;
+  with_token.env_set = {{"SUPERAGENT_JOIN_TOKEN", "join-0123"}};
+  RunResult none = RunBinary({"worker", "--config", yaml}, with_token);
+  EXPECT_EQ(none.exit_code, 2);
+  EXPECT_THAT(none.err, HasSubstr("executors.codex: its program is not found here; not offered"));
+  EXPECT_THAT(none.err, HasSubstr("none of the executors' programs is installed here"));
+  RunOptions without_token;
+  without_token.env_unset = {"SUPERAGENT_JOIN_TOKEN"};
+  RunResult no_token = RunBinary({"worker", "--config", yaml}, without_token);
+  EXPECT_EQ(no_token.exit_code, 2);
+  EXPECT_THAT(no_token.err, HasSubstr("SUPERAGENT_JOIN_TOKEN (join_token_env) holds no join token"));
+  std::ofstream(yaml) << "work_dir: relative\nslots: 0\nsandbox: maybe\nexecutors:\n  cursor: {}\n";
+  RunResult bad = RunBinary({"worker", "--config", yaml}, with_token);
+  EXPECT_EQ(bad.exit_code, 2);
+  for (const char* says : {":1: work_dir: an absolute directory", ":2: slots: 1 to 64", ":3: sandbox: expected on or off",
+                           "executors.cursor: not a coding CLI", "daemon_url: required"})
+    EXPECT_THAT(bad.err, HasSubstr(says)) << bad.err;
+  EXPECT_EQ(RunBinary({"worker"}).exit_code, 2);
+  std::filesystem::remove_all(dir);
+}
 
 TEST(CliTest, VersionPrintsOurVersionAndSqlite) {
   RunResult r = RunBinary({"version"});

@@ -63,11 +63,11 @@ bool ParseJoinName(const std::string& name) {
 }
 
 // "on"/"off" (YAML's true/false too).
-bool OnOff(const YAML::Node& n, const std::string& key, bool* out, std::string* error) {
+bool OnOff(const YAML::Node& n, bool* out, std::string* error) {
   const std::string v = n.as<std::string>();
   if (v == "on" || v == "true") *out = true;
   else if (v == "off" || v == "false") *out = false;
-  else *error = key + ": expected on or off, got \"" + v + "\"";
+  else *error = "expected on or off, got \"" + v + "\"";
   return error->empty();
 }
 
@@ -123,9 +123,9 @@ std::optional<WorkerFile> LoadWorkerFile(const std::string& path, std::vector<st
             (f.options.ca_file[0] != '/' || !std::filesystem::is_regular_file(f.options.ca_file, ec)))
           error = "an absolute path to a readable PEM file, or empty";
       } else if (key == "sandbox") {
-        OnOff(v, key, &f.sandbox, &error);
+        OnOff(v, &f.sandbox, &error);
       } else if (key == "network") {
-        OnOff(v, key, &f.network, &error);
+        OnOff(v, &f.network, &error);
       } else if (key == "executors") {
         if (!v.IsMap() || v.size() == 0) {
           error = "a mapping of coding CLI names (claude-code, codex, gemini-cli, qwen-code) to {binary: …}";
@@ -261,9 +261,21 @@ int CmdWorker(int argc, char** argv) {
     return 2;
   }
   policy.enabled = decided->enabled;
-  for (auto& [name, e] : file->options.executors) {
+  // A CLI this host does not have is not offered: the daemon would lease it turns that can only fail.
+  for (auto it = file->options.executors.begin(); it != file->options.executors.end();) {
+    auto& [name, e] = *it;
     if (e.binary.empty()) e.binary = FindProgram(exec::MakeCliAdapter(name)->default_binary());
+    if (e.binary.empty() || ::access(e.binary.c_str(), X_OK) != 0) {
+      std::fprintf(stderr, "worker: executors.%s: its program is not found here; not offered\n", name.c_str());
+      it = file->options.executors.erase(it);
+      continue;
+    }
     e.readable = CliInstallDirs(e.binary);
+    ++it;
+  }
+  if (file->options.executors.empty()) {
+    std::fprintf(stderr, "worker: none of the executors' programs is installed here (npm install -g …, or executors.<cli>.binary)\n");
+    return 2;
   }
   std::error_code ec;
   std::filesystem::create_directories(policy.state_dir, ec);
