@@ -41,7 +41,7 @@ using bench::NowSeconds;
 using bench::Percentile;
 using nlohmann::json;
 
-constexpr char kBenchJoin[] = "bench-join-token-0123456789";
+constexpr char kBenchJoin[] = "bench-join-token-0123456789abcdef01234";
 constexpr char kBenchKey[] = "sk-bench-workers-0123456789";
 
 long BenchRssKb(pid_t pid) {

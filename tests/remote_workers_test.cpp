@@ -29,7 +29,7 @@ namespace fs = std::filesystem;
 using ::testing::HasSubstr;
 using nlohmann::json;
 
-constexpr char kRemoteJoinToken[] = "join-0123456789-abcdef";
+constexpr char kRemoteJoinToken[] = "join-0123456789abcdef0123456789abcdef";
 constexpr char kRemoteModelKey[] = "sk-remote-model-key-7f3a9c";
 constexpr char kRemoteGitHubToken[] = "ghp_THISISASECRETVALUE0123456789";
 

@@ -28,7 +28,7 @@ using ::testing::HasSubstr;
 using nlohmann::json;
 
 constexpr TimeMs kServerLeaseMs = 30'000;
-constexpr char kJoinToken[] = "join-令牌-0123456789";
+constexpr char kJoinToken[] = "join-令牌-0123456789abcdef0123456789";
 
 OfferedTurn ServerTurn(TicketId ticket) {
   OfferedTurn t;
@@ -346,6 +346,13 @@ TEST_F(WorkerServerTest, WithoutAGatewayOrAJoinTokenNothingIsOpen) {
   WorkerServerOptions bad;
   bad.listen = "no-port";
   EXPECT_EQ(WorkerServer::Start(bad, &pool_, nullptr).status().code(), Status::Code::kInvalidArgument);
+  // A join token short enough to guess is refused at start.
+  WorkerServerOptions guessable;
+  guessable.listen = "127.0.0.1:0";
+  guessable.join_token = std::string(kMinJoinTokenBytes - 1, 'x');
+  auto weak = WorkerServer::Start(guessable, &pool_, nullptr);
+  EXPECT_EQ(weak.status().code(), Status::Code::kInvalidArgument);
+  EXPECT_THAT(weak.status().message(), HasSubstr("at least 32 random ones"));
   // HTTPS needs both files, and real ones.
   WorkerServerOptions half;
   half.listen = "127.0.0.1:0";

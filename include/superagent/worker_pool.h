@@ -242,9 +242,11 @@ nlohmann::json ProgressToJson(const LeaseRef& ref, const std::vector<TurnEvent>&
 // "Authorization: Bearer <credential>" and names the
 // credential's worker (else 401 / 403). Bodies are sized from Content-Length before they are read
 // (411 without one, 413 over the route's limit); a malformed one is a 400 naming the field.
+inline constexpr std::size_t kMinJoinTokenBytes = 32;  // a shorter join token is refused at start
+
 struct WorkerServerOptions {
   std::string listen = "127.0.0.1:8790";  // workers.listen, "host:port"; port 0 = any free one (tests)
-  std::string join_token;                 // the value of workers.join_token_env; "" refuses every join
+  std::string join_token;                 // workers.join_token_env's value, >= kMinJoinTokenBytes; "" refuses every join
   std::uint64_t max_bundle_bytes = 100u << 20;  // a returned bundle at most
   TimeMs claim_wait_ms = 10'000;          // how long a claim waits for a turn before answering null
   int gateway_port = 0;                   // the model gateway's loopback port; 0: no model endpoints

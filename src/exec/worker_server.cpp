@@ -79,6 +79,12 @@ class WorkerServerImpl : public WorkerServer {
   }
 
   Status Start() {
+    // Anyone who guesses the token can join: it must be long enough not to be guessed.
+    if (!options_.join_token.empty() && options_.join_token.size() < kMinJoinTokenBytes)
+      return Status::InvalidArgument("workers.join_token_env: the join token has " +
+                                     std::to_string(options_.join_token.size()) + " characters; give it at least " +
+                                     std::to_string(kMinJoinTokenBytes) +
+                                     " random ones (e.g. `openssl rand -hex 32`): whoever guesses it can join");
     if (options_.tls_cert_file.empty() != options_.tls_key_file.empty())
       return Status::InvalidArgument("workers.tls_cert_file and workers.tls_key_file go together: set both or neither");
     if (options_.tls_cert_file.empty()) {
