@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "daemon_process.h"
+#include "process_running.h"
 #include "serve_fixture.h"
 #include "fake_coding_model.h"
 #include "fake_feishu_server.h"
@@ -1126,25 +1127,6 @@ CliFake MakeCliFake(const std::string& cli, const std::string& command) {
   return f;
 }
 
-// Whether a process whose command line holds `needle` runs (any pid namespace: /proc shows all).
-bool ProcessRunning(const std::string& needle) {
-  std::error_code ec;
-  for (const auto& entry : fs::directory_iterator("/proc", ec)) {
-    const std::string name = entry.path().filename().string();
-    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
-    // read(2), not a stream: a process that exits between open and read makes the read fail
-    // with ESRCH, which libstdc++'s filebuf throws as an exception; here it is simply gone.
-    std::string cmdline;
-    const int fd = ::open((entry.path() / "cmdline").c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) continue;
-    char buf[4096];
-    for (ssize_t n; (n = ::read(fd, buf, sizeof buf)) > 0;) cmdline.append(buf, static_cast<std::size_t>(n));
-    ::close(fd);
-    std::replace(cmdline.begin(), cmdline.end(), '\0', ' ');
-    if (cmdline.find(needle) != std::string::npos) return true;
-  }
-  return false;
-}
 
 // A panel Stop, as the page sends it: the panel token, same origin, the CSRF token.
 int PanelStop(int port, const std::string& data_dir, int ticket) {

@@ -18,6 +18,7 @@
 #include <gtest/gtest.h>
 
 #include "fake_coding_model.h"
+#include "process_running.h"
 #include "run_binary.h"
 #include "serve_fixture.h"
 #include "superagent/github.h"
@@ -35,23 +36,6 @@ constexpr char kRemoteGitHubToken[] = "ghp_THISISASECRETVALUE0123456789";
 
 bool RemoteNetnsSupported() { return std::system("unshare --net true >/dev/null 2>&1") == 0; }
 
-// Whether a process whose command line holds `needle` runs.
-bool RemoteProcessRunning(const std::string& needle) {
-  std::error_code ec;
-  for (const auto& entry : fs::directory_iterator("/proc", ec)) {
-    const std::string name = entry.path().filename().string();
-    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
-    std::string cmdline;
-    const int fd = ::open((entry.path() / "cmdline").c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) continue;
-    char buf[4096];
-    for (ssize_t n; (n = ::read(fd, buf, sizeof buf)) > 0;) cmdline.append(buf, static_cast<std::size_t>(n));
-    ::close(fd);
-    std::replace(cmdline.begin(), cmdline.end(), '\0', ' ');
-    if (cmdline.find(needle) != std::string::npos) return true;
-  }
-  return false;
-}
 
 bool RemoteWaitFor(const std::function<bool()>& done, int timeout_ms) {
   for (int waited = 0; waited < timeout_ms; waited += 10) {
@@ -334,11 +318,11 @@ TEST_F(RemoteWorkersTest, AWorkerKilledMidTurnLosesItsLeaseAndTheNextWorkerGives
   ASSERT_TRUE(d.WaitForCount("github identity login=superagent-bot", 1)) << d.log();
   WorkerHost* a = StartWorker("worker-a");
   EXPECT_EQ(Deliver(body, github::WebhookSignature("hook-secret", body)), 200);
-  ASSERT_TRUE(RemoteWaitFor([&] { return RemoteProcessRunning(marker); }, 60'000)) << d.log() << a->worker->log();
+  ASSERT_TRUE(RemoteWaitFor([&] { return ProcessRunning(marker); }, 60'000)) << d.log() << a->worker->log();
   a->worker->Signal(SIGKILL);
   EXPECT_EQ(a->worker->Wait(), 128 + SIGKILL);
   // Its sandbox dies with it (bwrap --die-with-parent): nothing of the turn runs on.
-  EXPECT_TRUE(RemoteWaitFor([&] { return !RemoteProcessRunning(marker); }, 10'000)) << "the killed worker's CLI lives on";
+  EXPECT_TRUE(RemoteWaitFor([&] { return !ProcessRunning(marker); }, 10'000)) << "the killed worker's CLI lives on";
   StartWorker("worker-b");
   ASSERT_TRUE(d.WaitForLine("remote turn lease expired", 30'000)) << d.log();
   ASSERT_TRUE(d.WaitForCount("pull request opened", 1, 120'000)) << d.log() << hosts_.back()->worker->log();
@@ -367,7 +351,7 @@ TEST_F(RemoteWorkersTest, AWorkerCutOffLongerThanTheLeaseIsReplacedAndItsWorkIsN
   ASSERT_TRUE(d.WaitForCount("github identity login=superagent-bot", 1)) << d.log();
   WorkerHost* a = StartWorker("worker-a");
   EXPECT_EQ(Deliver(body, github::WebhookSignature("hook-secret", body)), 200);
-  ASSERT_TRUE(RemoteWaitFor([&] { return RemoteProcessRunning(marker); }, 60'000)) << d.log() << a->worker->log();
+  ASSERT_TRUE(RemoteWaitFor([&] { return ProcessRunning(marker); }, 60'000)) << d.log() << a->worker->log();
   a->bridge->Signal(SIGSTOP);  // the cut: nothing passes either way, nothing is refused either
   WorkerHost* b = StartWorker("worker-b");
   ASSERT_TRUE(d.WaitForLine("remote turn lease expired", 30'000)) << d.log();
@@ -400,7 +384,7 @@ TEST_F(RemoteWorkersTest, ADaemonKilledMidRemoteTurnHasItDoneOnceAfterItsRestart
     ASSERT_TRUE(d.WaitForCount("github identity login=superagent-bot", 1)) << d.log();
     a = StartWorker("worker-a");
     EXPECT_EQ(Deliver(body, github::WebhookSignature("hook-secret", body)), 200);
-    ASSERT_TRUE(RemoteWaitFor([&] { return RemoteProcessRunning(marker); }, 60'000)) << d.log() << a->worker->log();
+    ASSERT_TRUE(RemoteWaitFor([&] { return ProcessRunning(marker); }, 60'000)) << d.log() << a->worker->log();
     ASSERT_TRUE(d.WaitForCount("github message posted", 1)) << d.log();
     d.Signal(SIGKILL);
     EXPECT_EQ(d.Wait(), 128 + SIGKILL);
@@ -435,7 +419,7 @@ TEST_F(RemoteWorkersTest, AStopFromThePanelKillsTheRemoteTurn) {
   ASSERT_TRUE(d.WaitForCount("github identity login=superagent-bot", 1)) << d.log();
   WorkerHost* a = StartWorker("worker-a");
   EXPECT_EQ(Deliver(body, github::WebhookSignature("hook-secret", body)), 200);
-  ASSERT_TRUE(RemoteWaitFor([&] { return RemoteProcessRunning(marker); }, 60'000)) << d.log() << a->worker->log();
+  ASSERT_TRUE(RemoteWaitFor([&] { return ProcessRunning(marker); }, 60'000)) << d.log() << a->worker->log();
 
   httplib::Client http("127.0.0.1", port_);
   http.set_bearer_token_auth(PanelTokenIn((dir_ / "data").string()));
@@ -447,7 +431,7 @@ TEST_F(RemoteWorkersTest, AStopFromThePanelKillsTheRemoteTurn) {
   ASSERT_TRUE(stop);
   EXPECT_EQ(stop->status, 200) << stop->body;
   ASSERT_TRUE(d.WaitForLine("to=ended")) << d.log();
-  EXPECT_TRUE(RemoteWaitFor([&] { return !RemoteProcessRunning(marker); }, 15'000)) << "the remote CLI outlived the Stop\n"
+  EXPECT_TRUE(RemoteWaitFor([&] { return !ProcessRunning(marker); }, 15'000)) << "the remote CLI outlived the Stop\n"
                                                                                     << a->worker->log();
   EXPECT_TRUE(a->worker->WaitForLine("worker turn abandoned ticket=1")) << a->worker->log();
   ASSERT_TRUE(d.WaitForCount("github message posted", 2)) << d.log();

@@ -3,7 +3,7 @@
 // exec/model_wire.h).
 //
 // Threads: httplib's pool serves the CLIs. Each forwarded call runs its upstream request on a
-// thread of its own, which feeds a Relay the serving thread drains — so a streamed answer reaches
+// thread of its own, which feeds a StreamRelay (stream_relay.h) the serving thread drains — so a streamed answer reaches
 // the CLI event by event, as from the API itself. The gateway's destructor abandons every call
 // in flight and waits for their threads.
 #include "superagent/digest.h"
@@ -31,6 +31,7 @@
 
 #include "exec/model_bridge.h"
 #include "exec/model_wire.h"
+#include "exec/stream_relay.h"
 #include "superagent/engine.h"
 #include "superagent/views.h"
 #include "superagent/http.h"
@@ -59,25 +60,12 @@ std::string Digest(const std::string& token) {
 }
 
 // One forwarded call: the upstream thread fills it, the serving thread drains it.
-struct Relay {
-  std::mutex mu;
-  std::condition_variable cv;
-  bool head = false;  // status and headers are in
-  bool done = false;  // the upstream request has ended
-  int status = 0;
-  std::string content_type;
-  std::string retry_after;
-  std::deque<std::string> chunks;
-  std::string error;  // a transport failure, when done without an answer
-  std::atomic<bool> cancel{false};
-};
-
 struct PassState {
   TicketId ticket = 0;
   SessionId session = 0;
   TimeMs expires = 0;
   std::int64_t refused_budget = 0;
-  std::vector<std::weak_ptr<Relay>> relays;  // calls in flight, abandoned at Close
+  std::vector<std::weak_ptr<StreamRelay>> relays;  // calls in flight, abandoned at Close
 };
 
 class Gateway : public ModelGateway {
@@ -298,7 +286,7 @@ class Gateway : public ModelGateway {
       case ModelWire::kGemini: up.headers.emplace_back("x-goog-api-key", options_.api_key); break;
     }
 
-    auto relay = std::make_shared<Relay>();
+    auto relay = std::make_shared<StreamRelay>();
     up.cancel = &relay->cancel;
     {
       std::lock_guard<std::mutex> lock(mu_);
@@ -321,23 +309,7 @@ class Gateway : public ModelGateway {
     const std::string type = relay->content_type.empty() ? "application/json" : relay->content_type;
     if (text::AsciiLower(type).find("text/event-stream") == 0) {
       lock.unlock();
-      res.set_chunked_content_provider(
-          type,
-          [relay](std::size_t, httplib::DataSink& sink) {
-            std::unique_lock<std::mutex> l(relay->mu);
-            relay->cv.wait(l, [&] { return !relay->chunks.empty() || relay->done; });
-            if (relay->chunks.empty()) {
-              sink.done();
-              return true;
-            }
-            std::string chunk = std::move(relay->chunks.front());
-            relay->chunks.pop_front();
-            l.unlock();
-            return sink.write(chunk.data(), chunk.size());
-          },
-          [relay](bool success) {
-            if (!success) relay->cancel = true;  // the CLI went away: so does the upstream call
-          });
+      StreamRelayed(relay, type, res);
       return;
     }
     relay->cv.wait(lock, [&] { return relay->done; });
@@ -351,7 +323,7 @@ class Gateway : public ModelGateway {
   }
 
   // The upstream request, on its own thread; records the call's usage when it has ended.
-  void Upstream(std::shared_ptr<Relay> relay, PassState& pass, HttpRequest up, const std::string& path) {
+  void Upstream(std::shared_ptr<StreamRelay> relay, PassState& pass, HttpRequest up, const std::string& path) {
     UsageReader reader(options_.wire);
     up.on_head = [&](int status, const std::map<std::string, std::string>& headers) {
       auto type = headers.find("content-type");

@@ -12,13 +12,13 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
-#include <deque>
 #include <map>
 #include <mutex>
 #include <thread>
 
 #include <httplib.h>
 
+#include "exec/stream_relay.h"
 #include "net/connection_pool.h"
 #include "superagent/digest.h"
 #include "superagent/http.h"
@@ -52,18 +52,6 @@ void WorkerReply(httplib::Response& res, int status, const json& body) {
 }
 
 void WorkerRefuse(httplib::Response& res, int status, const std::string& why) { WorkerReply(res, status, {{"error", why}}); }
-
-// One model call relayed to the gateway's loopback port, its answer streamed back as it comes.
-struct ModelRelay {
-  std::mutex mu;
-  std::condition_variable cv;
-  bool head = false, done = false;
-  int status = 0;
-  std::string content_type;
-  httplib::Headers headers;
-  std::deque<std::string> chunks;
-  std::atomic<bool> cancel{false};
-};
 
 class WorkerServerImpl : public WorkerServer {
  public:
@@ -295,7 +283,7 @@ class WorkerServerImpl : public WorkerServer {
   // the budget and holds the real key. No worker credential here: the CLI does not have one.
   void Model(const httplib::Request& req, httplib::Response& res) {
     if (options_.gateway_port <= 0) return WorkerRefuse(res, 404, "this daemon's workers run no coding CLI");
-    auto relay = std::make_shared<ModelRelay>();
+    auto relay = std::make_shared<StreamRelay>();
     {
       std::lock_guard<std::mutex> lock(mu_);
       ++relays_;
@@ -324,7 +312,7 @@ class WorkerServerImpl : public WorkerServer {
       relay->head = true;
       relay->status = status;
       if (auto t = headers.find("content-type"); t != headers.end()) relay->content_type = t->second;
-      if (auto r = headers.find("retry-after"); r != headers.end()) relay->headers.emplace("retry-after", r->second);
+      if (auto r = headers.find("retry-after"); r != headers.end()) relay->retry_after = r->second;
       relay->cv.notify_all();
     };
     up.on_body = [relay](const char* data, std::size_t n) {
@@ -347,26 +335,10 @@ class WorkerServerImpl : public WorkerServer {
     relay->cv.wait(lock, [&] { return relay->head || relay->done; });
     if (!relay->head) return WorkerRefuse(res, 502, "the model gateway could not be reached");
     res.status = relay->status;
-    for (const auto& [k, v] : relay->headers) res.set_header(k, v);
+    if (!relay->retry_after.empty()) res.set_header("retry-after", relay->retry_after);
     const std::string content_type = relay->content_type.empty() ? "application/json" : relay->content_type;
     lock.unlock();
-    res.set_chunked_content_provider(
-        content_type,
-        [relay](std::size_t, httplib::DataSink& sink) {
-          std::unique_lock<std::mutex> l(relay->mu);
-          relay->cv.wait(l, [&] { return !relay->chunks.empty() || relay->done; });
-          if (relay->chunks.empty()) {
-            sink.done();
-            return true;
-          }
-          std::string chunk = std::move(relay->chunks.front());
-          relay->chunks.pop_front();
-          l.unlock();
-          return sink.write(chunk.data(), chunk.size());
-        },
-        [relay](bool success) {
-          if (!success) relay->cancel = true;  // the CLI went away: so does the call
-        });
+    StreamRelayed(relay, content_type, res);
   }
 
   const WorkerServerOptions options_;
