@@ -155,6 +155,35 @@ TEST(CliTest, CheckGoodConfigWithEmbeddedPolicy) {
   EXPECT_THAT(r.out, HasSubstr("ok: config " + file + ", policy embedded default (mode observe, "));
 }
 
+// Issue 36: a worker listener nobody may join, or whose workers never get a turn, is said by check
+// (the files stay valid: exit 0); placement on workers without a listener is a problem with its line.
+TEST(CliTest, CheckSaysWhenWorkersWouldJoinForNothing) {
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / ("superagent-cli-check-workers-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const std::string file = (dir / "superagent.yaml").string();
+  std::ofstream(file) << "data_dir: data\nworkers:\n  listen: 0.0.0.0:8790\n";
+  RunResult r = RunBinary({"check", "--config", file});
+  EXPECT_EQ(r.exit_code, 0) << Describe(r);
+  EXPECT_THAT(r.out, HasSubstr("warning: workers.listen is set but workers.join_token_env is not: no worker may join"));
+  EXPECT_THAT(r.out, HasSubstr("warning: workers.listen is set but execution.placement is local"));
+  std::ofstream(file) << "data_dir: data\nexecution:\n  executor: codex\n  placement: remote\nworkers:\n"
+                         "  listen: 0.0.0.0:8790\n  join_token_env: SA_CHECK_JOIN_UNSET\n";
+  RunOptions o;
+  o.env_unset = {"SA_CHECK_JOIN_UNSET"};
+  r = RunBinary({"check", "--config", file}, o);
+  EXPECT_EQ(r.exit_code, 0) << Describe(r);
+  EXPECT_THAT(r.out, HasSubstr("note: environment variable SA_CHECK_JOIN_UNSET (workers.join_token_env) is not set "
+                               "here; serve will refuse every worker's join"));
+  EXPECT_THAT(r.out, Not(HasSubstr("execution.placement is local")));
+  std::ofstream(file) << "data_dir: data\nexecution:\n  executor: codex\n  placement: remote\n";
+  r = RunBinary({"check", "--config", file});
+  EXPECT_EQ(r.exit_code, 1) << Describe(r);
+  EXPECT_THAT(r.out, HasSubstr(file + ":4:"));
+  EXPECT_THAT(r.out, HasSubstr("execution.placement: remote needs workers.listen"));
+  std::filesystem::remove_all(dir);
+}
+
 TEST(CliTest, CheckAcceptsConfigEqualsForm) {
   RunResult r = RunBinary({"check", "--config=" + kTestdata + "/good.yaml"});
   EXPECT_EQ(r.exit_code, 0) << Describe(r);

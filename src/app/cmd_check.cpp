@@ -113,6 +113,16 @@ int CmdCheck(int argc, char** argv) {
   }
   NoteFeishuVariables(config->feishu);
   NoteUnsetVariable(config->llm.api_key_env, "llm.api_key_env");
+  // Workers (issue 36): a listener nobody may join, or one whose workers never get a turn.
+  if (!config->workers.listen.empty()) {
+    if (config->workers.join_token_env.empty())
+      std::printf("warning: workers.listen is set but workers.join_token_env is not: no worker may join\n");
+    else
+      NoteUnsetVariable(config->workers.join_token_env, "workers.join_token_env", "serve will refuse every worker's join");
+    if (config->execution.placement == "local")
+      std::printf("warning: workers.listen is set but execution.placement is local: workers may join and never "
+                  "get a turn; set it to remote or any\n");
+  }
   // Allowed (a team may mean it), but never silently: workers are untrusted (issue 19).
   for (const std::string& w : ExecutionEnvWarnings(*config)) std::printf("warning: %s\n", w.c_str());
   // Valid, and deaf: the first @-mention would be ignored without a word (issue 34).
