@@ -462,6 +462,7 @@ TEST_F(IntercomTest, MigrationEightKeepsEveryTicketInputAndAllowsTheIntercomKind
       ALTER TABLE token_usage DROP COLUMN cost_usd;
       DROP TABLE install;
       ALTER TABLE source_health DROP COLUMN note;
+      DROP TABLE verdicts;
       DELETE FROM schema_migrations WHERE version >= 8;
       COMMIT;)SQL")
                     .ok());

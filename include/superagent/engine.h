@@ -19,6 +19,7 @@
 #include "superagent/channel.h"
 #include "superagent/clock.h"
 #include "superagent/domain.h"
+#include "superagent/judgement.h"
 #include "superagent/mailbox.h"
 #include "superagent/mutex.h"
 #include "superagent/policy.h"
@@ -286,6 +287,12 @@ class Engine {
   // Records one model call's usage (llm::Usage::ToJson()) against the Ticket.
   Status RecordTokenUsage(TicketId ticket, std::optional<SessionId> session, const nlohmann::json& usage);
   Status MarkWorkspaceRemoved(TicketId ticket);
+
+  // --- Verdicts (issue 38; verdicts.cpp) ---
+  // A person's verdict on would_accept Decision `decision`: was it a request? `by` is who, `via`
+  // "panel" or "thread". One transaction; final. NotFound for an unknown Decision, InvalidArgument
+  // for one that is not a would_accept (or a bad `via`), Conflict when it already has a verdict.
+  Status RecordVerdict(std::int64_t decision, Verdict verdict, const std::string& by, const std::string& via);
 
   // --- Outbox (SPEC §8; outbox.cpp; delivered by the Effects loop) ---
   // Enqueues a message (Receipt + Effect, one transaction). A repeated id is ignored (ok).

@@ -24,6 +24,7 @@
 #include "superagent/assessment.h"
 #include "superagent/budget.h"
 #include "superagent/domain.h"
+#include "superagent/judgement.h"
 #include "superagent/mailbox.h"
 #include "superagent/mutex.h"
 #include "superagent/policy.h"
@@ -183,6 +184,9 @@ class Views {
   Result<std::vector<CommandRecord>> Commands(int limit);
   // Decisions made at or after `since`, oldest first, with their batches (policy simulate).
   Result<std::vector<RecordedDecision>> DecisionsSince(TimeMs since);
+  // would_accept Decisions made at or after `since`, oldest first, each with the rules its
+  // assessment matched, its newest message and its verdict if one was given (issue 38).
+  Result<std::vector<WouldAcceptRecord>> WouldAccepts(TimeMs since);
 
  
   // --- The domain, one item or list at a time (what the Engine's writers and its clients ask) ---

@@ -1,4 +1,5 @@
 // superagent policy simulate --config FILE --policy CANDIDATE.yaml [--since 7d] [--gate-only] [--json]
+// superagent policy report --config FILE [--since 30d] [--json]
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -8,6 +9,7 @@
 #include "app/config.h"
 #include "app/simulate.h"
 #include "superagent/clock.h"
+#include "superagent/judgement.h"
 #include "superagent/views.h"
 
 namespace superagent::app {
@@ -21,7 +23,14 @@ const char kPolicyUsage[] =
     "every Decision that would come out differently. The model is never called: where the\n"
     "candidate admits a message no recorded assessment covers, it says \"needs_assessment\".\n"
     "--gate-only ignores recorded assessments. Reads only; safe while the daemon runs.\n"
-    "exit: 0 simulated (differences or not), 1 no database or unreadable, 2 bad input.\n";
+    "exit: 0 simulated (differences or not), 1 no database or unreadable, 2 bad input.\n"
+    "\n"
+    "usage: superagent policy report --config FILE [--since 30d] [--json]\n"
+    "\n"
+    "For each rule, what observe mode would have done since --since (default 30d) and what people\n"
+    "said of it: would_accept Decisions, verdicts yes / no / don't know, unanswered, precision\n"
+    "(yes of yes + no) and its 95 % Wilson lower bound — the figure to hold against before\n"
+    "switching a rule to auto. Reads only; safe while the daemon runs.\n";
 
 // "7d", "12h", "30m" → milliseconds; -1 when malformed.
 TimeMs ParseSince(const std::string& s) {
@@ -123,10 +132,72 @@ int Simulate(int argc, char** argv) {
   return 0;
 }
 
+int Report(int argc, char** argv) {
+  std::string config_path, since = "30d";
+  bool as_json = false;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "--help" || a == "-h") {
+      std::fputs(kPolicyUsage, stdout);
+      return 0;
+    }
+    if (a == "--config" && i + 1 < argc) config_path = argv[++i];
+    else if (a == "--since" && i + 1 < argc) since = argv[++i];
+    else if (a == "--json") as_json = true;
+    else return UsageError("policy report", "unexpected argument '" + a + "'", kPolicyUsage);
+  }
+  const TimeMs window = ParseSince(since);
+  if (window < 0) {
+    std::fprintf(stderr, "policy report: --since must be a number and a unit (m, h or d), e.g. 30d; got '%s'\n",
+                 since.c_str());
+    return 2;
+  }
+  Config config = DefaultConfig();
+  if (!config_path.empty()) {
+    std::vector<Problem> problems;
+    auto loaded = LoadConfigFile(config_path, &problems);
+    if (!loaded) {
+      for (const Problem& p : problems) std::fprintf(stderr, "%s\n", p.ToString().c_str());
+      return 2;
+    }
+    config = *loaded;
+  }
+  auto views = Views::Open((std::filesystem::path(config.data_dir) / "superagent.db").string());
+  if (!views.ok()) {
+    std::fprintf(stderr, "policy report: %s\n", views.status().message().c_str());
+    return 1;
+  }
+  const TimeMs from = SystemClock()->NowMs() - window;
+  auto records = (*views)->WouldAccepts(from);
+  if (!records.ok()) {
+    std::fprintf(stderr, "policy report: the store could not be read: %s\n", records.status().message().c_str());
+    return 1;
+  }
+  const std::vector<RulePrecision> rules = PrecisionByRule(*records);
+  if (as_json) {
+    nlohmann::json out = PrecisionReportJson(rules, from);
+    out["since"] = FormatTime(from);
+    std::printf("%s\n", out.dump(2).c_str());
+    return 0;
+  }
+  std::printf("%zu would_accept Decision(s) since %s\n", records->size(), FormatTime(from).c_str());
+  if (rules.empty()) std::printf("  none: observe mode has recorded nothing it would have done in this window\n");
+  for (const RulePrecision& r : rules) {
+    std::printf("\nrule %s: %d would_accept; yes %d, no %d, don't know %d, unanswered %d\n", r.rule.c_str(),
+                r.would_accept, r.yes, r.no, r.unknown, r.unanswered);
+    if (r.yes + r.no == 0) std::printf("  precision: no yes or no answer yet\n");
+    else
+      std::printf("  precision %.1f %% over %d answer(s); at least %.1f %% with 95 %% confidence (Wilson)\n",
+                  100 * r.precision, r.yes + r.no, 100 * r.lower_bound);
+  }
+  return 0;
+}
+
 }  // namespace
 
 int CmdPolicy(int argc, char** argv) {
   if (argc >= 2 && !std::strcmp(argv[1], "simulate")) return Simulate(argc - 1, argv + 1);
+  if (argc >= 2 && !std::strcmp(argv[1], "report")) return Report(argc - 1, argv + 1);
   const bool help = argc >= 2 && (!std::strcmp(argv[1], "--help") || !std::strcmp(argv[1], "-h"));
   std::fputs(kPolicyUsage, help ? stdout : stderr);
   return help ? 0 : 2;

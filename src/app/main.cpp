@@ -38,7 +38,7 @@ constexpr Subcommand kSubcommands[] = {
     {"gate", CmdGate, "show the Gate's admission decision for one trigger under a policy"},
     {"receive", CmdReceive, "hand one normalized trigger (JSON) to the store's intake, as a Source would"},
     {"doctor", CmdDoctor, "check a deployment: config, policy, data dir, tokens, endpoints, git; says how to fix each"},
-    {"policy", CmdPolicy, "policy simulate: replay recorded Decisions under a candidate policy and show what changes"},
+    {"policy", CmdPolicy, "policy simulate: replay recorded Decisions under a candidate policy; policy report: each rule's precision"},
     {"panel-url", CmdPanelUrl, "print the panel's one-click login link (reads data_dir/panel.token)"},
     {"explain", CmdExplain, "tell the whole story of one message: intake, eval, decision, ticket"},
     {"version", CmdVersion, "print the version of superagent and of its SQLite library"},

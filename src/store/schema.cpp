@@ -503,6 +503,21 @@ INSERT INTO install (id, install_id, created_at)
 -- read, deferred).
 ALTER TABLE source_health ADD COLUMN note TEXT NOT NULL DEFAULT '';
 )SQL"},
+      {15, "a person's verdict on a would_accept Decision", R"SQL(
+-- Issue 38: "was this a request?" answered about what observe mode would have done. One verdict
+-- per Decision, final: the counts a rule's precision is computed from never move under it.
+CREATE TABLE verdicts (
+  decision_id INTEGER PRIMARY KEY REFERENCES decisions (id),
+  verdict     TEXT NOT NULL CHECK (verdict IN ('yes', 'no', 'unknown')),
+  by_whom     TEXT NOT NULL,
+  via         TEXT NOT NULL CHECK (via IN ('panel', 'thread')),
+  created_at  INTEGER NOT NULL
+);
+CREATE TRIGGER verdicts_final BEFORE UPDATE ON verdicts
+BEGIN
+  SELECT RAISE(ABORT, 'a verdict is final');
+END;
+)SQL"},
   };
   return kMigrations;
 }

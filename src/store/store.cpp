@@ -353,6 +353,24 @@ Result<std::optional<Decision>> Store::DecisionForEval(EvalId eval) {
   return std::optional<Decision>(d);
 }
 
+Result<std::optional<Decision>> Store::DecisionById(std::int64_t decision) {
+  Stmt s = db_.Prepare("SELECT " DECISION_COLUMNS " FROM decisions WHERE id = ?");
+  s.Bind(1, decision);
+  if (!s.Step()) return Missing(s);
+  Decision d = ReadDecision(s);
+  s.Reset();
+  return std::optional<Decision>(d);
+}
+
+Result<bool> Store::InsertVerdict(std::int64_t decision, const std::string& verdict, const std::string& by,
+                                  const std::string& via, TimeMs at) {
+  Stmt s = db_.Prepare(
+      "INSERT OR IGNORE INTO verdicts (decision_id, verdict, by_whom, via, created_at) VALUES (?, ?, ?, ?, ?)");
+  s.Bind(1, decision).Bind(2, verdict).Bind(3, by).Bind(4, via).Bind(5, at);
+  RETURN_IF_ERROR(s.Run());
+  return db_.Changes() > 0;
+}
+
 // ---------------------------------------------------------------------------------------------
 // Outbox
 

@@ -117,6 +117,10 @@ class Store {
   Result<std::int64_t> InsertDecision(const Decision& d);
   Result<std::vector<Decision>> DecisionsForThread(const std::string& thread);
   Result<std::optional<Decision>> DecisionForEval(EvalId eval);
+  Result<std::optional<Decision>> DecisionById(std::int64_t decision);
+  // A verdict on `decision` (issue 38); false when it already has one (nothing written).
+  Result<bool> InsertVerdict(std::int64_t decision, const std::string& verdict, const std::string& by,
+                             const std::string& via, TimeMs at);
 
   // Tickets, Mandates, Subscriptions (store_tickets.cpp).
   Result<TicketId> InsertTicket(const Ticket& t, std::int64_t origin_seq);

@@ -408,6 +408,42 @@ Result<std::vector<DecisionView>> Views::WouldAccept(int limit) {
   return out;
 }
 
+Result<std::vector<WouldAcceptRecord>> Views::WouldAccepts(TimeMs since) {
+  MutexLock lock(&mu_);
+  ReadTx tx(db_);
+  RETURN_IF_ERROR(tx.begin_status());
+  Stmt s = db_->Prepare("SELECT d.id, d.eval_id, d.thread_key, d.assessment, d.created_at, v.verdict, v.by_whom, v.via, "
+                        "v.created_at "
+                        "FROM decisions d LEFT JOIN verdicts v ON v.decision_id = d.id "
+                        "WHERE d.would_accept = 1 AND d.created_at >= ? ORDER BY d.id");
+  s.Bind(1, since);
+  std::vector<std::pair<WouldAcceptRecord, EvalId>> rows;
+  RETURN_IF_ERROR(EachRow(s, [&](Stmt& r) {
+    WouldAcceptRecord w;
+    w.decision = r.Int(0);
+    w.thread = r.Text(2);
+    const nlohmann::json assessment = nlohmann::json::parse(r.Text(3), nullptr, false);
+    if (assessment.is_object() && assessment.contains("rules") && assessment["rules"].is_array())
+      for (const auto& rule : assessment["rules"])
+        if (rule.is_object() && rule.value("matched", false) && rule.contains("name") && rule["name"].is_string())
+          w.rules.push_back(rule["name"].get<std::string>());
+    w.created_at = r.Int(4);
+    if (!r.IsNull(5)) w.verdict = ParseVerdict(r.Text(5));
+    w.by = r.IsNull(6) ? "" : r.Text(6);
+    w.via = r.IsNull(7) ? "" : r.Text(7);
+    w.verdict_at = r.IsNull(8) ? 0 : r.Int(8);
+    rows.emplace_back(std::move(w), r.Int(1));
+  }));
+  s.Reset();
+  std::vector<WouldAcceptRecord> out;
+  for (auto& [w, eval] : rows) {
+    ASSIGN_OR_RETURN(auto batch, BatchOf(eval));
+    if (!batch.empty()) w.text = batch.back().record.trigger.text;
+    out.push_back(std::move(w));
+  }
+  return out;
+}
+
 Result<std::vector<CommandRecord>> Views::Commands(int limit) {
   MutexLock lock(&mu_);
   Stmt s = db_->Prepare("SELECT id, at, who, command, target, detail FROM commands ORDER BY id DESC LIMIT ?");
