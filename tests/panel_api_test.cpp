@@ -169,7 +169,7 @@ TEST_F(PanelApiTest, NeedsYouListsQuestionsOldestFirstThenDecisionsThenProblems)
   EXPECT_EQ(needs["problems"][0]["paths"][0]["kind"], "source:feishu:backfill");
   EXPECT_EQ(needs["setup"], json::array());
   EXPECT_TRUE(needs["policy_file"].is_null());
-  EXPECT_EQ(needs["count"], 4);
+  EXPECT_EQ(needs["count"], 5);
 }
 
 // Issue 24: one outage is one card. GitHub's failing read paths and deliveries fold into one
@@ -232,7 +232,7 @@ TEST_F(PanelApiTest, OnePlatformOutageIsOneCardListingItsFailingPaths) {
   ASSERT_EQ(github["paths"].size(), 3u);
   EXPECT_EQ(github["paths"][0]["kind"], "source:github:issues");
   EXPECT_EQ(github["paths"][0]["label"], "reading issues");
-  EXPECT_EQ(needs["count"], 5) << "the seed's three cards of other causes, Feishu's, and GitHub's";
+  EXPECT_EQ(needs["count"], 6) << "the seed's four cards of other causes (its would_accept's verdict card among them), Feishu's, and GitHub's";
 
   // One path recovers: the card stays for the two still failing.
   SourceUpdate fine;
@@ -260,7 +260,7 @@ TEST_F(PanelApiTest, WhatIsNotSetUpIsACardPerPieceUntilItWorks) {
   for (const json& c : needs["setup"]) pieces.push_back(c["piece"]);
   EXPECT_EQ(pieces, std::vector<std::string>{"model"}) << "GitHub has read before (the seed's notifications)";
   EXPECT_THAT(needs["setup"][0]["fix"].get<std::string>(), HasSubstr("SA_TEST_UNSET_MODEL_KEY="));
-  EXPECT_EQ(needs["count"], 5);
+  EXPECT_EQ(needs["count"], 6);
   StopServer();
 
   // A fresh store whose GitHub has only ever failed: the first contact card, with the error, and
@@ -306,12 +306,12 @@ TEST_F(PanelApiTest, NobodyMayAskIsACardThatFollowsThePolicyInForce) {
             "Add the GitHub logins of the people who may ask to sources.github.people in " + config.policy_file +
                 " (e.g. people: [alice, bob]). The key is at " + config.policy_file +
                 ":4. The daemon reloads the file when it is saved; no restart is needed.");
-  EXPECT_EQ(needs["count"], 5) << "the seed's four cards and this one";
+  EXPECT_EQ(needs["count"], 6) << "the seed's five cards and this one";
   // The test policy's Feishu has people, but Feishu is off here: no card for it.
   ASSERT_TRUE(engine_->ApplyPolicy(MakePolicy("observe"), config.policy_file).ok());
   needs = GetJson("/api/needs");
   EXPECT_EQ(needs["setup"], json::array());
-  EXPECT_EQ(needs["count"], 4);
+  EXPECT_EQ(needs["count"], 5);
   // A row that takes anyone's mention as explicit lets people ask, though nobody is listed.
   ASSERT_TRUE(engine_->ApplyPolicy(MakePolicy("observe",
                                               "people: [alice, bob]\n    bots: [\"dependabot[bot]\"]\n    scopes:\n"
@@ -373,11 +373,11 @@ TEST_F(PanelApiTest, APolicyFileOnDiskThatIsNotInForceIsACard) {
             "/etc/superagent/policy.yaml has 1 problem: version 1 stays in force, and the next start of the daemon "
             "will refuse the file.");
   EXPECT_EQ(needs["policy_file"]["problems"][0], bad.problems[0]);
-  EXPECT_EQ(needs["count"], 5);
+  EXPECT_EQ(needs["count"], 6);
   policy_on_disk_.reset();
   needs = GetJson("/api/needs");
   EXPECT_TRUE(needs["policy_file"].is_null());
-  EXPECT_EQ(needs["count"], 4);
+  EXPECT_EQ(needs["count"], 5);
 }
 
 // Issue 24: the panel's explain names the key that would change the verdict and, as the CLI
@@ -450,7 +450,7 @@ TEST(SetupGaps, EachMissingPieceNamesTheKeyThatFixesIt) {
 // "Nothing needs you", and /metrics fails the scrape instead of reporting zeros.
 TEST_F(PanelApiTest, AStoreThatCannotBeReadIsA503NotAnEmptyPage) {
   ASSERT_TRUE(StartServer().ok());
-  ASSERT_EQ(GetJson("/api/needs")["count"], 4);
+  ASSERT_EQ(GetJson("/api/needs")["count"], 5);
   sqlite3* outside = nullptr;
   ASSERT_EQ(sqlite3_open((dir_ / "superagent.db").string().c_str(), &outside), SQLITE_OK);
   ASSERT_EQ(sqlite3_exec(outside, "DROP TABLE system_problems;", nullptr, nullptr, nullptr), SQLITE_OK);
@@ -1180,7 +1180,7 @@ TEST_F(PanelApiTest, ABlockedTicketsRetryAndTheNotAnsweredCard) {
   EXPECT_THAT(needs["unanswered"]["items"][0]["why"].get<std::string>(), HasSubstr("waiting for an Eval"));
   ASSERT_TRUE(needs["not_allowed"].is_object()) << needs.dump();
   EXPECT_THAT(needs["not_allowed"]["what"].get<std::string>(), HasSubstr("mallory \u00d71"));
-  EXPECT_EQ(needs["count"], 6);  // the seed's four and the two cards
+  EXPECT_EQ(needs["count"], 7);  // the seed's five and the two cards
 
   const std::string path = "/api/tickets/" + std::to_string(seed_.blocked) + "/retry";
   EXPECT_EQ(Post(path, json::object(), {}, /*with_csrf=*/false)->status, 403);
@@ -1220,7 +1220,7 @@ TEST_F(PanelApiTest, ASetAsideItemIsACardInNeedsYouAndRetryIsACsrfGuardedCommand
   EXPECT_EQ(card["what"], "worker turns of Ticket " + std::to_string(id) + " (please translate the 安装 guide)");
   EXPECT_THAT(card["reason"].get<std::string>(), HasSubstr("failed the same way 5 times in a row: model answer unreadable"));
   EXPECT_TRUE(card["set_aside_at"].is_string());
-  EXPECT_EQ(needs["count"], 6);  // the seed's four, the blocked Ticket, and the card
+  EXPECT_EQ(needs["count"], 7);  // the seed's five, the blocked Ticket, and the card
   auto metrics = client_->Get("/metrics");
   ASSERT_TRUE(metrics);
   EXPECT_THAT(metrics->body, HasSubstr("superagent_set_aside_items{kind=\"turn\"} 1\n"));

@@ -48,6 +48,46 @@ function renderNeeds(needs) {
   renderSetAside(needs.set_aside || []);
   renderUnanswered(needs.unanswered || null);
   renderNotAllowed(needs.not_allowed || null);
+  renderVerdicts(needs.verdicts || []);
+}
+
+// What observe mode would have done, for a person to judge (issue 38): one card per rule with
+// its unanswered messages (a stranger's text: shown as text only) and the rule's record so far.
+// Each answer is final; the card is read again after it, as after every command.
+const VERDICTS = [['yes', 'Yes, a request', 'small'], ['no', 'No', 'secondary small'], ['unknown', "Don't know", 'ghost small']];
+function renderVerdicts(cards) {
+  $('verdicts-slot').replaceChildren(...cards.map((c) => el('article', { class: 'attention verdicts', 'data-rule': c.rule },
+    el('div', { class: 'meta' }, el('span', { class: 'problem-kind', text: 'was it a request?' }), ' · rule ',
+      el('span', { class: 'rule', text: c.rule })),
+    el('p', {}, el('strong', { text: c.what })),
+    el('p', { class: 'muted verdict-record', text: `So far: ${c.yes} yes, ${c.no} no, ${c.unknown} don't know; ${c.precision_words}.` }),
+    el('ul', { class: 'problems-list verdict-items' }, ...c.items.map((i) => verdictItem(c.rule, i))),
+    c.more > 0 ? el('p', { class: 'muted', text: `${c.more} more after these.` }) : '',
+    el('p', { class: 'fix', text: c.fix }),
+  )));
+}
+
+function verdictItem(rule, item) {
+  const error = el('p', { class: 'error', role: 'alert' });
+  const buttons = VERDICTS.map(([verdict, label, cls]) => el('button', {
+    type: 'button', class: cls, 'data-verdict': verdict, text: label,
+    onclick: async () => {
+      for (const b of buttons) b.disabled = true;
+      const r = await command(`/api/decisions/${item.decision}/verdict`, { verdict, name: savedName() });
+      if (!r.ok) {
+        for (const b of buttons) b.disabled = false;
+        error.textContent = r.body.error || `HTTP ${r.status}`;
+        return;
+      }
+      announce(`Answered "${label}" for rule ${rule} (${r.body.by}).`);
+      refresh();
+    },
+  }));
+  return el('li', { 'data-decision': item.decision },
+    el('span', { class: 'muted' }, threadLabel(item.thread) || item.thread, ' · ', when(item.at)),
+    el('blockquote', { class: 'request-quote', text: item.text }),
+    el('div', { class: 'row' }, ...buttons),
+    error);
 }
 
 // People who asked and have heard nothing for over a minute (issue 34): each with why.

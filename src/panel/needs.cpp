@@ -1,6 +1,7 @@
 #include "panel/needs.h"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 
 #include "panel/panel_json.h"
@@ -219,6 +220,84 @@ json NotAllowedCardJson(const std::vector<AnswerFacts>& asked, const Policy& pol
           {"fix", "They were not answered. If they should be able to ask for work, add them to " + keys +
                       " in policy.yaml (or set a row's others_addressed: explicit); to tell them why instead, set "
                       "the Source's tell_others: true."}};
+}
+
+namespace {
+
+const char* kNoRule = "(no rule)";
+
+std::string Percent(double fraction) { return std::to_string(static_cast<int>(std::lround(fraction * 100))) + " %"; }
+
+}  // namespace
+
+std::string PrecisionWords(const RulePrecision& r) {
+  const int answers = r.yes + r.no;
+  if (answers == 0) return "no yes or no answers yet, so no precision";
+  return "precision " + Percent(r.precision) + " (at least " + Percent(r.lower_bound) + " with 95 % confidence) over " +
+         std::to_string(answers) + (answers == 1 ? " answer" : " answers");
+}
+
+json VerdictCardsJson(const std::vector<WouldAcceptRecord>& records, const std::map<std::int64_t, TimeMs>& verdict_at,
+                      TimeMs now) {
+  // Per rule: its unanswered records (newest first below) and when it was last given a verdict.
+  std::map<std::string, std::vector<const WouldAcceptRecord*>> open;
+  std::map<std::string, TimeMs> last_verdict;
+  for (const WouldAcceptRecord& w : records) {
+    if (now - w.created_at > kVerdictWindowMs) continue;
+    std::vector<std::string> rules = w.rules;
+    if (rules.empty()) rules.push_back(kNoRule);
+    const auto at = verdict_at.find(w.decision);
+    for (const std::string& rule : rules) {
+      if (!w.verdict) open[rule].push_back(&w);
+      else if (at != verdict_at.end()) last_verdict[rule] = std::max(last_verdict[rule], at->second);
+    }
+  }
+  std::vector<WouldAcceptRecord> window;
+  for (const WouldAcceptRecord& w : records)
+    if (now - w.created_at <= kVerdictWindowMs) window.push_back(w);
+  std::map<std::string, RulePrecision> precision;
+  for (RulePrecision& r : PrecisionByRule(window)) precision[r.rule] = std::move(r);
+
+  json cards = json::array();
+  for (auto& [rule, list] : open) {
+    const int unanswered = static_cast<int>(list.size());
+    const auto last = last_verdict.find(rule);
+    // Answered less than a day ago: asked again only once a batch has gathered.
+    if (last != last_verdict.end() && now - last->second < kVerdictQuietMs && unanswered < kVerdictBatch) continue;
+    std::stable_sort(list.begin(), list.end(), [](const WouldAcceptRecord* a, const WouldAcceptRecord* b) {
+      return a->created_at != b->created_at ? a->created_at > b->created_at : a->decision > b->decision;
+    });
+    json items = json::array();
+    for (int i = 0; i < unanswered && i < kVerdictItems; ++i) {
+      const WouldAcceptRecord& w = *list[static_cast<std::size_t>(i)];
+      items.push_back({{"decision", w.decision},
+                       {"thread", w.thread},
+                       {"at", TimeJson(w.created_at)},
+                       {"text", text::CutNoted(w.text, 500, text::Keep::kHead)}});
+    }
+    const RulePrecision& r = precision[rule];
+    const bool named = rule != kNoRule;
+    cards.push_back(
+        {{"rule", rule},
+         {"unanswered", unanswered},
+         {"more", std::max(0, unanswered - kVerdictItems)},
+         {"items", items},
+         {"yes", r.yes},
+         {"no", r.no},
+         {"unknown", r.unknown},
+         {"answers", r.yes + r.no},
+         {"precision", r.precision},
+         {"lower_bound", r.lower_bound},
+         {"precision_words", PrecisionWords(r)},
+         {"last_verdict_at", last != last_verdict.end() ? TimeJson(last->second) : json(nullptr)},
+         {"what", std::to_string(unanswered) + (unanswered == 1 ? " message" : " messages") +
+                      (named ? " the rule " + rule + " would have acted on in auto mode "
+                             : std::string(" observe mode would have acted on, matching no rule, ")) + (unanswered == 1 ? "waits" : "wait") +
+                      " for your verdict: was it a request?"},
+         {"fix", "Each answer is final and counts toward the rule's precision (`superagent policy report`); "
+                 "\"Don't know\" counts neither way. A rule earns auto mode by its lower bound, not by a few yeses."}});
+  }
+  return cards;
 }
 
 }  // namespace superagent::panel

@@ -3,6 +3,8 @@
 // card says what is wrong and what a person can do about it.
 #pragma once
 
+#include <cstdint>
+#include <map>
 #include <set>
 #include <string>
 #include <vector>
@@ -10,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "superagent/answer.h"
+#include "superagent/judgement.h"
 #include "superagent/panel.h"
 #include "superagent/policy.h"
 #include "superagent/source_state.h"
@@ -38,6 +41,22 @@ nlohmann::json ProblemCardsJson(const std::vector<SystemProblem>& problems, cons
 // person, with the key that widens it — null when there were none.
 nlohmann::json UnansweredCardJson(const std::vector<AnswerFacts>& asked, const Policy& policy, TimeMs now);
 nlohmann::json NotAllowedCardJson(const std::vector<AnswerFacts>& asked, const Policy& policy, TimeMs now);
+
+// Verdicts on what observe mode would have done (issue 38): one card per rule ("(no rule)" for a
+// record that matched none) with would_accept `records` (the last kVerdictWindowMs) nobody has
+// judged yet, listing them newest first (at most kVerdictItems) with the rule's counts, precision
+// and Wilson lower bound over the same records. Batched, so people are asked in batches and not
+// per message: a rule given a verdict less than kVerdictQuietMs ago (`verdict_at`: each Decision's
+// verdict time, as far as known) is left out until it has kVerdictBatch unanswered records.
+inline constexpr TimeMs kVerdictWindowMs = 7LL * 24 * 3600 * 1000;
+inline constexpr TimeMs kVerdictQuietMs = 24LL * 3600 * 1000;
+inline constexpr int kVerdictBatch = 5;
+inline constexpr int kVerdictItems = 20;
+nlohmann::json VerdictCardsJson(const std::vector<WouldAcceptRecord>& records,
+                                const std::map<std::int64_t, TimeMs>& verdict_at, TimeMs now);
+
+// "precision 80 % (at least 38 % with 95 % confidence) over 5 answers", or that there is none yet.
+std::string PrecisionWords(const RulePrecision& r);
 
 // The card for a policy file on disk that is not the version in force.
 nlohmann::json PolicyFileCardJson(const PolicyReloadResult& on_disk);

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <filesystem>
+#include <map>
 #include <mutex>
 #include <set>
 
@@ -41,6 +42,7 @@ namespace {
 // How many of the last week's messages addressing the agent Needs-you's answer cards read: enough
 // for a busy team's week; older ones beyond it are what `explain` is for.
 constexpr int kAnswerCardScan = 500;
+
 
 void WriteJson(Response& res, int status, const json& body) {
   res.status = status;
@@ -274,13 +276,23 @@ Result<json> Panel::Impl::Needs() {
   const Policy policy = ctx.engine->CurrentPolicy();
   json unanswered = UnansweredCardJson(asked, policy, now);
   json not_allowed = NotAllowedCardJson(asked, policy, now);
+  ASSIGN_OR_RETURN(json verdicts, VerdictCards(now));
   std::size_t count = setup.size() + questions.size() + decisions.size() + problems.size() + set_aside.size() +
                       (policy_file.is_null() ? 0 : 1) + (secrets.is_null() ? 0 : 1) + (unanswered.is_null() ? 0 : 1) +
-                      (not_allowed.is_null() ? 0 : 1) + (workers.is_null() ? 0 : 1);
+                      (not_allowed.is_null() ? 0 : 1) + (workers.is_null() ? 0 : 1) + verdicts.size();
   return json{{"count", count},         {"setup", setup},         {"questions", questions},
               {"decisions", decisions}, {"problems", problems},   {"set_aside", set_aside},
               {"policy_file", policy_file}, {"secrets", secrets}, {"unanswered", unanswered},
-              {"not_allowed", not_allowed}, {"workers", workers}};
+              {"not_allowed", not_allowed}, {"workers", workers}, {"verdicts", verdicts}};
+}
+
+Result<json> Panel::Impl::VerdictCards(TimeMs now) {
+  ASSIGN_OR_RETURN(auto records, ctx.views->WouldAccepts(now - kVerdictWindowMs));
+  // When each verdict was given, by the panel or in a discussion: the store's own record.
+  std::map<std::int64_t, TimeMs> verdict_at;
+  for (const WouldAcceptRecord& w : records)
+    if (w.verdict) verdict_at.emplace(w.decision, w.verdict_at);
+  return VerdictCardsJson(records, verdict_at, now);
 }
 
 TimeMs Panel::Impl::Now() const { return (ctx.clock ? ctx.clock : SystemClock())->NowMs(); }
@@ -396,6 +408,8 @@ void Panel::Impl::Install(httplib::Server& server) {
   server.Post(R"(/api/tickets/(\d{1,18})/answer)", [this](const Request& req, Response& res) { Answer(req, res); });
   server.Post("/api/policy/reload", [this](const Request& req, Response& res) { Reload(req, res); });
   server.Post(R"(/api/tickets/(\d{1,18})/retry)", [this](const Request& req, Response& res) { RetryTicket(req, res); });
+  // Any id is routed here, so a bad one is a precise 400 rather than "no such route".
+  server.Post(R"(/api/decisions/([^/]*)/verdict)", [this](const Request& req, Response& res) { RecordVerdict(req, res); });
   server.Post("/api/set-aside/retry", [this](const Request& req, Response& res) { RetrySetAside(req, res); });
   // Any name is routed here (a line break too: ECMAScript's "." stops at one), so a bad one is a
   // precise 400 rather than "no such route".

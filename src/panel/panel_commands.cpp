@@ -1,6 +1,7 @@
-// The panel's commands (stop, answer, retry, policy reload) and its communication center: what
+// The panel's commands (stop, answer, retry, policy reload, verdicts) and its communication center: what
 // people do through the panel, kept apart from what it shows (panel.cpp) as both grow.
 #include <algorithm>
+#include <cstdint>
 #include <optional>
 #include <string>
 
@@ -11,6 +12,7 @@
 #include "panel/panel_json.h"
 #include "superagent/engine.h"
 #include "superagent/json_read.h"
+#include "superagent/judgement.h"
 #include "superagent/views.h"
 
 namespace superagent::panel {
@@ -134,6 +136,32 @@ void Panel::Impl::RevokeWorker(const Request& req, Response& res) {
       !s.ok())
     spdlog::error("panel command not recorded error={}", Q(s.ToString()));
   SendJson(res, 200, {{"ok", true}, {"worker", worker}, {"by", who}});
+}
+
+void Panel::Impl::RecordVerdict(const Request& req, Response& res) {
+  json body;
+  if (!CommandAllowed(req, res, "verdict", &body)) return;
+  const std::string raw = req.matches[1].str();
+  std::int64_t id = 0;
+  if (raw.empty() || raw.size() > 18 || raw.find_first_not_of("0123456789") != std::string::npos ||
+      (id = std::stoll(raw)) <= 0) {
+    spdlog::warn("panel command refused command=verdict remote={} reason=\"not a decision id\"", req.remote_addr);
+    return SendError(res, 400, "a decision id is a positive whole number (the id /api/needs lists)");
+  }
+  const std::string word = json_read::StringOr(body, "verdict");
+  const std::optional<Verdict> verdict = ParseVerdict(word);
+  if (!verdict) return SendError(res, 400, "verdict must be \"yes\", \"no\" or \"unknown\"");
+  const std::string who = Who(req, body);
+  Status s = ctx.engine->RecordVerdict(id, *verdict, who, "panel");
+  spdlog::info("panel command=verdict target=decision:{} verdict={} by={} remote={} result={}", id, word, Q(who),
+               req.remote_addr, s.ok() ? "ok" : Q(s.ToString()));
+  if (!s.ok()) return SendError(res, HttpStatusOf(s), s.message());
+  // Needs-you's batching reads when a rule was last answered from here.
+  if (Status recorded = ctx.engine->RecordCommand(who, "verdict", "decision:" + std::to_string(id),
+                                                  json{{"decision", id}, {"verdict", word}}.dump());
+      !recorded.ok())
+    spdlog::error("panel command not recorded error={}", Q(recorded.ToString()));
+  SendJson(res, 200, {{"ok", true}, {"decision", id}, {"verdict", word}, {"by", who}});
 }
 
 // --- Communication center (SPEC §10) ---

@@ -114,6 +114,10 @@ struct Panel::Impl {
   // questions, decisions, problems (a platform's failing paths as one card), the policy file.
   Result<json> Needs();
 
+  // Needs-you's verdict cards (issue 38; needs.h's VerdictCardsJson) at `now`: the last week's
+  // would_accept records, and when each recent verdict was given (the panel's commands).
+  Result<json> VerdictCards(TimeMs now);
+
   // "Now" for Needs-you and the worker pool: ctx.clock, or the system clock.
   TimeMs Now() const;
 
@@ -151,6 +155,11 @@ struct Panel::Impl {
   // Revoke of a remote worker's credential (issue 36): its leases end and their turns are offered
   // again; it must join again with the join token.
   void RevokeWorker(const Request& req, Response& res);
+
+  // A person's verdict on a would_accept Decision (issue 38): "yes" (it was a request), "no" or
+  // "unknown"; final. Recorded as the command "verdict" (target decision:<id>), which Needs-you's
+  // batching reads for when a rule was last answered.
+  void RecordVerdict(const Request& req, Response& res);
 
   // --- Communication center (SPEC §10) (panel_commands.cpp) ---
 
