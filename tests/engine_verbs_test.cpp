@@ -1,5 +1,6 @@
 // A person's verbs (issue 22 item 6, docs/002): "@agent stop" and "@agent status" are decided by
 // code in the Eval — no model call — act on that Thread's Tickets, and are answered once.
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include "engine_fixture.h"
@@ -17,6 +18,17 @@ TEST(VerbTest, OnlyTheWholeMessageIsAVerb) {
   for (const char* s : {"@agent please stop the build", "@agent stop it", "don't stop", "", "@agent", "@agent ",
                         "stopp", "@agent 停", "@agent stop\xff", "🛑", "@agent stop 🛑"})
     EXPECT_FALSE(ParseVerb(s).has_value()) << "a sentence is the model's to judge: " << s;
+}
+
+// Issue 38: a verdict on what observe mode would have done here, in the discussion.
+TEST(VerbTest, AVerdictIsAFixedPhrase) {
+  for (const char* s : {"@agent not a request", "@agent Not a request.", "@agent 不是请求", "@agent 不是请求。", "not a request!"})
+    EXPECT_EQ(ParseVerb(s), Verb::kNotARequest) << s;
+  for (const char* s : {"@agent was a request", "@agent a request", "@agent 是请求！", "WAS A REQUEST"})
+    EXPECT_EQ(ParseVerb(s), Verb::kWasARequest) << s;
+  for (const char* s : {"@agent this is not a request", "@agent not a request, fix it", "@agent request",
+                        "@agent not a", "@agent 这不是请求", "@agent not a request 🙂"})
+    EXPECT_FALSE(ParseVerb(s).has_value()) << s;
 }
 
 TEST(VerbTest, AMentionWithASpaceIsOneMention) {
@@ -62,6 +74,36 @@ TEST_F(EngineVerbsTest, StopFromAnAllowListedPersonStopsTheThreadsTicketsWithout
   EXPECT_EQ(said.body, "Stopped: ticket " + std::to_string(a) + " (Fix the typo in README). A new message here resumes it.");
   // The Mandate is not withdrawn (that is the panel's Stop): a person's next message resumes it.
   EXPECT_EQ(Receive(Comment("c3", "alice", false, "actually, go on")).resumed, std::vector<TicketId>{a});
+}
+
+// In observe mode the agent records what it would have done; a person says in the discussion
+// whether it was a request: recorded on that Thread's newest unjudged would_accept, answered once,
+// with no model call. Nothing waits: said so. Someone the policy does not list: not a verb at all.
+TEST_F(EngineVerbsTest, AVerdictInTheDiscussionIsRecordedOnTheThreadsWouldAccept) {
+  Receive(Comment("c1", "alice", false, "there's a typo in the README heading"));
+  assessor_.answers.push_back(ScriptedAssessor::Accept());
+  ASSERT_EQ(Drain(), 1);
+  const int calls = assessor_.calls;
+  Receive(Comment("c2", "alice", true, "@agent 不是请求"));
+  ASSERT_EQ(Drain(), 1);
+  EXPECT_EQ(assessor_.calls, calls) << "no model call";
+  EXPECT_EQ(LastReceiptOn("github:issue:1").body,
+            "Noted: not a request. It counts against the rule that would have taken it.");
+  auto records = Ok(views_->WouldAccepts(0));
+  ASSERT_EQ(records.size(), 1u);
+  EXPECT_EQ(records[0].verdict, Verdict::kNo);
+  EXPECT_EQ(records[0].by, "alice");
+  EXPECT_EQ(records[0].via, "thread");
+  EXPECT_EQ(records[0].verdict_at, clock_.NowMs());
+  // Again: nothing left to judge on this Thread, and the first verdict stands.
+  Receive(Comment("c3", "alice", true, "@agent was a request"));
+  ASSERT_EQ(Drain(), 1);
+  EXPECT_THAT(LastReceiptOn("github:issue:1").body, ::testing::HasSubstr("Nothing here waits for a verdict"));
+  EXPECT_EQ(Ok(views_->WouldAccepts(0))[0].verdict, Verdict::kNo);
+  // On another Thread with nothing recorded.
+  Receive(Comment("c4", "alice", true, "@agent a request", 2));
+  ASSERT_EQ(Drain(), 1);
+  EXPECT_THAT(LastReceiptOn("github:issue:2").body, ::testing::HasSubstr("Nothing here waits for a verdict"));
 }
 
 TEST_F(EngineVerbsTest, StatusAnswersWithTheThreadsTicketsAndChangesNothing) {

@@ -466,8 +466,9 @@ class Engine {
 
   // verbs.cpp: the one short answer to a person's verb ("stop", "status") on `thread`, in the
   // Eval's transaction (acknowledge once: what was stopped, or the Thread's Tickets and their state).
+  // `note`: the answer itself, for a verdict verb (what was recorded).
   Status AnswerVerbLocked(EvalId eval, const std::string& thread, const std::string& verb,
-                          const std::vector<TicketId>& stopped, TimeMs now) REQUIRES(mu_);
+                          const std::vector<TicketId>& stopped, TimeMs now, const std::string& note = "") REQUIRES(mu_);
 
   // pulls.cpp, inside the caller's transaction (mu_ held). A PR action's outcome: a PR opened for
   // a Ticket is recorded and subscribed to (its Thread and its head branch's CI Thread), and the

@@ -17,14 +17,17 @@ namespace superagent {
 //    evidence; in observe an accept is recorded as ignore + would_accept; only auto accepts;
 //  - a stop needs an explicit (hence human) sender: bots never stop a Ticket;
 //  - a verb (ParseVerb) from an explicit sender is decided here, with no model call: "stop" stops
-//    the Thread's Tickets, "status" answers with their state.
+//    the Thread's Tickets, "status" answers with their state, a verdict is recorded on the Thread's
+//    newest unjudged would_accept (Engine::RecordVerdict's rules, via "thread").
 EvalOutcome JudgeEval(const EvalJob& job, const Policy& policy, Assessor& assessor);
 
 // Issue 22: what a person addressing the agent may say without any model deciding it (docs/002).
-enum class Verb { kStop, kStatus };
+enum class Verb { kStop, kStatus, kWasARequest, kNotARequest };
 // The verb `text` is once mentions ("@name" words) are set aside: exactly "stop", "/stop", "停止",
-// "status", "/status" or "状态" (any case, trailing "!", ".", "。", "！" ignored); nullopt for
-// anything else — a sentence that contains "stop" is for the Eval's model, never a verb.
+// "status", "/status" or "状态"; or, a verdict on what observe mode would have done here (issue
+// 38), "was a request", "a request" or "是请求", and "not a request" or "不是请求" (any case,
+// trailing "!", ".", "。", "！" ignored); nullopt for anything else — a sentence that contains
+// "stop" is for the Eval's model, never a verb.
 // `mentions`: how the Source shows mentions in the text ("@Super Agent"), removed first, so a name
 // with a space is not taken for words.
 std::optional<Verb> ParseVerb(const std::string& text, const std::vector<std::string>& mentions = {});

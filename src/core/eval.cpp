@@ -59,25 +59,32 @@ std::optional<Verb> ParseVerb(const std::string& text_arg, const std::vector<std
     if (m.empty()) continue;
     for (std::size_t at = text_in.find(m); at != std::string::npos; at = text_in.find(m, at)) text_in.replace(at, m.size(), " ");
   }
-  std::string rest;
-  std::size_t words = 0;
+  std::vector<std::string> words;
   for (std::size_t i = 0; i < text_in.size();) {
     const std::size_t b = text_in.find_first_not_of(" \t\r\n", i);
     if (b == std::string::npos) break;
     std::size_t e = text_in.find_first_of(" \t\r\n", b);
     if (e == std::string::npos) e = text_in.size();
-    const std::string word = text_in.substr(b, e - b);
+    std::string word = text_in.substr(b, e - b);
     i = e;
     if (word.front() == '@') continue;  // a mention: who is addressed, not what is said
-    rest = word;
-    if (++words > 1) return std::nullopt;
+    words.push_back(text::AsciiLower(word));
+    if (words.size() > 3) return std::nullopt;  // no verb is longer: a sentence is the model's
   }
+  if (words.empty()) return std::nullopt;
+  std::string& last = words.back();
   for (const std::string tail : {"!", ".", "\xE3\x80\x82", "\xEF\xBC\x81"}) {
-    while (rest.size() > tail.size() && rest.ends_with(tail)) rest.resize(rest.size() - tail.size());
+    while (last.size() > tail.size() && last.ends_with(tail)) last.resize(last.size() - tail.size());
   }
-  rest = text::AsciiLower(rest);
+  std::string rest;
+  for (const std::string& w : words) rest += (rest.empty() ? "" : " ") + w;
   if (rest == "stop" || rest == "/stop" || rest == "\xE5\x81\x9C\xE6\xAD\xA2") return Verb::kStop;        // 停止
   if (rest == "status" || rest == "/status" || rest == "\xE7\x8A\xB6\xE6\x80\x81") return Verb::kStatus;  // 状态
+  // Issue 38: a verdict on what observe mode would have done here.
+  if (rest == "was a request" || rest == "a request" || rest == "\xE6\x98\xAF\xE8\xAF\xB7\xE6\xB1\x82")  // 是请求
+    return Verb::kWasARequest;
+  if (rest == "not a request" || rest == "\xE4\xB8\x8D\xE6\x98\xAF\xE8\xAF\xB7\xE6\xB1\x82")  // 不是请求
+    return Verb::kNotARequest;
   return std::nullopt;
 }
 
@@ -120,6 +127,10 @@ EvalOutcome JudgeEval(const EvalJob& job, const Policy& policy, Assessor& assess
         out.outcome = DecisionOutcome::kStop;
         out.verb = "stop";
         out.reason = "stop command from " + who;
+      } else if (*verb == Verb::kWasARequest || *verb == Verb::kNotARequest) {
+        out.outcome = DecisionOutcome::kIgnore;
+        out.verb = *verb == Verb::kWasARequest ? "verdict-yes" : "verdict-no";
+        out.reason = "verdict from " + who;
       } else {
         out.outcome = DecisionOutcome::kIgnore;
         out.verb = "status";

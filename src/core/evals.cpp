@@ -262,7 +262,29 @@ Result<FinishResult> Engine::FinishEval(EvalId eval_id, const EvalOutcome& out) 
       result.stopped.push_back(id);
     }
   }
-  if (!out.verb.empty()) RETURN_IF_ERROR(AnswerVerbLocked(eval_id, eval->thread, out.verb, result.stopped, now));
+  std::string verdict_note;
+  if (out.verb == "verdict-yes" || out.verb == "verdict-no") {
+    // Issue 38: the verdict goes on the newest would_accept of this Thread still without one.
+    ASSIGN_OR_RETURN(auto said_by, store_->FindTriggerBySeq(out.request_seq));
+    const std::string who = said_by && said_by->trigger.actor ? *said_by->trigger.actor : "?";
+    ASSIGN_OR_RETURN(auto pending, store_->NewestUnjudgedWouldAccept(eval->thread));
+    const Verdict verdict = out.verb == "verdict-yes" ? Verdict::kYes : Verdict::kNo;
+    if (!pending) {
+      verdict_note = "Nothing here waits for a verdict: observe mode recorded nothing it would have done on this "
+                     "thread that has not been judged.";
+    } else {
+      ASSIGN_OR_RETURN(bool inserted, store_->InsertVerdict(*pending, VerdictName(verdict), who, "thread", now));
+      verdict_note = !inserted ? "That already has a verdict."
+                     : verdict == Verdict::kYes
+                         ? "Noted: that was a request. It counts for the rule that would have taken it."
+                         : "Noted: not a request. It counts against the rule that would have taken it.";
+      if (inserted)
+        spdlog::info("verdict recorded decision={} thread={} verdict={} by=\"{}\" via=thread", *pending, eval->thread,
+                     VerdictName(verdict), who);
+    }
+  }
+  if (!out.verb.empty())
+    RETURN_IF_ERROR(AnswerVerbLocked(eval_id, eval->thread, out.verb, result.stopped, now, verdict_note));
 
   if (out.outcome == DecisionOutcome::kIgnore)
     for (const Candidate& c : out.gated)

@@ -1,5 +1,6 @@
-// A person's verb (issue 22, docs/002): "stop" and "status" typed to the agent are decided by code in
-// the Eval (eval.cpp ParseVerb, JudgeEval), so they work when no model answers. Each gets one short
+// A person's verb (issue 22, docs/002): "stop", "status" and a verdict ("not a request", issue 38)
+// typed to the agent are decided by code in the Eval (eval.cpp ParseVerb, JudgeEval), so they work
+// when no model answers. Each gets one short
 // answer on its Thread — the acknowledgement rule: say once what was done, then be quiet.
 #include <spdlog/spdlog.h>
 
@@ -17,9 +18,11 @@ std::string Named(const Ticket& tk) { return "ticket " + Num(tk.id) + " (" + tex
 }  // namespace
 
 Status Engine::AnswerVerbLocked(EvalId eval, const std::string& thread, const std::string& verb,
-                                const std::vector<TicketId>& stopped, TimeMs now) {
+                                const std::vector<TicketId>& stopped, TimeMs now, const std::string& note) {
   std::string body;
-  if (verb == "stop") {
+  if (!note.empty()) {
+    body = note;
+  } else if (verb == "stop") {
     if (stopped.empty()) {
       body = "Nothing is running here to stop.";
     } else {

@@ -118,6 +118,8 @@ class Store {
   Result<std::vector<Decision>> DecisionsForThread(const std::string& thread);
   Result<std::optional<Decision>> DecisionForEval(EvalId eval);
   Result<std::optional<Decision>> DecisionById(std::int64_t decision);
+  // The newest would_accept Decision on `thread` that has no verdict yet (issue 38).
+  Result<std::optional<std::int64_t>> NewestUnjudgedWouldAccept(const std::string& thread);
   // A verdict on `decision` (issue 38); false when it already has one (nothing written).
   Result<bool> InsertVerdict(std::int64_t decision, const std::string& verdict, const std::string& by,
                              const std::string& via, TimeMs at);
