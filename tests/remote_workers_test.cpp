@@ -108,6 +108,14 @@ class RemoteWorkersTest : public ServeTest {
     Write("superagent.yaml", config);
     return origin;
   }
+  // `superagent serve` on the prepared config, once it is ready and knows its GitHub identity
+  // (served_ok_ says whether it got there).
+  std::unique_ptr<DaemonProcess> Serve() {
+    auto d = std::make_unique<DaemonProcess>(SUPERAGENT_BINARY, std::vector<std::string>{"serve", "--config", Config()},
+                                             DaemonEnv());
+    served_ok_ = d->WaitForLine("ready") && d->WaitForCount("github identity login=superagent-bot", 1);
+    return d;
+  }
   std::vector<std::pair<std::string, std::string>> DaemonEnv() {
     return {{"GITHUB_TOKEN", kRemoteGitHubToken},
             {"GITHUB_WEBHOOK_SECRET", "hook-secret"},
@@ -188,6 +196,7 @@ class RemoteWorkersTest : public ServeTest {
 
   std::string claude_;
   int workers_port_ = 0;
+  bool served_ok_ = false;
   std::vector<std::unique_ptr<WorkerHost>> hosts_;
 };
 
@@ -200,9 +209,9 @@ TEST_F(RemoteWorkersTest, AMentionIsWorkedOnARemoteWorkerEndToEndAndNoSecretReac
   FakeGitHub github(SystemClock());
   const fs::path origin = Prepare(github, fake.base_url());
   const std::string body = MentionBody(github);
-  DaemonProcess d(SUPERAGENT_BINARY, {"serve", "--config", Config()}, DaemonEnv());
-  ASSERT_TRUE(d.WaitForLine("ready")) << d.log();
-  ASSERT_TRUE(d.WaitForCount("github identity login=superagent-bot", 1)) << d.log();
+  auto served = Serve();
+  DaemonProcess& d = *served;
+  ASSERT_TRUE(served_ok_) << d.log();
   EXPECT_THAT(d.log(), HasSubstr("placement=remote"));
   WorkerHost* a = StartWorker("worker-a");
   WorkerHost* b = StartWorker("worker-b");
@@ -313,9 +322,9 @@ TEST_F(RemoteWorkersTest, AWorkerKilledMidTurnLosesItsLeaseAndTheNextWorkerGives
   FakeGitHub github(SystemClock());
   const fs::path origin = Prepare(github, fake.base_url());
   const std::string body = MentionBody(github);
-  DaemonProcess d(SUPERAGENT_BINARY, {"serve", "--config", Config()}, DaemonEnv());
-  ASSERT_TRUE(d.WaitForLine("ready")) << d.log();
-  ASSERT_TRUE(d.WaitForCount("github identity login=superagent-bot", 1)) << d.log();
+  auto served = Serve();
+  DaemonProcess& d = *served;
+  ASSERT_TRUE(served_ok_) << d.log();
   WorkerHost* a = StartWorker("worker-a");
   EXPECT_EQ(Deliver(body, github::WebhookSignature("hook-secret", body)), 200);
   ASSERT_TRUE(RemoteWaitFor([&] { return ProcessRunning(marker); }, 60'000)) << d.log() << a->worker->log();
@@ -346,9 +355,9 @@ TEST_F(RemoteWorkersTest, AWorkerCutOffLongerThanTheLeaseIsReplacedAndItsWorkIsN
   FakeGitHub github(SystemClock());
   Prepare(github, fake.base_url());
   const std::string body = MentionBody(github);
-  DaemonProcess d(SUPERAGENT_BINARY, {"serve", "--config", Config()}, DaemonEnv());
-  ASSERT_TRUE(d.WaitForLine("ready")) << d.log();
-  ASSERT_TRUE(d.WaitForCount("github identity login=superagent-bot", 1)) << d.log();
+  auto served = Serve();
+  DaemonProcess& d = *served;
+  ASSERT_TRUE(served_ok_) << d.log();
   WorkerHost* a = StartWorker("worker-a");
   EXPECT_EQ(Deliver(body, github::WebhookSignature("hook-secret", body)), 200);
   ASSERT_TRUE(RemoteWaitFor([&] { return ProcessRunning(marker); }, 60'000)) << d.log() << a->worker->log();
@@ -379,9 +388,9 @@ TEST_F(RemoteWorkersTest, ADaemonKilledMidRemoteTurnHasItDoneOnceAfterItsRestart
   const std::string body = MentionBody(github);
   WorkerHost* a = nullptr;
   {
-    DaemonProcess d(SUPERAGENT_BINARY, {"serve", "--config", Config()}, DaemonEnv());
-    ASSERT_TRUE(d.WaitForLine("ready")) << d.log();
-    ASSERT_TRUE(d.WaitForCount("github identity login=superagent-bot", 1)) << d.log();
+    auto served = Serve();
+    DaemonProcess& d = *served;
+    ASSERT_TRUE(served_ok_) << d.log();
     a = StartWorker("worker-a");
     EXPECT_EQ(Deliver(body, github::WebhookSignature("hook-secret", body)), 200);
     ASSERT_TRUE(RemoteWaitFor([&] { return ProcessRunning(marker); }, 60'000)) << d.log() << a->worker->log();
@@ -414,9 +423,9 @@ TEST_F(RemoteWorkersTest, AStopFromThePanelKillsTheRemoteTurn) {
   FakeGitHub github(SystemClock());
   Prepare(github, fake.base_url());
   const std::string body = MentionBody(github);
-  DaemonProcess d(SUPERAGENT_BINARY, {"serve", "--config", Config()}, DaemonEnv());
-  ASSERT_TRUE(d.WaitForLine("ready")) << d.log();
-  ASSERT_TRUE(d.WaitForCount("github identity login=superagent-bot", 1)) << d.log();
+  auto served = Serve();
+  DaemonProcess& d = *served;
+  ASSERT_TRUE(served_ok_) << d.log();
   WorkerHost* a = StartWorker("worker-a");
   EXPECT_EQ(Deliver(body, github::WebhookSignature("hook-secret", body)), 200);
   ASSERT_TRUE(RemoteWaitFor([&] { return ProcessRunning(marker); }, 60'000)) << d.log() << a->worker->log();

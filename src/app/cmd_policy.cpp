@@ -47,6 +47,16 @@ TimeMs ParseSince(const std::string& s) {
   }
 }
 
+// The config at `path` (the defaults when empty); nullopt, its problems printed, when invalid.
+std::optional<Config> ConfigOrDefaults(const std::string& path) {
+  if (path.empty()) return DefaultConfig();
+  std::vector<Problem> problems;
+  auto loaded = LoadConfigFile(path, &problems);
+  if (!loaded)
+    for (const Problem& p : problems) std::fprintf(stderr, "%s\n", p.ToString().c_str());
+  return loaded;
+}
+
 int Simulate(int argc, char** argv) {
   std::string config_path, policy_path, since = "7d";
   bool gate_only = false, as_json = false;
@@ -74,16 +84,8 @@ int Simulate(int argc, char** argv) {
                  since.c_str());
     return 2;
   }
-  Config config = DefaultConfig();
-  if (!config_path.empty()) {
-    std::vector<Problem> problems;
-    auto loaded = LoadConfigFile(config_path, &problems);
-    if (!loaded) {
-      for (const Problem& p : problems) std::fprintf(stderr, "%s\n", p.ToString().c_str());
-      return 2;
-    }
-    config = *loaded;
-  }
+  std::optional<Config> config = ConfigOrDefaults(config_path);
+  if (!config) return 2;
   std::vector<Problem> problems;
   auto candidate = LoadPolicyFile(policy_path, &problems);
   if (!candidate) {
@@ -92,7 +94,7 @@ int Simulate(int argc, char** argv) {
     return 2;
   }
   // Views is the read-only connection: a simulation can never change the store.
-  auto views = Views::Open((std::filesystem::path(config.data_dir) / "superagent.db").string());
+  auto views = Views::Open((std::filesystem::path(config->data_dir) / "superagent.db").string());
   if (!views.ok()) {
     std::fprintf(stderr, "policy simulate: %s\n", views.status().message().c_str());
     return 1;
@@ -152,17 +154,9 @@ int Report(int argc, char** argv) {
                  since.c_str());
     return 2;
   }
-  Config config = DefaultConfig();
-  if (!config_path.empty()) {
-    std::vector<Problem> problems;
-    auto loaded = LoadConfigFile(config_path, &problems);
-    if (!loaded) {
-      for (const Problem& p : problems) std::fprintf(stderr, "%s\n", p.ToString().c_str());
-      return 2;
-    }
-    config = *loaded;
-  }
-  auto views = Views::Open((std::filesystem::path(config.data_dir) / "superagent.db").string());
+  std::optional<Config> config = ConfigOrDefaults(config_path);
+  if (!config) return 2;
+  auto views = Views::Open((std::filesystem::path(config->data_dir) / "superagent.db").string());
   if (!views.ok()) {
     std::fprintf(stderr, "policy report: %s\n", views.status().message().c_str());
     return 1;
