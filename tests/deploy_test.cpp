@@ -216,7 +216,7 @@ TEST_F(DeployTest, TheKubernetesRecipesAgreeWithEachOther) {
 
   // The Secret holds the join token and nothing else.
   const YAML::Node secret = DeployManifest("worker-secret.example.yaml");
-  EXPECT_FALSE(secret["data"]) << "the example Secret holds a placeholder in stringData only";
+  EXPECT_FALSE(secret["data"]) << "the example Secret holds only an example value, in stringData";
   ASSERT_TRUE(secret["stringData"].IsMap());
   EXPECT_EQ(DeployKeys(secret["stringData"]), std::set<std::string>{token_env});
 

@@ -3,10 +3,17 @@
 // through the real Engine, the way the daemon's loops would make them.
 #pragma once
 
+#include <functional>
+#include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
+#include <httplib.h>
+
+#include "app/wiring.h"
 #include "engine_fixture.h"
+#include "superagent/panel.h"
 
 namespace superagent::testing {
 
@@ -101,6 +108,63 @@ class PanelSeedTest : public EngineTest {
     for (int i = 0; i < 3; ++i) EXPECT_TRUE(engine_->UpdateSource(bad).ok());
     return s;
   }
+};
+
+// The seeded store behind a real panel on loopback, and a client that is a person with the panel
+// token: GET as JSON, POST a command as the page sends it (same origin, the CSRF token).
+class PanelServerTest : public PanelSeedTest {
+ protected:
+  void TearDown() override {
+    StopServer();
+    PanelSeedTest::TearDown();
+  }
+  // Starts the panel on the seeded store; `adjust` sets what a test's context needs beyond it.
+  void StartServer(const std::function<void(panel::PanelContext&)>& adjust = {}) {
+    server_ = std::make_unique<httplib::Server>();
+    panel::PanelContext ctx = app::PanelContextFor(Config{});
+    ctx.setup.clear();  // an empty Config's Set-up cards have their own tests
+    ctx.engine = engine_.get();
+    ctx.views = views_.get();
+    ctx.token = kPanelTestToken;
+    ctx.poll_ms = 50;
+    ctx.clock = &clock_;
+    if (adjust) adjust(ctx);
+    auto panel = panel::InstallRoutes(*server_, ctx);
+    ASSERT_TRUE(panel.ok()) << panel.status().ToString();
+    panel_ = std::move(*panel);
+    port_ = server_->bind_to_any_port("127.0.0.1");
+    thread_ = std::thread([this] { server_->listen_after_bind(); });
+    client_ = std::make_unique<httplib::Client>("127.0.0.1", port_);
+    client_->set_read_timeout(5, 0);
+    client_->set_bearer_token_auth(kPanelTestToken);
+  }
+  void StopServer() {
+    if (panel_) panel_->Stop();
+    if (server_) server_->stop();
+    if (thread_.joinable()) thread_.join();
+    panel_.reset();
+    server_.reset();
+  }
+  nlohmann::json GetJson(const std::string& path) {
+    auto r = client_->Get(path.c_str());
+    EXPECT_TRUE(r) << path;
+    if (!r) return nlohmann::json();
+    EXPECT_EQ(r->status, 200) << path << ": " << r->body;
+    return nlohmann::json::parse(r->body, nullptr, false);
+  }
+  // A command as the page sends it: same origin, the CSRF token unless `with_csrf` is false.
+  httplib::Result Post(const std::string& path, const nlohmann::json& body, bool with_csrf = true) {
+    httplib::Headers headers{{"Origin", "http://127.0.0.1:" + std::to_string(port_)}};
+    if (with_csrf) headers.emplace("X-CSRF-Token", GetJson("/api/session")["csrf_token"].get<std::string>());
+    return client_->Post(path.c_str(), headers, body.dump(), "application/json");
+  }
+  nlohmann::json Commands() { return GetJson("/api/commands")["commands"]; }
+
+  std::unique_ptr<httplib::Server> server_;
+  std::unique_ptr<panel::Panel> panel_;
+  std::unique_ptr<httplib::Client> client_;
+  std::thread thread_;
+  int port_ = 0;
 };
 
 }  // namespace superagent::testing

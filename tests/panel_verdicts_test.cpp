@@ -35,72 +35,13 @@ using ::testing::HasSubstr;
 constexpr TimeMs kPanelVerdictsHourMs = 3'600'000;
 constexpr char kPanelVerdictsChinese[] = "README 的标题拼错了：Instalation 应为 Installation 🙏🏽";
 
-// `name` on PATH, or "".
-std::string PanelVerdictsFindOnPath(const std::string& name) {
-  const char* path = std::getenv("PATH");
-  const std::string dirs = path ? path : "/usr/local/bin:/usr/bin:/bin";
-  std::size_t start = 0;
-  while (start <= dirs.size()) {
-    std::size_t end = dirs.find(':', start);
-    if (end == std::string::npos) end = dirs.size();
-    const std::filesystem::path candidate = std::filesystem::path(dirs.substr(start, end - start)) / name;
-    if (!candidate.empty() && ::access(candidate.c_str(), X_OK) == 0) return candidate.string();
-    start = end + 1;
-  }
-  return "";
-}
 
-class PanelVerdictsTest : public PanelSeedTest {
+class PanelVerdictsTest : public PanelServerTest {
  protected:
-  void TearDown() override {
-    StopServer();
-    PanelSeedTest::TearDown();
-  }
-
-  void StartServer() {
-    server_ = std::make_unique<httplib::Server>();
-    panel::PanelContext ctx = app::PanelContextFor(Config{});
-    ctx.setup.clear();  // an empty Config's Set-up cards have their own tests
-    ctx.engine = engine_.get();
-    ctx.views = views_.get();
-    ctx.token = kPanelTestToken;
-    ctx.poll_ms = 50;
-    ctx.clock = &clock_;
-    auto panel = panel::InstallRoutes(*server_, ctx);
-    ASSERT_TRUE(panel.ok()) << panel.status().ToString();
-    panel_ = std::move(*panel);
-    port_ = server_->bind_to_any_port("127.0.0.1");
-    thread_ = std::thread([this] { server_->listen_after_bind(); });
-    client_ = std::make_unique<httplib::Client>("127.0.0.1", port_);
-    client_->set_read_timeout(5, 0);
-    client_->set_bearer_token_auth(kPanelTestToken);
-  }
-  void StopServer() {
-    if (panel_) panel_->Stop();
-    if (server_) server_->stop();
-    if (thread_.joinable()) thread_.join();
-    panel_.reset();
-    server_.reset();
-  }
-
-  json GetJson(const std::string& path) {
-    auto r = client_->Get(path.c_str());
-    EXPECT_TRUE(r) << path;
-    if (!r) return json();
-    EXPECT_EQ(r->status, 200) << path << ": " << r->body;
-    return json::parse(r->body, nullptr, false);
-  }
-  // A command as the page sends it: same origin, the CSRF token unless `with_csrf` is false.
-  httplib::Result Post(const std::string& path, const json& body, bool with_csrf = true) {
-    httplib::Headers headers{{"Origin", "http://127.0.0.1:" + std::to_string(port_)}};
-    if (with_csrf) headers.emplace("X-CSRF-Token", GetJson("/api/session")["csrf_token"].get<std::string>());
-    return client_->Post(path.c_str(), headers, body.dump(), "application/json");
-  }
   httplib::Result GiveVerdict(std::int64_t decision, const std::string& word, bool with_csrf = true) {
     return Post("/api/decisions/" + std::to_string(decision) + "/verdict", {{"verdict", word}, {"name", "Tess"}},
                 with_csrf);
   }
-  json Commands() { return GetJson("/api/commands")["commands"]; }
   json Cards() { return GetJson("/api/needs")["verdicts"]; }
   // The card of `rule`, or null.
   json Card(const std::string& rule) {
@@ -157,11 +98,6 @@ class PanelVerdictsTest : public PanelSeedTest {
   }
 
   int next_issue_ = 100;
-  std::unique_ptr<httplib::Server> server_;
-  std::unique_ptr<panel::Panel> panel_;
-  std::unique_ptr<httplib::Client> client_;
-  std::thread thread_;
-  int port_ = 0;
 };
 
 TEST_F(PanelVerdictsTest, ACardPerRuleListsItsUnansweredMessagesNewestFirstWithTheRulesCounts) {
@@ -369,7 +305,7 @@ TEST_F(PanelVerdictsTest, TheCardShowsThePrecisionAndLowerBoundPrecisionByRuleGi
 // The page: the card's messages as text (one that looks like markup too), and an answer that
 // takes its message off the card; in Chromium against this in-process panel.
 TEST_F(PanelVerdictsTest, TheVerdictCardRendersAndAnswersInChromium) {
-  const std::string node = PanelVerdictsFindOnPath("node");
+  const std::string node = app::FindProgram("node");
   const std::filesystem::path tests_dir = std::filesystem::path(SUPERAGENT_SOURCE_DIR) / "tests";
   const char* chromium_env = std::getenv("CHROMIUM");
   const std::string chromium = chromium_env ? chromium_env : "/usr/bin/chromium";

@@ -210,7 +210,7 @@ TEST_F(WorkerServerTest, AReturnAfterTheLeaseExpiredIsRefusedAndTheNextWorkersIs
   EXPECT_EQ(pool_.Outcome(offer)->returned.report["summary"], "on time");
 }
 
-TEST_F(WorkerServerTest, AClaimWithNothingToDoWaitsThenAnswersNull) {
+TEST_F(WorkerServerTest, AClaimWithNoWorkWaitsThenAnswersNull) {
   const std::string a = Join("worker-a");
   json j = PostJson("/workers/v1/claim", Announcement("worker-a"), a, 200);
   EXPECT_TRUE(j.contains("lease") && j["lease"].is_null()) << j.dump();

@@ -57,6 +57,15 @@ std::optional<Config> ConfigOrDefaults(const std::string& path) {
   return loaded;
 }
 
+// The daemon's store under `config`, read-only; null, the reason printed as `command`'s, when it
+// cannot be opened.
+std::unique_ptr<Views> OpenStore(const Config& config, const char* command) {
+  auto views = Views::Open((std::filesystem::path(config.data_dir) / "superagent.db").string());
+  if (views.ok()) return std::move(*views);
+  std::fprintf(stderr, "%s: %s\n", command, views.status().message().c_str());
+  return nullptr;
+}
+
 int Simulate(int argc, char** argv) {
   std::string config_path, policy_path, since = "7d";
   bool gate_only = false, as_json = false;
@@ -94,13 +103,10 @@ int Simulate(int argc, char** argv) {
     return 2;
   }
   // Views is the read-only connection: a simulation can never change the store.
-  auto views = Views::Open((std::filesystem::path(config->data_dir) / "superagent.db").string());
-  if (!views.ok()) {
-    std::fprintf(stderr, "policy simulate: %s\n", views.status().message().c_str());
-    return 1;
-  }
+  auto views = OpenStore(*config, "policy simulate");
+  if (!views) return 1;
   const TimeMs from = SystemClock()->NowMs() - window;
-  auto recorded = (*views)->DecisionsSince(from);
+  auto recorded = views->DecisionsSince(from);
   if (!recorded.ok()) {
     std::fprintf(stderr, "policy simulate: the store could not be read: %s\n", recorded.status().message().c_str());
     return 1;
@@ -156,13 +162,10 @@ int Report(int argc, char** argv) {
   }
   std::optional<Config> config = ConfigOrDefaults(config_path);
   if (!config) return 2;
-  auto views = Views::Open((std::filesystem::path(config->data_dir) / "superagent.db").string());
-  if (!views.ok()) {
-    std::fprintf(stderr, "policy report: %s\n", views.status().message().c_str());
-    return 1;
-  }
+  auto views = OpenStore(*config, "policy report");
+  if (!views) return 1;
   const TimeMs from = SystemClock()->NowMs() - window;
-  auto records = (*views)->WouldAccepts(from);
+  auto records = views->WouldAccepts(from);
   if (!records.ok()) {
     std::fprintf(stderr, "policy report: the store could not be read: %s\n", records.status().message().c_str());
     return 1;
