@@ -268,7 +268,8 @@ rules:
     instruction: typo
 )");
   ASSERT_EQ(problems.size(), 8u) << Joined(problems);
-  EXPECT_EQ(problems[0].ToString(), "policy.yaml:1:1: mod: unknown key (expected one of mode, sources, rules, budgets, circuit_breaker)");
+  EXPECT_EQ(problems[0].ToString(), "policy.yaml:1:1: mod: unknown key (expected one of mode, sources, rules, budgets, circuit_breaker, "
+            "judgement)");
   EXPECT_EQ(problems[1].line, 4);
   EXPECT_EQ(problems[1].message, "sources.github.peple: unknown key (expected one of people, bots, scopes, tell_others)");
   EXPECT_EQ(problems[2].line, 6);
@@ -286,7 +287,7 @@ rules:
   EXPECT_EQ(problems[7].line, 16);
   EXPECT_EQ(problems[7].message,
             "rules[0].instruction: unknown key (expected one of name, enabled, when, instructions, silent, approver, "
-            "auto_merge)");
+            "auto_merge, mode)");
 }
 
 TEST(PolicyProblems, DuplicateKeysAreNotSilentlyMerged) {

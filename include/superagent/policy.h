@@ -64,6 +64,21 @@ struct Rule {
   bool silent = false;       // communication requirement: no acknowledgement
   std::string approver;      // review requirement: who approves; "" when none
   AutoMergePolicy auto_merge;  // whether and when its pull request may be merged without a person
+  // This rule's own mode (observe | auto), overriding the policy's `mode` for work it matches:
+  // how one rule earns auto while the others stay in observe (issue 38). nullopt: the policy's.
+  std::optional<Mode> mode;
+};
+
+// judgement: in policy.yaml (issue 38). When a rule has earned auto, or lost it, by the precision
+// of what it did or would have done: the panel proposes the edit, a person makes it.
+struct JudgementSettings {
+  double promote_at = 0.9;   // propose auto once the 95 % lower bound reaches this (0..1)
+  int promote_after = 30;    // ... over at least this many yes/no answers
+  double demote_at = 0.5;    // propose observe, and hold its new Tickets, once it falls under this
+  int demote_after = 10;     // ... over at least this many yes/no answers
+  int window_days = 30;      // answers on Decisions of the last this many days count
+
+  bool operator==(const JudgementSettings&) const = default;
 };
 
 // What one Ticket may spend before a person is asked whether it goes on (issue 22). 0 in a
@@ -110,7 +125,12 @@ struct Policy {
   CircuitBreaker circuit_breaker;
   std::map<std::string, SourcePolicy> sources;  // "github", "feishu"
   std::vector<Rule> rules;
+  JudgementSettings judgement;
 
+  // The mode work under `rule` runs in: the rule's own, else the policy's.
+  Mode ModeOf(const Rule& rule) const { return rule.mode.value_or(mode); }
+  // Whether inferred candidates enter Eval: the policy's mode is not off, or an enabled rule's is.
+  bool InferredWanted() const;
   // The rule named `name`, or nullptr.
   const Rule* FindRule(const std::string& name) const;
   // Enabled rules in file order.
@@ -133,6 +153,12 @@ struct Problem {
   // "policy.yaml:12:7: mode: must be one of off, observe, auto (got \"fast\")"
   std::string ToString() const;
 };
+
+// The unified diff ("--- a/<file>", "+++ b/<file>", one hunk) that sets rule `rule`'s own mode to
+// `to` in `yaml`, the text of policy file `file`: its `mode:` line changed, or one added under its
+// name. "" when the file does not parse, has no block-style rules entry of that name, or the
+// edited text would not parse to that mode. The daemon only proposes it (issue 38).
+std::string RuleModeEditDiff(std::string_view yaml, const std::string& file, const std::string& rule, Mode to);
 
 // Embedded defaults: mode observe, no sources, the two default rules of SPEC §4.4.
 Policy DefaultPolicy();

@@ -95,7 +95,7 @@ GateResult EvaluateGate(const Policy& policy, const Trigger& trigger, bool threa
       r.candidate = true;
       break;
     case Strength::kInferred:
-      if (policy.mode == Mode::kOff) {
+      if (!policy.InferredWanted()) {
         r.candidate = false;
         r.reason = "mode_off";  // strength stays inferred so the record shows what off cost
       } else {

@@ -1,6 +1,7 @@
 #include "core/revalidate.h"
 
 #include "superagent/gate.h"
+#include "superagent/text.h"
 
 namespace superagent {
 namespace {
@@ -27,6 +28,21 @@ std::string MatchedRulesStillEnabled(const Mandate& m, const Policy& now) {
   return "";
 }
 
+// Proactive work goes on only while a rule it matched is in auto: the rule's own mode, else the
+// policy's (issue 38). "" when one is.
+std::string NotAuto(const Mandate& m, const Policy& now) {
+  bool own_mode = false;
+  for (const auto& name : m.matched_rules) {
+    const Rule* r = now.FindRule(name);
+    if (r == nullptr) continue;
+    if (now.ModeOf(*r) == Mode::kAuto) return "";
+    own_mode = own_mode || r->mode.has_value();
+  }
+  if (m.matched_rules.empty() && now.mode == Mode::kAuto) return "";
+  if (own_mode) return "no rule it matched is in auto (" + text::Join(m.matched_rules, ", ") + ")";
+  return std::string("mode is ") + ModeName(now.mode) + ", not auto";
+}
+
 }  // namespace
 
 std::string RevalidateMandate(const Mandate& m, const Trigger& origin, const Policy& now) {
@@ -36,11 +52,11 @@ std::string RevalidateMandate(const Mandate& m, const Trigger& origin, const Pol
   if (m.admission == "allow_listed_follow_up" || m.admission == "panel_operator") return "";
   if (m.admission == "listed_bot") {
     if (!m.sender || !now.sources.at(m.source).IsBot(*m.sender)) return "bot is no longer on the bot list";
-    if (now.mode != Mode::kAuto) return std::string("mode is ") + ModeName(now.mode) + ", not auto";
+    if (std::string r = NotAuto(m, now); !r.empty()) return r;
     return MatchedRulesStillEnabled(m, now);
   }
   if (m.strength == Strength::kInferred) {
-    if (now.mode != Mode::kAuto) return std::string("mode is ") + ModeName(now.mode) + ", not auto";
+    if (std::string r = NotAuto(m, now); !r.empty()) return r;
     if (std::string r = MatchedRulesStillEnabled(m, now); !r.empty()) return r;
   }
   if (IsCellAdmission(m.admission) || m.admission == "follow_up") {
@@ -64,8 +80,8 @@ std::vector<std::string> PolicyChangeReasons(const Mandate& m, const Trigger& or
       reasons.push_back("matched rule " + name + " changed");
   }
   const bool proactive = m.strength == Strength::kInferred;
-  if (proactive && before.mode == Mode::kAuto && now.mode != Mode::kAuto)
-    reasons.push_back(std::string("proactive work no longer accepted (mode auto -> ") + ModeName(now.mode) + ")");
+  if (proactive && NotAuto(m, before).empty() && !NotAuto(m, now).empty())
+    reasons.push_back("proactive work no longer accepted (" + NotAuto(m, now) + ")");
 
   bool eligible = true;
   if (m.source != "panel" && now.sources.count(m.source) == 0) {

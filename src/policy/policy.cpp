@@ -131,6 +131,12 @@ Result<Rule> RuleFromJson(const json& j, const std::string& path) {
     if (!s.ok()) return s;
   }
   if (r.name.empty()) return JsonError(path + ".name", "is required");
+  if (auto m = j.find("mode"); m != j.end() && !m->is_null()) {
+    Mode mode = Mode::kObserve;
+    if (!m->is_string() || !ParseMode(m->get<std::string>(), &mode) || mode == Mode::kOff)
+      return JsonError(path + ".mode", "must be observe or auto");
+    r.mode = mode;
+  }
   if (auto am = j.find("auto_merge"); am != j.end() && !am->is_null()) {
     Result<AutoMergePolicy> a = AutoMergeFromJson(*am, path + ".auto_merge");
     if (!a.ok()) return a.status();
@@ -299,6 +305,7 @@ json Policy::ToJson() const {
       rule["auto_merge"] = json{{"enabled", r.auto_merge.enabled},
                                 {"max_changed_lines", r.auto_merge.max_changed_lines},
                                 {"required_approvals", r.auto_merge.required_approvals}};
+    if (r.mode) rule["mode"] = ModeName(*r.mode);  // only when set, as for auto_merge
     rules_json.push_back(std::move(rule));
   }
   j["rules"] = rules_json;
@@ -308,7 +315,20 @@ json Policy::ToJson() const {
     j["circuit_breaker"] = json{{"per_sender", circuit_breaker.per_sender},
                                 {"per_source", circuit_breaker.per_source},
                                 {"window_minutes", circuit_breaker.window_minutes}};
+  if (judgement != JudgementSettings{})
+    j["judgement"] = json{{"promote_at", judgement.promote_at},
+                          {"promote_after", judgement.promote_after},
+                          {"demote_at", judgement.demote_at},
+                          {"demote_after", judgement.demote_after},
+                          {"window_days", judgement.window_days}};
   return j;
+}
+
+bool Policy::InferredWanted() const {
+  if (mode != Mode::kOff) return true;
+  for (const Rule& r : rules)
+    if (r.enabled && r.mode && *r.mode != Mode::kOff) return true;
+  return false;
 }
 
 std::string Policy::Fingerprint() const { return Sha256Hex(ToJson().dump()); }
@@ -364,6 +384,23 @@ Result<Policy> PolicyFromJson(const json& j) {
   }
   if (auto cb = j.find("circuit_breaker"); cb != j.end() && !cb->is_null()) {
     if (Status s = CircuitBreakerFromJson(*cb, &p.circuit_breaker); !s.ok()) return s;
+  }
+  if (auto jd = j.find("judgement"); jd != j.end() && !jd->is_null()) {
+    if (!jd->is_object()) return JsonError("judgement", "must be an object");
+    JudgementSettings& js = p.judgement;
+    for (const auto& [key, v] : jd->items()) {
+      if (key == "promote_at" || key == "demote_at") {
+        if (!v.is_number() || v.get<double>() < 0 || v.get<double>() > 1) return JsonError("judgement." + key, "must be from 0 to 1");
+        (key == "promote_at" ? js.promote_at : js.demote_at) = v.get<double>();
+        continue;
+      }
+      int* field = key == "promote_after" ? &js.promote_after
+                   : key == "demote_after" ? &js.demote_after
+                   : key == "window_days" ? &js.window_days : nullptr;
+      if (field == nullptr) return JsonError("judgement." + key, "unknown member");
+      if (Status s = OptBoundedInt(*jd, key.c_str(), "judgement", 1, key == "window_days" ? 365 : 10'000, field); !s.ok())
+        return s;
+    }
   }
   auto rules = j.find("rules");
   if (rules != j.end() && !rules->is_null()) {

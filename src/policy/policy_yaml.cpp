@@ -19,13 +19,14 @@
 namespace superagent {
 namespace {
 
-const std::vector<std::string> kRootKeys = {"mode", "sources", "rules", "budgets", "circuit_breaker"};
+const std::vector<std::string> kRootKeys = {"mode", "sources", "rules", "budgets", "circuit_breaker", "judgement"};
+const std::vector<std::string> kJudgementKeys = {"promote_at", "promote_after", "demote_at", "demote_after", "window_days"};
 const std::vector<std::string> kCircuitBreakerKeys = {"per_sender", "per_source", "window_minutes"};
 const std::vector<std::string> kBudgetKinds = {"explicit", "inferred"};
 const std::vector<std::string> kBudgetKeys = {"tokens", "cost_usd", "wall_clock_minutes", "turns"};
 const std::vector<std::string> kSourceKeys = {"people", "bots", "scopes", "tell_others"};
 const std::vector<std::string> kCellKeys = {"receive_all", "allowed_unaddressed", "others_addressed", "others_unaddressed"};
-const std::vector<std::string> kRuleKeys = {"name", "enabled", "when", "instructions", "silent", "approver", "auto_merge"};
+const std::vector<std::string> kRuleKeys = {"name", "enabled", "when", "instructions", "silent", "approver", "auto_merge", "mode"};
 const std::vector<std::string> kAutoMergeKeys = {"enabled", "max_changed_lines", "required_approvals"};
 
 // One "key: value" of a mapping, with both nodes kept for their marks.
@@ -173,6 +174,43 @@ class PolicyReader {
       }
       (f.key == "per_sender" ? out->per_sender : f.key == "per_source" ? out->per_source : out->window_minutes) = v;
     }
+  }
+
+  // judgement: {promote_at, promote_after, demote_at, demote_after, window_days} (issue 38).
+  void ReadJudgement(const Entry& e, JudgementSettings* out) {
+    if (!ExpectMap(e, "judgement")) return;
+    for (const Entry& f : Entries(e.value, "judgement", &kJudgementKeys)) {
+      const std::string p = "judgement." + f.key;
+      if (f.key == "promote_at" || f.key == "demote_at") {
+        ReadShare(f, p, f.key == "promote_at" ? &out->promote_at : &out->demote_at);
+        continue;
+      }
+      std::int64_t v = -1;
+      ReadCount(f, p, &v);
+      if (v < 0) continue;  // ReadCount said why
+      const std::int64_t most = f.key == "window_days" ? 365 : 10'000;
+      if (v < 1 || v > most) {
+        Add(Where(f), p, "must be from 1 to " + std::to_string(most) + Got(f.value));
+        continue;
+      }
+      (f.key == "promote_after" ? out->promote_after : f.key == "demote_after" ? out->demote_after : out->window_days) =
+          static_cast<int>(v);
+    }
+    if (out->demote_at > out->promote_at)
+      Add(Where(e), "judgement", "demote_at must not be above promote_at (a rule would be proposed both ways)");
+  }
+
+  // A plain share from 0 to 1, such as 0.9.
+  void ReadShare(const Entry& e, const std::string& path, double* out) {
+    const std::string s = e.value.IsScalar() && e.value.Tag() != "!" ? e.value.Scalar() : "";
+    const bool plain = !s.empty() && s.size() <= 8 && s.find_first_not_of("0123456789.") == std::string::npos &&
+                       std::count(s.begin(), s.end(), '.') <= 1 && s.front() != '.' && s.back() != '.';
+    const double v = plain ? std::strtod(s.c_str(), nullptr) : -1;
+    if (!plain || v < 0 || v > 1) {
+      Add(Where(e), path, "must be a share from 0 to 1, such as 0.9" + Got(e.value));
+      return;
+    }
+    *out = v;
   }
 
   // A plain (unquoted) whole number, 0 or more. A quoted "10" is a string, as for switches.
@@ -335,6 +373,13 @@ class PolicyReader {
           ReadBool(f, p, &r.silent);
         } else if (f.key == "approver") {
           ReadString(f, p, &r.approver);
+        } else if (f.key == "mode") {
+          // off for one rule is enabled: false; a rule's own mode is how it earns auto (issue 38).
+          Mode m = Mode::kObserve;
+          if (!f.value.IsScalar() || !ParseMode(f.value.Scalar(), &m) || m == Mode::kOff)
+            Add(Where(f), p, "must be observe or auto (to turn a rule off, set enabled: false)" + Got(f.value));
+          else
+            r.mode = m;
         } else {
           ReadAutoMerge(f, p, &r.auto_merge);
         }
@@ -369,6 +414,8 @@ class PolicyReader {
         ReadBudgets(e, out);
       } else if (e.key == "circuit_breaker") {
         ReadCircuitBreaker(e, &out->circuit_breaker);
+      } else if (e.key == "judgement") {
+        ReadJudgement(e, &out->judgement);
       } else {
         ReadRules(e, out);
       }
