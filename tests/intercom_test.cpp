@@ -463,6 +463,9 @@ TEST_F(IntercomTest, MigrationEightKeepsEveryTicketInputAndAllowsTheIntercomKind
       DROP TABLE install;
       ALTER TABLE source_health DROP COLUMN note;
       DROP TABLE verdicts;
+      DROP INDEX decisions_by_time;
+      DROP INDEX decisions_by_thread;
+      DROP INDEX tickets_by_decision;
       DELETE FROM schema_migrations WHERE version >= 8;
       COMMIT;)SQL")
                     .ok());

@@ -148,7 +148,7 @@ TEST_F(VerdictsTest, PolicyReportPrintsEachRulesCountsPrecisionAndBound) {
   EXPECT_NEAR(w["lower_bound"].get<double>(), 0.3755, 1e-4);
   RunResult text = RunBinary({"policy", "report", "--config", config, "--since", "36500d"});
   EXPECT_EQ(text.exit_code, 0);
-  EXPECT_THAT(text.out, HasSubstr("rule wording: 6 would_accept; yes 4, no 1, don't know 0, unanswered 1"));
+  EXPECT_THAT(text.out, HasSubstr("rule wording: 6 would_accept, 0 accepted; yes 4, no 1, don't know 0, unanswered 1, missed 0"));
   EXPECT_THAT(text.out, HasSubstr("precision 80.0 % over 5 answer(s); at least 37.6 % with 95 % confidence (Wilson)"));
   EXPECT_EQ(RunBinary({"policy", "report", "--config", config, "--since", "forever"}).exit_code, 2);
 }

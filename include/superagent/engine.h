@@ -90,6 +90,9 @@ struct EvalOutcome {
   bool silent = false;                         // a matched rule suppresses the acknowledgement
   std::optional<TicketId> related_ticket;      // accept: attach to it; stop: the Ticket to stop
   std::string verb;                            // "stop" | "status" when a verb decided it (no model)
+  // The code checks an inferred assessment went through, in order, each {"check", "passed"}; kept
+  // with the Decision (in its assessment) so a verdict traces to what decided. Null: none ran.
+  nlohmann::json checks;
 };
 
 struct FinishResult {
@@ -492,9 +495,14 @@ class Engine {
   // The circuit breaker (circuit_breaker.cpp): why a new Ticket under `m` goes past the policy's
   // limit for its sender or Source, or "" when it does not.
   Result<std::string> CircuitBreakerLocked(const Mandate& m, TimeMs now) REQUIRES(mu_);
+  // Why `m`'s work is held because every rule in auto it matched has lost its precision
+  // (judgement.demote_at, issue 38), or "" when it is not.
+  Result<std::string> DemotedLocked(const Mandate& m, TimeMs now) REQUIRES(mu_);
   // Holds a new Ticket in Needs-you: waiting for a person in the panel, asked nothing in the
-  // discussion; `acknowledgement` ("" for a silent rule) is posted if the person starts it.
-  Status HoldLocked(Ticket* tk, const std::string& why, const std::string& acknowledgement, TimeMs now) REQUIRES(mu_);
+  // discussion; `acknowledgement` ("" for a silent rule) is posted if the person starts it. `by`
+  // names what held it ("the circuit breaker", "judgement").
+  Status HoldLocked(Ticket* tk, const std::string& by, const std::string& why, const std::string& acknowledgement,
+                    TimeMs now) REQUIRES(mu_);
   // A panel answer to a hold: start the Ticket (its Assignment and acknowledgement) or drop it.
   Status ReleaseHoldLocked(Ticket* tk, const std::string& who, const nlohmann::json& answer, TimeMs now) REQUIRES(mu_);
 

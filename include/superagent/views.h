@@ -187,6 +187,14 @@ class Views {
   // would_accept Decisions made at or after `since`, oldest first, each with the rules its
   // assessment matched, its newest message and its verdict if one was given (issue 38).
   Result<std::vector<WouldAcceptRecord>> WouldAccepts(TimeMs since);
+  // Everything judged or waiting to be, made at or after `since`, oldest first: the would_accepts
+  // (as WouldAccepts) and the accepted Decisions with a Ticket, each labelled by a person's
+  // verdict if one was given, else by its Ticket's outcome (LabelOutcome) if it has one yet.
+  Result<std::vector<WouldAcceptRecord>> Judged(TimeMs since);
+  // Explicit requests at or after `since` that followed an inferred ignore on their Thread.
+  Result<std::vector<MissedRecord>> Missed(TimeMs since);
+  // The outcome of every Ticket made at or after `since`, oldest first (issue 38 §4).
+  Result<std::vector<TicketOutcome>> TicketOutcomes(TimeMs since);
 
  
   // --- The domain, one item or list at a time (what the Engine's writers and its clients ask) ---

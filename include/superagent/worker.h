@@ -161,6 +161,8 @@ class WorkerServices {
   const WorkerServicesOptions& options() const { return options_; }
 
  private:
+  // Records a push on the Ticket's history (its first is the Ticket's time to first commit).
+  void NotePushed(const WorkerTask& task, const VerifiedCommits& verified);
   Engine* engine_;
   Workspaces* workspaces_;
   WorkerServicesOptions options_;

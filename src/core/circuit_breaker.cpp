@@ -46,19 +46,21 @@ Result<std::string> Engine::CircuitBreakerLocked(const Mandate& m, TimeMs now) {
   return std::string();
 }
 
-Status Engine::HoldLocked(Ticket* tk, const std::string& why, const std::string& acknowledgement, TimeMs now) {
+Status Engine::HoldLocked(Ticket* tk, const std::string& by, const std::string& why, const std::string& acknowledgement,
+                          TimeMs now) {
   HumanAction hold;
   hold.thread = tk->thread;
   // No Source reports an actor with spaces: only the panel can answer this question.
   hold.actor = kPanelActor;
-  hold.question = text::Repair("Held by the circuit breaker: " + why + ". Start this Ticket, or drop it?");
+  hold.question = text::Repair("Held by " + by + ": " + why + ". Start this Ticket, or drop it?");
   QuestionForm form{{kStart, kDrop}, false, kHoldPurpose};
   hold.form = QuestionFormJson(form);
   if (!acknowledgement.empty()) hold.form["acknowledgement"] = acknowledgement;
+  hold.form["held_by"] = by;
   tk->waiting = hold;
   RETURN_IF_ERROR(ChangeStage(store_.get(), options_, tk, Stage::kWaitingForPerson, StageCause::kAsked,
-                              "held by the circuit breaker: " + why, now));
-  spdlog::warn("circuit breaker held ticket={} thread={} why=\"{}\"", tk->id, tk->thread, why);
+                              "held by " + by + ": " + why, now));
+  spdlog::warn("ticket held ticket={} thread={} by=\"{}\" why=\"{}\"", tk->id, tk->thread, by, why);
   return Status::Ok();
 }
 
@@ -77,11 +79,12 @@ Status Engine::ReleaseHoldLocked(Ticket* tk, const std::string& who, const json&
   }
   if (option != 2) return Status::InvalidArgument("answer: choose option 1 (" + std::string(kStart) + ") or 2 (" + kDrop + ")");
   // Dropped quietly: the discussion hears nothing more of a request a person chose not to start.
-  tk->end_reason = "dropped by " + who + " after the circuit breaker held it";
+  const std::string held_by = tk->waiting ? tk->waiting->form.value("held_by", "the circuit breaker") : "the circuit breaker";
+  tk->end_reason = "dropped by " + who + " after " + held_by + " held it";
   RETURN_IF_ERROR(ChangeStage(store_.get(), options_, tk, Stage::kEnded, StageCause::kStopped, tk->end_reason, now));
   RETURN_IF_ERROR(store_->EndAssignments(tk->id, now));
   ASSIGN_OR_RETURN(auto m, store_->MandateForTicket(tk->id));
-  if (m) RETURN_IF_ERROR(store_->EndMandate(m->id, "withdrawn", "dropped in the panel (circuit breaker)", who, now));
+  if (m) RETURN_IF_ERROR(store_->EndMandate(m->id, "withdrawn", "dropped in the panel (" + held_by.substr(held_by.rfind("the ", 0) == 0 ? 4 : 0) + ")", who, now));
   spdlog::info("circuit breaker dropped ticket={} by=\"{}\"", tk->id, who);
   return Status::Ok();
 }

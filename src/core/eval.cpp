@@ -176,14 +176,20 @@ EvalOutcome JudgeEval(const EvalJob& job, const Policy& policy, Assessor& assess
     return out;
   }
 
-  // Inferred: code checks the structured answer before anything is granted.
-  if (std::string bad = CheckRuleCoverage(a, policy); !bad.empty()) {
+  // Inferred: code checks the structured answer before anything is granted. Each check and its
+  // result is kept with the Decision, so a verdict on it can be traced to what decided (issue 38).
+  out.checks = json::array();
+  auto check = [&out](const char* name, bool passed) {
+    out.checks.push_back({{"check", name}, {"passed", passed}});
+    return passed;
+  };
+  if (std::string bad = CheckRuleCoverage(a, policy); !check("rule_coverage", bad.empty())) {
     out.outcome = DecisionOutcome::kUnavailable;
     out.retry = true;
     out.reason = "invalid assessment: " + bad;
     return out;
   }
-  if (a.decision != DecisionOutcome::kAccept) {
+  if (!check("model_accepts", a.decision == DecisionOutcome::kAccept)) {
     out.outcome = DecisionOutcome::kIgnore;
     out.reason = "assessment: not a request for work";
     return out;
@@ -193,9 +199,10 @@ EvalOutcome JudgeEval(const EvalJob& job, const Policy& policy, Assessor& assess
   for (const RuleVerdict& v : a.rules)
     if (v.matched) out.matched_rules.push_back(v.name);
   std::string refusal;
-  if (!direction_allowed) refusal = "direction not allowed (implementation requested, target determined, no open design decision)";
-  else if (out.matched_rules.empty()) refusal = "no enabled rule matched";
-  else if (a.evidence.empty()) refusal = "no evidence of intent";
+  if (!check("direction_allowed", direction_allowed))
+    refusal = "direction not allowed (implementation requested, target determined, no open design decision)";
+  else if (!check("rule_matched", !out.matched_rules.empty())) refusal = "no enabled rule matched";
+  else if (!check("evidence", !a.evidence.empty())) refusal = "no evidence of intent";
   if (!refusal.empty()) {
     out.outcome = DecisionOutcome::kIgnore;
     out.reason = refusal;
@@ -204,13 +211,19 @@ EvalOutcome JudgeEval(const EvalJob& job, const Policy& policy, Assessor& assess
   }
   for (const std::string& name : out.matched_rules)
     if (const Rule* r = policy.FindRule(name); r && r->silent) out.silent = true;
-  if (policy.mode == Mode::kAuto) {
+  // Each rule has its own mode (the policy's unless it sets one): the work is done when a rule
+  // that covers it is in auto, and otherwise only recorded (issue 38: a rule earns auto alone).
+  std::vector<std::string> auto_rules;
+  for (const std::string& name : out.matched_rules)
+    if (const Rule* r = policy.FindRule(name); r && policy.ModeOf(*r) == Mode::kAuto) auto_rules.push_back(name);
+  if (check("rule_in_auto", !auto_rules.empty())) {
     out.outcome = DecisionOutcome::kAccept;
-    out.reason = "proactive work under rules";
+    out.reason = "proactive work under rules (auto: " + text::Join(auto_rules, ", ") + ")";
   } else {
     out.outcome = DecisionOutcome::kIgnore;
     out.would_accept = true;
-    out.reason = std::string(ModeName(policy.mode)) + " mode: recorded as would_accept";
+    out.reason = std::string(ModeName(policy.mode == Mode::kAuto ? Mode::kObserve : policy.mode)) +
+                 " mode: recorded as would_accept";
   }
   return out;
 }

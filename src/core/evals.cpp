@@ -136,6 +136,7 @@ Result<FinishResult> Engine::FinishEval(EvalId eval_id, const EvalOutcome& out) 
   d.strength = out.strength;
   d.reason = out.reason;
   d.assessment = out.assessment ? AssessmentToJson(*out.assessment) : json(nullptr);
+  if (d.assessment.is_object() && !out.checks.is_null()) d.assessment["checks"] = out.checks;
   d.policy_version = eval->policy_version;
   d.created_at = now;
 
@@ -183,7 +184,12 @@ Result<FinishResult> Engine::FinishEval(EvalId eval_id, const EvalOutcome& out) 
     m.created_at = now;
     m.budget = policy_.budgets.For(out.strength);
     // Counted before this Mandate is written: the limit is how many may start unasked.
-    ASSIGN_OR_RETURN(const std::string held, CircuitBreakerLocked(m, now));
+    ASSIGN_OR_RETURN(std::string held, CircuitBreakerLocked(m, now));
+    const char* held_by = "the circuit breaker";
+    if (held.empty()) {
+      ASSIGN_OR_RETURN(held, DemotedLocked(m, now));
+      held_by = "judgement";
+    }
     auto mid = store_->InsertMandate(m);
     if (!mid.ok()) return mid.status();
     attach = new_ticket;
@@ -195,7 +201,7 @@ Result<FinishResult> Engine::FinishEval(EvalId eval_id, const EvalOutcome& out) 
                                  options_);
     if (!held.empty()) {
       tk.id = new_ticket;
-      RETURN_IF_ERROR(HoldLocked(&tk, held, ack, now));
+      RETURN_IF_ERROR(HoldLocked(&tk, held_by, held, ack, now));
     } else {
       auto aid = store_->InsertAssignment(new_ticket, "worker", "accepted", now);
       if (!aid.ok()) return aid.status();
@@ -264,20 +270,26 @@ Result<FinishResult> Engine::FinishEval(EvalId eval_id, const EvalOutcome& out) 
   }
   std::string verdict_note;
   if (out.verb == "verdict-yes" || out.verb == "verdict-no") {
-    // Issue 38: the verdict goes on the newest would_accept of this Thread still without one.
+    // Issue 38: the verdict goes on the newest Decision of this Thread still without one: what
+    // observe mode would have done, or what a rule in auto did.
     ASSIGN_OR_RETURN(auto said_by, store_->FindTriggerBySeq(out.request_seq));
     const std::string who = said_by && said_by->trigger.actor ? *said_by->trigger.actor : "?";
-    ASSIGN_OR_RETURN(auto pending, store_->NewestUnjudgedWouldAccept(eval->thread));
+    ASSIGN_OR_RETURN(auto pending, store_->NewestUnjudged(eval->thread));
     const Verdict verdict = out.verb == "verdict-yes" ? Verdict::kYes : Verdict::kNo;
     if (!pending) {
-      verdict_note = "Nothing here waits for a verdict: observe mode recorded nothing it would have done on this "
-                     "thread that has not been judged.";
+      verdict_note = "Nothing here waits for a verdict: no rule did, or would have done, anything on this thread "
+                     "that has not been judged.";
     } else {
+      ASSIGN_OR_RETURN(auto judged, store_->DecisionById(*pending));
+      const bool done = judged && !judged->would_accept;
       ASSIGN_OR_RETURN(bool inserted, store_->InsertVerdict(*pending, VerdictName(verdict), who, "thread", now));
       verdict_note = !inserted ? "That already has a verdict."
                      : verdict == Verdict::kYes
-                         ? "Noted: that was a request. It counts for the rule that would have taken it."
-                         : "Noted: not a request. It counts against the rule that would have taken it.";
+                         ? std::string("Noted: that was a request. It counts for the rule that ") +
+                               (done ? "took it." : "would have taken it.")
+                     : done ? "Noted: not a request. It counts against the rule that took it; say stop if its work "
+                              "should end."
+                            : "Noted: not a request. It counts against the rule that would have taken it.";
       if (inserted)
         spdlog::info("verdict recorded decision={} thread={} verdict={} by=\"{}\" via=thread", *pending, eval->thread,
                      VerdictName(verdict), who);

@@ -1,5 +1,6 @@
 // explain — "I sent it, why didn't it answer?" (SPEC §12). Reads only (core/explain.h).
 #include <algorithm>
+#include <cstdio>
 #include <map>
 
 #include "core/explain.h"
@@ -7,6 +8,7 @@
 #include "store/store.h"
 #include "superagent/answer.h"
 #include "superagent/gate.h"
+#include "superagent/judgement.h"
 #include "superagent/text.h"
 
 namespace superagent {
@@ -40,6 +42,59 @@ json DecisionJson(const Decision& d) {
 json SetAsideJson(const QuarantineItem& q) {
   return json{{"kind", q.kind}, {"item", q.item}, {"what", q.label}, {"reason", q.reason},
               {"set_aside_at", FormatTime(q.set_aside_at.value_or(q.updated_at))}};
+}
+
+// "It was judged by model M (prompt version P); code checks passed: a, b; failed: c." from the
+// stored assessment; "" when it has none of these (a verb, no model).
+std::string JudgedByWords(const json& a) {
+  if (!a.is_object()) return "";
+  std::string model, version;
+  if (auto u = a.find("usage"); u != a.end() && u->is_object()) {
+    if (u->contains("model") && (*u)["model"].is_string()) model = (*u)["model"].get<std::string>();
+    if (u->contains("prompt_version") && (*u)["prompt_version"].is_string()) version = (*u)["prompt_version"].get<std::string>();
+  }
+  std::vector<std::string> passed, failed;
+  if (auto c = a.find("checks"); c != a.end() && c->is_array())
+    for (const json& check : *c)
+      if (check.is_object() && check.contains("check") && check["check"].is_string())
+        (check.value("passed", false) ? passed : failed).push_back(check["check"].get<std::string>());
+  if (model.empty() && passed.empty() && failed.empty()) return "";
+  std::string out = "It was judged";
+  if (!model.empty()) out += " by model " + text::Cut(model, 80) + (version.empty() ? "" : " (prompt version " + version + ")");
+  if (!passed.empty()) out += "; code checks passed: " + text::Join(passed, ", ");
+  if (!failed.empty()) out += "; failed: " + text::Join(failed, ", ");
+  return out + ".";
+}
+
+// Each rule `d` matched, with its precision over the policy's judgement window.
+Result<json> RulePrecisionJson(store::Store& store, const Policy& policy, const Decision& d, TimeMs now) {
+  std::vector<std::string> rules;
+  if (d.assessment.is_object() && d.assessment.contains("rules") && d.assessment["rules"].is_array())
+    for (const json& r : d.assessment["rules"])
+      if (r.is_object() && r.value("matched", false) == true && r.contains("name") && r["name"].is_string())
+        rules.push_back(r["name"].get<std::string>());
+  json out = json::array();
+  if (rules.empty()) return out;
+  const int days = policy.judgement.window_days;
+  ASSIGN_OR_RETURN(auto judged, store.JudgedSince(now - static_cast<TimeMs>(days) * 86'400'000));
+  const std::vector<RulePrecision> precision = PrecisionByRule(judged);
+  for (const std::string& name : rules) {
+    RulePrecision r;
+    r.rule = name;
+    for (const RulePrecision& p : precision)
+      if (!p.explicit_path && p.rule == name) r = p;
+    char figures[200];
+    if (r.answers() == 0)
+      std::snprintf(figures, sizeof figures, "no yes or no answer yet in the last %d days", days);
+    else
+      std::snprintf(figures, sizeof figures,
+                    "%d of %d answers in the last %d days said such work was a request (%.1f %%; at least %.1f %% with "
+                    "95 %% confidence)",
+                    r.yes, r.answers(), days, 100 * r.precision, 100 * r.lower_bound);
+    out.push_back({{"rule", name}, {"yes", r.yes}, {"no", r.no}, {"unknown", r.unknown}, {"precision", r.precision},
+                   {"lower_bound", r.lower_bound}, {"words", "Rule " + name + ": " + figures + "."}});
+  }
+  return out;
 }
 
 }  // namespace
@@ -93,6 +148,15 @@ Result<json> ExplainTrigger(store::Store& store, const Policy& policy, TimeMs no
       std::optional<PolicyEdit> decided;
       summary.push_back(DecisionWords(*d, &decided));
       if (decided) change = decided;
+      if (std::string judged = JudgedByWords(d->assessment); !judged.empty()) summary.push_back(judged);
+      // Beside a rule's decision, how often that rule has been right (issue 38).
+      if (d->would_accept || (d->outcome == DecisionOutcome::kAccept && d->strength == Strength::kInferred)) {
+        ASSIGN_OR_RETURN(json precision, RulePrecisionJson(store, policy, *d, now));
+        if (!precision.empty()) {
+          e["decision"]["precision"] = precision;
+          for (const json& r : precision) summary.push_back(r["words"].get<std::string>());
+        }
+      }
     }
     evals.push_back(e);
   }

@@ -1,8 +1,12 @@
 #include "superagent/metrics.h"
 #include "superagent/quarantine.h"
 
+#include <algorithm>
+#include <charconv>
 #include <cinttypes>
+#include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <set>
 
 #include "superagent/domain.h"
@@ -98,6 +102,25 @@ class Writer {
     std::snprintf(buf, sizeof buf, "%.6g", value);
     Line(name, labels, buf);
   }
+  // A sample with every digit kept (a histogram's _sum: %.6g would show 12345678 tokens as 1.23457e+07).
+  void Exact(const std::string& name, const std::vector<std::pair<std::string, std::string>>& labels, double value) {
+    Line(name, labels, Number(value));
+  }
+  // `v` as bucket bounds and sums are written: as Go's strconv.FormatFloat(v, 'g', -1, 64), like
+  // Prometheus' own clients — the shortest digits that read back as `v`, in exponent form from
+  // 1e+06 on ("0.01", "604800", "1e+06"), so a query's le="300000" finds the bucket.
+  static std::string Number(double v) {
+    if (!std::isfinite(v)) return std::isnan(v) ? "NaN" : v > 0 ? "+Inf" : "-Inf";
+    char buf[64];
+    const auto sci = std::to_chars(buf, buf + sizeof buf, v, std::chars_format::scientific);
+    // The exponent read within what to_chars wrote (buf is not NUL-terminated).
+    const char* e = std::find(buf, sci.ptr, 'e');
+    int exponent = 0;
+    if (e != sci.ptr) std::from_chars(e + 1 + (e + 1 < sci.ptr && e[1] == '+'), sci.ptr, exponent);
+    if (exponent < -4 || exponent >= 6) return std::string(buf, sci.ptr);
+    const auto fixed = std::to_chars(buf, buf + sizeof buf, v, std::chars_format::fixed);
+    return std::string(buf, fixed.ptr);
+  }
   std::string Take() { return std::move(out_); }
 
  private:
@@ -116,6 +139,121 @@ class Writer {
   }
   std::string out_;
 };
+
+using Labels = std::vector<std::pair<std::string, std::string>>;
+using Observations = std::vector<std::pair<Labels, double>>;
+
+// One histogram family: each distinct label set's observations as cumulative buckets (each of
+// `bounds`, then +Inf), _sum and _count. Label sets come out sorted, so two scrapes diff line by
+// line. A label set with no observation has no series (a Ticket that never opened a pull request
+// is not a zero-second one); a value that is not finite is left out, as it would poison _sum.
+void Histogram(Writer& w, const char* name, const char* help, const std::vector<double>& bounds,
+               const Observations& observations) {
+  w.Family(name, "histogram", help);
+  std::map<Labels, std::vector<double>> by_labels;
+  for (const auto& [labels, value] : observations)
+    if (std::isfinite(value)) by_labels[labels].push_back(value);
+  const std::string family = name;
+  for (const auto& [labels, values] : by_labels) {
+    Labels bucket = labels;
+    bucket.emplace_back("le", "");
+    for (double bound : bounds) {
+      bucket.back().second = Writer::Number(bound);
+      w.Sample(family + "_bucket", bucket,
+               static_cast<std::int64_t>(std::count_if(values.begin(), values.end(), [&](double v) { return v <= bound; })));
+    }
+    bucket.back().second = "+Inf";
+    w.Sample(family + "_bucket", bucket, static_cast<std::int64_t>(values.size()));
+    double sum = 0;
+    for (double v : values) sum += v;
+    w.Exact(family + "_sum", labels, sum);
+    w.Sample(family + "_count", labels, static_cast<std::int64_t>(values.size()));
+  }
+}
+
+// Issue 38 §4: every Ticket's outcome and what it cost, labelled by rule, executor and outcome.
+// The families are always there (HELP and TYPE), so an alert or a dashboard finds them before the
+// first Ticket.
+// Counters and histograms only grow, so they count a Ticket once its outcome is settled (merged,
+// closed, answered, stopped, ended); Tickets still at work (live, pr_open) are a gauge, as their
+// outcome will move.
+void TicketOutcomes(Writer& w, const std::vector<TicketOutcome>& all) {
+  auto labels = [](const TicketOutcome& t) {
+    return Labels{{"rule", t.rule}, {"executor", t.executor}, {"outcome", t.outcome}};
+  };
+  std::vector<TicketOutcome> tickets;
+  std::map<Labels, std::int64_t> counts, unsettled;
+  for (const TicketOutcome& t : all) {
+    if (t.outcome == "live" || t.outcome == "pr_open") {
+      ++unsettled[labels(t)];
+      continue;
+    }
+    ++counts[labels(t)];
+    tickets.push_back(t);
+  }
+  w.Family("superagent_ticket_outcomes_total", "counter",
+           "Tickets by rule, executor of their first turn, and settled outcome (merged, closed, answered, stopped, "
+           "ended).");
+  for (const auto& [l, n] : counts) w.Sample("superagent_ticket_outcomes_total", l, n);
+  w.Family("superagent_tickets_unsettled", "gauge",
+           "Tickets whose outcome is not settled yet, by rule, executor and outcome (live, pr_open).");
+  for (const auto& [l, n] : unsettled) w.Sample("superagent_tickets_unsettled", l, n);
+
+  // The Tickets where a moment happened, each observed once with its seconds.
+  auto seconds = [&](std::optional<double> TicketOutcome::*moment) {
+    Observations o;
+    for (const TicketOutcome& t : tickets)
+      if (t.*moment) o.emplace_back(labels(t), *(t.*moment));
+    return o;
+  };
+  // Every Ticket, observed once with `figure` of it.
+  auto every = [&](auto figure) {
+    Observations o;
+    for (const TicketOutcome& t : tickets) o.emplace_back(labels(t), static_cast<double>(figure(t)));
+    return o;
+  };
+  static const std::vector<double> kSeconds = {1, 5, 15, 30, 60, 300, 900, 1800, 3600, 14400, 86400, 604800};
+  Histogram(w, "superagent_ticket_acknowledgement_seconds", "Seconds from a Ticket's request to its acknowledgement.",
+            kSeconds, seconds(&TicketOutcome::seconds_to_acknowledgement));
+  Histogram(w, "superagent_ticket_first_commit_seconds", "Seconds from a Ticket's request to its first commit.",
+            kSeconds, seconds(&TicketOutcome::seconds_to_first_commit));
+  Histogram(w, "superagent_ticket_pull_request_seconds", "Seconds from a Ticket's request to its first pull request.",
+            kSeconds, seconds(&TicketOutcome::seconds_to_pull_request));
+  Histogram(w, "superagent_ticket_merge_seconds", "Seconds from a Ticket's request to its first merged pull request.",
+            kSeconds, seconds(&TicketOutcome::seconds_to_merge));
+  Histogram(w, "superagent_ticket_turns", "Turns a Ticket took.", {1, 2, 3, 5, 10, 20, 40},
+            every([](const TicketOutcome& t) { return t.turns; }));
+  Histogram(w, "superagent_ticket_tokens", "Model tokens a Ticket's turns used.", {1e3, 1e4, 1e5, 3e5, 1e6, 3e6, 1e7},
+            every([](const TicketOutcome& t) { return t.tokens; }));
+  Histogram(w, "superagent_ticket_cost_usd", "What a Ticket's model calls cost, in US dollars.",
+            {0.01, 0.1, 0.5, 1, 2, 5, 10, 50}, every([](const TicketOutcome& t) { return t.cost_usd; }));
+  Histogram(w, "superagent_ticket_person_asks", "Questions a Ticket put to a person.", {0, 1, 2, 3, 5, 10},
+            every([](const TicketOutcome& t) { return t.person_asks; }));
+}
+
+// Each rule's (and explicit-request path's) verdicts and precision over the judgement window, in
+// PrecisionByRule's order.
+void RulePrecisions(Writer& w, const std::vector<RulePrecision>& rules) {
+  // Gauges: the window moves, so these figures go down as well as up.
+  w.Family("superagent_rule_verdicts", "gauge",
+           "Decisions each rule (or explicit:<admission> path) matched in the judgement window, by verdict: yes, no, "
+           "unknown, or unanswered.");
+  for (const RulePrecision& r : rules) {
+    w.Sample("superagent_rule_verdicts", Labels{{"rule", r.rule}, {"verdict", "yes"}}, std::int64_t{r.yes});
+    w.Sample("superagent_rule_verdicts", Labels{{"rule", r.rule}, {"verdict", "no"}}, std::int64_t{r.no});
+    w.Sample("superagent_rule_verdicts", Labels{{"rule", r.rule}, {"verdict", "unknown"}}, std::int64_t{r.unknown});
+    w.Sample("superagent_rule_verdicts", Labels{{"rule", r.rule}, {"verdict", "unanswered"}},
+             std::int64_t{r.unanswered});
+  }
+  w.Family("superagent_rule_precision_lower_bound", "gauge",
+           "Lower bound of the 95 % Wilson interval of a rule's precision, yes / (yes + no); 0 with no answers.");
+  for (const RulePrecision& r : rules)
+    w.Sample("superagent_rule_precision_lower_bound", Labels{{"rule", r.rule}}, r.lower_bound);
+  w.Family("superagent_rule_missed", "gauge",
+           "Explicit requests that came soon after the daemon declined under a rule (missed) in the judgement window.");
+  for (const RulePrecision& r : rules)
+    w.Sample("superagent_rule_missed", Labels{{"rule", r.rule}}, std::int64_t{r.missed});
+}
 
 }  // namespace
 
@@ -248,6 +386,9 @@ std::string RenderPrometheus(const Snapshot& s) {
     w.Sample("superagent_model_tokens_total", L{{"purpose", purpose}, {"kind", "completion"}}, t.completion);
     w.Sample("superagent_model_tokens_total", L{{"purpose", purpose}, {"kind", "cache_hit"}}, t.cache_hit);
   }
+
+  TicketOutcomes(w, s.ticket_outcomes);
+  RulePrecisions(w, s.rule_precision);
   return w.Take();
 }
 

@@ -240,8 +240,19 @@ Result<int> WorkerServices::CommitAndPush(const WorkerTask& task, const std::str
   auto verified = workspaces_->TakeCommits(task.workspace, CommitRulesFor(task),
                                            message.empty() ? "Work on ticket " + std::to_string(task.ticket) : message);
   if (!verified.ok()) return verified.status();
-  if (verified->ahead > 0) RETURN_IF_ERROR(workspaces_->Push(task.workspace));
+  if (verified->ahead > 0) {
+    RETURN_IF_ERROR(workspaces_->Push(task.workspace));
+    NotePushed(task, *verified);
+  }
   return verified->ahead;
+}
+
+void WorkerServices::NotePushed(const WorkerTask& task, const VerifiedCommits& verified) {
+  // On the Ticket's history: the first of these is its time to first commit (issue 38 §4).
+  if (engine_ == nullptr) return;
+  Status noted = engine_->NoteTicket(task.ticket, "pushed " + std::to_string(verified.ahead) + " commit" +
+                                                      (verified.ahead == 1 ? "" : "s") + " to " + task.workspace.branch);
+  if (!noted.ok()) spdlog::warn("push not noted ticket={} error=\"{}\"", task.ticket, noted.message());
 }
 
 namespace {
@@ -317,7 +328,9 @@ Result<json> PushPullRequest(Workspaces* workspaces, const WorkerTask& task, con
 
 Result<json> WorkerServices::PreparePullRequest(const WorkerTask& task, const PullRequestSpec& pr) {
   ASSIGN_OR_RETURN(VerifiedCommits verified, TakePullRequestCommits(workspaces_, task, pr));
-  return PushPullRequest(workspaces_, task, pr, verified);
+  auto action = PushPullRequest(workspaces_, task, pr, verified);
+  if (action.ok()) NotePushed(task, verified);
+  return action;
 }
 
 Status WorkerServices::OpenPullRequest(const WorkerTask& task, const PullRequestSpec& pr) {
@@ -371,6 +384,7 @@ TurnEnd WorkerServices::EndFor(const WorkerTask& task, const WorkerReport& repor
   if (Status refused = CheckUiScreenshots(ui, before, after); !refused.ok()) return refuse(refused);
   auto action = PushPullRequest(workspaces_, task, pr, *verified);
   if (!action.ok()) return no_pull_request(action.status());
+  NotePushed(task, *verified);
   end.actions.emplace_back("open_pull_request", std::move(*action));
   return end;
 }

@@ -6,6 +6,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "superagent/digest.h"
 #include "superagent/eval.h"
 #include "superagent/text.h"
 
@@ -227,6 +228,9 @@ Result<Assessment> ModelAssessor::Assess(const EvalJob& job, const std::vector<c
   auto usage_json = [&] {
     json u = usage.ToJson();
     u["prompt_chars"] = prompt.system.size() + prompt.user.size();
+    // The prompt's version: its instructions as sent (built-in text, team files, rules), so two
+    // Decisions with one version were judged by the same words (issue 38).
+    u["prompt_version"] = Sha256Hex(prompt.system).substr(0, 16);
     if (!prompt.cuts.empty()) u["input_cut"] = prompt.cuts;
     return u;
   };

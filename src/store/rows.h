@@ -6,6 +6,7 @@
 #include "store/sqlite.h"
 #include "superagent/budget.h"
 #include "superagent/domain.h"
+#include "superagent/judgement.h"
 #include "superagent/quarantine.h"
 
 namespace superagent {
@@ -57,5 +58,15 @@ Result<std::string> ReadInstallId(Db& db);
 // The pull requests opened for `ticket`, oldest first (store_pulls.cpp; the Store and Views both read them).
 Result<std::vector<TicketPull>> ReadTicketPulls(Db& db, TicketId ticket);
 Result<std::vector<BudgetEvent>> ReadBudgetEvents(Db& db, TicketId ticket);
+
+// Judgement's reads (judged.cpp, issue 38), for the Engine and the views alike.
+// What a Ticket's outcome says so far (LabelOutcome's facts).
+Result<OutcomeFacts> ReadOutcomeFacts(Db& db, TicketId ticket);
+// would_accepts and accepted Decisions that made a Ticket, made at or after `since`, oldest
+// first, each labelled by its verdict or else its outcome; `text` is left empty. `evals`, when
+// given, receives each record's Eval id (for its batch).
+Result<std::vector<WouldAcceptRecord>> ReadJudged(Db& db, TimeMs since, std::vector<EvalId>* evals = nullptr);
+Result<std::vector<MissedRecord>> ReadMissed(Db& db, TimeMs since);
+Result<std::vector<TicketOutcome>> ReadTicketOutcomes(Db& db, TimeMs since);
 
 }  // namespace superagent::store

@@ -518,6 +518,13 @@ BEGIN
   SELECT RAISE(ABORT, 'a verdict is final');
 END;
 )SQL"},
+      {16, "indexes for judgement: Decisions by time, Tickets by Decision", R"SQL(
+-- Issue 38: precision over a window reads the Decisions of the last days and the Tickets they
+-- made, at each panel read and at each accept of a rule in auto (a demoted rule holds its work).
+CREATE INDEX decisions_by_time ON decisions (created_at);
+CREATE INDEX decisions_by_thread ON decisions (thread_key, id);  -- "missed": the Decision before a request
+CREATE INDEX tickets_by_decision ON tickets (decision_id);
+)SQL"},
   };
   return kMigrations;
 }

@@ -362,16 +362,20 @@ Result<std::optional<Decision>> Store::DecisionById(std::int64_t decision) {
   return std::optional<Decision>(d);
 }
 
-Result<std::optional<std::int64_t>> Store::NewestUnjudgedWouldAccept(const std::string& thread) {
+Result<std::optional<std::int64_t>> Store::NewestUnjudged(const std::string& thread) {
   Stmt s = db_.Prepare(
       "SELECT d.id FROM decisions d LEFT JOIN verdicts v ON v.decision_id = d.id "
-      "WHERE d.thread_key = ? AND d.would_accept = 1 AND v.decision_id IS NULL ORDER BY d.id DESC LIMIT 1");
+      "WHERE d.thread_key = ? AND v.decision_id IS NULL AND (d.would_accept = 1 OR (d.outcome = 'accept' AND "
+      "d.strength = 'inferred' AND EXISTS (SELECT 1 FROM tickets t WHERE t.decision_id = d.id))) "
+      "ORDER BY d.id DESC LIMIT 1");
   s.Bind(1, thread);
   if (!s.Step()) return Missing(s);
   const std::int64_t id = s.Int(0);
   s.Reset();
   return std::optional<std::int64_t>(id);
 }
+
+Result<std::vector<WouldAcceptRecord>> Store::JudgedSince(TimeMs since) { return ReadJudged(db_, since); }
 
 Result<bool> Store::InsertVerdict(std::int64_t decision, const std::string& verdict, const std::string& by,
                                   const std::string& via, TimeMs at) {

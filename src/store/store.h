@@ -13,6 +13,7 @@
 #include "store/sqlite.h"
 #include "superagent/budget.h"
 #include "superagent/domain.h"
+#include "superagent/judgement.h"
 #include "superagent/mailbox.h"
 #include "superagent/quarantine.h"
 #include "superagent/session.h"
@@ -118,8 +119,11 @@ class Store {
   Result<std::vector<Decision>> DecisionsForThread(const std::string& thread);
   Result<std::optional<Decision>> DecisionForEval(EvalId eval);
   Result<std::optional<Decision>> DecisionById(std::int64_t decision);
-  // The newest would_accept Decision on `thread` that has no verdict yet (issue 38).
-  Result<std::optional<std::int64_t>> NewestUnjudgedWouldAccept(const std::string& thread);
+  // The newest Decision on `thread` a verdict may still be given on (issue 38): a would_accept, or
+  // an inferred accept that made a Ticket (auto mode), with no verdict yet.
+  Result<std::optional<std::int64_t>> NewestUnjudged(const std::string& thread);
+  // ReadJudged over this store (a demoted rule's Tickets are held at accept).
+  Result<std::vector<WouldAcceptRecord>> JudgedSince(TimeMs since);
   // A verdict on `decision` (issue 38); false when it already has one (nothing written).
   Result<bool> InsertVerdict(std::int64_t decision, const std::string& verdict, const std::string& by,
                              const std::string& via, TimeMs at);

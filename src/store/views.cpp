@@ -444,6 +444,33 @@ Result<std::vector<WouldAcceptRecord>> Views::WouldAccepts(TimeMs since) {
   return out;
 }
 
+Result<std::vector<WouldAcceptRecord>> Views::Judged(TimeMs since) {
+  MutexLock lock(&mu_);
+  ReadTx tx(db_);
+  RETURN_IF_ERROR(tx.begin_status());
+  std::vector<EvalId> evals;
+  ASSIGN_OR_RETURN(auto out, ReadJudged(*db_, since, &evals));
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    ASSIGN_OR_RETURN(auto batch, BatchOf(evals[i]));
+    if (!batch.empty()) out[i].text = batch.back().record.trigger.text;
+  }
+  return out;
+}
+
+Result<std::vector<MissedRecord>> Views::Missed(TimeMs since) {
+  MutexLock lock(&mu_);
+  ReadTx tx(db_);
+  RETURN_IF_ERROR(tx.begin_status());
+  return ReadMissed(*db_, since);
+}
+
+Result<std::vector<TicketOutcome>> Views::TicketOutcomes(TimeMs since) {
+  MutexLock lock(&mu_);
+  ReadTx tx(db_);
+  RETURN_IF_ERROR(tx.begin_status());
+  return ReadTicketOutcomes(*db_, since);
+}
+
 Result<std::vector<CommandRecord>> Views::Commands(int limit) {
   MutexLock lock(&mu_);
   Stmt s = db_->Prepare("SELECT id, at, who, command, target, detail FROM commands ORDER BY id DESC LIMIT ?");
