@@ -30,6 +30,7 @@ packages=(build-essential cmake pkg-config git ca-certificates
           python3     # execution tests start a grandchild listening on a port
           systemd     # systemd-analyze verify checks the shipped unit (tests/sandbox_host_test.cpp)
           iproute2    # remote-worker tests bring up the loopback of a worker's network namespace
+          prometheus  # /metrics is checked by promtool and scraped by a real Prometheus (tests/prometheus_test.cpp)
           ccache)     # a rebuild on the same machine compiles only what changed (docs/008, build)
 # Only the fuzz targets need these (docs/009-fuzzing.md): Debian's clang with libFuzzer.
 fuzz_packages=(clang libclang-rt-14-dev)

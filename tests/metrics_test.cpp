@@ -48,6 +48,59 @@ metrics::Snapshot Sample() {
   s.rounds["github"] = {10, 1, 2.5, 0.25};
   s.model_tokens["assessment"] = {4, 4000, 300, 3500};
   s.gateway_refused = {{"budget", 2}, {"pass", 1}};
+
+  // Three Tickets (issue 38 §4): two of one rule and executor that merged, one a person stopped
+  // under a rule whose name is Chinese with a quote in it.
+  TicketOutcome merged;
+  merged.ticket = 1;
+  merged.rule = "typo";
+  merged.executor = "claude-code";
+  merged.outcome = "merged";
+  merged.seconds_to_acknowledgement = 4;
+  merged.seconds_to_first_commit = 200;
+  merged.seconds_to_pull_request = 240;
+  merged.seconds_to_merge = 7200;
+  merged.turns = 2;
+  merged.tokens = 120'000;
+  merged.cost_usd = 0.75;
+  merged.person_asks = 0;
+  TicketOutcome merged_too = merged;
+  merged_too.ticket = 2;
+  merged_too.seconds_to_acknowledgement = 30;  // on a bound: counted in le="30"
+  merged_too.seconds_to_first_commit = 1000;
+  merged_too.seconds_to_pull_request = 1100;
+  merged_too.seconds_to_merge = 90'000;
+  merged_too.turns = 7;
+  merged_too.tokens = 12'345'678;  // past the last bound: only in +Inf, and _sum keeps every digit
+  merged_too.cost_usd = 3.5;
+  merged_too.person_asks = 2;
+  TicketOutcome stopped;
+  stopped.ticket = 3;
+  stopped.rule = "文档\"错字\"";
+  stopped.executor = "codex";
+  stopped.outcome = "stopped";
+  stopped.seconds_to_acknowledgement = 2.5;  // no commit, pull request or merge: not observed there
+  stopped.turns = 1;
+  stopped.tokens = 800;
+  stopped.cost_usd = 0.004;
+  s.ticket_outcomes = {merged, merged_too, stopped};
+
+  RulePrecision typo;
+  typo.rule = "typo";
+  typo.yes = 5;
+  typo.no = 1;
+  typo.unknown = 1;
+  typo.unanswered = 2;
+  typo.missed = 1;
+  typo.precision = 5.0 / 6;
+  typo.lower_bound = WilsonLowerBound(5, 6);
+  RulePrecision path;
+  path.rule = "explicit:mention";
+  path.explicit_path = true;
+  path.yes = 3;
+  path.precision = 1;
+  path.lower_bound = WilsonLowerBound(3, 3);
+  s.rule_precision = {typo, path};
   return s;
 }
 
@@ -56,22 +109,22 @@ TEST(MetricsRender, EveryFamilyHasHelpAndTypeAndEverySampleParses) {
   std::istringstream in(text);
   std::string line;
   std::set<std::string> typed;
-  const std::regex sample(R"(^([a-z_]+)(\{[a-z_]+="([^"\\]|\\.)*"(,[a-z_]+="([^"\\]|\\.)*")*\})? -?[0-9.e+]+$)");
+  const std::regex sample(R"(^([a-z_]+)(\{[a-z_]+="([^"\\]|\\.)*"(,[a-z_]+="([^"\\]|\\.)*")*\})? -?[0-9.e+-]+$)");
   int samples = 0;
   while (std::getline(in, line)) {
     if (line.rfind("# TYPE ", 0) == 0) {
       std::istringstream t(line.substr(7));
       std::string name, type;
       t >> name >> type;
-      EXPECT_TRUE(type == "counter" || type == "gauge" || type == "summary") << line;
+      EXPECT_TRUE(type == "counter" || type == "gauge" || type == "summary" || type == "histogram") << line;
       typed.insert(name);
       continue;
     }
     if (line.rfind("# HELP ", 0) == 0) continue;
     ASSERT_TRUE(std::regex_match(line, sample)) << "not a sample line: " << line;
     std::string name = line.substr(0, line.find_first_of("{ "));
-    // A summary's _sum/_count belong to the family without the suffix.
-    std::string family = std::regex_replace(name, std::regex("_(sum|count)$"), "");
+    // A summary's _sum/_count, a histogram's _bucket/_sum/_count belong to the family without the suffix.
+    std::string family = std::regex_replace(name, std::regex("_(sum|count|bucket)$"), "");
     EXPECT_TRUE(typed.count(name) || typed.count(family)) << "sample before its TYPE: " << line;
     ++samples;
   }
@@ -116,6 +169,115 @@ TEST(MetricsRender, ShowsTheFiguresAnOperatorAsksFor) {
   EXPECT_THAT(text, Not(HasSubstr("superagent_reserved_slot_busy")));
   s.reserved_slot_busy = true;
   EXPECT_THAT(metrics::RenderPrometheus(s), HasSubstr("# TYPE superagent_reserved_slot_busy gauge\nsuperagent_reserved_slot_busy 1\n"));
+}
+
+// Issue 38 §4, worked by hand from Sample()'s three Tickets: the two merged ones share a label
+// set (acknowledged after 4 s and 30 s, 120 000 and 12 345 678 tokens, $0.75 and $3.50), the
+// stopped one has its own and was only acknowledged.
+TEST(MetricsRender, TicketOutcomesAreCountersAndCumulativeHistograms) {
+  const std::string text = metrics::RenderPrometheus(Sample());
+  const std::string merged = R"(rule="typo",executor="claude-code",outcome="merged")";
+  const std::string stopped = R"(rule="文档\"错字\"",executor="codex",outcome="stopped")";
+  EXPECT_THAT(text, HasSubstr("# TYPE superagent_ticket_outcomes_total counter\n"
+                              "superagent_ticket_outcomes_total{" + merged + "} 2\n"
+                              "superagent_ticket_outcomes_total{" + stopped + "} 1\n"));
+
+  // Every bucket counts the observations at or under its bound (30 s is in le="30"), +Inf all.
+  auto buckets = [](const std::string& family, const std::string& labels,
+                    const std::vector<std::pair<std::string, int>>& counts) {
+    std::string out;
+    for (const auto& [le, n] : counts)
+      out += family + "_bucket{" + labels + ",le=\"" + le + "\"} " + std::to_string(n) + "\n";
+    return out;
+  };
+  EXPECT_THAT(text, HasSubstr("# TYPE superagent_ticket_acknowledgement_seconds histogram\n" +
+                              buckets("superagent_ticket_acknowledgement_seconds", merged,
+                                      {{"1", 0}, {"5", 1}, {"15", 1}, {"30", 2}, {"60", 2}, {"300", 2}, {"900", 2},
+                                       {"1800", 2}, {"3600", 2}, {"14400", 2}, {"86400", 2}, {"604800", 2},
+                                       {"+Inf", 2}}) +
+                              "superagent_ticket_acknowledgement_seconds_sum{" + merged + "} 34\n"
+                              "superagent_ticket_acknowledgement_seconds_count{" + merged + "} 2\n" +
+                              buckets("superagent_ticket_acknowledgement_seconds", stopped,
+                                      {{"1", 0}, {"5", 1}, {"15", 1}}) ));
+  EXPECT_THAT(text, HasSubstr("superagent_ticket_acknowledgement_seconds_sum{" + stopped + "} 2.5\n"));
+  // 12 345 678 tokens are past the last bound: only +Inf has them, and _sum keeps every digit.
+  EXPECT_THAT(text, HasSubstr(buckets("superagent_ticket_tokens", merged,
+                                      {{"1000", 0}, {"10000", 0}, {"100000", 0}, {"300000", 1}, {"1e+06", 1},
+                                       {"3e+06", 1}, {"1e+07", 1}, {"+Inf", 2}}) +
+                              "superagent_ticket_tokens_sum{" + merged + "} 1.2465678e+07\n"
+                              "superagent_ticket_tokens_count{" + merged + "} 2\n"));
+  EXPECT_THAT(text, HasSubstr(buckets("superagent_ticket_cost_usd", merged,
+                                      {{"0.01", 0}, {"0.1", 0}, {"0.5", 0}, {"1", 1}, {"2", 1}, {"5", 2}, {"10", 2},
+                                       {"50", 2}, {"+Inf", 2}}) +
+                              "superagent_ticket_cost_usd_sum{" + merged + "} 4.25\n"));
+  EXPECT_THAT(text, HasSubstr(buckets("superagent_ticket_turns", merged,
+                                      {{"1", 0}, {"2", 1}, {"3", 1}, {"5", 1}, {"10", 2}, {"20", 2}, {"40", 2},
+                                       {"+Inf", 2}}) +
+                              "superagent_ticket_turns_sum{" + merged + "} 9\n"));
+  EXPECT_THAT(text, HasSubstr(buckets("superagent_ticket_person_asks", merged, {{"0", 1}, {"1", 1}, {"2", 2}}) ));
+  EXPECT_THAT(text, HasSubstr("superagent_ticket_merge_seconds_sum{" + merged + "} 97200\n"));
+  // A moment that never came is not observed: the stopped Ticket has no commit, PR or merge series.
+  for (const char* family : {"first_commit", "pull_request", "merge"})
+    EXPECT_THAT(text, Not(HasSubstr(std::string("superagent_ticket_") + family + "_seconds_count{" + stopped)));
+
+  // Each rule's verdicts, its precision's lower bound and its misses; explicit paths alike.
+  EXPECT_THAT(text, HasSubstr("superagent_rule_verdicts{rule=\"typo\",verdict=\"yes\"} 5\n"
+                              "superagent_rule_verdicts{rule=\"typo\",verdict=\"no\"} 1\n"
+                              "superagent_rule_verdicts{rule=\"typo\",verdict=\"unknown\"} 1\n"
+                              "superagent_rule_verdicts{rule=\"typo\",verdict=\"unanswered\"} 2\n"
+                              "superagent_rule_verdicts{rule=\"explicit:mention\",verdict=\"yes\"} 3\n"));
+  EXPECT_THAT(text, HasSubstr("# TYPE superagent_rule_precision_lower_bound gauge\n"
+                              "superagent_rule_precision_lower_bound{rule=\"typo\"} 0.436497\n"
+                              "superagent_rule_precision_lower_bound{rule=\"explicit:mention\"} 0.438503\n"));
+  EXPECT_THAT(text, HasSubstr("superagent_rule_missed{rule=\"typo\"} 1\n"
+                              "superagent_rule_missed{rule=\"explicit:mention\"} 0\n"));
+}
+
+// Before the first Ticket and the first verdict every family is there, empty, so alerts and
+// dashboards written against them load.
+// A Ticket still at work has no settled outcome: counting it would make a counter go down when it
+// settles, so it is a gauge until then and joins the counters and histograms once settled.
+TEST(MetricsRender, TicketsStillAtWorkAreAGaugeNotACounter) {
+  metrics::Snapshot s = Sample();
+  TicketOutcome live;
+  live.ticket = 9;
+  live.rule = "explicit";
+  live.executor = "none";
+  live.outcome = "live";
+  live.turns = 1;
+  TicketOutcome open = live;
+  open.ticket = 10;
+  open.outcome = "pr_open";
+  s.ticket_outcomes.push_back(live);
+  s.ticket_outcomes.push_back(open);
+  const std::string text = metrics::RenderPrometheus(s);
+  EXPECT_THAT(text, HasSubstr("# TYPE superagent_tickets_unsettled gauge\n"
+                              "superagent_tickets_unsettled{rule=\"explicit\",executor=\"none\",outcome=\"live\"} 1\n"
+                              "superagent_tickets_unsettled{rule=\"explicit\",executor=\"none\",outcome=\"pr_open\"} 1\n"));
+  EXPECT_THAT(text, Not(HasSubstr("outcome=\"live\",le=")));
+  EXPECT_THAT(text, Not(HasSubstr("superagent_ticket_outcomes_total{rule=\"explicit\"")));
+  EXPECT_EQ(text.find("superagent_ticket_turns_count{rule=\"explicit\""), std::string::npos);
+}
+
+TEST(MetricsRender, OutcomeFamiliesAreThereWithNoTickets) {
+  metrics::Snapshot s = Sample();
+  s.ticket_outcomes.clear();
+  s.rule_precision.clear();
+  const std::string text = metrics::RenderPrometheus(s);
+  for (const char* family : {"superagent_ticket_acknowledgement_seconds", "superagent_ticket_first_commit_seconds",
+                             "superagent_ticket_pull_request_seconds", "superagent_ticket_merge_seconds",
+                             "superagent_ticket_turns", "superagent_ticket_tokens", "superagent_ticket_cost_usd",
+                             "superagent_ticket_person_asks"}) {
+    EXPECT_THAT(text, HasSubstr("# HELP " + std::string(family) + " "));
+    EXPECT_THAT(text, HasSubstr("# TYPE " + std::string(family) + " histogram\n"));
+    EXPECT_THAT(text, Not(HasSubstr(std::string(family) + "_bucket")));
+  }
+  EXPECT_THAT(text, HasSubstr("# TYPE superagent_ticket_outcomes_total counter\n"));
+  EXPECT_THAT(text, HasSubstr("# TYPE superagent_rule_verdicts gauge\n"));
+  EXPECT_THAT(text, HasSubstr("# TYPE superagent_rule_precision_lower_bound gauge\n"));
+  EXPECT_THAT(text, HasSubstr("# TYPE superagent_rule_missed gauge\n"));
+  EXPECT_THAT(text, Not(HasSubstr("superagent_ticket_outcomes_total{")));
+  EXPECT_THAT(text, Not(HasSubstr("superagent_rule_verdicts{")));
 }
 
 TEST(MetricsRuntime, AccumulatesModelTokensByPurposeAndPollRounds) {

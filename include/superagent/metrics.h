@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "superagent/clock.h"
+#include "superagent/judgement.h"  // TicketOutcome, RulePrecision
 #include "superagent/source_state.h"  // SourceHealth
 
 namespace superagent::metrics {
@@ -115,6 +116,12 @@ struct Snapshot {
     std::int64_t connected = 0;  // workers the pool knows (PoolView::workers)
   };
   std::optional<WorkerPool> worker_pool;
+  // Every Ticket's outcome (issue 38 §4), rendered as counters and histograms labelled by rule,
+  // executor and outcome. Read from the store: they survive restarts.
+  std::vector<TicketOutcome> ticket_outcomes;
+  // Each rule's (and explicit path's) verdict counts and precision over the policy's judgement
+  // window (PrecisionByRule).
+  std::vector<RulePrecision> rule_precision;
 };
 
 // Prometheus text exposition format 0.0.4: HELP and TYPE for every family, label values escaped,

@@ -10,7 +10,7 @@
 namespace superagent::panel {
 
 Result<metrics::Snapshot> GatherMetrics(Engine& engine, Views& views, int slots_configured, int problem_threshold,
-                                std::optional<SlotsView> slots, const std::optional<exec::PoolView>& pool) {
+                                std::optional<SlotsView> slots, const std::optional<exec::PoolView>& pool, TimeMs now) {
   metrics::Snapshot s;
   s.version = SUPERAGENT_VERSION;
   s.policy_version = engine.PolicyVersion();
@@ -51,6 +51,15 @@ Result<metrics::Snapshot> GatherMetrics(Engine& engine, Views& views, int slots_
   for (const auto& [hook, n] : metrics::ProcessRuntime().RefusedDeliveries()) s.webhook_refused[hook] = n;
   s.gateway_refused = {{"pass", 0}, {"budget", 0}, {"path", 0}, {"upstream", 0}};  // stable series for alerts
   for (const auto& [reason, n] : metrics::ProcessRuntime().GatewayRefusals()) s.gateway_refused[reason] = n;
+  // Outcomes over all time (counters and histograms only grow); precision over the policy's
+  // judgement window, as the panel and `policy report` show it.
+  ASSIGN_OR_RETURN(s.ticket_outcomes, views.TicketOutcomes(0));
+  const Policy policy = engine.CurrentPolicy();
+  if (now == 0) now = SystemClock()->NowMs();
+  const TimeMs since = now - static_cast<TimeMs>(policy.judgement.window_days) * 86'400'000;
+  ASSIGN_OR_RETURN(auto judged, views.Judged(since));
+  ASSIGN_OR_RETURN(auto missed, views.Missed(since));
+  s.rule_precision = PrecisionByRule(judged, missed);
   if (pool) {
     metrics::Snapshot::WorkerPool p;
     for (const auto& [executor, n] : pool->queued) p.queued[executor] = n;

@@ -17,9 +17,10 @@ namespace superagent::panel {
 // `slots_configured`: execution.slots. `slots`: the scheduler's live view, or nullopt when
 // execution is off (then the store's running Assignments are counted). `pool`: the remote
 // workers' pool (issue 36), or nullopt when there is none. The store's error when it cannot be
-// read (a scrape never gets zeros made up for a failed read).
+// read (a scrape never gets zeros made up for a failed read). `now` places the judgement
+// window; 0: the system clock.
 Result<metrics::Snapshot> GatherMetrics(Engine& engine, Views& views, int slots_configured, int problem_threshold,
                                 std::optional<SlotsView> slots = std::nullopt,
-                                const std::optional<exec::PoolView>& pool = std::nullopt);
+                                const std::optional<exec::PoolView>& pool = std::nullopt, TimeMs now = 0);
 
 }  // namespace superagent::panel
