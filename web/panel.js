@@ -5,6 +5,7 @@ import { command, getJson, live, loadSession, currentSession, whenLoggedOut } fr
 import { $, el, when, refreshTimes, stageLabel, kv } from './dom.js';
 import { initIntercom, refreshIntercom } from './intercom.js';
 import { initWorkers, refreshWorkers } from './workers.js';
+import { refreshJudgement, renderProposals } from './judgement.js';
 
 const STAGES = ['waiting_for_person', 'blocked', 'working', 'idle', 'ready', 'ended'];
 const state = {
@@ -49,6 +50,7 @@ function renderNeeds(needs) {
   renderUnanswered(needs.unanswered || null);
   renderNotAllowed(needs.not_allowed || null);
   renderVerdicts(needs.verdicts || []);
+  renderProposals(needs.mode_proposals || []);
 }
 
 // What observe mode would have done, for a person to judge (issue 38): one card per rule with
@@ -621,6 +623,7 @@ async function refresh() {
       renderStatus(status);
       renderObserve(observe, status.mode);
       await refreshWorkers();
+      await refreshJudgement();
       await loadTickets();
       await refreshIntercom();
       state.loggedOut = false;

@@ -73,6 +73,10 @@ struct PanelContext {
   // loaded — with its problems; nullopt when it is in force (or there is no file). Needs-you
   // shows it as a card. Called on request threads.
   std::function<std::optional<PolicyReloadResult>()> policy_on_disk;
+  // The path of the policy file in force (the config's policy_file), "" when the embedded
+  // defaults are in force: what the proposed policy edits (issue 38) are diffs of. The panel only
+  // reads it; a person edits it.
+  std::string policy_file;
   // What is not set up (the daemon's config, read once at start); see SetupGap.
   std::vector<SetupGap> setup;
   // What is not set up in the policy in force — a Source nobody may ask (issue 34) — asked on

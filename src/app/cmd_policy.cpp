@@ -3,7 +3,10 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
+#include <map>
 #include <string>
+#include <vector>
 
 #include "app/commands.h"
 #include "app/config.h"
@@ -22,6 +25,9 @@ const char kPolicyUsage[] =
     "and the decision code under CANDIDATE, reusing each recorded model assessment, and prints\n"
     "every Decision that would come out differently. The model is never called: where the\n"
     "candidate admits a message no recorded assessment covers, it says \"needs_assessment\".\n"
+    "Then it scores both policies on the verdicts people gave on those Decisions: how many each\n"
+    "acts on and declines, and its precision (yes of yes + no among what it acts on) with the 95 %\n"
+    "Wilson lower bound, overall and by rule.\n"
     "--gate-only ignores recorded assessments. Reads only; safe while the daemon runs.\n"
     "exit: 0 simulated (differences or not), 1 no database or unreadable, 2 bad input.\n"
     "\n"
@@ -64,6 +70,18 @@ std::unique_ptr<Views> OpenStore(const Config& config, const char* command) {
   if (views.ok()) return std::move(*views);
   std::fprintf(stderr, "%s: %s\n", command, views.status().message().c_str());
   return nullptr;
+}
+
+// Adds the verdicts of `records` to what `policy simulate` scores: each answered record's verdict,
+// and the names it counts under per rule (its matched rules; a person's accepted explicit request
+// under its path, "explicit:<admission>", as PrecisionByRule counts it).
+void AddSimulatedVerdicts(const std::vector<WouldAcceptRecord>& records, std::map<std::int64_t, Verdict>* verdicts,
+                          std::map<std::int64_t, std::vector<std::string>>* groups) {
+  for (const WouldAcceptRecord& w : records) {
+    if (!w.verdict) continue;
+    if (!verdicts->emplace(w.decision, *w.verdict).second) continue;  // the first label of a Decision holds
+    (*groups)[w.decision] = w.explicit_request ? std::vector<std::string>{"explicit:" + w.admission} : w.rules;
+  }
 }
 
 int Simulate(int argc, char** argv) {
@@ -112,6 +130,17 @@ int Simulate(int argc, char** argv) {
     return 1;
   }
   SimulationReport r = SimulatePolicy(*recorded, *candidate, !gate_only);
+  // What people said of the Decisions in the same window, to score both policies by.
+  auto would_accepts = views->Judged(from);
+  if (!would_accepts.ok()) {
+    std::fprintf(stderr, "policy simulate: the store could not be read: %s\n",
+                 would_accepts.status().message().c_str());
+    return 1;
+  }
+  std::map<std::int64_t, Verdict> verdicts;
+  std::map<std::int64_t, std::vector<std::string>> verdict_groups;
+  AddSimulatedVerdicts(*would_accepts, &verdicts, &verdict_groups);
+  const VerdictComparison scored = ScoreVerdicts(r, verdicts, verdict_groups);
 
   if (as_json) {
     nlohmann::json diffs = nlohmann::json::array();
@@ -122,7 +151,8 @@ int Simulate(int argc, char** argv) {
                        {"assumed", d.assumed}});
     nlohmann::json out = {{"since", FormatTime(from)}, {"policy", policy_path}, {"decisions", r.decisions},
                           {"same", r.same}, {"changed", r.changed}, {"needs_assessment", r.needs_assessment},
-                          {"unavailable_skipped", r.unavailable_skipped}, {"differences", diffs}};
+                          {"unavailable_skipped", r.unavailable_skipped}, {"differences", diffs},
+                          {"verdicts", VerdictComparisonJson(scored)}};
     std::printf("%s\n", out.dump(2).c_str());
     return 0;
   }
@@ -137,6 +167,7 @@ int Simulate(int argc, char** argv) {
     if (!d.url.empty()) std::printf("  url   %s\n", d.url.c_str());
     std::printf("  was   %s\n  now   %s\n", d.recorded_reason.c_str(), d.simulated_reason.c_str());
   }
+  std::printf("\n%s", VerdictComparisonText(scored).c_str());
   return 0;
 }
 
@@ -165,28 +196,56 @@ int Report(int argc, char** argv) {
   auto views = OpenStore(*config, "policy report");
   if (!views) return 1;
   const TimeMs from = SystemClock()->NowMs() - window;
-  auto records = views->WouldAccepts(from);
-  if (!records.ok()) {
-    std::fprintf(stderr, "policy report: the store could not be read: %s\n", records.status().message().c_str());
+  auto records = views->Judged(from);
+  auto missed = records.ok() ? views->Missed(from) : Result<std::vector<MissedRecord>>(records.status());
+  if (!missed.ok()) {
+    std::fprintf(stderr, "policy report: the store could not be read: %s\n", missed.status().message().c_str());
     return 1;
   }
-  const std::vector<RulePrecision> rules = PrecisionByRule(*records);
+  const std::vector<RulePrecision> rules = PrecisionByRule(*records, *missed);
+  // The edits precision has earned, made against the policy file in force (read, never written).
+  std::vector<Problem> problems;
+  std::optional<Policy> policy = config->policy_file.empty() ? std::optional<Policy>(DefaultPolicy())
+                                                             : LoadPolicyFile(config->policy_file, &problems);
+  std::string policy_text;
+  if (!config->policy_file.empty()) {
+    std::ifstream in(config->policy_file, std::ios::binary);
+    policy_text.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  }
+  const std::vector<ModeProposal> proposals =
+      policy ? ProposeModes(rules, *policy, config->policy_file, policy_text) : std::vector<ModeProposal>{};
   if (as_json) {
     nlohmann::json out = PrecisionReportJson(rules, from);
     out["since"] = FormatTime(from);
+    out["missed"] = missed->size();
+    nlohmann::json list = nlohmann::json::array();
+    for (const ModeProposal& p : proposals)
+      list.push_back({{"rule", p.rule}, {"kind", p.promote ? "promote" : "demote"}, {"from", ModeName(p.from)},
+                      {"to", ModeName(p.to)}, {"lower_bound", p.lower_bound}, {"answers", p.answers}, {"diff", p.diff},
+                      {"why", p.why}});
+    out["proposals"] = list;
     std::printf("%s\n", out.dump(2).c_str());
     return 0;
   }
-  std::printf("%zu would_accept Decision(s) since %s\n", records->size(), FormatTime(from).c_str());
-  if (rules.empty()) std::printf("  none: observe mode has recorded nothing it would have done in this window\n");
+  int would = 0, accepted = 0;
+  for (const WouldAcceptRecord& w : *records) ++(w.accepted ? accepted : would);
+  std::printf("%d would_accept and %d accepted Decision(s) since %s; %zu explicit request(s) right after a decline\n",
+              would, accepted, FormatTime(from).c_str(), missed->size());
+  if (rules.empty()) std::printf("  none: no rule did, or would have done, anything in this window\n");
   for (const RulePrecision& r : rules) {
-    std::printf("\nrule %s: %d would_accept; yes %d, no %d, don't know %d, unanswered %d\n", r.rule.c_str(),
-                r.would_accept, r.yes, r.no, r.unknown, r.unanswered);
-    if (r.yes + r.no == 0) std::printf("  precision: no yes or no answer yet\n");
+    std::printf("\n%s %s: %d would_accept, %d accepted; yes %d, no %d, don't know %d, unanswered %d, missed %d\n",
+                r.explicit_path ? "path" : "rule", r.rule.c_str(), r.would_accept, r.accepted, r.yes, r.no, r.unknown,
+                r.unanswered, r.missed);
+    if (r.answers() == 0) std::printf("  precision: no yes or no answer yet\n");
     else
       std::printf("  precision %.1f %% over %d answer(s); at least %.1f %% with 95 %% confidence (Wilson)\n",
-                  100 * r.precision, r.yes + r.no, 100 * r.lower_bound);
+                  100 * r.precision, r.answers(), 100 * r.lower_bound);
   }
+  for (const ModeProposal& p : proposals) {
+    std::printf("\nproposed: %s\n", p.why.c_str());
+    if (!p.diff.empty()) std::printf("%s", p.diff.c_str());
+  }
+  if (!proposals.empty()) std::printf("\nThe daemon never edits its policy: make the edit yourself, then reload.\n");
   return 0;
 }
 

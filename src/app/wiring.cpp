@@ -498,6 +498,7 @@ std::vector<panel::SetupGap> PolicySetupGapsFor(const Config& config, const Poli
 panel::PanelContext PanelContextFor(const Config& config, const RunMode& mode) {
   panel::PanelContext ctx = ModuleOptionsFor(config).panel;  // listen, password_env, password, slots_configured
   ctx.setup = SetupGapsFor(config, mode);
+  ctx.policy_file = config.policy_file;
   return ctx;
 }
 

@@ -300,4 +300,43 @@ json VerdictCardsJson(const std::vector<WouldAcceptRecord>& records, const std::
   return cards;
 }
 
+json ModeProposalCardsJson(const std::vector<ModeProposal>& proposals, const std::vector<RulePrecision>& rules,
+                           const std::string& policy_file) {
+  json cards = json::array();
+  for (const ModeProposal& p : proposals) {
+    RulePrecision r;
+    r.rule = p.rule;
+    for (const RulePrecision& x : rules)
+      if (x.rule == p.rule && !x.explicit_path) r = x;
+    const std::string what = p.promote ? "The rule " + p.rule + " has earned auto mode."
+                                       : "The rule " + p.rule + " has lost auto mode; its new Tickets are held for a "
+                                                                "person until the edit is made.";
+    // Without a diff, the proposal's `why` says where the edit goes instead (ProposeModes).
+    std::string fix = "Edit policy.yaml yourself; the daemon never edits it.";
+    if (!p.diff.empty()) fix += " The change to " + policy_file + " is below; the daemon reloads the file when it is saved.";
+    cards.push_back({{"kind", "mode_proposal"},
+                     {"proposal", p.promote ? "promote" : "demote"},
+                     {"rule", p.rule},
+                     {"from", ModeName(p.from)},
+                     {"to", ModeName(p.to)},
+                     {"would_accept", r.would_accept},
+                     {"accepted", r.accepted},
+                     {"yes", r.yes},
+                     {"no", r.no},
+                     {"unknown", r.unknown},
+                     {"missed", r.missed},
+                     {"answers", p.answers},
+                     {"precision", r.precision},
+                     {"lower_bound", p.lower_bound},
+                     {"precision_words", PrecisionWords(r)},
+                     {"held", !p.promote},
+                     {"diff", p.diff},
+                     {"file", policy_file.empty() ? json(nullptr) : json(policy_file)},
+                     {"why", p.why},
+                     {"what", what},
+                     {"fix", fix}});
+  }
+  return cards;
+}
+
 }  // namespace superagent::panel

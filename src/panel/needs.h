@@ -58,6 +58,13 @@ nlohmann::json VerdictCardsJson(const std::vector<WouldAcceptRecord>& records,
 // "precision 80 % (at least 38 % with 95 % confidence) over 5 answers", or that there is none yet.
 std::string PrecisionWords(const RulePrecision& r);
 
+// Proposed policy edits (issue 38 §3): one card per ModeProposal (kind "mode_proposal"), with the
+// rule's figures from `rules`, the diff of `policy_file` ("" when the embedded defaults are in
+// force) and what a person does about it. Nothing on it edits anything: the daemon never edits
+// its own policy. A demotion's card says the rule's new Tickets are held for a person meanwhile.
+nlohmann::json ModeProposalCardsJson(const std::vector<ModeProposal>& proposals, const std::vector<RulePrecision>& rules,
+                                     const std::string& policy_file);
+
 // The card for a policy file on disk that is not the version in force.
 nlohmann::json PolicyFileCardJson(const PolicyReloadResult& on_disk);
 

@@ -16,6 +16,7 @@
 #include "panel/assets.h"
 #include "panel/guard.h"
 #include "panel/http_limits.h"
+#include "panel/judgement_api.h"
 #include "panel/metrics_gather.h"
 #include "panel/needs.h"
 #include "panel/panel_internal.h"
@@ -277,13 +278,19 @@ Result<json> Panel::Impl::Needs() {
   json unanswered = UnansweredCardJson(asked, policy, now);
   json not_allowed = NotAllowedCardJson(asked, policy, now);
   ASSIGN_OR_RETURN(json verdicts, VerdictCards(now));
+  // A rule that earned auto, or lost it (issue 38): the edit is proposed here, a person makes it.
+  ASSIGN_OR_RETURN(auto precision, ReadRulePrecision(*ctx.views, policy.judgement, now));
+  json mode_proposals = ModeProposalCardsJson(
+      ProposalsFor(precision, policy, ctx.policy_file, PolicyFileText(ctx.policy_file)), precision, ctx.policy_file);
   std::size_t count = setup.size() + questions.size() + decisions.size() + problems.size() + set_aside.size() +
                       (policy_file.is_null() ? 0 : 1) + (secrets.is_null() ? 0 : 1) + (unanswered.is_null() ? 0 : 1) +
-                      (not_allowed.is_null() ? 0 : 1) + (workers.is_null() ? 0 : 1) + verdicts.size();
+                      (not_allowed.is_null() ? 0 : 1) + (workers.is_null() ? 0 : 1) + verdicts.size() +
+                      mode_proposals.size();
   return json{{"count", count},         {"setup", setup},         {"questions", questions},
               {"decisions", decisions}, {"problems", problems},   {"set_aside", set_aside},
               {"policy_file", policy_file}, {"secrets", secrets}, {"unanswered", unanswered},
-              {"not_allowed", not_allowed}, {"workers", workers}, {"verdicts", verdicts}};
+              {"not_allowed", not_allowed}, {"workers", workers}, {"verdicts", verdicts},
+              {"mode_proposals", mode_proposals}};
 }
 
 Result<json> Panel::Impl::VerdictCards(TimeMs now) {
@@ -359,6 +366,10 @@ void Panel::Impl::Install(httplib::Server& server) {
     json list = json::array();
     for (const DecisionView& d : *rows) list.push_back(DecisionJson(d));
     SendJson(res, 200, {{"mode", ModeName(ctx.engine->CurrentPolicy().mode)}, {"decisions", list}});
+  });
+  // Each rule's record, the policy edits it earns, and the week's outcomes (issue 38).
+  server.Get("/api/judgement", [this](const Request&, Response& res) {
+    SendRead(res, "judgement", ReadJudgement(*ctx.views, ctx.engine->CurrentPolicy(), ctx.policy_file, Now()));
   });
   server.Get("/api/commands", [this](const Request& req, Response& res) {
     auto rows = ctx.views->Commands(IntParam(req, "limit", 50, 1, 200));
