@@ -5,6 +5,8 @@
 #include <filesystem>
 #include <fstream>
 
+#include <unistd.h>
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -151,6 +153,177 @@ TEST_F(VerdictsTest, PolicyReportPrintsEachRulesCountsPrecisionAndBound) {
   EXPECT_THAT(text.out, HasSubstr("rule wording: 6 would_accept, 0 accepted; yes 4, no 1, don't know 0, unanswered 1, missed 0"));
   EXPECT_THAT(text.out, HasSubstr("precision 80.0 % over 5 answer(s); at least 37.6 % with 95 % confidence (Wilson)"));
   EXPECT_EQ(RunBinary({"policy", "report", "--config", config, "--since", "forever"}).exit_code, 2);
+}
+
+
+// Issue 38 §1: what a Ticket's outcome says, in the order a person would weigh it.
+TEST(Judgement, OutcomesLabelInOrderAndSayNothingWhileUndecided) {
+  auto label = [](OutcomeFacts f) {
+    auto l = LabelOutcome(f);
+    return l ? std::string(VerdictName(l->verdict)) + ":" + l->name : std::string("none");
+  };
+  EXPECT_EQ(label({}), "none") << "nothing happened yet";
+  EXPECT_EQ(label({.stopped_by_person = true, .turns_when_stopped = 0}), "no:stopped_in_first_turn");
+  EXPECT_EQ(label({.stopped_by_person = true, .turns_when_stopped = 1}), "no:stopped_in_first_turn");
+  EXPECT_EQ(label({.stopped_by_person = true, .turns_when_stopped = 2}), "none") << "a later stop is about the course";
+  EXPECT_EQ(label({.pulls_merged = 1, .pulls_closed = 1}), "yes:pull_request_merged") << "one merged is enough";
+  EXPECT_EQ(label({.pulls_closed = 1, .pulls_open = 1}), "none") << "an open PR decides nothing yet";
+  EXPECT_EQ(label({.pulls_closed = 2}), "no:pull_request_closed");
+  EXPECT_EQ(label({.pulls_closed = 1, .result_sent = true, .thanked = true}), "no:pull_request_closed");
+  EXPECT_EQ(label({.result_sent = true}), "yes:answered");
+  EXPECT_EQ(label({.result_sent = true, .thanked = true}), "yes:thanked");
+  EXPECT_EQ(label({.stopped_by_person = true, .turns_when_stopped = 3, .result_sent = true}), "none");
+}
+
+TEST(Judgement, ThanksIsOnlyAMessageThatThanksAndNothingMore) {
+  for (const char* yes : {"thanks", "Thanks!", "thank you.", "@superagent-bot thanks!!", "谢谢", "谢谢！", "@agent 多谢～",
+                          "感谢 🙏", "👍", "TY", "  thx  "})
+    EXPECT_TRUE(IsThanks(yes)) << yes;
+  for (const char* no : {"", "thanks, but the footer is still wrong", "no thanks", "谢谢，但是还有一个错别字", "thanks @bob",
+                         "👍👎", "thank", "\xff\xfe thanks", "this is great"})
+    EXPECT_FALSE(IsThanks(no)) << no;
+}
+
+TEST(Judgement, ExplicitPathsAndMissedCountApartFromRules) {
+  WouldAcceptRecord seen;
+  seen.rules = {"wording"};
+  seen.verdict = Verdict::kYes;
+  WouldAcceptRecord done = seen;
+  done.accepted = true;
+  done.verdict = Verdict::kNo;
+  WouldAcceptRecord asked;
+  asked.accepted = asked.explicit_request = true;
+  asked.admission = "allow_listed_addressed";
+  asked.rules = {"wording"};  // an explicit request counts under its path, never its rules
+  asked.verdict = Verdict::kYes;
+  MissedRecord missed;
+  missed.rules = {"wording"};
+  MissedRecord unnamed;
+  const auto rules = PrecisionByRule({seen, done, asked}, {missed, unnamed});
+  ASSERT_EQ(rules.size(), 3u);
+  EXPECT_EQ(rules[0].rule, "(no rule)");
+  EXPECT_EQ(rules[0].missed, 1);
+  EXPECT_EQ(rules[1].rule, "wording");
+  EXPECT_EQ(rules[1].would_accept, 1);
+  EXPECT_EQ(rules[1].accepted, 1);
+  EXPECT_EQ(rules[1].yes, 1);
+  EXPECT_EQ(rules[1].no, 1);
+  EXPECT_EQ(rules[1].missed, 1);
+  EXPECT_EQ(rules[2].rule, "explicit:allow_listed_addressed");
+  EXPECT_TRUE(rules[2].explicit_path);
+  EXPECT_EQ(rules[2].accepted, 1);
+  EXPECT_EQ(rules[2].yes, 1);
+  EXPECT_EQ(PrecisionReportJson(rules, 0)["rules"][2]["kind"], "explicit");
+}
+
+// A policy file as a team writes one: comments, a quoted name, a rule in flow style.
+const char* kPolicyFile = R"(# Our policy.
+mode: observe
+rules:
+  - name: wording   # typos
+    when: Fix typos.
+  - name: "错别字"
+    mode: observe  # on trial since March
+    when: 修正错别字
+  - {name: flow, when: Anything.}
+)";
+
+std::vector<RulePrecision> Answered(const std::string& rule, int yes, int no) {
+  RulePrecision r;
+  r.rule = rule;
+  r.yes = yes;
+  r.no = no;
+  r.precision = yes + no ? static_cast<double>(yes) / (yes + no) : 0;
+  r.lower_bound = WilsonLowerBound(yes, yes + no);
+  return {r};
+}
+
+TEST(Judgement, APromotionIsProposedAtPromoteAfterAnswersAndNotOneBefore) {
+  std::vector<Problem> problems;
+  Policy policy = *ParsePolicy(kPolicyFile, "policy.yaml", &problems);
+  ASSERT_EQ(policy.judgement.promote_after, 30);
+  // 30 of 30 has a lower bound of 0.887: under the default 0.9 (35 straight yes are needed), so
+  // this test lowers promote_at to 0.85 to meet promote_after exactly.
+  EXPECT_TRUE(ProposeModes(Answered("wording", 30, 0), policy, "policy.yaml", kPolicyFile).empty());
+  EXPECT_EQ(ProposeModes(Answered("wording", 35, 0), policy, "policy.yaml", kPolicyFile).size(), 1u);
+  policy.judgement.promote_at = 0.85;
+  EXPECT_TRUE(ProposeModes(Answered("wording", 29, 0), policy, "policy.yaml", kPolicyFile).empty())
+      << "29 of 29 (0.883) is under promote_after";
+  EXPECT_TRUE(ProposeModes(Answered("wording", 29, 1), policy, "policy.yaml", kPolicyFile).empty())
+      << "29 of 30: the lower bound (0.833) is under promote_at";
+  const auto p = ProposeModes(Answered("wording", 30, 0), policy, "policy.yaml", kPolicyFile);
+  ASSERT_EQ(p.size(), 1u);
+  EXPECT_TRUE(p[0].promote);
+  EXPECT_EQ(p[0].to, Mode::kAuto);
+  EXPECT_EQ(p[0].answers, 30);
+  EXPECT_EQ(p[0].diff,
+            "--- a/policy.yaml\n+++ b/policy.yaml\n@@ -2,6 +2,7 @@\n mode: observe\n rules:\n"
+            "   - name: wording   # typos\n+    mode: auto\n     when: Fix typos.\n   - name: \"错别字\"\n"
+            "     mode: observe  # on trial since March\n");
+  EXPECT_THAT(p[0].why, HasSubstr("Rule wording has earned auto: 30 of 30 answers said it was a request"));
+  // Explicit paths, unknown and disabled rules are never proposed.
+  auto path = Answered("explicit:allow_listed_addressed", 40, 0);
+  path[0].explicit_path = true;
+  EXPECT_TRUE(ProposeModes(path, policy, "policy.yaml", kPolicyFile).empty());
+  EXPECT_TRUE(ProposeModes(Answered("gone", 40, 0), policy, "policy.yaml", kPolicyFile).empty());
+  // The embedded defaults have no file to diff: the words say what to do instead.
+  const auto bare = ProposeModes(Answered("wording", 35, 0), DefaultPolicy(), "", "");
+  ASSERT_EQ(bare.size(), 1u);
+  EXPECT_EQ(bare[0].diff, "");
+  EXPECT_THAT(bare[0].why, HasSubstr("embedded default"));
+}
+
+TEST(Judgement, ARuleInAutoUnderDemoteAtIsProposedBackAfterDemoteAfterAnswers) {
+  std::vector<Problem> problems;
+  Policy policy = *ParsePolicy(kPolicyFile, "policy.yaml", &problems);
+  policy.rules[1].mode = Mode::kAuto;
+  EXPECT_TRUE(ProposeModes(Answered("错别字", 5, 4), policy, "p.yaml", kPolicyFile).empty()) << "9 answers";
+  const auto p = ProposeModes(Answered("错别字", 6, 4), policy, "/etc/superagent/policy.yaml", kPolicyFile);
+  ASSERT_EQ(p.size(), 1u);
+  EXPECT_FALSE(p[0].promote);
+  EXPECT_EQ(p[0].to, Mode::kObserve);
+  EXPECT_TRUE(Demoted(Answered("错别字", 6, 4)[0], policy.judgement));
+  EXPECT_FALSE(Demoted(Answered("错别字", 10, 0)[0], policy.judgement));
+  EXPECT_THAT(p[0].why, HasSubstr("Its new Tickets are held for a person"));
+  // The file already says observe for it (the daemon runs another policy): nothing to change,
+  // so no diff, and the words name the line to set.
+  EXPECT_EQ(p[0].diff, "");
+}
+
+TEST(Judgement, TheModeEditKeepsTheFilesOwnLinesAndAppliesWithGit) {
+  const std::string zh = RuleModeEditDiff(kPolicyFile, "policy.yaml", "错别字", Mode::kAuto);
+  EXPECT_EQ(zh, "--- a/policy.yaml\n+++ b/policy.yaml\n@@ -4,6 +4,6 @@\n   - name: wording   # typos\n"
+                "     when: Fix typos.\n   - name: \"错别字\"\n"
+                "-    mode: observe  # on trial since March\n+    mode: auto  # on trial since March\n"
+                "     when: 修正错别字\n   - {name: flow, when: Anything.}\n");
+  EXPECT_THAT(RuleModeEditDiff(kPolicyFile, "/etc/superagent/policy.yaml", "wording", Mode::kAuto),
+              ::testing::StartsWith("--- /etc/superagent/policy.yaml\n+++ /etc/superagent/policy.yaml\n@@"))
+      << "an absolute path stands as it is";
+  EXPECT_EQ(RuleModeEditDiff(kPolicyFile, "policy.yaml", "flow", Mode::kAuto), "") << "flow style: no line of its own";
+  EXPECT_EQ(RuleModeEditDiff(kPolicyFile, "policy.yaml", "absent", Mode::kAuto), "");
+  EXPECT_EQ(RuleModeEditDiff("rules: [", "policy.yaml", "wording", Mode::kAuto), "") << "does not parse";
+  EXPECT_EQ(RuleModeEditDiff(kPolicyFile, "policy.yaml", "错别字", Mode::kObserve), "") << "already observe";
+  EXPECT_EQ(RuleModeEditDiff(kPolicyFile, "policy.yaml", "wording", Mode::kOff), "");
+
+  // git applies both edits, and the result parses to the modes they promise.
+  const auto dir = std::filesystem::temp_directory_path() / ("superagent-mode-edit-" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  for (const auto& [rule, diff] : {std::pair<std::string, std::string>{"错别字", zh},
+                                   {"wording", RuleModeEditDiff(kPolicyFile, "policy.yaml", "wording", Mode::kAuto)}}) {
+    std::ofstream(dir / "policy.yaml") << kPolicyFile;
+    std::ofstream(dir / "edit.diff") << diff;
+    RunOptions options;
+    options.cwd = dir.string();
+    const RunResult r = RunProgram("/usr/bin/git", {"apply", "edit.diff"}, options);
+    ASSERT_EQ(r.exit_code, 0) << r.out << r.err << diff;
+    std::vector<Problem> problems;
+    const auto edited = LoadPolicyFile((dir / "policy.yaml").string(), &problems);
+    ASSERT_TRUE(edited) << (problems.empty() ? "" : problems[0].ToString());
+    ASSERT_NE(edited->FindRule(rule), nullptr);
+    EXPECT_EQ(edited->FindRule(rule)->mode, Mode::kAuto) << rule;
+  }
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace

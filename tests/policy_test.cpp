@@ -761,6 +761,79 @@ TEST(PolicyJson, RejectsBadInputWithAFieldName) {
   EXPECT_FALSE(PolicyFromJson(no_name).ok());
 }
 
+// Issue 38: a rule's own mode and the judgement block, every mistake at its file:line, and a
+// policy that sets neither keeps the fingerprint it had (an upgrade makes no new version).
+TEST(PolicyJudgement, ARulesModeAndTheJudgementBlockParseAndMistakesAreNamedWhereTheyAre) {
+  const Policy p = Parsed(R"(mode: observe
+rules:
+  - { name: wording, when: typos, mode: auto }
+  - { name: 错别字, when: 修正错别字 }
+judgement: { promote_at: 0.95, promote_after: 40, demote_at: 0.6, demote_after: 12, window_days: 60 }
+)");
+  EXPECT_EQ(p.rules[0].mode, Mode::kAuto);
+  EXPECT_EQ(p.ModeOf(p.rules[0]), Mode::kAuto);
+  EXPECT_FALSE(p.rules[1].mode.has_value());
+  EXPECT_EQ(p.ModeOf(p.rules[1]), Mode::kObserve);
+  EXPECT_EQ(p.judgement, (JudgementSettings{0.95, 40, 0.6, 12, 60}));
+  Result<Policy> back = PolicyFromJson(p.ToJson());
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_EQ(back->Fingerprint(), p.Fingerprint());
+  EXPECT_EQ(back->rules[0].mode, Mode::kAuto);
+
+  std::vector<Problem> problems;
+  EXPECT_FALSE(ParsePolicy(R"(rules:
+  - name: wording
+    when: typos
+    mode: off
+  - name: visual
+    when: spacing
+    mode: "自动"
+judgement:
+  promote_at: 1.5
+  promote_after: 0
+  demote_at: .5
+  window_days: 366
+  提升: 1
+)", "policy.yaml", &problems));
+  ASSERT_EQ(problems.size(), 7u) << Joined(problems);
+  EXPECT_EQ(problems[0].ToString(),
+            "policy.yaml:4:11: rules[0].mode: must be observe or auto (to turn a rule off, set enabled: false) (got \"off\")");
+  EXPECT_EQ(problems[1].ToString(),
+            "policy.yaml:7:11: rules[1].mode: must be observe or auto (to turn a rule off, set enabled: false) (got \"自动\")");
+  EXPECT_EQ(problems[2].ToString(), "policy.yaml:9:15: judgement.promote_at: must be a share from 0 to 1, such as 0.9 (got \"1.5\")");
+  EXPECT_EQ(problems[3].ToString(), "policy.yaml:10:18: judgement.promote_after: must be from 1 to 10000 (got \"0\")");
+  EXPECT_EQ(problems[4].line, 11);
+  EXPECT_EQ(problems[5].ToString(), "policy.yaml:12:16: judgement.window_days: must be from 1 to 365 (got \"366\")");
+  EXPECT_EQ(problems[6].line, 13);
+  EXPECT_NE(problems[6].message.find("提升: unknown key"), std::string::npos) << problems[6].message;
+
+  problems.clear();
+  EXPECT_FALSE(ParsePolicy("judgement: { promote_at: 0.5, demote_at: 0.7 }\n", "policy.yaml", &problems));
+  ASSERT_EQ(problems.size(), 1u);
+  EXPECT_EQ(problems[0].ToString(),
+            "policy.yaml:1:12: judgement: demote_at must not be above promote_at (a rule would be proposed both ways)");
+
+  // Unset, neither appears in the canonical JSON: an upgraded daemon makes no new version.
+  const nlohmann::json plain = Parsed("rules:\n  - { name: wording, when: typos }\n").ToJson();
+  EXPECT_FALSE(plain.contains("judgement"));
+  EXPECT_FALSE(plain["rules"][0].contains("mode"));
+  // Wrong types in a stored version's JSON are refused by name.
+  nlohmann::json bad = p.ToJson();
+  bad["rules"][0]["mode"] = 3;
+  EXPECT_FALSE(PolicyFromJson(bad).ok());
+  bad = p.ToJson();
+  bad["judgement"]["promote_after"] = "30";
+  EXPECT_FALSE(PolicyFromJson(bad).ok());
+}
+
+// Inferred candidates enter Eval when the policy's mode is not off, or an enabled rule's is not.
+TEST(PolicyJudgement, OffOverallStillAssessesForARuleInItsOwnMode) {
+  EXPECT_FALSE(Parsed("mode: off\nrules:\n  - { name: w, when: typos }\n").InferredWanted());
+  EXPECT_TRUE(Parsed("mode: off\nrules:\n  - { name: w, when: typos, mode: auto }\n").InferredWanted());
+  EXPECT_FALSE(Parsed("mode: off\nrules:\n  - { name: w, when: typos, mode: auto, enabled: false }\n").InferredWanted());
+  EXPECT_TRUE(Parsed("mode: observe\n").InferredWanted());
+}
+
 TEST(PolicyExample, ConfigExampleParsesCleanly) {
   std::string path = std::string(SUPERAGENT_SOURCE_DIR) + "/config/policy.example.yaml";
   std::vector<Problem> problems;

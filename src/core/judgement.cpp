@@ -97,15 +97,16 @@ std::optional<OutcomeLabel> LabelOutcome(const OutcomeFacts& f) {
 }
 
 bool IsThanks(std::string_view text) {
-  // Mentions out ("@agent thanks"), then only thanks and punctuation may be left.
+  // The mentions that open it out ("@agent thanks"); one later in it ("thanks @bob") thanks
+  // someone else.
   std::string words;
-  bool in_mention = false;
-  for (std::size_t i = 0; i < text.size(); ++i) {
-    const char c = text[i];
-    if (c == '@') in_mention = true;
-    else if (in_mention && (c == ' ' || c == '\n' || c == '\t')) in_mention = false;
-    if (!in_mention) words += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  std::size_t i = 0;
+  while (true) {
+    while (i < text.size() && (text[i] == ' ' || text[i] == '\t' || text[i] == '\n')) ++i;
+    if (i >= text.size() || text[i] != '@') break;
+    while (i < text.size() && text[i] != ' ' && text[i] != '\t' && text[i] != '\n') ++i;
   }
+  for (; i < text.size(); ++i) words += static_cast<char>(std::tolower(static_cast<unsigned char>(text[i])));
   // Trailing and leading spaces and punctuation, ASCII and CJK full-width ("谢谢！", "thanks!!").
   static const char* const kTrim[] = {" ", "\t", "\n", "\r", "!", ".", ",", "~", "！", "。", "，", "～", "🙏", "😊", "❤️"};
   for (bool changed = true; changed;) {

@@ -73,6 +73,7 @@ std::string RuleModeEditDiff(std::string_view yaml, const std::string& file, con
     if (!kv.first.IsScalar() || kv.first.Scalar() != "mode") continue;
     // `mode: observe` (perhaps quoted, perhaps with a comment): the value's token is replaced.
     const YAML::Mark m = kv.second.Mark();
+    if (kv.second.IsScalar() && kv.second.Scalar() == word) return "";  // it says so already
     if (!kv.second.IsScalar() || m.line < 0 || static_cast<std::size_t>(m.line) >= before.size()) return "";
     std::string& line = after[static_cast<std::size_t>(m.line)];
     const std::size_t col = static_cast<std::size_t>(m.column);
