@@ -103,6 +103,11 @@ TEST_F(JudgementOutcomesTest, EachOutcomeLabelsTheDecisionThatMadeTheTicket) {
   const TicketId thanked = Inferred("c-thanks", 4);
   AnsweredTurn(thanked);
   Receive(Comment("c-thanks-2", "alice", true, "@agent 谢谢！", 4));
+  // Thanks asks for nothing: context for the Ticket, no turn, no question owed an answer.
+  const auto inputs = Ok(views_->TicketInputs(thanked));
+  EXPECT_EQ(inputs.back().state, "context");
+  for (const Assignment& a : Ok(views_->Assignments(thanked))) EXPECT_NE(a.state, "pending");
+  EXPECT_EQ(Ok(ExplainNow("c-thanks-2"))["answer"]["kind"], "not_asked");
   // Still at work: no outcome yet.
   const TicketId working = Inferred("c-open", 5);
 

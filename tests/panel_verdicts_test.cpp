@@ -619,7 +619,7 @@ TEST(PanelJudgementJson, AProposalCardShowsTheEditForAPersonToMake) {
   EXPECT_EQ(c["why"], promote.why);
   EXPECT_EQ(c["what"], std::string("The rule ") + kJudgementChineseRule + " has earned auto mode.");
   EXPECT_EQ(c["fix"], "Edit policy.yaml yourself; the daemon never edits it. The change to /etc/superagent/policy.yaml "
-                      "is below; the daemon reloads the file when it is saved.");
+                      "is the diff above; the daemon reloads the file when it is saved.");
   EXPECT_EQ(cards[1]["proposal"], "demote");
   EXPECT_EQ(cards[1]["held"], true);
   EXPECT_EQ(cards[1]["what"],

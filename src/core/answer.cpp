@@ -3,6 +3,7 @@
 // holds the message, then what card names it, and only then that nothing has happened yet.
 #include "superagent/answer.h"
 
+#include "superagent/judgement.h"
 #include "superagent/text.h"
 
 namespace superagent {
@@ -36,6 +37,8 @@ Answer AnswerOf(const AnswerFacts& f, bool may_ask_now, TimeMs now) {
   const Trigger& t = f.record.trigger;
   if (!t.human || !t.addressed || Own(t) || f.record.filter_reason == "own_message")
     return {AnswerKind::kNotAsked, "It did not ask the agent for anything (not a person's message addressed to it), so no answer is owed."};
+  if (IsThanks(t.text))
+    return {AnswerKind::kNotAsked, "It only thanked the agent, so no answer is owed (it counts for the rule that did the work)."};
   // The Gate's verdict when an Eval gave one; else the policy in force now.
   const bool may_ask = f.gate_strength ? *f.gate_strength == "explicit" : may_ask_now;
   if (!may_ask)

@@ -15,6 +15,7 @@
 #include "superagent/engine.h"
 #include "superagent/eval.h"
 #include "superagent/json_read.h"
+#include "superagent/judgement.h"
 #include "superagent/question.h"
 #include "superagent/text.h"
 
@@ -160,9 +161,10 @@ Result<IntakeResult> Engine::Receive(const Trigger& trigger, const std::string& 
   // received it instead would have to judge it with its model (docs/002).
   if (t.human && t.addressed && VerbOf(t)) tickets.clear();
 
-  // A message its Source marks as asking for nothing (a bare approval, docs/006) is context for
-  // the Tickets it reaches: it starts no turn, resumes nothing and answers no question.
-  const bool asks_nothing = json_read::BoolOr(t.meta, "asks_nothing");
+  // A message its Source marks as asking for nothing (a bare approval, docs/006), or a person's
+  // thanks and nothing more, is context for the Tickets it reaches: it starts no turn, resumes
+  // nothing and answers no question. (The thanks still counts for the rule: judgement.h.)
+  const bool asks_nothing = json_read::BoolOr(t.meta, "asks_nothing") || (t.human && IsThanks(t.text));
 
   std::vector<TicketId> owners;
   if (t.human && t.actor && !asks_nothing) {

@@ -59,8 +59,13 @@ Result<PolicyChange> Engine::ApplyPolicy(const Policy& policy, const std::string
   RETURN_IF_ERROR(tx->Commit());
   policy_ = policy;
   policy_version_ = *version;
-  spdlog::info("policy version={} mode={} rules={} origin=\"{}\" discarded_evals={} notified_tickets={}", *version,
-               ModeName(policy.mode), policy.rules.size(), origin, change.discarded_evals, change.notified.size());
+  // A rule with a mode of its own is named with it: what runs in auto is read off this one line.
+  std::string own_modes;
+  for (const Rule& r : policy.rules)
+    if (r.mode) own_modes += (own_modes.empty() ? "" : ",") + r.name + ":" + ModeName(*r.mode);
+  spdlog::info("policy version={} mode={} rules={} rule_modes=\"{}\" origin=\"{}\" discarded_evals={} notified_tickets={}",
+               *version, ModeName(policy.mode), policy.rules.size(), own_modes.empty() ? "-" : own_modes, origin,
+               change.discarded_evals, change.notified.size());
   return change;
 }
 

@@ -313,7 +313,7 @@ json ModeProposalCardsJson(const std::vector<ModeProposal>& proposals, const std
                                                                 "person until the edit is made.";
     // Without a diff, the proposal's `why` says where the edit goes instead (ProposeModes).
     std::string fix = "Edit policy.yaml yourself; the daemon never edits it.";
-    if (!p.diff.empty()) fix += " The change to " + policy_file + " is below; the daemon reloads the file when it is saved.";
+    if (!p.diff.empty()) fix += " The change to " + policy_file + " is the diff above; the daemon reloads the file when it is saved.";
     cards.push_back({{"kind", "mode_proposal"},
                      {"proposal", p.promote ? "promote" : "demote"},
                      {"rule", p.rule},
