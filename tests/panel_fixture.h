@@ -3,6 +3,8 @@
 // through the real Engine, the way the daemon's loops would make them.
 #pragma once
 
+#include <cstdlib>
+#include <filesystem>
 #include <functional>
 #include <memory>
 #include <string>
@@ -13,6 +15,7 @@
 
 #include "app/wiring.h"
 #include "engine_fixture.h"
+#include "run_binary.h"
 #include "superagent/panel.h"
 
 namespace superagent::testing {
@@ -144,6 +147,37 @@ class PanelServerTest : public PanelSeedTest {
     if (thread_.joinable()) thread_.join();
     panel_.reset();
     server_.reset();
+  }
+  // Runs tests/browser/`script` under node against this panel — headless Chromium through
+  // playwright-core — with PANEL_URL, LOGIN_URL, SCREENSHOT_DIR and CHROMIUM set, and `env` added.
+  // A missing node, playwright-core or Chromium fails the test (cmake/dev.sh test installs them).
+  RunResult RunBrowserScript(const std::string& script, const std::vector<std::pair<std::string, std::string>>& env = {}) {
+    RunResult missing;
+    missing.exit_code = -1;
+    const std::string node = app::FindProgram("node");
+    const std::filesystem::path tests_dir = std::filesystem::path(SUPERAGENT_SOURCE_DIR) / "tests";
+    const char* chromium_env = std::getenv("CHROMIUM");
+    const std::string chromium = chromium_env ? chromium_env : "/usr/bin/chromium";
+    if (node.empty()) missing.err = "node is not installed: `cmake/dev.sh test` installs nodejs and npm";
+    else if (!std::filesystem::exists(tests_dir / "node_modules" / "playwright-core")) missing.err = "run `npm ci` in tests/";
+    else if (!std::filesystem::exists(chromium)) missing.err = chromium + " is missing";
+    if (!missing.err.empty()) {
+      ADD_FAILURE() << missing.err;
+      return missing;
+    }
+    const char* shots_env = std::getenv("SUPERAGENT_SCREENSHOT_DIR");
+    const std::string url = "http://127.0.0.1:" + std::to_string(port_) + "/";
+    RunOptions options;
+    options.timeout_ms = 55'000;
+    options.cwd = tests_dir.string();
+    options.env_set = {
+        {"PANEL_URL", url},
+        {"LOGIN_URL", url + "login?token=" + kPanelTestToken},
+        {"SCREENSHOT_DIR", shots_env ? shots_env : "/tmp/superagent-panel-screenshots"},
+        {"CHROMIUM", chromium},
+    };
+    options.env_set.insert(options.env_set.end(), env.begin(), env.end());
+    return RunProgram(node, {"--test", "--test-reporter=spec", "browser/" + script}, options);
   }
   nlohmann::json GetJson(const std::string& path) {
     auto r = client_->Get(path.c_str());

@@ -308,14 +308,6 @@ TEST_F(PanelVerdictsTest, TheCardShowsThePrecisionAndLowerBoundPrecisionByRuleGi
 // The page: the card's messages as text (one that looks like markup too), and an answer that
 // takes its message off the card; in Chromium against this in-process panel.
 TEST_F(PanelVerdictsTest, TheVerdictCardRendersAndAnswersInChromium) {
-  const std::string node = app::FindProgram("node");
-  const std::filesystem::path tests_dir = std::filesystem::path(SUPERAGENT_SOURCE_DIR) / "tests";
-  const char* chromium_env = std::getenv("CHROMIUM");
-  const std::string chromium = chromium_env ? chromium_env : "/usr/bin/chromium";
-  ASSERT_FALSE(node.empty()) << "node is not installed: `cmake/dev.sh test` installs nodejs and npm";
-  ASSERT_TRUE(std::filesystem::exists(tests_dir / "node_modules" / "playwright-core")) << "run `npm ci` in tests/";
-  ASSERT_TRUE(std::filesystem::exists(chromium)) << chromium << " is missing";
-
   // The page ages times from the browser's clock: real ones here.
   clock_.Set(SystemClock()->NowMs() - 3'600'000);
   WouldAccepts(4);
@@ -323,20 +315,8 @@ TEST_F(PanelVerdictsTest, TheVerdictCardRendersAndAnswersInChromium) {
   const std::int64_t chinese = WouldAccept(kPanelVerdictsChinese);
   StartServer();
 
-  const char* shots_env = std::getenv("SUPERAGENT_SCREENSHOT_DIR");
-  const std::string url = "http://127.0.0.1:" + std::to_string(port_) + "/";
-  RunOptions options;
-  options.timeout_ms = 55'000;
-  options.cwd = tests_dir.string();
-  options.env_set = {
-      {"PANEL_URL", url},
-      {"LOGIN_URL", url + "login?token=" + kPanelTestToken},
-      {"SCREENSHOT_DIR", shots_env ? shots_env : "/tmp/superagent-panel-screenshots"},
-      {"CHROMIUM", chromium},
-      {"CHINESE_DECISION", std::to_string(chinese)},
-      {"HOSTILE_DECISION", std::to_string(hostile)},
-  };
-  RunResult r = RunProgram(node, {"--test", "--test-reporter=spec", "browser/verdicts.test.mjs"}, options);
+  RunResult r = RunBrowserScript("verdicts.test.mjs", {{"CHINESE_DECISION", std::to_string(chinese)},
+                                                       {"HOSTILE_DECISION", std::to_string(hostile)}});
   EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
   const WouldAcceptRecord record = Record(chinese);
   ASSERT_TRUE(record.verdict.has_value());
@@ -768,14 +748,6 @@ TEST_F(PanelJudgementTest, TheWeekCountsTicketsAndTheRouteNeedsThePanelToken) {
 // The page: the Judgement table (a rule name that looks like markup shown as text), the weekly
 // card, and the proposal card with its diff and no button; in Chromium against this panel.
 TEST_F(PanelJudgementTest, TheJudgementBlockWeekCardAndProposalRenderInChromium) {
-  const std::string node = app::FindProgram("node");
-  const std::filesystem::path tests_dir = std::filesystem::path(SUPERAGENT_SOURCE_DIR) / "tests";
-  const char* chromium_env = std::getenv("CHROMIUM");
-  const std::string chromium = chromium_env ? chromium_env : "/usr/bin/chromium";
-  ASSERT_FALSE(node.empty()) << "node is not installed: `cmake/dev.sh test` installs nodejs and npm";
-  ASSERT_TRUE(std::filesystem::exists(tests_dir / "node_modules" / "playwright-core")) << "run `npm ci` in tests/";
-  ASSERT_TRUE(std::filesystem::exists(chromium)) << chromium << " is missing";
-
   clock_.Set(SystemClock()->NowMs() - 3'600'000);
   for (int i = 0; i < 3; ++i) {
     const std::int64_t id = WouldAcceptUnder(kJudgementMarkupRule, "make the title <b>bold</b> " + std::to_string(i));
@@ -785,19 +757,7 @@ TEST_F(PanelJudgementTest, TheJudgementBlockWeekCardAndProposalRenderInChromium)
   ASSERT_NE(AcceptedTicket("gh:comment:judgement-page", 291), 0);
   StartWithPolicyFile();
 
-  const char* shots_env = std::getenv("SUPERAGENT_SCREENSHOT_DIR");
-  const std::string url = "http://127.0.0.1:" + std::to_string(port_) + "/";
-  RunOptions options;
-  options.timeout_ms = 55'000;
-  options.cwd = tests_dir.string();
-  options.env_set = {
-      {"PANEL_URL", url},
-      {"LOGIN_URL", url + "login?token=" + kPanelTestToken},
-      {"SCREENSHOT_DIR", shots_env ? shots_env : "/tmp/superagent-panel-screenshots"},
-      {"CHROMIUM", chromium},
-      {"POLICY_FILE", policy_path_},
-  };
-  RunResult r = RunProgram(node, {"--test", "--test-reporter=spec", "browser/judgement.test.mjs"}, options);
+  RunResult r = RunBrowserScript("judgement.test.mjs", {{"POLICY_FILE", policy_path_}});
   EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
   EXPECT_EQ(Commands().size(), 0u) << "the page edits nothing";
 }

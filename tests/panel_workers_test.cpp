@@ -360,14 +360,6 @@ TEST_F(PanelWorkersTest, MetricsShowThePoolPerExecutorAndTheWorkersConnected) {
 // The page: the Workers view's rows, names as text (a hostile one too), and Revoke through its
 // dialog; in Chromium against this in-process panel.
 TEST_F(PanelWorkersTest, TheWorkersViewRendersInChromium) {
-  const std::string node = app::FindProgram("node");
-  const std::filesystem::path tests_dir = std::filesystem::path(SUPERAGENT_SOURCE_DIR) / "tests";
-  const char* chromium_env = std::getenv("CHROMIUM");
-  const std::string chromium = chromium_env ? chromium_env : "/usr/bin/chromium";
-  ASSERT_FALSE(node.empty()) << "node is not installed: `cmake/dev.sh test` installs nodejs and npm";
-  ASSERT_TRUE(std::filesystem::exists(tests_dir / "node_modules" / "playwright-core")) << "run `npm ci` in tests/";
-  ASSERT_TRUE(std::filesystem::exists(chromium)) << chromium << " is missing";
-
   // The page ages heartbeats from the browser's clock: the pool's times are real ones here.
   const TimeMs now = SystemClock()->NowMs();
   clock_.Set(now);
@@ -376,18 +368,7 @@ TEST_F(PanelWorkersTest, TheWorkersViewRendersInChromium) {
   pool_.Set(v);
   StartServer();
 
-  const char* shots_env = std::getenv("SUPERAGENT_SCREENSHOT_DIR");
-  const std::string url = "http://127.0.0.1:" + std::to_string(port_) + "/";
-  RunOptions options;
-  options.timeout_ms = 55'000;
-  options.cwd = tests_dir.string();
-  options.env_set = {
-      {"PANEL_URL", url},
-      {"LOGIN_URL", url + "login?token=" + kPanelTestToken},
-      {"SCREENSHOT_DIR", shots_env ? shots_env : "/tmp/superagent-panel-screenshots"},
-      {"CHROMIUM", chromium},
-  };
-  RunResult r = RunProgram(node, {"--test", "--test-reporter=spec", "browser/workers.test.mjs"}, options);
+  RunResult r = RunBrowserScript("workers.test.mjs");
   EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
   EXPECT_EQ(pool_.Asked(), std::vector<std::string>{"gpu-box.01"});
   json commands = Commands();
