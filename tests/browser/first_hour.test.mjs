@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { chromium } from 'playwright-core';
+import { launchChromium, newPage } from './chromium.mjs';
 
 const phase = process.env.PHASE;
 const url = process.env.PANEL_URL;
@@ -41,15 +41,8 @@ async function until(what, check, ms = 20_000) {
 const shot = (name) => page.screenshot({ path: join(shots, `first-hour-${name}.png`), fullPage: true });
 
 before(async () => {
-  browser = await chromium.launch({
-    executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
-    headless: true,
-    args: ['--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-  });
-  const context = await browser.newContext({ viewport: { width: 1280, height: 800 }, colorScheme: 'light' });
-  page = await context.newPage();
-  page.setDefaultTimeout(15_000);
-  page.on('pageerror', (e) => errors.push(String(e)));
+  browser = await launchChromium();
+  page = await newPage(browser, errors, 15_000);
   // The login link, as the README says: `superagent panel-url --config …`.
   const link = spawnSync(bin, ['panel-url', '--config', config], { encoding: 'utf8' });
   assert.equal(link.status, 0, link.stderr);

@@ -8,11 +8,10 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { chromium } from 'playwright-core';
+import { launchChromium, newPage } from './chromium.mjs';
 
 const url = process.env.PANEL_URL;
 const shots = process.env.SCREENSHOT_DIR || '/tmp/superagent-panel-screenshots';
-const executablePath = process.env.CHROMIUM || '/usr/bin/chromium';
 for (const k of ['PANEL_URL', 'SUPERAGENT_BIN', 'SUPERAGENT_CONFIG']) {
   if (!process.env[k]) throw new Error(`${k} is not set (tests/panel_browser_test.cpp sets it)`);
 }
@@ -24,18 +23,9 @@ const errors = [];
 const api = async (path) => (await page.request.get(new URL(path, url).href)).json();
 
 before(async () => {
-  browser = await chromium.launch({
-    executablePath,
-    headless: true,
-    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
-      '--disable-component-update', '--disable-sync'],
-  });
-  const context = await browser.newContext({ viewport: { width: 1280, height: 800 }, colorScheme: 'light' });
-  page = await context.newPage();
-  page.setDefaultTimeout(15_000);
-  page.on('pageerror', (e) => errors.push(String(e)));
+  browser = await launchChromium();
   // Refusals the test provokes come back as HTTP 409, which Chromium logs as a failed resource.
-  page.on('console', (m) => { if (m.type() === 'error' && !/Failed to load resource/.test(m.text())) errors.push(m.text()); });
+  page = await newPage(browser, errors, 15_000);
   // Logged in as a person is: the link `superagent panel-url` prints.
   const login = spawnSync(process.env.SUPERAGENT_BIN, ['panel-url', '--config', process.env.SUPERAGENT_CONFIG], { encoding: 'utf8' });
   assert.equal(login.status, 0, login.stderr);

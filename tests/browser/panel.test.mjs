@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { chromium } from 'playwright-core';
+import { launchChromium, newPage } from './chromium.mjs';
 
 const url = process.env.PANEL_URL;
 const bin = process.env.SUPERAGENT_BIN;
@@ -17,7 +17,6 @@ const config = process.env.SUPERAGENT_CONFIG;
 const policyFile = process.env.PANEL_POLICY_FILE;
 const seed = JSON.parse(process.env.PANEL_SEED || '{}');
 const shots = process.env.SCREENSHOT_DIR || '/tmp/superagent-panel-screenshots';
-const executablePath = process.env.CHROMIUM || '/usr/bin/chromium';
 for (const [k, v] of Object.entries({ PANEL_URL: url, EMPTY_PANEL_URL: process.env.EMPTY_PANEL_URL, EMPTY_SUPERAGENT_CONFIG: process.env.EMPTY_SUPERAGENT_CONFIG, SUPERAGENT_BIN: bin, SUPERAGENT_CONFIG: config, PANEL_POLICY_FILE: policyFile })) {
   if (!v) throw new Error(`${k} is not set (tests/panel_browser_test.cpp sets it)`);
 }
@@ -36,14 +35,8 @@ function loginUrl(cfg) {
 
 // A browser that opened the login link: it lands on the panel, the token gone from the address bar.
 async function openPanel(options = {}, at = url, cfg = config) {
-  const context = await browser.newContext({ viewport: { width: 1280, height: 800 }, colorScheme: 'light', ...options });
-  const p = await context.newPage();
-  p.setDefaultTimeout(10_000);
   const errors = [];
-  p.on('pageerror', (e) => errors.push(String(e)));
-  // HTTP errors the tests provoke on purpose (404 explain, 422 reload) are logged by Chromium as
-  // "Failed to load resource"; anything else is a bug in the page.
-  p.on('console', (m) => { if (m.type() === 'error' && !/Failed to load resource/.test(m.text())) errors.push(m.text()); });
+  const p = await newPage(browser, errors, 10_000, options);
   p.errors = errors;
   await p.goto(loginUrl(cfg));
   assert.equal(p.url(), at, 'the login link redirects to the panel');
@@ -55,12 +48,7 @@ async function openPanel(options = {}, at = url, cfg = config) {
 const api = async (path) => (await page.request.get(new URL(path, url).href)).json();
 
 before(async () => {
-  browser = await chromium.launch({
-    executablePath,
-    headless: true,
-    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
-      '--disable-component-update', '--disable-sync'],
-  });
+  browser = await launchChromium();
   page = await openPanel();
 });
 

@@ -8,14 +8,13 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { chromium } from 'playwright-core';
+import { launchChromium, newPage } from './chromium.mjs';
 
 const url = process.env.PANEL_URL;
 const login = process.env.LOGIN_URL;
 const chinese = process.env.CHINESE_DECISION;
 const hostileDecision = process.env.HOSTILE_DECISION;
 const shots = process.env.SCREENSHOT_DIR || '/tmp/superagent-panel-screenshots';
-const executablePath = process.env.CHROMIUM || '/usr/bin/chromium';
 for (const [k, v] of Object.entries({ PANEL_URL: url, LOGIN_URL: login, CHINESE_DECISION: chinese, HOSTILE_DECISION: hostileDecision })) {
   if (!v) throw new Error(`${k} is not set (tests/panel_verdicts_test.cpp sets it)`);
 }
@@ -29,18 +28,9 @@ let page;
 const errors = [];
 
 before(async () => {
-  browser = await chromium.launch({
-    executablePath,
-    headless: true,
-    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
-      '--disable-component-update', '--disable-sync'],
-  });
-  const context = await browser.newContext({ viewport: { width: 1280, height: 800 }, colorScheme: 'light' });
-  page = await context.newPage();
-  page.setDefaultTimeout(10_000);
-  page.on('pageerror', (e) => errors.push(String(e)));
+  browser = await launchChromium();
   // The panel runs no intercom here: /api/intercom's 503 is expected.
-  page.on('console', (m) => { if (m.type() === 'error' && !/Failed to load resource/.test(m.text())) errors.push(m.text()); });
+  page = await newPage(browser, errors);
   await page.goto(login);
   assert.equal(page.url(), url, 'the login link redirects to the panel');
   await page.locator('#live.on').waitFor();
