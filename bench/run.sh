@@ -44,6 +44,7 @@ if [ $smoke -eq 1 ]; then
   run bench_gateway --calls 20
   run bench_cli_turn --runs 1
   run bench_workers --runs 1 --turns 2 --held 20
+  run bench_judgement --decisions 400 --runs 1
 else
   run bench_prompt_tokens
   run bench_orchestration
@@ -57,6 +58,7 @@ else
   run bench_gateway
   run bench_cli_turn
   run bench_workers
+  run bench_judgement
 fi
 echo "== summary$([ $smoke -eq 1 ] && echo ' (smoke: sizes too small for the targets; pass= is not judged)')"
 grep '^BENCH ' "$out"

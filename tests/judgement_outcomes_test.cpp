@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include "engine_pulls_fixture.h"
+#include "panel/metrics_gather.h"
 #include "result_ok.h"
 #include "superagent/judgement.h"
 
@@ -253,6 +254,27 @@ TEST_F(JudgementOutcomesTest, ExplainTellsWhatJudgedTheDecisionAndTheRulesPrecis
   EXPECT_THAT(summary, HasSubstr("Rule wording: 1 of 1 answers in the last 30 days said such work was a request "
                                  "(100.0 %; at least 20.7 % with 95 % confidence)."));
   EXPECT_EQ(story["evals"][0]["decision"]["precision"][0]["yes"], 1);
+}
+
+
+// /metrics keeps settled outcomes between scrapes and reads again only what is still at work and
+// what is new: each scrape still has every Ticket, each with its outcome as of now.
+TEST_F(JudgementOutcomesTest, TheMetricsCacheRereadsOnlyTicketsStillAtWorkAndNewOnes) {
+  panel::TicketOutcomeCache cache;
+  const TicketId stopped = Inferred("c-1", 1);
+  const TicketId working = Inferred("c-2", 2);
+  ASSERT_TRUE(engine_->StopTicket(stopped, "carol (panel)").ok());
+  auto outcomes = [&] {
+    std::map<TicketId, std::string> by_ticket;
+    for (const TicketOutcome& o : Ok(cache.Read(*views_))) by_ticket[o.ticket] = o.outcome;
+    return by_ticket;
+  };
+  EXPECT_EQ(outcomes(), (std::map<TicketId, std::string>{{stopped, "stopped"}, {working, "live"}}));
+  // The live one settles; a new one arrives.
+  AnsweredTurn(working);
+  const TicketId later = Inferred("c-3", 3);
+  EXPECT_EQ(outcomes(), (std::map<TicketId, std::string>{{stopped, "stopped"}, {working, "answered"}, {later, "live"}}));
+  EXPECT_EQ(outcomes().size(), 3u) << "read again, nothing counted twice";
 }
 
 }  // namespace

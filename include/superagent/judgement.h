@@ -121,6 +121,14 @@ struct TicketOutcome {
   TimeMs created_at = 0;
 };
 
+// Which Tickets to read: every one from id `from` on, and the ones listed in `also` (the panel's
+// cache re-reads only the Tickets still at work, and the new ones).
+struct TicketSet {
+  TicketId from = 0;
+  std::vector<TicketId> also;
+  std::string AlsoJson() const;  // `also` as a JSON array, for SQLite's json_each
+};
+
 // A proposed change of one rule's mode (issue 38 §3): the daemon proposes, a person edits.
 struct ModeProposal {
   std::string rule;

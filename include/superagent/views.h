@@ -189,12 +189,15 @@ class Views {
   Result<std::vector<WouldAcceptRecord>> WouldAccepts(TimeMs since);
   // Everything judged or waiting to be, made at or after `since`, oldest first: the would_accepts
   // (as WouldAccepts) and the accepted Decisions with a Ticket, each labelled by a person's
-  // verdict if one was given, else by its Ticket's outcome (LabelOutcome) if it has one yet.
+  // verdict if one was given, else by its Ticket's outcome (LabelOutcome) if it has one yet. For
+  // counting: `text` is left empty (WouldAccepts has it, for the cards a person reads).
   Result<std::vector<WouldAcceptRecord>> Judged(TimeMs since);
   // Explicit requests at or after `since` that followed an inferred ignore on their Thread.
   Result<std::vector<MissedRecord>> Missed(TimeMs since);
   // The outcome of every Ticket made at or after `since`, oldest first (issue 38 §4).
   Result<std::vector<TicketOutcome>> TicketOutcomes(TimeMs since);
+  // The outcome of each Ticket of `tickets`, by id (the panel's TicketOutcomeCache).
+  Result<std::vector<TicketOutcome>> TicketOutcomesOf(const TicketSet& tickets);
 
  
   // --- The domain, one item or list at a time (what the Engine's writers and its clients ask) ---

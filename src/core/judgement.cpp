@@ -130,6 +130,8 @@ bool IsThanks(std::string_view text) {
   return false;
 }
 
+std::string TicketSet::AlsoJson() const { return nlohmann::json(also).dump(); }
+
 bool Demoted(const RulePrecision& r, const JudgementSettings& s) {
   return !r.explicit_path && r.answers() >= s.demote_after && r.lower_bound < s.demote_at;
 }

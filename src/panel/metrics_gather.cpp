@@ -1,5 +1,7 @@
 #include "panel/metrics_gather.h"
 
+#include <algorithm>
+
 #include <nlohmann/json.hpp>
 
 #include "superagent/assign_or_return.h"
@@ -9,8 +11,32 @@
 
 namespace superagent::panel {
 
+namespace {
+bool Settled(const TicketOutcome& o) { return o.outcome != "live" && o.outcome != "pr_open"; }
+}  // namespace
+
+Result<std::vector<TicketOutcome>> TicketOutcomeCache::Read(Views& views) {
+  std::lock_guard<std::mutex> lock(mu_);
+  ASSIGN_OR_RETURN(auto fresh, views.TicketOutcomesOf(TicketSet{next_, unsettled_}));
+  std::vector<TicketOutcome> out;
+  out.reserve(settled_.size() + fresh.size());
+  unsettled_.clear();
+  for (TicketOutcome& o : fresh) {
+    next_ = std::max(next_, o.ticket + 1);
+    if (!Settled(o)) {
+      unsettled_.push_back(o.ticket);
+      out.push_back(std::move(o));
+    } else {
+      settled_.emplace(o.ticket, std::move(o));  // a Ticket settled before keeps its first outcome
+    }
+  }
+  for (const auto& [id, o] : settled_) out.push_back(o);
+  return out;
+}
+
 Result<metrics::Snapshot> GatherMetrics(Engine& engine, Views& views, int slots_configured, int problem_threshold,
-                                std::optional<SlotsView> slots, const std::optional<exec::PoolView>& pool, TimeMs now) {
+                                std::optional<SlotsView> slots, const std::optional<exec::PoolView>& pool, TimeMs now,
+                                TicketOutcomeCache* outcomes) {
   metrics::Snapshot s;
   s.version = SUPERAGENT_VERSION;
   s.policy_version = engine.PolicyVersion();
@@ -53,7 +79,11 @@ Result<metrics::Snapshot> GatherMetrics(Engine& engine, Views& views, int slots_
   for (const auto& [reason, n] : metrics::ProcessRuntime().GatewayRefusals()) s.gateway_refused[reason] = n;
   // Outcomes over all time (counters and histograms only grow); precision over the policy's
   // judgement window, as the panel and `policy report` show it.
-  ASSIGN_OR_RETURN(s.ticket_outcomes, views.TicketOutcomes(0));
+  if (outcomes != nullptr) {
+    ASSIGN_OR_RETURN(s.ticket_outcomes, outcomes->Read(views));
+  } else {
+    ASSIGN_OR_RETURN(s.ticket_outcomes, views.TicketOutcomes(0));
+  }
   const Policy policy = engine.CurrentPolicy();
   if (now == 0) now = SystemClock()->NowMs();
   const TimeMs since = now - static_cast<TimeMs>(policy.judgement.window_days) * 86'400'000;

@@ -406,7 +406,7 @@ void Panel::Impl::Install(httplib::Server& server) {
   server.Get("/metrics", [this](const Request&, Response& res) {
     res.set_header("Cache-Control", "no-store");
     auto snapshot = GatherMetrics(*ctx.engine, *ctx.views, ctx.slots_configured, ctx.problem_threshold,
-                                  ctx.slots ? ctx.slots() : std::nullopt, Pool());
+                                  ctx.slots ? ctx.slots() : std::nullopt, Pool(), Now(), &outcomes);
     // A scrape of made-up zeros would hide an outage from the alert meant to catch it.
     if (!snapshot.ok()) return SendRead(res, "metrics", snapshot.status());
     if (ctx.secrets != nullptr) snapshot->secrets_redacted = ctx.secrets->Counts();

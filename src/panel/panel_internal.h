@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "panel/intercom_api.h"
+#include "panel/metrics_gather.h"
 #include "panel/workers.h"
 #include "superagent/panel.h"
 #include "superagent/status.h"
@@ -59,6 +60,7 @@ struct Panel::Impl {
   std::string boot_id;     // tells the page the daemon restarted (new CSRF token, maybe new assets)
   std::unique_ptr<IntercomApi> intercom;  // null when the daemon runs no intercom
   UnservedWatch unserved;  // turns waiting for an executor no connected worker offers (workers.h)
+  TicketOutcomeCache outcomes;  // settled Ticket outcomes, kept between /metrics scrapes
   std::atomic<bool> stopping{false};
   std::atomic<int> streams{0};
   std::mutex mu;

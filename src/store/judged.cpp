@@ -2,6 +2,9 @@
 // precision holds its next Ticket) and the panel's views (reports, proposals, /metrics): what was
 // done or would have been, the verdict or the outcome that labels it, what a person asked for
 // right after a decline, and what each Ticket cost and yielded.
+#include <algorithm>
+#include <map>
+
 #include "store/rows.h"
 #include "superagent/assign_or_return.h"
 
@@ -30,66 +33,68 @@ std::vector<std::string> AssessmentRules(const Stmt& s, int col) {
   return Names(a["rules"], true);
 }
 
-std::optional<TimeMs> MinOf(Db& db, const char* sql, TicketId ticket) {
-  Stmt s = db.Prepare(sql);
-  s.Bind(1, ticket);
-  std::optional<TimeMs> out;
-  if (s.Step() && !s.IsNull(0)) out = s.Int(0);
-  return out;
-}
-
 }  // namespace
 
-Result<OutcomeFacts> ReadOutcomeFacts(Db& db, TicketId ticket) {
-  OutcomeFacts f;
+Result<std::map<TicketId, OutcomeFacts>> ReadOutcomeFacts(Db& db, const TicketSet& tickets) {
+  // A handful of grouped reads over the set (ids grow with time, and every table read here is
+  // indexed by Ticket), rather than a handful per Ticket: the panel and /metrics read these at
+  // each refresh (bench/judgement.cpp).
+  const std::string also = tickets.AlsoJson();
+  std::map<TicketId, OutcomeFacts> out;
   // Stopped by a person: the panel's Stop (or a drop of a held Ticket) withdraws the Mandate; a
-  // person's "stop" in the discussion is a Decision that ends the Ticket.
-  Stmt stop = db.Prepare(
-      "SELECT MIN(at) FROM (SELECT e.at AS at FROM mandate_ends e JOIN mandates m ON m.id = e.mandate_id "
-      "WHERE m.ticket_id = ?1 AND e.kind = 'withdrawn' "
-      "UNION ALL SELECT at FROM ticket_events WHERE ticket_id = ?1 AND to_stage = 'ended' AND cause = 'decision stop')");
-  stop.Bind(1, ticket);
-  if (stop.Step() && !stop.IsNull(0)) {
+  // person's "stop" in the discussion is a Decision that ends the Ticket. The turns begun by then.
+  Stmt stops = db.Prepare(
+      "SELECT s.ticket_id, (SELECT COUNT(*) FROM assignments a WHERE a.ticket_id = s.ticket_id AND a.started_at IS NOT NULL "
+      "AND a.started_at <= s.at) FROM (SELECT ticket_id, MIN(at) AS at FROM (SELECT m.ticket_id AS ticket_id, e.at AS at "
+      "FROM mandate_ends e JOIN mandates m ON m.id = e.mandate_id WHERE (m.ticket_id >= ?1 OR m.ticket_id IN (SELECT value FROM json_each(?2))) AND e.kind = 'withdrawn' "
+      "UNION ALL SELECT ticket_id, at FROM ticket_events WHERE (ticket_id >= ?1 OR ticket_id IN (SELECT value FROM json_each(?2))) AND to_stage = 'ended' AND cause = 'decision stop') "
+      "GROUP BY ticket_id) s");
+  stops.Bind(1, tickets.from).Bind(2, also);
+  while (stops.Step()) {
+    OutcomeFacts& f = out[stops.Int(0)];
     f.stopped_by_person = true;
-    Stmt turns = db.Prepare("SELECT COUNT(*) FROM assignments WHERE ticket_id = ? AND started_at IS NOT NULL AND started_at <= ?");
-    turns.Bind(1, ticket).Bind(2, stop.Int(0));
-    if (turns.Step()) f.turns_when_stopped = turns.Int(0);
-    RETURN_IF_ERROR(turns.status());
+    f.turns_when_stopped = stops.Int(1);
   }
-  RETURN_IF_ERROR(stop.status());
-  stop.Reset();
-  Stmt pulls = db.Prepare("SELECT state, COUNT(*) FROM ticket_pulls WHERE ticket_id = ? GROUP BY state");
-  pulls.Bind(1, ticket);
+  RETURN_IF_ERROR(stops.status());
+  Stmt pulls = db.Prepare("SELECT ticket_id, state, COUNT(*) FROM ticket_pulls WHERE (ticket_id >= ?1 OR ticket_id IN (SELECT value FROM "
+                          "json_each(?2))) GROUP BY ticket_id, state");
+  pulls.Bind(1, tickets.from).Bind(2, also);
   while (pulls.Step()) {
-    const std::string state = pulls.Text(0);
-    const int n = static_cast<int>(pulls.Int(1));
+    OutcomeFacts& f = out[pulls.Int(0)];
+    const std::string state = pulls.Text(1);
+    const int n = static_cast<int>(pulls.Int(2));
     (state == "merged" ? f.pulls_merged : state == "closed" ? f.pulls_closed : f.pulls_open) += n;
   }
   RETURN_IF_ERROR(pulls.status());
-  // A question answered: a result went out and the Ticket reported ready.
-  const std::optional<TimeMs> result_at =
-      MinOf(db, "SELECT MIN(sent_at) FROM receipts WHERE ticket_id = ? AND kind = 'result' AND status = 'sent'", ticket);
-  if (result_at) {
-    Stmt ready = db.Prepare("SELECT EXISTS (SELECT 1 FROM ticket_events WHERE ticket_id = ? AND to_stage = 'ready')");
-    ready.Bind(1, ticket);
-    f.result_sent = ready.Step() && ready.Bool(0);
-    RETURN_IF_ERROR(ready.status());
-    ready.Reset();
-    Stmt thanks = db.Prepare(
-        "SELECT t.text FROM ticket_inputs i JOIN triggers t ON t.seq = i.trigger_seq "
-        "WHERE i.ticket_id = ? AND i.from_person = 1 AND i.created_at >= ? ORDER BY i.id LIMIT 20");
-    thanks.Bind(1, ticket).Bind(2, *result_at);
-    while (thanks.Step())
-      if (IsThanks(thanks.Text(0))) f.thanked = true;
-    RETURN_IF_ERROR(thanks.status());
+  // A question answered: a result went out and the Ticket reported ready. Then a person's message
+  // after the result that only thanks.
+  Stmt results = db.Prepare(
+      "SELECT r.ticket_id, MIN(r.sent_at) FROM receipts r WHERE (r.ticket_id >= ?1 OR r.ticket_id IN (SELECT value FROM "
+      "json_each(?2))) AND r.kind = 'result' AND r.status = 'sent' "
+      "AND EXISTS (SELECT 1 FROM ticket_events e WHERE e.ticket_id = r.ticket_id AND e.to_stage = 'ready') GROUP BY r.ticket_id");
+  results.Bind(1, tickets.from).Bind(2, also);
+  std::map<TicketId, TimeMs> result_at;
+  while (results.Step()) {
+    out[results.Int(0)].result_sent = true;
+    result_at[results.Int(0)] = results.Int(1);
   }
-  return f;
+  RETURN_IF_ERROR(results.status());
+  Stmt thanks = db.Prepare(
+      "SELECT i.ticket_id, i.created_at, t.text FROM ticket_inputs i JOIN triggers t ON t.seq = i.trigger_seq "
+      "WHERE (i.ticket_id >= ?1 OR i.ticket_id IN (SELECT value FROM json_each(?2))) AND i.from_person = 1 AND length(t.text) <= 200");
+  thanks.Bind(1, tickets.from).Bind(2, also);
+  while (thanks.Step()) {
+    auto at = result_at.find(thanks.Int(0));
+    if (at != result_at.end() && thanks.Int(1) >= at->second && IsThanks(thanks.Text(2))) out[thanks.Int(0)].thanked = true;
+  }
+  RETURN_IF_ERROR(thanks.status());
+  return out;
 }
 
-Result<std::vector<WouldAcceptRecord>> ReadJudged(Db& db, TimeMs since, std::vector<EvalId>* evals) {
+Result<std::vector<WouldAcceptRecord>> ReadJudged(Db& db, TimeMs since) {
   Stmt s = db.Prepare(
       "SELECT d.id, d.thread_key, d.assessment, d.created_at, d.would_accept, d.strength, v.verdict, v.by_whom, v.via, "
-      "v.created_at, t.id, m.admission, m.matched_rules, d.eval_id "
+      "v.created_at, t.id, m.admission, m.matched_rules "
       "FROM decisions d LEFT JOIN verdicts v ON v.decision_id = d.id "
       "LEFT JOIN tickets t ON t.decision_id = d.id LEFT JOIN mandates m ON m.ticket_id = t.id "
       "WHERE d.created_at >= ? AND (d.would_accept = 1 OR (d.outcome = 'accept' AND t.id IS NOT NULL)) ORDER BY d.id");
@@ -114,15 +119,20 @@ Result<std::vector<WouldAcceptRecord>> ReadJudged(Db& db, TimeMs since, std::vec
     // names, and the Mandate is what the work was done under).
     w.rules = w.accepted ? Names(json::parse(s.IsNull(12) ? "[]" : s.Text(12), nullptr, false), false)
                          : AssessmentRules(s, 2);
-    if (evals) evals->push_back(s.Int(13));
     out.push_back(std::move(w));
   }
   RETURN_IF_ERROR(s.status());
   s.Reset();
+  TicketId first = 0;
+  for (const WouldAcceptRecord& w : out)
+    if (w.ticket && (first == 0 || *w.ticket < first)) first = *w.ticket;
+  if (first == 0) return out;
+  ASSIGN_OR_RETURN(const auto facts_of, ReadOutcomeFacts(db, TicketSet{first, {}}));
   for (WouldAcceptRecord& w : out) {
     if (w.verdict || !w.ticket) continue;
-    ASSIGN_OR_RETURN(const OutcomeFacts facts, ReadOutcomeFacts(db, *w.ticket));
-    if (std::optional<OutcomeLabel> label = LabelOutcome(facts)) {
+    auto facts = facts_of.find(*w.ticket);
+    if (facts == facts_of.end()) continue;  // nothing has happened to it yet
+    if (std::optional<OutcomeLabel> label = LabelOutcome(facts->second)) {
       w.verdict = label->verdict;
       w.by = label->name;
       w.via = "outcome";
@@ -155,7 +165,7 @@ Result<std::vector<MissedRecord>> ReadMissed(Db& db, TimeMs since) {
   return out;
 }
 
-Result<std::vector<TicketOutcome>> ReadTicketOutcomes(Db& db, TimeMs since) {
+Result<std::vector<TicketOutcome>> ReadTicketOutcomes(Db& db, TimeMs since, const TicketSet& tickets) {
   Stmt s = db.Prepare(
       "SELECT t.id, t.stage, t.created_at, m.strength, m.matched_rules, tr.received_at, "
       "(SELECT executor FROM sessions WHERE ticket_id = t.id), "
@@ -168,8 +178,8 @@ Result<std::vector<TicketOutcome>> ReadTicketOutcomes(Db& db, TimeMs since) {
       "(SELECT COALESCE(SUM(cost_usd), 0) FROM token_usage WHERE ticket_id = t.id), "
       "(SELECT COUNT(*) FROM ticket_events WHERE ticket_id = t.id AND to_stage = 'waiting_for_person') "
       "FROM tickets t JOIN mandates m ON m.ticket_id = t.id LEFT JOIN triggers tr ON tr.seq = m.origin_trigger_seq "
-      "WHERE t.created_at >= ? ORDER BY t.id");
-  s.Bind(1, since);
+      "WHERE t.created_at >= ?1 AND (t.id >= ?2 OR t.id IN (SELECT value FROM json_each(?3))) ORDER BY t.id");
+  s.Bind(1, since).Bind(2, tickets.from).Bind(3, tickets.AlsoJson());
   std::vector<TicketOutcome> out;
   std::vector<std::string> stages;
   while (s.Step()) {
@@ -198,8 +208,13 @@ Result<std::vector<TicketOutcome>> ReadTicketOutcomes(Db& db, TimeMs since) {
   }
   RETURN_IF_ERROR(s.status());
   s.Reset();
+  if (out.empty()) return out;
+  TicketSet read = tickets;
+  read.from = std::max(read.from, out.front().ticket);
+  ASSIGN_OR_RETURN(const auto facts_of, ReadOutcomeFacts(db, read));
   for (std::size_t i = 0; i < out.size(); ++i) {
-    ASSIGN_OR_RETURN(const OutcomeFacts f, ReadOutcomeFacts(db, out[i].ticket));
+    auto it = facts_of.find(out[i].ticket);
+    const OutcomeFacts f = it == facts_of.end() ? OutcomeFacts{} : it->second;
     const std::string& stage = stages[i];
     if (f.pulls_merged > 0) out[i].outcome = "merged";
     else if (f.pulls_open > 0) out[i].outcome = "pr_open";

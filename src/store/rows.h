@@ -3,6 +3,8 @@
 // in that order, starting at column 0 (ReadTrigger: at column `c`, for joins).
 #pragma once
 
+#include <map>
+
 #include "store/sqlite.h"
 #include "superagent/budget.h"
 #include "superagent/domain.h"
@@ -60,13 +62,14 @@ Result<std::vector<TicketPull>> ReadTicketPulls(Db& db, TicketId ticket);
 Result<std::vector<BudgetEvent>> ReadBudgetEvents(Db& db, TicketId ticket);
 
 // Judgement's reads (judged.cpp, issue 38), for the Engine and the views alike.
-// What a Ticket's outcome says so far (LabelOutcome's facts).
-Result<OutcomeFacts> ReadOutcomeFacts(Db& db, TicketId ticket);
+// What each Ticket of `tickets` has for its outcome so far (LabelOutcome's facts); one not in the
+// map has nothing yet.
+Result<std::map<TicketId, OutcomeFacts>> ReadOutcomeFacts(Db& db, const TicketSet& tickets);
 // would_accepts and accepted Decisions that made a Ticket, made at or after `since`, oldest
-// first, each labelled by its verdict or else its outcome; `text` is left empty. `evals`, when
-// given, receives each record's Eval id (for its batch).
-Result<std::vector<WouldAcceptRecord>> ReadJudged(Db& db, TimeMs since, std::vector<EvalId>* evals = nullptr);
+// first, each labelled by its verdict or else its outcome; `text` is left empty.
+Result<std::vector<WouldAcceptRecord>> ReadJudged(Db& db, TimeMs since);
 Result<std::vector<MissedRecord>> ReadMissed(Db& db, TimeMs since);
-Result<std::vector<TicketOutcome>> ReadTicketOutcomes(Db& db, TimeMs since);
+// The outcome of each Ticket of `tickets` made at or after `since`, by id.
+Result<std::vector<TicketOutcome>> ReadTicketOutcomes(Db& db, TimeMs since, const TicketSet& tickets = {});
 
 }  // namespace superagent::store

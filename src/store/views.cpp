@@ -448,13 +448,7 @@ Result<std::vector<WouldAcceptRecord>> Views::Judged(TimeMs since) {
   MutexLock lock(&mu_);
   ReadTx tx(db_);
   RETURN_IF_ERROR(tx.begin_status());
-  std::vector<EvalId> evals;
-  ASSIGN_OR_RETURN(auto out, ReadJudged(*db_, since, &evals));
-  for (std::size_t i = 0; i < out.size(); ++i) {
-    ASSIGN_OR_RETURN(auto batch, BatchOf(evals[i]));
-    if (!batch.empty()) out[i].text = batch.back().record.trigger.text;
-  }
-  return out;
+  return ReadJudged(*db_, since);
 }
 
 Result<std::vector<MissedRecord>> Views::Missed(TimeMs since) {
@@ -469,6 +463,13 @@ Result<std::vector<TicketOutcome>> Views::TicketOutcomes(TimeMs since) {
   ReadTx tx(db_);
   RETURN_IF_ERROR(tx.begin_status());
   return ReadTicketOutcomes(*db_, since);
+}
+
+Result<std::vector<TicketOutcome>> Views::TicketOutcomesOf(const TicketSet& tickets) {
+  MutexLock lock(&mu_);
+  ReadTx tx(db_);
+  RETURN_IF_ERROR(tx.begin_status());
+  return ReadTicketOutcomes(*db_, 0, tickets);
 }
 
 Result<std::vector<CommandRecord>> Views::Commands(int limit) {
