@@ -268,7 +268,7 @@ TEST_F(ServeTest, AWorkerThatPrintsSecretsPublishesOnlyTheMarker) {
     ASSERT_EQ(r->status, 200) << route << ": " << r->body;
     EXPECT_EQ(r->body.find(secret), std::string::npos) << route << ": " << r->body;
     EXPECT_EQ(r->body.find(found), std::string::npos) << route << ": " << r->body;
-    EXPECT_NO_THROW(json::parse(r->body)) << route;
+    EXPECT_FALSE(json::parse(r->body, nullptr, false).is_discarded()) << route << " answered JSON";
   }
   auto ticket = panel.Get("/api/tickets/1");
   ASSERT_TRUE(ticket);

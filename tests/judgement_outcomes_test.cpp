@@ -2,6 +2,8 @@
 // rule in auto did (a stop in the first turn, a PR closed or merged, an answer, thanks), a
 // person's verdict outranking an outcome, "missed" requests, a demoted rule holding its next
 // Ticket, and an Eval that keeps what judged it — which explain then tells.
+#include <sqlite3.h>
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -275,6 +277,37 @@ TEST_F(JudgementOutcomesTest, TheMetricsCacheRereadsOnlyTicketsStillAtWorkAndNew
   const TicketId later = Inferred("c-3", 3);
   EXPECT_EQ(outcomes(), (std::map<TicketId, std::string>{{stopped, "stopped"}, {working, "answered"}, {later, "live"}}));
   EXPECT_EQ(outcomes().size(), 3u) << "read again, nothing counted twice";
+}
+
+
+// A stored assessment that is not what the Engine writes (a hand-edited or damaged row) still
+// reads: its record counts under "(no rule)", and the read does not fail.
+TEST_F(JudgementOutcomesTest, ADamagedAssessmentReadsAsNoRule) {
+  Open(MakePolicy("observe"));
+  Inferred("c-1", 1);
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open((dir_ / "superagent.db").c_str(), &db), SQLITE_OK);
+  const char* rows[] = {"'not json {'", "'{\"rules\": \"wording\"}'", "'{\"rules\": [1, {\"name\": 7, \"matched\": true}]}'",
+                        "'{\"rules\": [{\"name\": \"错别字\", \"matched\": true}]}'"};
+  int eval = 1000;
+  for (const char* assessment : rows) {
+    const std::string sql = "INSERT INTO decisions (eval_id, thread_key, outcome, would_accept, strength, reason, assessment, "
+                            "policy_version, created_at) VALUES (" + std::to_string(++eval) + ", 'github:issue:9', 'ignore', 1, "
+                            "'inferred', 'hand-made', " + assessment + ", 1, " + std::to_string(clock_.NowMs()) + ")";
+    char* err = nullptr;
+    EXPECT_EQ(sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &err), SQLITE_OK) << (err ? err : "");
+    sqlite3_free(err);
+  }
+  sqlite3_close(db);
+  const auto judged = Ok(views_->Judged(0));
+  ASSERT_EQ(judged.size(), 5u);
+  EXPECT_EQ(judged[0].rules, std::vector<std::string>{"wording"});
+  for (int i = 1; i <= 3; ++i) EXPECT_TRUE(judged[i].rules.empty()) << i;
+  EXPECT_EQ(judged[4].rules, std::vector<std::string>{"错别字"});
+  const auto rules = PrecisionByRule(judged);
+  ASSERT_EQ(rules.size(), 3u);
+  EXPECT_EQ(rules[0].rule, "(no rule)");
+  EXPECT_EQ(rules[0].would_accept, 3);
 }
 
 }  // namespace
