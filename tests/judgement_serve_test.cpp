@@ -645,6 +645,8 @@ TEST_F(JudgementServeTest, InAutoOutcomesCountAndADemotedRuleHoldsItsNextTicket)
   // #100 closed unmerged: against the rule. Two answers, under demote_after: nothing proposed.
   ASSERT_EQ(DeliverPullClosed(github, 100, false), 200);
   ASSERT_TRUE(d.WaitForCount("ticket ended id=2 reason=\"pull request #100 closed by Codertocat\"", 1)) << d.log();
+  // The line above is written inside the transaction; Intake's own comes after its commit.
+  ASSERT_TRUE(d.WaitForCount("trigger stored id=github:pull:100:closed@", 1)) << d.log();
   {
     const json report = Report();
     ExpectedRule e;
@@ -659,6 +661,8 @@ TEST_F(JudgementServeTest, InAutoOutcomesCountAndADemotedRuleHoldsItsNextTicket)
   // #101 merged: for the rule. Three answers, one yes: the bound is under demote_at.
   ASSERT_EQ(DeliverPullClosed(github, 101, true), 200);
   ASSERT_TRUE(d.WaitForCount("ticket ended id=3 reason=\"pull request #101 merged by Codertocat\"", 1)) << d.log();
+  // The line above is written inside the transaction; Intake's own comes after its commit.
+  ASSERT_TRUE(d.WaitForCount("trigger stored id=github:pull:101:closed@", 1)) << d.log();
   {
     const json report = Report();
     ExpectedRule e;

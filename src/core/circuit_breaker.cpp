@@ -60,7 +60,6 @@ Status Engine::HoldLocked(Ticket* tk, const std::string& by, const std::string& 
   tk->waiting = hold;
   RETURN_IF_ERROR(ChangeStage(store_.get(), options_, tk, Stage::kWaitingForPerson, StageCause::kAsked,
                               "held by " + by + ": " + why, now));
-  spdlog::warn("ticket held ticket={} thread={} by=\"{}\" why=\"{}\"", tk->id, tk->thread, by, why);
   return Status::Ok();
 }
 

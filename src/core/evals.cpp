@@ -155,6 +155,7 @@ Result<FinishResult> Engine::FinishEval(EvalId eval_id, const EvalOutcome& out) 
 
   ASSIGN_OR_RETURN(auto request, store_->FindTriggerBySeq(out.request_seq));
   TicketId new_ticket = 0;
+  std::string held_why, held_as;  // logged once the hold is committed: a person tailing reads what is true
   if (out.outcome == DecisionOutcome::kAccept && !attach) {
     if (!request) return Status::InvalidArgument("accept names request trigger " + std::to_string(out.request_seq) + " which does not exist");
     // Decision first (the Ticket references it), then Ticket, Mandate, Subscriptions, ack.
@@ -202,6 +203,8 @@ Result<FinishResult> Engine::FinishEval(EvalId eval_id, const EvalOutcome& out) 
     if (!held.empty()) {
       tk.id = new_ticket;
       RETURN_IF_ERROR(HoldLocked(&tk, held_by, held, ack, now));
+      held_why = held;
+      held_as = held_by;
     } else {
       auto aid = store_->InsertAssignment(new_ticket, "worker", "accepted", now);
       if (!aid.ok()) return aid.status();
@@ -325,6 +328,8 @@ Result<FinishResult> Engine::FinishEval(EvalId eval_id, const EvalOutcome& out) 
                DecisionOutcomeName(out.outcome), out.would_accept ? " would_accept=true" : "",
                StrengthName(out.strength), out.reason,
                result.ticket ? " ticket=" + std::to_string(*result.ticket) : std::string());
+  if (!held_why.empty())
+    spdlog::warn("ticket held ticket={} thread={} by=\"{}\" why=\"{}\"", new_ticket, eval->thread, held_as, held_why);
   return result;
 }
 
