@@ -147,6 +147,9 @@ struct ModeProposal {
 std::vector<ModeProposal> ProposeModes(const std::vector<RulePrecision>& precision, const Policy& policy,
                                        const std::string& policy_file, const std::string& policy_text);
 
+// Where the judgement window that counts answers at `now` begins (judgement.window_days back).
+TimeMs JudgementWindowStart(const JudgementSettings& s, TimeMs now);
+
 // Whether a rule in auto is demoted now (ProposeModes's demotion test): its new Tickets are held.
 bool Demoted(const RulePrecision& r, const JudgementSettings& s);
 

@@ -76,8 +76,7 @@ Result<json> RulePrecisionJson(store::Store& store, const Policy& policy, const 
   json out = json::array();
   if (rules.empty()) return out;
   const int days = policy.judgement.window_days;
-  ASSIGN_OR_RETURN(auto judged, store.JudgedSince(now - static_cast<TimeMs>(days) * 86'400'000));
-  const std::vector<RulePrecision> precision = PrecisionByRule(judged);
+  ASSIGN_OR_RETURN(const std::vector<RulePrecision> precision, store.PrecisionNow(policy.judgement, now));
   for (const std::string& name : rules) {
     RulePrecision r;
     r.rule = name;

@@ -130,6 +130,10 @@ bool IsThanks(std::string_view text) {
   return false;
 }
 
+TimeMs JudgementWindowStart(const JudgementSettings& s, TimeMs now) {
+  return now - static_cast<TimeMs>(s.window_days) * 24 * 3600 * 1000;
+}
+
 std::string TicketSet::AlsoJson() const { return nlohmann::json(also).dump(); }
 
 bool Demoted(const RulePrecision& r, const JudgementSettings& s) {

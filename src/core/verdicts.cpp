@@ -44,9 +44,9 @@ Result<std::string> Engine::DemotedLocked(const Mandate& m, TimeMs now) {
     if (const Rule* r = policy_.FindRule(name); r && policy_.ModeOf(*r) == Mode::kAuto) in_auto.push_back(name);
   if (in_auto.empty()) return std::string();
   const JudgementSettings& js = policy_.judgement;
-  ASSIGN_OR_RETURN(auto judged, store_->JudgedSince(now - static_cast<TimeMs>(js.window_days) * 86'400'000));
+  ASSIGN_OR_RETURN(auto precision, store_->PrecisionNow(js, now));
   std::map<std::string, RulePrecision> by_rule;
-  for (RulePrecision& r : PrecisionByRule(judged)) by_rule[r.rule] = std::move(r);
+  for (RulePrecision& r : precision) by_rule[r.rule] = std::move(r);
   // Held only when every rule in auto that covers the work has lost it: one that still holds
   // its precision is reason enough to go on.
   std::string why;

@@ -19,12 +19,6 @@ using nlohmann::json;
 
 namespace {
 
-constexpr TimeMs kJudgementDayMs = 24LL * 3600 * 1000;
-
-TimeMs WindowStart(const JudgementSettings& settings, TimeMs now) {
-  return now - static_cast<TimeMs>(settings.window_days) * kJudgementDayMs;
-}
-
 // The middle value (the mean of the middle two for an even count); nullopt for none.
 std::optional<double> Median(std::vector<double> values) {
   if (values.empty()) return std::nullopt;
@@ -57,7 +51,7 @@ std::string DollarWords(double usd) {
 }  // namespace
 
 Result<std::vector<RulePrecision>> ReadRulePrecision(Views& views, const JudgementSettings& settings, TimeMs now) {
-  const TimeMs since = WindowStart(settings, now);
+  const TimeMs since = JudgementWindowStart(settings, now);
   ASSIGN_OR_RETURN(auto judged, views.Judged(since));
   ASSIGN_OR_RETURN(auto missed, views.Missed(since));
   return PrecisionByRule(judged, missed);
@@ -66,7 +60,7 @@ Result<std::vector<RulePrecision>> ReadRulePrecision(Views& views, const Judgeme
 Result<JudgementFacts> ReadJudgementFacts(Views& views, const JudgementSettings& settings, TimeMs now) {
   JudgementFacts f;
   f.now = now;
-  f.since = WindowStart(settings, now);
+  f.since = JudgementWindowStart(settings, now);
   f.week_since = now - kJudgementWeekMs;
   // One read covers both the window and the week, whichever is longer: a verdict given this week
   // on a Decision made before it still counts as given this week.

@@ -4,6 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "panel/judgement_api.h"
 #include "superagent/assign_or_return.h"
 #include "superagent/engine.h"
 #include "superagent/json_read.h"
@@ -86,10 +87,7 @@ Result<metrics::Snapshot> GatherMetrics(Engine& engine, Views& views, int slots_
   }
   const Policy policy = engine.CurrentPolicy();
   if (now == 0) now = SystemClock()->NowMs();
-  const TimeMs since = now - static_cast<TimeMs>(policy.judgement.window_days) * 86'400'000;
-  ASSIGN_OR_RETURN(auto judged, views.Judged(since));
-  ASSIGN_OR_RETURN(auto missed, views.Missed(since));
-  s.rule_precision = PrecisionByRule(judged, missed);
+  ASSIGN_OR_RETURN(s.rule_precision, ReadRulePrecision(views, policy.judgement, now));
   if (pool) {
     metrics::Snapshot::WorkerPool p;
     for (const auto& [executor, n] : pool->queued) p.queued[executor] = n;

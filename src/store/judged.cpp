@@ -14,23 +14,24 @@ using nlohmann::json;
 
 namespace {
 
-std::vector<std::string> Names(const json& list, bool matched_only) {
-  std::vector<std::string> out;
-  if (!list.is_array()) return out;
-  for (const json& r : list) {
-    if (r.is_string()) out.push_back(r.get<std::string>());  // a Mandate's matched_rules
-    else if (r.is_object() && r.contains("name") && r["name"].is_string() && (!matched_only || r.value("matched", false) == true))
-      out.push_back(r["name"].get<std::string>());
-  }
-  return out;
-}
+// The names of the rules a stored assessment (decisions.assessment, column `col`) matched, as a
+// JSON array, picked out by SQLite's JSON functions: faster than parsing every assessment whole,
+// and guarded so a damaged row reads as no rule.
+#define MATCHED_RULES(col)                                                                                     \
+  "(SELECT json_group_array(json_extract(r.value, '$.name')) FROM json_each(CASE WHEN json_valid(" col         \
+  ") THEN " col " ELSE '{}' END, '$.rules') r WHERE (CASE WHEN r.type = 'object' THEN json_extract(r.value, " \
+  "'$.matched') = 1 AND json_type(r.value, '$.name') = 'text' END))"
 
-// The rules an assessment (as decisions.assessment stores it) matched; none from damaged text.
-std::vector<std::string> AssessmentRules(const Stmt& s, int col) {
-  if (s.IsNull(col)) return {};
-  const json a = json::parse(s.Text(col), nullptr, false);
-  if (!a.is_object() || !a.contains("rules")) return {};
-  return Names(a["rules"], true);
+// The rule names of a JSON array of strings (a Mandate's matched_rules, or MATCHED_RULES'
+// result); none from damaged text.
+std::vector<std::string> Names(const Stmt& s, int col) {
+  std::vector<std::string> out;
+  if (s.IsNull(col)) return out;
+  const json list = json::parse(s.Text(col), nullptr, false);
+  if (!list.is_array()) return out;
+  for (const json& r : list)
+    if (r.is_string()) out.push_back(r.get<std::string>());
+  return out;
 }
 
 }  // namespace
@@ -93,10 +94,7 @@ Result<std::map<TicketId, OutcomeFacts>> ReadOutcomeFacts(Db& db, const TicketSe
 
 Result<std::vector<WouldAcceptRecord>> ReadJudged(Db& db, TimeMs since) {
   Stmt s = db.Prepare(
-      "SELECT d.id, d.thread_key, CASE WHEN d.would_accept = 1 THEN (SELECT json_group_array(json_extract(r.value, "
-      "'$.name')) FROM json_each(CASE WHEN json_valid(d.assessment) THEN d.assessment ELSE '{}' END, '$.rules') r WHERE "
-      "(CASE WHEN r.type = 'object' THEN json_extract(r.value, '$.matched') = 1 AND json_type(r.value, '$.name') = 'text' "
-      "END)) "
+      "SELECT d.id, d.thread_key, CASE WHEN d.would_accept = 1 THEN " MATCHED_RULES("d.assessment") " "
       "END, d.created_at, d.would_accept, d.strength, v.verdict, v.by_whom, v.via, "
       "v.created_at, t.id, m.admission, m.matched_rules "
       "FROM decisions d LEFT JOIN verdicts v ON v.decision_id = d.id "
@@ -119,10 +117,9 @@ Result<std::vector<WouldAcceptRecord>> ReadJudged(Db& db, TimeMs since) {
     }
     if (!s.IsNull(10)) w.ticket = s.Int(10);
     w.admission = s.IsNull(11) ? "" : s.Text(11);
-    // A would_accept's rules are its assessment's matched ones (picked out by SQLite, which reads
-    // the stored JSON faster than a parse of all of it here); an accepted one's, its Mandate's
+    // A would_accept's rules are its assessment's matched ones; an accepted one's, its Mandate's
     // (the same names, and the Mandate is what the work was done under).
-    w.rules = Names(json::parse(s.IsNull(w.accepted ? 12 : 2) ? "[]" : s.Text(w.accepted ? 12 : 2), nullptr, false), false);
+    w.rules = Names(s, w.accepted ? 12 : 2);
     out.push_back(std::move(w));
   }
   RETURN_IF_ERROR(s.status());
@@ -148,7 +145,8 @@ Result<std::vector<WouldAcceptRecord>> ReadJudged(Db& db, TimeMs since) {
 Result<std::vector<MissedRecord>> ReadMissed(Db& db, TimeMs since) {
   // The explicit requests of the window, each with the newest Decision before it on its Thread.
   Stmt s = db.Prepare(
-      "SELECT d.id, d.thread_key, d.created_at, p.id, p.strength, p.outcome, p.would_accept, p.assessment, p.created_at "
+      "SELECT d.id, d.thread_key, d.created_at, p.id, p.strength, p.outcome, p.would_accept, " MATCHED_RULES("p.assessment")
+      ", p.created_at "
       "FROM decisions d JOIN decisions p ON p.id = (SELECT MAX(q.id) FROM decisions q WHERE q.thread_key = d.thread_key "
       "AND q.id < d.id) "
       "WHERE d.created_at >= ? AND d.strength = 'explicit' AND d.outcome = 'accept' ORDER BY d.id");
@@ -162,7 +160,7 @@ Result<std::vector<MissedRecord>> ReadMissed(Db& db, TimeMs since) {
     m.thread = s.Text(1);
     m.at = s.Int(2);
     m.declined = s.Int(3);
-    m.rules = AssessmentRules(s, 7);
+    m.rules = Names(s, 7);
     out.push_back(std::move(m));
   }
   RETURN_IF_ERROR(s.status());
@@ -191,7 +189,7 @@ Result<std::vector<TicketOutcome>> ReadTicketOutcomes(Db& db, TimeMs since, cons
     o.ticket = s.Int(0);
     stages.push_back(s.Text(1));
     o.created_at = s.Int(2);
-    const std::vector<std::string> rules = Names(json::parse(s.Text(4), nullptr, false), false);
+    const std::vector<std::string> rules = Names(s, 4);
     o.rule = s.Text(3) == "explicit" || rules.empty() ? "explicit" : rules.front();
     o.executor = s.IsNull(6) ? "none" : s.Text(6);
     // From the moment the request reached the daemon (the Ticket's own time when it is gone).
@@ -232,3 +230,5 @@ Result<std::vector<TicketOutcome>> ReadTicketOutcomes(Db& db, TimeMs since, cons
 }
 
 }  // namespace superagent::store
+
+#undef MATCHED_RULES

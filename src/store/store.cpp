@@ -375,7 +375,10 @@ Result<std::optional<std::int64_t>> Store::NewestUnjudged(const std::string& thr
   return std::optional<std::int64_t>(id);
 }
 
-Result<std::vector<WouldAcceptRecord>> Store::JudgedSince(TimeMs since) { return ReadJudged(db_, since); }
+Result<std::vector<RulePrecision>> Store::PrecisionNow(const JudgementSettings& settings, TimeMs now) {
+  ASSIGN_OR_RETURN(auto judged, ReadJudged(db_, JudgementWindowStart(settings, now)));
+  return PrecisionByRule(judged);
+}
 
 Result<bool> Store::InsertVerdict(std::int64_t decision, const std::string& verdict, const std::string& by,
                                   const std::string& via, TimeMs at) {

@@ -122,8 +122,9 @@ class Store {
   // The newest Decision on `thread` a verdict may still be given on (issue 38): a would_accept, or
   // an inferred accept that made a Ticket (auto mode), with no verdict yet.
   Result<std::optional<std::int64_t>> NewestUnjudged(const std::string& thread);
-  // ReadJudged over this store (a demoted rule's Tickets are held at accept).
-  Result<std::vector<WouldAcceptRecord>> JudgedSince(TimeMs since);
+  // Each rule's precision over the judgement window at `now` (PrecisionByRule of ReadJudged): a
+  // demoted rule's Tickets are held at accept, and explain shows it beside a rule's Decision.
+  Result<std::vector<RulePrecision>> PrecisionNow(const JudgementSettings& settings, TimeMs now);
   // A verdict on `decision` (issue 38); false when it already has one (nothing written).
   Result<bool> InsertVerdict(std::int64_t decision, const std::string& verdict, const std::string& by,
                              const std::string& via, TimeMs at);
