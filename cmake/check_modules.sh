@@ -17,7 +17,7 @@ declare -A OWNER=(
   [catch_all.h]=base [beneath.h]=base [chat.h]=base
   [domain.h]=core [trigger.h]=core [engine.h]=core [eval.h]=core [gate.h]=core [assessment.h]=core
   [channel.h]=core [quarantine.h]=core [session.h]=core [mailbox.h]=core [source_state.h]=core
-  [metrics.h]=core [question.h]=core [budget.h]=core [answer.h]=core [judgement.h]=core
+  [metrics.h]=core [github_threads.h]=core [question.h]=core [budget.h]=core [answer.h]=core [judgement.h]=core
   [periodic.h]=base [secret_filter.h]=base [digest.h]=base [mutex.h]=base
   # views.h is the read face of the domain: every module that may read the domain may include it;
   # its SQL lives in store/views.cpp (core and store use each other).

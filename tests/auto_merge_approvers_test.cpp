@@ -75,7 +75,7 @@ class AutoMergeApproversTest : public superagent::testing::EngineTest {
     Effect e;
     e.id = 11;
     e.kind = "merge_pull_request";
-    e.payload = {{"channel", "github:repo"}, {"idempotency_key", "merge:ticket:3:" + kHead}, {"ticket", 3},
+    e.payload = {{"channel", "github:codertocat/hello-world"}, {"idempotency_key", "merge:ticket:3:" + kHead}, {"ticket", 3},
                  {"number", number}, {"head_sha", kHead}};
     for (const auto& [k, v] : overrides.items()) e.payload[k] = v;
     return e;

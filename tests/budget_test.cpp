@@ -265,7 +265,7 @@ TEST_F(BudgetTest, TokensReachedMidTurnEndTheTurnAndAskTheRequesterOnce) {
   ASSERT_EQ(tk.stage, Stage::kWaitingForPerson) << "the Ticket stays open";
   ASSERT_TRUE(tk.waiting.has_value());
   EXPECT_EQ(tk.waiting->actor, "alice");
-  EXPECT_EQ(tk.waiting->thread, "github:issue:1");
+  EXPECT_EQ(tk.waiting->thread, "github:acme/widgets:issue:1");
   EXPECT_EQ(tk.waiting->form, (json{{"options", {"Continue with 1000 more tokens", "Stop here"}},
                                     {"free_text", false},
                                     {"purpose", "budget"}}));

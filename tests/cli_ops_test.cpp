@@ -312,8 +312,8 @@ void RecordAnAccept(const fs::path& data_dir) {
   t.addressed = true;
   t.text = "@agent please fix the typo in README";
   t.at = SystemClock()->NowMs();
-  t.threads = {"github:issue:7"};
-  t.channel = "github:issue:7";
+  t.threads = {"github:codertocat/hello-world:issue:7"};
+  t.channel = "github:codertocat/hello-world:issue:7";
   t.meta = {{"html_url", "https://github.com/o/r/issues/7#issuecomment-77"}};
   ASSERT_TRUE((*engine)->Receive(t, "test").ok());
   NoModelAssessor assessor;

@@ -40,7 +40,7 @@ TEST_F(ServeTest, RunsJudgesExplainsReloadsAndStopsCleanly) {
   ASSERT_TRUE(d.WaitForLine("ready")) << d.log();
   EXPECT_NE(d.log().find("policy_version=1"), std::string::npos) << d.log();
   EXPECT_NE(d.log().find("mode=observe"), std::string::npos) << d.log();
-  EXPECT_NE(d.log().find("sources github=\"off (github.repo is empty)\" feishu=\"off (feishu.enabled is false)\" panel=on"),
+  EXPECT_NE(d.log().find("sources github=\"off (github.repos is empty)\" feishu=\"off (feishu.enabled is false)\" panel=on"),
             std::string::npos)
       << d.log();
   EXPECT_NE(d.log().find("no Source is on: only the panel reaches the daemon"), std::string::npos) << d.log();
@@ -60,7 +60,7 @@ TEST_F(ServeTest, RunsJudgesExplainsReloadsAndStopsCleanly) {
   // A person's request arrives (as a Source would hand it over) and the daemon judges it.
   const std::string trigger = R"({"id":"github:comment:1@2026-12-02T10:00:00Z","source":"github","scope":"comments",
     "actor":"alice","human":true,"addressed":true,"text":"@agent please fix the typo in README","at":"2026-12-02T10:00:00Z",
-    "threads":["github:issue:7"],"channel":"github:issue:7","meta":{"html_url":"https://github.com/o/r/issues/7#issuecomment-1"}})";
+    "threads":["github:codertocat/hello-world:issue:7"],"channel":"github:codertocat/hello-world:issue:7","meta":{"html_url":"https://github.com/o/r/issues/7#issuecomment-1"}})";
   RunOptions in;
   in.stdin_text = trigger;
   RunResult r = RunProgram(SUPERAGENT_BINARY, {"receive", "--config", Config(), "--trigger", "-"}, in);
@@ -76,7 +76,7 @@ TEST_F(ServeTest, RunsJudgesExplainsReloadsAndStopsCleanly) {
   ASSERT_EQ(story.exit_code, 0) << story.err;
   // In a person's words first (issue 24), then the record it was told from.
   EXPECT_EQ(story.out.rfind("github:comment:1@2026-12-02T10:00:00Z\n"
-                            "  alice wrote on GitHub issue #7, addressing the agent, at 2026-12-02T10:00:00.000Z.\n"
+                            "  alice wrote on GitHub issue codertocat/hello-world#7, addressing the agent, at 2026-12-02T10:00:00.000Z.\n"
                             "  alice is in sources.github.people and addressed the agent: an explicit request.\n"
                             "  The Eval accepted it (policy version 1).\n",
                             0),
@@ -93,7 +93,7 @@ TEST_F(ServeTest, RunsJudgesExplainsReloadsAndStopsCleanly) {
                                "  (https://github.com/o/r/issues/7/ names no message of its own here: this is "
                                "https://github.com/o/r/issues/7#issuecomment-1, the discussion's newest message that "
                                "addresses the agent. Explain another by its own URL.)\n"
-                               "  alice wrote on GitHub issue #7",
+                               "  alice wrote on GitHub issue codertocat/hello-world#7",
                                0),
             0u)
       << by_issue.out;
@@ -799,7 +799,7 @@ TEST_F(ServeTest, WrongTypesInANotificationPageAreSkippedAndCountedAcrossARestar
     const json status = json::parse(res->body, nullptr, false);  // named: a temporary would dangle in the loop
     if (!status.is_object() || !status.contains("sources")) return json();
     for (const json& h : status["sources"])
-      if (h["source"] == "github" && h["path"] == "notifications") return h;
+      if (h["source"] == "github:codertocat/hello-world" && h["path"] == "notifications") return h;
     return json();
   };
   for (int start = 0; start < 2; ++start) {
@@ -885,7 +885,7 @@ TEST_F(ServeTest, AMessageInFlightDuringFiveKillsIsSetAsideAtTheNextStartAndRetr
   const std::vector<std::pair<std::string, std::string>> env = {{"GITHUB_TOKEN", "ghp_THISISASECRETVALUE0123456789"}};
   const std::string trigger = R"({"id":"github:comment:1@2026-12-02T10:00:00Z","source":"github","scope":"comments",
     "actor":"alice","human":true,"addressed":true,"text":"@agent 请修复 README 的错别字 😀","at":"2026-12-02T10:00:00Z",
-    "threads":["github:issue:7"],"channel":"github:issue:7","meta":{"html_url":"https://github.com/o/r/issues/7#issuecomment-1"}})";
+    "threads":["github:codertocat/hello-world:issue:7"],"channel":"github:codertocat/hello-world:issue:7","meta":{"html_url":"https://github.com/o/r/issues/7#issuecomment-1"}})";
   for (int death = 1; death <= 5; ++death) {
     DaemonProcess d(SUPERAGENT_BINARY, {"serve", "--config", Config()}, env);
     ASSERT_TRUE(d.WaitForLine("ready")) << d.log();

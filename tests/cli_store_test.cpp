@@ -25,7 +25,7 @@ using nlohmann::json;
 std::string TriggerJson(int n) {
   return R"({"id":"github:comment:)" + std::to_string(n) + R"(@2026-12-02T10:00:00Z","source":"github","scope":"comments",
     "actor":"alice","human":true,"addressed":true,"text":"@agent please fix the typo in README ✍️ 请修正","at":"2026-12-02T10:00:00Z",
-    "threads":["github:issue:)" + std::to_string(n) + R"("],"channel":"github:issue:)" + std::to_string(n) +
+    "threads":["github:acme/widgets:issue:)" + std::to_string(n) + R"("],"channel":"github:acme/widgets:issue:)" + std::to_string(n) +
          R"(","meta":{"html_url":"https://github.com/o/r/issues/)" + std::to_string(n) + R"(#issuecomment-1"}})";
 }
 

@@ -404,7 +404,8 @@ const std::map<std::string, std::string>& ComputedByHand() {
       {"feishu.enabled", "whether the Feishu integration exists"},
       {"feishu.realtime", "IntegrationOptions::long_connection, a bool of the choice"},
       {"llm.execution_model", "falls back to llm.assessment_model"},
-      {"execution.git_remote", "falls back to github.repo's clone URL (EffectiveGitRemote)"},
+      {"execution.git_remote", "falls back to github.repo's clone URL (EffectiveGitRemote), {repo} per repository"},
+      {"github.repos", "one Source and Channel per repository (IntegrationOptions::repos), and a mirror each"},
       {"execution.cgroups", "auto is the runner's \"\", off its \"off\""},
   };
   return kKeys;

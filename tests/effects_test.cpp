@@ -159,7 +159,7 @@ TEST(Backoff, ScheduleIsExact) {
 
 TEST_F(EffectsTest, AcknowledgementGoesOutBeforeTheResultEvenWhenItFailsFirst) {
   TicketId id = AcceptedTicket("c1");
-  ASSERT_TRUE(engine_->Send({"result:1", id, "github:issue:1", MessageKind::kResult, "Done: fixed the typo."}).ok());
+  ASSERT_TRUE(engine_->Send({"result:1", id, "github:acme/widgets:issue:1", MessageKind::kResult, "Done: fixed the typo."}).ok());
   peer_.FailNext({500});
   EXPECT_EQ(Run(), 1);  // the ack fails; the result is held back behind it
   EXPECT_TRUE(peer_.Messages().empty());
@@ -180,10 +180,10 @@ TEST_F(EffectsTest, ASecretInAMessageOrAnActionReachesThePeerOnlyAsTheMarker) {
   secrets.Learn("llm.api_key_env", "model-key-0123456789");
   MakeLoop(0, &secrets);
   TicketId id = AcceptedTicket("c1");
-  ASSERT_TRUE(engine_->Send({"result:1", id, "github:issue:1", MessageKind::kResult,
+  ASSERT_TRUE(engine_->Send({"result:1", id, "github:acme/widgets:issue:1", MessageKind::kResult,
                              "Done. env: KEY=model-key-0123456789 中文🙂"}).ok());
   const std::string token = "gh" + std::string("p_") + "aB3dE5gH7jK9mN1pQ2sT4vW6yZ8aB3dE5gH7j";
-  ASSERT_TRUE(engine_->EnqueueAction("note", {{"channel", "github:issue:1"},
+  ASSERT_TRUE(engine_->EnqueueAction("note", {{"channel", "github:acme/widgets:issue:1"},
                                               {"idempotency_key", "note:1"},
                                               {"ticket", id},
                                               {"summary", {{"text", "found " + token}}}})
@@ -237,7 +237,7 @@ TEST_F(EffectsTest, JitterStaysWithinItsBounds) {
   MakeLoop(0.2);
   for (int i = 0; i < 20; ++i) {
     Receive(Comment("t" + std::to_string(i), "alice", true, "hi", 100 + i));
-    ASSERT_TRUE(engine_->Send({"m" + std::to_string(i), std::nullopt, "github:issue:" + std::to_string(100 + i),
+    ASSERT_TRUE(engine_->Send({"m" + std::to_string(i), std::nullopt, "github:acme/widgets:issue:" + std::to_string(100 + i),
                                MessageKind::kAnswer, "hello"}).ok());
   }
   peer_.FailNext(std::vector<int>(20, 503));
@@ -274,7 +274,7 @@ TEST_F(EffectsTest, ThreeFailuresInARowBecomeOneSystemProblemAndSuccessClearsIt)
 
 TEST_F(EffectsTest, StoppedTicketsPendingMessagesAreCancelledWithAReason) {
   TicketId id = AcceptedTicket("c1");
-  ASSERT_TRUE(engine_->Send({"result:1", id, "github:issue:1", MessageKind::kResult, "Done."}).ok());
+  ASSERT_TRUE(engine_->Send({"result:1", id, "github:acme/widgets:issue:1", MessageKind::kResult, "Done."}).ok());
   ASSERT_TRUE(engine_->StopTicket(id, "Tess (panel)").ok());
   // Only the Stop's own line goes out (issue 22): the discussion learns why no result comes.
   EXPECT_EQ(Run(), 1);
@@ -311,7 +311,7 @@ TEST_F(EffectsTest, CrashBetweenSendAndRecordNeverPostsTwice) {
 
 TEST_F(EffectsTest, GoneTargetAbandonsAndMarksTheDiscussionDeleted) {
   TicketId id = AcceptedTicket("c1");
-  ASSERT_TRUE(engine_->Send({"result:1", id, "github:issue:1", MessageKind::kResult, "Done."}).ok());
+  ASSERT_TRUE(engine_->Send({"result:1", id, "github:acme/widgets:issue:1", MessageKind::kResult, "Done."}).ok());
   peer_.FailNext({410});
   EXPECT_EQ(Run(), 1);
   EXPECT_EQ(Run(), 0) << "the later message to a deleted discussion is cancelled, not sent";
@@ -367,18 +367,18 @@ TEST_F(EffectsTest, GitHubMessagesOverTheCharacterCapAreRefusedAndNothingIsQueue
   // 1000 characters of three UTF-8 bytes each fit: the cap counts characters, not bytes.
   std::string fits;
   for (int i = 0; i < 1000; ++i) fits += "\u5b57";
-  ASSERT_TRUE(engine_->Send({"fits", std::nullopt, "github:issue:1", MessageKind::kAnswer, fits}).ok());
-  Status refused = engine_->Send({"long", std::nullopt, "github:issue:1", MessageKind::kAnswer, fits + "x"});
+  ASSERT_TRUE(engine_->Send({"fits", std::nullopt, "github:acme/widgets:issue:1", MessageKind::kAnswer, fits}).ok());
+  Status refused = engine_->Send({"long", std::nullopt, "github:acme/widgets:issue:1", MessageKind::kAnswer, fits + "x"});
   EXPECT_EQ(refused.code(), Status::Code::kInvalidArgument);
   EXPECT_NE(refused.message().find("at most 1000 characters; this one has 1001"), std::string::npos) << refused.ToString();
   EXPECT_EQ(Ok(views_->OutboxCounts())["pending"], before + 1);
 }
 
 TEST_F(EffectsTest, ActionsAreIdempotentAndUseTheActionSchedule) {
-  json action = {{"channel", "github:pull:3"}, {"idempotency_key", "pr:ticket:1"}, {"title", "Fix typo"}};
+  json action = {{"channel", "github:acme/widgets:pull:3"}, {"idempotency_key", "pr:ticket:1"}, {"title", "Fix typo"}};
   ASSERT_TRUE(engine_->EnqueueAction("open_pull_request", action).ok());
   ASSERT_TRUE(engine_->EnqueueAction("open_pull_request", action).ok());
-  EXPECT_EQ(engine_->EnqueueAction("open_pull_request", {{"channel", "github:pull:3"}}).code(),
+  EXPECT_EQ(engine_->EnqueueAction("open_pull_request", {{"channel", "github:acme/widgets:pull:3"}}).code(),
             Status::Code::kInvalidArgument);
   peer_.FailNext({502});
   EXPECT_EQ(Run(), 1);
@@ -393,7 +393,7 @@ TEST_F(EffectsTest, ActionsAreIdempotentAndUseTheActionSchedule) {
 TEST_F(EffectsTest, AThousandReceiptsDrainWithNoLossAndNoDuplicate) {
   for (int th = 0; th < 100; ++th) Receive(Comment("t" + std::to_string(th), "alice", false, "x", 1000 + th));
   for (int i = 0; i < 1000; ++i)
-    ASSERT_TRUE(engine_->Send({"r" + std::to_string(i), std::nullopt, "github:issue:" + std::to_string(1000 + i % 100),
+    ASSERT_TRUE(engine_->Send({"r" + std::to_string(i), std::nullopt, "github:acme/widgets:issue:" + std::to_string(1000 + i % 100),
                                MessageKind::kAnswer, "message " + std::to_string(i)}).ok());
   peer_.FailNext({500, 502, 503});
   for (int round = 0; round < 200 && Ok(views_->OutboxCounts())["pending"] > 0; ++round) {

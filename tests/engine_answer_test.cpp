@@ -110,7 +110,7 @@ TEST_F(AnswerTest, AModelThatNeverAnswersEndsInALineToTheRequesterAndACardBefore
   EXPECT_THAT(lines[0].body, HasSubstr("I could not take this request"));
   EXPECT_THAT(lines[0].body, HasSubstr("3 attempts"));
   EXPECT_THAT(lines[0].body, ::testing::Not(HasSubstr("60000")));  // the daemon's words, not the transport's
-  EXPECT_EQ(lines[0].thread, "github:issue:1");
+  EXPECT_EQ(lines[0].thread, "github:acme/widgets:issue:1");
   EXPECT_EQ(Kind("c1"), "answered");
   EXPECT_TRUE(CardIds().empty());
 }
@@ -158,7 +158,7 @@ TEST_F(AnswerTest, TellOthersGivesAStrangerOneLineADay) {
   auto lines = Lines("not-allowed:");
   ASSERT_EQ(lines.size(), 1u);
   EXPECT_THAT(lines[0].body, HasSubstr("I can't take requests from you here"));
-  EXPECT_EQ(lines[0].thread, "github:issue:1");
+  EXPECT_EQ(lines[0].thread, "github:acme/widgets:issue:1");
   Advance(24LL * 3600 * 1000);
   Receive(Comment("c3", "carol", true, "@agent again", 3));
   Drain();

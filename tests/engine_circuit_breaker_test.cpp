@@ -59,7 +59,7 @@ TEST_F(CircuitBreakerTest, PastThePerSenderLimitANewTicketWaitsForThePanelAndNot
     EXPECT_EQ(views_->GetTicket(t)->stage, Stage::kIdle);
     EXPECT_EQ(AssignmentsOf(t), 1);
   }
-  ASSERT_EQ(SentOn("github:issue:2").size(), 1u) << "the second still gets its acknowledgement";
+  ASSERT_EQ(SentOn("github:acme/widgets:issue:2").size(), 1u) << "the second still gets its acknowledgement";
 
   const TicketId third = Request("c3", "alice", 3, "@agent 请修复 README 的错别字 🙏");
   auto held = views_->GetTicket(third);
@@ -73,7 +73,7 @@ TEST_F(CircuitBreakerTest, PastThePerSenderLimitANewTicketWaitsForThePanelAndNot
   EXPECT_EQ(held->waiting->form["options"], json({"Start the work", "Drop it"}));
   EXPECT_EQ(held->waiting->form["free_text"], false);
   EXPECT_EQ(held->waiting->form["purpose"], "circuit_breaker");
-  EXPECT_TRUE(SentOn("github:issue:3").empty()) << "a hold posts nothing: a message per Ticket would feed a loop";
+  EXPECT_TRUE(SentOn("github:acme/widgets:issue:3").empty()) << "a hold posts nothing: a message per Ticket would feed a loop";
   EXPECT_EQ(AssignmentsOf(third), 0) << "no turn before a person starts it";
   EXPECT_EQ(Ok(engine_->AssignFollowUps()), 0) << "its pending request starts nothing while it is held";
 
@@ -104,7 +104,7 @@ TEST_F(CircuitBreakerTest, TheRequesterCannotReleaseItsOwnHoldOnlyThePanelCan) {
   EXPECT_EQ(started->stage, Stage::kIdle);
   EXPECT_EQ(AssignmentsOf(held), 1);
   // The requester now reads the acknowledgement it would have read at accept — and only that.
-  auto said = SentOn("github:issue:3");
+  auto said = SentOn("github:acme/widgets:issue:3");
   ASSERT_EQ(said.size(), 1u);
   EXPECT_EQ(said[0].kind, MessageKind::kAcknowledgement);
   EXPECT_EQ(said[0].body, "I'll fix the typo in README.");
@@ -125,7 +125,7 @@ TEST_F(CircuitBreakerTest, DroppingAHeldTicketEndsItQuietlyAndWithdrawsItsMandat
   auto tk = views_->GetTicket(held);
   EXPECT_EQ(tk->stage, Stage::kEnded);
   EXPECT_EQ(tk->end_reason, "dropped by carol (panel) after the circuit breaker held it");
-  EXPECT_TRUE(SentOn("github:issue:3").empty());
+  EXPECT_TRUE(SentOn("github:acme/widgets:issue:3").empty());
   EXPECT_EQ(AssignmentsOf(held), 0);
   auto story = Ok(ExplainNow("c3"));
   EXPECT_EQ(story["ticket_created"]["mandate"]["status"], "withdrawn") << story.dump();
@@ -154,7 +154,7 @@ TEST_F(CircuitBreakerTest, TheWindowSlidesHeldTicketsCountAndAHoldSurvivesAResta
   EXPECT_EQ(views_->GetTicket(held)->stage, Stage::kWaitingForPerson);
   ASSERT_TRUE(engine_->AnswerQuestion(held, "carol (panel)", json{{"option", 1}}).ok());
   EXPECT_EQ(views_->GetTicket(held)->stage, Stage::kIdle);
-  EXPECT_EQ(SentOn("github:issue:4").size(), 1u);
+  EXPECT_EQ(SentOn("github:acme/widgets:issue:4").size(), 1u);
 }
 
 TEST_F(CircuitBreakerTest, PerSourceCountsEverySenderAndZeroTurnsALimitOff) {

@@ -60,7 +60,7 @@ TEST_F(EngineTest, AtMostOneEvalPerThreadAndArrivalsFormTheNextBatch) {
   Receive(Comment("d1", "alice", true, "@agent other issue", 2));
   auto other = engine_->BeginEval();
   ASSERT_TRUE(other.ok() && other->has_value());
-  EXPECT_EQ((*other)->thread, "github:issue:2");
+  EXPECT_EQ((*other)->thread, "github:acme/widgets:issue:2");
 
   EvalOutcome ignore;
   ignore.outcome = DecisionOutcome::kIgnore;
@@ -79,7 +79,7 @@ TEST_F(EngineTest, ObserveRecordsWouldAcceptAndCreatesNothing) {
   Receive(Comment("c1", "alice", false, "there's a typo in the README heading"));  // inferred cell
   assessor_.answers.push_back(ScriptedAssessor::Accept());
   ASSERT_EQ(Drain(), 1);
-  auto d = Ok(views_->Decisions("github:issue:1"));
+  auto d = Ok(views_->Decisions("github:acme/widgets:issue:1"));
   ASSERT_EQ(d.size(), 1u);
   EXPECT_EQ(d[0].outcome, DecisionOutcome::kIgnore);
   EXPECT_TRUE(d[0].would_accept);
@@ -122,7 +122,7 @@ TEST_F(EngineTest, AutoAcceptsInferredOnlyWithMatchedRuleEvidenceAndDirection) {
     auto story = ExplainNow(id);
     ASSERT_TRUE(story.ok());
     EXPECT_EQ(story->contains("ticket_created"), c.accepted) << story->dump(2);
-    auto d = Ok(views_->Decisions("github:issue:" + std::to_string(issue)));
+    auto d = Ok(views_->Decisions("github:acme/widgets:issue:" + std::to_string(issue)));
     ASSERT_EQ(d.size(), 1u);
     EXPECT_EQ(d[0].outcome, c.accepted ? DecisionOutcome::kAccept : DecisionOutcome::kIgnore);
     EXPECT_FALSE(d[0].would_accept);
@@ -141,7 +141,7 @@ TEST_F(EngineTest, ExplicitRequestIsAcceptedEvenWhenTheModelWouldIgnoreIt) {
   a.rules.clear();  // explicit requests need no rule coverage
   assessor_.answers.push_back(a);
   ASSERT_EQ(Drain(), 1);
-  auto d = Ok(views_->Decisions("github:issue:1"));
+  auto d = Ok(views_->Decisions("github:acme/widgets:issue:1"));
   ASSERT_EQ(d.size(), 1u);
   EXPECT_EQ(d[0].outcome, DecisionOutcome::kAccept);
 }
@@ -162,7 +162,7 @@ TEST_F(EngineTest, OffModeNeverAssessesInferredCandidates) {
   Receive(Comment("c1", "alice", false, "typo in the heading"));
   ASSERT_EQ(Drain(), 1);
   EXPECT_EQ(assessor_.calls, 0);
-  auto d = Ok(views_->Decisions("github:issue:1"));
+  auto d = Ok(views_->Decisions("github:acme/widgets:issue:1"));
   ASSERT_EQ(d.size(), 1u);
   EXPECT_EQ(d[0].outcome, DecisionOutcome::kIgnore);
   EXPECT_NE(d[0].reason.find("mode_off"), std::string::npos) << d[0].reason;
@@ -201,7 +201,7 @@ TEST_F(EngineTest, ModelFailureIsUnavailableAndRequeuedWithBackoffUntilAttemptsR
   Receive(Comment("c1", "alice", true, "@agent fix it"));
   assessor_.answers.push_back(Status::Unavailable("HTTP 503"));
   ASSERT_EQ(Drain(), 1);
-  auto d = Ok(views_->Decisions("github:issue:1"));
+  auto d = Ok(views_->Decisions("github:acme/widgets:issue:1"));
   ASSERT_EQ(d.size(), 1u);
   EXPECT_EQ(d[0].outcome, DecisionOutcome::kUnavailable);
   EXPECT_EQ(Ok(views_->Counts()).eval_queue, 1);
@@ -210,7 +210,7 @@ TEST_F(EngineTest, ModelFailureIsUnavailableAndRequeuedWithBackoffUntilAttemptsR
   assessor_.answers.push_back(Status::Unavailable("HTTP 503"));
   ASSERT_EQ(Drain(), 1);
   EXPECT_EQ(Ok(views_->Counts()).eval_queue, 0) << "attempts exhausted: ends unavailable";
-  EXPECT_EQ(Ok(views_->Decisions("github:issue:1")).size(), 2u);
+  EXPECT_EQ(Ok(views_->Decisions("github:acme/widgets:issue:1")).size(), 2u);
 }
 
 // An assessor that throws (a type error while reading a model's answer) used to take the eval
@@ -232,7 +232,7 @@ TEST_F(EngineTest, AnAssessorThatThrowsIsUnavailableWithTheReasonAndRequeued) {
   EXPECT_TRUE(*ran);
   // Not judged yet: requeued with backoff and counted against the Thread (a poison Thread is set
   // aside after quarantine.after in a row; QuarantineTest); the story says why.
-  EXPECT_TRUE(Ok(views_->Decisions("github:issue:1")).empty());
+  EXPECT_TRUE(Ok(views_->Decisions("github:acme/widgets:issue:1")).empty());
   EXPECT_EQ(Ok(views_->Counts()).eval_queue, 1);
   const std::string story = ExplainNow("c1")->dump();
   EXPECT_NE(story.find("not judged: internal error: judging threw: [json.exception.type_error.302]"), std::string::npos)
@@ -253,7 +253,7 @@ TEST_F(EngineTest, InvalidRuleCoverageIsTreatedAsAModelFailure) {
     clock_.Advance(3'600'000);
     ASSERT_EQ(Drain(), 1);
   }
-  auto d = Ok(views_->Decisions("github:issue:1"));
+  auto d = Ok(views_->Decisions("github:acme/widgets:issue:1"));
   ASSERT_EQ(d.size(), 3u);
   for (const Decision& x : d) {
     EXPECT_EQ(x.outcome, DecisionOutcome::kUnavailable);
@@ -277,7 +277,7 @@ TEST_F(EngineTest, TimedOutEvalIsRequeuedAndItsLateOutcomeDropped) {
   late.request_seq = (*job)->batch[0].seq;
   auto finished = engine_->FinishEval((*job)->id, late);
   EXPECT_EQ(finished.status().code(), Status::Code::kConflict);
-  EXPECT_TRUE(Ok(views_->Decisions("github:issue:1")).empty());
+  EXPECT_TRUE(Ok(views_->Decisions("github:acme/widgets:issue:1")).empty());
   EXPECT_EQ(Ok(views_->Counts()).eval_queue, 1);
   clock_.Advance(3'600'000);
   assessor_.answers.push_back(ScriptedAssessor::Accept());
@@ -292,7 +292,7 @@ TEST_F(EngineTest, SameTriggerAcceptedTwiceYieldsOneTicket) {
   ASSERT_TRUE(engine_->Handback(id, "c1", HandbackKind::kOutOfScope, "test").ok());
   assessor_.answers.push_back(ScriptedAssessor::Accept());
   ASSERT_EQ(Drain(), 1);
-  auto d = Ok(views_->Decisions("github:issue:1"));
+  auto d = Ok(views_->Decisions("github:acme/widgets:issue:1"));
   ASSERT_EQ(d.size(), 2u);
   EXPECT_EQ(d[1].outcome, DecisionOutcome::kAccept);
   EXPECT_EQ(d[1].ticket, id);
@@ -309,7 +309,7 @@ TEST_F(EngineTest, FailedFinishWritesNothing) {
   bogus.request_seq = 9999;  // no such Trigger
   auto r = engine_->FinishEval((*job)->id, bogus);
   EXPECT_FALSE(r.ok());
-  EXPECT_TRUE(Ok(views_->Decisions("github:issue:1")).empty());
+  EXPECT_TRUE(Ok(views_->Decisions("github:acme/widgets:issue:1")).empty());
   EXPECT_TRUE(Ok(views_->Counts()).tickets.empty());
   // The Eval is still running and can finish properly.
   EvalOutcome ok = JudgeEval(**job, (*job)->policy, assessor_);
@@ -333,7 +333,7 @@ TEST_F(EngineTest, ExplicitStopEndsLiveTicketsButBotsCannotStop) {
   assessor_.answers.push_back(ScriptedAssessor::Stop());
   ASSERT_EQ(Drain(), 1);
   EXPECT_NE(views_->GetTicket(other)->stage, Stage::kEnded);
-  auto d = Ok(views_->Decisions("github:issue:2"));
+  auto d = Ok(views_->Decisions("github:acme/widgets:issue:2"));
   EXPECT_EQ(d.back().outcome, DecisionOutcome::kIgnore);
 }
 

@@ -26,7 +26,7 @@ TEST_F(ExplainTest, AnAnsweredRequestSaysWhoAskedWhyItWasAdmittedAndWhatWasSent)
   auto claimed = Ok(engine_->ClaimDueEffects(10));
   ASSERT_EQ(claimed.size(), 1u);
   ASSERT_TRUE(engine_->RecordDelivery(claimed[0].effect.id, Delivery::Done("1"), 0).ok());
-  EXPECT_EQ(Told("c1"), json({"alice wrote on GitHub issue #1, addressing the agent, at " + at + ".",
+  EXPECT_EQ(Told("c1"), json({"alice wrote on GitHub issue acme/widgets#1, addressing the agent, at " + at + ".",
                               "alice is in sources.github.people and addressed the agent: an explicit request.",
                               "The Eval accepted it (policy version 1).",
                               "It created Ticket " + std::to_string(t) + ", now idle: Fix the typo in README.",
@@ -42,7 +42,7 @@ TEST_F(ExplainTest, SomeoneNotAllowedIsToldWhichListToJoin) {
   EXPECT_EQ(Drain(), 1);
   const json story = Ok(ExplainNow("c2"));
   EXPECT_EQ(story["told"],
-            json({"mallory wrote on GitHub issue #1, addressing the agent, at " + at + ".",
+            json({"mallory wrote on GitHub issue acme/widgets#1, addressing the agent, at " + at + ".",
                   "mallory is not in sources.github.people, and an @-mention from someone not listed is ignored here "
                   "(sources.github.scopes.comments.others_addressed).",
                   "Nothing was done with it (policy version 1).",
@@ -59,7 +59,7 @@ TEST_F(ExplainTest, AMessageThatDidNotAddressTheAgentSaysSo) {
   pr.scope = "issues";
   Receive(pr);
   EXPECT_EQ(Drain(), 1);
-  EXPECT_EQ(Told("c3"), json({"carol wrote on GitHub issue #1, not addressing the agent, at " + at + ".",
+  EXPECT_EQ(Told("c3"), json({"carol wrote on GitHub issue acme/widgets#1, not addressing the agent, at " + at + ".",
                               "carol did not address the agent (no @-mention) here, so it was not a request.",
                               "Nothing was done with it (policy version 1).",
                               "To change that: sources.github.scopes.issues.receive_all — true, to read messages that "
@@ -69,14 +69,14 @@ TEST_F(ExplainTest, AMessageThatDidNotAddressTheAgentSaysSo) {
 TEST_F(ExplainTest, AFilteredMessageSaysWhyAndThatNothingElseHappened) {
   const std::string at = At();
   ASSERT_TRUE(engine_->Receive(Comment("c4", "alice", true, "@agent hi"), "test", "chat_not_allowed: oc_other").ok());
-  EXPECT_EQ(Told("c4"), json({"alice wrote on GitHub issue #1, addressing the agent, at " + at + ".",
+  EXPECT_EQ(Told("c4"), json({"alice wrote on GitHub issue acme/widgets#1, addressing the agent, at " + at + ".",
                               "It was filtered when it arrived (chat_not_allowed: oc_other), so nothing else happened."}));
 }
 
 TEST_F(ExplainTest, AMessageStillWaitingSaysForWhat) {
   const std::string at = At();
   Receive(Comment("c5", "alice", true, "@agent please fix the typo"));
-  EXPECT_EQ(Told("c5"), json({"alice wrote on GitHub issue #1, addressing the agent, at " + at + ".",
+  EXPECT_EQ(Told("c5"), json({"alice wrote on GitHub issue acme/widgets#1, addressing the agent, at " + at + ".",
                               "It is waiting for an Eval.", "It arrived less than a minute ago; nothing has been said yet."}));
   // The model is down: the Eval fails and the message waits to be tried again.
   EXPECT_EQ(Drain(), 1);

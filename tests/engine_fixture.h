@@ -148,8 +148,8 @@ class EngineTest : public ::testing::Test {
     t.addressed = addressed;
     t.text = text;
     t.at = clock_.NowMs();
-    t.threads = {"github:issue:" + std::to_string(issue)};
-    t.channel = "github:issue:" + std::to_string(issue);
+    t.threads = {"github:acme/widgets:issue:" + std::to_string(issue)};
+    t.channel = "github:acme/widgets:issue:" + std::to_string(issue);
     t.meta = {{"html_url", "https://github.com/o/r/issues/" + std::to_string(issue) + "#" + id}};
     return t;
   }

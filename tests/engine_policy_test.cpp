@@ -34,11 +34,11 @@ TEST_F(EngineTest, PolicyChangeDiscardsRunningEvalsAndRequeuesTheirTriggers) {
   EXPECT_EQ(change->discarded_evals, 1);
   EvalOutcome stale = JudgeEval(**job, (*job)->policy, assessor_);
   EXPECT_EQ(engine_->FinishEval((*job)->id, stale).status().code(), Status::Code::kConflict);
-  EXPECT_TRUE(Ok(views_->Decisions("github:issue:1")).empty());
+  EXPECT_TRUE(Ok(views_->Decisions("github:acme/widgets:issue:1")).empty());
   // Requeued at once and without using up an attempt; the new Eval runs under the new version.
   assessor_.answers.push_back(ScriptedAssessor::Accept());
   ASSERT_EQ(Drain(), 1);
-  auto d = Ok(views_->Decisions("github:issue:1"));
+  auto d = Ok(views_->Decisions("github:acme/widgets:issue:1"));
   ASSERT_EQ(d.size(), 1u);
   EXPECT_EQ(d[0].policy_version, engine_->PolicyVersion());
   EXPECT_EQ(d[0].outcome, DecisionOutcome::kAccept);

@@ -38,7 +38,7 @@ class EnginePullsTest : public EngineTest {
     end.reported = Stage::kReady;
     end.summary = summary;
     if (open_pr)
-      end.actions.emplace_back("open_pull_request", nlohmann::json{{"channel", "github:repo"},
+      end.actions.emplace_back("open_pull_request", nlohmann::json{{"channel", "github:acme/widgets"},
                                                          {"idempotency_key", "pr:ticket:" + std::to_string(t)},
                                                          {"ticket", t},
                                                          {"head", Branch(t)},
@@ -96,8 +96,8 @@ class EnginePullsTest : public EngineTest {
     c.scope = "ci";
     c.text = "CI: check \"test\" on " + Branch(t) + " (" + sha + ") finished: " + conclusion;
     c.at = clock_.NowMs();
-    c.threads = {"github:ci:" + Branch(t)};
-    c.channel = "github:commit:" + sha;
+    c.threads = {"github:acme/widgets:ci:" + Branch(t)};
+    c.channel = "github:acme/widgets:commit:" + sha;
     c.meta = {{"type", "check_run"}, {"conclusion", conclusion}, {"head_sha", sha}, {"branch", Branch(t)}};
     return c;
   }
@@ -110,8 +110,8 @@ class EnginePullsTest : public EngineTest {
     c.human = true;
     c.text = std::string("Pull request #42 was ") + (merged ? "merged" : "closed") + " by " + by + ".";
     c.at = clock_.NowMs();
-    c.threads = {"github:pull:42"};
-    c.channel = "github:pull:42";
+    c.threads = {"github:acme/widgets:pull:42"};
+    c.channel = "github:acme/widgets:pull:42";
     c.meta = {{"type", "pull_request_closed"}, {"number", 42}, {"merged", merged}};
     return c;
   }
@@ -125,8 +125,8 @@ class EnginePullsTest : public EngineTest {
     c.human = true;
     c.text = text;
     c.at = clock_.NowMs();
-    c.threads = {"github:issue:" + std::to_string(number)};
-    c.channel = "github:issue:" + std::to_string(number);
+    c.threads = {"github:acme/widgets:issue:" + std::to_string(number)};
+    c.channel = "github:acme/widgets:issue:" + std::to_string(number);
     return c;
   }
   std::string LastInputState(TicketId t) { return Ok(views_->TicketInputs(t)).back().state; }

@@ -115,8 +115,8 @@ TEST_F(EnginePullsTest, AMergedPullRequestEndsTheTicketAndNeverResumesIt) {
   EXPECT_EQ(views_->GetTicket(t)->stage, Stage::kEnded);
   // A person's review comment on the merged PR is an ordinary follow-up: it resumes in place.
   Trigger review = Comment("rc1", "alice", false, "one more thing: the footer");
-  review.threads = {"github:pull:42"};
-  review.channel = "github:pull:42";
+  review.threads = {"github:acme/widgets:pull:42"};
+  review.channel = "github:acme/widgets:pull:42";
   EXPECT_EQ(Receive(review).resumed, std::vector<TicketId>{t});
 }
 
@@ -130,8 +130,8 @@ TEST_F(EnginePullsTest, AClosedPullRequestEndsTheTicketWithThatReason) {
 TEST_F(EnginePullsTest, AReviewOnItsPullRequestIsAnInputAndAStoppedTicketIsNotFollowed) {
   TicketId t = TicketWithPull();
   Trigger review = Comment("rv1", "bob", false, "Please rename the variable.");
-  review.threads = {"github:pull:42:review:7", "github:pull:42"};
-  review.channel = "github:pull:42:review:7";
+  review.threads = {"github:acme/widgets:pull:42:review:7", "github:acme/widgets:pull:42"};
+  review.channel = "github:acme/widgets:pull:42:review:7";
   review.meta["type"] = "review";
   review.meta["state"] = "changes_requested";
   EXPECT_EQ(Receive(review).delivered_to, std::vector<TicketId>{t});
@@ -172,8 +172,8 @@ TEST_F(EnginePullsTest, AnApprovalOfAReadyRulesPullRequestAsksTheAutoMergeGuardO
   DeliverDue(Sent);
   auto approval = [&](const std::string& id, const std::string& who, const std::string& sha, bool human = true) {
     Trigger r = Comment(id, who, false, "LGTM", 1, human);
-    r.threads = {"github:pull:42"};
-    r.channel = "github:pull:42";
+    r.threads = {"github:acme/widgets:pull:42"};
+    r.channel = "github:acme/widgets:pull:42";
     r.meta = {{"type", "review"}, {"state", "approved"}, {"commit_id", sha}};
     return r;
   };
@@ -212,8 +212,8 @@ TEST_F(EnginePullsTest, AnExplicitRequestsPullRequestIsNeverAutoMerged) {
                           "instructions: Keep the change to the text in question.\n    auto_merge: {enabled: true}"));
   TicketId t = TicketWithPull();
   Trigger r = Comment("rv1", "bob", false, "LGTM");
-  r.threads = {"github:pull:42"};
-  r.channel = "github:pull:42";
+  r.threads = {"github:acme/widgets:pull:42"};
+  r.channel = "github:acme/widgets:pull:42";
   r.meta = {{"type", "review"}, {"state", "approved"}, {"commit_id", "abc"}};
   Receive(r);
   for (const ClaimedEffect& c : Ok(engine_->ClaimDueEffects(10))) EXPECT_NE(c.effect.kind, "merge_pull_request");
@@ -235,8 +235,8 @@ TEST_F(EnginePullsTest, AnApprovalWithoutWordsIsContextAndStartsNoTurn) {
   DeliverDue(Sent);
   auto review = [&](const std::string& id, const std::string& who, const std::string& state, bool asks_nothing) {
     Trigger r = Comment(id, who, false, "Review: " + state, 1);
-    r.threads = {"github:pull:42"};
-    r.channel = "github:pull:42";
+    r.threads = {"github:acme/widgets:pull:42"};
+    r.channel = "github:acme/widgets:pull:42";
     r.meta = {{"type", "review"}, {"state", state}, {"commit_id", "abc"}};
     if (asks_nothing) r.meta["asks_nothing"] = true;
     return r;
@@ -262,14 +262,14 @@ TEST_F(EnginePullsTest, AnApprovalWithoutWordsResumesNoEndedTicketAndAnswersNoQu
   TicketId t = TicketWithPull();
   auto bare = [&](const std::string& id, const std::string& who) {
     Trigger r = Comment(id, who, false, "Review: approved", 1);
-    r.threads = {"github:pull:42"};
-    r.channel = "github:pull:42";
+    r.threads = {"github:acme/widgets:pull:42"};
+    r.channel = "github:acme/widgets:pull:42";
     r.meta = {{"type", "review"}, {"state", "approved"}, {"commit_id", "abc"}, {"asks_nothing", true}};
     return r;
   };
   // A question waits for alice on the PR: her bare approval is not her answer.
   HumanAction ask;
-  ask.thread = "github:pull:42";
+  ask.thread = "github:acme/widgets:pull:42";
   ask.actor = "alice";
   ask.question = "Which file should the fix go in?";
   ASSERT_TRUE(EngineTestPeer(*engine_).AskPerson(t, ask, "ask:1").ok());
@@ -297,8 +297,8 @@ TEST_F(EnginePullsTest, AReviewsBurstOfCommentsIsOneTurn) {
   TicketId t = TicketWithPull();
   for (int i = 0; i < 3; ++i) {
     Trigger c = Comment("rc" + std::to_string(i), "bob", false, "nit " + std::to_string(i) + ": 改一下");
-    c.threads = {"github:pull:42:review:9", "github:pull:42"};
-    c.channel = "github:pull:42:review:9";
+    c.threads = {"github:acme/widgets:pull:42:review:9", "github:acme/widgets:pull:42"};
+    c.channel = "github:acme/widgets:pull:42:review:9";
     Receive(c);
     EXPECT_EQ(Ok(engine_->AssignFollowUps()), 0) << "the burst has not settled";
     clock_.Advance(1000);
@@ -318,7 +318,7 @@ TEST_F(EnginePullsTest, AMessageElsewhereQuotingTheTicketsLinkReachesThatTicket)
   TicketId t = TicketWithPull();
   // explain shows every place the Ticket is discussed.
   EXPECT_EQ(Ok(ExplainNow("c1"))["ticket_created"]["threads"],
-            json({"github:ci:superagent/ticket-1", "github:issue:1", "github:pull:42"}))
+            json({"github:acme/widgets:ci:superagent/ticket-1", "github:acme/widgets:issue:1", "github:acme/widgets:pull:42"}))
       << "subscribed in one transaction: in key order";
   auto chat = [&](const std::string& id, const std::string& text) { return FeishuMessage(id, text); };
   IntakeResult r = Receive(chat("om_q1", "评审意见在这里 https://github.com/o/r/pull/42 👀"));
@@ -372,12 +372,12 @@ TEST_F(EnginePullsTest, WorkAskedForInAFeishuTopicIsOneTicketWithItsPullRequestO
   review.human = true;
   review.text = "这里少了一个逗号";
   review.at = clock_.NowMs();
-  review.threads = {"github:pull:42"};
-  review.channel = "github:pull:42:review:5";
+  review.threads = {"github:acme/widgets:pull:42"};
+  review.channel = "github:acme/widgets:pull:42:review:5";
   EXPECT_EQ(Receive(review).delivered_to, std::vector<TicketId>{t}) << "the PR's discussion reaches the same Ticket";
   const json threads = Ok(ExplainNow("feishu:om_ask"))["ticket_created"]["threads"];
   EXPECT_NE(std::find(threads.begin(), threads.end(), "feishu:thread:omt_1"), threads.end()) << threads.dump();
-  EXPECT_NE(std::find(threads.begin(), threads.end(), "github:pull:42"), threads.end()) << threads.dump();
+  EXPECT_NE(std::find(threads.begin(), threads.end(), "github:acme/widgets:pull:42"), threads.end()) << threads.dump();
 }
 
 // Issue 23 (SPEC §12): the issues a Ticket's PR says it closes are its discussion too — their
@@ -391,8 +391,8 @@ TEST_F(EnginePullsTest, TheIssuesItsPullRequestClosesReachTheTicket) {
   DeliverDue(Sent);
   DeliverDue(Sent);
   const json threads = Ok(ExplainNow("c1"))["ticket_created"]["threads"];
-  EXPECT_EQ(threads, json({"github:ci:superagent/ticket-1", "github:issue:1", "github:issue:7", "github:issue:8",
-                           "github:pull:42"}));
+  EXPECT_EQ(threads, json({"github:acme/widgets:ci:superagent/ticket-1", "github:acme/widgets:issue:1", "github:acme/widgets:issue:7", "github:acme/widgets:issue:8",
+                           "github:acme/widgets:pull:42"}));
   IntakeResult r = Receive(IssueComment("70", 7, "我在 Safari 上也看到了"));
   EXPECT_EQ(r.delivered_to, std::vector<TicketId>{t});
   EXPECT_FALSE(r.queued_for_eval);
@@ -437,7 +437,7 @@ TEST_F(EnginePullsTest, WithCheckRunsEachStageChangeOfATicketWithAnOpenPullReque
   auto second = DeliverDue(Sent);  // the result, and the check run the new PR gets at once
   auto opened = check_runs(second);
   ASSERT_EQ(opened.size(), 1u);
-  EXPECT_EQ(opened[0]["channel"], "github:repo");
+  EXPECT_EQ(opened[0]["channel"], "github:acme/widgets");
   EXPECT_EQ(opened[0]["ticket"], t);
   EXPECT_EQ(opened[0]["number"], 42);
   EXPECT_EQ(opened[0]["stage"], "ready");
@@ -459,7 +459,7 @@ TEST_F(EnginePullsTest, WithCheckRunsEachStageChangeOfATicketWithAnOpenPullReque
   EXPECT_NE(moved[0]["idempotency_key"], moved[1]["idempotency_key"]);
 
   // Merged: the PR is no longer open, so the Ticket's end shows nowhere.
-  ASSERT_TRUE(Receive(Closed("github:pull:42:closed", true, "bob")).outcome == IntakeOutcome::kStored);
+  ASSERT_TRUE(Receive(Closed("github:acme/widgets:pull:42:closed", true, "bob")).outcome == IntakeOutcome::kStored);
   EXPECT_EQ(Ok(views_->GetTicket(t)).stage, Stage::kEnded);
   EXPECT_TRUE(check_runs(DeliverDue(Sent)).empty());
 }

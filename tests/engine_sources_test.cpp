@@ -86,7 +86,7 @@ TEST_F(EngineTest, GenericFailuresUseTheSameThreshold) {
 TEST_F(EngineTest, PanelAnswerResumesOnlyAWaitingTicket) {
   TicketId id = AcceptedTicket("c1");
   EXPECT_EQ(engine_->AnswerQuestion(id, "panel:alice", "root").code(), Status::Code::kConflict);
-  ASSERT_TRUE(EngineTestPeer(*engine_).AskPerson(id, {"github:issue:1", "bob", "Which README?", {}}, "ask:1").ok());
+  ASSERT_TRUE(EngineTestPeer(*engine_).AskPerson(id, {"github:acme/widgets:issue:1", "bob", "Which README?", {}}, "ask:1").ok());
   EXPECT_EQ(engine_->AnswerQuestion(id, "", "root").code(), Status::Code::kInvalidArgument);
   ASSERT_TRUE(engine_->AnswerQuestion(id, "panel:alice", "root").ok());
   EXPECT_EQ(views_->GetTicket(id)->stage, Stage::kIdle);
@@ -98,8 +98,8 @@ TEST_F(EngineTest, PanelAnswerResumesOnlyAWaitingTicket) {
 
 TEST_F(EngineTest, DeletedThreadIsRecorded) {
   Receive(Comment("c1", "alice", true, "hi"));
-  ASSERT_TRUE(engine_->MarkThreadDeleted("github:issue:1", "HTTP 410").ok());
-  EXPECT_EQ(engine_->MarkThreadDeleted("github:issue:404", "x").code(), Status::Code::kNotFound);
+  ASSERT_TRUE(engine_->MarkThreadDeleted("github:acme/widgets:issue:1", "HTTP 410").ok());
+  EXPECT_EQ(engine_->MarkThreadDeleted("github:acme/widgets:issue:404", "x").code(), Status::Code::kNotFound);
 }
 
 }  // namespace

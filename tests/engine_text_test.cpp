@@ -49,7 +49,7 @@ TEST_F(EngineTextTest, ChatMessagesCountEachChineseCharacterAsAWord) {
   EXPECT_FALSE(EngineOptions{}.message_limit) << "core has no platform's rule: app/ hands it the Channels'";
   EXPECT_TRUE(IsChat("feishu:chat:oc_1"));
   EXPECT_TRUE(IsChat("panel"));
-  EXPECT_FALSE(IsChat("github:issue:1"));
+  EXPECT_FALSE(IsChat("github:acme/widgets:issue:1"));
   EXPECT_FALSE(IsChat("feishuish:x"));
   const TicketId id = AcceptedTicket("c1");
   FeishuThread();
@@ -64,7 +64,7 @@ TEST_F(EngineTextTest, ChatMessagesCountEachChineseCharacterAsAWord) {
   EXPECT_THAT(s.message(), HasSubstr("this one has 101"));
   EXPECT_EQ(Ok(views_->Receipts(std::nullopt)).size(), before) << "a refused message stores nothing";
   EXPECT_TRUE(engine_->Send({"ok", id, "feishu:chat:oc_support", MessageKind::kResult, Chinese(100)}).ok());
-  EXPECT_TRUE(engine_->Send({"gh", id, "github:issue:1", MessageKind::kResult, Chinese(3000)}).ok())
+  EXPECT_TRUE(engine_->Send({"gh", id, "github:acme/widgets:issue:1", MessageKind::kResult, Chinese(3000)}).ok())
       << "GitHub is not a chat: its cap is in characters";
 
   HumanAction ask;
@@ -121,7 +121,7 @@ TEST_F(EngineTextTest, InvalidUtf8FromOutsideIsRepairedBeforeItIsStoredAndCanBeS
   EXPECT_NO_THROW((void)story->dump()) << "explain and the panel dump what was stored";
 
   // A message, a transcript event and a Ticket's history line with bad bytes.
-  ASSERT_TRUE(engine_->Send({"bad", id, "github:issue:1", MessageKind::kResult, "结果\xE4\xB8"}).ok());
+  ASSERT_TRUE(engine_->Send({"bad", id, "github:acme/widgets:issue:1", MessageKind::kResult, "结果\xE4\xB8"}).ok());
   EXPECT_EQ(Ok(views_->Receipts(id)).back().body, "结果" + kFffd);
   auto session = EngineTestPeer(*engine_).OpenSession(id, "t", "command");
   ASSERT_TRUE(session.ok());

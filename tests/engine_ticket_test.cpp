@@ -86,7 +86,7 @@ TEST_F(EngineTest, AskedPersonsNextMessageGoesOnlyToTheWaitingTicket) {
   ASSERT_EQ(Drain(), 1);
   TicketId b = (*ExplainNow("c2"))["ticket_created"]["id"];
 
-  HumanAction q{"github:issue:1", "bob", "Which README: root or docs/?", {{"choices", {"root", "docs"}}}};
+  HumanAction q{"github:acme/widgets:issue:1", "bob", "Which README: root or docs/?", {{"choices", {"root", "docs"}}}};
   ASSERT_TRUE(EngineTestPeer(*engine_).AskPerson(b, q, "ask:1").ok());
   EXPECT_EQ(views_->GetTicket(b)->stage, Stage::kWaitingForPerson);
   auto receipts = Ok(views_->Receipts(b));
@@ -106,8 +106,8 @@ TEST_F(EngineTest, AskedPersonsNextMessageGoesOnlyToTheWaitingTicket) {
 
 TEST_F(EngineTest, AskPersonValidatesItsQuestion) {
   TicketId a = AcceptedTicket("c1");
-  EXPECT_EQ(EngineTestPeer(*engine_).AskPerson(a, {"github:issue:1", "", "q?", {}}, "ask:x").code(), Status::Code::kInvalidArgument);
-  EXPECT_EQ(EngineTestPeer(*engine_).AskPerson(a, {"github:issue:404", "bob", "q?", {}}, "ask:x").code(),
+  EXPECT_EQ(EngineTestPeer(*engine_).AskPerson(a, {"github:acme/widgets:issue:1", "", "q?", {}}, "ask:x").code(), Status::Code::kInvalidArgument);
+  EXPECT_EQ(EngineTestPeer(*engine_).AskPerson(a, {"github:acme/widgets:issue:404", "bob", "q?", {}}, "ask:x").code(),
             Status::Code::kInvalidArgument);
   EXPECT_EQ(views_->GetTicket(a)->stage, Stage::kIdle);
   EXPECT_EQ(Ok(views_->Receipts(a)).size(), 1u);
@@ -115,7 +115,7 @@ TEST_F(EngineTest, AskPersonValidatesItsQuestion) {
 
 TEST_F(EngineTest, AQuestionWithOptionsIsOneMessageWithNumberedOptions) {
   TicketId a = AcceptedTicket("c1");
-  HumanAction q{"github:issue:1", "bob", "Which README?", {{"options", {"root", "docs/ 文档"}}, {"free_text", false}}};
+  HumanAction q{"github:acme/widgets:issue:1", "bob", "Which README?", {{"options", {"root", "docs/ 文档"}}, {"free_text", false}}};
   ASSERT_TRUE(EngineTestPeer(*engine_).AskPerson(a, q, "ask:1").ok());
   Receipt asked = Ok(views_->Receipts(a)).back();
   EXPECT_EQ(asked.kind, MessageKind::kAttention);
@@ -135,7 +135,7 @@ TEST_F(EngineTest, AQuestionWithOptionsIsOneMessageWithNumberedOptions) {
 
 TEST_F(EngineTest, ABadFormIsRefusedAndNothingIsAsked) {
   TicketId a = AcceptedTicket("c1");
-  Status s = EngineTestPeer(*engine_).AskPerson(a, {"github:issue:1", "bob", "Which?", {{"options", {"a", 3}}}}, "ask:1");
+  Status s = EngineTestPeer(*engine_).AskPerson(a, {"github:acme/widgets:issue:1", "bob", "Which?", {{"options", {"a", 3}}}}, "ask:1");
   EXPECT_EQ(s.code(), Status::Code::kInvalidArgument);
   EXPECT_EQ(s.message(), "form.options[1]: must be a string");
   EXPECT_EQ(views_->GetTicket(a)->stage, Stage::kIdle);
@@ -144,7 +144,7 @@ TEST_F(EngineTest, ABadFormIsRefusedAndNothingIsAsked) {
 
 TEST_F(EngineTest, APanelAnswerIsShownInTheDiscussionWithWhoGaveIt) {
   TicketId a = AcceptedTicket("c1");
-  ASSERT_TRUE(EngineTestPeer(*engine_).AskPerson(a, {"github:issue:1", "bob", "Which?", {{"options", {"root", "docs"}}}}, "ask:1").ok());
+  ASSERT_TRUE(EngineTestPeer(*engine_).AskPerson(a, {"github:acme/widgets:issue:1", "bob", "Which?", {{"options", {"root", "docs"}}}}, "ask:1").ok());
   Status bad = engine_->AnswerQuestion(a, "Alice (panel)", json{{"option", 3}});
   EXPECT_EQ(bad.message(), "answer.option: must be a number from 1 to 2");
   EXPECT_EQ(views_->GetTicket(a)->stage, Stage::kWaitingForPerson) << "a refused answer changes nothing";
@@ -154,7 +154,7 @@ TEST_F(EngineTest, APanelAnswerIsShownInTheDiscussionWithWhoGaveIt) {
   EXPECT_EQ(Ok(views_->TicketInputs(a)).back().body["answer"], (json{{"option", 1}, {"text", "root"}}));
   auto receipts = Ok(views_->Receipts(a));
   ASSERT_EQ(receipts.size(), before + 1);
-  EXPECT_EQ(receipts.back().thread, "github:issue:1");
+  EXPECT_EQ(receipts.back().thread, "github:acme/widgets:issue:1");
   EXPECT_EQ(receipts.back().body, "Alice answered in the panel: root");
 }
 
@@ -176,12 +176,12 @@ TEST_F(EngineTest, PanelStopWithdrawsTheMandateAndTheTicketReceivesNothingMore) 
 TEST_F(EngineTest, PersonsMessageResumesAnEndedTicketInPlaceWithoutAnEval) {
   TicketId id = AcceptedTicket("c1");
   ASSERT_TRUE(EngineTestPeer(*engine_).EndTicket(id, "result delivered").ok());
-  std::size_t decisions = Ok(views_->Decisions("github:issue:1")).size();
+  std::size_t decisions = Ok(views_->Decisions("github:acme/widgets:issue:1")).size();
   IntakeResult r = Receive(Comment("c2", "alice", false, "one more typo on line 3"));
   EXPECT_EQ(r.resumed, std::vector<TicketId>{id});
   EXPECT_FALSE(r.queued_for_eval);
   EXPECT_EQ(views_->GetTicket(id)->stage, Stage::kIdle);
-  EXPECT_EQ(Ok(views_->Decisions("github:issue:1")).size(), decisions) << "no new Decision";
+  EXPECT_EQ(Ok(views_->Decisions("github:acme/widgets:issue:1")).size(), decisions) << "no new Decision";
   EXPECT_EQ(Ok(views_->TicketInputs(id)).back().kind, "resume");
 }
 
@@ -239,8 +239,8 @@ TEST_F(EngineTest, SendEnforcesLengthLimitsAndIsIdempotent) {
   EXPECT_NE(s.message().find("100 words"), std::string::npos) << s.message();
   std::size_t before = Ok(views_->Receipts(std::nullopt)).size();
   EXPECT_EQ(Ok(views_->Receipts(std::nullopt)).size(), before);
-  ASSERT_TRUE(engine_->Send({"m2", id, "github:issue:1", MessageKind::kResult, long_text}).ok());
-  ASSERT_TRUE(engine_->Send({"m2", id, "github:issue:1", MessageKind::kResult, "other"}).ok());
+  ASSERT_TRUE(engine_->Send({"m2", id, "github:acme/widgets:issue:1", MessageKind::kResult, long_text}).ok());
+  ASSERT_TRUE(engine_->Send({"m2", id, "github:acme/widgets:issue:1", MessageKind::kResult, "other"}).ok());
   auto receipts = Ok(views_->Receipts(id));
   ASSERT_EQ(receipts.size(), 2u);  // ack + m2 once
   EXPECT_EQ(receipts[1].body, long_text);
@@ -264,7 +264,7 @@ TEST_F(EngineTest, ExplainOfAFollowUpListsOnlyWhatWasSentAfterIt) {
   EXPECT_TRUE(story["receipts"].empty()) << story.dump();
   EXPECT_EQ(story["summary"].get<std::string>().find("Acknowledgement"), std::string::npos) << story["summary"];
   clock_.Advance(1'000);
-  ASSERT_TRUE(engine_->Send({"result:1", id, "github:issue:1", MessageKind::kResult, "Done: fixed both."}).ok());
+  ASSERT_TRUE(engine_->Send({"result:1", id, "github:acme/widgets:issue:1", MessageKind::kResult, "Done: fixed both."}).ok());
   story = Ok(ExplainNow("c2"));
   ASSERT_EQ(story["receipts"].size(), 1u) << story.dump();
   EXPECT_EQ(story["receipts"][0]["id"], "result:1");

@@ -137,7 +137,7 @@ TEST_F(EngineTurnsTest, BeginTurnGivesTheWholeContextAndFinishTurnAppliesTheRepo
   end.assignment = a;
   end.reported = Stage::kReady;
   end.summary = "Fixed the typo; 修好了 🎉";
-  end.actions.emplace_back("open_pull_request", json{{"channel", "github:repo"}, {"idempotency_key", "pr:ticket:1"}});
+  end.actions.emplace_back("open_pull_request", json{{"channel", "github:acme/widgets"}, {"idempotency_key", "pr:ticket:1"}});
   Result<TurnOutcome> out = Status::Internal("not run");
   EXPECT_EQ(Writes([&] { out = engine_->FinishTurn(end); }), 1);
   ASSERT_TRUE(out.ok()) << out.status().ToString();

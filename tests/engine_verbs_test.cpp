@@ -69,7 +69,7 @@ TEST_F(EngineVerbsTest, StopFromAnAllowListedPersonStopsTheThreadsTicketsWithout
   ASSERT_EQ(story["evals"].size(), 1u) << story.dump();
   EXPECT_EQ(story["evals"][0]["decision"]["outcome"], "stop") << story.dump();
   EXPECT_EQ(story["evals"][0]["decision"]["reason"], "stop command from bob");
-  Receipt said = LastReceiptOn("github:issue:1");
+  Receipt said = LastReceiptOn("github:acme/widgets:issue:1");
   EXPECT_EQ(said.kind, MessageKind::kAnswer);
   EXPECT_EQ(said.body, "Stopped: ticket " + std::to_string(a) + " (Fix the typo in README). A new message here resumes it.");
   // The Mandate is not withdrawn (that is the panel's Stop): a person's next message resumes it.
@@ -87,7 +87,7 @@ TEST_F(EngineVerbsTest, AVerdictInTheDiscussionIsRecordedOnTheThreadsWouldAccept
   Receive(Comment("c2", "alice", true, "@agent 不是请求"));
   ASSERT_EQ(Drain(), 1);
   EXPECT_EQ(assessor_.calls, calls) << "no model call";
-  EXPECT_EQ(LastReceiptOn("github:issue:1").body,
+  EXPECT_EQ(LastReceiptOn("github:acme/widgets:issue:1").body,
             "Noted: not a request. It counts against the rule that would have taken it.");
   auto records = Ok(views_->WouldAccepts(0));
   ASSERT_EQ(records.size(), 1u);
@@ -98,12 +98,12 @@ TEST_F(EngineVerbsTest, AVerdictInTheDiscussionIsRecordedOnTheThreadsWouldAccept
   // Again: nothing left to judge on this Thread, and the first verdict stands.
   Receive(Comment("c3", "alice", true, "@agent was a request"));
   ASSERT_EQ(Drain(), 1);
-  EXPECT_THAT(LastReceiptOn("github:issue:1").body, ::testing::HasSubstr("Nothing here waits for a verdict"));
+  EXPECT_THAT(LastReceiptOn("github:acme/widgets:issue:1").body, ::testing::HasSubstr("Nothing here waits for a verdict"));
   EXPECT_EQ(Ok(views_->WouldAccepts(0))[0].verdict, Verdict::kNo);
   // On another Thread with nothing recorded.
   Receive(Comment("c4", "alice", true, "@agent a request", 2));
   ASSERT_EQ(Drain(), 1);
-  EXPECT_THAT(LastReceiptOn("github:issue:2").body, ::testing::HasSubstr("Nothing here waits for a verdict"));
+  EXPECT_THAT(LastReceiptOn("github:acme/widgets:issue:2").body, ::testing::HasSubstr("Nothing here waits for a verdict"));
 }
 
 TEST_F(EngineVerbsTest, StatusAnswersWithTheThreadsTicketsAndChangesNothing) {
@@ -113,14 +113,14 @@ TEST_F(EngineVerbsTest, StatusAnswersWithTheThreadsTicketsAndChangesNothing) {
   ASSERT_EQ(Drain(), 1);
   EXPECT_EQ(assessor_.calls, calls);
   EXPECT_EQ(views_->GetTicket(a)->stage, Stage::kIdle);
-  EXPECT_EQ(LastReceiptOn("github:issue:1").body, "ticket " + std::to_string(a) + " (Fix the typo in README): idle");
+  EXPECT_EQ(LastReceiptOn("github:acme/widgets:issue:1").body, "ticket " + std::to_string(a) + " (Fix the typo in README): idle");
 
   Receive(Comment("c3", "alice", true, "@agent status", 2));
   ASSERT_EQ(Drain(), 1);
-  EXPECT_EQ(LastReceiptOn("github:issue:2").body, "No work here.");
+  EXPECT_EQ(LastReceiptOn("github:acme/widgets:issue:2").body, "No work here.");
   Receive(Comment("c4", "alice", true, "@agent stop", 2));
   ASSERT_EQ(Drain(), 1);
-  EXPECT_EQ(LastReceiptOn("github:issue:2").body, "Nothing is running here to stop.");
+  EXPECT_EQ(LastReceiptOn("github:acme/widgets:issue:2").body, "Nothing is running here to stop.");
 }
 
 TEST_F(EngineVerbsTest, BotsAndStrangersCannotUseVerbs) {

@@ -117,6 +117,7 @@ class ExecTest : public EngineTest {
     exec::WorkspaceOptions wo;
     wo.root = (dir_ / "work").string();
     wo.remote = origin_.string();
+    wo.repo = "acme/widgets";  // the engine fixture's comments' repository
     workspaces_ = std::make_unique<exec::Workspaces>(wo, runner_.get(), &exec_clock_, sleeper_);
     services_ = std::make_unique<exec::WorkerServices>(engine_.get(), workspaces_.get());
   }
@@ -130,6 +131,7 @@ class ExecTest : public EngineTest {
     exec::WorkspaceOptions wo;
     wo.root = (dir_ / "work").string();
     wo.remote = origin_.string();
+    wo.repo = "acme/widgets";  // the engine fixture's comments' repository
     workspaces_ = std::make_unique<exec::Workspaces>(wo, runner_.get(), &exec_clock_, sleeper_);
     services_ = std::make_unique<exec::WorkerServices>(engine_.get(), workspaces_.get());
   }

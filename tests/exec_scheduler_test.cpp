@@ -507,7 +507,7 @@ TEST_F(ExecSchedulerTest, ATicketWaitingForAPersonDoesNotStartBeforeTheAnswer) {
   ScriptedExecutor executor;
   auto scheduler = MakeScheduler(&executor);
   const TicketId id = AcceptedTicket("t1");
-  ASSERT_TRUE(EngineTestPeer(*engine_).AskPerson(id, {"github:issue:1", "alice", "Which file?", json::object()}, "ask:1").ok());
+  ASSERT_TRUE(EngineTestPeer(*engine_).AskPerson(id, {"github:acme/widgets:issue:1", "alice", "Which file?", json::object()}, "ask:1").ok());
   const auto pending = Ok(views_->AssignmentsInState("pending"));
   ASSERT_EQ(pending.size(), 1u);
   EXPECT_EQ(EngineTestPeer(*engine_).StartAssignment(pending[0].id, "scripted").code(), Status::Code::kConflict);

@@ -29,13 +29,15 @@ class ExecWorkerTest : public ExecTest {
     ExecTest::SetUp();
     github_ = std::make_unique<FakeGitHub>(&clock_);
     github_->issues[1] = WebhookExample("issue_comment", "created")["issue"];
-    github_->repo_info["default_branch"] = "main";
+    // The repository of the engine fixture's comments, and of the exec fixture's workspaces.
+    github_->repo = "acme/widgets";
+    github_->repo_info = {{"full_name", "acme/widgets"}, {"default_branch", "main"}};
     http_ = MakeHttpClient("superagent-test");
     github::ClientOptions o;
     o.api_url = github_->url();
     o.token = "t";
     client_ = std::make_unique<github::Client>(http_.get(), &clock_, [this](TimeMs ms) { clock_.Advance(ms); }, o);
-    channel_ = std::make_unique<github::GitHubChannel>(client_.get(), "Codertocat/Hello-World");
+    channel_ = std::make_unique<github::GitHubChannel>(client_.get(), "acme/widgets");
     effects_ = std::make_unique<EffectsLoop>(engine_.get(), std::vector<Channel*>{channel_.get()}, &clock_);
   }
 

@@ -28,6 +28,7 @@
 
 #include "superagent/clock.h"
 #include "superagent/github.h"
+#include "superagent/text.h"
 
 #include "github_app_keys.h"
 #include "hold_gate.h"
@@ -125,6 +126,9 @@ class FakeGitHub {
   // --- state (lock with Lock() when changing it while a client may be talking) ---
   std::unique_lock<std::mutex> Lock() { return std::unique_lock<std::mutex>(mu_); }
   std::string repo = "Codertocat/Hello-World";
+  // Other repositories this host serves (set before use): "owner/name" → a fake whose `repo` is
+  // that name; its paths are answered by it, everything else (/user, /notifications) here.
+  std::map<std::string, FakeGitHub*> other_repositories;
   nlohmann::json user = {{"login", "superagent-bot"}, {"id", 4242}, {"type", "User"}};
   nlohmann::json repo_info = {{"full_name", "Codertocat/Hello-World"}, {"default_branch", "master"}};
   std::map<std::int64_t, nlohmann::json> issues;  // number → issue object (PRs too, with pull_request)
@@ -438,6 +442,13 @@ class FakeGitHub {
   static std::int64_t Tail(const std::string& url) { return std::atoll(url.substr(url.find_last_of('/') + 1).c_str()); }
 
   void Dispatch(const std::string& method, const httplib::Request& req, httplib::Response& res) {
+    // Issue 37: one host holding several repositories. A path of another repository is answered
+    // by that repository's fake, with its own state and log (names compared as GitHub does,
+    // ignoring case).
+    for (const auto& [name, other] : other_repositories) {
+      const std::string path = text::AsciiLower(Unprefixed(req.path)), mine = "/repos/" + text::AsciiLower(name);
+      if (path == mine || path.rfind(mine + "/", 0) == 0) return other->Dispatch(method, req, res);
+    }
     bool held = false;
     {
       std::lock_guard<std::mutex> lock(mu_);

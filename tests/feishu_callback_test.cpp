@@ -437,7 +437,7 @@ TEST_F(FeishuCardActionTest, HostileValuesAreRefusedPreciselyAndChangeNothing) {
       {with("ticket", "第七"), "event.action.value.ticket: must be a Ticket number"},
       {with("receipt", std::string(5000, 'x')), "event.action.value.receipt: must be the question's message id"},
       {with("thread", "feishu:chat:oc_elsewhere"), "event.action.value.thread: must be this chat or a topic in it"},
-      {with("thread", "github:issue:1"), "event.action.value.thread: must be this chat or a topic in it"},
+      {with("thread", "github:acme/widgets:issue:1"), "event.action.value.thread: must be this chat or a topic in it"},
       {json("2"), "event.action.value: must be an object"},
       {json(nullptr), "event.action.value: must be an object"},
   };

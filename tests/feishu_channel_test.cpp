@@ -64,7 +64,7 @@ class FeishuChannelTest : public superagent::testing::EngineTest {
 
 TEST_F(FeishuChannelTest, RepliesInTheTopicWithTheReceiptIdAsUuid) {
   EXPECT_TRUE(channel_->Handles("feishu:chat:oc_a:reply:om_1:thread"));
-  EXPECT_FALSE(channel_->Handles("github:issue:1"));
+  EXPECT_FALSE(channel_->Handles("github:acme/widgets:issue:1"));
   Delivery d = channel_->Perform(Message("ack-1", "feishu:chat:oc_a:reply:om_1:thread"), false);
   ASSERT_EQ(d.outcome, Delivery::Outcome::kDone) << d.error;
   auto sent = Sent();

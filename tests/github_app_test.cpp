@@ -60,7 +60,7 @@ class GitHubAppTest : public EngineTest, public ::testing::WithParamInterface<st
     so.read_notifications = false;
     so.tracked_pulls = [this] {
       std::vector<github::TrackedPull> out;
-      for (const TicketPull& p : Ok(views_->TrackedPulls())) out.push_back({p.ticket, p.number, p.head_branch});
+      for (const TicketPull& p : Ok(views_->TrackedPulls())) out.push_back({p.ticket, p.repo, p.number, p.head_branch});
       return out;
     };
     source_ = std::make_unique<github::Source>(engine_.get(), views_.get(), client_.get(), &clock_, so);
@@ -218,7 +218,7 @@ TEST_P(GitHubAppTest, TokensAreRenewedBeforeExpiryAndAfterA401WithoutALostOrDoub
   EXPECT_EQ(fake_->tokens_issued, 1);
   // 56 minutes on: the token has four minutes left and is replaced before use, with no 401.
   clock_.Advance(56 * 60'000);
-  ASSERT_TRUE(engine_->EnqueueAction("add_reaction", json{{"channel", "github:issue:1"},
+  ASSERT_TRUE(engine_->EnqueueAction("add_reaction", json{{"channel", "github:codertocat/hello-world:issue:1"},
                                                            {"idempotency_key", "react-1"},
                                                            {"content", "eyes"},
                                                            {"target", "issue"}})
@@ -272,7 +272,7 @@ TEST_P(GitHubAppTest, ACheckRunFollowsATicketsStagesOnItsPullRequest) {
   end.assignment = begun->assignment.id;
   end.reported = Stage::kReady;
   end.summary = "Fixed the typo.";
-  end.actions.emplace_back("open_pull_request", json{{"channel", "github:repo"}, {"idempotency_key", "pr:ticket:1"},
+  end.actions.emplace_back("open_pull_request", json{{"channel", "github:codertocat/hello-world"}, {"idempotency_key", "pr:ticket:1"},
                                                      {"ticket", t}, {"head", "superagent/ticket-1"}, {"base", "master"},
                                                      {"title", "Fix the typo"}, {"body", "Fixes #1."}});
   ASSERT_TRUE(engine_->FinishTurn(end).ok());
@@ -298,7 +298,7 @@ TEST_P(GitHubAppTest, ACheckRunFollowsATicketsStagesOnItsPullRequest) {
   EXPECT_EQ(runs[1]["status"], "in_progress");
   EXPECT_FALSE(runs[1].contains("conclusion"));
   HumanAction ask;
-  ask.thread = "github:issue:1";
+  ask.thread = "github:codertocat/hello-world:issue:1";
   ask.actor = "Codertocat";
   ask.question = "Keep the British spelling? 保留英式拼写吗？";
   ASSERT_TRUE(EngineTestPeer(*engine_).AskPerson(t, ask, "ask-1").ok());
@@ -335,7 +335,7 @@ TEST_P(GitHubAppTest, ALateRetryNeverShowsAnOlderStageAndARefusalSaysWhy) {
   auto perform = [&](const std::string& stage, std::int64_t at) {
     Effect e;
     e.kind = "check_run";
-    e.payload = {{"channel", "github:repo"}, {"idempotency_key", "k" + std::to_string(at)}, {"ticket", 9},
+    e.payload = {{"channel", "github:codertocat/hello-world"}, {"idempotency_key", "k" + std::to_string(at)}, {"ticket", 9},
                  {"number", 5}, {"stage", stage}, {"at", at}, {"title", "Ticket #9: " + stage}};
     return channel_->Perform(e, false);
   };
@@ -360,7 +360,7 @@ TEST_P(GitHubAppTest, ALateRetryNeverShowsAnOlderStageAndARefusalSaysWhy) {
   }
   Effect e;
   e.kind = "check_run";
-  e.payload = {{"channel", "github:repo"}, {"idempotency_key", "k6"}, {"ticket", 9}, {"number", 6}, {"stage", "ready"},
+  e.payload = {{"channel", "github:codertocat/hello-world"}, {"idempotency_key", "k6"}, {"ticket", 9}, {"number", 6}, {"stage", "ready"},
                {"at", 20}};
   Delivery d = channel_->Perform(e, false);
   EXPECT_EQ(d.outcome, Delivery::Outcome::kFailed);
@@ -379,7 +379,7 @@ TEST_P(GitHubAppTest, ACheckRunOnAReplacedHeadIsCompletedAsSuperseded) {
   auto perform = [&](std::int64_t ticket, const std::string& stage, std::int64_t at) {
     Effect e;
     e.kind = "check_run";
-    e.payload = {{"channel", "github:repo"}, {"idempotency_key", "k" + std::to_string(at)}, {"ticket", ticket},
+    e.payload = {{"channel", "github:codertocat/hello-world"}, {"idempotency_key", "k" + std::to_string(at)}, {"ticket", ticket},
                  {"number", 5}, {"stage", stage}, {"at", at}, {"title", "Ticket #" + std::to_string(ticket) + ": 工作中"}};
     return channel_->Perform(e, false);
   };
@@ -457,7 +457,7 @@ TEST_P(GitHubAppTest, AutoMergeMergesWithThePersonsTokenNeverTheApps) {
   ASSERT_TRUE(g.ok()) << g.status().ToString();
   Effect e;
   e.kind = "merge_pull_request";
-  e.payload = {{"channel", "github:repo"}, {"idempotency_key", "merge:ticket:3:" + head}, {"ticket", 3}, {"number", 7},
+  e.payload = {{"channel", "github:codertocat/hello-world"}, {"idempotency_key", "merge:ticket:3:" + head}, {"ticket", 3}, {"number", 7},
                {"head_sha", head}};
   Delivery d = (*g)->channel()->Perform(e, false);
   ASSERT_EQ(d.outcome, Delivery::Outcome::kDone) << d.error;
@@ -478,7 +478,7 @@ TEST_P(GitHubAppTest, ACheckRunSurvivesAGitHubThatLies) {
   auto perform = [&](std::int64_t at) {
     Effect e;
     e.kind = "check_run";
-    e.payload = {{"channel", "github:repo"}, {"idempotency_key", "k" + std::to_string(at)}, {"ticket", 9},
+    e.payload = {{"channel", "github:codertocat/hello-world"}, {"idempotency_key", "k" + std::to_string(at)}, {"ticket", 9},
                  {"number", 9}, {"stage", "working"}, {"at", at}, {"title", "标题 🚧"}};
     return channel_->Perform(e, false);
   };

@@ -50,13 +50,13 @@ class GitHubChannelTest : public ::testing::Test {
 };
 
 TEST_F(GitHubChannelTest, HandlesGitHubChannelsOnly) {
-  EXPECT_TRUE(channel_->Handles("github:issue:1"));
-  EXPECT_TRUE(channel_->Handles("github:pull:2:review:3"));
+  EXPECT_TRUE(channel_->Handles("github:codertocat/hello-world:issue:1"));
+  EXPECT_TRUE(channel_->Handles("github:codertocat/hello-world:pull:2:review:3"));
   EXPECT_FALSE(channel_->Handles("feishu:chat:oc_1"));
 }
 
 TEST_F(GitHubChannelTest, PostsWithTheFirstLineAndTheHiddenMarker) {
-  Delivery d = channel_->Perform(Message("ack:ticket:1", "github:issue:1", "I'll fix the typo in README."), false);
+  Delivery d = channel_->Perform(Message("ack:ticket:1", "github:codertocat/hello-world:issue:1", "I'll fix the typo in README."), false);
   ASSERT_EQ(d.outcome, Delivery::Outcome::kDone) << d.error;
   ASSERT_EQ(fake_.comments.size(), 1u);
   const std::string body = fake_.comments[0]["body"];
@@ -69,11 +69,11 @@ TEST_F(GitHubChannelTest, PostsWithTheFirstLineAndTheHiddenMarker) {
 }
 
 TEST_F(GitHubChannelTest, OutcomeUnknownWithTheMarkerPresentDoesNotPostAgain) {
-  ASSERT_EQ(channel_->Perform(Message("ack:ticket:1", "github:issue:1", "On it."), false).outcome,
+  ASSERT_EQ(channel_->Perform(Message("ack:ticket:1", "github:codertocat/hello-world:issue:1", "On it."), false).outcome,
             Delivery::Outcome::kDone);
   const std::string first_id = std::to_string(fake_.comments[0]["id"].get<std::int64_t>());
   clock_.Advance(30'000);
-  Delivery again = channel_->Perform(Message("ack:ticket:1", "github:issue:1", "On it."), true);
+  Delivery again = channel_->Perform(Message("ack:ticket:1", "github:codertocat/hello-world:issue:1", "On it."), true);
   EXPECT_EQ(again.outcome, Delivery::Outcome::kDone);
   EXPECT_EQ(again.external_id, first_id);
   EXPECT_EQ(Posts(), 1);
@@ -83,7 +83,7 @@ TEST_F(GitHubChannelTest, OutcomeUnknownWithTheMarkerPresentDoesNotPostAgain) {
 TEST_F(GitHubChannelTest, OutcomeUnknownWithoutTheMarkerPostsOnce) {
   // Another message's marker does not count.
   fake_.comments.push_back(fake_.MakeComment(7, 1, "superagent-bot", MessageText("x", "ack:ticket:9"), clock_.NowMs()));
-  Delivery d = channel_->Perform(Message("ack:ticket:1", "github:issue:1", "On it."), true);
+  Delivery d = channel_->Perform(Message("ack:ticket:1", "github:codertocat/hello-world:issue:1", "On it."), true);
   EXPECT_EQ(d.outcome, Delivery::Outcome::kDone);
   EXPECT_EQ(Posts(), 1);
 }
@@ -98,14 +98,14 @@ TEST_F(GitHubChannelTest, AnotherInstallsMarkerForTheSameReceiptIsNotOurs) {
   fake_.comments.push_back(
       fake_.MakeComment(7, 1, "superagent-bot", MessageText("旧的", "fedcba987654/ack:ticket:1"), clock_.NowMs()));
   fake_.comments.push_back(fake_.MakeComment(8, 1, "superagent-bot", MessageText("older", "ack:ticket:1"), clock_.NowMs()));
-  Delivery d = channel.Perform(Message("ack:ticket:1", "github:issue:1", "On it."), true);
+  Delivery d = channel.Perform(Message("ack:ticket:1", "github:codertocat/hello-world:issue:1", "On it."), true);
   ASSERT_EQ(d.outcome, Delivery::Outcome::kDone) << d.error;
   EXPECT_EQ(Posts(), 1) << "neither marker is this install's";
   EXPECT_THAT(fake_.comments.back()["body"].get<std::string>(),
               HasSubstr("<!-- superagent-receipt: 0123456789ab/ack:ticket:1 -->"));
   // Its own marker is found on a retry.
   clock_.Advance(30'000);
-  Delivery again = channel.Perform(Message("ack:ticket:1", "github:issue:1", "On it."), true);
+  Delivery again = channel.Perform(Message("ack:ticket:1", "github:codertocat/hello-world:issue:1", "On it."), true);
   EXPECT_EQ(again.external_id, d.external_id);
   EXPECT_EQ(Posts(), 1);
 }
@@ -114,9 +114,9 @@ TEST_F(GitHubChannelTest, AResponseLostAfterTheWriteIsFoundOnTheNextAttempt) {
   // GitHub wrote the comment, but the answer never came back whole (a gateway error after the write).
   fake_.Script("POST", "/repos/Codertocat/Hello-World/issues/1/comments", {502, {}, R"({"message":"Bad Gateway"})"});
   fake_.comments.push_back(fake_.MakeComment(55, 1, "superagent-bot", MessageText("On it.", "ack:ticket:1"), clock_.NowMs()));
-  Delivery first = channel_->Perform(Message("ack:ticket:1", "github:issue:1", "On it."), false);
+  Delivery first = channel_->Perform(Message("ack:ticket:1", "github:codertocat/hello-world:issue:1", "On it."), false);
   EXPECT_EQ(first.outcome, Delivery::Outcome::kRetry);
-  Delivery second = channel_->Perform(Message("ack:ticket:1", "github:issue:1", "On it."), true);
+  Delivery second = channel_->Perform(Message("ack:ticket:1", "github:codertocat/hello-world:issue:1", "On it."), true);
   EXPECT_EQ(second.outcome, Delivery::Outcome::kDone);
   EXPECT_EQ(second.external_id, "55");
   EXPECT_EQ(Posts(), 1);
@@ -124,33 +124,33 @@ TEST_F(GitHubChannelTest, AResponseLostAfterTheWriteIsFoundOnTheNextAttempt) {
 
 TEST_F(GitHubChannelTest, GoneRetryAndFailedFromGitHubsAnswers) {
   fake_.Script("POST", "/repos/Codertocat/Hello-World/issues/1/comments", {410, {}, R"({"message":"Gone"})"});
-  EXPECT_EQ(channel_->Perform(Message("a", "github:issue:1", "x"), false).outcome, Delivery::Outcome::kTargetGone);
-  EXPECT_EQ(channel_->Perform(Message("b", "github:issue:404", "x"), false).outcome, Delivery::Outcome::kTargetGone);
+  EXPECT_EQ(channel_->Perform(Message("a", "github:codertocat/hello-world:issue:1", "x"), false).outcome, Delivery::Outcome::kTargetGone);
+  EXPECT_EQ(channel_->Perform(Message("b", "github:codertocat/hello-world:issue:404", "x"), false).outcome, Delivery::Outcome::kTargetGone);
   fake_.Script("POST", "/repos/Codertocat/Hello-World/issues/1/comments", {503, {}, R"({"message":"Unavailable"})"});
-  EXPECT_EQ(channel_->Perform(Message("c", "github:issue:1", "x"), false).outcome, Delivery::Outcome::kRetry);
+  EXPECT_EQ(channel_->Perform(Message("c", "github:codertocat/hello-world:issue:1", "x"), false).outcome, Delivery::Outcome::kRetry);
   fake_.Script("POST", "/repos/Codertocat/Hello-World/issues/1/comments",
                {429, {{"Retry-After", "45"}}, R"({"message":"secondary rate limit"})"});
-  Delivery limited = channel_->Perform(Message("d", "github:issue:1", "x"), false);
+  Delivery limited = channel_->Perform(Message("d", "github:codertocat/hello-world:issue:1", "x"), false);
   EXPECT_EQ(limited.outcome, Delivery::Outcome::kRetry);
   EXPECT_EQ(limited.retry_after_ms, 45'000);
   clock_.Advance(46'000);
   fake_.Script("POST", "/repos/Codertocat/Hello-World/issues/1/comments",
                {422, {}, R"({"message":"Validation Failed","errors":[{"resource":"IssueComment","code":"custom","message":"Body is too long"}]})"});
-  Delivery invalid = channel_->Perform(Message("e", "github:issue:1", "x"), false);
+  Delivery invalid = channel_->Perform(Message("e", "github:codertocat/hello-world:issue:1", "x"), false);
   EXPECT_EQ(invalid.outcome, Delivery::Outcome::kFailed);
   EXPECT_THAT(invalid.error, HasSubstr("Body is too long"));
-  EXPECT_EQ(channel_->Perform(Message("f", "github:ci:main", "x"), false).outcome, Delivery::Outcome::kFailed);
+  EXPECT_EQ(channel_->Perform(Message("f", "github:codertocat/hello-world:ci:main", "x"), false).outcome, Delivery::Outcome::kFailed);
 }
 
 TEST_F(GitHubChannelTest, RepliesToAReviewThreadAndCommentsOnACommit) {
-  Delivery d = channel_->Perform(Message("r1", "github:pull:2:review:284312630", "Done in the next push."), false);
+  Delivery d = channel_->Perform(Message("r1", "github:codertocat/hello-world:pull:2:review:284312630", "Done in the next push."), false);
   ASSERT_EQ(d.outcome, Delivery::Outcome::kDone) << d.error;
   EXPECT_EQ(fake_.Count("POST", "/repos/Codertocat/Hello-World/pulls/2/comments/284312630/replies"), 1);
   // After a crash the reply is found among the PR's review comments.
-  EXPECT_EQ(channel_->Perform(Message("r1", "github:pull:2:review:284312630", "Done in the next push."), true).outcome,
+  EXPECT_EQ(channel_->Perform(Message("r1", "github:codertocat/hello-world:pull:2:review:284312630", "Done in the next push."), true).outcome,
             Delivery::Outcome::kDone);
   EXPECT_EQ(Posts(), 1);
-  Delivery c = channel_->Perform(Message("c1", "github:commit:3484a3fb816e0859fd6e1cea078d76385ff50625", "CI failed"), false);
+  Delivery c = channel_->Perform(Message("c1", "github:codertocat/hello-world:commit:3484a3fb816e0859fd6e1cea078d76385ff50625", "CI failed"), false);
   EXPECT_EQ(c.outcome, Delivery::Outcome::kDone) << c.error;
   EXPECT_EQ(fake_.Count("POST", "/repos/Codertocat/Hello-World/commits/3484a3fb816e0859fd6e1cea078d76385ff50625/comments"), 1);
 }
@@ -158,7 +158,7 @@ TEST_F(GitHubChannelTest, RepliesToAReviewThreadAndCommentsOnACommit) {
 TEST_F(GitHubChannelTest, Reactions) {
   Effect e;
   e.kind = "add_reaction";
-  e.payload = {{"channel", "github:issue:1"}, {"idempotency_key", "react:1"}, {"target", "issue_comment"},
+  e.payload = {{"channel", "github:codertocat/hello-world:issue:1"}, {"idempotency_key", "react:1"}, {"target", "issue_comment"},
                {"comment_id", 492700400}, {"content", "eyes"}};
   EXPECT_EQ(channel_->Perform(e, false).outcome, Delivery::Outcome::kDone);
   EXPECT_EQ(fake_.Count("POST", "/repos/Codertocat/Hello-World/issues/comments/492700400/reactions"), 1);
@@ -173,7 +173,7 @@ TEST_F(GitHubChannelTest, OpensAPullRequestOnceEvenAfterACrash) {
   Effect e;
   e.id = 9;
   e.kind = "open_pull_request";
-  e.payload = {{"channel", "github:issue:1"}, {"idempotency_key", "pr:ticket:1"}, {"head", "superagent/ticket-1"},
+  e.payload = {{"channel", "github:codertocat/hello-world:issue:1"}, {"idempotency_key", "pr:ticket:1"}, {"head", "superagent/ticket-1"},
                {"base", "master"}, {"title", "Fix the typo in README"}, {"body", "Fixes #1."}, {"draft", true}};
   Delivery d = channel_->Perform(e, false);
   ASSERT_EQ(d.outcome, Delivery::Outcome::kDone) << d.error;
@@ -213,7 +213,7 @@ TEST_F(GitHubChannelTest, APullRequestSaysWhereItWasAskedForAsConfiguredAndNever
     Effect e;
     e.id = 20 + n;
     e.kind = "open_pull_request";
-    e.payload = {{"channel", "github:repo"}, {"idempotency_key", "pr:ticket:" + std::to_string(20 + n)},
+    e.payload = {{"channel", "github:codertocat/hello-world"}, {"idempotency_key", "pr:ticket:" + std::to_string(20 + n)},
                  {"head", "superagent/ticket-" + std::to_string(20 + n)}, {"base", "master"}, {"title", "修正拼写"},
                  {"body", "Fixes the typo."}, {"requested_via", c.via}};
     if (!c.url.empty()) e.payload["discussion_url"] = c.url;
@@ -239,7 +239,7 @@ TEST_F(GitHubChannelTest, RequestsTheRulesApproverAsReviewerOfTheNewPullRequest)
   Effect e;
   e.id = 9;
   e.kind = "open_pull_request";
-  e.payload = {{"channel", "github:issue:1"}, {"idempotency_key", "pr:ticket:1"}, {"head", "superagent/ticket-1"},
+  e.payload = {{"channel", "github:codertocat/hello-world:issue:1"}, {"idempotency_key", "pr:ticket:1"}, {"head", "superagent/ticket-1"},
                {"base", "master"}, {"title", "Fix the typo"}, {"reviewers", {"alice", "张伟"}}};
   Delivery d = channel_->Perform(e, false);
   ASSERT_EQ(d.outcome, Delivery::Outcome::kDone) << d.error;
@@ -256,7 +256,7 @@ TEST_F(GitHubChannelTest, ARefusedReviewerRequestDoesNotFailThePullRequest) {
   Effect e;
   e.id = 9;
   e.kind = "open_pull_request";
-  e.payload = {{"channel", "github:issue:1"}, {"idempotency_key", "pr:ticket:1"}, {"head", "superagent/ticket-1"},
+  e.payload = {{"channel", "github:codertocat/hello-world:issue:1"}, {"idempotency_key", "pr:ticket:1"}, {"head", "superagent/ticket-1"},
                {"base", "master"}, {"title", "Fix the typo"}, {"reviewers", {"not-a-collaborator"}}};
   Delivery d = channel_->Perform(e, false);
   EXPECT_EQ(d.outcome, Delivery::Outcome::kDone) << d.error;
@@ -299,7 +299,7 @@ class GitHubMergeTest : public GitHubChannelTest {
     Effect e;
     e.id = 11;
     e.kind = "merge_pull_request";
-    e.payload = {{"channel", "github:repo"}, {"idempotency_key", "merge:ticket:3:" + kChannelHead}, {"ticket", 3},
+    e.payload = {{"channel", "github:codertocat/hello-world"}, {"idempotency_key", "merge:ticket:3:" + kChannelHead}, {"ticket", 3},
                  {"number", 7}, {"head_sha", kChannelHead}, {"max_changed_lines", 200}, {"required_approvals", 1},
                  {"approver", ""}};
     for (const auto& [k, v] : overrides.items()) e.payload[k] = v;

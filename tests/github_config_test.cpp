@@ -110,7 +110,7 @@ TEST(GitHubConfigTest, IntegrationNeedsARepositoryAndAToken) {
   auto ok = app::MakeGitHub(c, nullptr, nullptr, &clock);
   unsetenv("SUPERAGENT_TEST_UNSET_TOKEN");
   ASSERT_TRUE(ok.ok()) << ok.status().ToString();
-  EXPECT_TRUE((*ok)->channel()->Handles("github:issue:1"));
+  EXPECT_TRUE((*ok)->channel()->Handles("github:acme/widgets:issue:1"));
 }
 
 // Issue 25: github.auth: app and its keys, and what the daemon builds from them.

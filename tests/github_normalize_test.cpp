@@ -28,8 +28,8 @@ TEST(GitHubNormalizeTest, IssueCommentFromARealPayload) {
   EXPECT_TRUE(t.human);
   EXPECT_FALSE(t.addressed);
   EXPECT_EQ(t.text, "You are totally right! I'll get this fixed right away.");
-  EXPECT_EQ(t.threads, (std::vector<std::string>{"github:issue:1"}));
-  EXPECT_EQ(t.channel, "github:issue:1");
+  EXPECT_EQ(t.threads, (std::vector<std::string>{"github:codertocat/hello-world:issue:1"}));
+  EXPECT_EQ(t.channel, "github:codertocat/hello-world:issue:1");
   EXPECT_EQ(t.meta["html_url"], "https://github.com/Codertocat/Hello-World/issues/1#issuecomment-492700400");
   EXPECT_EQ(TriggerUrl(t), "https://github.com/Codertocat/Hello-World/issues/1#issuecomment-492700400");
   TimeMs at = 0;
@@ -69,8 +69,8 @@ TEST(GitHubNormalizeTest, ReviewCommentCarriesPathLineAndHunk) {
                     ParseTime(p["comment"]["updated_at"].get<std::string>(), &x);
                     return x;
                   }()));
-  EXPECT_EQ(t.threads, (std::vector<std::string>{"github:pull:2:review:284312630", "github:pull:2"}));
-  EXPECT_EQ(t.channel, "github:pull:2:review:284312630");
+  EXPECT_EQ(t.threads, (std::vector<std::string>{"github:codertocat/hello-world:pull:2:review:284312630", "github:codertocat/hello-world:pull:2"}));
+  EXPECT_EQ(t.channel, "github:codertocat/hello-world:pull:2:review:284312630");
   EXPECT_THAT(t.text, HasSubstr("README.md:265"));
   EXPECT_THAT(t.text, HasSubstr("@@ -1 +1 @@\n-# Hello-World"));
   EXPECT_THAT(t.text, HasSubstr("Maybe you should use more emoji on this line."));
@@ -84,7 +84,7 @@ TEST(GitHubNormalizeTest, ReplyJoinsTheTopCommentsThread) {
   c["in_reply_to_id"] = 284312630;
   Normalized n = NormalizeReviewComment(c, kCtx);
   ASSERT_EQ(n.kind, Normalized::Kind::kTrigger);
-  EXPECT_EQ(n.trigger.channel, "github:pull:2:review:284312630");
+  EXPECT_EQ(n.trigger.channel, "github:codertocat/hello-world:pull:2:review:284312630");
 }
 
 TEST(GitHubNormalizeTest, LongHunksKeepTheirHeaderAndTail) {
@@ -108,7 +108,7 @@ TEST(GitHubNormalizeTest, ReviewsFromRealPayloads) {
   Normalized n = NormalizeReview(r, kCtx, p["pull_request"]["number"]);
   ASSERT_EQ(n.kind, Normalized::Kind::kTrigger) << n.why;
   EXPECT_EQ(n.trigger.id, "github:review:237895671@2019-05-15T15:20:38Z");
-  EXPECT_EQ(n.trigger.threads, (std::vector<std::string>{"github:pull:2"}));
+  EXPECT_EQ(n.trigger.threads, (std::vector<std::string>{"github:codertocat/hello-world:pull:2"}));
   EXPECT_TRUE(n.trigger.addressed);
   EXPECT_THAT(n.trigger.text, HasSubstr("changes_requested"));
   r["state"] = "PENDING";
@@ -120,8 +120,8 @@ TEST(GitHubNormalizeTest, IssuesAndPullRequestsFromRealPayloads) {
   Normalized a = NormalizeIssue(issue, kCtx);
   ASSERT_EQ(a.kind, Normalized::Kind::kTrigger) << a.why;
   EXPECT_EQ(a.trigger.scope, "issues");
-  EXPECT_EQ(a.trigger.threads, (std::vector<std::string>{"github:issue:1"}));
-  EXPECT_EQ(a.trigger.id.rfind("github:issue:1@", 0), 0u);
+  EXPECT_EQ(a.trigger.threads, (std::vector<std::string>{"github:codertocat/hello-world:issue:1"}));
+  EXPECT_EQ(a.trigger.id.rfind("github:codertocat/hello-world:issue:1@", 0), 0u);
   EXPECT_THAT(a.trigger.text, HasSubstr("Spelling error in the README file"));
   EXPECT_FALSE(a.trigger.addressed);
   // The same text from another path (another event's copy of the issue) is the same Trigger.
@@ -141,7 +141,7 @@ TEST(GitHubNormalizeTest, IssuesAndPullRequestsFromRealPayloads) {
   Normalized c = NormalizeIssue(pr, kCtx, true);
   ASSERT_EQ(c.kind, Normalized::Kind::kTrigger) << c.why;
   EXPECT_EQ(c.trigger.scope, "pulls");
-  EXPECT_EQ(c.trigger.threads, (std::vector<std::string>{"github:pull:2"}));
+  EXPECT_EQ(c.trigger.threads, (std::vector<std::string>{"github:codertocat/hello-world:pull:2"}));
   EXPECT_TRUE(c.trigger.addressed);
   EXPECT_EQ(c.trigger.meta["head_ref"], "changes");
 }
@@ -155,8 +155,8 @@ TEST(GitHubNormalizeTest, DefaultBranchCiFromRealPayloads) {
   EXPECT_FALSE(n.trigger.actor.has_value());
   EXPECT_FALSE(n.trigger.human);
   EXPECT_FALSE(n.trigger.addressed);
-  EXPECT_EQ(n.trigger.threads, (std::vector<std::string>{"github:ci:master"}));
-  EXPECT_EQ(n.trigger.channel, "github:commit:3484a3fb816e0859fd6e1cea078d76385ff50625");
+  EXPECT_EQ(n.trigger.threads, (std::vector<std::string>{"github:codertocat/hello-world:ci:master"}));
+  EXPECT_EQ(n.trigger.channel, "github:codertocat/hello-world:commit:3484a3fb816e0859fd6e1cea078d76385ff50625");
   EXPECT_THAT(n.trigger.text, HasSubstr("finished: success"));
   EXPECT_EQ(NormalizeWorkflowRun(p["workflow_run"], kCtx, "main").kind, Normalized::Kind::kSkip);
   EXPECT_EQ(NormalizeWorkflowRun(WebhookExample("workflow_run", "requested")["workflow_run"], kCtx, "master").kind,
@@ -226,14 +226,14 @@ TEST(GitHubNormalizeTest, ClosedPullRequestFromTheRecordedPayload) {
   ASSERT_TRUE(n.has_value());
   ASSERT_EQ(n->kind, Normalized::Kind::kTrigger) << n->why;
   const Trigger& t = n->trigger;
-  EXPECT_EQ(t.id, "github:pull:2:closed@2019-05-15T15:21:18Z");
+  EXPECT_EQ(t.id, "github:codertocat/hello-world:pull:2:closed@2019-05-15T15:21:18Z");
   EXPECT_EQ(t.scope, "pulls");
   EXPECT_EQ(t.actor, "Codertocat");  // the sender: who pressed "Close"
   EXPECT_TRUE(t.human);
   EXPECT_FALSE(t.addressed);
   EXPECT_EQ(t.text, "Pull request #2 was closed by Codertocat.\nUpdate the README with new information.");
-  EXPECT_EQ(t.threads, (std::vector<std::string>{"github:pull:2"}));
-  EXPECT_EQ(t.channel, "github:pull:2");
+  EXPECT_EQ(t.threads, (std::vector<std::string>{"github:codertocat/hello-world:pull:2"}));
+  EXPECT_EQ(t.channel, "github:codertocat/hello-world:pull:2");
   EXPECT_EQ(t.meta["type"], "pull_request_closed");
   EXPECT_EQ(t.meta["number"], 2);
   EXPECT_EQ(t.meta["merged"], false);
@@ -252,7 +252,7 @@ TEST(GitHubNormalizeTest, MergedPullRequestNamesWhoMergedItWithTheSameId) {
   std::optional<Normalized> n = NormalizeWebhook("pull_request", p, kCtx);
   ASSERT_TRUE(n.has_value());
   ASSERT_EQ(n->kind, Normalized::Kind::kTrigger) << n->why;
-  EXPECT_EQ(n->trigger.id, "github:pull:2:closed@2019-05-15T15:21:18Z");
+  EXPECT_EQ(n->trigger.id, "github:codertocat/hello-world:pull:2:closed@2019-05-15T15:21:18Z");
   EXPECT_EQ(n->trigger.actor, "octocat");
   EXPECT_EQ(n->trigger.text, "Pull request #2 was merged by octocat.\nUpdate the README with new information.");
   EXPECT_EQ(n->trigger.meta["merged"], true);
@@ -339,7 +339,7 @@ TEST(GitHubNormalizeTest, ClosedPullRequestWithWrongTypesIsMalformedNeverThrown)
 
 TEST(GitHubNormalizeTest, CiOnATrackedPullRequestsHeadBranch) {
   NormalizeContext ctx = kCtx;
-  ctx.tracked = {TrackedPull{7, 2, "changes"}};
+  ctx.tracked = {TrackedPull{7, "Codertocat/Hello-World", 2, "changes"}};
   // check_run example 2 is another app's check on "changes", the head of PR #2; default is "master".
   nlohmann::json p = WebhookExample("check_run", "completed", 1);
   std::optional<Normalized> c = NormalizeWebhook("check_run", p, ctx);
@@ -347,19 +347,19 @@ TEST(GitHubNormalizeTest, CiOnATrackedPullRequestsHeadBranch) {
   ASSERT_EQ(c->kind, Normalized::Kind::kTrigger) << c->why;
   EXPECT_EQ(c->trigger.id, "github:ci:check:128620228@2019-05-15T15:21:12Z");  // as a default-branch check
   EXPECT_EQ(c->trigger.scope, "ci");
-  EXPECT_EQ(c->trigger.threads, (std::vector<std::string>{"github:ci:changes"}));
-  EXPECT_EQ(c->trigger.channel, "github:commit:ec26c3e57ca3a959ca5aad62de7213c562f8c821");
+  EXPECT_EQ(c->trigger.threads, (std::vector<std::string>{"github:codertocat/hello-world:ci:changes"}));
+  EXPECT_EQ(c->trigger.channel, "github:codertocat/hello-world:commit:ec26c3e57ca3a959ca5aad62de7213c562f8c821");
   EXPECT_EQ(c->trigger.meta["pull_number"], 2);
   EXPECT_FALSE(c->trigger.actor.has_value());
   // Untracked, the same check on a non-default branch is skipped as before.
   std::optional<Normalized> untracked = NormalizeWebhook("check_run", p, kCtx);
   ASSERT_TRUE(untracked.has_value());
   EXPECT_EQ(untracked->kind, Normalized::Kind::kSkip);
-  ctx.tracked = {TrackedPull{7, 3, "other-branch"}};
+  ctx.tracked = {TrackedPull{7, "Codertocat/Hello-World", 3, "other-branch"}};
   EXPECT_EQ(NormalizeWebhook("check_run", p, ctx)->kind, Normalized::Kind::kSkip);
 
   // A workflow run on the tracked branch (the recorded run, moved to "changes").
-  ctx.tracked = {TrackedPull{7, 2, "changes"}};
+  ctx.tracked = {TrackedPull{7, "Codertocat/Hello-World", 2, "changes"}};
   nlohmann::json run = WebhookExample("workflow_run", "completed", 1);
   run["workflow_run"]["head_branch"] = "changes";
   run["workflow_run"]["conclusion"] = "failure";
@@ -367,17 +367,17 @@ TEST(GitHubNormalizeTest, CiOnATrackedPullRequestsHeadBranch) {
   ASSERT_TRUE(w.has_value());
   ASSERT_EQ(w->kind, Normalized::Kind::kTrigger) << w->why;
   EXPECT_EQ(w->trigger.id, "github:ci:run:289782451@1");
-  EXPECT_EQ(w->trigger.threads, (std::vector<std::string>{"github:ci:changes"}));
+  EXPECT_EQ(w->trigger.threads, (std::vector<std::string>{"github:codertocat/hello-world:ci:changes"}));
   EXPECT_THAT(w->trigger.text, HasSubstr("finished: failure"));
   EXPECT_EQ(w->trigger.meta["pull_number"], 2);
   EXPECT_EQ(NormalizeWebhook("workflow_run", run, kCtx)->kind, Normalized::Kind::kSkip);
   // Default-branch CI carries no pull number; a tracked entry with no branch matches nothing.
   nlohmann::json on_master = WebhookExample("workflow_run", "completed", 1);
   EXPECT_FALSE(NormalizeWebhook("workflow_run", on_master, ctx)->trigger.meta.contains("pull_number"));
-  ctx.tracked = {TrackedPull{7, 2, ""}, TrackedPull{8, 0, "changes"}};
+  ctx.tracked = {TrackedPull{7, "Codertocat/Hello-World", 2, ""}, TrackedPull{8, "Codertocat/Hello-World", 0, "changes"}};
   EXPECT_EQ(NormalizeWebhook("workflow_run", run, ctx)->kind, Normalized::Kind::kSkip);
   // Wrong types in a tracked branch's run are still refused with the field.
-  ctx.tracked = {TrackedPull{7, 2, "changes"}};
+  ctx.tracked = {TrackedPull{7, "Codertocat/Hello-World", 2, "changes"}};
   run["workflow_run"]["updated_at"] = 12;
   EXPECT_EQ(NormalizeWebhook("workflow_run", run, ctx)->kind, Normalized::Kind::kMalformed);
   run["workflow_run"]["head_branch"] = nlohmann::json::array({"changes"});
@@ -476,14 +476,14 @@ TEST(GitHubMentionTest, CountsRealMentionsOnly) {
 }
 
 TEST(GitHubDiscussionTest, ThreadKeys) {
-  auto d = DiscussionOf("github:pull:7:review:99");
+  auto d = DiscussionOf("github:codertocat/hello-world:pull:7:review:99");
   ASSERT_TRUE(d.has_value());
   EXPECT_TRUE(d->pull);
   EXPECT_EQ(d->number, 7);
   EXPECT_EQ(d->Key(), "pull:7");
-  EXPECT_EQ(DiscussionOf("github:issue:12")->Thread(), "github:issue:12");
-  EXPECT_FALSE(DiscussionOf("github:ci:main").has_value());
-  EXPECT_FALSE(DiscussionOf("github:issue:x").has_value());
+  EXPECT_EQ(DiscussionOf("github:codertocat/hello-world:issue:12")->Thread(), "github:codertocat/hello-world:issue:12");
+  EXPECT_FALSE(DiscussionOf("github:codertocat/hello-world:ci:main").has_value());
+  EXPECT_FALSE(DiscussionOf("github:codertocat/hello-world:issue:x").has_value());
   EXPECT_FALSE(DiscussionOf("feishu:chat:oc_1").has_value());
 }
 

@@ -27,6 +27,8 @@ using superagent::testing::ScriptedAssessor;
 using superagent::testing::WebhookExample;
 
 constexpr const char* kSourceRepo = "Codertocat/Hello-World";
+// Where the repository's Source keeps its cursors and read paths' health (issue 37).
+constexpr const char* kSourceName = "github:codertocat/hello-world";
 constexpr const char* kSecret = "webhook-s3cret";
 
 class GitHubSourceTest : public superagent::testing::EngineTest {
@@ -86,14 +88,20 @@ class GitHubSourceTest : public superagent::testing::EngineTest {
   static std::string CommentId(const json& c) {
     return "github:comment:" + std::to_string(c["id"].get<std::int64_t>()) + "@" + c["updated_at"].get<std::string>();
   }
-  std::map<std::string, std::string> Cursors() { return views_->SourceCursors("github").value(); }
+  std::map<std::string, std::string> Cursors() { return views_->SourceCursors(kSourceName).value(); }
   json Cursor(const std::string& name) {
     auto c = Cursors();
     return c.count(name) ? json::parse(c[name]) : json();
   }
   std::optional<SourceHealth> Health(const std::string& path) {
     for (const SourceHealth& h : Ok(views_->SourcesHealth()))
-      if (h.source == "github" && h.path == path) return h;
+      if (h.source == kSourceName && h.path == path) return h;
+    return std::nullopt;
+  }
+  // Refused deliveries name no repository anyone can trust: their health is the platform's.
+  std::optional<SourceHealth> RefusalHealth() {
+    for (const SourceHealth& h : Ok(views_->SourcesHealth()))
+      if (h.source == "github" && h.path == "webhook") return h;
     return std::nullopt;
   }
   std::vector<FakeGitHub::Logged> Requests() { return fake_->log(); }
@@ -139,7 +147,7 @@ TEST_F(GitHubSourceTest, MentionBecomesOneTriggerOneAcknowledgementOneComment) {
   ASSERT_TRUE(rec.ok()) << rec.status().ToString();
   EXPECT_EQ(rec->outcome, IntakeOutcome::kStored);
   EXPECT_TRUE(rec->trigger.addressed);
-  EXPECT_EQ(rec->trigger.threads.front(), "github:issue:1");
+  EXPECT_EQ(rec->trigger.threads.front(), "github:codertocat/hello-world:issue:1");
   // `superagent explain <url>` finds it by its address.
   auto story = ExplainNow(c["html_url"].get<std::string>());
   ASSERT_TRUE(story.ok()) << story.status().ToString();
@@ -149,7 +157,7 @@ TEST_F(GitHubSourceTest, MentionBecomesOneTriggerOneAcknowledgementOneComment) {
   auto receipts = Ok(views_->Receipts(std::nullopt));
   ASSERT_EQ(receipts.size(), 1u);
   EXPECT_EQ(receipts[0].kind, MessageKind::kAcknowledgement);
-  EXPECT_EQ(receipts[0].channel, "github:issue:1");
+  EXPECT_EQ(receipts[0].channel, "github:codertocat/hello-world:issue:1");
 
   EffectsLoop loop(engine_.get(), {channel_.get()}, &clock_, {}, 7);
   auto performed = loop.RunOnce();
@@ -259,7 +267,7 @@ TEST_F(GitHubSourceTest, PersistentErrorsRaiseAProblemAndAreDroppedAfter24Hours)
   }
   EXPECT_EQ(Cursor("retry:issue:2")["attempts"], 3);
   bool raised = false;
-  for (const SystemProblem& p : Ok(views_->Problems(superagent::testing::EngineTest::options_.problem_threshold))) raised |= p.kind == "source:github:discussions";
+  for (const SystemProblem& p : Ok(views_->Problems(superagent::testing::EngineTest::options_.problem_threshold))) raised |= p.kind == "source:github:codertocat/hello-world:discussions";
   EXPECT_TRUE(raised);
   clock_.Advance(24LL * 3600 * 1000);
   source_->RunOnce();
@@ -269,7 +277,7 @@ TEST_F(GitHubSourceTest, PersistentErrorsRaiseAProblemAndAreDroppedAfter24Hours)
 TEST_F(GitHubSourceTest, GoneMarksTheDiscussionDeletedAndDropsItsRetry) {
   Mention(102, 2, 1'000);
   clock_.Advance(10'000);
-  source_->RunOnce();  // the Thread github:issue:2 is known now
+  source_->RunOnce();  // the Thread github:codertocat/hello-world:issue:2 is known now
   fake_->Script("GET", "/repos/Codertocat/Hello-World/issues/2", {500, {}, R"({"message":"Server Error"})"}, -1);
   clock_.Advance(61'000);
   fake_->notifications[0]["updated_at"] = fake_->Iso(clock_.NowMs() - 1'000);
@@ -283,7 +291,7 @@ TEST_F(GitHubSourceTest, GoneMarksTheDiscussionDeletedAndDropsItsRetry) {
   EXPECT_FALSE(Cursor("retry:issue:2").is_object());
   EXPECT_EQ(Cursor("issue:2")["deleted"], true);
   // The Engine knows: a message for that discussion is cancelled instead of posted.
-  ASSERT_TRUE(engine_->Send({"late-reply", std::nullopt, "github:issue:2", MessageKind::kAnswer, "hello"}).ok());
+  ASSERT_TRUE(engine_->Send({"late-reply", std::nullopt, "github:codertocat/hello-world:issue:2", MessageKind::kAnswer, "hello"}).ok());
   EffectsLoop loop(engine_.get(), {channel_.get()}, &clock_, {}, 7);
   ASSERT_TRUE(loop.RunOnce().ok());
   EXPECT_EQ(fake_->Count("POST", "/repos/"), 0);
@@ -603,7 +611,7 @@ TEST_F(GitHubSourceTest, PullRequestDiscussionYieldsReviewCommentsAndReviews) {
   EXPECT_TRUE(r.errors.empty()) << r.errors.front();
   auto inline_comment = views_->GetTrigger("github:review_comment:284312630@" + fake_->Iso(t0_ + 1'000));
   ASSERT_TRUE(inline_comment.ok());
-  EXPECT_EQ(inline_comment->trigger.channel, "github:pull:2:review:284312630");
+  EXPECT_EQ(inline_comment->trigger.channel, "github:codertocat/hello-world:pull:2:review:284312630");
   EXPECT_THAT(inline_comment->trigger.text, HasSubstr("README.md"));
   EXPECT_TRUE(inline_comment->trigger.addressed);
   auto rv = views_->GetTrigger("github:review:237895671@" + fake_->Iso(t0_ + 2'000));
@@ -640,7 +648,7 @@ TEST_F(GitHubSourceTest, ADiscussionIsFollowedForFourteenDaysAfterItsTicketEnds)
   source_->RunOnce();
   assessor_.answers.push_back(ScriptedAssessor::Accept());
   ASSERT_EQ(Drain(), 1);
-  ASSERT_EQ(Ok(views_->OpenTicketThreads("github:")), std::vector<std::string>{"github:issue:1"});
+  ASSERT_EQ(Ok(views_->OpenTicketThreads("github:")), std::vector<std::string>{"github:codertocat/hello-world:issue:1"});
   const TicketId ticket = 1;
   const std::string issue = "/repos/Codertocat/Hello-World/issues/1/comments";
   clock_.Advance(21LL * 24 * 3600 * 1000);  // three quiet weeks of work
@@ -708,15 +716,15 @@ TEST_F(GitHubWebhookTest, BadOrMissingSignatureIs401AndNothingIsStored) {
   }
   EXPECT_FALSE(views_->GetTrigger("github:comment:492700400@2019-05-15T15:20:21Z").ok());
   EXPECT_EQ(metrics::ProcessRuntime().RefusedDeliveries()["github"] - refused_before, 4);
-  EXPECT_FALSE(Health("webhook").has_value()) << "a refusal wrote to the store";
+  EXPECT_FALSE(RefusalHealth().has_value()) << "a refusal wrote to the store";
   source_->RunOnce();
-  ASSERT_TRUE(Health("webhook").has_value());
-  EXPECT_EQ(Health("webhook")->consecutive_failures, 1);
-  EXPECT_THAT(Health("webhook")->last_error, HasSubstr("4 refused deliveries since the last round"));
-  EXPECT_THAT(Health("webhook")->last_error, Not(HasSubstr("72d3162e")));  // the sender's delivery id
-  EXPECT_THAT(Health("webhook")->last_error, Not(HasSubstr("寄件人")));
+  ASSERT_TRUE(RefusalHealth().has_value());
+  EXPECT_EQ(RefusalHealth()->consecutive_failures, 1);
+  EXPECT_THAT(RefusalHealth()->last_error, HasSubstr("4 refused deliveries since the last round"));
+  EXPECT_THAT(RefusalHealth()->last_error, Not(HasSubstr("72d3162e")));  // the sender's delivery id
+  EXPECT_THAT(RefusalHealth()->last_error, Not(HasSubstr("寄件人")));
   source_->RunOnce();  // a round without refusals clears it
-  EXPECT_EQ(Health("webhook")->consecutive_failures, 0);
+  EXPECT_EQ(RefusalHealth()->consecutive_failures, 0);
 }
 
 // Before the identity is known (a first start: nothing stored), a delivery must not wait for
@@ -768,6 +776,7 @@ TEST_F(GitHubWebhookTest, GoodSignatureIsStoredWithinTheRequest) {
   EXPECT_TRUE(rec->trigger.addressed);
   // The discussion is followed from now on (polling is the safety net).
   EXPECT_TRUE(Cursor("issue:1").is_object());
+  ASSERT_TRUE(Health("webhook").has_value());
   EXPECT_EQ(Health("webhook")->consecutive_failures, 0);
 
   EXPECT_EQ(Deliver("ping", R"({"zen":"Keep it logically awesome."})",
@@ -843,6 +852,7 @@ TEST_F(GitHubWebhookTest, WrongTypesInASignedDeliveryAreRefusedOrSkippedNeverA50
     ++skipped;
   }
   EXPECT_FALSE(views_->GetTriggerBySeq(1).ok()) << "a spoiled delivery was stored";
+  ASSERT_TRUE(Health("webhook").has_value());
   EXPECT_EQ(Health("webhook")->skipped_items, skipped);
   EXPECT_EQ(Health("webhook")->consecutive_failures, 0);  // GitHub's mistake, not a failing path
 }
@@ -855,7 +865,8 @@ TEST_F(GitHubSourceTest, NoWebhookSecretConfiguredRefusesEverything) {
   EXPECT_EQ(w.status, 401);
   EXPECT_FALSE(views_->GetTrigger("github:comment:492700400@2019-05-15T15:20:21Z").ok());
   source_->RunOnce();
-  EXPECT_THAT(Health("webhook")->last_error, HasSubstr("no webhook secret"));
+  ASSERT_TRUE(RefusalHealth().has_value());
+  EXPECT_THAT(RefusalHealth()->last_error, HasSubstr("no webhook secret"));
 }
 
 // --- the poller's own thread ---
@@ -991,7 +1002,7 @@ class GitHubTrackedPullTest : public GitHubSourceTest {
     return source_->HandleWebhook({event, "d-" + event, WebhookSignature(kSecret, body), body});
   }
 
-  std::vector<TrackedPull> tracked_ = {TrackedPull{7, 2, "changes"}};
+  std::vector<TrackedPull> tracked_ = {TrackedPull{7, "Codertocat/Hello-World", 2, "changes"}};
   Status tracked_error_;  // what reading the tracked pull requests fails with (ok: it does not)
   int tracked_calls_ = 0;
 };
@@ -1039,7 +1050,7 @@ TEST_F(GitHubTrackedPullTest, ARoundBringsTheMergeAndTheFailedCiTheLostWebhooksW
   RoundReport r = source_->RunOnce();
   EXPECT_TRUE(r.errors.empty()) << r.errors.front();
   EXPECT_EQ(tracked_calls_, 1);
-  auto closed = views_->GetTrigger("github:pull:2:closed@" + fake_->Iso(t0_ + 3'000));
+  auto closed = views_->GetTrigger("github:codertocat/hello-world:pull:2:closed@" + fake_->Iso(t0_ + 3'000));
   ASSERT_TRUE(closed.ok()) << closed.status().ToString();
   EXPECT_EQ(closed->outcome, IntakeOutcome::kStored);  // read_pulls is off: stored because it is tracked
   EXPECT_EQ(closed->via, "poll:discussion");
@@ -1051,7 +1062,7 @@ TEST_F(GitHubTrackedPullTest, ARoundBringsTheMergeAndTheFailedCiTheLostWebhooksW
   ASSERT_TRUE(run.ok()) << run.status().ToString();
   EXPECT_EQ(run->outcome, IntakeOutcome::kStored);  // read_ci is off: a Ticket's own CI is still read
   EXPECT_EQ(run->trigger.scope, "ci");
-  EXPECT_EQ(run->trigger.threads, (std::vector<std::string>{"github:ci:changes"}));
+  EXPECT_EQ(run->trigger.threads, (std::vector<std::string>{"github:codertocat/hello-world:ci:changes"}));
   EXPECT_EQ(run->trigger.meta["pull_number"], 2);
   EXPECT_THAT(run->trigger.text, HasSubstr("finished: failure"));
   auto check = views_->GetTrigger("github:ci:check:128620228@" + fake_->Iso(t0_ + 2'500));
@@ -1093,7 +1104,7 @@ TEST_F(GitHubTrackedPullTest, AClosingWithoutAMergeNamesWhoClosedItOnce) {
   clock_.Advance(10'000);
   RoundReport r = source_->RunOnce();
   EXPECT_TRUE(r.errors.empty()) << r.errors.front();
-  auto closed = views_->GetTrigger("github:pull:2:closed@" + fake_->Iso(t0_ + 3'000));
+  auto closed = views_->GetTrigger("github:codertocat/hello-world:pull:2:closed@" + fake_->Iso(t0_ + 3'000));
   ASSERT_TRUE(closed.ok()) << closed.status().ToString();
   EXPECT_EQ(closed->trigger.actor, "Codertocat");
   EXPECT_TRUE(closed->trigger.human);
@@ -1115,7 +1126,7 @@ TEST_F(GitHubTrackedPullTest, WebhooksTakeTheClosingAndTrackedCiAndPollingMeetsT
   EXPECT_EQ(w.status, 200) << w.message;
   EXPECT_EQ(w.message, "stored");  // read_pulls is off and no round has read #2: tracked is enough
   EXPECT_EQ(tracked_calls_, 1);
-  const std::string closed_id = "github:pull:2:closed@" + fake_->Iso(t0_ + 3'000);
+  const std::string closed_id = "github:codertocat/hello-world:pull:2:closed@" + fake_->Iso(t0_ + 3'000);
   auto closed = views_->GetTrigger(closed_id);
   ASSERT_TRUE(closed.ok()) << closed.status().ToString();
   EXPECT_EQ(closed->via, "webhook");
@@ -1123,7 +1134,7 @@ TEST_F(GitHubTrackedPullTest, WebhooksTakeTheClosingAndTrackedCiAndPollingMeetsT
   json other = payload;
   other["pull_request"]["number"] = 3;
   EXPECT_EQ(Deliver("pull_request", other).message, "filtered");
-  EXPECT_EQ(views_->GetTrigger("github:pull:3:closed@" + fake_->Iso(t0_ + 3'000))->filter_reason, "out_of_scope");
+  EXPECT_EQ(views_->GetTrigger("github:codertocat/hello-world:pull:3:closed@" + fake_->Iso(t0_ + 3'000))->filter_reason, "out_of_scope");
   EXPECT_EQ(tracked_calls_, 2);
   // Deliveries that do not depend on it never ask.
   json comment = WebhookExample("issue_comment", "created");
@@ -1166,10 +1177,10 @@ TEST_F(GitHubTrackedPullTest, WebhooksTakeTheClosingAndTrackedCiAndPollingMeetsT
 }
 
 TEST_F(GitHubTrackedPullTest, HostileTrackedEntriesAndAnswersNeverFailTheRoundForever) {
-  tracked_ = {TrackedPull{1, 0, ""},          TrackedPull{2, -5, "x"},
-              TrackedPull{3, 9, "gone"},      TrackedPull{4, 10, "分支/表情 😀+x"},
-              TrackedPull{5, 2, "changes"},   TrackedPull{6, 2, "a-duplicate"},
-              TrackedPull{7, 11, ""}};
+  tracked_ = {TrackedPull{1, "Codertocat/Hello-World", 0, ""},          TrackedPull{2, "Codertocat/Hello-World", -5, "x"},
+              TrackedPull{3, "Codertocat/Hello-World", 9, "gone"},      TrackedPull{4, "Codertocat/Hello-World", 10, "分支/表情 😀+x"},
+              TrackedPull{5, "Codertocat/Hello-World", 2, "changes"},   TrackedPull{6, "Codertocat/Hello-World", 2, "a-duplicate"},
+              TrackedPull{7, "Codertocat/Hello-World", 11, ""}};
   fake_->Script("GET", "/repos/Codertocat/Hello-World/pulls/9", {410, {}, R"({"message":"Gone"})"}, -1);
   json pr = MergedPull();
   pr["state"] = "open";
@@ -1242,11 +1253,11 @@ TEST_F(GitHubSourceTest, AWebhookDeliveryIsOneWriteTransaction) {
   EXPECT_EQ(w.status, 200) << w.message;
   EXPECT_EQ(w.message, "stored");
   EXPECT_EQ(engine_->WriteTransactions() - before, 1);
-  const auto cursors = views_->SourceCursors("github").value();
-  EXPECT_EQ(cursors.count(Discussion{false, 1}.Key()), 1u) << "the discussion is followed from now on";
+  const auto cursors = views_->SourceCursors(kSourceName).value();
+  EXPECT_EQ(cursors.count(Discussion{"Codertocat/Hello-World", false, 1}.Key()), 1u) << "the discussion is followed from now on";
   bool webhook_health = false;
   for (const SourceHealth& h : Ok(views_->SourcesHealth()))
-    webhook_health |= h.source == "github" && h.path == "webhook" && h.last_success_at.has_value();
+    webhook_health |= h.source == kSourceName && h.path == "webhook" && h.last_success_at.has_value();
   EXPECT_TRUE(webhook_health);
   // The same delivery again: a duplicate, still one transaction (its health), nothing else.
   const std::int64_t again = engine_->WriteTransactions();
@@ -1265,7 +1276,7 @@ TEST_F(GitHubSourceTest, AWebhookWhoseCursorsCannotBeReadIsRefusedAndOverwritesN
   payload["comment"] = fake_->MakeComment(778, 1, "Codertocat", "@superagent-bot 再看一下 🙂", t0_ + 1'000);
   std::string body = payload.dump();
   ASSERT_EQ(source_->HandleWebhook({"issue_comment", "d-10", WebhookSignature(kSecret, body), body}).status, 200);
-  const std::string followed = views_->SourceCursors("github").value().at(Discussion{false, 1}.Key());
+  const std::string followed = views_->SourceCursors(kSourceName).value().at(Discussion{"Codertocat/Hello-World", false, 1}.Key());
 
   sqlite3* outside = nullptr;  // another process breaks the table under the daemon
   ASSERT_EQ(sqlite3_open((dir_ / "superagent.db").string().c_str(), &outside), SQLITE_OK);
@@ -1275,11 +1286,11 @@ TEST_F(GitHubSourceTest, AWebhookWhoseCursorsCannotBeReadIsRefusedAndOverwritesN
   body = payload.dump();
   WebhookReply w = source_->HandleWebhook({"issue_comment", "d-11", WebhookSignature(kSecret, body), body});
   EXPECT_EQ(w.status, 503) << w.message;
-  EXPECT_FALSE(views_->SourceCursors("github").ok());
+  EXPECT_FALSE(views_->SourceCursors(kSourceName).ok());
   ASSERT_EQ(sqlite3_exec(outside, "ALTER TABLE hidden_cursors RENAME TO source_cursors", nullptr, nullptr, nullptr),
             SQLITE_OK);
   sqlite3_close(outside);
-  EXPECT_EQ(views_->SourceCursors("github").value().at(Discussion{false, 1}.Key()), followed);
+  EXPECT_EQ(views_->SourceCursors(kSourceName).value().at(Discussion{"Codertocat/Hello-World", false, 1}.Key()), followed);
   EXPECT_FALSE(views_->GetTrigger(CommentId(payload["comment"])).ok()) << "nothing of it was stored";
 }
 

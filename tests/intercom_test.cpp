@@ -466,6 +466,7 @@ TEST_F(IntercomTest, MigrationEightKeepsEveryTicketInputAndAllowsTheIntercomKind
       DROP INDEX decisions_by_time;
       DROP INDEX decisions_by_thread;
       DROP INDEX tickets_by_decision;
+      ALTER TABLE workspaces DROP COLUMN repo;
       DELETE FROM schema_migrations WHERE version >= 8;
       COMMIT;)SQL")
                     .ok());

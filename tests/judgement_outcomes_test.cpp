@@ -196,7 +196,7 @@ TEST_F(JudgementOutcomesTest, AnExplicitRequestRightAfterADeclineIsMissedUnderTh
 
   const auto missed = Ok(views_->Missed(0));
   ASSERT_EQ(missed.size(), 1u);
-  EXPECT_EQ(missed[0].thread, "github:issue:1");
+  EXPECT_EQ(missed[0].thread, "github:acme/widgets:issue:1");
   EXPECT_EQ(missed[0].rules, std::vector<std::string>{"wording"});
   const auto rules = PrecisionByRule(Ok(views_->Judged(0)), missed);
   bool found = false;
@@ -292,7 +292,7 @@ TEST_F(JudgementOutcomesTest, ADamagedAssessmentReadsAsNoRule) {
   int eval = 1000;
   for (const char* assessment : rows) {
     const std::string sql = "INSERT INTO decisions (eval_id, thread_key, outcome, would_accept, strength, reason, assessment, "
-                            "policy_version, created_at) VALUES (" + std::to_string(++eval) + ", 'github:issue:9', 'ignore', 1, "
+                            "policy_version, created_at) VALUES (" + std::to_string(++eval) + ", 'github:acme/widgets:issue:9', 'ignore', 1, "
                             "'inferred', 'hand-made', " + assessment + ", 1, " + std::to_string(clock_.NowMs()) + ")";
     char* err = nullptr;
     EXPECT_EQ(sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &err), SQLITE_OK) << (err ? err : "");

@@ -340,7 +340,7 @@ TEST_F(JudgementServeTest, FortyInferredMessagesInObserveGiveExactCountsAndThePr
   for (const json& dj : observed["decisions"]) by_thread[dj["thread"].get<std::string>()] = dj["id"].get<std::int64_t>();
   int would = 0;
   for (JudgedMessage& m : messages) {
-    auto it = by_thread.find("github:issue:" + std::to_string(m.issue));
+    auto it = by_thread.find("github:codertocat/hello-world:issue:" + std::to_string(m.issue));
     if (m.kind == JudgedKind::kIgnored) {
       EXPECT_EQ(it, by_thread.end()) << "a declined message was recorded as would_accept: " << m.text;
       continue;
@@ -407,7 +407,7 @@ TEST_F(JudgementServeTest, FortyInferredMessagesInObserveGiveExactCountsAndThePr
     ASSERT_TRUE(d.WaitForCount("verdict recorded decision=", ++verdicts)) << d.log();
   }
   EXPECT_NE(d.log().find("verdict recorded decision=" + std::to_string(messages[20].decision) +
-                         " thread=github:issue:520 verdict=no by=\"lin-wei\" via=thread"),
+                         " thread=github:codertocat/hello-world:issue:520 verdict=no by=\"lin-wei\" via=thread"),
             std::string::npos)
       << d.log();
 
@@ -646,7 +646,7 @@ TEST_F(JudgementServeTest, InAutoOutcomesCountAndADemotedRuleHoldsItsNextTicket)
   ASSERT_EQ(DeliverPullClosed(github, 100, false), 200);
   ASSERT_TRUE(d.WaitForCount("ticket ended id=2 reason=\"pull request #100 closed by Codertocat\"", 1)) << d.log();
   // The line above is written inside the transaction; Intake's own comes after its commit.
-  ASSERT_TRUE(d.WaitForCount("trigger stored id=github:pull:100:closed@", 1)) << d.log();
+  ASSERT_TRUE(d.WaitForCount("trigger stored id=github:codertocat/hello-world:pull:100:closed@", 1)) << d.log();
   {
     const json report = Report();
     ExpectedRule e;
@@ -662,7 +662,7 @@ TEST_F(JudgementServeTest, InAutoOutcomesCountAndADemotedRuleHoldsItsNextTicket)
   ASSERT_EQ(DeliverPullClosed(github, 101, true), 200);
   ASSERT_TRUE(d.WaitForCount("ticket ended id=3 reason=\"pull request #101 merged by Codertocat\"", 1)) << d.log();
   // The line above is written inside the transaction; Intake's own comes after its commit.
-  ASSERT_TRUE(d.WaitForCount("trigger stored id=github:pull:101:closed@", 1)) << d.log();
+  ASSERT_TRUE(d.WaitForCount("trigger stored id=github:codertocat/hello-world:pull:101:closed@", 1)) << d.log();
   {
     const json report = Report();
     ExpectedRule e;
@@ -689,7 +689,7 @@ TEST_F(JudgementServeTest, InAutoOutcomesCountAndADemotedRuleHoldsItsNextTicket)
 
   // Ticket 4: accepted under the demoted rule, and held for a person.
   ASSERT_EQ(DeliverComment(github, 404, "Codertocat", texts[3]), 200);
-  ASSERT_TRUE(d.WaitForCount("ticket held ticket=4 thread=github:issue:404 by=\"judgement\" why=\"rule wording is under "
+  ASSERT_TRUE(d.WaitForCount("ticket held ticket=4 thread=github:codertocat/hello-world:issue:404 by=\"judgement\" why=\"rule wording is under "
                             "judgement.demote_at (1 of 3 answers said it was a request", 1)) << d.log();
   const json needs = PanelGet("/api/needs");
   json held;

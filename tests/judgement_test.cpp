@@ -78,7 +78,7 @@ class VerdictsTest : public EngineTest {
     Receive(Comment(id, "alice", false, text, issue));
     assessor_.answers.push_back(ScriptedAssessor::Accept());
     EXPECT_EQ(Drain(), 1);
-    auto d = Ok(views_->Decisions("github:issue:" + std::to_string(issue)));
+    auto d = Ok(views_->Decisions("github:acme/widgets:issue:" + std::to_string(issue)));
     EXPECT_FALSE(d.empty());
     EXPECT_TRUE(!d.empty() && d.back().would_accept);
     return d.empty() ? 0 : d.back().id;
@@ -97,7 +97,7 @@ TEST_F(VerdictsTest, AVerdictIsRecordedOnceOnAWouldAcceptAndCountsForItsRule) {
   // Only what observe mode would have done; only known Decisions; only the two ways in.
   const TicketId ticket = AcceptedTicket("c4", 4);
   ASSERT_GT(ticket, 0);
-  const auto accepted = Ok(views_->Decisions("github:issue:4"));
+  const auto accepted = Ok(views_->Decisions("github:acme/widgets:issue:4"));
   ASSERT_FALSE(accepted.empty());
   EXPECT_EQ(engine_->RecordVerdict(accepted.back().id, Verdict::kYes, "Tess", "panel").code(),
             Status::Code::kInvalidArgument);

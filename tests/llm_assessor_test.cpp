@@ -52,7 +52,7 @@ class ModelEvalTest : public EngineTest {
     }
   }
 
-  Decision OnlyDecision(const std::string& thread = "github:issue:1") {
+  Decision OnlyDecision(const std::string& thread = "github:acme/widgets:issue:1") {
     auto d = Ok(views_->Decisions(thread));
     EXPECT_EQ(d.size(), 1u);
     return d.empty() ? Decision{} : d.back();
@@ -134,7 +134,7 @@ TEST_F(ModelEvalTest, ExplicitStopEndsTheTicket) {
   ASSERT_EQ(DrainWith(*model), 1);
   ExpectCleanWire();
   EXPECT_EQ(views_->GetTicket(id)->stage, Stage::kEnded);
-  EXPECT_EQ(Ok(views_->Decisions("github:issue:1")).back().outcome, DecisionOutcome::kStop);
+  EXPECT_EQ(Ok(views_->Decisions("github:acme/widgets:issue:1")).back().outcome, DecisionOutcome::kStop);
   // The model saw the Ticket (ended ones too are listed) and the worker's handback reason.
   std::string user = server_.requests()[0]["messages"][1]["content"];
   EXPECT_THAT(user, HasSubstr("<<<DATA ticket id=\"" + std::to_string(id) + "\""));
@@ -311,7 +311,7 @@ TEST_F(ModelEvalTest, InjectionThatFoolsTheModelStillNeedsWhatCodeRequires) {
   server_.Push(server_.Decide(invented));
   server_.Push(server_.Decide(invented));
   ASSERT_EQ(DrainWith(*model), 1);
-  Decision d2 = OnlyDecision("github:issue:2");
+  Decision d2 = OnlyDecision("github:acme/widgets:issue:2");
   EXPECT_EQ(d2.outcome, DecisionOutcome::kUnavailable);
   EXPECT_THAT(d2.reason, HasSubstr("admin-override"));
   EXPECT_FALSE(HasTicket("c2"));
@@ -323,7 +323,7 @@ TEST_F(ModelEvalTest, InjectionThatFoolsTheModelStillNeedsWhatCodeRequires) {
   claimed["target_basis"] = "undetermined";
   server_.Push(server_.Decide(claimed));
   ASSERT_EQ(DrainWith(*model), 1);
-  Decision d3 = OnlyDecision("github:issue:3");
+  Decision d3 = OnlyDecision("github:acme/widgets:issue:3");
   EXPECT_EQ(d3.outcome, DecisionOutcome::kIgnore);
   EXPECT_EQ(d3.strength, Strength::kInferred);
   EXPECT_FALSE(HasTicket("c3"));
@@ -397,7 +397,7 @@ TEST(MakeAssessorTest, NoKeyMeansNoModelAndAKeyMeansTheModel) {
 class DecideParseTest : public ::testing::Test {
  protected:
   DecideParseTest() {
-    job_.thread = "github:issue:1";
+    job_.thread = "github:acme/widgets:issue:1";
     job_.tickets = {{4, Stage::kIdle, "Fix the link", true}};
     c_.seq = 1;
     c_.trigger.source = "github";

@@ -528,7 +528,7 @@ TEST_F(PanelApiTest, HistoryFiltersByStageAndShowsATicketsWholeStory) {
   EXPECT_EQ(d["mandate"]["status"], "active");
   EXPECT_EQ(d["request"]["text"], "@agent please fix the broken link in CONTRIBUTING.md");
   EXPECT_EQ(d["request"]["url"], "https://github.com/o/r/issues/11#gh:comment:1001");
-  EXPECT_EQ(d["threads"], json::array({"github:issue:11"})) << "every place it is discussed";
+  EXPECT_EQ(d["threads"], json::array({"github:acme/widgets:issue:11"})) << "every place it is discussed";
   ASSERT_EQ(d["decisions"].size(), 1u);
   EXPECT_EQ(d["decisions"][0]["outcome"], "accept");
   EXPECT_EQ(d["decisions"][0]["triggers"][0]["gate"]["reason"], "allow_listed_addressed");

@@ -54,7 +54,7 @@ TEST_F(PanelBrowserTest, APersonUsesThePanelInChromium) {
   const TicketId question_zh = Accept("gh:comment:1007", 17, "@agent 请更新安装文档的链接");
   clock_.Advance(60'000);
   HumanAction zh;
-  zh.thread = "github:issue:17";
+  zh.thread = "github:acme/widgets:issue:17";
   zh.actor = "bob";
   zh.question = "安装文档应该链接到哪里？Where should the install docs link to?";
   zh.form = {{"options", {"docs/安装指南.md", "维基页面 📚", "两个都要 ✅ — keep both, the guide first and the wiki page as a fallback for readers on older releases"}}};

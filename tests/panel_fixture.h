@@ -73,14 +73,14 @@ class PanelSeedTest : public EngineTest {
     clock_.Advance(60'000);
 
     HumanAction choice;
-    choice.thread = "github:issue:11";
+    choice.thread = "github:acme/widgets:issue:11";
     choice.actor = "alice";
     choice.question = "Which link should CONTRIBUTING.md point to?";
     choice.form = {{"options", {"docs/setup.md", "the wiki page"}}};
     EXPECT_TRUE(EngineTestPeer(*engine_).AskPerson(s.question_old, choice, "ask:11").ok());
     clock_.Advance(60'000);
     HumanAction text;
-    text.thread = "github:issue:12";
+    text.thread = "github:acme/widgets:issue:12";
     text.actor = "alice";
     text.question = "Should the release notes mention the dropped Python 3.8 support?";
     EXPECT_TRUE(EngineTestPeer(*engine_).AskPerson(s.question_new, text, "ask:12").ok());

@@ -69,7 +69,7 @@ class PanelVerdictsTest : public PanelServerTest {
     a.rules = {{"wording", rules.count("wording") > 0, "wording"}, {"visual", rules.count("visual") > 0, "visual"}};
     assessor_.answers.push_back(a);
     EXPECT_EQ(Drain(), 1);
-    auto decisions = views_->Decisions("github:issue:" + std::to_string(issue));
+    auto decisions = views_->Decisions("github:acme/widgets:issue:" + std::to_string(issue));
     EXPECT_TRUE(decisions.ok());
     if (!decisions.ok()) return 0;
     for (const Decision& d : *decisions)
@@ -119,7 +119,7 @@ TEST_F(PanelVerdictsTest, ACardPerRuleListsItsUnansweredMessagesNewestFirstWithT
   EXPECT_EQ(ItemDecisions(wording), (std::vector<std::int64_t>{both, chinese, first}));
   const json& item = wording["items"][1];
   EXPECT_EQ(item["text"], kPanelVerdictsChinese);
-  EXPECT_EQ(item["thread"], "github:issue:101");
+  EXPECT_EQ(item["thread"], "github:acme/widgets:issue:101");
   EXPECT_EQ(item["at"], FormatTime(Record(chinese).created_at));
   EXPECT_EQ(wording["yes"], 0);
   EXPECT_EQ(wording["no"], 0);
@@ -197,7 +197,7 @@ TEST_F(PanelVerdictsTest, RefusedVerdictsSayWhyAndRecordNothing) {
   const TicketId ticket = AcceptedTicket("gh:comment:accepted", 90);
   ASSERT_NE(ticket, 0);
   std::int64_t accepted = 0;
-  auto decisions = views_->Decisions("github:issue:90");
+  auto decisions = views_->Decisions("github:acme/widgets:issue:90");
   ASSERT_TRUE(decisions.ok());
   for (const Decision& d : *decisions) accepted = d.id;
   ASSERT_NE(accepted, 0);
@@ -635,7 +635,7 @@ class PanelJudgementTest : public PanelServerTest {
     for (const Rule* r : policy.EnabledRules()) a.rules.push_back({r->name, r->name == rule, "test"});
     assessor_.answers.push_back(a);
     EXPECT_EQ(Drain(), 1);
-    auto decisions = views_->Decisions("github:issue:" + std::to_string(issue));
+    auto decisions = views_->Decisions("github:acme/widgets:issue:" + std::to_string(issue));
     EXPECT_TRUE(decisions.ok());
     if (decisions.ok())
       for (const Decision& d : *decisions)

@@ -219,7 +219,7 @@ class PolicySimulateVerdictsTest : public EngineTest {
     ASSERT_TRUE(records.ok()) << records.status().ToString();
     ASSERT_FALSE(records->empty());
     const WouldAcceptRecord& newest = records->back();
-    ASSERT_EQ(newest.thread, "github:issue:" + std::to_string(issue));
+    ASSERT_EQ(newest.thread, "github:acme/widgets:issue:" + std::to_string(issue));
     ASSERT_TRUE(engine_->RecordVerdict(newest.decision, *verdict, "carol", "panel").ok());
   }
 

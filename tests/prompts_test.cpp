@@ -53,8 +53,8 @@ Trigger Msg(const std::string& id, const std::string& actor, const std::string& 
   t.addressed = addressed;
   t.text = text;
   t.at = 1'767'225'600'000;
-  t.threads = {"github:issue:7"};
-  t.channel = "github:issue:7";
+  t.threads = {"github:acme/widgets:issue:7"};
+  t.channel = "github:acme/widgets:issue:7";
   return t;
 }
 
@@ -67,7 +67,7 @@ struct PromptFixture {
 
   explicit PromptFixture(const std::string& text = "the heading says 'Recieve'; please fix the typo") {
     job.id = 3;
-    job.thread = "github:issue:7";
+    job.thread = "github:acme/widgets:issue:7";
     job.history = {Msg("h1", "bob", "I opened this issue about the README"), Msg("h2", "carol", "agreed")};
     Candidate c;
     c.seq = 9;

@@ -146,10 +146,10 @@ TEST_F(QuarantineTest, AnEffectRefusedTheSameWayIsSetAsideWhileOtherThreadsMessa
   const TicketId b = AcceptedTicket("c2", 2);
   DrainEffects();
   ASSERT_EQ(peer_.Messages().size(), 2u);  // both acknowledgements
-  ASSERT_TRUE(engine_->Send({"result:a", a, "github:issue:1", MessageKind::kResult, "POISON 无法解析 😀"}).ok());
+  ASSERT_TRUE(engine_->Send({"result:a", a, "github:acme/widgets:issue:1", MessageKind::kResult, "POISON 无法解析 😀"}).ok());
   // Five rounds: the poison is refused each time while a message of the other Thread goes out.
   for (int round = 1; round <= 5; ++round) {
-    ASSERT_TRUE(engine_->Send({"progress:b:" + std::to_string(round), b, "github:issue:2", MessageKind::kResult,
+    ASSERT_TRUE(engine_->Send({"progress:b:" + std::to_string(round), b, "github:acme/widgets:issue:2", MessageKind::kResult,
                                "Step " + std::to_string(round) + " done."})
                     .ok());
     DrainEffects();
@@ -159,13 +159,13 @@ TEST_F(QuarantineTest, AnEffectRefusedTheSameWayIsSetAsideWhileOtherThreadsMessa
   auto set_aside = Ok(views_->SetAside(1000));
   ASSERT_EQ(set_aside.size(), 1u);
   EXPECT_EQ(set_aside[0].kind, "effect");
-  EXPECT_EQ(set_aside[0].label, "message result:a to github:issue:1");
+  EXPECT_EQ(set_aside[0].label, "message result:a to github:acme/widgets:issue:1");
   EXPECT_THAT(set_aside[0].reason, HasSubstr("failed the same way 5 times in a row"));
   EXPECT_THAT(set_aside[0].reason, HasSubstr("Problems parsing JSON"));
   EXPECT_EQ(ReceiptStatus("result:a"), "pending") << "set aside, not dropped";
 
   // No longer picked, whatever time passes; other Threads go on.
-  ASSERT_TRUE(engine_->Send({"result:b", b, "github:issue:2", MessageKind::kResult, "All done."}).ok());
+  ASSERT_TRUE(engine_->Send({"result:b", b, "github:acme/widgets:issue:2", MessageKind::kResult, "All done."}).ok());
   for (int i = 0; i < 3; ++i) {
     DrainEffects();
     clock_.Advance(600'000);
@@ -220,7 +220,7 @@ class PoisonAssessor : public Assessor {
     if (job.thread == poison) throw std::runtime_error("[json.exception.type_error.316] invalid UTF-8 byte at index 3: 0xFF");
     return ScriptedAssessor::Accept();
   }
-  std::string poison = "github:issue:1";
+  std::string poison = "github:acme/widgets:issue:1";
   std::map<std::string, int> calls;
 };
 
@@ -240,7 +240,7 @@ TEST_F(QuarantineTest, AThreadWhoseEvalsThrowIsSetAsideAndOtherThreadsAreStillJu
     run();
     clock_.Advance(700'000);
   }
-  EXPECT_EQ(assessor.calls["github:issue:1"], 3);
+  EXPECT_EQ(assessor.calls["github:acme/widgets:issue:1"], 3);
   EXPECT_TRUE(Ok(views_->SetAside(1000)).empty());
   auto first = ExplainNow("p1");
   ASSERT_TRUE(first.ok());
@@ -250,11 +250,11 @@ TEST_F(QuarantineTest, AThreadWhoseEvalsThrowIsSetAsideAndOtherThreadsAreStillJu
     run();
     clock_.Advance(700'000);
   }
-  EXPECT_EQ(assessor.calls["github:issue:1"], 5);
+  EXPECT_EQ(assessor.calls["github:acme/widgets:issue:1"], 5);
   auto set_aside = Ok(views_->SetAside(1000));
   ASSERT_EQ(set_aside.size(), 1u);
   EXPECT_EQ(set_aside[0].kind, "eval");
-  EXPECT_EQ(set_aside[0].item, "github:issue:1");
+  EXPECT_EQ(set_aside[0].item, "github:acme/widgets:issue:1");
   EXPECT_THAT(set_aside[0].reason, HasSubstr("failed the same way 5 times in a row"));
   EXPECT_THAT(set_aside[0].reason, HasSubstr("type_error.316"));
 
@@ -264,21 +264,21 @@ TEST_F(QuarantineTest, AThreadWhoseEvalsThrowIsSetAsideAndOtherThreadsAreStillJu
   run();
   clock_.Advance(3'600'000);
   run();
-  EXPECT_EQ(assessor.calls["github:issue:2"], 1);
-  EXPECT_EQ(assessor.calls["github:issue:1"], 5);
+  EXPECT_EQ(assessor.calls["github:acme/widgets:issue:2"], 1);
+  EXPECT_EQ(assessor.calls["github:acme/widgets:issue:1"], 5);
   auto other = ExplainNow("q1");
   ASSERT_TRUE(other.ok());
   EXPECT_TRUE(other->contains("ticket_created"));
   auto story = ExplainNow("p3");
   ASSERT_TRUE(story.ok());
   ASSERT_EQ((*story)["set_aside"].size(), 1u);
-  EXPECT_THAT((*story)["summary"].get<std::string>(), HasSubstr("Set aside: Evals of Thread github:issue:1"));
+  EXPECT_THAT((*story)["summary"].get<std::string>(), HasSubstr("Set aside: Evals of Thread github:acme/widgets:issue:1"));
 
   // Retry: the Thread's queued Triggers are judged now.
   assessor.poison.clear();
-  ASSERT_TRUE(engine_->RetryQuarantined("eval", "github:issue:1", "alice (panel)").ok());
+  ASSERT_TRUE(engine_->RetryQuarantined("eval", "github:acme/widgets:issue:1", "alice (panel)").ok());
   run();
-  EXPECT_EQ(assessor.calls["github:issue:1"], 6);
+  EXPECT_EQ(assessor.calls["github:acme/widgets:issue:1"], 6);
   EXPECT_TRUE(Ok(views_->SetAside(1000)).empty());
   auto retried = ExplainNow("p3");
   ASSERT_TRUE(retried.ok());
@@ -362,7 +362,7 @@ TEST_F(QuarantineTest, AnEffectInFlightDuringFiveAbnormalExitsIsSetAsideAtTheNex
   auto claimed = engine_->ClaimDueEffects(10);
   ASSERT_TRUE(claimed.ok());
   ASSERT_EQ(claimed->size(), 1u);
-  EXPECT_EQ(claimed->front().effect.receipt->thread, "github:issue:2");
+  EXPECT_EQ(claimed->front().effect.receipt->thread, "github:acme/widgets:issue:2");
 }
 
 TEST_F(QuarantineTest, ACleanStopChargesNothingAndASuccessEndsTheRow) {
@@ -383,7 +383,7 @@ TEST_F(QuarantineTest, ACleanStopChargesNothingAndASuccessEndsTheRow) {
   }
   DrainEffects();
   ASSERT_EQ(peer_.Messages().size(), 1u);
-  ASSERT_TRUE(engine_->Send({"result:1", std::nullopt, "github:issue:1", MessageKind::kResult, "Done."}).ok());
+  ASSERT_TRUE(engine_->Send({"result:1", std::nullopt, "github:acme/widgets:issue:1", MessageKind::kResult, "Done."}).ok());
   for (int death = 0; death < 4; ++death) {
     ASSERT_EQ(engine_->ClaimDueEffects(10)->size(), 1u);
     DieAndRestart();
@@ -446,7 +446,7 @@ TEST_F(QuarantineTest, AnEvalRunningDuringFiveAbnormalExitsSetsItsThreadAside) {
   auto job = engine_->BeginEval();
   ASSERT_TRUE(job.ok());
   EXPECT_FALSE(job->has_value()) << "the set-aside Thread was judged again";
-  ASSERT_TRUE(engine_->RetryQuarantined("eval", "github:issue:1", "alice").ok());
+  ASSERT_TRUE(engine_->RetryQuarantined("eval", "github:acme/widgets:issue:1", "alice").ok());
   job = engine_->BeginEval();
   ASSERT_TRUE(job.ok());
   EXPECT_TRUE(job->has_value());

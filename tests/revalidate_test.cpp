@@ -15,8 +15,8 @@ Trigger Origin(const std::string& actor, bool human, bool addressed, const std::
   t.actor = actor;
   t.human = human;
   t.addressed = addressed;
-  t.threads = {"github:issue:1"};
-  t.channel = "github:issue:1";
+  t.threads = {"github:acme/widgets:issue:1"};
+  t.channel = "github:acme/widgets:issue:1";
   return t;
 }
 

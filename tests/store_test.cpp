@@ -40,12 +40,12 @@ class StoreTest : public ::testing::Test {
     r.trigger.id = id;
     r.trigger.source = "github";
     r.trigger.scope = "comments";
-    r.trigger.channel = "github:issue:1";
-    r.trigger.threads = {"github:issue:1"};
+    r.trigger.channel = "github:acme/widgets:issue:1";
+    r.trigger.threads = {"github:acme/widgets:issue:1"};
     r.via = "test";
     auto seq = store_->InsertTrigger(r);
     EXPECT_TRUE(seq.ok());
-    EXPECT_TRUE(store_->UpsertThread("github:issue:1", "github", "github:issue:1", 0).ok());
+    EXPECT_TRUE(store_->UpsertThread("github:acme/widgets:issue:1", "github", "github:acme/widgets:issue:1", 0).ok());
     return seq.ok() ? *seq : 0;
   }
   std::string path_;
@@ -123,8 +123,8 @@ TEST_F(StoreTest, ADamagedMandateReadsTheSameInTheStoreAndTheViews) {
 TEST_F(StoreTest, SchemaAllowsOneRunningEvalPerThread) {
   AddTrigger("t1");
   ASSERT_TRUE(store_->InsertPolicyVersion("f", "{}", "t", 0).ok());
-  ASSERT_TRUE(store_->InsertEval("github:issue:1", 1, 0, 10).ok());
-  EXPECT_FALSE(store_->InsertEval("github:issue:1", 1, 0, 10).ok());
+  ASSERT_TRUE(store_->InsertEval("github:acme/widgets:issue:1", 1, 0, 10).ok());
+  EXPECT_FALSE(store_->InsertEval("github:acme/widgets:issue:1", 1, 0, 10).ok());
 }
 
 TEST_F(StoreTest, MigrationsRunOnceAndNewerSchemasAreRefused) {
@@ -164,7 +164,7 @@ TEST_F(StoreTest, AnOutsideWriteBetweenTwoOperationsNeverWedgesTheNextWrite) {
   const std::vector<std::pair<std::string, std::function<bool()>>> reads = {
       {"TokenTotals", [&] { return store_->TokenTotals(1).ok(); }},
       {"FindTrigger", [&] { auto r = store_->FindTrigger("t1"); return r.ok() && r->has_value(); }},
-      {"ThreadChannel", [&] { auto r = store_->ThreadChannel("github:issue:1"); return r.ok() && r->has_value(); }},
+      {"ThreadChannel", [&] { auto r = store_->ThreadChannel("github:acme/widgets:issue:1"); return r.ok() && r->has_value(); }},
       {"LatestPolicyVersion", [&] { auto r = store_->LatestPolicyVersion(); return r.ok() && r->has_value(); }},
       {"SourceEnabled", [&] { return store_->SourceEnabled("github").ok(); }},
       {"EffectCounts", [&] { return store_->EffectCounts().ok(); }},

@@ -25,7 +25,8 @@ using ::testing::HasSubstr;
 using ::testing::Not;
 using nlohmann::json;
 
-constexpr const char* kRepo = "Codertocat/Hello-World";
+// The repository of the engine fixture's comments (github:acme/widgets:issue:N).
+constexpr const char* kRepo = "acme/widgets";
 
 // One install: its Engine (its own database), workspaces under its own root, its outbox and its
 // GitHub channel, each carrying its install id.
@@ -47,7 +48,8 @@ class TwoInstallsTest : public ExecTest {
     ExecTest::SetUp();
     github_ = std::make_unique<FakeGitHub>(&clock_);
     github_->issues[1] = WebhookExample("issue_comment", "created")["issue"];
-    github_->repo_info["default_branch"] = "main";
+    github_->repo = kRepo;
+    github_->repo_info = {{"full_name", kRepo}, {"default_branch", "main"}};
     http_ = MakeHttpClient("superagent-test");
     github::ClientOptions o;
     o.api_url = github_->url();
@@ -84,6 +86,7 @@ class TwoInstallsTest : public ExecTest {
     exec::WorkspaceOptions wo;
     wo.root = (dir_ / ("work-" + name)).string();
     wo.remote = origin_.string();
+    wo.repo = kRepo;
     wo.install_id = i->id;
     i->workspaces = std::make_unique<exec::Workspaces>(wo, runner_.get(), &exec_clock_, sleeper_);
     i->services = std::make_unique<exec::WorkerServices>(i->engine, i->workspaces.get());
@@ -389,7 +392,7 @@ TEST_F(TwoInstallsTest, AnExistingPullRequestIsAdoptedOnlyWithThisInstallsMarker
     Effect e;
     e.id = effect;
     e.kind = "open_pull_request";
-    e.payload = {{"channel", "github:repo"}, {"idempotency_key", key}, {"head", head}, {"base", "main"},
+    e.payload = {{"channel", "github:acme/widgets"}, {"idempotency_key", key}, {"head", head}, {"base", "main"},
                  {"title", "修正拼写"}, {"body", "Fixes #1."}};
     return i.channel->Perform(e, false);
   };
@@ -411,7 +414,7 @@ TEST_F(TwoInstallsTest, AnExistingPullRequestIsAdoptedOnlyWithThisInstallsMarker
   EXPECT_EQ(again.external_id, a.external_id);
   // A person's pull request from a branch of that name is never taken either.
   json person = github_->MakePull(7, "octocat", "my own work", "c0ffee", 1, 1);
-  person["head"]["label"] = "Codertocat:superagent/ticket-9";
+  person["head"]["label"] = "acme:superagent/ticket-9";
   person["state"] = "open";
   github_->pulls[7] = person;
   Delivery c = open(b_, 4, "pr:ticket:9", "superagent/ticket-9");

@@ -47,7 +47,7 @@ TEST_F(ViewsTest, SeesTheSeededStateAsThePanelShowsIt) {
   EXPECT_EQ(questions[0].ticket.waiting->form["options"][0], "docs/setup.md");
   ASSERT_TRUE(questions[0].origin);
   EXPECT_EQ(questions[0].origin->trigger.id, "gh:comment:1001");
-  EXPECT_EQ(questions[0].origin->trigger.threads, std::vector<std::string>{"github:issue:11"});
+  EXPECT_EQ(questions[0].origin->trigger.threads, std::vector<std::string>{"github:acme/widgets:issue:11"});
 
   auto problems = Ok(views_->Problems(3));
   ASSERT_EQ(problems.size(), 1u);

@@ -218,13 +218,16 @@ function requestContext(t) {
     t.request_quote ? el('blockquote', { class: 'request-quote', text: t.request_quote }) : '');
 }
 
-// Where a question was asked, as a person says it: "on GitHub issue #12", "in a Feishu chat".
+// Where a question was asked, as a person says it: "on GitHub issue acme/api#12", "in a Feishu
+// chat". GitHub keys name their repository: "github:<owner>/<name>:issue:<n>" (github_threads.h).
 function threadLabel(thread) {
-  const [source, kind, rest = ''] = String(thread || '').split(':');
+  const [source, repo = '', kind, rest = ''] = String(thread || '').split(':');
   const number = rest.replace(/[^0-9].*$/, '');
-  if (source === 'github' && (kind === 'issue' || kind === 'pull')) return `on GitHub ${kind === 'pull' ? 'pull request' : 'issue'} #${number}`;
+  if (source === 'github' && repo.includes('/') && (kind === 'issue' || kind === 'pull') && number)
+    return `on GitHub ${kind === 'pull' ? 'pull request' : 'issue'} ${repo}#${number}`;
   if (source === 'github') return 'on GitHub';
-  if (source === 'feishu') return kind === 'thread' ? 'in a Feishu topic' : 'in a Feishu chat';
+  const [, chatKind] = String(thread || '').split(':');
+  if (source === 'feishu') return chatKind === 'thread' ? 'in a Feishu topic' : 'in a Feishu chat';
   if (source === 'panel') return 'in the panel';
   return thread ? `on ${thread}` : '';
 }

@@ -102,6 +102,7 @@ struct Ticket {
 // A pull request the daemon opened for a Ticket (SPEC §6: a linked open PR keeps being tracked).
 struct TicketPull {
   TicketId ticket = 0;
+  std::string repo;  // "owner/name", lower case (github_threads.h)
   std::int64_t number = 0;
   std::string head_branch;
   std::string url;            // the PR's web address, "" when the platform did not say
@@ -112,7 +113,7 @@ struct TicketPull {
   TimeMs updated_at = 0;
 };
 
-// The one rendering of a TicketPull, for `explain` and the panel: {number, url, head_branch,
+// The one rendering of a TicketPull, for `explain` and the panel: {repo, number, url, head_branch,
 // state, ci_fix_attempts, created_at, updated_at}.
 nlohmann::json TicketPullJson(const TicketPull& p);
 

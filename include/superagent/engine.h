@@ -318,6 +318,12 @@ class Engine {
   // Applies one round of cursors, health and skip counts in one transaction. Three consecutive
   // failures of a path raise a system problem "source:<source>:<path>"; a success clears it.
   Status UpdateSource(const SourceUpdate& update);
+  // Issue 37: GitHub keys written when the daemon served one repository carry none
+  // ("github:issue:5"). Names them as `repo`'s (the repository served then: github.repo, or the
+  // first of github.repos) in one transaction, with the GitHub Source's cursors and health; a
+  // store with none left changes nothing. InvalidArgument when `repo` is not "owner/name".
+  // Returns how many Threads were renamed.
+  Result<int> QualifyGitHubThreads(const std::string& repo);
   // The platform says the discussion is gone (e.g. GitHub 410): nothing more is delivered there.
   Status MarkThreadDeleted(const std::string& thread, const std::string& why);
   // Counts a failure of `kind`; at options.problem_threshold consecutive failures the problem is

@@ -51,6 +51,7 @@ namespace superagent::github {
 // discussion every round, whether it was merged or closed, and CI on its head branch.
 struct TrackedPull {
   std::int64_t ticket = 0;
+  std::string repo;  // "owner/name": only its repository's Source follows it
   std::int64_t number = 0;
   std::string head_branch;
 };
@@ -155,6 +156,8 @@ class Source {
   // The agent's login ("" until known).
   std::string BotLogin() const;
   const SourceOptions& options() const { return options_; }
+  // "github:<owner>/<name>": the name its cursors and read paths' health are kept under.
+  const std::string& SourceName() const { return source_name_; }
 
  private:
   struct ReadOutcome;
@@ -202,6 +205,7 @@ class Source {
   Client* client_;
   Clock* clock_;
   SourceOptions options_;
+  const std::string source_name_;  // SourceName()
   mutable std::mutex mu_;          // bot_login_, timing, open-ticket set
   std::mutex round_mu_;            // one round at a time; webhooks take it only to register discussions
   std::string bot_login_;
@@ -345,41 +349,65 @@ struct IntegrationOptions {
   // api_url and token, or token_source for a GitHub App (one is required); Create sets
   // user_agent and the poller's cancel.
   ClientOptions client;
-  SourceOptions source;  // repo (required), the webhook secret, polling and read scopes
+  // Every repository's Source is made from this one: the webhook secret, polling and read
+  // scopes; `source.repo` is replaced by each of `repos`.
+  SourceOptions source;
+  // The repositories served (github.repos), the first the home of keys from before issue 37;
+  // empty: source.repo alone.
+  std::vector<std::string> repos;
   std::string merge_token;      // github.merge_token_env's value: the account auto-merge uses ("" none)
   bool merge_as_agent = false;  // github.merge_as_agent
   std::string pull_request_origin = "link";  // github.pull_request_origin (ChannelOptions)
   std::function<bool(const std::string& path)> ui_path;  // execution.ui_paths (ChannelOptions)
 };
 
-class Integration {
+class Integration : public Channel {
  public:
-  // The poller, the webhook's Source and the Channel over one HttpClient (`http`; null: a new one).
-  // InvalidArgument when the repository is empty or there is neither a token nor a token_source.
+  // A Source (poller and webhook receiver) and a GitHubChannel per repository, over one
+  // HttpClient (`http`; null: a new one) and one identity: the agent's login is asked of GitHub
+  // once, whichever repository's round asks first. InvalidArgument when there is no repository,
+  // one is not "owner/name", or there is neither a token nor a token_source.
   static Result<std::unique_ptr<Integration>> Create(IntegrationOptions options, Engine* engine, Views* views,
                                                      Clock* clock,
                                                      std::unique_ptr<HttpClient> http = nullptr);
-  ~Integration();
+  ~Integration() override;
 
-  Source& source() { return *source_; }
-  Channel* channel() { return channel_.get(); }
-  void InstallWebhookRoute(httplib::Server& server) { github::InstallWebhookRoute(server, source_.get()); }
-  void Start() { source_->Start(); }
-  // Stops the poller; a poll request in flight is abandoned. The Channel's writes are not: the
+  // The first repository's Source (the one tests and single-repository setups talk to).
+  Source& source() { return *repositories_.front().source; }
+  // The Source serving `repo` (any case), or null.
+  Source* SourceFor(const std::string& repo);
+  std::vector<Source*> sources();
+  // The outbox's writer for every repository: each channel goes to its repository's GitHubChannel.
+  Channel* channel() { return this; }
+  bool Handles(const std::string& channel) const override;
+  Delivery Perform(const Effect& effect, bool outcome_unknown) override;
+
+  // Takes a webhook delivery for any repository (a repository's hook, an organisation's or the
+  // App's): verified, then handed to the Source of the repository it names. A delivery for a
+  // repository not served is answered 202 and taken by nobody.
+  WebhookReply HandleWebhook(const WebhookRequest& request);
+  void InstallWebhookRoute(httplib::Server& server);
+  void Start();
+  // Stops the pollers; a poll request in flight is abandoned. The Channels' writes are not: the
   // Effects loop stops after this and finishes (or times out) what it is sending.
-  void Stop() {
-    stopping_ = true;
-    source_->Stop();
-  }
+  void Stop();
 
  private:
+  struct Repository {
+    std::string repo;  // as configured
+    std::unique_ptr<CollaboratorPermissions> permissions;  // its channel's, reset at each of its rounds
+    std::unique_ptr<Source> source;
+    std::unique_ptr<GitHubChannel> channel;
+  };
   Integration() = default;
   std::unique_ptr<HttpClient> http_;
   std::atomic<bool> stopping_{false};  // the poll client's cancel: set by Stop()
-  std::unique_ptr<Client> poll_client_, write_client_, merge_client_;
-  std::unique_ptr<CollaboratorPermissions> permissions_;  // the channel's, reset at each round's start
-  std::unique_ptr<Source> source_;
-  std::unique_ptr<GitHubChannel> channel_;
+  std::unique_ptr<Client> write_client_, merge_client_;
+  std::vector<std::unique_ptr<Client>> poll_clients_;  // one per repository's poller, in its order
+  std::string webhook_secret_;
+  std::mutex identity_mu_;
+  std::string identity_;  // the login the first successful identity call answered (identity_mu_)
+  std::vector<Repository> repositories_;
 };
 
 }  // namespace superagent::github

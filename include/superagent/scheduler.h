@@ -82,6 +82,8 @@ class Scheduler {
   // Taken inputs in the worker's shape: {"kind","text","from","message_id","request","earlier",…}.
   static std::vector<nlohmann::json> InputsJson(const std::vector<TakenInput>& inputs);
   std::shared_ptr<Jobs> JobsOf(TicketId ticket);
+  // The repository Ticket `ticket` works in: its workspace's, else its home repository.
+  std::string RepositoryOf(TicketId ticket);
   void ReapLocked(std::vector<std::thread>* to_join);
   static bool PersonCause(const std::string& cause);
   // Engine::EnforceBudget for the Assignment: true when the turn must not start or go on.

@@ -46,6 +46,7 @@ struct WorkspaceRecord {
   std::string base;  // what the branch started from, e.g. "origin/main"
   TimeMs created_at = 0;
   std::optional<TimeMs> removed_at;
+  std::string repo;  // "owner/name" it was made from, lower case; "": the home repository (Workspaces::RepositoryOf)
 };
 
 // The worker slots as the scheduler holds them now (SPEC §6), for the panel and /metrics.

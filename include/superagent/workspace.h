@@ -33,6 +33,11 @@ namespace superagent::exec {
 struct WorkspaceOptions {
   std::string root;    // directory for the local clone and the worktrees (under data_dir)
   std::string remote;  // where the code comes from and branches go: git URL or local path
+  // Issue 37: the home repository ("owner/name", lower case; "" when `remote` is not a GitHub
+  // repository's), whose mirror is <root>/repo.git as before, and the other repositories a Ticket
+  // may work in, each with its remote; their mirrors are <root>/repos/<owner>/<name>/.
+  std::string repo;
+  std::vector<std::pair<std::string, std::string>> other_remotes;  // {"owner/name", remote}
   // Shell command template run once per Ticket after the daemon has made its repository in
   // {dir}, in the Ticket's sandbox (its directory read-write, the mirror read-only); placeholders
   // {repo} (the mirror), {remote}, {branch}, {dir}, {base} are replaced, shell-quoted.
@@ -102,8 +107,13 @@ class Workspaces {
   // remote cannot be read or a command fails or times out, with git's own words.
   // *cancel (optional) becoming true (a Stop, the daemon stopping) kills what runs and returns
   // Unavailable("cancelled").
+  // `repo` is the repository the Ticket works in ("" or options().repo: the home one);
+  // NotFound when it is none this Workspaces knows, and nothing is made.
   Result<WorkspaceRecord> Prepare(TicketId ticket, const std::atomic<bool>* cancel = nullptr,
-                                  const std::string& branch = "");
+                                  const std::string& branch = "", const std::string& repo = "");
+  // The repository a workspace is of, as GitHub names it (lower case): its record's, or the home
+  // repository's for a record that names none. "" when the remote is not a GitHub repository.
+  std::string RepositoryOf(const WorkspaceRecord& workspace) const;
   // The branch a new Ticket's workspace gets: "superagent/<first 12 of the install id>/ticket-<id>".
   std::string BranchFor(TicketId ticket) const;
   // Removes the Ticket's directory and the daemon's refs for it (the pushed branch stays on the
@@ -146,17 +156,19 @@ class Workspaces {
   // bytes, given on stdin), so what TakeCommits then verifies and pushes is what the worker made.
   // InvalidArgument over max_bundle_bytes or when git refuses the bundle; nothing changes then.
   Status ApplyBundle(const WorkspaceRecord& workspace, const std::string& bundle);
-  // The default branch's name on the remote, e.g. "main" (known after the first Prepare).
-  Result<std::string> DefaultBranch();
-  // Whether git can read the remote (`git ls-remote`), as workers will; Unavailable with git's
-  // words otherwise. For `doctor`.
+  // The default branch's name on `repo`'s remote ("": the home one), e.g. "main" (known after
+  // the first Prepare there).
+  Result<std::string> DefaultBranch(const std::string& repo = "");
+  // Whether git can read the home remote (`git ls-remote`), as workers will; Unavailable with
+  // git's words otherwise. For `doctor`.
   Status CheckRemote();
 
   // Where Ticket `ticket`'s directory is (made by Prepare).
   std::string DirFor(TicketId ticket) const;
   // What the Ticket's worker commands may see (sandbox.h): its directory read-write, the mirror
-  // read-only (its repository borrows the mirror's objects); HOME and TMPDIR named after the Ticket.
-  WorkerScope ScopeFor(TicketId ticket) const;
+  // of `repo` ("": the home repository's) read-only (its repository borrows the mirror's
+  // objects); HOME and TMPDIR named after the Ticket.
+  WorkerScope ScopeFor(TicketId ticket, const std::string& repo = "") const;
 
   const WorkspaceOptions& options() const { return options_; }
 
@@ -172,18 +184,29 @@ class Workspaces {
                               const std::string& stdin_bytes = "");
   // The mirror made or fetched, verified.git made. With `default_tip`: the default branch's name and
   // its commit now (read with the refs it drops), also set as the ref `record_tip_as` names if any.
-  Status SyncClone(const std::atomic<bool>* cancel, std::string* default_branch = nullptr,
+  // One repository's mirror: its remote, the mirror and verified.git.
+  struct Mirror {
+    std::string repo;  // "" for the home repository
+    std::string remote;
+    std::string clone;     // the bare mirror workers read
+    std::string verified;  // the daemon's private repository, borrowing the mirror's objects
+  };
+  // The mirror of `repo` ("" or the home repository: <root>/repo.git); NotFound for another.
+  Result<Mirror> MirrorOf(const std::string& repo) const;
+  Status SyncClone(const Mirror& m, const std::atomic<bool>* cancel, std::string* default_branch = nullptr,
                    std::string* default_tip = nullptr, const std::string& record_tip_as = "");
   Status MakeTicketRepository(const WorkspaceRecord& w, const std::string& start, bool checkout,
                               const std::string& origin_ref, const std::string& base, const std::atomic<bool>* cancel);
   Status DeleteRefs(const std::string& repo, const std::string& prefix);
-  Status AdoptOldWorktree(const WorkspaceRecord& w, const std::string& default_branch,
+  Status AdoptOldWorktree(const Mirror& m, const WorkspaceRecord& w, const std::string& default_branch,
                           const std::atomic<bool>* cancel);
   Result<std::string> BaseOf(const WorkspaceRecord& w);
-  Status Check(const std::string& base, const std::string& tip, const CommitRules& rules, VerifiedCommits* out);
-  void DiscardHalfMade(const WorkspaceRecord& w);
-  std::string ClonePath() const;
-  std::string VerifiedPath() const;
+  // Checks base..tip in `verified` (the mirror's verified.git).
+  Status Check(const std::string& verified, const std::string& base, const std::string& tip, const CommitRules& rules,
+               VerifiedCommits* out);
+  void DiscardHalfMade(const Mirror& m, const WorkspaceRecord& w);
+  // The mirror a record's workspace was made from; its repository must still be configured.
+  Result<Mirror> MirrorOfRecord(const WorkspaceRecord& w) const { return MirrorOf(w.repo); }
 
   WorkspaceOptions options_;
   ProcessRunner* runner_;

@@ -60,7 +60,11 @@ struct Config {
 
   struct GitHub {
     std::string api_url;  // the REST API's base URL (GHES: https://HOST/api/v3)
-    std::string repo;     // "owner/name"; empty disables the GitHub Source
+    std::string repo;     // "owner/name": the first of `repos` once loaded; empty disables the GitHub Source
+    // Every repository served (issue 37), as configured: github.repos, or github.repo as a list of
+    // one. Once loaded the list is complete and `repo` is its first, the home of Tickets asked
+    // for in a chat and of keys written before issue 37.
+    std::vector<std::string> repos;
     // How the daemon signs in (issue 25): "token" — a bot user's personal access token from
     // token_env; "app" — a GitHub App: its id, its installation, and its private key (PEM) from
     // app_private_key_env.

@@ -17,7 +17,9 @@
 #include "app/config.h"
 #include "app/config_internal.h"
 #include "policy/yaml_documents.h"
+#include "superagent/github_threads.h"
 #include "superagent/host_port.h"
+#include "superagent/text.h"
 
 namespace superagent {
 
@@ -329,6 +331,23 @@ std::optional<Config> ParseConfig(std::string_view yaml, const std::string& file
           "panel.listen: " + Quote(cfg.panel.listen) +
               " is not a loopback address, so the panel needs a password: set panel.token_env to the "
               "NAME of an environment variable holding it (or listen on 127.0.0.1 behind a proxy)");
+  }
+  // github.repo is github.repos of one; once loaded, `repos` is the whole list and `repo` its first.
+  if (!r.failed() && !cfg.github.repos.empty()) {
+    std::set<std::string> seen;
+    for (const std::string& repo : cfg.github.repos) {
+      if (!github_threads::IsRepositoryName(repo)) {
+        r.Add(mark_of("github.repos"), "github.repos: " + Quote(repo) + " is not \"owner/name\"");
+      } else if (!seen.insert(text::AsciiLower(repo)).second) {
+        r.Add(mark_of("github.repos"), "github.repos: " + Quote(repo) + " is listed twice");
+      }
+    }
+    if (!cfg.github.repo.empty())
+      r.Add(mark_of("github.repo"), "github.repo and github.repos are both set: github.repo is a list of one, so "
+                                    "move " + Quote(cfg.github.repo) + " into github.repos (first, if it was served before)");
+    if (!r.failed()) cfg.github.repo = cfg.github.repos.front();
+  } else if (!cfg.github.repo.empty()) {
+    cfg.github.repos = {cfg.github.repo};
   }
   if (!r.failed() && cfg.github.auth == "app" && !cfg.github.repo.empty()) {
     if (cfg.github.app_id.empty())

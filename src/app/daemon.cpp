@@ -104,6 +104,11 @@ Status Daemon::Start() {
                                             RunDueEvals();
                                             return std::nullopt;
                                           });
+  // Keys from the release that served one repository name the repository served then (issue 37).
+  if (!config_.github.repo.empty()) {
+    auto qualified = engine_->QualifyGitHubThreads(config_.github.repo);
+    if (!qualified.ok()) return qualified.status();
+  }
   // Before any loop picks work: what was in flight when the previous run died is charged, and a
   // crash loop's item is set aside here instead of crashing this run too.
   auto set_aside = engine_->RecordStart(static_cast<std::int64_t>(getpid()));
@@ -179,7 +184,9 @@ Status Daemon::Start() {
   if (feishu_) feishu_->Start();
 
   // What the daemon hears (issue 24): a daemon with no Source looks calm and hears nothing.
-  spdlog::info("sources {} {} panel=on", Kv("github", github_ ? config_.github.repo : "off (github.repo is empty)"),
+  std::string repos;
+  for (const std::string& r : config_.github.repos) repos += (repos.empty() ? "" : ",") + r;
+  spdlog::info("sources {} {} panel=on", Kv("github", github_ ? repos : "off (github.repos is empty)"),
                Kv("feishu", feishu_ ? "on" : "off (feishu.enabled is false)"));
   if (!github_ && !feishu_)
     spdlog::warn("no Source is on: only the panel reaches the daemon; set github.repo or feishu.enabled "

@@ -36,6 +36,7 @@ void Doctor::GitHub() {
         Add("github.repo", R::kFailed, "GET /repos/" + g.repo + ": " + Answer(r),
             "install the App on " + g.repo + " (the App's page → Install App → choose the repository)");
       }
+      OtherRepositories(token, true);
     }
   } else if (token.empty()) {
     Add("github.token", R::kFailed, "environment variable " + g.token_env + " (github.token_env) is not set",
@@ -82,6 +83,7 @@ void Doctor::GitHub() {
         Add("github.repo", R::kFailed, "GET /repos/" + g.repo + ": " + Answer(r),
             r.status == 404 ? "check github.repo (owner/name) and that " + login + " can see the repository"
                             : "check the token's repo scope");
+      OtherRepositories(token, false);
     }
   }
   if (ResolveSecret(g.webhook_secret_env).empty())
@@ -90,6 +92,26 @@ void Doctor::GitHub() {
         "to receive webhooks, set " + g.webhook_secret_env + " to the secret entered in the repository's webhook settings");
   else
     Add("github.webhook_secret", R::kOk, g.webhook_secret_env + " is set: signed webhooks at /hooks/github are accepted");
+}
+
+void Doctor::OtherRepositories(const std::string& token, bool app) {
+  // Issue 37: every repository served is read with the same credentials; the first is checked
+  // above (with its branch protection), each other one here, by its own line.
+  const auto& g = config_.github;
+  for (std::size_t i = 1; i < g.repos.size(); ++i) {
+    const std::string& repo = g.repos[i];
+    HttpResponse r = Get(g.api_url + "/repos/" + repo, {{"Authorization", "Bearer " + token},
+                                                        {"Accept", "application/vnd.github+json"},
+                                                        {"X-GitHub-Api-Version", "2022-11-28"}});
+    const std::string name = "github.repos[" + std::to_string(i) + "]";
+    if (r.ok())
+      Add(name, R::kOk, repo + " readable" + (app ? " with the installation token" : ""));
+    else
+      Add(name, R::kFailed, "GET /repos/" + repo + ": " + Answer(r),
+          app ? "install the App on " + repo + " too (the App's page → Install App → add the repository)"
+              : r.status == 404 ? "check " + repo + " (owner/name) in github.repos and that the token's account can see it"
+                                : "check the token's repo scope");
+  }
 }
 
 void Doctor::BranchProtection(const std::string& token, const HttpResponse& repo, bool app) {

@@ -107,6 +107,7 @@ Result<std::unique_ptr<github::Integration>> MakeGitHub(const Config& config, En
   if (config.github.repo.empty()) return Status::InvalidArgument("github.repo is empty: the GitHub Source is disabled");
   // api_url, the token, the Source's settings, merge_token, merge_as_agent, pull_request_origin.
   github::IntegrationOptions o = ModuleOptionsFor(config).github;
+  o.repos = config.github.repos;
   if (config.github.auth == "app") {
     if (!app) {
       auto made = MakeGitHubApp(config, clock);
@@ -131,7 +132,7 @@ Result<std::unique_ptr<github::Integration>> MakeGitHub(const Config& config, En
     if (views == nullptr) return std::vector<github::TrackedPull>();
     ASSIGN_OR_RETURN(auto pulls, views->TrackedPulls());
     std::vector<github::TrackedPull> out;
-    for (const TicketPull& p : pulls) out.push_back({p.ticket, p.number, p.head_branch});
+    for (const TicketPull& p : pulls) out.push_back({p.ticket, p.repo, p.number, p.head_branch});
     return out;
   };
   // The screenshot rule's paths: a UI change auto-merges only with the rule's named approver.
@@ -210,11 +211,19 @@ std::unique_ptr<Assessor> MakeAssessor(const Config& config, HttpClient* http, C
   return std::make_unique<ModelAssessor>(std::move(client), std::move(o), clock);
 }
 
-std::string EffectiveGitRemote(const Config& config) {
-  if (!config.execution.git_remote.empty()) return config.execution.git_remote;
-  if (!config.github.repo.empty()) return github::WebUrlOf(config.github.api_url) + "/" + config.github.repo + ".git";
+std::string GitRemoteOf(const Config& config, const std::string& repo) {
+  const std::string& remote = config.execution.git_remote;
+  if (const std::size_t at = remote.find("{repo}"); at != std::string::npos && !repo.empty())
+    return remote.substr(0, at) + repo + remote.substr(at + 6);
+  // A remote without {repo} is the home repository's (or the only one, with no GitHub at all).
+  if (!remote.empty() && remote.find("{repo}") == std::string::npos &&
+      (repo.empty() || text::AsciiLower(repo) == text::AsciiLower(config.github.repo)))
+    return remote;
+  if (!repo.empty()) return github::WebUrlOf(config.github.api_url) + "/" + repo + ".git";
   return "";
 }
+
+std::string EffectiveGitRemote(const Config& config) { return GitRemoteOf(config, config.github.repo); }
 
 std::string DaemonWorkspace(const Config& config) {
   if (!config.execution.git_remote.empty()) return config.execution.git_remote;
@@ -229,17 +238,25 @@ exec::WorkspaceOptions WorkspaceOptionsFrom(const Config& config, const ModuleOp
   exec::WorkspaceOptions wo = m.execution.workspace;  // prepare
   wo.root = root;
   wo.remote = EffectiveGitRemote(config);
+  wo.repo = text::AsciiLower(config.github.repo);
+  for (std::size_t i = 1; i < config.github.repos.size(); ++i)
+    wo.other_remotes.emplace_back(config.github.repos[i], GitRemoteOf(config, config.github.repos[i]));
   // Private repositories: git gets the token the GitHub Source already uses — an App's fresh for
-  // each command that reaches the remote.
+  // each command that reaches the remote. Its header is GitHub's host's alone (GitAuthEnv), so
+  // any of the remotes on that host stands for all of them.
   const std::string web = github::WebUrlOf(config.github.api_url);
+  std::string on_github = wo.remote;
+  for (const auto& [repo, remote] : wo.other_remotes)
+    if (remote.rfind(web + "/", 0) == 0) on_github = remote;
+  if (wo.remote.rfind(web + "/", 0) == 0) on_github = wo.remote;
   if (app) {
-    wo.git_env_source = [app, remote = wo.remote, web]() -> Result<std::vector<std::pair<std::string, std::string>>> {
+    wo.git_env_source = [app, remote = on_github, web]() -> Result<std::vector<std::pair<std::string, std::string>>> {
       auto token = app->Token();
       if (!token.ok()) return token.status();
       return exec::GitAuthEnv(remote, *token, web);
     };
   } else if (config.github.auth != "app") {
-    wo.git_env = exec::GitAuthEnv(wo.remote, m.github.client.token, web);
+    wo.git_env = exec::GitAuthEnv(on_github, m.github.client.token, web);
   }
   wo.git_pass_env = EnvironmentOf(exec::GitPassThroughNames());
   return wo;

@@ -132,6 +132,9 @@ std::unique_ptr<Assessor> MakeAssessor(const Config& config, HttpClient* http, C
 // Where Tickets' code comes from and their branches go: execution.git_remote, else the GitHub
 // repository's https clone URL, else "" (execution disabled).
 std::string EffectiveGitRemote(const Config& config);
+// Where `repo`'s code comes from and its branches go: execution.git_remote with {repo} replaced,
+// that remote as it is for the home repository (github.repo), else GitHub's clone URL.
+std::string GitRemoteOf(const Config& config, const std::string& repo);
 
 // The repository the daemon works on, which is every worker session's intercom workspace:
 // execution.git_remote, else github.repo. "" when neither is set: unknown, so the intercom

@@ -102,7 +102,8 @@ bool ParseHandbackKind(const std::string& text, HandbackKind* out) {
 }
 
 nlohmann::json TicketPullJson(const TicketPull& p) {
-  return nlohmann::json{{"number", p.number},
+  return nlohmann::json{{"repo", p.repo},
+                        {"number", p.number},
                         {"url", p.url},
                         {"head_branch", p.head_branch},
                         {"state", p.state},

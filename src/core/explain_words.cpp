@@ -4,6 +4,7 @@
 #include <cctype>
 
 #include "superagent/text.h"
+#include "superagent/github_threads.h"
 
 namespace superagent {
 
@@ -36,13 +37,17 @@ std::string DottedKey(const std::vector<std::string>& path) {
 
 std::string PlaceWords(const Trigger& t) {
   const std::string thread = t.threads.empty() ? "" : t.threads.front();
-  auto number = [&](const std::string& prefix) {
-    std::string rest = thread.substr(prefix.size());
-    return rest.substr(0, rest.find(':'));
-  };
-  if (thread.rfind("github:issue:", 0) == 0) return "GitHub issue #" + number("github:issue:");
-  if (thread.rfind("github:pull:", 0) == 0) return "GitHub pull request #" + number("github:pull:");
-  if (thread.rfind("github:ci:", 0) == 0) return "GitHub CI on " + thread.substr(10);
+  // GitHub's own way to name an issue of a repository: "acme/api#5".
+  if (auto place = github_threads::PlaceOf(thread)) {
+    const std::string& rest = place->rest;
+    auto number = [&](std::size_t prefix) {
+      const std::string tail = rest.substr(prefix);
+      return place->repo + "#" + tail.substr(0, tail.find(':'));
+    };
+    if (rest.rfind("issue:", 0) == 0) return "GitHub issue " + number(6);
+    if (rest.rfind("pull:", 0) == 0) return "GitHub pull request " + number(5);
+    if (rest.rfind("ci:", 0) == 0) return "GitHub CI on " + rest.substr(3) + " in " + place->repo;
+  }
   if (thread.rfind("feishu:thread:", 0) == 0) return "a Feishu topic";
   if (t.source == "feishu" && t.scope == "direct") return "a Feishu direct message";
   if (t.source == "feishu") return "a Feishu chat";

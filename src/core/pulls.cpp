@@ -14,6 +14,7 @@
 #include "core/ticket_stage.h"
 #include "store/store.h"
 #include "superagent/engine.h"
+#include "superagent/github_threads.h"
 #include "superagent/json_read.h"
 #include "superagent/question.h"
 #include "superagent/text.h"
@@ -23,8 +24,6 @@ namespace superagent {
 using nlohmann::json;
 
 namespace {
-
-std::string PullThread(std::int64_t number) { return "github:pull:" + std::to_string(number); }
 
 std::string PullLink(const TicketPull& p) { return p.url.empty() ? "#" + std::to_string(p.number) : p.url; }
 
@@ -88,7 +87,7 @@ Status Engine::AutoMergeLocked(const Ticket& tk, const TicketPull& pull, const s
   // One attempt per head commit and approving person: a new push is a new version that needs its
   // own approval, and each approval of it asks the guard again (which counts only writers'), so a
   // stranger who approves first cannot use up the attempt a writer's approval makes.
-  json payload{{"channel", "github:repo"},
+  json payload{{"channel", github_threads::Repository(pull.repo)},
                {"idempotency_key", "merge:ticket:" + Num(tk.id) + ":" + head_sha + ":" + text::AsciiLower(approver)},
                {"ticket", tk.id},
                {"number", pull.number},
@@ -119,8 +118,9 @@ Status Engine::PullDeliveredLocked(const std::string& kind, const json& payload,
     }
     if (d.outcome != Delivery::Outcome::kDone) return Status::Ok();
     ASSIGN_OR_RETURN(auto pulls, store_->TicketPulls(ticket));
+    const auto place = github_threads::PlaceOf(json_read::StringOr(payload, "channel"));
     for (TicketPull& p : pulls) {
-      if (p.number != number || p.state != "open") continue;
+      if (p.number != number || p.state != "open" || !place || p.repo != place->repo) continue;
       p.state = "merged";
       p.updated_at = now;
       RETURN_IF_ERROR(store_->UpdateTicketPull(p));
@@ -139,6 +139,13 @@ Status Engine::PullDeliveredLocked(const std::string& kind, const json& payload,
   if (d.outcome == Delivery::Outcome::kDone) {
     TicketPull p;
     p.ticket = ticket;
+    const auto place = github_threads::PlaceOf(json_read::StringOr(payload, "channel"));
+    if (!place) {
+      spdlog::warn("pull request opened on no known repository ticket={} channel=\"{}\"", ticket,
+                   text::Cut(json_read::StringOr(payload, "channel"), 120));
+      return Status::Ok();
+    }
+    p.repo = place->repo;
     try {
       p.number = std::stoll(d.external_id);
     } catch (const std::exception&) {
@@ -153,16 +160,17 @@ Status Engine::PullDeliveredLocked(const std::string& kind, const json& payload,
     p.created_at = p.updated_at = now;
     RETURN_IF_ERROR(store_->InsertTicketPull(p));
     // Its reviews and its CI reach the Ticket by Subscription, as any message on its Threads.
-    RETURN_IF_ERROR(store_->UpsertThread(PullThread(p.number), "github", PullThread(p.number), now));
-    RETURN_IF_ERROR(store_->Subscribe(PullThread(p.number), ticket, now));
+    const std::string pull_thread = github_threads::Pull(p.repo, p.number);
+    RETURN_IF_ERROR(store_->UpsertThread(pull_thread, "github", pull_thread, now));
+    RETURN_IF_ERROR(store_->Subscribe(pull_thread, ticket, now));
     if (!p.head_branch.empty()) {
-      const std::string ci = "github:ci:" + p.head_branch;
+      const std::string ci = github_threads::Ci(p.repo, p.head_branch);
       ASSIGN_OR_RETURN(auto ci_channel, store_->ThreadChannel(ci));
       if (!ci_channel) RETURN_IF_ERROR(store_->UpsertThread(ci, "github", "", now));
       RETURN_IF_ERROR(store_->Subscribe(ci, ticket, now));
     }
     for (std::int64_t issue : ClosedIssues(json_read::StringOr(payload, "title") + "\n" + json_read::StringOr(payload, "body"))) {
-      const std::string thread = "github:issue:" + Num(issue);
+      const std::string thread = github_threads::Issue(p.repo, issue);
       RETURN_IF_ERROR(store_->UpsertThread(thread, "github", thread, now));
       RETURN_IF_ERROR(store_->Subscribe(thread, ticket, now));
       spdlog::info("issue linked ticket={} number={} named_by=pull_request_{}", ticket, issue, p.number);

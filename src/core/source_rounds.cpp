@@ -9,6 +9,7 @@
 #include "core/ticket_stage.h"
 #include "store/store.h"
 #include "superagent/engine.h"
+#include "superagent/github_threads.h"
 #include "superagent/text.h"
 
 namespace superagent {
@@ -35,6 +36,18 @@ Status Engine::UpdateSource(const SourceUpdate& u) {
   return Status::Ok();
 }
 
+Result<int> Engine::QualifyGitHubThreads(const std::string& repo) {
+  if (!github_threads::IsRepositoryName(repo))
+    return Status::InvalidArgument("\"" + text::Cut(repo, 120) + "\" is not a GitHub repository (owner/name)");
+  MutexLock lock(&mu_);
+  auto tx = store_->Begin();
+  RETURN_IF_ERROR(tx->begin_status());
+  ASSIGN_OR_RETURN(const int threads, store_->QualifyGitHubKeys(github_threads::Canonical(repo)));
+  RETURN_IF_ERROR(tx->Commit());
+  if (threads > 0) spdlog::info("store github threads qualified repo={} threads={}", github_threads::Canonical(repo), threads);
+  return threads;
+}
+
 Result<bool> Engine::UpdateSourceLocked(const SourceUpdate& u, TimeMs now) {
   for (const auto& [name, value] : u.set_cursors) RETURN_IF_ERROR(store_->SetCursor(u.source, name, value, now));
   for (const auto& name : u.erase_cursors) RETURN_IF_ERROR(store_->EraseCursor(u.source, name));
@@ -57,7 +70,11 @@ Result<bool> Engine::UpdateSourceLocked(const SourceUpdate& u, TimeMs now) {
 void Engine::LogSourceUpdate(const SourceUpdate& u, bool raised) const {
   const bool abandoned = !u.ok && u.abandoned;
   if (abandoned) {
-    spdlog::info("{} read abandoned at shutdown path={} error=\"{}\"", u.source, u.path, u.error);
+    // "github read abandoned …": the platform first, as a person greps it; a repository's Source
+    // ("github:acme/api") says which after the path.
+    const std::size_t colon = u.source.find(':');
+    spdlog::info("{} read abandoned at shutdown path={}{} error=\"{}\"", u.source.substr(0, colon), u.path,
+                 colon == std::string::npos ? "" : " source=" + u.source, u.error);
   } else if (!u.ok) {
     if (raised)
       spdlog::error("system problem source={} path={} failures={} error=\"{}\"", u.source, u.path,

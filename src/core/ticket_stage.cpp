@@ -5,6 +5,7 @@
 
 #include "store/store.h"
 #include "superagent/assign_or_return.h"
+#include "superagent/github_threads.h"
 #include "superagent/text.h"
 
 namespace superagent {
@@ -103,7 +104,7 @@ Status EnqueueCheckRuns(store::Store* store, const EngineOptions& options, const
   if (!url.empty()) summary += "\n\n[Ticket #" + std::to_string(ticket.id) + " in the panel](" + url + ")";
   for (const TicketPull& p : pulls) {
     if (p.state != "open") continue;
-    nlohmann::json payload = {{"channel", "github:repo"},
+    nlohmann::json payload = {{"channel", github_threads::Repository(p.repo)},
                               {"idempotency_key", "check_run:ticket:" + std::to_string(ticket.id) + ":pull:" +
                                                       std::to_string(p.number) + ":event:" + std::to_string(event)},
                               {"ticket", ticket.id},

@@ -4,6 +4,7 @@
 
 #include "superagent/beneath.h"
 #include "superagent/catch_all.h"
+#include "superagent/github_threads.h"
 #include "superagent/views.h"
 
 #include <spdlog/spdlog.h>
@@ -47,9 +48,20 @@ bool Scheduler::PersonCause(const std::string& cause) {
   return cause == "answer" || cause == "resume" || cause == "follow_up";
 }
 
+std::string Scheduler::RepositoryOf(TicketId ticket) {
+  // A workspace made before keeps its repository; a new one is made in the Ticket's home
+  // repository (its Thread's, or the first configured for a chat's). An unreadable Ticket gets
+  // the home repository's scope, which shows no other repository's code.
+  if (auto ws = views_->WorkspaceFor(ticket); ws.ok() && *ws && !(*ws)->repo.empty()) return (*ws)->repo;
+  auto tk = views_->GetTicket(ticket);
+  return github_threads::HomeRepository(tk.ok() ? tk->thread : "", workspaces_->options().repo);
+}
+
 std::shared_ptr<Jobs> Scheduler::JobsOf(TicketId ticket) {
   auto& j = jobs_[ticket];
-  if (!j) j = std::make_shared<Jobs>(runner_, clock_, sleeper_, options_.jobs_dir, workspaces_->ScopeFor(ticket));
+  if (!j)
+    j = std::make_shared<Jobs>(runner_, clock_, sleeper_, options_.jobs_dir,
+                               workspaces_->ScopeFor(ticket, RepositoryOf(ticket)));
   return j;
 }
 
@@ -333,7 +345,8 @@ void Scheduler::RunTurn(Run* run, Assignment a) {
   const std::optional<WorkspaceRecord>& ws = *recorded;
   if (!ws || ws->removed_at || !std::filesystem::exists(ws->dir)) {
     // A Ticket whose workspace was removed keeps the branch it had (its pull request is on it).
-    auto p = workspaces_->Prepare(a.ticket, &run->cancel, ws ? ws->branch : "");
+    const std::string repo = ws && !ws->repo.empty() ? ws->repo : RepositoryOf(a.ticket);
+    auto p = workspaces_->Prepare(a.ticket, &run->cancel, ws ? ws->branch : "", repo);
     // Stopped or shutting down while preparing: not a failure to report (as after a turn below).
     if (run->cancel.load()) return finish();
     if (p.ok()) prepared = *p;

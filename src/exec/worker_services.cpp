@@ -11,6 +11,7 @@
 #include <cctype>
 
 #include "superagent/assign_or_return.h"
+#include "superagent/github_threads.h"
 #include "superagent/beneath.h"
 #include "superagent/question.h"
 #include "superagent/text.h"
@@ -312,10 +313,11 @@ Result<json> PushPullRequest(Workspaces* workspaces, const WorkerTask& task, con
   // asked only for a record that does not say.
   const std::string& from = task.workspace.base;
   auto base = from.rfind("origin/", 0) == 0 && from.size() > 7 ? Result<std::string>(from.substr(7))
-                                                                 : workspaces->DefaultBranch();
+                                                                 : workspaces->DefaultBranch(task.workspace.repo);
   if (!base.ok()) return base.status();
   spdlog::info("pull request requested ticket={} head={} base={}", task.ticket, task.workspace.branch, *base);
-  return json{{"channel", "github:repo"},
+  // The pull request goes to the repository the workspace was made from.
+  return json{{"channel", github_threads::Repository(workspaces->RepositoryOf(task.workspace))},
               {"idempotency_key", "pr:ticket:" + std::to_string(task.ticket)},
               {"ticket", task.ticket},
               {"head", task.workspace.branch},

@@ -35,13 +35,42 @@ Workspaces::Workspaces(WorkspaceOptions options, ProcessRunner* runner, Clock* c
   std::error_code ec;
   if (!options_.root.empty()) options_.root = fs::absolute(options_.root, ec).lexically_normal().string();
   // A local remote given relative to the daemon's directory, likewise.
-  if (!options_.remote.empty() && options_.remote.find("://") == std::string::npos &&
-      options_.remote.find('@') == std::string::npos && fs::exists(options_.remote, ec))
-    options_.remote = fs::absolute(options_.remote, ec).lexically_normal().string();
+  auto absolute = [&](std::string* remote) {
+    if (!remote->empty() && remote->find("://") == std::string::npos && remote->find('@') == std::string::npos &&
+        fs::exists(*remote, ec))
+      *remote = fs::absolute(*remote, ec).lexically_normal().string();
+  };
+  absolute(&options_.remote);
+  options_.repo = text::AsciiLower(options_.repo);
+  for (auto& [repo, remote] : options_.other_remotes) {
+    repo = text::AsciiLower(repo);
+    absolute(&remote);
+  }
 }
 
-std::string Workspaces::ClonePath() const { return (fs::path(options_.root) / "repo.git").string(); }
-std::string Workspaces::VerifiedPath() const { return (fs::path(options_.root) / "verified.git").string(); }
+Result<Workspaces::Mirror> Workspaces::MirrorOf(const std::string& repo_in) const {
+  const std::string repo = text::AsciiLower(repo_in);
+  // With no repository named (a remote that is not a GitHub repository's), there is one mirror
+  // and every Ticket works in it.
+  const bool only_one = options_.repo.empty() && options_.other_remotes.empty();
+  if (repo.empty() || repo == options_.repo || only_one)
+    return Mirror{"", options_.remote, (fs::path(options_.root) / "repo.git").string(),
+                  (fs::path(options_.root) / "verified.git").string()};
+  for (const auto& [other, remote] : options_.other_remotes) {
+    if (other != repo) continue;
+    // Repository names are GitHub's (letters, digits, '-', '_', '.'; github_threads.h), checked
+    // where the configuration is read; "." and ".." are refused here all the same.
+    const std::size_t slash = other.find('/');
+    const std::string owner = other.substr(0, slash), name = other.substr(slash + 1);
+    if (slash == std::string::npos || owner == "." || owner == ".." || name == "." || name == "..")
+      break;
+    const fs::path dir = fs::path(options_.root) / "repos" / owner / name;
+    return Mirror{other, remote, (dir / "repo.git").string(), (dir / "verified.git").string()};
+  }
+  return Status::NotFound("repository " + text::Cut(repo, 120) + " is not one execution works in (github.repos)");
+}
+
+std::string Workspaces::RepositoryOf(const WorkspaceRecord& w) const { return w.repo.empty() ? options_.repo : w.repo; }
 
 namespace {
 std::string BaseRef(TicketId t) { return "refs/superagent/base/" + TicketName(t); }
@@ -76,14 +105,15 @@ std::string Workspaces::DirFor(TicketId ticket) const {
   return (fs::path(options_.root) / "tickets" / ("ticket-" + std::to_string(ticket))).string();
 }
 
-WorkerScope Workspaces::ScopeFor(TicketId ticket) const {
+WorkerScope Workspaces::ScopeFor(TicketId ticket, const std::string& repo) const {
   WorkerScope scope;
   scope.name = TicketName(ticket);
   // The Ticket's repository read-write (it is the worker's: its config, hooks and objects); the
   // mirror read-only, whose objects that repository borrows. Nothing the daemon's git reads —
   // the mirror's config, verified.git, other Tickets' repositories — is writable or visible.
   scope.writable = {DirFor(ticket)};
-  scope.readable = {ClonePath()};
+  // An unknown repository shows no mirror: Prepare refuses it before anything runs there.
+  if (auto m = MirrorOf(repo); m.ok()) scope.readable = {m->clone};
   return scope;
 }
 
@@ -147,16 +177,17 @@ Status Workspaces::DeleteRefs(const std::string& repo, const std::string& prefix
   return Failed("cannot delete " + prefix, Git(repo, {"update-ref", "--stdin"}, 0, nullptr, script));
 }
 
-Status Workspaces::SyncClone(const std::atomic<bool>* cancel, std::string* default_branch, std::string* default_tip,
-                             const std::string& record_tip_as) {
-  if (options_.remote.empty()) return Status::InvalidArgument("execution.git_remote is not set and there is no GitHub repository");
+Status Workspaces::SyncClone(const Mirror& m, const std::atomic<bool>* cancel, std::string* default_branch,
+                             std::string* default_tip, const std::string& record_tip_as) {
+  if (m.remote.empty()) return Status::InvalidArgument("execution.git_remote is not set and there is no GitHub repository");
   std::error_code ec;
-  fs::create_directories(options_.root, ec);
-  if (ec) return Status::IoError("cannot create " + options_.root + ": " + ec.message());
-  const std::string clone = ClonePath();
+  const std::string parent = fs::path(m.clone).parent_path().string();
+  fs::create_directories(parent, ec);
+  if (ec) return Status::IoError("cannot create " + parent + ": " + ec.message());
+  const std::string& clone = m.clone;
   if (!fs::exists(fs::path(clone) / "HEAD")) {
-    auto r = Git(options_.root, {"clone", "--bare", options_.remote, clone}, 0, cancel);
-    RETURN_IF_ERROR(Failed("cannot clone " + options_.remote, r));
+    auto r = Git(parent, {"clone", "--bare", m.remote, clone}, 0, cancel);
+    RETURN_IF_ERROR(Failed("cannot clone " + m.remote, r));
     // A bare clone keeps branches as local heads; track the remote's under origin/ instead so
     // fetching never collides with the Tickets' own branches.
     r = Git(clone, {"config", "remote.origin.fetch", "+refs/heads/*:refs/remotes/origin/*"});
@@ -172,12 +203,12 @@ Status Workspaces::SyncClone(const std::atomic<bool>* cancel, std::string* defau
   auto r = Git(clone, {"-c", "maintenance.auto=false", "fetch", "--prune", "origin", "+refs/heads/*:refs/remotes/origin/*",
                        "^refs/heads/superagent/*"},
                0, cancel);
-  RETURN_IF_ERROR(Failed("cannot fetch from " + options_.remote, r));
+  RETURN_IF_ERROR(Failed("cannot fetch from " + m.remote, r));
   // One listing says both what to drop and where the default branch is now.
   const std::string dropped = "refs/remotes/origin/superagent/";
   std::string origin_ref;
   if (default_tip != nullptr) {
-    ASSIGN_OR_RETURN(*default_branch, DefaultBranch());
+    ASSIGN_OR_RETURN(*default_branch, DefaultBranch(m.repo));
     origin_ref = "refs/remotes/origin/" + *default_branch;
   }
   std::vector<std::string> listing = {"for-each-ref", "--format=%(refname) %(objectname)", dropped};
@@ -190,16 +221,16 @@ Status Workspaces::SyncClone(const std::atomic<bool>* cancel, std::string* defau
     else if (ref == origin_ref) *default_tip = id;
   }
   if (default_tip != nullptr && default_tip->empty())
-    return Status::Unavailable("cannot find origin/" + *default_branch + " in the mirror of " + options_.remote);
+    return Status::Unavailable("cannot find origin/" + *default_branch + " in the mirror of " + m.remote);
   // The caller's record of that commit rides in the same update as the drops: one git run.
   if (default_tip != nullptr && !record_tip_as.empty()) drop += "update " + record_tip_as + " " + *default_tip + "\n";
   if (!drop.empty())
     RETURN_IF_ERROR(Failed("cannot update the mirror's refs", Git(clone, {"update-ref", "--stdin"}, 0, nullptr, drop)));
   // verified.git: the daemon's private repository, borrowing the mirror's objects. Made with no
   // template (no hooks, not even samples).
-  const std::string verified = VerifiedPath();
+  const std::string& verified = m.verified;
   if (!fs::exists(fs::path(verified) / "HEAD")) {
-    r = Git(options_.root, {"init", "-q", "--bare", "--template=", verified});
+    r = Git(parent, {"init", "-q", "--bare", "--template=", verified});
     RETURN_IF_ERROR(Failed("cannot make " + verified, r));
   }
   const fs::path alternates = fs::path(verified) / "objects" / "info" / "alternates";
@@ -232,18 +263,19 @@ std::vector<std::pair<std::string, std::string>> GitAuthEnv(const std::string& r
           {"GIT_CONFIG_VALUE_0", "Authorization: Basic " + Base64("x-access-token:" + token)}};
 }
 
-Result<std::string> Workspaces::DefaultBranch() {
+Result<std::string> Workspaces::DefaultBranch(const std::string& repo) {
+  ASSIGN_OR_RETURN(const Mirror m, MirrorOf(repo));
   // The mirror is the daemon's alone (no worker writes it): its HEAD file is read as it is, and
   // git asked only when the file says something else (a detached HEAD, a future format).
   {
-    std::ifstream in(fs::path(ClonePath()) / "HEAD");
+    std::ifstream in(fs::path(m.clone) / "HEAD");
     std::string line;
     static const std::string kPrefix = "ref: refs/heads/";
     if (std::getline(in, line) && line.rfind(kPrefix, 0) == 0 && line.size() > kPrefix.size() &&
         line.find_first_of(" \t\r", kPrefix.size()) == std::string::npos)
       return line.substr(kPrefix.size());
   }
-  auto r = Git(ClonePath(), {"symbolic-ref", "--short", "HEAD"});
+  auto r = Git(m.clone, {"symbolic-ref", "--short", "HEAD"});
   RETURN_IF_ERROR(Failed("cannot read the default branch", r));
   return text::Trim(r->out);
 }
@@ -271,7 +303,7 @@ Result<RunResult> Workspaces::InSandbox(const WorkspaceRecord& w, const std::str
               {"GIT_AUTHOR_EMAIL", options_.author_email},
               {"GIT_COMMITTER_NAME", options_.author_name},
               {"GIT_COMMITTER_EMAIL", options_.author_email}};
-  spec.worker = ScopeFor(w.ticket);
+  spec.worker = ScopeFor(w.ticket, w.repo);
   spec.binary_stdout = binary_stdout;
   return RunToCompletion(*runner_, spec, clock_, sleeper_, options_.git_limit_ms, 20, cancel);
 }
@@ -307,8 +339,9 @@ Status Workspaces::MakeTicketRepository(const WorkspaceRecord& w, const std::str
   };
   const std::string author =
       "[user]\n\tname = " + quoted(options_.author_name) + "\n\temail = " + quoted(options_.author_email) + "\n";
+  ASSIGN_OR_RETURN(const Mirror m, MirrorOfRecord(w));
   auto r = InSandbox(w, kScript,
-                     {(fs::path(ClonePath()) / "objects").string(), w.branch, start, origin_ref, base,
+                     {(fs::path(m.clone) / "objects").string(), w.branch, start, origin_ref, base,
                       checkout ? "hard" : "mixed", author},
                      false, cancel);
   return Failed("cannot make the Ticket's repository", r);
@@ -316,9 +349,9 @@ Status Workspaces::MakeTicketRepository(const WorkspaceRecord& w, const std::str
 
 // A worktree of the layout before issue 33 (its `.git` a file naming the mirror): it becomes a
 // repository of its own at the branch the mirror holds for it, the worker's files kept as they are.
-Status Workspaces::AdoptOldWorktree(const WorkspaceRecord& w, const std::string& default_branch,
+Status Workspaces::AdoptOldWorktree(const Mirror& m, const WorkspaceRecord& w, const std::string& default_branch,
                                     const std::atomic<bool>* cancel) {
-  const std::string clone = ClonePath();
+  const std::string& clone = m.clone;
   auto tip = Git(clone, {"rev-parse", "--verify", "-q", "refs/heads/" + w.branch + "^{commit}"});
   RETURN_IF_ERROR(Failed("cannot find the branch " + w.branch, tip));
   const std::string origin = "refs/remotes/origin/" + default_branch;
@@ -339,15 +372,20 @@ Status Workspaces::AdoptOldWorktree(const WorkspaceRecord& w, const std::string&
 
 // A preparation that failed or was killed half-way must not leave a directory that the next
 // attempt would take for a finished workspace ("an existing directory is reused").
-void Workspaces::DiscardHalfMade(const WorkspaceRecord& w) {
+void Workspaces::DiscardHalfMade(const Mirror& m, const WorkspaceRecord& w) {
   std::error_code ec;
   fs::remove_all(w.dir, ec);
-  (void)Git(ClonePath(), {"update-ref", "-d", BaseRef(w.ticket)});
+  (void)Git(m.clone, {"update-ref", "-d", BaseRef(w.ticket)});
 }
 
-Result<WorkspaceRecord> Workspaces::Prepare(TicketId ticket, const std::atomic<bool>* cancel, const std::string& branch) {
+Result<WorkspaceRecord> Workspaces::Prepare(TicketId ticket, const std::atomic<bool>* cancel, const std::string& branch,
+                                            const std::string& repo) {
+  ASSIGN_OR_RETURN(const Mirror m, MirrorOf(repo));
   WorkspaceRecord w;
   w.ticket = ticket;
+  // The repository by name whenever there is one, so the record still finds its mirror if the
+  // home repository changes later.
+  w.repo = m.repo.empty() ? options_.repo : m.repo;
   // A Ticket that had a branch keeps it (its pull request is on it), whatever it was named then.
   w.branch = branch.empty() ? BranchFor(ticket) : branch;
   w.dir = DirFor(ticket);
@@ -359,22 +397,22 @@ Result<WorkspaceRecord> Workspaces::Prepare(TicketId ticket, const std::atomic<b
   // update: what TakeCommits checks the branch against, and what keeps its objects from collection.
   std::error_code dir_ec;
   const bool kept = fs::exists(w.dir) && !fs::is_empty(w.dir, dir_ec);
-  RETURN_IF_ERROR(SyncClone(cancel, &def, &base_sha, kept ? "" : BaseRef(ticket)));
+  RETURN_IF_ERROR(SyncClone(m, cancel, &def, &base_sha, kept ? "" : BaseRef(ticket)));
   w.base = "origin/" + def;
   const std::string origin = "refs/remotes/origin/" + def;
   if (kept) {
     const fs::path dot_git = fs::path(w.dir) / ".git";
-    if (fs::is_regular_file(fs::symlink_status(dot_git, dir_ec))) RETURN_IF_ERROR(AdoptOldWorktree(w, def, cancel));
+    if (fs::is_regular_file(fs::symlink_status(dot_git, dir_ec))) RETURN_IF_ERROR(AdoptOldWorktree(m, w, def, cancel));
     return w;
   }
   if (Status s = MakeTicketRepository(w, base_sha, true, origin, base_sha, cancel); !s.ok()) {
-    DiscardHalfMade(w);
+    DiscardHalfMade(m, w);
     return s;
   }
   if (!options_.prepare.empty()) {
     std::string cmd = options_.prepare;
-    cmd = Replace(cmd, "{repo}", ShellQuote(ClonePath()));
-    cmd = Replace(cmd, "{remote}", ShellQuote(options_.remote));
+    cmd = Replace(cmd, "{repo}", ShellQuote(m.clone));
+    cmd = Replace(cmd, "{remote}", ShellQuote(m.remote));
     cmd = Replace(cmd, "{branch}", ShellQuote(w.branch));
     cmd = Replace(cmd, "{dir}", ShellQuote(w.dir));
     cmd = Replace(cmd, "{base}", ShellQuote(w.base));
@@ -384,38 +422,44 @@ Result<WorkspaceRecord> Workspaces::Prepare(TicketId ticket, const std::atomic<b
     spec.argv = {"/bin/sh", "-c", cmd};
     spec.cwd = w.dir;
     spec.env = {{"GIT_TERMINAL_PROMPT", "0"}};
-    WorkerScope scope = ScopeFor(ticket);
+    WorkerScope scope = ScopeFor(ticket, w.repo);
     std::error_code ec;
-    if (options_.remote.find("://") == std::string::npos && fs::exists(options_.remote, ec))
-      scope.readable.push_back(options_.remote);
+    if (m.remote.find("://") == std::string::npos && fs::exists(m.remote, ec)) scope.readable.push_back(m.remote);
     spec.worker = scope;
     auto r = RunToCompletion(*runner_, spec, clock_, sleeper_, options_.prepare_limit_ms, 20, cancel);
     if (Status s = Failed("prepare command failed", r); !s.ok()) {
-      DiscardHalfMade(w);
+      DiscardHalfMade(m, w);
       return s;
     }
   }
-  spdlog::info("workspace prepared ticket={} dir={} branch={} base={}", ticket, w.dir, w.branch, w.base);
+  spdlog::info("workspace prepared ticket={} dir={} branch={} base={}{}", ticket, w.dir, w.branch, w.base,
+               w.repo.empty() ? "" : " repo=" + w.repo);
   return w;
 }
 
 Status Workspaces::Remove(const WorkspaceRecord& w) {
   std::lock_guard<std::mutex> lock(clone_mu_);
+  // A repository taken out of the configuration leaves its mirror's refs as they are; the
+  // Ticket's directory and sandbox still go.
+  auto mirror = MirrorOfRecord(w);
+  const std::string clone = mirror.ok() ? mirror->clone : "", verified = mirror.ok() ? mirror->verified : "";
   std::error_code ec;
   const bool old_worktree = fs::is_regular_file(fs::symlink_status(fs::path(w.dir) / ".git", ec));
   // Deleting files runs nothing of the worker's (remove_all removes a link, never its target).
   fs::remove_all(w.dir, ec);
-  if (old_worktree) {
-    (void)Git(ClonePath(), {"worktree", "prune"});
-    (void)Git(ClonePath(), {"branch", "-D", w.branch});
+  if (old_worktree && !clone.empty()) {
+    (void)Git(clone, {"worktree", "prune"});
+    (void)Git(clone, {"branch", "-D", w.branch});
   }
-  (void)Git(ClonePath(), {"update-ref", "-d", BaseRef(w.ticket)});
-  (void)Git(ClonePath(), {"update-ref", "-d", AdoptedRef(w.ticket)});
-  if (fs::exists(fs::path(VerifiedPath()) / "HEAD")) (void)Git(VerifiedPath(), {"update-ref", "-d", IncomingRef(w.ticket)});
+  if (!clone.empty()) {
+    (void)Git(clone, {"update-ref", "-d", BaseRef(w.ticket)});
+    (void)Git(clone, {"update-ref", "-d", AdoptedRef(w.ticket)});
+  }
+  if (!verified.empty() && fs::exists(fs::path(verified) / "HEAD")) (void)Git(verified, {"update-ref", "-d", IncomingRef(w.ticket)});
   // The maintenance the turns' fetches leave out (SyncClone, TakeCommits): packing what they
   // brought in, when git's own thresholds say so.
-  for (const std::string& repo : {ClonePath(), VerifiedPath()})
-    if (fs::exists(fs::path(repo) / "HEAD")) (void)Git(repo, {"maintenance", "run", "--auto", "--quiet"});
+  for (const std::string& repo : {clone, verified})
+    if (!repo.empty() && fs::exists(fs::path(repo) / "HEAD")) (void)Git(repo, {"maintenance", "run", "--auto", "--quiet"});
   // The worker's private HOME and TMPDIR (SandboxPolicyFor keeps them in <root>/sandbox).
   fs::remove_all(fs::path(options_.root) / "sandbox" / TicketName(w.ticket), ec);
   spdlog::info("workspace removed ticket={} dir={} branch={}", w.ticket, w.dir, w.branch);
@@ -423,8 +467,9 @@ Status Workspaces::Remove(const WorkspaceRecord& w) {
 }
 
 Result<std::string> Workspaces::BaseOf(const WorkspaceRecord& w) {
-  if (std::string id = workspace_internal::LooseRef(ClonePath(), BaseRef(w.ticket)); !id.empty()) return id;
-  auto r = Git(ClonePath(), {"rev-parse", "--verify", "-q", BaseRef(w.ticket) + "^{commit}"});
+  ASSIGN_OR_RETURN(const Mirror m, MirrorOfRecord(w));
+  if (std::string id = workspace_internal::LooseRef(m.clone, BaseRef(w.ticket)); !id.empty()) return id;
+  auto r = Git(m.clone, {"rev-parse", "--verify", "-q", BaseRef(w.ticket) + "^{commit}"});
   if (!r.ok() || r->exit_code != 0)
     return Status::Conflict("the base of " + w.branch + " is not known (prepare the workspace again)");
   return text::Trim(r->out);

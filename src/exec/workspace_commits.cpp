@@ -88,7 +88,8 @@ Result<VerifiedCommits> Workspaces::TakeCommits(const WorkspaceRecord& w, const 
   const bool nothing = made.ok() && !made->cancelled && !made->timed_out && made->exit_code == 3;
   if (!nothing) RETURN_IF_ERROR(Failed("cannot bundle " + w.branch, made));
   std::lock_guard<std::mutex> lock(clone_mu_);
-  const std::string verified = VerifiedPath();
+  ASSIGN_OR_RETURN(const Mirror m, MirrorOfRecord(w));
+  const std::string& verified = m.verified;
   if (nothing || made->out.empty()) {
     if (fs::exists(fs::path(verified) / "HEAD")) (void)Git(verified, {"update-ref", "-d", IncomingRef(w.ticket)});
     return v;
@@ -96,7 +97,7 @@ Result<VerifiedCommits> Workspaces::TakeCommits(const WorkspaceRecord& w, const 
   if (made->out.size() > options_.max_bundle_bytes)
     return Status::InvalidArgument("the branch's commits take " + std::to_string(made->out.size()) +
                                     " bytes; a turn may hand back at most " + std::to_string(options_.max_bundle_bytes));
-  if (!fs::exists(fs::path(verified) / "HEAD")) RETURN_IF_ERROR(SyncClone(nullptr));
+  if (!fs::exists(fs::path(verified) / "HEAD")) RETURN_IF_ERROR(SyncClone(m, nullptr));
   std::error_code ec;
   const fs::path incoming = fs::path(options_.root) / "incoming";
   fs::create_directories(incoming, ec);
@@ -121,7 +122,7 @@ Result<VerifiedCommits> Workspaces::TakeCommits(const WorkspaceRecord& w, const 
     RETURN_IF_ERROR(Failed("cannot read the fetched branch", tip));
     v.tip = text::Trim(tip->out);
   }
-  if (Status s = Check(base, v.tip, rules, &v); !s.ok()) {
+  if (Status s = Check(verified, base, v.tip, rules, &v); !s.ok()) {
     (void)Git(verified, {"update-ref", "-d", IncomingRef(w.ticket)});
     spdlog::warn("commits refused ticket={} branch={} reason=\"{}\"", w.ticket, w.branch, s.message());
     return s;
@@ -233,8 +234,8 @@ Status Workspaces::ApplyBundle(const WorkspaceRecord& w, const std::string& bund
   return Failed("cannot apply the worker's commits to " + w.branch, applied);
 }
 
-Status Workspaces::Check(const std::string& base, const std::string& tip, const CommitRules& rules, VerifiedCommits* v) {
-  const std::string verified = VerifiedPath();
+Status Workspaces::Check(const std::string& verified, const std::string& base, const std::string& tip,
+                         const CommitRules& rules, VerifiedCommits* v) {
   // "<behind>\t<ahead>": commits of the base the branch lacks (none when it descends from the
   // base) and the branch's own. One git run for both questions.
   auto count = Git(verified, {"rev-list", "--left-right", "--count", base + "..." + tip});
@@ -340,7 +341,8 @@ std::string TipIn(const std::string& listing, const std::string& ref) {
 
 Status Workspaces::Push(const WorkspaceRecord& w) {
   std::lock_guard<std::mutex> lock(clone_mu_);
-  const std::string verified = VerifiedPath();
+  ASSIGN_OR_RETURN(const Mirror m, MirrorOfRecord(w));
+  const std::string& verified = m.verified;
   // What was verified: the ref TakeCommits' fetch wrote, read as a file (git asked otherwise).
   std::string tip = workspace_internal::LooseRef(verified, IncomingRef(w.ticket));
   if (tip.empty()) {
@@ -360,7 +362,7 @@ Status Workspaces::Push(const WorkspaceRecord& w) {
   // absent), and git records a push that went through (or found the branch there already) in
   // that ref itself. So the usual push is one git run.
   auto push = [&](const std::string& lease) {
-    return Git(verified, {"-c", "remote.superagent.url=" + options_.remote, "-c",
+    return Git(verified, {"-c", "remote.superagent.url=" + m.remote, "-c",
                           "remote.superagent.fetch=+refs/heads/*:" + PushedRef("*"), "push", "-q",
                           "--force-with-lease=" + lease, "superagent", tip + ":" + ref});
   };
@@ -370,7 +372,7 @@ Status Workspaces::Push(const WorkspaceRecord& w) {
            run->err.find("stale info") != std::string::npos;
   };
   if (stale(r)) {
-    auto listed = Git(verified, {"ls-remote", options_.remote, ref});
+    auto listed = Git(verified, {"ls-remote", m.remote, ref});
     RETURN_IF_ERROR(Failed("cannot read " + w.branch + " on the remote", listed));
     const std::string remote_tip = TipIn(listed->out, ref);
     if (!remote_tip.empty() && remote_tip != tip) {

@@ -66,7 +66,8 @@ json SetupCardsJson(const std::vector<SetupGap>& gaps, const std::vector<SourceH
       const SourceHealth* latest = nullptr;
       bool ever_read = false, seen = false;
       for (const SourceHealth& h : health) {
-        if (h.source != g.piece) continue;
+        // A platform's read paths: "github" (the webhook's refusals) and "github:<repo>" each.
+        if (h.source != g.piece && h.source.rfind(g.piece + ":", 0) != 0) continue;
         seen = true;
         ever_read = ever_read || h.last_success_at.has_value();
         if (h.last_error_at && (!latest || *h.last_error_at > *latest->last_error_at)) latest = &h;

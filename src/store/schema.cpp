@@ -525,6 +525,31 @@ CREATE INDEX decisions_by_time ON decisions (created_at);
 CREATE INDEX decisions_by_thread ON decisions (thread_key, id);  -- "missed": the Decision before a request
 CREATE INDEX tickets_by_decision ON tickets (decision_id);
 )SQL"},
+      {17, "a Ticket's pull requests and workspace name their repository", R"SQL(
+-- Issue 37: one daemon serves several repositories, and one Ticket may open a PR in each, with
+-- the same number in two of them. Rows from before carry '' until Engine::QualifyGitHubThreads
+-- names the repository that was served then.
+CREATE TABLE ticket_pulls_v17 (
+  ticket_id       INTEGER NOT NULL REFERENCES tickets (id),
+  repo            TEXT NOT NULL DEFAULT '',    -- "owner/name", lower case (github_threads.h)
+  number          INTEGER NOT NULL,
+  head_branch     TEXT NOT NULL,
+  url             TEXT NOT NULL DEFAULT '',
+  state           TEXT NOT NULL DEFAULT 'open' CHECK (state IN ('open', 'merged', 'closed')),
+  ci_fix_attempts INTEGER NOT NULL DEFAULT 0,
+  ci_fix_sha      TEXT NOT NULL DEFAULT '',
+  created_at      INTEGER NOT NULL,
+  updated_at      INTEGER NOT NULL,
+  PRIMARY KEY (ticket_id, repo, number)
+);
+INSERT INTO ticket_pulls_v17 (ticket_id, number, head_branch, url, state, ci_fix_attempts, ci_fix_sha, created_at, updated_at)
+  SELECT ticket_id, number, head_branch, url, state, ci_fix_attempts, ci_fix_sha, created_at, updated_at FROM ticket_pulls;
+DROP TABLE ticket_pulls;
+ALTER TABLE ticket_pulls_v17 RENAME TO ticket_pulls;
+CREATE INDEX ticket_pulls_open ON ticket_pulls (state) WHERE state = 'open';
+-- The repository a Ticket's workspace was made from; '' is the home repository's (exec/workspace).
+ALTER TABLE workspaces ADD COLUMN repo TEXT NOT NULL DEFAULT '';
+)SQL"},
   };
   return kMigrations;
 }

@@ -218,7 +218,7 @@ class Store {
   Result<std::vector<TicketPull>> TicketPulls(TicketId ticket);
   // Open PRs of Tickets whose Mandate still stands, oldest first: what the Source follows.
   Result<std::vector<TicketPull>> OpenTicketPulls();
-  // The Ticket's PR whose Thread is `thread_key` ("github:pull:<n>") or whose CI Thread is it
+  // The Ticket's PR whose Thread is `thread_key` ("github:<repo>:pull:<n>") or whose CI Thread is it
   // ("github:ci:<head_branch>"); not found when none.
   Result<std::optional<TicketPull>> TicketPullOn(TicketId ticket, const std::string& thread_key);
   Status UpdateTicketPull(const TicketPull& p);
@@ -243,6 +243,10 @@ class Store {
   Result<std::vector<TicketMessage>> OpenTicketMessages(const std::string& channel_prefix);
   Status MarkThreadDeleted(const std::string& thread, TimeMs at);
   Result<bool> ThreadDeleted(const std::string& thread);
+  // Rewrites every GitHub key of the grammar before issue 37 ("github:issue:5", "github:repo")
+  // into `repo`'s (canonical "owner/name"), and moves the GitHub Source's cursors, health and
+  // problems to "github:<repo>". The caller's transaction. Returns how many Threads changed.
+  Result<int> QualifyGitHubKeys(const std::string& repo);
   Status SetSourceEnabled(const std::string& source, bool enabled);
   Result<bool> SourceEnabled(const std::string& source);
   // Problem counters: failures counts consecutive failures; raised when cleared_at IS NULL and

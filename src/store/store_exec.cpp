@@ -29,9 +29,9 @@ Session ReadSession(Stmt& s) {
 #define SESSION_COLUMNS "id, ticket_id, title, executor, status, created_at, updated_at"
 
 WorkspaceRecord ReadWorkspace(Stmt& s) {
-  return {s.Int(0), s.Text(1), s.Text(2), s.Text(3), s.Int(4), s.OptInt(5)};
+  return {s.Int(0), s.Text(1), s.Text(2), s.Text(3), s.Int(4), s.OptInt(5), s.Text(6)};
 }
-#define WORKSPACE_COLUMNS "ticket_id, dir, branch, base, created_at, removed_at"
+#define WORKSPACE_COLUMNS "ticket_id, dir, branch, base, created_at, removed_at, repo"
 
 Result<std::int64_t> RunInsert(Db& db, Stmt& s) {
   if (Status st = s.Run(); !st.ok()) return st;
@@ -168,10 +168,10 @@ Result<json> Store::TokenTotals(TicketId ticket) {
 
 Status Store::UpsertWorkspace(const WorkspaceRecord& w) {
   Stmt s = db_.Prepare(
-      "INSERT INTO workspaces (ticket_id, dir, branch, base, created_at, removed_at) VALUES (?,?,?,?,?,NULL) "
+      "INSERT INTO workspaces (ticket_id, dir, branch, base, created_at, removed_at, repo) VALUES (?,?,?,?,?,NULL,?) "
       "ON CONFLICT (ticket_id) DO UPDATE SET dir = excluded.dir, branch = excluded.branch, base = excluded.base, "
-      "created_at = excluded.created_at, removed_at = NULL");
-  return s.Bind(1, w.ticket).Bind(2, w.dir).Bind(3, w.branch).Bind(4, w.base).Bind(5, w.created_at).Run();
+      "created_at = excluded.created_at, removed_at = NULL, repo = excluded.repo");
+  return s.Bind(1, w.ticket).Bind(2, w.dir).Bind(3, w.branch).Bind(4, w.base).Bind(5, w.created_at).Bind(6, w.repo).Run();
 }
 
 Result<std::optional<WorkspaceRecord>> Store::GetWorkspace(TicketId ticket) {
@@ -192,7 +192,7 @@ Result<std::vector<WorkspaceRecord>> Store::LiveWorkspaces() {
 
 Result<std::vector<WorkspaceRecord>> Store::WorkspacesEndedForGood() {
   Stmt s = db_.Prepare(
-      "SELECT w.ticket_id, w.dir, w.branch, w.base, w.created_at, w.removed_at FROM workspaces w "
+      "SELECT w.ticket_id, w.dir, w.branch, w.base, w.created_at, w.removed_at, w.repo FROM workspaces w "
       "JOIN tickets t ON t.id = w.ticket_id JOIN mandates m ON m.ticket_id = w.ticket_id "
       "JOIN mandate_ends e ON e.mandate_id = m.id "
       "WHERE w.removed_at IS NULL AND t.stage = 'ended' ORDER BY w.ticket_id");

@@ -7,7 +7,7 @@ namespace superagent::store {
 
 namespace {
 
-#define PULL_COLUMNS "ticket_id, number, head_branch, url, state, ci_fix_attempts, ci_fix_sha, created_at, updated_at"
+#define PULL_COLUMNS "ticket_id, number, head_branch, url, state, ci_fix_attempts, ci_fix_sha, created_at, updated_at, repo"
 
 TicketPull ReadPull(Stmt& s) {
   TicketPull p;
@@ -20,6 +20,7 @@ TicketPull ReadPull(Stmt& s) {
   p.ci_fix_sha = s.Text(6);
   p.created_at = s.Int(7);
   p.updated_at = s.Int(8);
+  p.repo = s.Text(9);
   return p;
 }
 
@@ -33,7 +34,7 @@ Result<std::vector<TicketPull>> ReadPulls(Stmt& s) {
 }  // namespace
 
 Status Store::InsertTicketPull(const TicketPull& p) {
-  return db_.Prepare("INSERT OR IGNORE INTO ticket_pulls (" PULL_COLUMNS ") VALUES (?,?,?,?,?,?,?,?,?)")
+  return db_.Prepare("INSERT OR IGNORE INTO ticket_pulls (" PULL_COLUMNS ") VALUES (?,?,?,?,?,?,?,?,?,?)")
       .Bind(1, p.ticket)
       .Bind(2, p.number)
       .Bind(3, p.head_branch)
@@ -43,6 +44,7 @@ Status Store::InsertTicketPull(const TicketPull& p) {
       .Bind(7, p.ci_fix_sha)
       .Bind(8, p.created_at)
       .Bind(9, p.updated_at)
+      .Bind(10, p.repo)
       .Run();
 }
 
@@ -64,7 +66,7 @@ Result<std::vector<TicketPull>> Store::OpenTicketPulls() {
 
 Result<std::optional<TicketPull>> Store::TicketPullOn(TicketId ticket, const std::string& thread_key) {
   Stmt s = db_.Prepare("SELECT " PULL_COLUMNS " FROM ticket_pulls WHERE ticket_id = ?1 AND "
-                       "('github:pull:' || number = ?2 OR 'github:ci:' || head_branch = ?2) "
+                       "('github:' || repo || ':pull:' || number = ?2 OR 'github:' || repo || ':ci:' || head_branch = ?2) "
                        "ORDER BY created_at DESC LIMIT 1");
   s.Bind(1, ticket).Bind(2, thread_key);
   if (!s.Step()) return Missing(s);
@@ -75,14 +77,15 @@ Result<std::optional<TicketPull>> Store::TicketPullOn(TicketId ticket, const std
 
 Status Store::UpdateTicketPull(const TicketPull& p) {
   return db_.Prepare("UPDATE ticket_pulls SET url = ?, state = ?, ci_fix_attempts = ?, ci_fix_sha = ?, updated_at = ? "
-                     "WHERE ticket_id = ? AND number = ?")
+                     "WHERE ticket_id = ? AND repo = ? AND number = ?")
       .Bind(1, p.url)
       .Bind(2, p.state)
       .Bind(3, p.ci_fix_attempts)
       .Bind(4, p.ci_fix_sha)
       .Bind(5, p.updated_at)
       .Bind(6, p.ticket)
-      .Bind(7, p.number)
+      .Bind(7, p.repo)
+      .Bind(8, p.number)
       .Run();
 }
 

@@ -143,4 +143,82 @@ Status Store::ClearFailures(const std::string& kind, TimeMs at) {
       .Run();
 }
 
+// ---------------------------------------------------------------------------------------------
+// Issue 37: GitHub keys written before the daemon served several repositories
+
+namespace {
+
+// A Thread key or channel of the old grammar, rewritten with ?1 (the repository, canonical):
+// "github:issue:5" → "github:<repo>:issue:5", "github:repo" → "github:<repo>". Qualified keys,
+// other platforms' and other GitHub keys pass unchanged.
+#define QUALIFIED_KEY(col)                                                                                   \
+  "CASE WHEN " col " GLOB 'github:issue:*' OR " col " GLOB 'github:pull:*' OR " col " GLOB 'github:ci:*' OR " \
+  col " GLOB 'github:commit:*' THEN 'github:' || ?1 || substr(" col ", 7) WHEN " col                          \
+  " = 'github:repo' THEN 'github:' || ?1 ELSE " col " END"
+// Trigger ids: only an issue's or pull request's own text and a pull request's closing carry
+// their discussion; comment, review and CI ids are GitHub's global ids and stay as they are.
+#define QUALIFIED_ID(col) \
+  "CASE WHEN " col " GLOB 'github:issue:*' OR " col " GLOB 'github:pull:*' THEN 'github:' || ?1 || substr(" col ", 7) ELSE " col " END"
+// A JSON payload naming a channel ("channel": "github:issue:5").
+#define QUALIFIED_JSON(col)                                                                    \
+  "replace(replace(replace(replace(replace(" col ", '\"github:issue:', '\"github:' || ?1 || ':issue:'), " \
+  "'\"github:pull:', '\"github:' || ?1 || ':pull:'), '\"github:ci:', '\"github:' || ?1 || ':ci:'), "     \
+  "'\"github:commit:', '\"github:' || ?1 || ':commit:'), '\"github:repo\"', '\"github:' || ?1 || '\"')"
+#define OLD_KEY(col) "(" col " GLOB 'github:issue:*' OR " col " GLOB 'github:pull:*' OR " col " GLOB 'github:ci:*' OR " col " GLOB 'github:commit:*' OR " col " = 'github:repo')"
+
+}  // namespace
+
+Result<int> Store::QualifyGitHubKeys(const std::string& repo) {
+  // Children first would break their references mid-way; checked at commit instead, when every
+  // table speaks the new keys.
+  RETURN_IF_ERROR(db_.Exec("PRAGMA defer_foreign_keys = ON"));
+  int threads = 0;
+  {
+    Stmt s = db_.Prepare("UPDATE threads SET key = " QUALIFIED_KEY("key") ", channel = " QUALIFIED_KEY("channel")
+                         " WHERE " OLD_KEY("key") " OR " OLD_KEY("channel"));
+    RETURN_IF_ERROR(s.Bind(1, repo).Run());
+    threads = db_.Changes();
+  }
+  const char* const statements[] = {
+      // A Trigger is immutable (what was said, by whom, when), and so is a Decision. The name of
+      // the place where it was said is renamed here once, with every other name of that place,
+      // inside this transaction; both guards are back before it commits.
+      "DROP TRIGGER triggers_immutable",
+      "DROP TRIGGER decisions_immutable",
+      "UPDATE triggers SET id = " QUALIFIED_ID("id") ", channel = " QUALIFIED_KEY("channel")
+      " WHERE id GLOB 'github:issue:*' OR id GLOB 'github:pull:*' OR " OLD_KEY("channel"),
+      "CREATE TRIGGER triggers_immutable BEFORE UPDATE ON triggers BEGIN SELECT RAISE(ABORT, 'triggers are immutable'); END",
+      "UPDATE trigger_threads SET thread_key = " QUALIFIED_KEY("thread_key") " WHERE " OLD_KEY("thread_key"),
+      "UPDATE evals SET thread_key = " QUALIFIED_KEY("thread_key") " WHERE " OLD_KEY("thread_key"),
+      "UPDATE eval_queue SET thread_key = " QUALIFIED_KEY("thread_key") " WHERE " OLD_KEY("thread_key"),
+      "UPDATE decisions SET thread_key = " QUALIFIED_KEY("thread_key") " WHERE " OLD_KEY("thread_key"),
+      "CREATE TRIGGER decisions_immutable BEFORE UPDATE ON decisions BEGIN SELECT RAISE(ABORT, 'decisions are recorded forever'); END",
+      "UPDATE tickets SET thread_key = " QUALIFIED_KEY("thread_key") " WHERE " OLD_KEY("thread_key"),
+      "UPDATE subscriptions SET thread_key = " QUALIFIED_KEY("thread_key") " WHERE " OLD_KEY("thread_key"),
+      "UPDATE receipts SET thread_key = " QUALIFIED_KEY("thread_key") ", channel = " QUALIFIED_KEY("channel")
+      " WHERE " OLD_KEY("thread_key") " OR " OLD_KEY("channel"),
+      "UPDATE effects SET payload = " QUALIFIED_JSON("payload") " WHERE payload LIKE '%\"github:%'",
+      "UPDATE ticket_pulls SET repo = ?1 WHERE repo = ''",
+      "UPDATE workspaces SET repo = ?1 WHERE repo = ''",
+      // The repository's Source keeps its cursors and health under its own name; the webhook's
+      // route is shared, so its health stays the platform's.
+      "UPDATE source_cursors SET source = 'github:' || ?1 WHERE source = 'github'",
+      "UPDATE source_health SET source = 'github:' || ?1 WHERE source = 'github' AND path <> 'webhook'",
+      // clang-format off
+      "UPDATE system_problems SET kind = 'source:github:' || ?1 || substr(kind, 14) WHERE kind GLOB 'source:github:*' AND kind NOT GLOB 'source:github:*/*' AND kind <> 'source:github:webhook'",
+      // clang-format on
+  };
+  for (const char* sql : statements) {
+    Stmt s = db_.Prepare(sql);
+    if (std::string_view(sql).find("?1") != std::string_view::npos) s.Bind(1, repo);
+    RETURN_IF_ERROR(s.Run());
+  }
+  return threads;
+}
+
+#undef QUALIFIED_KEY
+#undef QUALIFIED_ID
+#undef QUALIFIED_JSON
+#undef OLD_KEY
+
 }  // namespace superagent::store

@@ -84,7 +84,7 @@ if (phase === 'work') {
       data: body,
     });
     assert.equal(r.status(), 200, await r.text());
-    const row = page.locator('#tickets li', { hasText: 'asked by alice on GitHub issue #1' });
+    const row = page.locator('#tickets li', { hasText: 'asked by alice on GitHub issue codertocat/hello-world#1' });
     await row.waitFor();
     await until('the acknowledgement to be sent', async () => {
       const t = await api('/api/tickets');
@@ -99,7 +99,7 @@ if (phase === 'work') {
     const card = page.locator('#question-slot .question-card');
     await card.waitFor();
     assert.match(await card.innerText(), /Which README should I fix\?/);
-    assert.match(await card.locator('.request-context').innerText(), /Asked for by alice on GitHub issue #1/);
+    assert.match(await card.locator('.request-context').innerText(), /Asked for by alice on GitHub issue codertocat\/hello-world#1/);
     assert.match(await card.locator('.request-quote').innerText(), /please fix the typo in README 🙏/);
     await shot('4-question');
     await card.getByText('README.md', { exact: true }).click();

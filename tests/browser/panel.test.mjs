@@ -69,17 +69,17 @@ test('the page shows what needs a person first: the oldest question, then decisi
   assert.match(await card.textContent(), /Which link should CONTRIBUTING\.md point to\?/);
   assert.equal(await card.locator('.more').textContent(), '2 more questions waiting after this one.');
   // Who is asked, and where.
-  assert.match(await card.locator('.meta').first().textContent(), /asked of alice on GitHub issue #11/);
+  assert.match(await card.locator('.meta').first().textContent(), /asked of alice on GitHub issue acme\/widgets#11/);
   const blocked = page.locator(`#decisions-slot article[data-ticket="${seed.blocked}"]`);
   assert.equal(await blocked.count(), 1);
   // Each card carries what a person needs to act on it (issue 24): why, who asked for what, where.
   assert.match(await blocked.innerText(), /Why: the CI badge URL needs a token nobody gave/);
   assert.match(await blocked.locator('.request-quote').innerText(), /@agent please update the CI badge in README/);
   assert.match(await blocked.locator('.request-context a').getAttribute('href'), /^https:\/\/github\.com\//);
-  assert.match(await card.locator('.request-context').innerText(), /Asked for by alice on GitHub issue #11/);
+  assert.match(await card.locator('.request-context').innerText(), /Asked for by alice on GitHub issue acme\/widgets#11/);
   // A History row says who asked, where, and links there.
   const origin = page.locator(`#tickets li[data-ticket="${seed.blocked}"] .ticket-origin`);
-  assert.match(await origin.innerText(), /asked by alice on GitHub issue #13 · discussion/);
+  assert.match(await origin.innerText(), /asked by alice on GitHub issue acme\/widgets#13 · discussion/);
   const causes = await page.locator('#problems-slot article').evaluateAll((all) => all.map((a) => a.dataset.cause));
   assert.ok(causes.includes('feishu'), causes.join());
   assert.match(await page.locator('#problems-slot article[data-cause="feishu"]').innerText(), /Feishu: reading backfill failing/);
@@ -134,7 +134,7 @@ test('questions are answered in place: a choice, words, and a refusal shown wher
   // 2. Words: a free-text question has only a text box, and no radio buttons.
   card = page.locator(`#question-slot .question-card[data-ticket="${seed.question_new}"]`);
   assert.equal(await card.getByRole('radio').count(), 0);
-  assert.match(await card.locator('.meta').first().textContent(), /asked of alice on GitHub issue #12/);
+  assert.match(await card.locator('.meta').first().textContent(), /asked of alice on GitHub issue acme\/widgets#12/);
   await card.getByLabel('Your answer').fill('是的，请写上：不再支持 Python 3.8 🐍');
   await card.getByRole('button', { name: 'Send answer' }).click();
   card = page.locator(`#question-slot .question-card[data-ticket="${seed.question_zh}"]`);
@@ -145,7 +145,7 @@ test('questions are answered in place: a choice, words, and a refusal shown wher
   assert.equal(await page.locator('#question-slot .more').textContent(), '');
 
   // 3. Chinese and emoji options, asked of bob; it must read right at every width and theme.
-  assert.match(await card.locator('.meta').first().textContent(), /Ticket #\d+ · asked of bob on GitHub issue #17/);
+  assert.match(await card.locator('.meta').first().textContent(), /Ticket #\d+ · asked of bob on GitHub issue acme\/widgets#17/);
   assert.equal(await card.getByRole('radio').count(), 4);
   await card.scrollIntoViewIfNeeded();
   await card.screenshot({ path: join(shots, 'question-form-1280-light.png') });
@@ -266,7 +266,7 @@ test('a new Trigger shows up live, without reloading the page', async () => {
   const trigger = {
     id: 'gh:comment:2001', source: 'github', scope: 'comments', actor: 'alice', human: true, addressed: true,
     text: '@agent please add a CHANGELOG entry for the panel', at: new Date().toISOString(),
-    threads: ['github:issue:31'], channel: 'github:issue:31',
+    threads: ['github:acme/widgets:issue:31'], channel: 'github:acme/widgets:issue:31',
     meta: { html_url: 'https://github.com/o/r/issues/31#issuecomment-2001' },
   };
   const r = spawnSync(bin, ['receive', '--config', config, '--trigger', '-'], { input: JSON.stringify(trigger), encoding: 'utf8' });

@@ -5,6 +5,7 @@
 #include <spdlog/spdlog.h>
 
 #include "superagent/github.h"
+#include "superagent/github_threads.h"
 #include "sources/github/channel.h"
 #include "superagent/json_read.h"
 #include "superagent/text.h"
@@ -46,20 +47,23 @@ std::vector<std::string> Split(const std::string& s, char sep) {
   return parts;
 }
 
+// What a qualified channel ("github:<repo>:issue:5", github_threads.h) names within its repository.
 Target ParseTarget(const std::string& channel) {
   Target t;
-  auto parts = Split(channel, ':');
-  if (parts.size() < 3 || parts[0] != "github") return t;
-  if ((parts[1] == "issue" || parts[1] == "pull") && ParsePositive(parts[2], &t.number)) {
-    if (parts.size() == 3) {
+  auto place = github_threads::PlaceOf(channel);
+  if (!place || place->rest.empty()) return t;
+  auto parts = Split(place->rest, ':');
+  if (parts.size() < 2) return t;
+  if ((parts[0] == "issue" || parts[0] == "pull") && ParsePositive(parts[1], &t.number)) {
+    if (parts.size() == 2) {
       t.kind = Target::Kind::kIssueComment;
-    } else if (parts.size() == 5 && parts[1] == "pull" && parts[3] == "review" && ParsePositive(parts[4], &t.comment_id)) {
+    } else if (parts.size() == 4 && parts[0] == "pull" && parts[2] == "review" && ParsePositive(parts[3], &t.comment_id)) {
       t.kind = Target::Kind::kReviewReply;
     }
-  } else if (parts[1] == "commit" && parts.size() == 3 && parts[2].size() >= 7 &&
-             parts[2].find_first_not_of("0123456789abcdefABCDEF") == std::string::npos) {
+  } else if (parts[0] == "commit" && parts.size() == 2 && parts[1].size() >= 7 &&
+             parts[1].find_first_not_of("0123456789abcdefABCDEF") == std::string::npos) {
     t.kind = Target::Kind::kCommitComment;
-    t.sha = parts[2];
+    t.sha = parts[1];
   }
   return t;
 }
@@ -133,7 +137,10 @@ MessageLimit MessageLimitOf(std::size_t max_chars) {
   return limit;
 }
 
-bool GitHubChannel::Handles(const std::string& channel) const { return IsGitHubChannel(channel); }
+bool GitHubChannel::Handles(const std::string& channel) const {
+  auto place = github_threads::PlaceOf(channel);
+  return place && place->repo == github_threads::Canonical(repo_);
+}
 
 Delivery GitHubChannel::Perform(const Effect& effect, bool outcome_unknown) {
   if (effect.kind == "post_message") return PostMessage(effect, outcome_unknown);

@@ -1,51 +1,48 @@
-// The GitHub Source and Channel built together, as the daemon runs them.
+// The GitHub Sources and Channels built together, as the daemon runs them: one of each per
+// repository served (issue 37), over one HTTP client and one agent identity.
+#include <httplib.h>
+#include <spdlog/spdlog.h>
+
+#include <set>
+
+#include "sources/github/normalize_internal.h"
+#include "sources/github/source_internal.h"
 #include "superagent/github.h"
+#include "superagent/github_threads.h"
+#include "superagent/json_read.h"
+#include "superagent/text.h"
 #include "superagent/views.h"
 
 namespace superagent::github {
 
-Integration::~Integration() {
-  if (source_) source_->Stop();
-}
+using nlohmann::json;
+
+Integration::~Integration() { Stop(); }
 
 Result<std::unique_ptr<Integration>> Integration::Create(IntegrationOptions options, Engine* engine, Views* views, Clock* clock,
                                                          std::unique_ptr<HttpClient> http) {
-  if (options.source.repo.empty()) return Status::InvalidArgument("no repository: the GitHub Source is disabled");
+  std::vector<std::string> repos = options.repos;
+  if (repos.empty() && !options.source.repo.empty()) repos.push_back(options.source.repo);
+  if (repos.empty()) return Status::InvalidArgument("no repository: the GitHub Source is disabled");
+  std::set<std::string> seen;
+  for (const std::string& repo : repos) {
+    if (!github_threads::IsRepositoryName(repo))
+      return Status::InvalidArgument("\"" + text::Cut(repo, 120) + "\" is not a GitHub repository (owner/name)");
+    if (!seen.insert(github_threads::Canonical(repo)).second)
+      return Status::InvalidArgument("repository " + repo + " is listed twice");
+  }
   if (options.client.token.empty() && !options.client.token_source)
     return Status::InvalidArgument("the GitHub Source needs a token or a GitHub App");
   std::unique_ptr<Integration> g(new Integration());
   g->http_ = http ? std::move(http) : MakeHttpClient("superagent/" SUPERAGENT_VERSION);
+  g->webhook_secret_ = options.source.webhook_secret;
   ClientOptions co = std::move(options.client);
   co.user_agent = "superagent/" SUPERAGENT_VERSION;
-  const std::string repo = options.source.repo;
-  // The poller's client sleeps through short rate-limit waits, cut short on Stop(); the writer's
-  // never sleeps: it hands the wait back to the Effects loop as a retry time.
-  Integration* self = g.get();
+  // The writer's client never sleeps: it hands a rate-limit wait back to the Effects loop as a
+  // retry time. Each repository's poller has a client of its own below, which sleeps through
+  // short waits, cut short on Stop().
   g->write_client_ = std::make_unique<Client>(g->http_.get(), clock, [](TimeMs) {}, co);
-  co.cancel = &g->stopping_;
-  g->poll_client_ = std::make_unique<Client>(
-      g->http_.get(), clock,
-      [self](TimeMs ms) {
-        if (self->source_) self->source_->InterruptibleSleep(ms);
-      },
-      co);
-  // Who may approve a merge, asked with the agent's token (it needs push access to ask) and
-  // asked again each polling round, so a permission taken away counts from the next round on.
-  g->permissions_ = std::make_unique<CollaboratorPermissions>(g->write_client_.get(), repo);
-  SourceOptions source_options = std::move(options.source);
-  source_options.round_started = [permissions = g->permissions_.get(), then = std::move(source_options.round_started)] {
-    permissions->NewRound();
-    if (then) then();
-  };
-  g->source_ = std::make_unique<Source>(engine, views, g->poll_client_.get(), clock, std::move(source_options));
   ChannelOptions channel_options;
-  channel_options.permissions = g->permissions_.get();
-  // As the Source knows it: learnt in its first round, or github.bot_login, which that round adopts.
-  channel_options.agent_login = [source = g->source_.get()] {
-    std::string login = source->BotLogin();
-    return login.empty() ? source->options().bot_login : login;
-  };
-  channel_options.ui_path = options.ui_path;
   if (views) {  // none without a store (config checks build the Integration alone)
     auto install_id = views->InstallId();
     if (!install_id.ok()) return install_id.status();
@@ -53,17 +50,142 @@ Result<std::unique_ptr<Integration>> Integration::Create(IntegrationOptions opti
   }
   channel_options.merge_as_agent = options.merge_as_agent;
   channel_options.pull_request_origin = options.pull_request_origin;
+  channel_options.ui_path = options.ui_path;
   if (!options.merge_token.empty()) {
     // Auto-merge's own account (SPEC §6): a person's or merge bot's token, never the poller's.
-    co.token = options.merge_token;
-    co.token_source = nullptr;  // never the App's installation token: auto-merge is a person's act
-    co.token_rejected = nullptr;
-    co.cancel = nullptr;
-    g->merge_client_ = std::make_unique<Client>(g->http_.get(), clock, [](TimeMs) {}, co);
+    ClientOptions mo = co;
+    mo.token = options.merge_token;
+    mo.token_source = nullptr;  // never the App's installation token: auto-merge is a person's act
+    mo.token_rejected = nullptr;
+    mo.cancel = nullptr;
+    g->merge_client_ = std::make_unique<Client>(g->http_.get(), clock, [](TimeMs) {}, mo);
     channel_options.merge_client = g->merge_client_.get();
   }
-  g->channel_ = std::make_unique<GitHubChannel>(g->write_client_.get(), repo, channel_options);
+  // One identity for every repository: the first round to learn the login tells the others,
+  // which ask GitHub nothing (an App's comes from GET /app, a token's from GET /user).
+  Integration* self = g.get();
+  std::function<Result<std::string>()> ask = options.source.identity;
+  auto poll_client_options = co;
+  poll_client_options.cancel = &g->stopping_;
+  g->repositories_.reserve(repos.size());
+  for (const std::string& repo : repos) {
+    Repository r;
+    r.repo = repo;
+    SourceOptions source_options = options.source;
+    source_options.repo = repo;
+    auto client = std::make_shared<Client*>(nullptr);
+    // Who may approve a merge, asked with the agent's token (it needs push access to ask) and
+    // asked again each polling round of this repository, so a permission taken away counts
+    // from the next round on.
+    r.permissions = std::make_unique<CollaboratorPermissions>(g->write_client_.get(), repo);
+    source_options.round_started = [permissions = r.permissions.get(), then = options.source.round_started] {
+      permissions->NewRound();
+      if (then) then();
+    };
+    if (source_options.bot_login.empty()) {
+      const CallOptions call{source_options.max_inline_wait_ms, source_options.poll_attempts};
+      source_options.identity = [self, ask, client, call]() -> Result<std::string> {
+        // Held across the call: the repositories' first rounds start together, and one asks.
+        std::lock_guard<std::mutex> lock(self->identity_mu_);
+        if (!self->identity_.empty()) return self->identity_;
+        Result<std::string> got = Status::Internal("no identity");
+        if (ask) {
+          got = ask();
+        } else {
+          ApiResponse answer = (*client)->Get("/user", call);
+          auto login = json_read::String(answer.body, "login");
+          if (answer.ok() && login.ok() && !login->empty()) got = *login;
+          else got = Status::Unavailable(answer.ok() ? "GET /user: answer has no login (" + login.status().message() + ")"
+                                                     : answer.error);
+        }
+        if (got.ok()) self->identity_ = *got;
+        return got;
+      };
+    }
+    g->poll_clients_.push_back(nullptr);
+    Repository& placed = g->repositories_.emplace_back(std::move(r));
+    const std::size_t index = g->repositories_.size() - 1;
+    g->poll_clients_[index] = std::make_unique<Client>(
+        g->http_.get(), clock,
+        [self, index](TimeMs ms) {
+          if (index < self->repositories_.size() && self->repositories_[index].source)
+            self->repositories_[index].source->InterruptibleSleep(ms);
+        },
+        poll_client_options);
+    *client = g->poll_clients_[index].get();
+    placed.source = std::make_unique<Source>(engine, views, g->poll_clients_[index].get(), clock, std::move(source_options));
+    ChannelOptions own = channel_options;
+    own.permissions = placed.permissions.get();
+    // As the Source knows it: learnt in its first round, or github.bot_login, which that round adopts.
+    own.agent_login = [source = placed.source.get()] {
+      std::string login = source->BotLogin();
+      return login.empty() ? source->options().bot_login : login;
+    };
+    placed.channel = std::make_unique<GitHubChannel>(g->write_client_.get(), repo, own);
+  }
   return g;
+}
+
+Source* Integration::SourceFor(const std::string& repo) {
+  const std::string wanted = github_threads::Canonical(repo);
+  for (Repository& r : repositories_)
+    if (github_threads::Canonical(r.repo) == wanted) return r.source.get();
+  return nullptr;
+}
+
+std::vector<Source*> Integration::sources() {
+  std::vector<Source*> out;
+  for (Repository& r : repositories_) out.push_back(r.source.get());
+  return out;
+}
+
+bool Integration::Handles(const std::string& channel) const {
+  for (const Repository& r : repositories_)
+    if (r.channel->Handles(channel)) return true;
+  return false;
+}
+
+Delivery Integration::Perform(const Effect& effect, bool outcome_unknown) {
+  const std::string target = effect.receipt ? effect.receipt->channel : effect.payload.value("channel", "");
+  for (Repository& r : repositories_)
+    if (r.channel->Handles(target)) return r.channel->Perform(effect, outcome_unknown);
+  // A repository no longer configured: its messages wait for a person (the problem card says so).
+  return Delivery::Failed("no configured repository serves " + text::Cut(target, 200));
+}
+
+WebhookReply Integration::HandleWebhook(const WebhookRequest& request) {
+  Source& home = *repositories_.front().source;
+  // Refusals are counted and reported by one Source; a signed delivery is read only far enough
+  // to know its repository, and its Source reads it again whole.
+  if (webhook_secret_.empty() || !VerifyWebhookSignature(webhook_secret_, request.body, request.signature))
+    return home.HandleWebhook(request);
+  if (repositories_.size() == 1 || request.event == "ping") return home.HandleWebhook(request);
+  json payload = json::parse(request.body, nullptr, false);
+  auto full_name = json_read::OptString(payload, "repository.full_name");
+  if (!payload.is_object() || !full_name.ok() || full_name->empty()) return home.HandleWebhook(request);
+  if (Source* s = SourceFor(*full_name)) return s->HandleWebhook(request);
+  return {202, "not a repository this daemon serves"};
+}
+
+void Integration::InstallWebhookRoute(httplib::Server& server) {
+  server.Post("/hooks/github", [this](const httplib::Request& req, httplib::Response& res) {
+    WebhookRequest w;
+    w.event = req.get_header_value("X-GitHub-Event");
+    w.delivery = req.get_header_value("X-GitHub-Delivery");
+    w.signature = req.get_header_value("X-Hub-Signature-256");
+    w.body = req.body;
+    WriteWebhookReply(HandleWebhook(w), res);
+  });
+}
+
+void Integration::Start() {
+  for (Repository& r : repositories_) r.source->Start();
+}
+
+void Integration::Stop() {
+  stopping_ = true;
+  for (Repository& r : repositories_)
+    if (r.source) r.source->Stop();
 }
 
 }  // namespace superagent::github

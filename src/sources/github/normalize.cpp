@@ -95,19 +95,22 @@ std::string HunkTail(const std::string& hunk, std::size_t max_lines = 12) {
 }  // namespace
 
 std::optional<Discussion> DiscussionOf(const std::string& key) {
-  // github:issue:<n>[...] | github:pull:<n>[:review:<id>]
+  // github:<repo>:issue:<n>[...] | github:<repo>:pull:<n>[:review:<id>]
+  auto place = github_threads::PlaceOf(key);
+  if (!place) return std::nullopt;
   Discussion d;
-  std::string rest;
-  if (key.rfind("github:issue:", 0) == 0) {
-    rest = key.substr(13);
-  } else if (key.rfind("github:pull:", 0) == 0) {
+  d.repo = place->repo;
+  std::string_view rest = place->rest;
+  if (rest.substr(0, 6) == "issue:") {
+    rest.remove_prefix(6);
+  } else if (rest.substr(0, 5) == "pull:") {
     d.pull = true;
-    rest = key.substr(12);
+    rest.remove_prefix(5);
   } else {
     return std::nullopt;
   }
   std::size_t i = 0;
-  while (i < rest.size() && rest[i] >= '0' && rest[i] <= '9') {
+  while (i < rest.size() && i < 18 && rest[i] >= '0' && rest[i] <= '9') {
     d.number = d.number * 10 + (rest[i] - '0');
     ++i;
   }
@@ -202,6 +205,7 @@ Normalized NormalizeIssueComment(const json& c, const NormalizeContext& ctx, std
   if (!ReadAuthor(c, ctx, &author)) return Malformed("issue comment " + std::to_string(id) + ": user has no login");
   OptString(c, "html_url", &html_url);
   Discussion d;
+  d.repo = ctx.repo;
   d.number = number;
   d.pull = on_pull.value_or(html_url.find("/pull/") != std::string::npos);
 
@@ -247,7 +251,7 @@ Normalized NormalizeReviewComment(const json& c, const NormalizeContext& ctx) {
   bool has_line = ReqInt(c, "line", &line) || ReqInt(c, "original_line", &line);
   bool has_start = ReqInt(c, "start_line", &start_line);
 
-  Discussion d{true, number};
+  Discussion d{ctx.repo, true, number};
   const std::string review_thread = d.Thread() + ":review:" + std::to_string(top);
   Normalized n;
   n.kind = Normalized::Kind::kTrigger;
@@ -305,7 +309,7 @@ Normalized NormalizeReview(const json& r, const NormalizeContext& ctx, std::int6
   if (state == "commented" && !says_something) return Skip(what + ": no text of its own");
   OptString(r, "html_url", &html_url);
 
-  Discussion d{true, number};
+  Discussion d{ctx.repo, true, number};
   Normalized n;
   n.kind = Normalized::Kind::kTrigger;
   Trigger& t = n.trigger;
@@ -346,6 +350,7 @@ Normalized NormalizeIssue(const json& issue, const NormalizeContext& ctx, std::o
   if (!ReadAuthor(issue, ctx, &author)) return Malformed(what + ": user has no login");
   OptString(issue, "html_url", &html_url);
   Discussion d;
+  d.repo = ctx.repo;
   d.number = number;
   d.pull = is_pull.value_or(Field(issue, "pull_request") != nullptr || html_url.find("/pull/") != std::string::npos);
 
@@ -356,7 +361,7 @@ Normalized NormalizeIssue(const json& issue, const NormalizeContext& ctx, std::o
   // The version is the text itself: the issue's updated_at moves with every comment and label,
   // so it cannot tell an edit of the body from anything else.
   const std::string digest = Sha256Hex(title + "\n" + body).substr(0, 12);
-  t.id = "github:" + std::string(d.pull ? "pull:" : "issue:") + std::to_string(number) + "@" + digest;
+  t.id = d.Thread() + "@" + digest;
   t.addressed = Mentions(title + "\n" + body, ctx.bot_login) || LoginIn(issue, "assignees", ctx.bot_login) ||
                 LoginIn(issue, "requested_reviewers", ctx.bot_login);
   if (const json* a = Field(issue, "assignee"); a != nullptr && a->is_object()) {
@@ -427,7 +432,7 @@ Normalized NormalizePullClosed(const json& pull, const NormalizeContext& ctx, co
     return Malformed(what + ": the closing account has no login");
   OptString(pull, "html_url", &html_url);
 
-  Discussion d{true, number};
+  Discussion d{ctx.repo, true, number};
   Normalized n;
   n.kind = Normalized::Kind::kTrigger;
   Trigger& t = n.trigger;

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "superagent/github.h"
+#include "superagent/github_threads.h"
 #include "superagent/trigger.h"
 
 namespace superagent::github {
@@ -32,13 +33,15 @@ struct Normalized {
   std::string why;  // for kSkip / kMalformed
 };
 
-// A discussion: an issue or a pull request of the repository.
+// A discussion: an issue or a pull request of a repository.
 struct Discussion {
+  std::string repo;  // "owner/name"
   bool pull = false;
   std::int64_t number = 0;
-  // "issue:57" / "pull:12": its cursor name; Thread key "github:" + Key().
+  // "issue:57" / "pull:12": its cursor name (cursors are the repository's Source's own).
   std::string Key() const { return std::string(pull ? "pull:" : "issue:") + std::to_string(number); }
-  std::string Thread() const { return "github:" + Key(); }
+  // "github:<owner>/<name>:issue:57" (github_threads.h).
+  std::string Thread() const { return github_threads::Key(repo, Key()); }
 };
 
 // Issue comment (REST or webhook `comment`). Issue vs PR comes from html_url ("/pull/") or, when
@@ -46,7 +49,7 @@ struct Discussion {
 Normalized NormalizeIssueComment(const nlohmann::json& comment, const NormalizeContext& ctx,
                                  std::optional<bool> on_pull = std::nullopt);
 // Inline review comment: path, line and the end of the diff hunk go into `text`; its Thread is
-// the review thread "github:pull:<n>:review:<top comment id>" and the PR's Thread.
+// the review thread "github:<repo>:pull:<n>:review:<top comment id>" and the PR's Thread.
 Normalized NormalizeReviewComment(const nlohmann::json& comment, const NormalizeContext& ctx);
 // Submitted review; meta.state is lower-case ("approved", "changes_requested", "commented",
 // "dismissed") and meta.commit_id the head it reviewed. `pull_number` when the payload lacks
@@ -57,7 +60,7 @@ Normalized NormalizeReview(const nlohmann::json& review, const NormalizeContext&
 // is an assignee or a requested reviewer.
 Normalized NormalizeIssue(const nlohmann::json& issue, const NormalizeContext& ctx, std::optional<bool> is_pull = std::nullopt);
 // A pull request that was merged or closed (REST answer or webhook `pull_request`), as its
-// Thread's event: id "github:pull:<n>:closed@<closed_at>", so webhook and polling meet. The
+// Thread's event: id "github:<repo>:pull:<n>:closed@<closed_at>", so webhook and polling meet. The
 // actor is merged_by when merged, else `closer` (the webhook's `sender`, or the issue's
 // `closed_by` when polled); kSkip while the pull request is open.
 Normalized NormalizePullClosed(const nlohmann::json& pull, const NormalizeContext& ctx,
@@ -79,8 +82,8 @@ std::optional<Normalized> NormalizeWebhook(const std::string& event, const nlohm
 // mentioned as "@name".
 bool Mentions(const std::string& text, const std::string& login);
 
-// The Discussion a Thread key or channel names ("github:issue:5", "github:pull:7:review:9"), or
-// nullopt for other keys.
+// The Discussion a Thread key or channel names ("github:acme/api:issue:5",
+// "github:acme/api:pull:7:review:9"), or nullopt for other keys (and unqualified ones).
 std::optional<Discussion> DiscussionOf(const std::string& key);
 
 }  // namespace superagent::github

@@ -64,8 +64,8 @@ Normalized NormalizeWorkflowRun(const json& run, const NormalizeContext& ctx, co
   t.text = "CI: workflow \"" + name + "\" run #" + std::to_string(run_number) + " on " + branch + " (" + ShortCommit(sha) +
            ") finished: " + (conclusion.empty() ? "unknown" : conclusion) + (title.empty() ? "" : "\n" + title);
   t.at = at;
-  t.threads = {"github:ci:" + branch};
-  t.channel = "github:commit:" + sha;
+  t.threads = {github_threads::Ci(ctx.repo, branch)};
+  t.channel = github_threads::Commit(ctx.repo, sha);
   t.meta["type"] = "workflow_run";
   t.meta["run_id"] = id;
   t.meta["run_attempt"] = attempt;
@@ -130,8 +130,8 @@ Normalized NormalizeCheckRun(const json& run, const NormalizeContext& ctx, const
     if (OptString(*output, "title", &title) && !title.empty()) t.text += "\n" + title;
   }
   t.at = at;
-  t.threads = {"github:ci:" + branch};
-  t.channel = "github:commit:" + sha;
+  t.threads = {github_threads::Ci(ctx.repo, branch)};
+  t.channel = github_threads::Commit(ctx.repo, sha);
   t.meta["type"] = "check_run";
   t.meta["check_run_id"] = id;
   t.meta["conclusion"] = conclusion;

@@ -25,6 +25,7 @@ using namespace polling;
 
 Source::Source(Engine* engine, Views* views, Client* client, Clock* clock, SourceOptions options)
     : engine_(engine), views_(views), client_(client), clock_(clock), options_(std::move(options)),
+      source_name_(github_threads::Repository(options_.repo)),
       poller_({"the github poller", options_.poll_interval_ms, engine_}, [this]() -> std::optional<TimeMs> {
         // A round that throws is logged and recorded by the loop's guard; its cursors did not
         // move, so the next round reads the same items again.
@@ -87,7 +88,7 @@ bool Source::EnsureIdentity(RoundReport* report) {
     }
   }
   SourceUpdate u;
-  u.source = kSource;
+  u.source = source_name_;
   u.path = "identity";
   u.ok = error.empty();
   u.error = error;
@@ -142,19 +143,19 @@ std::string Source::FollowCursor(TimeMs since) const {
 }
 
 void Source::RegisterDiscussion(const Discussion& d, TimeMs since) {
-  auto cursors = views_->SourceCursors(kSource);
+  auto cursors = views_->SourceCursors(source_name_);
   if (!cursors.ok()) {  // not followed now; the notifications cursor still brings its mentions
     spdlog::error("github follow discussion={} failed: {}", d.Key(), cursors.status().ToString());
     return;
   }
   if (cursors->count(d.Key())) return;
   SourceUpdate u;
-  u.source = kSource;
+  u.source = source_name_;
   u.set_cursors[d.Key()] = FollowCursor(since);
   if (Status s = Report(u); !s.ok())
     spdlog::error("github follow discussion={} failed: {}", d.Key(), s.ToString());
   else
-    spdlog::info("github following discussion={}", d.Key());
+    spdlog::info("github following discussion={} repo={}", d.Key(), options_.repo);
 }
 
 Source::ReadOutcome Source::ReadDiscussion(const Discussion& d, const json& cursor, TimeMs fallback_since,
@@ -285,7 +286,7 @@ void Source::PollFollowed(std::map<std::string, std::string>& cursors, std::set<
   const TimeMs now = clock_->NowMs();
   // Unread, the open Tickets' discussions are not "none": this round follows nothing and says why
   // (a round that took them for none would let their discussions fall out of the follow window).
-  auto open = views_->OpenTicketThreads("github:");
+  auto open = views_->OpenTicketThreads(github_threads::Repository(options_.repo) + ":");
   if (!open.ok()) {
     const std::string error = "open tickets' discussions not read: " + open.status().message();
     spdlog::error("github followed discussions skipped error=\"{}\"", error);
@@ -297,7 +298,7 @@ void Source::PollFollowed(std::map<std::string, std::string>& cursors, std::set<
     if (auto d = DiscussionOf(thread)) tickets.insert(d->Key());
   // A Ticket's own pull request is read like its discussion: every round (its reviews, review
   // comments and closing included), whether or not the Ticket is subscribed to it yet.
-  for (const TrackedPull& p : tracked) tickets.insert(Discussion{true, p.number}.Key());
+  for (const TrackedPull& p : tracked) tickets.insert(Discussion{options_.repo, true, p.number}.Key());
   {
     std::lock_guard<std::mutex> lock(mu_);
     ticket_discussions_ = tickets;
@@ -305,7 +306,7 @@ void Source::PollFollowed(std::map<std::string, std::string>& cursors, std::set<
   // A discussion whose Ticket ended lately is followed for the window after that end too (SPEC
   // §3.5), however long it was quiet before. Unread, the round counts activity alone and says so.
   std::map<std::string, TimeMs> ended_at;
-  if (auto ended = views_->EndedTicketThreads("github:", now - options_.follow_window_ms); !ended.ok()) {
+  if (auto ended = views_->EndedTicketThreads(github_threads::Repository(options_.repo) + ":", now - options_.follow_window_ms); !ended.ok()) {
     spdlog::warn("github ended tickets' discussions not read error=\"{}\"", ended.status().message());
   } else {
     for (const auto& [thread, at] : *ended)
@@ -317,7 +318,7 @@ void Source::PollFollowed(std::map<std::string, std::string>& cursors, std::set<
   }();
   std::vector<Discussion> due;
   for (const auto& [name, value] : cursors) {
-    auto d = DiscussionOf("github:" + name);
+    auto d = DiscussionOf(github_threads::Key(options_.repo, name));
     if (!d || read->count(name)) continue;
     json c = json::parse(value, nullptr, false);
     if (!c.is_object() || JsonBool(c, "deleted")) continue;
@@ -336,12 +337,12 @@ void Source::PollFollowed(std::map<std::string, std::string>& cursors, std::set<
   // never registered) is read from the notifications cursor on.
   for (const std::string& key : tickets) {
     if (cursors.count(key) || read->count(key)) continue;
-    if (auto d = DiscussionOf("github:" + key)) due.push_back(*d);
+    if (auto d = DiscussionOf(github_threads::Key(options_.repo, key))) due.push_back(*d);
   }
   const TimeMs fallback = CursorSince(ParseCursor(cursors, "notifications"), now - options_.overlap_ms);
 
   SourceUpdate u;
-  u.source = kSource;
+  u.source = source_name_;
   u.path = "discussions";
   std::string first_error;
   int failed = report ? report->discussions_failed : 0;
@@ -397,7 +398,7 @@ RoundReport Source::Round() {
   ReportRefusedDeliveries();
   if (!EnsureIdentity(&report)) return report;  // without it, its own messages could not be told apart
   TakeWaitingDeliveries();
-  auto stored = views_->SourceCursors(kSource);
+  auto stored = views_->SourceCursors(source_name_);
   if (!stored.ok()) {  // a round on empty cursors would read everything again from the start
     report.errors.push_back("cursors not read: " + stored.status().message());
     return report;
@@ -412,7 +413,7 @@ RoundReport Source::Round() {
   }
   const std::vector<TrackedPull> tracked = std::move(*tracked_read);
   tracked_discussions_.clear();
-  for (const TrackedPull& p : tracked) tracked_discussions_.insert(Discussion{true, p.number}.Key());
+  for (const TrackedPull& p : tracked) tracked_discussions_.insert(Discussion{options_.repo, true, p.number}.Key());
 
   bool notifications_due = false;
   {
@@ -423,7 +424,7 @@ RoundReport Source::Round() {
     // Failed items first, then new notifications; the failed-item set and the advanced global
     // cursor land in the same transaction.
     SourceUpdate u;
-    u.source = kSource;
+    u.source = source_name_;
     u.path = "notifications";
     PollRetries(cursors, &u, &read, &report);
     PollNotifications(cursors, &u, &read, &report);

@@ -17,7 +17,12 @@
 #include "sources/github/normalize.h"
 #include "sources/intake.h"
 
+namespace httplib { struct Response; }
+
 namespace superagent::github {
+
+// The HTTP answer to a webhook delivery: its status, and {"status", "message"} as JSON.
+void WriteWebhookReply(const WebhookReply& reply, httplib::Response& res);
 
 // Constant-time check of an X-Hub-Signature-256 header against the raw body.
 bool VerifyWebhookSignature(const std::string& secret, const std::string& body, const std::string& header);

@@ -27,6 +27,7 @@ void Source::PollRetries(std::map<std::string, std::string>& cursors, SourceUpda
   }
   for (auto& [name, item] : items) {
     Discussion d;
+    d.repo = options_.repo;
     d.pull = json_read::StringOr(item, "kind") == "pull";
     d.number = JsonInt(item, "number");
     if (d.number <= 0) {
@@ -123,6 +124,7 @@ void Source::PollNotifications(std::map<std::string, std::string>& cursors, Sour
     // CI notifications carry no URL; default-branch CI has its own path.
     if (*type != "Issue" && *type != "PullRequest") continue;
     Discussion d;
+    d.repo = options_.repo;
     d.pull = *type == "PullRequest";
     auto slash = url.find_last_of('/');
     if (slash != std::string::npos) d.number = std::atoll(url.c_str() + slash + 1);

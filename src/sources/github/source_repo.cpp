@@ -23,7 +23,7 @@ void Source::PollRepoIssues(std::map<std::string, std::string>& cursors, RoundRe
                                       IsoSeconds(since) + "&per_page=100",
                                   "", PollCall());
   SourceUpdate u;
-  u.source = kSource;
+  u.source = source_name_;
   u.path = "issues";
   Intake intake;
   if (!r.ok()) {
@@ -66,7 +66,7 @@ void Source::PollRepoIssues(std::map<std::string, std::string>& cursors, RoundRe
 void Source::PollRepoComments(std::map<std::string, std::string>& cursors, RoundReport* report) {
   const TimeMs now = clock_->NowMs();
   SourceUpdate u;
-  u.source = kSource;
+  u.source = source_name_;
   u.path = "comments";
   Intake intake;
   const NormalizeContext ctx = Context();
@@ -116,7 +116,7 @@ void Source::PollCi(std::map<std::string, std::string>& cursors, RoundReport* re
   json c = ParseCursor(cursors, "repo:ci");
   const TimeMs since = CursorSince(c, now - options_.first_run_lookback_ms);
   SourceUpdate u;
-  u.source = kSource;
+  u.source = source_name_;
   u.path = "ci";
   Intake intake;
   auto failed = [&](const ApiResponse& r) {
@@ -176,8 +176,9 @@ Result<std::vector<TrackedPull>> Source::TrackedPulls() const {
   if (!options_.tracked_pulls) return out;
   ASSIGN_OR_RETURN(std::vector<TrackedPull> all, options_.tracked_pulls());
   std::set<std::int64_t> seen;
-  for (TrackedPull& p : all)
-    if (p.number > 0 && seen.insert(p.number).second) out.push_back(std::move(p));
+  const std::string mine = github_threads::Canonical(options_.repo);
+  for (TrackedPull& p : all)  // another repository's pull requests are its Source's
+    if (p.number > 0 && github_threads::Canonical(p.repo) == mine && seen.insert(p.number).second) out.push_back(std::move(p));
   return out;
 }
 
@@ -189,13 +190,13 @@ void Source::PollTrackedCi(std::map<std::string, std::string>& cursors, const st
   NormalizeContext ctx = Context();
   ctx.tracked = tracked;
   SourceUpdate u;
-  u.source = kSource;
+  u.source = source_name_;
   u.path = "pull_ci";
   int failed = 0;
   std::string first_error;
   for (const TrackedPull& p : tracked) {
     if (p.head_branch.empty()) continue;
-    const std::string pull_key = Discussion{true, p.number}.Key();
+    const std::string pull_key = Discussion{options_.repo, true, p.number}.Key();
     const json pull = ParseCursor(cursors, pull_key);
     if (JsonBool(pull, "deleted")) continue;  // 410: nothing more comes from it
     const std::string name = "ci:" + pull_key;

@@ -84,7 +84,7 @@ std::optional<Normalized> NormalizeWebhook(const std::string& event, const json&
 WebhookReply Source::HandleWebhook(const WebhookRequest& req) {
   auto health = [&](bool ok, const std::string& error, int skipped = 0) {
     SourceUpdate u;
-    u.source = "github";
+    u.source = source_name_;
     u.path = "webhook";
     u.ok = ok;
     u.error = error;
@@ -162,7 +162,7 @@ WebhookReply Source::HandleWebhook(const WebhookRequest& req) {
 
   // One delivery, one transaction: the Trigger, the path's health and — for a request that
   // addresses the agent in a discussion not yet followed — the cursor that starts following it.
-  const auto stored = views_->SourceCursors("github");
+  const auto stored = views_->SourceCursors(source_name_);
   if (!stored.ok()) {
     // Taken as "nothing followed", it would restart a followed discussion from a fresh cursor.
     // Not stored now: the notifications round brings the same comment.
@@ -179,7 +179,7 @@ WebhookReply Source::HandleWebhook(const WebhookRequest& req) {
   for (const TrackedPull& p : ctx.tracked)
     if (closing && d && d->pull && d->number == p.number) followed = true;
   SourceUpdate u;
-  u.source = "github";
+  u.source = source_name_;
   u.path = "webhook";
   std::optional<Discussion> starts_following;
   if (n->trigger.addressed && !json_read::BoolOr(n->trigger.meta, "own") && !followed) {
@@ -197,11 +197,11 @@ WebhookReply Source::HandleWebhook(const WebhookRequest& req) {
   if (intake.skipped > 0) {
     health(true, "", intake.skipped);  // intake refused the item: nothing of `u` was written
   } else if (starts_following) {
-    spdlog::info("github following discussion={}", starts_following->Key());
+    spdlog::info("github following discussion={} repo={}", starts_following->Key(), options_.repo);
   }
   const char* outcome = report.stored ? "stored" : report.duplicate ? "duplicate" : "filtered";
-  spdlog::info("github webhook delivery={} event={}.{} trigger={} outcome={}", delivery, req.event, action,
-               n->trigger.id, outcome);
+  spdlog::info("github webhook delivery={} event={}.{} repo={} trigger={} outcome={}", delivery, req.event, action,
+               options_.repo, n->trigger.id, outcome);
   return {200, outcome};
 }
 
@@ -209,7 +209,7 @@ bool Source::AdoptStoredIdentity() {
   if (!BotLogin().empty()) return true;
   std::string login = options_.bot_login;
   if (login.empty()) {
-    auto cursors = views_->SourceCursors("github");
+    auto cursors = views_->SourceCursors(source_name_);
     if (!cursors.ok()) return false;  // unknown for now: the delivery waits for the round
     if (auto it = cursors->find("identity"); it != cursors->end()) {
       json j = json::parse(it->second, nullptr, false);
@@ -254,12 +254,15 @@ void InstallWebhookRoute(httplib::Server& server, Source* source) {
     w.delivery = req.get_header_value("X-GitHub-Delivery");
     w.signature = req.get_header_value("X-Hub-Signature-256");
     w.body = req.body;
-    WebhookReply reply = source->HandleWebhook(w);
-    res.status = reply.status;
-    // The message may quote the event header, which is any bytes the sender chose.
-    res.set_content(json{{"status", reply.status}, {"message", reply.message}}.dump(-1, ' ', false, json::error_handler_t::replace),
-                    "application/json");
+    WriteWebhookReply(source->HandleWebhook(w), res);
   });
+}
+
+void WriteWebhookReply(const WebhookReply& reply, httplib::Response& res) {
+  res.status = reply.status;
+  // The message may quote the event header, which is any bytes the sender chose.
+  res.set_content(json{{"status", reply.status}, {"message", reply.message}}.dump(-1, ' ', false, json::error_handler_t::replace),
+                  "application/json");
 }
 
 }  // namespace superagent::github

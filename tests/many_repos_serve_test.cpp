@@ -1,0 +1,151 @@
+// Issue 37, as a team runs it: one `superagent serve` for three repositories of the loopback
+// GitHub. A mention in each is acknowledged in place, worked in that repository's own code and
+// answered with a pull request there; two PRs numbered alike in two repositories stay apart;
+// CI failing on one PR reaches its Ticket; and a store written when the daemon served one
+// repository keeps its Tickets once it serves three.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "daemon_process.h"
+#include "fake_github_server.h"
+#include "serve_fixture.h"
+
+namespace superagent::testing {
+namespace {
+
+using nlohmann::json;
+namespace fs = std::filesystem;
+
+constexpr char kFix[] =
+    "cat > task.json\nsed -i 's/teh typo/the typo/' README.md\n"
+    "echo '{\"stage\":\"ready\",\"summary\":\"Fixed the typo in README.\",\"question\":null,"
+    "\"pr\":{\"title\":\"Fix the typo\",\"body\":\"修正拼写 ✍️\"}}'\n";
+
+class ManyReposServeTest : public ServeTest {
+ protected:
+  // A bare origin at <dir>/<owner>/<name>.git (the `{repo}` of execution.git_remote) whose README
+  // names its repository, with the team's fix.sh; and issue 1 on the fake.
+  void MakeOrigin(FakeGitHub& github) {
+    github.issues[1] = WebhookExample("issue_comment", "created")["issue"];
+    github.repo_info = {{"full_name", github.repo}, {"default_branch", "master"}};
+    const fs::path seed = dir_ / ("seed-" + std::to_string(seeds_++));
+    fs::create_directories(seed);
+    std::ofstream(seed / "fix.sh") << kFix;
+    std::ofstream(seed / "README.md") << github.repo << ": There is teh typo.\n";
+    const fs::path origin = dir_ / (github.repo + ".git");
+    fs::create_directories(origin.parent_path());
+    ASSERT_EQ(std::system(("cd " + seed.string() + " && git init -q -b master . && git add -A"
+                           " && git -c user.name=t -c user.email=t@t commit -q -m init && git clone -q --bare . " +
+                           origin.string())
+                              .c_str()),
+              0);
+  }
+  void WriteConfig(FakeGitHub& home, const std::vector<FakeGitHub*>& all) {
+    std::string repos;
+    for (FakeGitHub* g : all) repos += "    - " + g->repo + "\n";
+    Write("policy.yaml", "mode: observe\nsources:\n  github:\n    people: [Codertocat]\n");
+    Write("superagent.yaml", "data_dir: data\npolicy_file: policy.yaml\npanel:\n  listen: 127.0.0.1:" +
+                                 std::to_string(port_) + "\ngithub:\n  api_url: " + home.api_url() + "\n  repos:\n" + repos +
+                                 "execution:\n" + executor_ + "  git_remote: " + (dir_ / "{repo}.git").string() + "\n");
+  }
+  // Codertocat's mention of the agent on issue 1 of `github`'s repository, as GitHub delivers it.
+  json Mention(FakeGitHub& github, std::int64_t comment_id) {
+    json payload = WebhookExample("issue_comment", "created");
+    payload["comment"] = github.MakeComment(comment_id, 1, "Codertocat", "@superagent-bot please fix the typo in README",
+                                            SystemClock()->NowMs());
+    payload["repository"]["full_name"] = github.repo;
+    payload["repository"]["name"] = github.repo.substr(github.repo.find('/') + 1);
+    return payload;
+  }
+  // What the pushed branch `branch` of `repo`'s origin says in its README.
+  std::string PushedReadme(const std::string& repo, const std::string& branch) {
+    const std::string out = (dir_ / "readme.out").string();
+    const std::string cmd = "git -C " + (dir_ / (repo + ".git")).string() + " show " + branch + ":README.md > " + out;
+    if (std::system(cmd.c_str()) != 0) return "";
+    std::ifstream in(out);
+    return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  }
+  static std::string PullBranch(FakeGitHub& github, std::int64_t number) {
+    auto lock = github.Lock();
+    auto it = github.pulls.find(number);
+    return it == github.pulls.end() ? "" : it->second["head"]["ref"].get<std::string>();
+  }
+  int seeds_ = 0;
+};
+
+TEST_F(ManyReposServeTest, MentionsInThreeRepositoriesAreWorkedAndAnsweredEachInItsOwn) {
+  FakeGitHub home(SystemClock()), api(SystemClock()), web(SystemClock());
+  api.repo = "acme/api";
+  web.repo = "acme/Web";  // configured as GitHub shows it; the webhook below says "acme/web"
+  home.other_repositories = {{api.repo, &api}, {web.repo, &web}};
+  for (FakeGitHub* g : {&home, &api, &web}) MakeOrigin(*g);
+  WriteConfig(home, {&home, &api, &web});
+
+  DaemonProcess d(SUPERAGENT_BINARY, {"serve", "--config", Config()}, GitHubEnv());
+  ASSERT_TRUE(d.WaitForLine("ready")) << d.log();
+  EXPECT_NE(d.log().find("sources github=Codertocat/Hello-World,acme/api,acme/Web"), std::string::npos) << d.log();
+  ASSERT_TRUE(d.WaitForCount("github identity login=superagent-bot", 3)) << d.log();
+
+  // acme/api first: Ticket 1, its PR #100 there.
+  ASSERT_EQ(DeliverEvent("issue_comment", "api-1", Mention(api, 5001)), 200);
+  ASSERT_TRUE(d.WaitForCount("pull request linked ticket=1 number=100", 1)) << d.log();
+  ASSERT_TRUE(d.WaitForCount("github message posted", 2)) << d.log();
+  // acme/web, named in lower case by its webhook: Ticket 2, also PR #100 — in its own repository.
+  json web_mention = Mention(web, 5002);
+  web_mention["repository"]["full_name"] = "acme/web";
+  ASSERT_EQ(DeliverEvent("issue_comment", "web-1", web_mention), 200);
+  ASSERT_TRUE(d.WaitForCount("pull request linked ticket=2 number=100", 1)) << d.log();
+  ASSERT_TRUE(d.WaitForCount("github message posted", 4)) << d.log();
+  // The home repository: Ticket 3.
+  ASSERT_EQ(DeliverEvent("issue_comment", "home-1", Mention(home, 5003)), 200);
+  ASSERT_TRUE(d.WaitForCount("pull request linked ticket=3 number=100", 1)) << d.log();
+  ASSERT_TRUE(d.WaitForCount("github message posted", 6)) << d.log();
+
+  // Each answered in place: an acknowledgement and a result naming its own PR.
+  for (FakeGitHub* g : {&home, &api, &web}) {
+    auto lock = g->Lock();
+    ASSERT_EQ(g->comments.size(), 2u) << g->repo;
+    ASSERT_EQ(g->pulls.size(), 1u) << g->repo;
+    const std::string result = g->comments[1]["body"];
+    EXPECT_NE(result.find("Pull request: https://github.com/" + g->repo + "/pull/100"), std::string::npos)
+        << g->repo << ": " << result;
+  }
+  // … and worked in its own code: each origin got a branch whose README is that repository's, fixed.
+  for (FakeGitHub* g : {&home, &api, &web}) {
+    const std::string branch = PullBranch(*g, 100);
+    ASSERT_FALSE(branch.empty()) << g->repo;
+    EXPECT_EQ(PushedReadme(g->repo, branch), g->repo + ": There is the typo.\n") << g->repo;
+  }
+  // A delivery for a repository not served is taken by nobody.
+  json stranger = Mention(api, 5004);
+  stranger["repository"]["full_name"] = "acme/secret";
+  EXPECT_EQ(DeliverEvent("issue_comment", "stranger-1", stranger), 202);
+
+  // CI fails on acme/api's PR: Ticket 1 hears it (and Ticket 2, whose PR has the same number in
+  // acme/web, does not).
+  json check = FailedCheckOnTicketOne("0123456789abcdef0123456789abcdef01234567", PullBranch(api, 100));
+  check["repository"]["full_name"] = "acme/api";
+  ASSERT_EQ(DeliverEvent("check_run", "ci-1", check), 200);
+  ASSERT_TRUE(d.WaitForCount("ci failed on a ticket's pull request ticket=1 number=100 attempt=1/2", 1)) << d.log();
+  ASSERT_TRUE(d.WaitForCount("worker turn ended", 4)) << d.log();
+  ASSERT_TRUE(d.WaitForCount("github message posted", 7)) << d.log();
+  d.Signal(SIGTERM);
+  EXPECT_EQ(d.Wait(), 0) << d.log();
+
+  EXPECT_EQ(d.log().find("ticket=2 number=100 attempt"), std::string::npos) << d.log();
+  EXPECT_EQ(api.Count("POST", "/repos/acme/api/issues/1/comments"), 3) << "acknowledgement, result, the fix's result";
+  EXPECT_EQ(web.Count("POST", "/repos/acme/Web/issues/1/comments"), 2);
+  EXPECT_EQ(home.Count("POST", home.repo_path() + "/issues/1/comments"), 2);
+  EXPECT_EQ(home.Count("GET", "/user"), 1) << "one identity for every repository";
+  EXPECT_EQ(api.Count("GET", "/user") + web.Count("GET", "/user"), 0);
+}
+
+}  // namespace
+}  // namespace superagent::testing
