@@ -81,7 +81,7 @@ TEST(BudgetPolicy, WrongTypesNegativesAndUnknownKeysArePreciseProblems) {
 
 TEST(BudgetPolicy, ChineseKeysAreRejectedByName) {
   EXPECT_THAT(Problems("预算:\n  explicit: {tokens: 1}\n"),
-              ::testing::ElementsAre("policy.yaml:1:1: 预算: unknown key (expected one of mode, sources, rules, budgets, circuit_breaker, judgement)"));
+              ::testing::ElementsAre("policy.yaml:1:1: 预算: unknown key (expected one of mode, sources, rules, budgets, circuit_breaker, judgement, repos)"));
   EXPECT_THAT(Problems("budgets:\n  显式: {tokens: 1}\n"),
               ::testing::ElementsAre("policy.yaml:2:3: budgets.显式: unknown key (expected one of explicit, inferred)"));
   EXPECT_THAT(Problems("budgets:\n  inferred: {令牌: 1, tokens: 🙂}\n"),  // yaml-cpp counts columns in bytes

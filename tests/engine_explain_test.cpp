@@ -145,16 +145,25 @@ TEST(ExplainWords, PlacesAndKeysReadAsAPersonSaysThem) {
   t.threads = {"feishu:thread:omt_1", "feishu:chat:oc_1"};
   EXPECT_EQ(PlaceWords(t), "a Feishu topic");
   std::optional<PolicyEdit> change;
-  EXPECT_EQ(GateWords(t, "ignored:others_unaddressed", "none", &change),
+  const std::vector<std::string> table{"sources", "feishu"};
+  EXPECT_EQ(GateWords(t, "ignored:others_unaddressed", "none", table, &change),
             "ou_x did not address the agent; sources.feishu.scopes.\"chat:oc_1\".others_unaddressed ignores such messages.");
   ASSERT_TRUE(change);
   EXPECT_EQ(DottedKey(change->path), "sources.feishu.scopes.\"chat:oc_1\".others_unaddressed");
   t.human = false;
   t.actor = "renovate[bot]";
   change.reset();
-  EXPECT_EQ(GateWords(t, "bot_not_listed", "none", &change),
+  EXPECT_EQ(GateWords(t, "bot_not_listed", "none", table, &change),
             "the bot renovate[bot] is not in sources.feishu.bots, so nothing it writes is admitted.");
   EXPECT_EQ(change->to, "add renovate[bot]");
+  // A repository's own table (issue 37) is named by its full key.
+  t.source = "github";
+  t.scope = "comments";
+  t.threads = {"github:acme/web:issue:3"};
+  change.reset();
+  EXPECT_EQ(GateWords(t, "bot_not_listed", "none", {"repos", "acme/web", "sources", "github"}, &change),
+            "the bot renovate[bot] is not in repos.\"acme/web\".sources.github.bots, so nothing it writes is admitted.");
+  EXPECT_EQ(PlaceWords(t), "GitHub issue acme/web#3");
 }
 
 }  // namespace

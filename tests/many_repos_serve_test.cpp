@@ -15,6 +15,7 @@
 
 #include "daemon_process.h"
 #include "fake_github_server.h"
+#include "run_binary.h"
 #include "serve_fixture.h"
 
 namespace superagent::testing {
@@ -145,6 +146,36 @@ TEST_F(ManyReposServeTest, MentionsInThreeRepositoriesAreWorkedAndAnsweredEachIn
   EXPECT_EQ(home.Count("POST", home.repo_path() + "/issues/1/comments"), 2);
   EXPECT_EQ(home.Count("GET", "/user"), 1) << "one identity for every repository";
   EXPECT_EQ(api.Count("GET", "/user") + web.Count("GET", "/user"), 0);
+}
+
+// A policy row of one repository decides there and only there, and explain says which row.
+TEST_F(ManyReposServeTest, ARepositorysOwnPolicyRowsAdmitThereAndExplainNamesThem) {
+  FakeGitHub home(SystemClock()), web(SystemClock());
+  web.repo = "acme/web";
+  home.other_repositories = {{web.repo, &web}};
+  for (FakeGitHub* g : {&home, &web}) MakeOrigin(*g);
+  WriteConfig(home, {&home, &web});
+  // Codertocat may ask in every repository but acme/web, whose own table lists only a maintainer
+  // there; its mode is its own too.
+  Write("policy.yaml", "mode: observe\nsources:\n  github:\n    people: [Codertocat]\nrepos:\n  acme/web:\n"
+                       "    mode: auto\n    sources:\n      github:\n        people: [web-maintainer]\n");
+  DaemonProcess d(SUPERAGENT_BINARY, {"serve", "--config", Config()}, GitHubEnv());
+  ASSERT_TRUE(d.WaitForLine("ready")) << d.log();
+  ASSERT_TRUE(d.WaitForCount("github identity login=superagent-bot", 2)) << d.log();
+  ASSERT_EQ(DeliverEvent("issue_comment", "web-1", Mention(web, 6001)), 200);
+  ASSERT_TRUE(d.WaitForLine("thread=github:acme/web:issue:1 outcome=ignore")) << d.log();
+  ASSERT_EQ(DeliverEvent("issue_comment", "home-1", Mention(home, 6002)), 200);
+  ASSERT_TRUE(d.WaitForCount("pull request linked ticket=1 number=100", 1)) << d.log();
+  d.Signal(SIGTERM);
+  EXPECT_EQ(d.Wait(), 0) << d.log();
+  const RunResult story = RunProgram(SUPERAGENT_BINARY, {"explain", "--config", Config(), "https://github.com/acme/web/issues/1#issuecomment-6001"});
+  ASSERT_EQ(story.exit_code, 0) << story.err;
+  EXPECT_NE(story.out.find("Codertocat wrote on GitHub issue acme/web#1"), std::string::npos) << story.out;
+  EXPECT_NE(story.out.find("Codertocat is not in repos.\"acme/web\".sources.github.people"), std::string::npos) << story.out;
+  EXPECT_NE(story.out.find("To change that: repos.\"acme/web\".sources.github.people — add Codertocat."), std::string::npos)
+      << story.out;
+  EXPECT_EQ(web.Count("POST", "/repos/acme/web/issues/1/comments"), 0) << "an ignored mention is not answered";
+  EXPECT_EQ(home.Count("POST", home.repo_path() + "/issues/1/comments"), 2);
 }
 
 }  // namespace

@@ -269,7 +269,7 @@ rules:
 )");
   ASSERT_EQ(problems.size(), 8u) << Joined(problems);
   EXPECT_EQ(problems[0].ToString(), "policy.yaml:1:1: mod: unknown key (expected one of mode, sources, rules, budgets, circuit_breaker, "
-            "judgement)");
+            "judgement, repos)");
   EXPECT_EQ(problems[1].line, 4);
   EXPECT_EQ(problems[1].message, "sources.github.peple: unknown key (expected one of people, bots, scopes, tell_others)");
   EXPECT_EQ(problems[2].line, 6);

@@ -14,6 +14,10 @@
 #include "superagent/status.h"
 
 namespace superagent {
+struct Trigger;
+}  // namespace superagent
+
+namespace superagent {
 
 // Ordered: kNone < kInferred < kExplicit. "ignore" in policy.yaml is kNone.
 enum class Strength { kNone = 0, kInferred = 1, kExplicit = 2 };
@@ -43,6 +47,15 @@ struct SourcePolicy {
 
   bool IsPerson(const std::string& actor) const;
   bool IsBot(const std::string& actor) const;
+};
+
+// What one repository decides for itself (issue 37: `repos:` in policy.yaml). What it leaves out
+// is the policy's: its `sources.github` block, when written, takes the place of the top-level one
+// whole (people, bots, scopes, tell_others) for Triggers in that repository; its `mode` that of
+// the top-level mode. Rules are the policy's (a rule's own mode still outranks both).
+struct RepositoryPolicy {
+  std::optional<Mode> mode;
+  std::optional<SourcePolicy> github;
 };
 
 // When a rule's pull request may be merged by the daemon (SPEC §6): off by default, because a
@@ -126,11 +139,27 @@ struct Policy {
   std::map<std::string, SourcePolicy> sources;  // "github", "feishu"
   std::vector<Rule> rules;
   JudgementSettings judgement;
+  // Issue 37: rows of single repositories, by "owner/name" in lower case (github_threads.h).
+  std::map<std::string, RepositoryPolicy> repos;
 
   // The mode work under `rule` runs in: the rule's own, else the policy's.
   Mode ModeOf(const Rule& rule) const { return rule.mode.value_or(mode); }
+  // … in repository `repo` ("" none): the rule's own, else the repository's, else the policy's.
+  Mode ModeOf(const Rule& rule, const std::string& repo) const { return rule.mode.value_or(ModeIn(repo)); }
+  // The mode of repository `repo` ("" none): its own, else the policy's.
+  Mode ModeIn(const std::string& repo) const;
   // Whether inferred candidates enter Eval: the policy's mode is not off, or an enabled rule's is.
   bool InferredWanted() const;
+  // … in repository `repo`: its mode is not off, or an enabled rule's is.
+  bool InferredWanted(const std::string& repo) const;
+  // The admission table of `source` for a Trigger in repository `repo` ("" none): the
+  // repository's own GitHub block, else sources.<source>; nullptr when neither is written.
+  const SourcePolicy* SourceIn(const std::string& source, const std::string& repo) const;
+  // Where that table is written, as a key path: {"sources", "github"} or
+  // {"repos", "acme/api", "sources", "github"} (explain names the row that decided).
+  std::vector<std::string> SourcePath(const std::string& source, const std::string& repo) const;
+  // The repository a Trigger was written in: its first Thread's, "" for any other platform.
+  static std::string RepositoryOf(const Trigger& t);
   // The rule named `name`, or nullptr.
   const Rule* FindRule(const std::string& name) const;
   // Enabled rules in file order.
@@ -138,6 +167,8 @@ struct Policy {
   // The admission row for a Trigger's scope. A Feishu "chat:<id>" that the policy does not
   // configure falls to "other_mentions". Returns nullptr when the Source or row is absent.
   const ScopePolicy* FindScope(const std::string& source, const std::string& scope) const;
+  // … in the table `src` (SourceIn's).
+  static const ScopePolicy* FindScopeIn(const SourcePolicy& src, const std::string& source, const std::string& scope);
   // Canonical JSON (stable key order); equal policies give byte-equal dumps.
   nlohmann::json ToJson() const;
   // Hex digest of ToJson().dump(): the Engine makes a new version exactly when it changes.

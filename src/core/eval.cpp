@@ -4,6 +4,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "superagent/github_threads.h"
 #include "superagent/text.h"
 
 namespace superagent {
@@ -213,16 +214,19 @@ EvalOutcome JudgeEval(const EvalJob& job, const Policy& policy, Assessor& assess
     if (const Rule* r = policy.FindRule(name); r && r->silent) out.silent = true;
   // Each rule has its own mode (the policy's unless it sets one): the work is done when a rule
   // that covers it is in auto, and otherwise only recorded (issue 38: a rule earns auto alone).
+  // A repository's own mode stands between them (issue 37).
+  const std::string repo = github_threads::HomeRepository(job.thread, "");
   std::vector<std::string> auto_rules;
   for (const std::string& name : out.matched_rules)
-    if (const Rule* r = policy.FindRule(name); r && policy.ModeOf(*r) == Mode::kAuto) auto_rules.push_back(name);
+    if (const Rule* r = policy.FindRule(name); r && policy.ModeOf(*r, repo) == Mode::kAuto) auto_rules.push_back(name);
   if (check("rule_in_auto", !auto_rules.empty())) {
     out.outcome = DecisionOutcome::kAccept;
     out.reason = "proactive work under rules (auto: " + text::Join(auto_rules, ", ") + ")";
   } else {
     out.outcome = DecisionOutcome::kIgnore;
     out.would_accept = true;
-    out.reason = std::string(ModeName(policy.mode == Mode::kAuto ? Mode::kObserve : policy.mode)) +
+    const Mode mode = policy.ModeIn(repo);
+    out.reason = std::string(ModeName(mode == Mode::kAuto ? Mode::kObserve : mode)) +
                  " mode: recorded as would_accept";
   }
   return out;

@@ -141,7 +141,8 @@ Result<json> ExplainTrigger(store::Store& store, const Policy& policy, TimeMs no
     // Each Eval that judged it: what the Gate said, then what was decided. A key that would have
     // changed an earlier verdict is kept only when no later Eval changed the story.
     change.reset();
-    summary.push_back(GateWords(rec->trigger, g.reason, g.strength, &change));
+    summary.push_back(GateWords(rec->trigger, g.reason, g.strength,
+                                policy.SourcePath(rec->trigger.source, Policy::RepositoryOf(rec->trigger)), &change));
     if (d) {
       e["decision"] = DecisionJson(*d);
       std::optional<PolicyEdit> decided;

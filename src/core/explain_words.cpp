@@ -22,9 +22,15 @@ std::string SourceName(const std::string& source) {
   return source;
 }
 
-// The scope row's key path for a cell: sources.<source>.scopes.<scope>.<cell>.
-PolicyEdit Cell(const Trigger& t, const std::string& cell, const std::string& to) {
-  return {{"sources", t.source, "scopes", t.scope, cell}, to};
+// A key under the admission table `table` ({"sources", "github"}, or a repository's own).
+std::vector<std::string> Under(std::vector<std::string> table, std::initializer_list<std::string> keys) {
+  table.insert(table.end(), keys.begin(), keys.end());
+  return table;
+}
+
+// The scope row's key path for a cell: <table>.scopes.<scope>.<cell>.
+PolicyEdit Cell(const std::vector<std::string>& table, const Trigger& t, const std::string& cell, const std::string& to) {
+  return {Under(table, {"scopes", t.scope, cell}), to};
 }
 
 }  // namespace
@@ -66,9 +72,9 @@ std::string ArrivalWords(const Trigger& t) {
 }
 
 std::string GateWords(const Trigger& t, const std::string& reason, const std::string& strength,
-                      std::optional<PolicyEdit>* change) {
+                      const std::vector<std::string>& table, std::optional<PolicyEdit>* change) {
   const std::string who = SenderWords(t), actor = t.actor.value_or("");
-  const std::vector<std::string> people{"sources", t.source, "people"}, bots{"sources", t.source, "bots"};
+  const std::vector<std::string> people = Under(table, {"people"}), bots = Under(table, {"bots"});
   const std::string cell = reason.substr(reason.find(':') + 1);
   if (reason == "own_message") return "It is the agent's own message, which is never a request.";
   if (reason == "panel_operator") return "Typed in the panel by a person logged in to it: an explicit request.";
@@ -93,22 +99,22 @@ std::string GateWords(const Trigger& t, const std::string& reason, const std::st
   if (reason == "listed_bot") return who + " is in " + DottedKey(bots) + ": at most inferred work.";
   if (reason == "bot_not_addressed") return who + " is a listed bot but did not address the agent, so it was not admitted.";
   if (reason == "not_addressed") {
-    *change = Cell(t, "receive_all", "true, to read messages that do not address the agent here");
+    *change = Cell(table, t, "receive_all", "true, to read messages that do not address the agent here");
     return who + " did not address the agent (no @-mention) here, so it was not a request.";
   }
   if (cell == "others_addressed") {
     if (reason.rfind("ignored:", 0) == 0) {
       if (!actor.empty()) *change = PolicyEdit{people, "add " + actor};
       return who + " is not in " + DottedKey(people) + ", and an @-mention from someone not listed is ignored here (" +
-             DottedKey(Cell(t, cell, "").path) + ").";
+             DottedKey(Cell(table, t, cell, "").path) + ").";
     }
-    return who + " is not in " + DottedKey(people) + "; " + DottedKey(Cell(t, cell, "").path) +
+    return who + " is not in " + DottedKey(people) + "; " + DottedKey(Cell(table, t, cell, "").path) +
            " admits an @-mention from anyone as " + (strength == "explicit" ? "an explicit request." : "inferred work.");
   }
   if (cell == "others_unaddressed" || cell == "allowed_unaddressed") {
     const bool ignored = reason.rfind("ignored:", 0) == 0;
-    if (ignored) *change = Cell(t, cell, "inferred, to let the agent offer help with such messages");
-    return who + " did not address the agent; " + DottedKey(Cell(t, cell, "").path) +
+    if (ignored) *change = Cell(table, t, cell, "inferred, to let the agent offer help with such messages");
+    return who + " did not address the agent; " + DottedKey(Cell(table, t, cell, "").path) +
            (ignored ? " ignores such messages." : " admits them as inferred work.");
   }
   return "The Gate said " + reason + ".";

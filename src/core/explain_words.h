@@ -26,9 +26,10 @@ std::string SenderWords(const Trigger& t);
 // "alice wrote on GitHub issue #11, addressing the agent, at 2026-12-02T10:00:00Z."
 std::string ArrivalWords(const Trigger& t);
 // The Gate's verdict on `t` (its stored reason token), and in `change` the key that would
-// change it when one would.
+// change it when one would. `table` is where the admission table that judged it is written
+// (Policy::SourcePath: {"sources", "github"}, or {"repos", "acme/api", "sources", "github"}).
 std::string GateWords(const Trigger& t, const std::string& reason, const std::string& strength,
-                      std::optional<PolicyEdit>* change);
+                      const std::vector<std::string>& table, std::optional<PolicyEdit>* change);
 // What the Eval decided, and (in `change`) the key for an observe-mode "would accept".
 std::string DecisionWords(const Decision& d, std::optional<PolicyEdit>* change);
 

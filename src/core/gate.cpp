@@ -73,21 +73,23 @@ GateResult EvaluateGate(const Policy& policy, const Trigger& trigger, bool threa
     return r;
   }
 
-  auto src = policy.sources.find(trigger.source);
-  if (src == policy.sources.end()) return Make(Strength::kNone, "source_not_in_policy");
+  // A repository's own table, when it writes one (issue 37), else the Source's.
+  const std::string repo = Policy::RepositoryOf(trigger);
+  const SourcePolicy* src = policy.SourceIn(trigger.source, repo);
+  if (src == nullptr) return Make(Strength::kNone, "source_not_in_policy");
 
   // A row the policy does not write uses the table's defaults (SPEC §4.3).
-  const ScopePolicy* found = policy.FindScope(trigger.source, trigger.scope);
+  const ScopePolicy* found = Policy::FindScopeIn(*src, trigger.source, trigger.scope);
   const ScopePolicy row = found != nullptr ? *found : ScopePolicy{};
   bool receive_all = row.receive_all;
   if (trigger.source == "feishu") {
     // Only addressed messages reach the other_mentions and direct rows (an unconfigured chat falls
     // to other_mentions), so "receive all" has no meaning there.
-    bool configured_chat = trigger.scope.rfind("chat:", 0) == 0 && src->second.scopes.count(trigger.scope) > 0;
+    bool configured_chat = trigger.scope.rfind("chat:", 0) == 0 && src->scopes.count(trigger.scope) > 0;
     if (!configured_chat) receive_all = false;
   }
 
-  GateResult r = Admit(src->second, row, receive_all, trigger, thread_has_ticket);
+  GateResult r = Admit(*src, row, receive_all, trigger, thread_has_ticket);
 
   // Modes govern inferred work only; explicit works in every mode (SPEC §4.4).
   switch (r.strength) {
@@ -95,7 +97,7 @@ GateResult EvaluateGate(const Policy& policy, const Trigger& trigger, bool threa
       r.candidate = true;
       break;
     case Strength::kInferred:
-      if (!policy.InferredWanted()) {
+      if (!policy.InferredWanted(repo)) {
         r.candidate = false;
         r.reason = "mode_off";  // strength stays inferred so the record shows what off cost
       } else {
@@ -110,12 +112,17 @@ GateResult EvaluateGate(const Policy& policy, const Trigger& trigger, bool threa
 }
 
 bool AnyoneMayAsk(const Policy& policy, const std::string& source) {
-  auto src = policy.sources.find(source);
-  if (src == policy.sources.end()) return false;
-  if (!src->second.people.empty()) return true;
-  // The same rows Admit reads: a row the policy does not write has the table's default (ignore).
-  for (const auto& [scope, row] : src->second.scopes)
-    if (row.others_addressed == Strength::kExplicit && !(source == "github" && scope == "ci")) return true;
+  auto admits = [&](const SourcePolicy& src) {
+    if (!src.people.empty()) return true;
+    // The same rows Admit reads: a row the policy does not write has the table's default (ignore).
+    for (const auto& [scope, row] : src.scopes)
+      if (row.others_addressed == Strength::kExplicit && !(source == "github" && scope == "ci")) return true;
+    return false;
+  };
+  if (auto src = policy.sources.find(source); src != policy.sources.end() && admits(src->second)) return true;
+  // A repository's own table may let someone ask there (issue 37).
+  for (const auto& [repo, rows] : policy.repos)
+    if (source == "github" && rows.github && admits(*rows.github)) return true;
   return false;
 }
 

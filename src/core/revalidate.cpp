@@ -30,33 +30,39 @@ std::string MatchedRulesStillEnabled(const Mandate& m, const Policy& now) {
 
 // Proactive work goes on only while a rule it matched is in auto: the rule's own mode, else the
 // policy's (issue 38). "" when one is.
-std::string NotAuto(const Mandate& m, const Policy& now) {
+std::string NotAuto(const Mandate& m, const std::string& repo, const Policy& now) {
   bool own_mode = false;
   for (const auto& name : m.matched_rules) {
     const Rule* r = now.FindRule(name);
     if (r == nullptr) continue;
-    if (now.ModeOf(*r) == Mode::kAuto) return "";
+    if (now.ModeOf(*r, repo) == Mode::kAuto) return "";
     own_mode = own_mode || r->mode.has_value();
   }
-  if (m.matched_rules.empty() && now.mode == Mode::kAuto) return "";
+  if (m.matched_rules.empty() && now.ModeIn(repo) == Mode::kAuto) return "";
   if (own_mode) return "no rule it matched is in auto (" + text::Join(m.matched_rules, ", ") + ")";
-  return std::string("mode is ") + ModeName(now.mode) + ", not auto";
+  return std::string("mode is ") + ModeName(now.ModeIn(repo)) + ", not auto";
+}
+
+// The table the origin Trigger was admitted by: its repository's own, else the Source's.
+const SourcePolicy* TableOf(const Mandate& m, const Trigger& origin, const Policy& now) {
+  return now.SourceIn(m.source, Policy::RepositoryOf(origin));
 }
 
 }  // namespace
 
 std::string RevalidateMandate(const Mandate& m, const Trigger& origin, const Policy& now) {
   // The Source must still listen to the original Thread (not necessarily receive-all).
-  if (m.source != "panel" && now.sources.count(m.source) == 0)
-    return "source " + m.source + " is no longer in the policy";
+  const std::string repo = Policy::RepositoryOf(origin);
+  const SourcePolicy* table = TableOf(m, origin, now);
+  if (m.source != "panel" && table == nullptr) return "source " + m.source + " is no longer in the policy";
   if (m.admission == "allow_listed_follow_up" || m.admission == "panel_operator") return "";
   if (m.admission == "listed_bot") {
-    if (!m.sender || !now.sources.at(m.source).IsBot(*m.sender)) return "bot is no longer on the bot list";
-    if (std::string r = NotAuto(m, now); !r.empty()) return r;
+    if (!m.sender || !table->IsBot(*m.sender)) return "bot is no longer on the bot list";
+    if (std::string r = NotAuto(m, repo, now); !r.empty()) return r;
     return MatchedRulesStillEnabled(m, now);
   }
   if (m.strength == Strength::kInferred) {
-    if (std::string r = NotAuto(m, now); !r.empty()) return r;
+    if (std::string r = NotAuto(m, repo, now); !r.empty()) return r;
     if (std::string r = MatchedRulesStillEnabled(m, now); !r.empty()) return r;
   }
   if (IsCellAdmission(m.admission) || m.admission == "follow_up") {
@@ -64,7 +70,7 @@ std::string RevalidateMandate(const Mandate& m, const Trigger& origin, const Pol
     return "";
   }
   // An allow-listed person's request: they must still be on the allow-list.
-  if (!m.sender || !now.sources.at(m.source).IsPerson(*m.sender)) return "requester is no longer allow-listed";
+  if (!m.sender || !table->IsPerson(*m.sender)) return "requester is no longer allow-listed";
   return "";
 }
 
@@ -80,18 +86,20 @@ std::vector<std::string> PolicyChangeReasons(const Mandate& m, const Trigger& or
       reasons.push_back("matched rule " + name + " changed");
   }
   const bool proactive = m.strength == Strength::kInferred;
-  if (proactive && NotAuto(m, before).empty() && !NotAuto(m, now).empty())
-    reasons.push_back("proactive work no longer accepted (" + NotAuto(m, now) + ")");
+  const std::string repo = Policy::RepositoryOf(origin);
+  if (proactive && NotAuto(m, repo, before).empty() && !NotAuto(m, repo, now).empty())
+    reasons.push_back("proactive work no longer accepted (" + NotAuto(m, repo, now) + ")");
 
   bool eligible = true;
-  if (m.source != "panel" && now.sources.count(m.source) == 0) {
+  const SourcePolicy* table = TableOf(m, origin, now);
+  if (m.source != "panel" && table == nullptr) {
     eligible = false;
   } else if (m.admission == "listed_bot") {
-    eligible = m.sender && now.sources.at(m.source).IsBot(*m.sender);
+    eligible = m.sender && table->IsBot(*m.sender);
   } else if (IsCellAdmission(m.admission) || m.admission == "follow_up") {
     eligible = CellStillAdmits(m, origin, now);
   } else if (m.admission == "allow_listed_addressed" || m.admission == "allow_listed_follow_up") {
-    eligible = m.sender && now.sources.at(m.source).IsPerson(*m.sender);
+    eligible = m.sender && table->IsPerson(*m.sender);
   }
   if (!eligible) reasons.push_back("requester no longer eligible");
   return reasons;

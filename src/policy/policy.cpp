@@ -6,6 +6,8 @@
 #include <cmath>
 
 #include "superagent/digest.h"
+#include "superagent/github_threads.h"
+#include "superagent/trigger.h"
 
 namespace superagent {
 namespace {
@@ -257,39 +259,87 @@ std::vector<const Rule*> Policy::EnabledRules() const {
 const ScopePolicy* Policy::FindScope(const std::string& source, const std::string& scope) const {
   auto src = sources.find(source);
   if (src == sources.end()) return nullptr;
-  auto row = src->second.scopes.find(scope);
-  if (row != src->second.scopes.end()) return &row->second;
+  return FindScopeIn(src->second, source, scope);
+}
+
+const ScopePolicy* Policy::FindScopeIn(const SourcePolicy& src, const std::string& source, const std::string& scope) {
+  auto row = src.scopes.find(scope);
+  if (row != src.scopes.end()) return &row->second;
   // A Feishu group the policy does not list only reaches us when it @-mentions the agent, which
   // is exactly what the "other_mentions" row is about.
   if (source == "feishu" && scope.rfind("chat:", 0) == 0) {
-    row = src->second.scopes.find("other_mentions");
-    if (row != src->second.scopes.end()) return &row->second;
+    row = src.scopes.find("other_mentions");
+    if (row != src.scopes.end()) return &row->second;
   }
   return nullptr;
 }
+
+std::string Policy::RepositoryOf(const Trigger& t) {
+  if (t.source != "github" || t.threads.empty()) return "";
+  auto place = github_threads::PlaceOf(t.threads.front());
+  return place ? place->repo : "";
+}
+
+Mode Policy::ModeIn(const std::string& repo) const {
+  if (auto it = repos.find(repo); !repo.empty() && it != repos.end() && it->second.mode) return *it->second.mode;
+  return mode;
+}
+
+const SourcePolicy* Policy::SourceIn(const std::string& source, const std::string& repo) const {
+  if (auto it = repos.find(repo); source == "github" && !repo.empty() && it != repos.end() && it->second.github)
+    return &*it->second.github;
+  auto src = sources.find(source);
+  return src == sources.end() ? nullptr : &src->second;
+}
+
+std::vector<std::string> Policy::SourcePath(const std::string& source, const std::string& repo) const {
+  if (auto it = repos.find(repo); source == "github" && !repo.empty() && it != repos.end() && it->second.github)
+    return {"repos", repo, "sources", source};
+  return {"sources", source};
+}
+
+namespace {
+
+// One admission table as the canonical JSON writes it.
+json SourceJson(const std::string& name, const SourcePolicy& sp) {
+  json scopes = json::object();
+  for (const auto& [row, cell] : sp.scopes) {
+    if (IsCi(name, row)) {
+      // CI has no sender: its row has only this cell, so the others are not part of its meaning.
+      scopes[row] = json{{"others_unaddressed", CellWord(cell.others_unaddressed)}};
+      continue;
+    }
+    scopes[row] = json{{"receive_all", cell.receive_all},
+                       {"allowed_unaddressed", CellWord(cell.allowed_unaddressed)},
+                       {"others_addressed", CellWord(cell.others_addressed)},
+                       {"others_unaddressed", CellWord(cell.others_unaddressed)}};
+  }
+  json out{{"people", SortedSet(sp.people)}, {"bots", SortedSet(sp.bots)}, {"scopes", scopes}};
+  // Only when set: a policy written before the key existed keeps its fingerprint (no new version).
+  if (sp.tell_others) out["tell_others"] = true;
+  return out;
+}
+
+}  // namespace
 
 json Policy::ToJson() const {
   json j = json::object();
   j["mode"] = ModeName(mode);
   json srcs = json::object();
-  for (const auto& [name, sp] : sources) {
-    json scopes = json::object();
-    for (const auto& [row, cell] : sp.scopes) {
-      if (IsCi(name, row)) {
-        // CI has no sender: its row has only this cell, so the others are not part of its meaning.
-        scopes[row] = json{{"others_unaddressed", CellWord(cell.others_unaddressed)}};
-        continue;
-      }
-      scopes[row] = json{{"receive_all", cell.receive_all},
-                         {"allowed_unaddressed", CellWord(cell.allowed_unaddressed)},
-                         {"others_addressed", CellWord(cell.others_addressed)},
-                         {"others_unaddressed", CellWord(cell.others_unaddressed)}};
-    }
-    srcs[name] = json{{"people", SortedSet(sp.people)}, {"bots", SortedSet(sp.bots)}, {"scopes", scopes}};
-    // Only when set: a policy written before the key existed keeps its fingerprint (no new version).
-    if (sp.tell_others) srcs[name]["tell_others"] = true;
-  }
+  for (const auto& [name, sp] : sources) srcs[name] = SourceJson(name, sp);
   j["sources"] = srcs;
+  // Only when written: a policy from before issue 37 keeps its fingerprint (no new version).
+  if (!repos.empty()) {
+    json rj = json::object();
+    for (const auto& [repo, rows] : repos) {
+      json one = json::object();
+      if (rows.mode) one["mode"] = ModeName(*rows.mode);
+      if (rows.github) one["sources"] = json{{"github", SourceJson("github", *rows.github)}};
+      rj[repo] = std::move(one);
+    }
+    j["repos"] = std::move(rj);
+  }
+
   // Rules keep file order: EnabledRules() promises it and prompts list them in that order.
   json rules_json = json::array();
   for (const Rule& r : rules) {
@@ -325,7 +375,14 @@ json Policy::ToJson() const {
 }
 
 bool Policy::InferredWanted() const {
-  if (mode != Mode::kOff) return true;
+  if (InferredWanted("")) return true;
+  for (const auto& [repo, rows] : repos)
+    if (InferredWanted(repo)) return true;
+  return false;
+}
+
+bool Policy::InferredWanted(const std::string& repo) const {
+  if (ModeIn(repo) != Mode::kOff) return true;
   for (const Rule& r : rules)
     if (r.enabled && r.mode && *r.mode != Mode::kOff) return true;
   return false;
@@ -376,6 +433,34 @@ Result<Policy> PolicyFromJson(const json& j) {
       Result<SourcePolicy> sp = SourceFromJson(sj, "sources." + name);
       if (!sp.ok()) return sp.status();
       p.sources[name] = std::move(*sp);
+    }
+  }
+  if (auto rj = j.find("repos"); rj != j.end() && !rj->is_null()) {
+    if (!rj->is_object()) return JsonError("repos", "must be an object");
+    for (const auto& [repo, one] : rj->items()) {
+      const std::string path = "repos." + repo;
+      if (!github_threads::IsRepositoryName(repo) || github_threads::Canonical(repo) != repo)
+        return JsonError(path, "is not a repository's owner/name in lower case");
+      if (!one.is_object()) return JsonError(path, "must be an object");
+      RepositoryPolicy rows;
+      for (const auto& [key, v] : one.items()) {
+        if (key == "mode") {
+          Mode m = Mode::kObserve;
+          if (!v.is_string() || !ParseMode(v.get<std::string>(), &m)) return JsonError(path + ".mode", "must be one of off, observe, auto");
+          rows.mode = m;
+        } else if (key == "sources") {
+          if (!v.is_object()) return JsonError(path + ".sources", "must be an object");
+          for (const auto& [name, sj] : v.items()) {
+            if (name != "github") return JsonError(path + ".sources." + name, "a repository's rows are GitHub's");
+            Result<SourcePolicy> sp = SourceFromJson(sj, path + ".sources.github");
+            if (!sp.ok()) return sp.status();
+            rows.github = std::move(*sp);
+          }
+        } else {
+          return JsonError(path + "." + key, "unknown member");
+        }
+      }
+      p.repos[repo] = std::move(rows);
     }
   }
   // Versions stored before budgets existed have none: they read as the defaults.

@@ -13,13 +13,15 @@
 #include <yaml-cpp/yaml.h>
 
 #include "policy/yaml_documents.h"
+#include "superagent/github_threads.h"
 #include "superagent/policy.h"
 #include "superagent/text.h"
 
 namespace superagent {
 namespace {
 
-const std::vector<std::string> kRootKeys = {"mode", "sources", "rules", "budgets", "circuit_breaker", "judgement"};
+const std::vector<std::string> kRootKeys = {"mode", "sources", "rules", "budgets", "circuit_breaker", "judgement", "repos"};
+const std::vector<std::string> kRepositoryKeys = {"mode", "sources"};
 const std::vector<std::string> kJudgementKeys = {"promote_at", "promote_after", "demote_at", "demote_after", "window_days"};
 const std::vector<std::string> kCircuitBreakerKeys = {"per_sender", "per_source", "window_minutes"};
 const std::vector<std::string> kBudgetKinds = {"explicit", "inferred"};
@@ -272,6 +274,47 @@ class PolicyReader {
     }
   }
 
+  // repos: {"owner/name": {mode, sources: {github: {...}}}} (issue 37): one repository's own
+  // mode and GitHub admission table, each taking the place of the top-level one there.
+  void ReadRepositories(const Entry& e, Policy* out) {
+    if (!ExpectMap(e, "repos")) return;
+    for (const Entry& repo : Entries(e.value, "repos", nullptr)) {
+      const std::string p = "repos." + repo.key;
+      if (!github_threads::IsRepositoryName(repo.key)) {
+        Add(repo.key_node, p, "is not a repository: write it as GitHub does, \"owner/name\"");
+        continue;
+      }
+      const std::string name = github_threads::Canonical(repo.key);
+      if (out->repos.count(name)) {
+        Add(repo.key_node, p, "is written twice (GitHub's names ignore case)");
+        continue;
+      }
+      RepositoryPolicy& rows = out->repos[name];
+      if (!ExpectMap(repo, p)) continue;
+      for (const Entry& f : Entries(repo.value, p, &kRepositoryKeys)) {
+        const std::string fp = p + "." + f.key;
+        if (f.key == "mode") {
+          Mode m = Mode::kObserve;
+          if (!f.value.IsScalar() || !ParseMode(f.value.Scalar(), &m))
+            Add(Where(f), fp, "must be one of off, observe, auto" + Got(f.value));
+          else
+            rows.mode = m;
+          continue;
+        }
+        if (!ExpectMap(f, fp)) continue;
+        for (const Entry& src : Entries(f.value, fp, nullptr)) {
+          if (src.key != "github") {
+            Add(src.key_node, fp + "." + src.key,
+                "a repository's rows are GitHub's; sources." + src.key + " is written once, at the top");
+            continue;
+          }
+          rows.github.emplace();
+          ReadSource(src, fp + ".github", &*rows.github);
+        }
+      }
+    }
+  }
+
   static bool KnownScope(const std::string& source, const std::string& scope) {
     if (source == "github") return scope == "issues" || scope == "pulls" || scope == "comments" || scope == "ci";
     return scope == "other_mentions" || scope == "direct" || (scope.rfind("chat:", 0) == 0 && scope.size() > 5);
@@ -416,6 +459,8 @@ class PolicyReader {
         ReadCircuitBreaker(e, &out->circuit_breaker);
       } else if (e.key == "judgement") {
         ReadJudgement(e, &out->judgement);
+      } else if (e.key == "repos") {
+        ReadRepositories(e, out);
       } else {
         ReadRules(e, out);
       }
