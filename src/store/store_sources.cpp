@@ -169,6 +169,22 @@ namespace {
 }  // namespace
 
 Result<int> Store::QualifyGitHubKeys(const std::string& repo) {
+  // Asked at every start: the answer must not cost a scan of a million Triggers. Every old key
+  // has its Thread (a channel too: a comment's is its Thread, a CI result's Thread is its branch),
+  // and the rewrite below is one transaction, so Threads, cursors and the two tables whose rows
+  // may name no repository say whether anything is left — each read by its index.
+  {
+    Stmt probe = db_.Prepare(
+        "SELECT EXISTS (SELECT 1 FROM threads WHERE key GLOB 'github:issue:*' OR key GLOB 'github:pull:*' OR "
+        "key GLOB 'github:ci:*' OR key GLOB 'github:commit:*' OR key = 'github:repo') "
+        "OR EXISTS (SELECT 1 FROM source_cursors WHERE source = 'github') "
+        "OR EXISTS (SELECT 1 FROM source_health WHERE source = 'github' AND path <> 'webhook') "
+        "OR EXISTS (SELECT 1 FROM ticket_pulls WHERE repo = '') OR EXISTS (SELECT 1 FROM workspaces WHERE repo = '')");
+    const bool left = probe.Step() && probe.Bool(0);
+    RETURN_IF_ERROR(probe.status());
+    probe.Reset();
+    if (!left) return 0;
+  }
   // Children first would break their references mid-way; checked at commit instead, when every
   // table speaks the new keys.
   RETURN_IF_ERROR(db_.Exec("PRAGMA defer_foreign_keys = ON"));
