@@ -1,6 +1,5 @@
 // The GitHub Sources and Channels built together, as the daemon runs them: one of each per
 // repository served (issue 37), over one HTTP client and one agent identity.
-#include <httplib.h>
 #include <spdlog/spdlog.h>
 
 #include <set>
@@ -168,14 +167,7 @@ WebhookReply Integration::HandleWebhook(const WebhookRequest& request) {
 }
 
 void Integration::InstallWebhookRoute(httplib::Server& server) {
-  server.Post("/hooks/github", [this](const httplib::Request& req, httplib::Response& res) {
-    WebhookRequest w;
-    w.event = req.get_header_value("X-GitHub-Event");
-    w.delivery = req.get_header_value("X-GitHub-Delivery");
-    w.signature = req.get_header_value("X-Hub-Signature-256");
-    w.body = req.body;
-    WriteWebhookReply(HandleWebhook(w), res);
-  });
+  InstallWebhookHandler(server, [this](const WebhookRequest& w) { return HandleWebhook(w); });
 }
 
 void Integration::Start() {

@@ -17,12 +17,13 @@
 #include "sources/github/normalize.h"
 #include "sources/intake.h"
 
-namespace httplib { struct Response; }
+namespace httplib { class Server; }
 
 namespace superagent::github {
 
-// The HTTP answer to a webhook delivery: its status, and {"status", "message"} as JSON.
-void WriteWebhookReply(const WebhookReply& reply, httplib::Response& res);
+// POST /hooks/github on `server`, each delivery answered by `handle`: its status, and
+// {"status", "message"} as JSON (one Source's, or the Integration's for every repository).
+void InstallWebhookHandler(httplib::Server& server, std::function<WebhookReply(const WebhookRequest&)> handle);
 
 // Constant-time check of an X-Hub-Signature-256 header against the raw body.
 bool VerifyWebhookSignature(const std::string& secret, const std::string& body, const std::string& header);

@@ -248,21 +248,22 @@ void Source::ReportRefusedDeliveries() {
 }
 
 void InstallWebhookRoute(httplib::Server& server, Source* source) {
-  server.Post("/hooks/github", [source](const httplib::Request& req, httplib::Response& res) {
+  InstallWebhookHandler(server, [source](const WebhookRequest& w) { return source->HandleWebhook(w); });
+}
+
+void InstallWebhookHandler(httplib::Server& server, std::function<WebhookReply(const WebhookRequest&)> handle) {
+  server.Post("/hooks/github", [handle = std::move(handle)](const httplib::Request& req, httplib::Response& res) {
     WebhookRequest w;
     w.event = req.get_header_value("X-GitHub-Event");
     w.delivery = req.get_header_value("X-GitHub-Delivery");
     w.signature = req.get_header_value("X-Hub-Signature-256");
     w.body = req.body;
-    WriteWebhookReply(source->HandleWebhook(w), res);
+    const WebhookReply reply = handle(w);
+    res.status = reply.status;
+    // The message may quote the event header, which is any bytes the sender chose.
+    res.set_content(json{{"status", reply.status}, {"message", reply.message}}.dump(-1, ' ', false, json::error_handler_t::replace),
+                    "application/json");
   });
-}
-
-void WriteWebhookReply(const WebhookReply& reply, httplib::Response& res) {
-  res.status = reply.status;
-  // The message may quote the event header, which is any bytes the sender chose.
-  res.set_content(json{{"status", reply.status}, {"message", reply.message}}.dump(-1, ' ', false, json::error_handler_t::replace),
-                  "application/json");
 }
 
 }  // namespace superagent::github
