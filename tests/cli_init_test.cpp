@@ -146,6 +146,37 @@ TEST_F(InitTest, WritesACheckedConfigAndAnObservePolicyAllowingTheRepositorysWri
   EXPECT_EQ(Read("policy.yaml"), before);
 }
 
+// Issue 37: several repositories, as names and URLs; each one's writers may ask; a repository
+// the token cannot list is named, and the others' writers are still allowed.
+TEST_F(InitTest, SeveralRepositoriesAreWrittenAsGithubReposAndEachOnesWritersMayAsk) {
+  FakeGitHub github(SystemClock()), api(SystemClock()), web(SystemClock());
+  api.repo = "acme/api";
+  web.repo = "acme/web";
+  github.other_repositories = {{api.repo, &api}, {web.repo, &web}};
+  github.Script("GET", github.repo_path() + "/collaborators", {200, {}, json::array({Collaborator("alice", true)}).dump()});
+  api.Script("GET", "/repos/acme/api/collaborators",
+             {200, {}, json::array({Collaborator("bob", true), Collaborator("alice", false, true)}).dump()});
+  web.Script("GET", "/repos/acme/web/collaborators", {403, {}, R"({"message":"Must have push access"})"});
+  RunResult r = Init({"--repo", github.repo + ", https://github.com/acme/api/issues/3 acme/web,ACME/API",
+                      "--github-api-url", github.url(), "--model-url", "http://127.0.0.1:9"});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  std::vector<Problem> problems;
+  auto config = LoadConfigFile((dir_ / "etc" / "superagent.yaml").string(), &problems);
+  ASSERT_TRUE(config) << (problems.empty() ? "" : problems[0].ToString());
+  EXPECT_EQ(config->github.repos, (std::vector<std::string>{github.repo, "acme/api", "acme/web"})) << "a repeat dropped";
+  EXPECT_EQ(config->github.repo, github.repo) << "the first is the home repository";
+  auto policy = LoadPolicyFile(config->policy_file, &problems);
+  ASSERT_TRUE(policy) << (problems.empty() ? "" : problems[0].ToString());
+  EXPECT_EQ(policy->sources.at("github").people, (std::vector<std::string>{"alice", "bob"}));
+  EXPECT_THAT(Read("policy.yaml"), HasSubstr("could not list those of acme/web"));
+  EXPECT_EQ(RunBinary({"check", "--config", (dir_ / "etc" / "superagent.yaml").string()}).exit_code, 0);
+
+  // A wrong one among them is named by its place, and nothing is written.
+  RunResult bad = Init({"--repo", "acme/api, 不是/仓库", "--force"});
+  EXPECT_EQ(bad.exit_code, 2) << bad.out << bad.err;
+  EXPECT_THAT(bad.err, HasSubstr("--repo: the 2nd repository: "));
+}
+
 TEST_F(InitTest, WithoutATokenThatMayListCollaboratorsThePolicyStartsEmptyAndSaysWhy) {
   FakeGitHub github(SystemClock());
   github.Script("GET", github.repo_path() + "/collaborators",

@@ -426,6 +426,26 @@ TEST_F(DoctorTest, AHealthyDeploymentPassesEveryCheck) {
   EXPECT_TRUE(chat_.problems().empty());
 }
 
+// Issue 37: every repository of github.repos is read with the same token, each on its own line;
+// one the token cannot see fails with the words that fix it, the others still pass.
+TEST_F(DoctorTest, EachRepositoryServedIsCheckedOnItsOwnLine) {
+  FakeGitHub api(SystemClock());
+  api.repo = "acme/api";
+  api.repo_info = {{"full_name", "acme/api"}, {"default_branch", "main"}};
+  github_.other_repositories = {{api.repo, &api}};
+  superagent::Config c = Healthy();
+  c.github.repos = {github_.repo, "acme/api", "acme/secret"};
+  github_.Script("GET", "/repos/acme/secret", {404, {}, R"({"message":"Not Found"})"}, -1);
+  auto checks = Run(c);
+  EXPECT_EQ(checks["github.repo"].result, R::kOk) << checks["github.repo"].detail;
+  EXPECT_EQ(checks["github.repos[1]"].result, R::kOk) << checks["github.repos[1]"].detail;
+  EXPECT_EQ(checks["github.repos[1]"].detail, "acme/api readable");
+  EXPECT_EQ(checks["github.repos[2]"].result, R::kFailed);
+  EXPECT_THAT(checks["github.repos[2]"].detail, HasSubstr("GET /repos/acme/secret: "));
+  EXPECT_THAT(checks["github.repos[2]"].fix, HasSubstr("check acme/secret (owner/name) in github.repos"));
+  EXPECT_EQ(api.Count("GET", "/repos/acme/api"), 1) << "asked of acme/api itself";
+}
+
 // The chosen coding CLI (issue 21): the real Claude Code from tests/node_modules, its version, and
 // a one-token call to a loopback Anthropic API; then each thing a team gets wrong, with a fix.
 TEST_F(DoctorTest, TheChosenCodingCliIsCheckedEndToEnd) {

@@ -24,17 +24,18 @@ namespace superagent::app {
 namespace {
 
 const char kInitUsage[] =
-    "usage: superagent init [--dir DIR] [--repo OWNER/NAME] [--people LOGIN,LOGIN] [--model-url URL]\n"
+    "usage: superagent init [--dir DIR] [--repo OWNER/NAME[,OWNER/NAME]] [--people LOGIN,LOGIN] [--model-url URL]\n"
     "                       [--model NAME] [--execution-model NAME] [--model-key-env NAME]\n"
     "                       [--github-token-env NAME] [--github-api-url URL] [--git-remote URL]\n"
     "                       [--data-dir DIR] [--listen HOST:PORT] [--yes] [--force]\n"
     "\n"
     "Writes DIR/superagent.yaml and DIR/policy.yaml (DIR: the current directory), both commented,\n"
     "then runs `check` and `doctor` on them. The policy starts in observe mode and allows the\n"
-    "GitHub logins given with --people (comma-separated), or else the repository's collaborators\n"
+    "GitHub logins given with --people (comma-separated), or else the repositories' collaborators\n"
     "with write access, when the token in --github-token-env's variable (GITHUB_TOKEN) may list\n"
     "them. When it ends with nobody, it says so last: every @-mention would be ignored until\n"
-    "sources.github.people lists someone. --repo also takes the repository's GitHub URL. Secrets\n"
+    "sources.github.people lists someone. --repo takes one repository or several (comma-separated;\n"
+    "the first is home to what is asked in a chat), each also as its GitHub URL. Secrets\n"
     "are never asked for: only the NAMES of the variables that hold them.\n"
     "\n"
     "On a terminal it asks for each value its flags did not give (Enter keeps the default shown),\n"
@@ -127,8 +128,9 @@ int CmdInit(int argc, char** argv) {
   auto variable = [](std::string* v) { return InitVariableProblem(*v); };
   if (interactive) std::printf("Setting up superagent. Enter keeps the value in brackets; no secret is asked for.\n");
   std::fflush(stdout);
-  if (auto rc = ask("--repo", "GitHub repository the agent works on (owner/name or its URL, empty for none)", &a.repo,
-                    InitRepoProblem))
+  if (auto rc = ask("--repo",
+                    "GitHub repositories the agent works on (owner/name or URL, several separated by commas; empty for none)",
+                    &a.repo, [&a](std::string* v) { return InitReposProblem(v, &a.repos); }))
     return *rc;
   if (auto rc = ask("--github-token-env", "Variable that will hold the GitHub token", &a.github_token_env, variable))
     return *rc;

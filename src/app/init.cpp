@@ -142,6 +142,32 @@ std::string InitRepoProblem(std::string* repo) {
   return "";
 }
 
+std::string InitReposProblem(std::string* list, std::vector<std::string>* repos) {
+  std::vector<std::string> words;
+  std::string word;
+  for (char c : *list + ",") {
+    if (c == ',' || c == ' ' || c == '\t' || c == '\n' || c == '\r') {
+      if (!word.empty()) words.push_back(word);
+      word.clear();
+    } else {
+      word += c;
+    }
+  }
+  std::vector<std::string> found;
+  for (std::size_t i = 0; i < words.size(); ++i) {
+    std::string one = words[i];
+    // One repository's problem is said as it always was; among several, which one.
+    if (std::string p = InitRepoProblem(&one); !p.empty())
+      return words.size() == 1 ? p : "the " + Ordinal(i + 1) + " repository: " + p;
+    const bool seen = std::any_of(found.begin(), found.end(),
+                                  [&](const std::string& f) { return text::AsciiLower(f) == text::AsciiLower(one); });
+    if (!seen) found.push_back(one);
+  }
+  *repos = found;
+  *list = text::Join(found, ", ");
+  return "";
+}
+
 std::string InitVariableProblem(const std::string& name) {
   if (LooksLikeSecret(name))
     return "that looks like a secret itself; give the NAME of the variable that will hold it (e.g. GITHUB_TOKEN), "
@@ -202,7 +228,8 @@ std::string ParsePeopleList(const std::string& list, std::vector<std::string>* l
 }
 
 std::string InitAnswersProblem(InitAnswers* a) {
-  if (std::string p = InitRepoProblem(&a->repo); !p.empty()) return "--repo: " + p;
+  if (std::string p = InitReposProblem(&a->repo, &a->repos); !p.empty()) return "--repo: " + p;
+  a->repo = a->repos.empty() ? "" : a->repos.front();
   for (const auto& [flag, value] : {std::pair<const char*, const std::string*>{"--github-token-env", &a->github_token_env},
                                     {"--model-key-env", &a->model_key_env}})
     if (std::string p = InitVariableProblem(*value); !p.empty()) return std::string(flag) + ": " + p;
@@ -243,22 +270,36 @@ std::string AskUntilValid(std::istream& in, std::ostream& out, const std::string
   }
 }
 
+namespace {
+
+// The repositories `a` names: every one once checked, else the one it was given (a caller that
+// built the answers by hand).
+std::vector<std::string> RepositoriesOf(const InitAnswers& a) {
+  if (!a.repos.empty()) return a.repos;
+  if (!a.repo.empty()) return {a.repo};
+  return {};
+}
+
+}  // namespace
+
 std::string InitNobodyMayAskWords(const InitAnswers& a, const InitPeople& people, const std::string& policy_path) {
   if (a.repo.empty() || !people.logins.empty()) return "";
   return "Nobody may ask for work yet: sources.github.people in " + policy_path +
-         " is empty, so every @-mention of the agent on " + a.repo +
+         " is empty, so every @-mention of the agent on " + text::Join(RepositoriesOf(a), ", ") +
          " will be ignored. Add the GitHub logins of the people who may ask there (people: [alice, bob]; the daemon "
          "reloads the file when it is saved), or run init again with --people alice,bob --force.";
 }
 
 InitPeople InitPeopleFromGitHub(const InitAnswers& a, const std::string& token, HttpClient& http) {
   InitPeople out;
-  if (a.repo.empty()) {
+  const std::vector<std::string> repos = RepositoriesOf(a);
+  const std::string named = text::Join(repos, ", ");
+  if (repos.empty()) {
     out.note = "was given no repository";
     return out;
   }
   if (token.empty()) {
-    out.note = "found the variable " + a.github_token_env + " unset, so it could not read the collaborators of " + a.repo;
+    out.note = "found the variable " + a.github_token_env + " unset, so it could not read the collaborators of " + named;
     return out;
   }
   std::string base = a.github_api_url;
@@ -269,34 +310,42 @@ InitPeople InitPeopleFromGitHub(const InitAnswers& a, const std::string& token, 
     json u = json::parse(me.body, nullptr, false);
     if (u.is_object() && u.contains("login") && u["login"].is_string()) self = u["login"].get<std::string>();
   }
-  HttpResponse r = Get(http, base + "/repos/" + a.repo + "/collaborators?affiliation=all&per_page=100", token);
-  if (r.status != 200) {
-    out.note = "could not list the collaborators of " + a.repo + " with the token (" +
-               (r.status == 0 ? r.error : "HTTP " + std::to_string(r.status)) + "; it needs push access)";
-    return out;
-  }
-  json list = json::parse(r.body, nullptr, false);
-  if (!list.is_array()) {
-    out.note = "got something other than a list of the collaborators of " + a.repo;
-    return out;
-  }
-  for (const json& c : list) {
-    if (!c.is_object() || !c.contains("login") || !c["login"].is_string()) continue;
-    const std::string login = c["login"].get<std::string>();
-    // GitHub's logins are letters, digits and hyphens; anything else is not a person to allow.
-    const bool plain = std::all_of(login.begin(), login.end(),
-                                   [](char ch) { return std::isalnum(static_cast<unsigned char>(ch)) || ch == '-'; });
-    if (login.empty() || login.size() > 39 || !plain || login == self) continue;
-    if (c.contains("type") && c["type"] == "Bot") continue;
-    const json perms = c.contains("permissions") && c["permissions"].is_object() ? c["permissions"] : json::object();
-    auto has = [&](const char* k) { return perms.contains(k) && perms[k] == true; };
-    if (!has("push") && !has("maintain") && !has("admin")) continue;
-    out.logins.push_back(login);
+  // The writers of every repository (issue 37): whoever may push to one may ask the agent.
+  std::vector<std::string> unread, why;
+  bool capped = false;
+  for (const std::string& repo : repos) {
+    HttpResponse r = Get(http, base + "/repos/" + repo + "/collaborators?affiliation=all&per_page=100", token);
+    json list = r.status == 200 ? json::parse(r.body, nullptr, false) : json();
+    if (!list.is_array()) {
+      unread.push_back(repo);
+      why.push_back(r.status == 0 ? r.error : r.status == 200 ? "an answer that is not a list" : "HTTP " + std::to_string(r.status));
+      continue;
+    }
+    capped = capped || list.size() >= 100;
+    for (const json& c : list) {
+      if (!c.is_object() || !c.contains("login") || !c["login"].is_string()) continue;
+      const std::string login = c["login"].get<std::string>();
+      // GitHub's logins are letters, digits and hyphens; anything else is not a person to allow.
+      const bool plain = std::all_of(login.begin(), login.end(),
+                                     [](char ch) { return std::isalnum(static_cast<unsigned char>(ch)) || ch == '-'; });
+      if (login.empty() || login.size() > 39 || !plain || login == self) continue;
+      if (c.contains("type") && c["type"] == "Bot") continue;
+      const json perms = c.contains("permissions") && c["permissions"].is_object() ? c["permissions"] : json::object();
+      auto has = [&](const char* k) { return perms.contains(k) && perms[k] == true; };
+      if (!has("push") && !has("maintain") && !has("admin")) continue;
+      out.logins.push_back(login);
+    }
   }
   std::sort(out.logins.begin(), out.logins.end());
   out.logins.erase(std::unique(out.logins.begin(), out.logins.end()), out.logins.end());
-  out.note = "allowed the collaborators with write access to " + a.repo + " when it ran" +
-             (list.size() >= 100 ? " (the first 100 only)" : "");
+  if (unread.size() == repos.size()) {
+    out.note = "could not list the collaborators of " + named + " with the token (" + text::Join(why, "; ") +
+               "; it needs push access)";
+    return out;
+  }
+  out.note = "allowed the collaborators with write access to " + named + " when it ran" +
+             (capped ? " (the first 100 of each only)" : "") +
+             (unread.empty() ? "" : "; could not list those of " + text::Join(unread, ", "));
   return out;
 }
 
@@ -318,9 +367,15 @@ std::string InitConfigYaml(const InitAnswers& a) {
        "panel:\n"
        "  # Keep it on loopback; `superagent panel-url --config FILE` prints the login link.\n";
   y += "  listen: " + Quoted(a.listen) + "\n\n";
-  y += "github:\n"
-       "  # The one repository the agent works on; \"\" turns GitHub off.\n";
-  y += "  repo: " + Quoted(a.repo) + "\n";
+  y += "github:\n";
+  if (const std::vector<std::string> repos = RepositoriesOf(a); repos.size() > 1) {
+    y += "  # The repositories the agent works on; the first is home to what is asked in a chat.\n"
+         "  repos:\n";
+    for (const std::string& r : repos) y += "    - " + Quoted(r) + "\n";
+  } else {
+    y += "  # The repository the agent works on (github.repos lists several); \"\" turns GitHub off.\n";
+    y += "  repo: " + Quoted(a.repo) + "\n";
+  }
   y += "  api_url: " + Quoted(a.github_api_url) + "\n";
   y += "  # The variable holding the token the agent acts as (scopes: repo, notifications).\n";
   y += "  token_env: " + Quoted(a.github_token_env) + "\n\n";

@@ -13,7 +13,10 @@
 namespace superagent::app {
 
 struct InitAnswers {
-  std::string repo;                                    // "owner/name"; empty: GitHub off
+  // "owner/name"; empty: GitHub off. As given, several may be listed ("acme/api, acme/web");
+  // InitAnswersProblem leaves the first here and every one in `repos`.
+  std::string repo;
+  std::vector<std::string> repos;                      // issue 37: every repository, the first = repo
   std::string github_api_url = "https://api.github.com";
   std::string github_token_env = "GITHUB_TOKEN";
   std::string model_url = "https://api.deepseek.com";  // an OpenAI-compatible endpoint
@@ -32,6 +35,10 @@ struct InitAnswers {
 // The repository: owner/name, or a pasted GitHub URL of it — https://github.com/o/r, …/o/r.git,
 // …/o/r/issues/5, git@github.com:o/r.git — which becomes "o/r" in *repo. Empty means GitHub off.
 std::string InitRepoProblem(std::string* repo);
+// Issue 37: several repositories, split at commas and blanks, each checked as InitRepoProblem
+// checks one (the problem names which: "the 2nd repository …"). Repeats (GitHub's names ignore
+// case) are dropped. Sets *repos and rewrites *list as "o/r, o/s"; an empty list is GitHub off.
+std::string InitReposProblem(std::string* list, std::vector<std::string>* repos);
 // A variable's NAME (letters, digits, _; not starting with a digit), and not a pasted secret.
 std::string InitVariableProblem(const std::string& name);
 // An http(s) URL without blanks.
