@@ -10,6 +10,7 @@ import { refreshJudgement, renderProposals } from './judgement.js';
 const STAGES = ['waiting_for_person', 'blocked', 'working', 'idle', 'ready', 'ended'];
 const state = {
   stage: '',            // History filter
+  repo: '',             // … by repository ("owner/name" in lower case), when several are served
   tickets: [],          // History rows shown
   more: false,          // an older page exists
   open: new Set(),      // Tickets whose detail is expanded
@@ -418,11 +419,25 @@ function renderChips(counts) {
   $('stage-filter').replaceChildren(...chips);
 }
 
+// One chip per repository served (issue 37), shown only when there are several: a Ticket is a
+// repository's when it was asked for there or works there.
+function renderRepoChips(repos) {
+  const box = $('repo-filter');
+  box.hidden = repos.length < 2;
+  if (box.hidden) { state.repo = ''; box.replaceChildren(); return; }
+  const chip = (repo, label) => el('button', {
+    type: 'button', class: 'chip', 'aria-pressed': String(state.repo === repo), 'data-repo': repo || 'all',
+    onclick: () => { state.repo = repo; state.open.clear(); loadTickets(); renderRepoChips(repos); },
+  }, label);
+  box.replaceChildren(chip('', 'Every repository'), ...repos.map((r) => chip(r.toLowerCase(), r)));
+}
+
 async function loadTickets(older = false) {
   // A refresh re-reads as many rows as are shown, so "Show older" pages stay open.
   const limit = older ? 30 : Math.min(200, Math.max(30, state.tickets.length));
   const params = new URLSearchParams({ limit: String(limit) });
   if (state.stage) params.set('stage', state.stage);
+  if (state.repo) params.set('repo', state.repo);
   if (older && state.tickets.length) params.set('before', state.tickets[state.tickets.length - 1].id);
   const { tickets } = await getJson(`/api/tickets?${params}`);
   state.tickets = older ? state.tickets.concat(tickets) : tickets;
@@ -446,7 +461,8 @@ function budgetLine(b) {
 function renderTickets() {
   const list = $('tickets');
   $('tickets-empty').hidden = state.tickets.length > 0;
-  $('tickets-empty').textContent = state.stage ? `No Tickets ${stageLabel(state.stage)}.` : 'No Tickets yet.';
+  $('tickets-empty').textContent = (state.stage ? `No Tickets ${stageLabel(state.stage)}` : state.repo ? 'No Tickets' : 'No Tickets yet') +
+    (state.repo ? ` in ${state.repo}.` : '.');
   $('tickets-more').hidden = !state.more;
   const items = state.tickets.map((t) => {
     const existing = list.querySelector(`li[data-ticket="${t.id}"]`);
@@ -624,6 +640,7 @@ async function refresh() {
       const [needs, status, observe] = await Promise.all([getJson('/api/needs'), getJson('/api/status'), getJson('/api/observe?limit=20')]);
       renderNeeds(needs);
       renderStatus(status);
+      renderRepoChips(status.repositories || []);
       renderObserve(observe, status.mode);
       await refreshWorkers();
       await refreshJudgement();

@@ -175,8 +175,10 @@ class Views {
   Result<std::map<std::pair<std::string, std::string>, std::int64_t>> TriggersBySource();
 
   // --- History ---
-  // Newest first; `stage` filters; `before` pages (ids below it).
-  Result<std::vector<TicketRow>> Tickets(std::optional<Stage> stage, int limit, std::optional<TicketId> before);
+  // Newest first; `stage` filters; `before` pages (ids below it); `repo` ("owner/name", lower
+  // case; "" all) keeps the Tickets asked for in that repository or working in it (issue 37).
+  Result<std::vector<TicketRow>> Tickets(std::optional<Stage> stage, int limit, std::optional<TicketId> before,
+                                         const std::string& repo = "");
   // NotFound when no Ticket has that id.
   Result<TicketDetail> Detail(TicketId id);
   // Observe review: `would_accept` Decisions, newest first, with the Triggers they judged.

@@ -516,6 +516,7 @@ panel::PanelContext PanelContextFor(const Config& config, const RunMode& mode) {
   panel::PanelContext ctx = ModuleOptionsFor(config).panel;  // listen, password_env, password, slots_configured
   ctx.setup = SetupGapsFor(config, mode);
   ctx.policy_file = config.policy_file;
+  ctx.repositories = config.github.repos;
   return ctx;
 }
 

@@ -25,6 +25,7 @@
 #include "superagent/assign_or_return.h"
 #include "superagent/clock.h"
 #include "superagent/engine.h"
+#include "superagent/github_threads.h"
 #include "superagent/host_port.h"
 #include "superagent/json_read.h"
 #include "superagent/secret_filter.h"
@@ -219,6 +220,7 @@ Result<json> Panel::Impl::StatusJson() {
   json j;
   j["mode"] = ModeName(ctx.engine->CurrentPolicy().mode);
   j["policy_version"] = ctx.engine->PolicyVersion();
+  j["repositories"] = ctx.repositories;  // issue 37: History filters by them when there are several
   if (const auto& p = policy)
     j["policy"] = {{"version", p->version}, {"origin", p->origin}, {"since", TimeJson(p->created_at)}};
   j["triggers"] = c.triggers;
@@ -349,7 +351,10 @@ void Panel::Impl::Install(httplib::Server& server) {
     }
     std::optional<TicketId> before;
     if (int b = IntParam(req, "before", 0, 0, INT32_MAX); b > 0) before = b;
-    auto rows = ctx.views->Tickets(stage, IntParam(req, "limit", 50, 1, 200), before);
+    const std::string repo = req.get_param_value("repo");
+    if (!repo.empty() && !github_threads::IsRepositoryName(repo))
+      return SendError(res, 400, "repo must be a repository's owner/name");
+    auto rows = ctx.views->Tickets(stage, IntParam(req, "limit", 50, 1, 200), before, repo);
     if (!rows.ok()) return SendRead(res, "tickets", rows.status());
     json list = json::array();
     for (const TicketRow& r : *rows) list.push_back(TicketRowJson(r));

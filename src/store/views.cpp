@@ -11,6 +11,7 @@
 #include "store/sqlite.h"
 #include "store/store.h"
 #include "store/views_internal.h"
+#include "superagent/text.h"
 
 namespace superagent {
 
@@ -241,15 +242,24 @@ Result<std::map<std::pair<std::string, std::string>, std::int64_t>> Views::Trigg
   return out;
 }
 
-Result<std::vector<TicketRow>> Views::Tickets(std::optional<Stage> stage, int limit, std::optional<TicketId> before) {
+Result<std::vector<TicketRow>> Views::Tickets(std::optional<Stage> stage, int limit, std::optional<TicketId> before,
+                                              const std::string& repo) {
   MutexLock lock(&mu_);
   ReadTx tx(db_);
   RETURN_IF_ERROR(tx.begin_status());
+  // A repository's Tickets: those of its Threads (a key's prefix: the range its index reads) and
+  // those a chat asked for whose workspace is there.
   Stmt s = db_->Prepare("SELECT " TICKET_COLUMNS " FROM tickets WHERE (?1 IS NULL OR stage = ?1) "
-                         "AND (?2 IS NULL OR id < ?2) ORDER BY id DESC LIMIT ?3");
+                         "AND (?2 IS NULL OR id < ?2) AND (?4 IS NULL OR (thread_key >= ?5 AND thread_key < ?6) OR "
+                         "EXISTS (SELECT 1 FROM workspaces w WHERE w.ticket_id = tickets.id AND w.repo = ?4)) "
+                         "ORDER BY id DESC LIMIT ?3");
   if (stage) s.Bind(1, StageName(*stage));
   else s.BindNull(1);
-  s.Bind(2, before).Bind(3, limit);
+  // "github:<repo>:" up to "github:<repo>;" (';' follows ':'): every key of the repository.
+  const std::string canonical = text::AsciiLower(repo);
+  s.Bind(2, before).Bind(3, limit).Bind(5, "github:" + canonical + ":").Bind(6, "github:" + canonical + ";");
+  if (canonical.empty()) s.BindNull(4);
+  else s.Bind(4, canonical);
   std::vector<Ticket> tickets;
   RETURN_IF_ERROR(EachRow(s, [&](Stmt& row) { tickets.push_back(ReadTicket(row)); }));
   s.Reset();

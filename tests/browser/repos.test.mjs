@@ -1,0 +1,55 @@
+// History by repository (issue 37) in a real browser: headless Debian Chromium driven by
+// playwright-core, against a panel tests/panel_repos_test.cpp started in-process with Tickets in
+// acme/widgets and acme/api. By hand: PANEL_URL=… LOGIN_URL=… node --test tests/browser/repos.test.mjs
+// No fixed sleeps: every wait is for a condition in the page.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { launchChromium, newPage } from './chromium.mjs';
+
+const url = process.env.PANEL_URL;
+const login = process.env.LOGIN_URL;
+const one = process.env.ONE_REPOSITORY === '1';
+for (const [k, v] of Object.entries({ PANEL_URL: url, LOGIN_URL: login })) {
+  if (!v) throw new Error(`${k} is not set (tests/panel_repos_test.cpp sets it)`);
+}
+
+let browser;
+let page;
+const errors = [];
+
+before(async () => {
+  browser = await launchChromium();
+  page = await newPage(browser, errors);
+  await page.goto(login);
+  await page.locator('body[data-loaded]').waitFor();
+  await page.locator('#tickets li').first().waitFor();
+});
+
+after(async () => {
+  await browser?.close();
+  // The panel runs no intercom here: its 503 is not an error of the page.
+  assert.deepEqual(errors.filter((e) => !/intercom/.test(e)), [], 'the page logged no errors');
+});
+
+test('one repository: no repository chips', { skip: !one }, async () => {
+  assert.equal(await page.locator('#repo-filter').isHidden(), true);
+  assert.equal(await page.locator('#repo-filter .chip').count(), 0);
+});
+
+test('each repository is a chip; choosing one lists its Tickets only', { skip: one }, async () => {
+  const chips = page.locator('#repo-filter .chip');
+  assert.deepEqual(await chips.allInnerTexts(), ['Every repository', 'acme/widgets', 'Acme/API']);
+  assert.equal(await page.locator('#tickets li').count(), 2);
+  await page.locator('#repo-filter .chip[data-repo="acme/api"]').click();
+  await page.locator('#repo-filter .chip[data-repo="acme/api"][aria-pressed="true"]').waitFor();
+  await page.locator('#tickets li').nth(1).waitFor({ state: 'detached' });
+  const rows = await page.locator('#tickets li').allInnerTexts();
+  assert.equal(rows.length, 1);
+  assert.match(rows[0], /on GitHub issue acme\/api#2/);
+  // A refresh keeps the choice.
+  await page.evaluate(() => window.dispatchEvent(new Event('focus')));
+  await page.locator('#repo-filter .chip[data-repo="acme/api"][aria-pressed="true"]').waitFor();
+  await page.locator('#repo-filter .chip[data-repo="all"]').click();
+  await page.locator('#tickets li').nth(1).waitFor();
+  assert.equal(await page.locator('#tickets li').count(), 2);
+});
