@@ -26,3 +26,13 @@ export async function newPage(browser, errors, timeout = 10_000, options = {}) {
   page.on('console', (m) => { if (m.type() === 'error' && !/Failed to load resource/.test(m.text())) errors.push(m.text()); });
   return page;
 }
+
+// Chromium with the panel open and logged in through `login` (the link `superagent panel-url`
+// prints), once the page has loaded its first data; `errors` collects what the page logs.
+export async function openPanel(login, errors) {
+  const browser = await launchChromium();
+  const page = await newPage(browser, errors);
+  await page.goto(login);
+  await page.locator('body[data-loaded]').waitFor();
+  return { browser, page };
+}

@@ -4,7 +4,7 @@
 // No fixed sleeps: every wait is for a condition in the page.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { launchChromium, newPage } from './chromium.mjs';
+import { openPanel } from './chromium.mjs';
 
 const url = process.env.PANEL_URL;
 const login = process.env.LOGIN_URL;
@@ -13,15 +13,12 @@ for (const [k, v] of Object.entries({ PANEL_URL: url, LOGIN_URL: login })) {
   if (!v) throw new Error(`${k} is not set (tests/panel_repos_test.cpp sets it)`);
 }
 
+const errors = [];
 let browser;
 let page;
-const errors = [];
 
 before(async () => {
-  browser = await launchChromium();
-  page = await newPage(browser, errors);
-  await page.goto(login);
-  await page.locator('body[data-loaded]').waitFor();
+  ({ browser, page } = await openPanel(login, errors));
   await page.locator('#tickets li').first().waitFor();
 });
 
