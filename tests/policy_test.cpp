@@ -828,10 +828,10 @@ judgement:
 
 // Inferred candidates enter Eval when the policy's mode is not off, or an enabled rule's is not.
 TEST(PolicyJudgement, OffOverallStillAssessesForARuleInItsOwnMode) {
-  EXPECT_FALSE(Parsed("mode: off\nrules:\n  - { name: w, when: typos }\n").InferredWanted());
-  EXPECT_TRUE(Parsed("mode: off\nrules:\n  - { name: w, when: typos, mode: auto }\n").InferredWanted());
-  EXPECT_FALSE(Parsed("mode: off\nrules:\n  - { name: w, when: typos, mode: auto, enabled: false }\n").InferredWanted());
-  EXPECT_TRUE(Parsed("mode: observe\n").InferredWanted());
+  EXPECT_FALSE(Parsed("mode: off\nrules:\n  - { name: w, when: typos }\n").InferredWanted(""));
+  EXPECT_TRUE(Parsed("mode: off\nrules:\n  - { name: w, when: typos, mode: auto }\n").InferredWanted(""));
+  EXPECT_FALSE(Parsed("mode: off\nrules:\n  - { name: w, when: typos, mode: auto, enabled: false }\n").InferredWanted(""));
+  EXPECT_TRUE(Parsed("mode: observe\n").InferredWanted(""));
 }
 
 TEST(PolicyExample, ConfigExampleParsesCleanly) {

@@ -148,9 +148,8 @@ struct Policy {
   Mode ModeOf(const Rule& rule, const std::string& repo) const { return rule.mode.value_or(ModeIn(repo)); }
   // The mode of repository `repo` ("" none): its own, else the policy's.
   Mode ModeIn(const std::string& repo) const;
-  // Whether inferred candidates enter Eval: the policy's mode is not off, or an enabled rule's is.
-  bool InferredWanted() const;
-  // … in repository `repo`: its mode is not off, or an enabled rule's is.
+  // Whether inferred candidates in repository `repo` ("" none) enter Eval: its mode (the
+  // policy's unless it writes one) is not off, or an enabled rule's is.
   bool InferredWanted(const std::string& repo) const;
   // The admission table of `source` for a Trigger in repository `repo` ("" none): the
   // repository's own GitHub block, else sources.<source>; nullptr when neither is written.

@@ -374,13 +374,6 @@ json Policy::ToJson() const {
   return j;
 }
 
-bool Policy::InferredWanted() const {
-  if (InferredWanted("")) return true;
-  for (const auto& [repo, rows] : repos)
-    if (InferredWanted(repo)) return true;
-  return false;
-}
-
 bool Policy::InferredWanted(const std::string& repo) const {
   if (ModeIn(repo) != Mode::kOff) return true;
   for (const Rule& r : rules)

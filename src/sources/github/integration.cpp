@@ -68,11 +68,21 @@ Result<std::unique_ptr<Integration>> Integration::Create(IntegrationOptions opti
   poll_client_options.cancel = &g->stopping_;
   g->repositories_.reserve(repos.size());
   for (const std::string& repo : repos) {
-    Repository r;
+    const std::size_t index = g->repositories_.size();
+    // This repository's poller: it sleeps through short rate-limit waits, cut short on Stop().
+    Client* client = g->poll_clients_
+                         .emplace_back(std::make_unique<Client>(
+                             g->http_.get(), clock,
+                             [self, index](TimeMs ms) {
+                               if (index < self->repositories_.size() && self->repositories_[index].source)
+                                 self->repositories_[index].source->InterruptibleSleep(ms);
+                             },
+                             poll_client_options))
+                         .get();
+    Repository& r = g->repositories_.emplace_back();
     r.repo = repo;
     SourceOptions source_options = options.source;
     source_options.repo = repo;
-    auto client = std::make_shared<Client*>(nullptr);
     // Who may approve a merge, asked with the agent's token (it needs push access to ask) and
     // asked again each polling round of this repository, so a permission taken away counts
     // from the next round on.
@@ -91,7 +101,7 @@ Result<std::unique_ptr<Integration>> Integration::Create(IntegrationOptions opti
         if (ask) {
           got = ask();
         } else {
-          ApiResponse answer = (*client)->Get("/user", call);
+          ApiResponse answer = client->Get("/user", call);
           auto login = json_read::String(answer.body, "login");
           if (answer.ok() && login.ok() && !login->empty()) got = *login;
           else got = Status::Unavailable(answer.ok() ? "GET /user: answer has no login (" + login.status().message() + ")"
@@ -101,26 +111,15 @@ Result<std::unique_ptr<Integration>> Integration::Create(IntegrationOptions opti
         return got;
       };
     }
-    g->poll_clients_.push_back(nullptr);
-    Repository& placed = g->repositories_.emplace_back(std::move(r));
-    const std::size_t index = g->repositories_.size() - 1;
-    g->poll_clients_[index] = std::make_unique<Client>(
-        g->http_.get(), clock,
-        [self, index](TimeMs ms) {
-          if (index < self->repositories_.size() && self->repositories_[index].source)
-            self->repositories_[index].source->InterruptibleSleep(ms);
-        },
-        poll_client_options);
-    *client = g->poll_clients_[index].get();
-    placed.source = std::make_unique<Source>(engine, views, g->poll_clients_[index].get(), clock, std::move(source_options));
+    r.source = std::make_unique<Source>(engine, views, client, clock, std::move(source_options));
     ChannelOptions own = channel_options;
-    own.permissions = placed.permissions.get();
+    own.permissions = r.permissions.get();
     // As the Source knows it: learnt in its first round, or github.bot_login, which that round adopts.
-    own.agent_login = [source = placed.source.get()] {
+    own.agent_login = [source = r.source.get()] {
       std::string login = source->BotLogin();
       return login.empty() ? source->options().bot_login : login;
     };
-    placed.channel = std::make_unique<GitHubChannel>(g->write_client_.get(), repo, own);
+    r.channel = std::make_unique<GitHubChannel>(g->write_client_.get(), repo, own);
   }
   return g;
 }
