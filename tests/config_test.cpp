@@ -310,6 +310,29 @@ TEST(ConfigTest, RepoIsEmptyOrOwnerSlashName) {
   EXPECT_EQ(ParseOk("github:\n  repo:\n").github.repo, "");
 }
 
+// Issue 37: github.repos lists the repositories; github.repo is a list of one.
+TEST(ConfigTest, ReposListTheRepositoriesAndRepoIsAListOfOne) {
+  Config one = ParseOk("github:\n  repo: acme/widgets\n");
+  EXPECT_EQ(one.github.repos, std::vector<std::string>{"acme/widgets"});
+  Config many = ParseOk("github:\n  repos: [acme/api, Acme/Web]\n");
+  EXPECT_EQ(many.github.repos, (std::vector<std::string>{"acme/api", "Acme/Web"}));
+  EXPECT_EQ(many.github.repo, "acme/api") << "the first is the home repository";
+  EXPECT_TRUE(ParseOk("github:\n  repos: []\n").github.repos.empty());
+
+  Problem both = OnlyProblem("github:\n  repo: acme/api\n  repos: [acme/web]\n");
+  EXPECT_EQ(both.line, 2);
+  EXPECT_THAT(both.message, HasSubstr("github.repo and github.repos are both set"));
+  for (const char* bad : {"github:\n  repos: [acme/api, 阿克米/接口]\n", "github:\n  repos: [\"acme/api:issue\"]\n",
+                          "github:\n  repos: [\"\"]\n", "github:\n  repos: [acme/api, ACME/API]\n",
+                          "github:\n  repos: [\"acme/\\xff\"]\n"}) {
+    Problem p = OnlyProblem(bad);
+    EXPECT_EQ(p.line, 2) << bad;
+    EXPECT_THAT(p.message, HasSubstr("github.repos: ")) << bad;
+  }
+  EXPECT_THAT(OnlyProblem("github:\n  repos: [acme/api, ACME/API]\n").message, HasSubstr("listed twice"));
+  EXPECT_EQ(OnlyProblem("github:\n  repos: acme/api\n").line, 2) << "a list, not a name";
+}
+
 TEST(ConfigTest, EnvKeysMustBeVariableNames) {
   Problem p = OnlyProblem("llm:\n  api_key_env: \"MY KEY\"\n");
   EXPECT_EQ(p.line, 2);

@@ -128,6 +128,19 @@ TEST_F(ManyReposServeTest, MentionsInThreeRepositoriesAreWorkedAndAnsweredEachIn
   json stranger = Mention(api, 5004);
   stranger["repository"]["full_name"] = "acme/secret";
   EXPECT_EQ(DeliverEvent("issue_comment", "stranger-1", stranger), 202);
+  // Odd or hostile deliveries to the router: each is answered, none is taken, nothing stops.
+  json chinese = Mention(api, 5005);
+  chinese["repository"]["full_name"] = "阿克米/接口😀";
+  EXPECT_EQ(DeliverEvent("issue_comment", "zh-1", chinese), 202);
+  json huge = Mention(api, 5006);
+  huge["repository"]["full_name"] = "acme/" + std::string(1 << 20, 'a');
+  EXPECT_EQ(DeliverEvent("issue_comment", "huge-1", huge), 202);
+  json number = Mention(api, 5007);
+  number["repository"]["full_name"] = 5;
+  EXPECT_EQ(DeliverEvent("issue_comment", "type-1", number), 400) << "the wrong type is named, by the home Source";
+  const std::string not_utf8 = "{\"repository\":{\"full_name\":\"acme/api\xff\xfe\"}}";
+  EXPECT_EQ(Deliver(not_utf8, github::WebhookSignature("hook-secret", not_utf8)), 400);
+  EXPECT_EQ(Deliver(Mention(api, 5008).dump(), "sha256=0000"), 401) << "unsigned is refused before any routing";
 
   // CI fails on acme/api's PR: Ticket 1 hears it (and Ticket 2, whose PR has the same number in
   // acme/web, does not).
