@@ -38,7 +38,7 @@ if [ $smoke -eq 1 ]; then
   run bench_intake --n 2000 --blocks 2
   run bench_webhook_ack --mentions 20
   run bench_startup --n 5000 --starts 2
-  run bench_idle --seconds 3
+  run bench_idle --seconds 3 --repos 20
   run bench_sandbox --runs 5
   run bench_commits --runs 1 --files 20 --base 40
   run bench_gateway --calls 20
@@ -52,6 +52,7 @@ else
   run bench_webhook_ack
   run bench_startup
   run bench_idle
+  run bench_idle --repos 200
   run bench_sandbox
   run bench_sandbox --network 0
   run bench_commits

@@ -95,7 +95,11 @@ class FakeGitHub {
     std::string body;
   };
 
-  explicit FakeGitHub(Clock* clock) : clock_(clock) {
+  // Listening on a loopback port of its own; with `listen` false, a repository answered only
+  // through another fake's other_repositories (a host holding 200 repositories needs no 200
+  // servers).
+  explicit FakeGitHub(Clock* clock, bool listen = true) : clock_(clock), listening_(listen) {
+    if (!listen) return;
     for (const char* m : {"GET", "POST", "PATCH", "PUT", "DELETE"}) {
       auto handler = [this, m](const httplib::Request& req, httplib::Response& res) { Dispatch(m, req, res); };
       std::string method = m;
@@ -110,6 +114,7 @@ class FakeGitHub {
   }
   ~FakeGitHub() {
     Release();
+    if (!listening_) return;
     // httplib 0.11's stop() does nothing until the listener runs: wait for it first.
     while (!server_.is_running()) std::this_thread::yield();
     server_.stop();
@@ -904,6 +909,7 @@ class FakeGitHub {
   }
 
   Clock* clock_;
+  bool listening_ = true;
   httplib::Server server_;
   std::thread thread_;
   int port_ = 0;

@@ -107,6 +107,56 @@ TEST_F(GitHubClientTest, ConditionalRequestOnTheModelCostsNoRate) {
   EXPECT_EQ(client_->Budget().remaining, remaining);
 }
 
+TEST(GitHubClientPaceTest, AFullMinuteWaitsForItsOldestRequestAndACutSleepSendsNothing) {
+  FakeClock clock;
+  FakeGitHub fake(&clock);
+  auto http = MakeHttpClient("superagent-test");
+  ClientOptions o;
+  o.api_url = fake.url();
+  o.token = "ghp_test";
+  o.max_requests_per_minute = 3;
+  std::vector<TimeMs> sleeps;
+  bool sleep_passes = true;
+  Client client(http.get(), &clock, [&](TimeMs ms) {
+    sleeps.push_back(ms);
+    if (sleep_passes) clock.Advance(ms);
+  }, o);
+  // Three in the same minute leave at once, a 304 as much as a 200: GitHub's secondary limit
+  // counts every request.
+  for (int i = 0; i < 3; ++i) {
+    ASSERT_TRUE(client.Get("/repos/Codertocat/Hello-World").ok());
+    clock.Advance(10'000);
+  }
+  EXPECT_TRUE(sleeps.empty());
+  // The fourth waits until the first is a minute old (sent at t0, now t0 + 30 s): 30 s.
+  ASSERT_TRUE(client.Get("/user").ok());
+  ASSERT_EQ(sleeps.size(), 1u);
+  EXPECT_EQ(sleeps[0], 30'000);
+  EXPECT_EQ(fake.Count("GET", "/user"), 1);
+  // A sleep cut short (the daemon stopping) sends nothing and says why.
+  sleep_passes = false;
+  ApiResponse cut = client.Get("/user");
+  EXPECT_FALSE(cut.ok());
+  EXPECT_THAT(cut.error, HasSubstr("not sent, its minute's requests are spent"));
+  EXPECT_EQ(fake.Count("GET", "/user"), 1);
+  EXPECT_EQ(client.Budget().requests, 4);
+}
+
+TEST_F(GitHubClientTest, TheHoursCountedRequestsLeaveOutThe304sAndAgeOut) {
+  ASSERT_TRUE(client_->Get("/repos/Codertocat/Hello-World").ok());  // 200: counted
+  ASSERT_TRUE(client_->Get("/repos/Codertocat/Hello-World").not_modified);  // 304: free
+  clock_.Advance(30 * 60'000);
+  ASSERT_TRUE(client_->Get("/user").ok());
+  RateBudget b = client_->Budget();
+  EXPECT_EQ(b.requests, 3);
+  EXPECT_EQ(b.not_modified, 1);
+  EXPECT_EQ(b.counted_last_hour, 2);
+  clock_.Advance(31 * 60'000);  // the first is now more than an hour old
+  EXPECT_EQ(client_->Budget().counted_last_hour, 1);
+  clock_.Advance(60 * 60'000);
+  EXPECT_EQ(client_->Budget().counted_last_hour, 0);
+}
+
 TEST_F(GitHubClientTest, RetryAfterIsWaitedAsToldThenTheRequestSucceeds) {
   fake_.Script("GET", "/user", {429, {{"Retry-After", "7"}}, R"({"message":"You have exceeded a secondary rate limit."})"});
   const TimeMs start = clock_.NowMs();

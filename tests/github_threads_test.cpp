@@ -124,9 +124,11 @@ TEST_F(QualifyTest, EveryOldKeyNamesTheRepositoryServedThenAndTheTicketKeepsHear
   Exec("INSERT INTO ticket_pulls (ticket_id, number, head_branch, created_at, updated_at) VALUES (1, 100, 'superagent/ticket-1', 0, 0);"
        "INSERT INTO effects (kind, payload, status, next_at, created_at, kind_class) VALUES ('merge_pull_request', "
        "'{\"channel\":\"github:repo\",\"number\":100}', 'pending', 0, 0, 'action');"
-       "INSERT INTO source_cursors (source, name, value, updated_at) VALUES ('github', 'issue:1', '{}', 0), ('feishu', 'chat:oc_1', '{}', 0);"
-       "INSERT INTO source_health (source, path, consecutive_failures) VALUES ('github', 'notifications', 3);"
-       "INSERT INTO system_problems (kind, message, failures, first_at, last_at) VALUES ('source:github:notifications', 'x', 3, 0, 0);");
+       "INSERT INTO source_cursors (source, name, value, updated_at) VALUES ('github', 'issue:1', '{}', 0), ('feishu', 'chat:oc_1', '{}', 0),"
+       " ('github', 'notifications', '{}', 0), ('github', 'rate', '{}', 0);"
+       "INSERT INTO source_health (source, path, consecutive_failures) VALUES ('github', 'notifications', 3), ('github', 'issues', 3);"
+       "INSERT INTO system_problems (kind, message, failures, first_at, last_at) VALUES ('source:github:notifications', 'x', 3, 0, 0),"
+       " ('source:github:issues', 'y', 3, 0, 0);");
 
   auto bad = engine_->QualifyGitHubThreads("acme:widgets");
   ASSERT_FALSE(bad.ok());
@@ -152,10 +154,13 @@ TEST_F(QualifyTest, EveryOldKeyNamesTheRepositoryServedThenAndTheTicketKeepsHear
   EXPECT_EQ(One("SELECT repo FROM ticket_pulls"), "acme/widgets");
   EXPECT_EQ(One("SELECT json_extract(payload, '$.channel') FROM effects WHERE kind = 'merge_pull_request'"),
             "github:acme/widgets");
-  EXPECT_EQ(One("SELECT group_concat(source || '/' || name, ' ') FROM (SELECT * FROM source_cursors ORDER BY source)"),
-            "feishu/chat:oc_1 github:acme/widgets/issue:1");
-  EXPECT_EQ(One("SELECT source FROM source_health WHERE path = 'notifications'"), "github:acme/widgets");
-  EXPECT_EQ(One("SELECT kind FROM system_problems"), "source:github:acme/widgets:notifications");
+  EXPECT_EQ(One("SELECT group_concat(source || '/' || name, ' ') FROM (SELECT * FROM source_cursors ORDER BY source, name)"),
+            "feishu/chat:oc_1 github/notifications github/rate github:acme/widgets/issue:1")
+      << "the account's notifications and rate budget serve every repository: they stay the platform's";
+  EXPECT_EQ(One("SELECT source FROM source_health WHERE path = 'notifications'"), "github");
+  EXPECT_EQ(One("SELECT source FROM source_health WHERE path = 'issues'"), "github:acme/widgets");
+  EXPECT_EQ(One("SELECT group_concat(kind, ' ') FROM (SELECT kind FROM system_problems ORDER BY kind)"),
+            "source:github:acme/widgets:issues source:github:notifications");
   EXPECT_EQ(One("PRAGMA foreign_key_check"), "<none>");
   {
     store::Db db;

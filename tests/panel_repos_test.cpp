@@ -32,9 +32,31 @@ TEST_F(PanelReposTest, HistoryListsARepositorysTicketsAndThePageOffersEachReposi
   const TicketId api = TicketIn("acme/api", "c-a", 2);
   ASSERT_NE(widgets, 0);
   ASSERT_NE(api, 0);
+  // How each repository is read, as the GitHub Integration saves it; a reading of the wrong
+  // types reads as absent fields, never as an error of the page.
+  auto save = [&](const std::string& source, const std::string& name, const nlohmann::json& value) {
+    SourceUpdate u;
+    u.source = source;
+    u.set_cursors[name] = value.dump();
+    ASSERT_TRUE(engine_->UpdateSource(u).ok());
+  };
+  const TimeMs now = clock_.NowMs();
+  save("github:acme/widgets", "reading", {{"interval_ms", 600'000}, {"why", "quiet"}, {"last_at", now}, {"next_at", now + 600'000}});
+  save("github:acme/api", "reading", {{"interval_ms", 60'000}, {"why", "people wait"}, {"last_at", now}, {"next_at", now + 60'000}});
+  save("github:acme/docs", "reading", {{"interval_ms", "十分钟"}, {"why", 7}, {"last_at", nullptr}});
+  save("github:acme/web", "reading", "not an object");
+  save("github", "rate", {{"counted_last_hour", 12}, {"budget_per_hour", 2500}, {"remaining", 4988}, {"limit", 5000}});
   StartServer([](panel::PanelContext& ctx) { ctx.repositories = {"acme/widgets", "Acme/API"}; });
 
-  EXPECT_EQ(GetJson("/api/status")["repositories"], (nlohmann::json{"acme/widgets", "Acme/API"}));
+  const nlohmann::json status = GetJson("/api/status");
+  EXPECT_EQ(status["repositories"], (nlohmann::json{"acme/widgets", "Acme/API"}));
+  const nlohmann::json& reading = status["github_reading"];
+  ASSERT_EQ(reading["repositories"].size(), 2u) << "acme/docs' reading names no interval: " << reading.dump();
+  EXPECT_EQ(reading["repositories"][0]["repo"], "acme/api");
+  EXPECT_EQ(reading["repositories"][0]["interval_s"], 60);
+  EXPECT_EQ(reading["repositories"][1]["repo"], "acme/widgets");
+  EXPECT_EQ(reading["repositories"][1]["why"], "quiet");
+  EXPECT_EQ(reading["rate"]["counted_last_hour"], 12);
   auto ids = [&](const std::string& query) {
     std::vector<TicketId> out;
     const nlohmann::json listed = GetJson("/api/tickets" + query);

@@ -367,6 +367,8 @@ function renderStatus(s) {
         el('td', { class: h.consecutive_failures ? 'bad-text' : '', text: String(h.consecutive_failures) }),
         el('td', { text: String(h.skipped_items) })))))));
   }
+  const reading = renderReading(s.github_reading);
+  if (reading) box.append(reading);
   if (s.cursors.length) {
     box.append(el('details', {}, el('summary', { text: `Cursors (${s.cursors.length})` }), el('div', { class: 'table-wrap' }, el('table', {},
       el('thead', {}, el('tr', {}, ['Source', 'Cursor', 'Value', 'Updated'].map((h) => el('th', { text: h })))),
@@ -376,6 +378,39 @@ function renderStatus(s) {
         el('td', {}, when(c.updated_at)))))))));
   }
   renderChips(s.tickets || {});
+}
+
+// How often each GitHub repository is read (issue 37), and what the hour's requests cost.
+function everyText(seconds) {
+  if (seconds < 120) return `${seconds} s`;
+  if (seconds < 7200) return `${Math.round(seconds / 60)} min`;
+  return `${Math.round(seconds / 3600)} h`;
+}
+const readingWhy = { 'people wait': 'someone waits on it', active: 'active lately', quiet: 'quiet', budget: 'the hour\'s request budget is spent' };
+
+function renderReading(r) {
+  if (!r || (!r.repositories.length && !r.rate)) return null;
+  const groups = new Map();
+  for (const x of r.repositories) {
+    const key = `${x.interval_s}|${x.why}`;
+    groups.set(key, (groups.get(key) || 0) + 1);
+  }
+  const parts = [...groups.entries()].sort((a, b) => Number(a[0].split('|')[0]) - Number(b[0].split('|')[0])).map(([key, n]) => {
+    const [seconds, why] = key.split('|');
+    return `${n} ${n === 1 ? 'repository' : 'repositories'} every ${everyText(Number(seconds))}${why ? ` (${readingWhy[why] || why})` : ''}`;
+  });
+  const rate = r.rate;
+  const budget = rate ? [
+    `${rate.counted_last_hour} requests counted in the last hour${rate.budget_per_hour ? ` of ${rate.budget_per_hour} allowed` : ''} (a 304 for unchanged data is free)`,
+    rate.remaining >= 0 && rate.limit > 0 ? ` · GitHub: ${rate.remaining} of ${rate.limit} left` : '',
+  ] : [];
+  const summary = el('p', { id: 'github-reading', class: 'reading' }, el('strong', { text: 'GitHub reading: ' }), parts.join(' · ') || 'no repository read yet', rate ? el('br') : '', ...budget);
+  if (!r.repositories.length) return summary;
+  return el('div', {}, summary, el('details', {}, el('summary', { text: `Each repository (${r.repositories.length})` }), el('div', { class: 'table-wrap' }, el('table', {},
+    el('thead', {}, el('tr', {}, ['Repository', 'Read every', 'Why', 'Last read'].map((h) => el('th', { text: h })))),
+    el('tbody', {}, r.repositories.map((x) => el('tr', { 'data-repo': x.repo },
+      el('td', { text: x.repo }), el('td', { text: everyText(x.interval_s) }),
+      el('td', { text: readingWhy[x.why] || x.why || '—' }), el('td', {}, when(x.last_at)))))))));
 }
 
 async function reloadPolicy() {

@@ -103,6 +103,10 @@ struct SourceOptions {
   TimeMs recent_poll_interval_ms = 300'000;          // … at most this often (Ticket discussions: every round)
   TimeMs max_inline_wait_ms = 60'000;      // rate-limit waits a round sleeps through; longer ones end the round
   TimeMs first_run_lookback_ms = 0;        // first start reads from now − this (no backfill by default)
+  // github.request_budget_per_hour: once the client counted this many answers (not 304s) in the
+  // last hour, only what people wait for is read (open Tickets' discussions and pull requests,
+  // failed items); the repo-wide listings and quiet discussions wait. 0: no budget of our own.
+  std::int64_t request_budget_per_hour = 0;
   int poll_attempts = 3;                   // tries per GET on 5xx / network errors
   // The pull requests opened for Tickets (empty function: none). Called once per round from the
   // poller's thread, and from the webhook's once per completed CI or pull-request-closed
@@ -121,6 +125,11 @@ struct RoundReport : IntakeCounts {
   int discussions_read = 0, discussions_failed = 0;
   bool notifications_polled = false;
   bool notifications_changed = false;
+  // The repository has an open Ticket, a Ticket's pull request or a failed item: someone waits
+  // for what the next round reads, so the Integration reads it every round however quiet it is.
+  bool people_waiting = false;
+  // The repo-wide listings waited for the rate budget (GitHub's or request_budget_per_hour).
+  bool budget_spent = false;
 };
 
 class Source {
@@ -153,6 +162,13 @@ class Source {
   // taken by the round that learns the identity (503 once 100 deliveries or 32 MiB wait).
   WebhookReply HandleWebhook(const WebhookRequest& request);
 
+  // Reads the discussions of this repository that the account's notifications named (the
+  // Integration reads them once for every repository), each from its own cursor, as a round's
+  // notifications step does: a read that fails becomes a failed item, read again by later rounds.
+  // Saved in one UpdateSource (path "notifications"). False when nothing could be saved (no
+  // identity, the store): the caller must then not move past these notifications.
+  bool ReadNotified(const std::vector<Discussion>& notified, TimeMs since, RoundReport* report);
+
   // The agent's login ("" until known).
   std::string BotLogin() const;
   const SourceOptions& options() const { return options_; }
@@ -183,6 +199,13 @@ class Source {
                    RoundReport* report);
   void PollNotifications(std::map<std::string, std::string>& cursors, SourceUpdate* update,
                          std::set<std::string>* read, RoundReport* report);
+  // Each notified discussion read from its cursor into `update` (a failure: a retry item).
+  void ReadNotifiedDiscussions(const std::vector<Discussion>& notified, TimeMs since,
+                               std::map<std::string, std::string>& cursors, SourceUpdate* update,
+                               std::set<std::string>* read, RoundReport* report);
+  // Only what people wait for is read now: GitHub's remaining requests are few, or this
+  // client's counted requests in the last hour reached options_.request_budget_per_hour.
+  bool BudgetLow() const;
   void PollFollowed(std::map<std::string, std::string>& cursors, std::set<std::string>* read,
                     const std::vector<TrackedPull>& tracked, RoundReport* report);
   // CI on the tracked pull requests' head branches (path "pull_ci"), each with its own cursor.
@@ -344,6 +367,10 @@ class GitHubChannel : public Channel {
 // ---------------------------------------------------------------------------------------------
 // Integration: what the daemon wires (one per process).
 
+// The pollers' pace: GitHub's secondary limit is 900 REST points a minute per account (a GET,
+// 304 or not, costs one); the pollers take a third, leaving room for the writes people wait for.
+inline constexpr int kPollRequestsPerMinute = 300;
+
 // What the Integration is built from, secrets already resolved (app/wiring.h).
 struct IntegrationOptions {
   // api_url and token, or token_source for a GitHub App (one is required); Create sets
@@ -359,7 +386,35 @@ struct IntegrationOptions {
   bool merge_as_agent = false;  // github.merge_as_agent
   std::string pull_request_origin = "link";  // github.pull_request_origin (ChannelOptions)
   std::function<bool(const std::string& path)> ui_path;  // execution.ui_paths (ChannelOptions)
+  // github.quiet_read_interval_seconds: a repository read every source.poll_interval_ms while
+  // people wait on it or it is active is read half as often after each quiet round, down to
+  // this — when mentions have a prompt way in (notifications, or webhooks); without one, every
+  // repository is read every round.
+  TimeMs quiet_read_interval_ms = 600'000;
+  // Every poller's requests together, in any 60 s (Client::max_requests_per_minute).
+  int max_requests_per_minute = kPollRequestsPerMinute;
+  // How the polling loop waits, between steps and inside one (the pace, a rate-limit wait);
+  // null: the real clock. Tests pass one that moves their FakeClock. Must outlive the Integration.
+  LoopWait* loop_wait = nullptr;
 };
+
+// How one repository is read (issue 37): what the Integration's schedule says of it, kept as the
+// repository Source's cursor "reading" so a restart keeps the pace and the panel can show it.
+struct RepositoryReading {
+  std::string repo;          // as configured
+  TimeMs interval_ms = 0;    // between its rounds, as of its last one
+  TimeMs next_at = 0;        // its next round (0: at once)
+  TimeMs last_at = 0;        // its last round began (0: none yet)
+  int quiet_rounds = 0;      // its rounds in a row that brought nothing new
+  // Why that interval: "people wait" (an open Ticket, a Ticket's pull request or a failed item),
+  // "active" (its last round, a notification or a webhook brought something), "quiet",
+  // "budget" (the rate budget is spent: only what people wait for is read), "" before a round.
+  std::string why;
+};
+
+// The wait before a repository's next round: `base` while people wait on it or it is active
+// (`quiet_rounds` 0); after n quiet rounds base·2ⁿ, never more than `quiet_max` nor less than base.
+TimeMs ReadIntervalMs(TimeMs base, TimeMs quiet_max, bool people_waiting, int quiet_rounds);
 
 class Integration : public Channel {
  public:
@@ -387,10 +442,22 @@ class Integration : public Channel {
   // repository not served is answered 202 and taken by nobody.
   WebhookReply HandleWebhook(const WebhookRequest& request);
   void InstallWebhookRoute(httplib::Server& server);
+  // Runs the polling loop on a thread: RunDue() at once (every repository's round is due on a
+  // first start; a restart keeps each repository's saved pace), then whenever the next is due.
   void Start();
-  // Stops the pollers; a poll request in flight is abandoned. The Channels' writes are not: the
+  // Stops the loop; a poll request in flight is abandoned. The Channels' writes are not: the
   // Effects loop stops after this and finishes (or times out) what it is sending.
   void Stop();
+
+  // One step of the polling loop, on the caller's thread (Start() runs it on its own; call it
+  // directly only while the loop is not started): the account's notifications when due, read
+  // once for every repository and handed to each repository's Source; then the round of every
+  // repository that is due, earliest first, the notifications looked at again between rounds.
+  // All requests go through one client, paced to max_requests_per_minute. Returns the wait
+  // until the next step is due.
+  TimeMs RunDue();
+  // Each repository's reading, in the configured order (a copy).
+  std::vector<RepositoryReading> Readings() const;
 
  private:
   struct Repository {
@@ -400,14 +467,38 @@ class Integration : public Channel {
     std::unique_ptr<GitHubChannel> channel;
   };
   Integration() = default;
+  // The account's notifications, once for every repository (SPEC §3.3).
+  void ReadNotifications();
+  // One repository's round, then its reading saved.
+  void RunRound(std::size_t index);
+  // The repository's next round comes within the base interval: something happened there.
+  void MarkActive(std::size_t index);
+  // Each repository's saved reading, once, before the first step.
+  void LoadReadings();
+  // The poll client's budget as the cursor "rate" of the platform ("github"), for /metrics.
+  void SaveRate();
+  std::size_t IndexOf(const std::string& repo) const;  // repositories_.size() when not served
+
   std::unique_ptr<HttpClient> http_;
+  Engine* engine_ = nullptr;
+  Views* views_ = nullptr;
+  Clock* clock_ = nullptr;
   std::atomic<bool> stopping_{false};  // the poll client's cancel: set by Stop()
   std::unique_ptr<Client> write_client_, merge_client_;
-  std::vector<std::unique_ptr<Client>> poll_clients_;  // one per repository's poller, in its order
+  std::unique_ptr<Client> poll_client_;  // every repository's reads, one pace and one budget
   std::string webhook_secret_;
+  bool read_notifications_ = false;
+  TimeMs base_interval_ms_ = 60'000, quiet_max_ms_ = 600'000;
+  std::int64_t budget_per_hour_ = 0;
   std::mutex identity_mu_;
   std::string identity_;  // the login the first successful identity call answered (identity_mu_)
   std::vector<Repository> repositories_;
+  mutable std::mutex reading_mu_;             // readings_ and the loop's timing below
+  std::vector<RepositoryReading> readings_;   // by index of repositories_
+  bool readings_loaded_ = false;              // the loop thread's
+  TimeMs next_notifications_at_ = 0;
+  TimeMs poll_interval_header_ms_ = 0;        // the last X-Poll-Interval
+  std::unique_ptr<Periodic> poller_;          // RunDue(); stopped before the rest goes
 };
 
 }  // namespace superagent::github

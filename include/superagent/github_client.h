@@ -6,6 +6,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <map>
 #include <mutex>
@@ -45,6 +46,11 @@ struct ClientOptions {
   TimeMs secondary_wait_ms = 60'000;       // secondary rate limit without Retry-After: wait ≥ 60 s, doubling
   std::size_t cache_entries = 2'000;       // conditional-request cache (URL → validators + body)
   int max_pages = 30;                      // pagination bound per listing
+  // At most this many requests leave in any 60 s (0: no bound); one more waits, through the
+  // sleeper, for the oldest to fall out of the minute. GitHub's secondary limit is 900 REST
+  // points a minute per account, a GET costing one and a 304 too: the pollers of every
+  // repository share one client so that one bound holds for all of them (issue 37).
+  int max_requests_per_minute = 0;
   // When it becomes true, a request in flight is abandoned and none is retried (the poller's
   // client, at shutdown: a hanging GitHub must not hold `systemctl stop`). Must outlive the Client.
   const std::atomic<bool>* cancel = nullptr;
@@ -79,6 +85,9 @@ struct RateBudget {
   TimeMs blocked_until = 0;        // no request leaves before this (primary or secondary limit)
   std::int64_t requests = 0;       // requests sent
   std::int64_t not_modified = 0;   // of which answered 304 (free)
+  // Answers other than 304 in the hour before the Budget() call: what counted against GitHub's
+  // primary limit, by this client's own count (github.request_budget_per_hour bounds it).
+  std::int64_t counted_last_hour = 0;
 };
 
 class Client {
@@ -118,6 +127,8 @@ class Client {
   std::map<std::string, CacheEntry> cache_;
   std::uint64_t tick_ = 0;
   RateBudget budget_;
+  std::deque<TimeMs> sent_;     // when requests ended, within the last minute (max_requests_per_minute)
+  std::deque<TimeMs> counted_;  // times of answers other than 304 within the last hour
   int secondary_hits_ = 0;
 };
 

@@ -310,6 +310,15 @@ const std::vector<ConfigKey>& ConfigKeys() {
       Feeds(Int("github.poll_interval_seconds", CONFIG_FIELD(github.poll_interval_seconds), 60, {60, 3600},
                 "seconds between polling rounds"),
             Ms(OPTION(github.source.poll_interval_ms))),
+      Feeds(Int("github.quiet_read_interval_seconds", CONFIG_FIELD(github.quiet_read_interval_seconds), 600,
+                {60, 86400},
+                "a repository quiet for a while is read less often, down to once in this many seconds (with "
+                "notifications or webhooks; without either every repository is read every round)"),
+            Ms(OPTION(github.quiet_read_interval_ms))),
+      Feeds(Int("github.request_budget_per_hour", CONFIG_FIELD(github.request_budget_per_hour), 2500, {100, 1000000},
+                "requests the pollers may spend an hour (304s are free): beyond it only what people wait for "
+                "is read"),
+            Same(OPTION(github.source.request_budget_per_hour))),
       Int("github.message_max_chars", CONFIG_FIELD(github.message_max_chars), 65000, {1000, 65000},
           "longest comment the agent posts; a longer one is refused, never cut"),
       Feeds(EnvName("github.merge_token_env", CONFIG_FIELD(github.merge_token_env), "",

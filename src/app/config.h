@@ -77,6 +77,8 @@ struct Config {
     std::string webhook_secret_env;
     std::string bot_login;        // the agent's login; empty: asked from GitHub (GET /user)
     int poll_interval_seconds{};  // GitHub's X-Poll-Interval may stretch it
+    int quiet_read_interval_seconds{};  // a quiet repository's rounds, at the longest
+    int request_budget_per_hour{};      // the pollers' counted requests an hour, at most
     // Longest comment the agent posts (GitHub refuses bodies over 65 536); a longer message is
     // refused when it is enqueued, with the reason, never cut silently.
     int message_max_chars{};

@@ -67,6 +67,33 @@ int IntParam(const Request& req, const char* name, int fallback, int lo, int hi)
   }
 }
 
+// How GitHub is read (issue 37): each repository's saved reading (the Integration's cursor
+// "reading" of github:<owner>/<name>) and the account's rate budget (the cursor "rate" of
+// "github"). Values of the wrong type read as absent: cursors are the Source's, not the panel's.
+json GitHubReadingJson(const std::vector<CursorRecord>& rows) {
+  json repositories = json::array(), rate = nullptr;
+  for (const CursorRecord& cr : rows) {
+    const json v = json::parse(cr.value, nullptr, false);
+    if (!v.is_object()) continue;
+    if (cr.name == "reading" && cr.source.rfind("github:", 0) == 0) {
+      const TimeMs next = json_read::IntOr(v, "next_at"), last = json_read::IntOr(v, "last_at");
+      const TimeMs interval = json_read::IntOr(v, "interval_ms");
+      if (interval <= 0) continue;  // not a reading the Integration wrote
+      repositories.push_back({{"repo", cr.source.substr(7)},
+                              {"interval_s", interval / 1000},
+                              {"why", json_read::StringOr(v, "why")},
+                              {"next_at", next > 0 ? TimeJson(next) : json(nullptr)},
+                              {"last_at", last > 0 ? TimeJson(last) : json(nullptr)}});
+    } else if (cr.name == "rate" && cr.source == "github") {
+      rate = {{"counted_last_hour", json_read::IntOr(v, "counted_last_hour")},
+              {"budget_per_hour", json_read::IntOr(v, "budget_per_hour")},
+              {"remaining", json_read::IntOr(v, "remaining", -1)},
+              {"limit", json_read::IntOr(v, "limit", -1)}};
+    }
+  }
+  return json{{"repositories", repositories}, {"rate", rate}};
+}
+
 }  // namespace
 
 // --- Checks shared by every route ---
@@ -247,6 +274,7 @@ Result<json> Panel::Impl::StatusJson() {
     cursors.push_back(
         {{"source", cr.source}, {"name", cr.name}, {"value", cr.value}, {"updated_at", TimeJson(cr.updated_at)}});
   j["cursors"] = cursors;
+  j["github_reading"] = GitHubReadingJson(cursor_rows);
   return j;
 }
 

@@ -164,6 +164,9 @@ namespace {
   "replace(replace(replace(replace(replace(" col ", '\"github:issue:', '\"github:' || ?1 || ':issue:'), " \
   "'\"github:pull:', '\"github:' || ?1 || ':pull:'), '\"github:ci:', '\"github:' || ?1 || ':ci:'), "     \
   "'\"github:commit:', '\"github:' || ?1 || ':commit:'), '\"github:repo\"', '\"github:' || ?1 || '\"')"
+// The platform's own rows under source "github" (issue 37): one webhook route and one account.
+#define PLATFORM_CURSOR_NOT "name NOT IN ('notifications', 'rate')"
+#define PLATFORM_PATH_NOT "path NOT IN ('webhook', 'notifications')"
 #define OLD_KEY(col) "(" col " GLOB 'github:issue:*' OR " col " GLOB 'github:pull:*' OR " col " GLOB 'github:ci:*' OR " col " GLOB 'github:commit:*' OR " col " = 'github:repo')"
 
 }  // namespace
@@ -177,8 +180,8 @@ Result<int> Store::QualifyGitHubKeys(const std::string& repo) {
     Stmt probe = db_.Prepare(
         "SELECT EXISTS (SELECT 1 FROM threads WHERE key GLOB 'github:issue:*' OR key GLOB 'github:pull:*' OR "
         "key GLOB 'github:ci:*' OR key GLOB 'github:commit:*' OR key = 'github:repo') "
-        "OR EXISTS (SELECT 1 FROM source_cursors WHERE source = 'github') "
-        "OR EXISTS (SELECT 1 FROM source_health WHERE source = 'github' AND path <> 'webhook') "
+        "OR EXISTS (SELECT 1 FROM source_cursors WHERE source = 'github' AND " PLATFORM_CURSOR_NOT ") "
+        "OR EXISTS (SELECT 1 FROM source_health WHERE source = 'github' AND " PLATFORM_PATH_NOT ") "
         "OR EXISTS (SELECT 1 FROM ticket_pulls WHERE repo = '') OR EXISTS (SELECT 1 FROM workspaces WHERE repo = '')");
     const bool left = probe.Step() && probe.Bool(0);
     RETURN_IF_ERROR(probe.status());
@@ -216,12 +219,13 @@ Result<int> Store::QualifyGitHubKeys(const std::string& repo) {
       "UPDATE effects SET payload = " QUALIFIED_JSON("payload") " WHERE payload LIKE '%\"github:%'",
       "UPDATE ticket_pulls SET repo = ?1 WHERE repo = ''",
       "UPDATE workspaces SET repo = ?1 WHERE repo = ''",
-      // The repository's Source keeps its cursors and health under its own name; the webhook's
-      // route is shared, so its health stays the platform's.
-      "UPDATE source_cursors SET source = 'github:' || ?1 WHERE source = 'github'",
-      "UPDATE source_health SET source = 'github:' || ?1 WHERE source = 'github' AND path <> 'webhook'",
+      // The repository's Source keeps its cursors and health under its own name. What serves
+      // every repository stays the platform's: the webhook route, the account's notifications
+      // and its rate budget.
+      "UPDATE source_cursors SET source = 'github:' || ?1 WHERE source = 'github' AND " PLATFORM_CURSOR_NOT,
+      "UPDATE source_health SET source = 'github:' || ?1 WHERE source = 'github' AND " PLATFORM_PATH_NOT,
       // clang-format off
-      "UPDATE system_problems SET kind = 'source:github:' || ?1 || substr(kind, 14) WHERE kind GLOB 'source:github:*' AND kind NOT GLOB 'source:github:*/*' AND kind <> 'source:github:webhook'",
+      "UPDATE system_problems SET kind = 'source:github:' || ?1 || substr(kind, 14) WHERE kind GLOB 'source:github:*' AND kind NOT GLOB 'source:github:*/*' AND kind NOT IN ('source:github:webhook', 'source:github:notifications')",
       // clang-format on
   };
   for (const char* sql : statements) {
@@ -236,5 +240,7 @@ Result<int> Store::QualifyGitHubKeys(const std::string& repo) {
 #undef QUALIFIED_ID
 #undef QUALIFIED_JSON
 #undef OLD_KEY
+#undef PLATFORM_CURSOR_NOT
+#undef PLATFORM_PATH_NOT
 
 }  // namespace superagent::store

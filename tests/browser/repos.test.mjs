@@ -50,3 +50,15 @@ test('each repository is a chip; choosing one lists its Tickets only', { skip: o
   await page.locator('#tickets li').nth(1).waitFor();
   assert.equal(await page.locator('#tickets li').count(), 2);
 });
+
+test('how often each repository is read, and the hour\'s requests', { skip: one }, async () => {
+  const text = await page.locator('#github-reading').innerText();
+  assert.match(text, /1 repository every 60 s \(someone waits on it\)/);
+  assert.match(text, /1 repository every 10 min \(quiet\)/);
+  assert.match(text, /12 requests counted in the last hour of 2500 allowed/);
+  assert.match(text, /GitHub: 4988 of 5000 left/);
+  await page.locator('#sources details summary', { hasText: 'Each repository (2)' }).click();
+  const rows = await page.locator('#sources tr[data-repo]').allInnerTexts();
+  assert.equal(rows.length, 2);
+  assert.match(rows.find((r) => r.startsWith('acme/widgets')), /10 min\s+quiet/);
+});

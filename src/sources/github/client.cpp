@@ -150,9 +150,18 @@ std::string Client::Absolute(const std::string& p) const {
   return options_.api_url + (p.empty() || p[0] != '/' ? "/" : "") + p;
 }
 
+namespace {
+constexpr TimeMs kMinuteMs = 60'000, kHourMs = 3'600'000;
+constexpr std::size_t kCountedKept = 100'000;  // a bound on memory; no budget asks for more an hour
+}  // namespace
+
 RateBudget Client::Budget() const {
+  const TimeMs since = clock_->NowMs() - kHourMs;
   std::lock_guard<std::mutex> lock(mu_);
-  return budget_;
+  RateBudget b = budget_;
+  b.counted_last_hour =
+      static_cast<std::int64_t>(counted_.end() - std::upper_bound(counted_.begin(), counted_.end(), since));
+  return b;
 }
 
 ApiResponse Client::Get(const std::string& path_or_url, CallOptions call) {
@@ -246,6 +255,25 @@ ApiResponse Client::Perform(const std::string& method, const std::string& origin
       out.error = method + " " + PathOf(url) + ": not sent, shutting down";
       return out;
     }
+    // Our own pace (max_requests_per_minute): a full minute waits for its oldest request to
+    // age out, so a round over many repositories never bursts into GitHub's secondary limit.
+    if (options_.max_requests_per_minute > 0) {
+      TimeMs pace_wait = 0;
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        while (!sent_.empty() && sent_.front() <= now - kMinuteMs) sent_.pop_front();
+        if (sent_.size() >= static_cast<std::size_t>(options_.max_requests_per_minute))
+          pace_wait = sent_.front() + kMinuteMs - now;
+      }
+      if (pace_wait > 0) {
+        sleeper_(pace_wait);
+        if (clock_->NowMs() == now) {  // a sleep cut short (shutdown): nothing waited, nothing sent
+          out.error = method + " " + PathOf(url) + ": not sent, its minute's requests are spent";
+          return out;
+        }
+        continue;  // the block, the cancel flag and the pace are looked at again
+      }
+    }
     // The token goes to github.api_url and nowhere else: a next-page link, a redirect or a URL
     // in an answer that points at another host (a peer that lies, a proxy that rewrites) is
     // not followed, whatever its scheme.
@@ -291,6 +319,12 @@ ApiResponse Client::Perform(const std::string& method, const std::string& origin
 
     HttpResponse resp = http_->Send(req);
     now = clock_->NowMs();
+    // Counted when it ends, not when it left: GitHub saw it somewhere in between, so a minute of
+    // ends holds every request GitHub saw in that minute.
+    if (options_.max_requests_per_minute > 0) {
+      std::lock_guard<std::mutex> lock(mu_);
+      sent_.push_back(now);
+    }
     out = ApiResponse{};
     out.status = resp.status;
     out.headers = resp.headers;
@@ -307,6 +341,11 @@ ApiResponse Client::Perform(const std::string& method, const std::string& origin
       std::lock_guard<std::mutex> lock(mu_);
       if (resp.status != 0) ++budget_.requests;
       if (resp.status == 304) ++budget_.not_modified;
+      if (resp.status != 0 && resp.status != 304) {
+        while (!counted_.empty() && (counted_.front() <= now - kHourMs || counted_.size() >= kCountedKept))
+          counted_.pop_front();
+        counted_.push_back(now);
+      }
       if (has_remaining) budget_.remaining = static_cast<int>(remaining);
       if (limit >= 0) budget_.limit = static_cast<int>(limit);
       if (has_reset) budget_.reset_at = reset * 1000;

@@ -2,7 +2,10 @@
 // repository served (issue 37), over one HTTP client and one agent identity.
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
+#include <limits>
 #include <set>
+#include <tuple>
 
 #include "sources/github/normalize_internal.h"
 #include "sources/github/source_internal.h"
@@ -63,26 +66,42 @@ Result<std::unique_ptr<Integration>> Integration::Create(IntegrationOptions opti
   // One identity for every repository: the first round to learn the login tells the others,
   // which ask GitHub nothing (an App's comes from GET /app, a token's from GET /user).
   Integration* self = g.get();
-  std::function<Result<std::string>()> ask = options.source.identity;
+  g->engine_ = engine;
+  g->views_ = views;
+  g->clock_ = clock;
+  g->read_notifications_ = options.source.read_notifications;
+  g->base_interval_ms_ = options.source.poll_interval_ms;
+  // Backing off is safe only when a mention still comes in promptly without the repository's
+  // own reads: by the account's notifications, or by webhooks.
+  g->quiet_max_ms_ = (options.source.read_notifications || !options.source.webhook_secret.empty())
+                         ? std::max(options.quiet_read_interval_ms, options.source.poll_interval_ms)
+                         : options.source.poll_interval_ms;
+  g->budget_per_hour_ = options.source.request_budget_per_hour;
+  g->poller_ = std::make_unique<Periodic>(PeriodicOptions{"the github poller", options.source.poll_interval_ms, engine, options.loop_wait},
+                                          [self]() -> std::optional<TimeMs> { return self->RunDue(); });
+  // Every repository's reads go through one client: one pace for GitHub's secondary limit, one
+  // count for the hour's budget, one cache. It sleeps through short rate-limit waits and the
+  // pace on the loop's own wait, cut short on Stop().
   auto poll_client_options = co;
   poll_client_options.cancel = &g->stopping_;
+  poll_client_options.max_requests_per_minute = options.max_requests_per_minute;
+  // Room for every repository's listings and its followed discussions' reads.
+  poll_client_options.cache_entries = std::max<std::size_t>(co.cache_entries, 16 * repos.size());
+  g->poll_client_ = std::make_unique<Client>(g->http_.get(), clock, [self](TimeMs ms) { self->poller_->Sleep(ms); },
+                                             poll_client_options);
+  Client* client = g->poll_client_.get();
+  std::function<Result<std::string>()> ask = options.source.identity;
   g->repositories_.reserve(repos.size());
   for (const std::string& repo : repos) {
-    const std::size_t index = g->repositories_.size();
-    // This repository's poller: it sleeps through short rate-limit waits, cut short on Stop().
-    Client* client = g->poll_clients_
-                         .emplace_back(std::make_unique<Client>(
-                             g->http_.get(), clock,
-                             [self, index](TimeMs ms) {
-                               if (index < self->repositories_.size() && self->repositories_[index].source)
-                                 self->repositories_[index].source->InterruptibleSleep(ms);
-                             },
-                             poll_client_options))
-                         .get();
     Repository& r = g->repositories_.emplace_back();
     r.repo = repo;
+    RepositoryReading& reading = g->readings_.emplace_back();
+    reading.repo = repo;
+    reading.interval_ms = g->base_interval_ms_;
     SourceOptions source_options = options.source;
     source_options.repo = repo;
+    // The account's notifications are read once for all repositories (ReadNotifications).
+    source_options.read_notifications = false;
     // Who may approve a merge, asked with the agent's token (it needs push access to ask) and
     // asked again each polling round of this repository, so a permission taken away counts
     // from the next round on.
@@ -94,7 +113,6 @@ Result<std::unique_ptr<Integration>> Integration::Create(IntegrationOptions opti
     if (source_options.bot_login.empty()) {
       const CallOptions call{source_options.max_inline_wait_ms, source_options.poll_attempts};
       source_options.identity = [self, ask, client, call]() -> Result<std::string> {
-        // Held across the call: the repositories' first rounds start together, and one asks.
         std::lock_guard<std::mutex> lock(self->identity_mu_);
         if (!self->identity_.empty()) return self->identity_;
         Result<std::string> got = Status::Internal("no identity");
@@ -124,11 +142,16 @@ Result<std::unique_ptr<Integration>> Integration::Create(IntegrationOptions opti
   return g;
 }
 
-Source* Integration::SourceFor(const std::string& repo) {
+std::size_t Integration::IndexOf(const std::string& repo) const {
   const std::string wanted = github_threads::Canonical(repo);
-  for (Repository& r : repositories_)
-    if (github_threads::Canonical(r.repo) == wanted) return r.source.get();
-  return nullptr;
+  for (std::size_t i = 0; i < repositories_.size(); ++i)
+    if (github_threads::Canonical(repositories_[i].repo) == wanted) return i;
+  return repositories_.size();
+}
+
+Source* Integration::SourceFor(const std::string& repo) {
+  const std::size_t i = IndexOf(repo);
+  return i < repositories_.size() ? repositories_[i].source.get() : nullptr;
 }
 
 std::vector<Source*> Integration::sources() {
@@ -157,26 +180,232 @@ WebhookReply Integration::HandleWebhook(const WebhookRequest& request) {
   // to know its repository, and its Source reads it again whole.
   if (webhook_secret_.empty() || !VerifyWebhookSignature(webhook_secret_, request.body, request.signature))
     return home.HandleWebhook(request);
-  if (repositories_.size() == 1 || request.event == "ping") return home.HandleWebhook(request);
+  if (request.event == "ping") return home.HandleWebhook(request);
   json payload = json::parse(request.body, nullptr, false);
   auto full_name = json_read::OptString(payload, "repository.full_name");
   if (!payload.is_object() || !full_name.ok() || full_name->empty()) return home.HandleWebhook(request);
-  if (Source* s = SourceFor(*full_name)) return s->HandleWebhook(request);
-  return {202, "not a repository this daemon serves"};
+  const std::size_t index = IndexOf(*full_name);
+  if (index == repositories_.size()) {
+    if (repositories_.size() == 1) return home.HandleWebhook(request);  // its Source answers as before
+    return {202, "not a repository this daemon serves"};
+  }
+  WebhookReply reply = repositories_[index].source->HandleWebhook(request);
+  if (reply.status == 200) MarkActive(index);
+  return reply;
 }
 
 void Integration::InstallWebhookRoute(httplib::Server& server) {
   InstallWebhookHandler(server, [this](const WebhookRequest& w) { return HandleWebhook(w); });
 }
 
+TimeMs ReadIntervalMs(TimeMs base, TimeMs quiet_max, bool people_waiting, int quiet_rounds) {
+  if (people_waiting || quiet_rounds <= 0) return base;
+  TimeMs interval = base;
+  for (int i = 0; i < quiet_rounds && interval < quiet_max; ++i) interval *= 2;
+  return std::max(base, std::min(interval, quiet_max));
+}
+
+namespace {
+
+json ReadingJson(const RepositoryReading& r) {
+  return json{{"interval_ms", r.interval_ms}, {"next_at", r.next_at},   {"last_at", r.last_at},
+              {"quiet_rounds", r.quiet_rounds}, {"why", r.why}};
+}
+
+}  // namespace
+
+void Integration::LoadReadings() {
+  if (readings_loaded_ || views_ == nullptr) return;
+  readings_loaded_ = true;
+  for (std::size_t i = 0; i < repositories_.size(); ++i) {
+    auto cursors = views_->SourceCursors(repositories_[i].source->SourceName());
+    if (!cursors.ok()) {  // read at once, as on a first start
+      spdlog::warn("github reading not read repo={} error=\"{}\"", repositories_[i].repo, cursors.status().message());
+      continue;
+    }
+    json saved = polling::ParseCursor(*cursors, "reading");
+    std::lock_guard<std::mutex> lock(reading_mu_);
+    RepositoryReading& r = readings_[i];
+    r.quiet_rounds = static_cast<int>(std::clamp<std::int64_t>(json_read::IntOr(saved, "quiet_rounds"), 0, 62));
+    r.last_at = json_read::IntOr(saved, "last_at");
+    r.why = json_read::StringOr(saved, "why");
+    r.interval_ms = ReadIntervalMs(base_interval_ms_, quiet_max_ms_, r.why == "people wait", r.quiet_rounds);
+    // Every repository is read at once after a start, as a first start reads it: its answers
+    // are no longer cached, so waiting would only put the same reads later. Those people wait
+    // on go first (RunDue); the saved quiet rounds keep the pace after that.
+    r.next_at = 0;
+  }
+}
+
+void Integration::MarkActive(std::size_t index) {
+  const TimeMs soon = clock_->NowMs() + base_interval_ms_;
+  bool sooner = false;
+  {
+    std::lock_guard<std::mutex> lock(reading_mu_);
+    RepositoryReading& r = readings_[index];
+    r.quiet_rounds = 0;
+    r.interval_ms = base_interval_ms_;
+    if (r.why != "people wait") r.why = "active";
+    if (r.next_at > soon) {
+      r.next_at = soon;
+      sooner = true;
+    }
+  }
+  if (sooner && poller_) poller_->Wake();  // the loop's wait may now be too long
+}
+
+std::vector<RepositoryReading> Integration::Readings() const {
+  std::lock_guard<std::mutex> lock(reading_mu_);
+  return readings_;
+}
+
+void Integration::ReadNotifications() {
+  const TimeMs now = clock_->NowMs();
+  {
+    std::lock_guard<std::mutex> lock(reading_mu_);
+    next_notifications_at_ =
+        now + std::max({polling::kMinNotificationIntervalMs, base_interval_ms_, poll_interval_header_ms_});
+  }
+  auto stored = views_->SourceCursors(polling::kSource);
+  if (!stored.ok()) {  // read from a guessed cursor, it could skip what came while the daemon was down
+    spdlog::error("github notifications not read: cursors not read: {}", stored.status().ToString());
+    return;
+  }
+  json global = polling::ParseCursor(*stored, "notifications");
+  if (!global.contains("since")) {
+    // Before one read served every repository, the first repository's Source kept this cursor.
+    auto home = views_->SourceCursors(repositories_.front().source->SourceName());
+    if (home.ok()) global = polling::ParseCursor(*home, "notifications");
+  }
+  const SourceOptions& o = repositories_.front().source->options();
+  const TimeMs since = polling::CursorSince(global, now - o.first_run_lookback_ms);
+  ApiResponse r = poll_client_->GetAll("/notifications?all=true&since=" + IsoSeconds(since) + "&per_page=50", "",
+                                       CallOptions{o.max_inline_wait_ms, o.poll_attempts});
+  if (std::string h = r.Header("x-poll-interval"); !h.empty() && std::atoll(h.c_str()) > 0) {
+    std::lock_guard<std::mutex> lock(reading_mu_);
+    poll_interval_header_ms_ = std::atoll(h.c_str()) * 1000;
+    next_notifications_at_ = now + std::max({polling::kMinNotificationIntervalMs, base_interval_ms_,
+                                             poll_interval_header_ms_});
+  }
+  SourceUpdate u;
+  u.source = polling::kSource;
+  u.path = "notifications";
+  if (!global.contains("since")) global["since"] = IsoSeconds(since);
+  if (!r.ok()) {
+    u.ok = false;
+    u.error = r.error;
+  } else if (!r.not_modified) {
+    NotificationListing listing = SortNotifications(r.body);
+    bool all_read = true;
+    for (const auto& [repo, discussions] : listing.by_repository) {
+      const std::size_t index = IndexOf(repo);
+      if (index == repositories_.size()) continue;  // the account hears of more than this daemon serves
+      RoundReport report;
+      if (!repositories_[index].source->ReadNotified(discussions, since, &report)) all_read = false;
+      MarkActive(index);
+    }
+    u.skipped = listing.skipped;
+    // Only once every repository saved what it read (or a failed item for it) does the cursor move;
+    // and only a thread newer than any seen moves it, so an unchanged URL stays a free 304.
+    if (!all_read) {
+      u.ok = false;
+      u.error = "a repository's notified discussions could not be saved; they are read again next time";
+    } else if (listing.newest > json_read::IntOr(global, "newest")) {
+      global["since"] = IsoSeconds(polling::ReadStart(r, now) - o.overlap_ms);
+      global["newest"] = listing.newest;
+    }
+  }
+  u.set_cursors["notifications"] = global.dump();
+  if (Status s = sources::ReportRound(*engine_, u, &stopping_); !s.ok())
+    spdlog::error("github notifications update failed: {}", s.ToString());
+}
+
+void Integration::RunRound(std::size_t index) {
+  Repository& repo = repositories_[index];
+  const TimeMs started = clock_->NowMs();
+  RoundReport report = repo.source->RunOnce();
+  const TimeMs now = clock_->NowMs();
+  RepositoryReading saved;
+  {
+    std::lock_guard<std::mutex> lock(reading_mu_);
+    RepositoryReading& r = readings_[index];
+    const bool brought = report.stored > 0;
+    r.last_at = started;
+    // A round the budget cut short says nothing of the repository's quiet.
+    if (!report.budget_spent) r.quiet_rounds = brought ? 0 : std::min(r.quiet_rounds + 1, 62);
+    r.interval_ms = ReadIntervalMs(base_interval_ms_, quiet_max_ms_, report.people_waiting, r.quiet_rounds);
+    r.why = report.people_waiting ? "people wait"
+            : report.budget_spent  ? "budget"
+            : r.quiet_rounds == 0  ? "active"
+                                   : "quiet";
+    r.next_at = now + r.interval_ms;
+    saved = r;
+  }
+  if (views_ == nullptr) return;
+  SourceUpdate u;
+  u.source = repo.source->SourceName();
+  u.set_cursors["reading"] = ReadingJson(saved).dump();
+  if (Status s = engine_->UpdateSource(u); !s.ok())
+    spdlog::error("github reading update failed repo={}: {}", repo.repo, s.ToString());
+}
+
+void Integration::SaveRate() {
+  if (engine_ == nullptr) return;
+  const RateBudget b = poll_client_->Budget();
+  SourceUpdate u;
+  u.source = polling::kSource;
+  u.set_cursors["rate"] = json{{"limit", b.limit},
+                               {"remaining", b.remaining},
+                               {"reset_at", b.reset_at},
+                               {"blocked_until", b.blocked_until},
+                               {"requests", b.requests},
+                               {"not_modified", b.not_modified},
+                               {"counted_last_hour", b.counted_last_hour},
+                               {"budget_per_hour", budget_per_hour_}}
+                              .dump();
+  if (Status s = engine_->UpdateSource(u); !s.ok()) spdlog::error("github rate update failed: {}", s.ToString());
+}
+
+TimeMs Integration::RunDue() {
+  LoadReadings();
+  const std::int64_t requests_before = poll_client_->Budget().requests;
+  auto notifications_due = [this] {
+    std::lock_guard<std::mutex> lock(reading_mu_);
+    return read_notifications_ && clock_->NowMs() >= next_notifications_at_;
+  };
+  if (notifications_due() && views_ != nullptr) ReadNotifications();
+  // The due repositories, earliest first, and of those due together, those people wait on.
+  std::vector<std::tuple<TimeMs, bool, std::size_t>> due;
+  {
+    std::lock_guard<std::mutex> lock(reading_mu_);
+    const TimeMs now = clock_->NowMs();
+    for (std::size_t i = 0; i < readings_.size(); ++i)
+      if (readings_[i].next_at <= now) due.emplace_back(readings_[i].next_at, readings_[i].why != "people wait", i);
+  }
+  std::sort(due.begin(), due.end());
+  for (const auto& [at, later, index] : due) {
+    if (stopping_.load()) break;
+    // A mention waits for no quiet listing: rounds over many repositories take minutes.
+    if (notifications_due() && views_ != nullptr) ReadNotifications();
+    RunRound(index);
+  }
+  if (poll_client_->Budget().requests != requests_before) SaveRate();
+  std::lock_guard<std::mutex> lock(reading_mu_);
+  TimeMs next = read_notifications_ ? next_notifications_at_ : std::numeric_limits<TimeMs>::max();
+  for (const RepositoryReading& r : readings_) next = std::min(next, r.next_at);
+  return std::max<TimeMs>(0, next - clock_->NowMs());
+}
+
 void Integration::Start() {
-  for (Repository& r : repositories_) r.source->Start();
+  stopping_ = false;
+  if (poller_->Start())
+    spdlog::info("github polling started repositories={} interval_s={} quiet_interval_s={} budget_per_hour={}",
+                 repositories_.size(), base_interval_ms_ / 1000, quiet_max_ms_ / 1000, budget_per_hour_);
 }
 
 void Integration::Stop() {
   stopping_ = true;
-  for (Repository& r : repositories_)
-    if (r.source) r.source->Stop();
+  if (poller_) poller_->Stop();
 }
 
 }  // namespace superagent::github

@@ -312,10 +312,7 @@ void Source::PollFollowed(std::map<std::string, std::string>& cursors, std::set<
     for (const auto& [thread, at] : *ended)
       if (auto d = DiscussionOf(thread)) ended_at[d->Key()] = std::max(ended_at[d->Key()], at);
   }
-  const bool low_budget = [&] {
-    RateBudget b = client_->Budget();
-    return b.remaining >= 0 && b.remaining < kLowBudget && b.reset_at > now;
-  }();
+  const bool low_budget = BudgetLow();
   std::vector<Discussion> due;
   for (const auto& [name, value] : cursors) {
     auto d = DiscussionOf(github_threads::Key(options_.repo, name));
@@ -387,6 +384,12 @@ void Source::PollFollowed(std::map<std::string, std::string>& cursors, std::set<
   if (Status s = Report(u); !s.ok()) spdlog::error("github discussions update failed: {}", s.ToString());
 }
 
+bool Source::BudgetLow() const {
+  const RateBudget b = client_->Budget();
+  if (b.remaining >= 0 && b.remaining < kLowBudget && b.reset_at > clock_->NowMs()) return true;
+  return options_.request_budget_per_hour > 0 && b.counted_last_hour >= options_.request_budget_per_hour;
+}
+
 RoundReport Source::RunOnce() {
   return metrics::ObservedRound(kSource, clock_, [this] { return Round(); });
 }
@@ -420,22 +423,17 @@ RoundReport Source::Round() {
     std::lock_guard<std::mutex> lock(mu_);
     notifications_due = options_.read_notifications && now >= next_notifications_at_;
   }
-  if (notifications_due) {
+  const bool retries = std::any_of(cursors.begin(), cursors.end(),
+                                   [](const auto& c) { return c.first.rfind("retry:", 0) == 0; });
+  if (notifications_due || retries) {
     // Failed items first, then new notifications; the failed-item set and the advanced global
-    // cursor land in the same transaction.
+    // cursor land in the same transaction. (Under an Integration the notifications are read
+    // once for every repository, Integration::ReadNotifications; the failed items stay here.)
     SourceUpdate u;
     u.source = source_name_;
     u.path = "notifications";
     PollRetries(cursors, &u, &read, &report);
-    PollNotifications(cursors, &u, &read, &report);
-    RateBudget b = client_->Budget();
-    u.set_cursors["rate"] = json{{"limit", b.limit},
-                                 {"remaining", b.remaining},
-                                 {"reset_at", b.reset_at},
-                                 {"blocked_until", b.blocked_until},
-                                 {"requests", b.requests},
-                                 {"not_modified", b.not_modified}}
-                                .dump();
+    if (notifications_due) PollNotifications(cursors, &u, &read, &report);
     if (Status s = Report(u); !s.ok()) {
       spdlog::error("github notifications update failed: {}", s.ToString());
       report.errors.push_back(s.ToString());
@@ -443,12 +441,20 @@ RoundReport Source::Round() {
   }
   PollFollowed(cursors, &read, tracked, &report);
   PollTrackedCi(cursors, tracked, &report);  // what a Ticket waits for: read even on a low budget
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    report.people_waiting = !ticket_discussions_.empty() || !tracked.empty() ||
+                            std::any_of(cursors.begin(), cursors.end(),
+                                        [](const auto& c) { return c.first.rfind("retry:", 0) == 0; });
+  }
 
-  RateBudget b = client_->Budget();
-  const bool low_budget = b.remaining >= 0 && b.remaining < kLowBudget && b.reset_at > clock_->NowMs();
-  if (low_budget) {
-    spdlog::warn("github rate budget low remaining={} reset_at={}: repo-wide scopes wait", b.remaining,
-                 FormatTime(b.reset_at));
+  if (BudgetLow()) {
+    report.budget_spent = true;
+    RateBudget b = client_->Budget();
+    spdlog::warn("github rate budget low repo={} remaining={} reset_at={} counted_last_hour={} budget_per_hour={}: "
+                 "repo-wide scopes wait",
+                 options_.repo, b.remaining, FormatTime(b.reset_at), b.counted_last_hour,
+                 options_.request_budget_per_hour);
     return report;
   }
   if (options_.read_issues || options_.read_pulls) PollRepoIssues(cursors, &report);

@@ -45,6 +45,17 @@ struct Source::Intake : sources::ReadTally {
   bool any = false;                                      // at least one item was read
 };
 
+// The account's notifications listing sorted out (SPEC §3.3): the discussions its Issue and
+// PullRequest threads point at, by repository (github_threads::Canonical), each once, in the
+// listing's order. Other threads (CI, releases) are left out; malformed ones are counted in
+// `skipped` and logged. `newest`: the newest updated_at of any thread, for the cursor.
+struct NotificationListing {
+  std::map<std::string, std::vector<Discussion>> by_repository;
+  int skipped = 0;
+  TimeMs newest = 0;
+};
+NotificationListing SortNotifications(const nlohmann::json& page);
+
 // The poller's helpers: cursors are JSON objects saved as text, times are GitHub's.
 namespace polling {
 
@@ -52,6 +63,7 @@ using nlohmann::json;
 
 inline constexpr const char* kSource = "github";
 inline constexpr TimeMs kMinNotificationIntervalMs = 60'000;  // SPEC §3.3: never faster than 60 s
+inline constexpr TimeMs kDefaultBranchReadMs = 3'600'000;  // the repository's default branch, asked hourly
 inline constexpr int kLowBudget = 100;  // below this many requests left, only what people wait for is read
 
 inline json ParseCursor(const std::map<std::string, std::string>& cursors, const std::string& name) {

@@ -125,7 +125,18 @@ void Source::PollCi(std::map<std::string, std::string>& cursors, RoundReport* re
     if (report) report->errors.push_back(r.error);
   };
   const std::string repo = "/repos/" + options_.repo;
-  ApiResponse info = client_->Get(repo, PollCall());
+  // The default branch changes seldom: it is asked once an hour, and the cursor remembers it
+  // (one request fewer per round of every repository, issue 37).
+  const std::string known = json_read::StringOr(c, "default_branch");
+  ApiResponse info;
+  if (!known.empty() && now - JsonInt(c, "branch_read_at") < kDefaultBranchReadMs) {
+    info.status = 304;
+    info.not_modified = true;
+    info.body = json{{"default_branch", known}};
+  } else {
+    info = client_->Get(repo, PollCall());
+    if (info.ok()) c["branch_read_at"] = now;
+  }
   const std::string branch = json_read::StringOr(info.body, "default_branch");
   if (!info.ok()) {
     failed(info);
