@@ -257,8 +257,8 @@ TEST_F(AutoMergeApproversTest, OnePermissionRequestPerLoginPerRound) {
   auto g = Integration::Create(std::move(o), engine_.get(), views_.get(), &clock_);
   ASSERT_TRUE(g.ok()) << g.status().ToString();
   integration_ = std::move(*g);
-  integration_->source().RunOnce();
-  ASSERT_EQ(integration_->source().BotLogin(), "superagent-bot");
+  integration_->source()->RunOnce();
+  ASSERT_EQ(integration_->source()->BotLogin(), "superagent-bot");
   for (std::int64_t n : {7, 8}) {
     Delivery d = integration_->channel()->Perform(Merge({}, n), false);
     EXPECT_EQ(d.outcome, Delivery::Outcome::kDone) << d.error;
@@ -273,7 +273,7 @@ TEST_F(AutoMergeApproversTest, OnePermissionRequestPerLoginPerRound) {
     fake_->reviews[9] = {Review("alice"), Review("mallory")};
   }
   // … and the next round asks again: alice's approval no longer counts.
-  integration_->source().RunOnce();
+  integration_->source()->RunOnce();
   Delivery d = integration_->channel()->Perform(Merge({}, 9), false);
   EXPECT_EQ(d.outcome, Delivery::Outcome::kFailed);
   EXPECT_THAT(d.error, HasSubstr("not counted: alice (read), mallory (read)"));

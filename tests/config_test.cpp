@@ -144,7 +144,8 @@ TEST(ConfigTest, EveryIntegerKeyHoldsItsBoundsFromTheTable) {
 TEST(ConfigTest, EveryKeyWithChoicesRefusesAnythingElse) {
   int keys = 0;
   for (const ConfigKey& k : ConfigKeys()) {
-    if (k.choices.empty()) continue;
+    // A list row's one word (github.repos: installation) is no choice among values.
+    if (k.choices.empty() || k.type == ConfigKey::Type::kStringList) continue;
     ++keys;
     Problem p = OnlyProblem(YamlFor(k.name, "nonsense"));
     EXPECT_THAT(p.message, HasSubstr(std::string(k.name) + ": must be "));
@@ -331,6 +332,33 @@ TEST(ConfigTest, ReposListTheRepositoriesAndRepoIsAListOfOne) {
   }
   EXPECT_THAT(OnlyProblem("github:\n  repos: [acme/api, ACME/API]\n").message, HasSubstr("listed twice"));
   EXPECT_EQ(OnlyProblem("github:\n  repos: acme/api\n").line, 2) << "a list, not a name";
+}
+
+TEST(ConfigTest, ReposInstallationIsTheAppsInstallationAndNeedsItsId) {
+  Config c = ParseOk("github:\n  auth: app\n  app_id: \"12345\"\n  app_installation_id: \"957387\"\n  repos: installation\n");
+  EXPECT_TRUE(c.github.installation);
+  EXPECT_TRUE(c.github.repos.empty());
+  EXPECT_TRUE(c.github.repo.empty());
+  EXPECT_TRUE(c.github.On());
+  EXPECT_FALSE(ParseOk("github:\n  repos: [acme/api]\n").github.installation);
+
+  Problem token = OnlyProblem("github:\n  repos: installation\n");
+  EXPECT_EQ(token.line, 2);
+  EXPECT_THAT(token.message, HasSubstr("github.repos: installation needs github.auth: app"));
+  Problem no_id = OnlyProblem("github:\n  auth: app\n  app_id: \"12345\"\n  repos: installation\n");
+  EXPECT_EQ(no_id.line, 4);
+  EXPECT_THAT(no_id.message, HasSubstr("needs github.app_installation_id"));
+  Problem both = OnlyProblem("github:\n  repo: acme/api\n  auth: app\n  app_id: \"1\"\n  app_installation_id: \"2\"\n"
+                             "  repos: installation\n");
+  EXPECT_EQ(both.line, 2);
+  EXPECT_THAT(both.message, HasSubstr("remove github.repo"));
+  // Only the one word: another, or the word in another case, is refused; a list of the word
+  // alone reads the same (no repository is called "installation").
+  EXPECT_THAT(OnlyProblem("github:\n  repos: installations\n").message, HasSubstr("must be a list of strings or installation"));
+  EXPECT_THAT(OnlyProblem("github:\n  repos: Installation\n").message, HasSubstr("must be a list of strings or installation"));
+  EXPECT_THAT(OnlyProblem("github:\n  repos: [installation]\n").message, HasSubstr("installation needs github.auth: app"));
+  EXPECT_THAT(OnlyProblem("github:\n  repos: [installation, acme/api]\n").message, HasSubstr("is not \"owner/name\""));
+  EXPECT_THAT(OnlyProblem("github:\n  repos: 安装\n").message, HasSubstr("must be a list of strings"));
 }
 
 TEST(ConfigTest, EnvKeysMustBeVariableNames) {

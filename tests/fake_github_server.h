@@ -135,6 +135,15 @@ class FakeGitHub {
   // that name; its paths are answered by it, everything else (/user, /notifications) here.
   std::map<std::string, FakeGitHub*> other_repositories;
   nlohmann::json user = {{"login", "superagent-bot"}, {"id", 4242}, {"type", "User"}};
+  // Repositories this host holds that are not in the App's installation (GET /installation/repositories).
+  std::set<std::string> not_installed;
+  std::vector<std::string> installation_repositories() const {
+    std::vector<std::string> out;
+    if (!not_installed.count(repo)) out.push_back(repo);
+    for (const auto& [name, other] : other_repositories)
+      if (!not_installed.count(name)) out.push_back(name);
+    return out;
+  }
   nlohmann::json repo_info = {{"full_name", "Codertocat/Hello-World"}, {"default_branch", "master"}};
   std::map<std::int64_t, nlohmann::json> issues;  // number → issue object (PRs too, with pull_request)
   std::map<std::int64_t, nlohmann::json> pulls;   // number → pull request object
@@ -551,8 +560,7 @@ class FakeGitHub {
     const std::string& p = path_;
     const std::string authorization = req.get_header_value("Authorization");
     const bool installation = p.rfind("/repos/", 0) == 0 && p.size() > 13 && p.compare(p.size() - 13, 13, "/installation") == 0;
-    const bool jwt_path = p == "/app" || installation ||
-                          (method == "POST" && p.rfind("/app/installations/", 0) == 0);
+    const bool jwt_path = p == "/app" || installation || p.rfind("/app/installations/", 0) == 0;
     if (jwt_path) {
       last_refusal = RefuseAppJwt(app->key, authorization, app->app_id, clock_->NowMs() / 1000);
       if (!last_refusal.empty()) {
@@ -563,7 +571,7 @@ class FakeGitHub {
         Answer(req, res, 200, {{"id", std::stoll(app->app_id)}, {"slug", app->slug}, {"name", app->name},
                                {"owner", {{"login", repo.substr(0, repo.find('/'))}}}, {"permissions", app->permissions},
                                {"events", app->events}});
-      } else if (p == repo_path() + "/installation") {
+      } else if (p == repo_path() + "/installation" || (method == "GET" && p == "/app/installations/" + std::to_string(app->installation_id))) {
         Answer(req, res, 200, {{"id", app->installation_id}, {"app_id", std::stoll(app->app_id)}, {"app_slug", app->slug},
                                {"account", {{"login", repo.substr(0, repo.find('/'))}}},
                                {"permissions", app->permissions}, {"events", app->events}});
@@ -657,6 +665,15 @@ class FakeGitHub {
     std::vector<std::string> m;
     if (method == "GET") {
       if (p == "/user") return Answer(req, res, 200, user);
+      if (p == "/installation/repositories") {
+        // The installation's repositories (issue 37): this one and every other one this host
+        // holds, but those taken out of the installation.
+        nlohmann::json listed = nlohmann::json::array();
+        for (const std::string& name : installation_repositories())
+          listed.push_back({{"id", listed.size() + 1}, {"full_name", name}, {"name", name.substr(name.find('/') + 1)},
+                            {"private", true}});
+        return AnswerList(req, res, std::vector<nlohmann::json>(listed.begin(), listed.end()), "", "repositories");
+      }
       if (p == "/notifications") {
         std::vector<nlohmann::json> items;
         TimeMs newest = 0;

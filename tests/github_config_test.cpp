@@ -164,8 +164,8 @@ TEST(GitHubConfigTest, AnAppIntegrationNeedsAKeyThatSignsAndReadsNoNotifications
   auto integration = app::MakeGitHub(c, nullptr, nullptr, &clock, nullptr, *made);
   unsetenv("SUPERAGENT_TEST_APP_KEY");
   ASSERT_TRUE(integration.ok()) << integration.status().ToString();
-  EXPECT_FALSE((*integration)->source().options().read_notifications);
-  EXPECT_TRUE(static_cast<bool>((*integration)->source().options().identity));
+  EXPECT_FALSE((*integration)->source()->options().read_notifications);
+  EXPECT_TRUE(static_cast<bool>((*integration)->source()->options().identity));
   c.github.auth = "token";
   EXPECT_EQ(*app::MakeGitHubApp(c, &clock), nullptr) << "a token install has no App";
 }

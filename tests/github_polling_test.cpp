@@ -10,6 +10,7 @@
 
 #include "engine_fixture.h"
 #include "fake_github_server.h"
+#include "panel/metrics_gather.h"
 #include "result_ok.h"
 #include "superagent/github.h"
 #include "superagent/views.h"
@@ -259,6 +260,12 @@ TEST_F(GitHubPollingTest, TheHoursBudgetStopsRepoWideReadsButNotWhatPeopleWaitFo
   json rate = json::parse(Ok(views_->SourceCursors("github")).at("rate"));
   EXPECT_GE(rate["counted_last_hour"].get<int>(), 8);
   EXPECT_EQ(rate["budget_per_hour"], 8);
+  // /metrics shows the account's rate limit as GitHub last said it.
+  metrics::Snapshot snapshot = Ok(panel::GatherMetrics(*engine_, *views_, 1, 3, std::nullopt, std::nullopt, clock_.NowMs()));
+  ASSERT_TRUE(snapshot.github_rate.has_value());
+  EXPECT_EQ(snapshot.github_rate->limit, 5000);
+  EXPECT_EQ(snapshot.github_rate->remaining, rate["remaining"].get<int>());
+  EXPECT_LT(snapshot.github_rate->remaining, 5000);
   // An hour on, the counted requests have aged out and the listings are read again.
   clock_.Advance(61 * 60'000);
   integration_->RunDue();

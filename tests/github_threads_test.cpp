@@ -41,6 +41,7 @@ TEST(GitHubThreads, OtherKeysAndHostileNamesAreNoPlace) {
   EXPECT_FALSE(gt::IsRepositoryName(std::string(101, 'a') + "/api"));
   EXPECT_TRUE(gt::IsRepositoryName(std::string(100, 'a') + "/api"));
   EXPECT_FALSE(gt::IsRepositoryName("acme/api:issue"));
+  for (const char* dots : {"../etc", "acme/..", "./api", "acme/."}) EXPECT_FALSE(gt::IsRepositoryName(dots)) << dots;
 }
 
 TEST(GitHubThreads, AChatsTicketIsHomedInTheFirstRepository) {

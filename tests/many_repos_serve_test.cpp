@@ -15,6 +15,7 @@
 
 #include "daemon_process.h"
 #include "fake_github_server.h"
+#include "github_app_keys.h"
 #include "run_binary.h"
 #include "serve_fixture.h"
 
@@ -189,6 +190,73 @@ TEST_F(ManyReposServeTest, ARepositorysOwnPolicyRowsAdmitThereAndExplainNamesThe
       << story.out;
   EXPECT_EQ(web.Count("POST", "/repos/acme/web/issues/1/comments"), 0) << "an ignored mention is not answered";
   EXPECT_EQ(home.Count("POST", home.repo_path() + "/issues/1/comments"), 2);
+}
+
+// github.repos: installation, as a team with a GitHub App runs it: the daemon serves what the
+// installation lists; a repository added to the installation is served from GitHub's
+// installation_repositories delivery on, and one removed is answered no more.
+TEST_F(ManyReposServeTest, AnInstallationsRepositoriesAreServedAsItsEventsChangeThem) {
+  FakeGitHub home(SystemClock()), web(SystemClock(), false), docs(SystemClock(), false);
+  TestKey key;
+  home.UseApp(key.key);
+  home.repo = "acme/api";
+  web.repo = "acme/web";
+  docs.repo = "acme/docs";
+  home.other_repositories = {{web.repo, &web}, {docs.repo, &docs}};
+  home.not_installed = {docs.repo};
+  for (FakeGitHub* g : {&home, &web, &docs}) MakeOrigin(*g);
+  Write("policy.yaml", "mode: observe\nsources:\n  github:\n    people: [Codertocat]\n");
+  Write("superagent.yaml", "data_dir: data\npolicy_file: policy.yaml\npanel:\n  listen: 127.0.0.1:" +
+                               std::to_string(port_) + "\ngithub:\n  api_url: " + home.api_url() +
+                               "\n  auth: app\n  app_id: \"12345\"\n  app_installation_id: \"42\"\n  repos: installation\n"
+                               "execution:\n" + executor_ + "  git_remote: " + (dir_ / "{repo}.git").string() + "\n");
+  DaemonProcess d(SUPERAGENT_BINARY, {"serve", "--config", Config()},
+                  {{"GITHUB_APP_PRIVATE_KEY", key.pem}, {"GITHUB_WEBHOOK_SECRET", "hook-secret"}});
+  ASSERT_TRUE(d.WaitForLine("ready")) << d.log();
+  EXPECT_NE(d.log().find("sources github=installation"), std::string::npos) << d.log();
+  ASSERT_TRUE(d.WaitForLine("github repositories changed added=acme/api,acme/web removed=- served=2")) << d.log();
+  ASSERT_TRUE(d.WaitForLine("github identity login=team-agent[bot]")) << d.log();
+  auto mention = [&](FakeGitHub& g, std::int64_t id) {
+    json m = Mention(g, id);
+    m["comment"]["body"] = "@team-agent please fix the typo in README";
+    m["installation"] = {{"id", 42}};
+    return m;
+  };
+  ASSERT_EQ(DeliverEvent("issue_comment", "web-1", mention(web, 7001)), 200) << d.log();
+  ASSERT_TRUE(d.WaitForCount("github message posted", 1)) << d.log();
+  EXPECT_EQ(web.Count("POST", "/repos/acme/web/issues/1/comments"), 1) << "acknowledged in place";
+
+  // acme/docs joins the installation; GitHub says so.
+  json added = WebhookExample("installation_repositories", "added");
+  added["installation"]["id"] = 42;
+  added["repositories_added"] = json::array({{{"id", 3}, {"full_name", "acme/docs"}, {"name", "docs"}, {"private", true}}});
+  {
+    auto lock = home.Lock();
+    home.not_installed.clear();
+  }
+  ASSERT_EQ(DeliverEvent("installation_repositories", "inst-1", added), 200);
+  ASSERT_TRUE(d.WaitForLine("github repositories changed added=acme/docs removed=- served=3")) << d.log();
+  ASSERT_EQ(DeliverEvent("issue_comment", "docs-1", mention(docs, 7002)), 200);
+  ASSERT_TRUE(d.WaitForCount("github message posted", 2)) << d.log();
+  EXPECT_EQ(docs.Count("POST", "/repos/acme/docs/issues/1/comments"), 1);
+
+  // acme/web leaves it: its deliveries are no longer the daemon's.
+  json removed = WebhookExample("installation_repositories", "removed");
+  removed["installation"]["id"] = 42;
+  removed["repositories_removed"] = json::array({{{"id", 2}, {"full_name", "acme/web"}, {"name", "web"}, {"private", true}}});
+  ASSERT_EQ(DeliverEvent("installation_repositories", "inst-2", removed), 200);
+  ASSERT_TRUE(d.WaitForLine("github repositories changed added=- removed=acme/web served=2")) << d.log();
+  EXPECT_EQ(DeliverEvent("issue_comment", "web-2", mention(web, 7003)), 202);
+  {
+    httplib::Client http("127.0.0.1", port_);
+    http.set_bearer_token_auth(PanelTokenIn((dir_ / "data").string()));
+    auto status = http.Get("/api/status");
+    ASSERT_TRUE(status && status->status == 200);
+    EXPECT_EQ(json::parse(status->body)["repositories"], (json{"acme/api", "acme/docs"}));
+  }
+  d.Signal(SIGTERM);
+  EXPECT_EQ(d.Wait(), 0) << d.log();
+  EXPECT_EQ(d.log().find("PRIVATE KEY"), std::string::npos);
 }
 
 }  // namespace

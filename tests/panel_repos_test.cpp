@@ -46,7 +46,7 @@ TEST_F(PanelReposTest, HistoryListsARepositorysTicketsAndThePageOffersEachReposi
   save("github:acme/docs", "reading", {{"interval_ms", "十分钟"}, {"why", 7}, {"last_at", nullptr}});
   save("github:acme/web", "reading", "not an object");
   save("github", "rate", {{"counted_last_hour", 12}, {"budget_per_hour", 2500}, {"remaining", 4988}, {"limit", 5000}});
-  StartServer([](panel::PanelContext& ctx) { ctx.repositories = {"acme/widgets", "Acme/API"}; });
+  StartServer([](panel::PanelContext& ctx) { ctx.repositories = [] { return std::vector<std::string>{"acme/widgets", "Acme/API"}; }; });
 
   const nlohmann::json status = GetJson("/api/status");
   EXPECT_EQ(status["repositories"], (nlohmann::json{"acme/widgets", "Acme/API"}));
@@ -80,7 +80,7 @@ TEST_F(PanelReposTest, HistoryListsARepositorysTicketsAndThePageOffersEachReposi
 
 TEST_F(PanelReposTest, OneRepositoryShowsNoRepositoryChips) {
   TicketIn("acme/widgets", "c-w", 1);
-  StartServer([](panel::PanelContext& ctx) { ctx.repositories = {"acme/widgets"}; });
+  StartServer([](panel::PanelContext& ctx) { ctx.repositories = [] { return std::vector<std::string>{"acme/widgets"}; }; });
   EXPECT_EQ(GetJson("/api/status")["repositories"], (nlohmann::json{"acme/widgets"}));
   RunResult r = RunBrowserScript("repos.test.mjs", {{"ONE_REPOSITORY", "1"}});
   EXPECT_EQ(r.exit_code, 0) << r.out << r.err;

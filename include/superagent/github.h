@@ -88,6 +88,10 @@ struct SourceOptions {
   // Asks GitHub who the agent is (its login); empty: GET /user, which a personal token answers.
   // A GitHub App sets it to InstallationTokens::BotLogin ("<slug>[bot]", from GET /app).
   std::function<Result<std::string>()> identity;
+  // The login another Source of the same account already learnt, "" while none did (the
+  // Integration's): a webhook delivery uses it rather than wait for this repository's own first
+  // round. Must not block. Unset: none.
+  std::function<std::string()> shared_identity;
   // Notifications exist for users only: a GitHub App reads none (issue 25), and its mentions come
   // from webhooks and the repo-wide reads (which github.auth: app requires).
   bool read_notifications = true;
@@ -396,7 +400,16 @@ struct IntegrationOptions {
   // How the polling loop waits, between steps and inside one (the pace, a rate-limit wait);
   // null: the real clock. Tests pass one that moves their FakeClock. Must outlive the Integration.
   LoopWait* loop_wait = nullptr;
+  // github.repos: installation (a GitHub App, `repos` empty): every repository installation
+  // `installation_id` can see, listed at the first step and every kInstallationListMs, and
+  // changed at once by its `installation_repositories` and `installation` webhooks.
+  bool installation = false;
+  std::int64_t installation_id = 0;  // deliveries naming another installation of the App are not ours
 };
+
+// How often an installation's repositories are listed again (a conditional request: free while
+// nothing changed), so a lost installation_repositories delivery is made up for.
+inline constexpr TimeMs kInstallationListMs = 10 * 60'000;
 
 // How one repository is read (issue 37): what the Integration's schedule says of it, kept as the
 // repository Source's cursor "reading" so a restart keeps the pace and the panel can show it.
@@ -420,18 +433,22 @@ class Integration : public Channel {
  public:
   // A Source (poller and webhook receiver) and a GitHubChannel per repository, over one
   // HttpClient (`http`; null: a new one) and one identity: the agent's login is asked of GitHub
-  // once, whichever repository's round asks first. InvalidArgument when there is no repository,
-  // one is not "owner/name", or there is neither a token nor a token_source.
+  // once, whichever repository's round asks first. InvalidArgument when there is no repository
+  // (and no installation), one is not "owner/name", or there is neither a token nor a
+  // token_source.
   static Result<std::unique_ptr<Integration>> Create(IntegrationOptions options, Engine* engine, Views* views,
                                                      Clock* clock,
                                                      std::unique_ptr<HttpClient> http = nullptr);
   ~Integration() override;
 
-  // The first repository's Source (the one tests and single-repository setups talk to).
-  Source& source() { return *repositories_.front().source; }
-  // The Source serving `repo` (any case), or null.
+  // The first repository's Source (the one tests and single-repository setups talk to); null
+  // while an installation has listed none.
+  Source* source();
+  // The Source serving `repo` (any case), or null. It stays valid while the repository is
+  // served: in installation mode only until the repository leaves the installation.
   Source* SourceFor(const std::string& repo);
-  std::vector<Source*> sources();
+  // The repositories served now, in order (configured, or as the installation lists them).
+  std::vector<std::string> Repositories() const;
   // The outbox's writer for every repository: each channel goes to its repository's GitHubChannel.
   Channel* channel() { return this; }
   bool Handles(const std::string& channel) const override;
@@ -439,45 +456,63 @@ class Integration : public Channel {
 
   // Takes a webhook delivery for any repository (a repository's hook, an organisation's or the
   // App's): verified, then handed to the Source of the repository it names. A delivery for a
-  // repository not served is answered 202 and taken by nobody.
+  // repository not served is answered 202 and taken by nobody. In installation mode the
+  // `installation_repositories` and `installation` events of this installation change the
+  // repositories served at once (200); another installation's are answered 202.
   WebhookReply HandleWebhook(const WebhookRequest& request);
   void InstallWebhookRoute(httplib::Server& server);
-  // Runs the polling loop on a thread: RunDue() at once (every repository's round is due on a
-  // first start; a restart keeps each repository's saved pace), then whenever the next is due.
+  // Runs the polling loop on a thread: RunDue() at once, then whenever the next step is due.
   void Start();
   // Stops the loop; a poll request in flight is abandoned. The Channels' writes are not: the
   // Effects loop stops after this and finishes (or times out) what it is sending.
   void Stop();
 
   // One step of the polling loop, on the caller's thread (Start() runs it on its own; call it
-  // directly only while the loop is not started): the account's notifications when due, read
-  // once for every repository and handed to each repository's Source; then the round of every
-  // repository that is due, earliest first, the notifications looked at again between rounds.
-  // All requests go through one client, paced to max_requests_per_minute. Returns the wait
-  // until the next step is due.
+  // directly only while the loop is not started): in installation mode the installation's
+  // repositories listed when due; the account's notifications when due, read once for every
+  // repository and handed to each repository's Source; then the round of every repository that
+  // is due, earliest first, the notifications looked at again between rounds. All requests go
+  // through one client, paced to max_requests_per_minute. Returns the wait until the next step.
   TimeMs RunDue();
-  // Each repository's reading, in the configured order (a copy).
+  // Each repository's reading, in the order of Repositories() (a copy).
   std::vector<RepositoryReading> Readings() const;
+  // Installation mode: lists the installation's repositories now (GET /installation/repositories)
+  // and serves exactly those: a new one is read at once, one gone is no longer read nor written
+  // to. An error (the list could not be read) changes nothing. Outside installation mode: OK,
+  // nothing done.
+  Status ListInstallation();
 
  private:
   struct Repository {
-    std::string repo;  // as configured
+    std::string repo;  // as configured or listed
     std::unique_ptr<CollaboratorPermissions> permissions;  // its channel's, reset at each of its rounds
     std::unique_ptr<Source> source;
     std::unique_ptr<GitHubChannel> channel;
+    RepositoryReading reading;  // reading_mu_
   };
+  using RepositoryPtr = std::shared_ptr<Repository>;
   Integration() = default;
+  // A Repository for `repo` built from the templates, its reading loaded when views_ has one.
+  RepositoryPtr MakeRepository(const std::string& repo);
+  // The repositories now (a copy: a webhook thread or the outbox may hold one being removed).
+  std::vector<RepositoryPtr> Snapshot() const;
+  // The agent's login once any repository's round learnt it, else "" (never waits for GitHub).
+  std::string KnownIdentity() const;
+  RepositoryPtr Find(const std::string& repo) const;
+  // Installation mode: serves `added` too and `removed` no longer; logs what changed.
+  void Change(const std::vector<std::string>& added, const std::vector<std::string>& removed, const char* why);
+  // An installation or installation_repositories delivery, already verified.
+  WebhookReply InstallationEvent(const WebhookRequest& request, const nlohmann::json& payload);
   // The account's notifications, once for every repository (SPEC §3.3).
   void ReadNotifications();
   // One repository's round, then its reading saved.
-  void RunRound(std::size_t index);
+  void RunRound(Repository& r);
   // The repository's next round comes within the base interval: something happened there.
-  void MarkActive(std::size_t index);
-  // Each repository's saved reading, once, before the first step.
-  void LoadReadings();
+  void MarkActive(Repository& r);
+  // The reading saved by an earlier run, read before its first round.
+  void LoadReading(Repository& r);
   // The poll client's budget as the cursor "rate" of the platform ("github"), for /metrics.
   void SaveRate();
-  std::size_t IndexOf(const std::string& repo) const;  // repositories_.size() when not served
 
   std::unique_ptr<HttpClient> http_;
   Engine* engine_ = nullptr;
@@ -488,16 +523,22 @@ class Integration : public Channel {
   std::unique_ptr<Client> poll_client_;  // every repository's reads, one pace and one budget
   std::string webhook_secret_;
   bool read_notifications_ = false;
+  bool installation_ = false;
+  std::int64_t installation_id_ = 0;
   TimeMs base_interval_ms_ = 60'000, quiet_max_ms_ = 600'000;
   std::int64_t budget_per_hour_ = 0;
-  std::mutex identity_mu_;
-  std::string identity_;  // the login the first successful identity call answered (identity_mu_)
-  std::vector<Repository> repositories_;
-  mutable std::mutex reading_mu_;             // readings_ and the loop's timing below
-  std::vector<RepositoryReading> readings_;   // by index of repositories_
-  bool readings_loaded_ = false;              // the loop thread's
+  SourceOptions source_template_;    // each repository's Source is made from it
+  ChannelOptions channel_template_;  // and its channel from this
+  std::function<Result<std::string>()> ask_identity_;  // options.source.identity as given
+  std::mutex identity_mu_;  // one identity call at a time
+  mutable std::mutex known_mu_;
+  std::string identity_;  // the login the first successful identity call answered (known_mu_)
+  mutable std::mutex repos_mu_;               // repositories_
+  std::vector<RepositoryPtr> repositories_;
+  mutable std::mutex reading_mu_;             // each Repository's reading and the loop's timing below
   TimeMs next_notifications_at_ = 0;
   TimeMs poll_interval_header_ms_ = 0;        // the last X-Poll-Interval
+  TimeMs next_listing_at_ = 0;                // installation mode: the next GET /installation/repositories
   std::unique_ptr<Periodic> poller_;          // RunDue(); stopped before the rest goes
 };
 

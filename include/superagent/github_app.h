@@ -56,6 +56,9 @@ struct InstallationFacts {
   nlohmann::json permissions = nlohmann::json::object();  // {"issues": "write", …}
   std::vector<std::string> events;                        // webhook events it is subscribed to
 };
+// The App's installation on `repo` (GET /repos/{repo}/installation), or with `repo` empty the
+// installation options.installation_id (GET /app/installations/{id}: github.repos: installation).
+// NotFound when the App is not installed there.
 Result<InstallationFacts> ReadInstallation(HttpClient* http, const AppAuthOptions& options, const std::string& repo,
                                            TimeMs now);
 

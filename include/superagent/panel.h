@@ -77,9 +77,9 @@ struct PanelContext {
   // defaults are in force: what the proposed policy edits (issue 38) are diffs of. The panel only
   // reads it; a person edits it.
   std::string policy_file;
-  // The GitHub repositories served (github.repos), in their order; History offers them as a
-  // filter when there are several.
-  std::vector<std::string> repositories;
+  // The GitHub repositories served now (github.repos, or what an installation lists), in their
+  // order; History offers them as a filter when there are several. Unset: none.
+  std::function<std::vector<std::string>()> repositories;
   // What is not set up (the daemon's config, read once at start); see SetupGap.
   std::vector<SetupGap> setup;
   // What is not set up in the policy in force — a Source nobody may ask (issue 34) — asked on

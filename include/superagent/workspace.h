@@ -38,6 +38,10 @@ struct WorkspaceOptions {
   // may work in, each with its remote; their mirrors are <root>/repos/<owner>/<name>/.
   std::string repo;
   std::vector<std::pair<std::string, std::string>> other_remotes;  // {"owner/name", remote}
+  // Repositories known only at run time (github.repos: installation): the remote of one not in
+  // other_remotes ("" refuses it). Unset: only those configured above. A Ticket that names no
+  // repository (a chat's) has no mirror then: there is no home repository.
+  std::function<std::string(const std::string& repo)> remote_of;
   // Shell command template run once per Ticket after the daemon has made its repository in
   // {dir}, in the Ticket's sandbox (its directory read-write, the mirror read-only); placeholders
   // {repo} (the mirror), {remote}, {branch}, {dir}, {base} are replaced, shell-quoted.

@@ -107,7 +107,7 @@ int CmdCheck(int argc, char** argv) {
     return 1;
   }
 
-  if (!config->github.repo.empty()) {
+  if (config->github.On()) {
     if (config->github.auth == "app") NoteUnsetVariable(config->github.app_private_key_env, "github.app_private_key_env");
     else NoteUnsetVariable(config->github.token_env, "github.token_env");
   }

@@ -204,6 +204,13 @@ ConfigKey StringList(std::string_view name, std::vector<std::string>& (*field)(C
   return k;
 }
 
+// A list row that also takes one bare word in place of a list (github.repos: installation),
+// read as the list of that word.
+ConfigKey WithWord(ConfigKey k, std::string_view word) {
+  k.choices = {word};
+  return k;
+}
+
 bool IsEmptyOrHttpUrl(std::string_view s) { return s.empty() || IsHttpUrl(s); }
 bool IsEmptyOrListenAddress(std::string_view s) { return s.empty() || IsListenAddress(s); }
 bool IsEmptyOrDigits(std::string_view s) {
@@ -285,8 +292,10 @@ const std::vector<ConfigKey>& ConfigKeys() {
       Feeds(Checked("github.repo", CONFIG_FIELD(github.repo), "", IsEmptyOrRepoName, "empty or \"owner/name\"",
                     "one repository worked on (a list of one); empty and no github.repos disables the GitHub Source"),
             Same(OPTION(github.source.repo)), Same(OPTION(github_app.repo)), Same(OPTION(assessor.repo))),
-      StringList("github.repos", CONFIG_FIELD(github.repos), {},
-                 "the repositories worked on, \"owner/name\" each; the first is the home of chat requests"),
+      WithWord(StringList("github.repos", CONFIG_FIELD(github.repos), {},
+                          "the repositories worked on, \"owner/name\" each, the first the home of chat requests; "
+                          "or installation: every repository the GitHub App's installation can see"),
+               "installation"),
       Choice("github.auth", CONFIG_FIELD(github.auth), "token", {"token", "app"},
              "token: a bot user's personal access token; app: a GitHub App's installation"),
       Feeds(EnvName("github.token_env", CONFIG_FIELD(github.token_env), "GITHUB_TOKEN",

@@ -65,6 +65,11 @@ struct Config {
     // one. Once loaded the list is complete and `repo` is its first, the home of Tickets asked
     // for in a chat and of keys written before issue 37.
     std::vector<std::string> repos;
+    // github.repos: installation (issue 37): `repos` and `repo` are empty, and the GitHub App's
+    // installation (app_installation_id) lists the repositories served, kept current at run time.
+    bool installation{};
+    // The GitHub Source is on: a repository is named, or an installation lists them.
+    bool On() const { return !repo.empty() || installation; }
     // How the daemon signs in (issue 25): "token" — a bot user's personal access token from
     // token_env; "app" — a GitHub App: its id, its installation, and its private key (PEM) from
     // app_private_key_env.

@@ -179,7 +179,13 @@ class Reader {
       }
       case Type::kStringList: {
         if (value.IsNull()) return;
-        if (!value.IsSequence()) return Add(Where(key, value), path + ": must be a list of strings");
+        if (value.IsScalar() && !k.choices.empty() && value.Scalar() == k.choices.front()) {
+          ListOf(k, *cfg) = {std::string(k.choices.front())};  // the row's one word (WithWord)
+          return;
+        }
+        if (!value.IsSequence())
+          return Add(Where(key, value), path + ": must be a list of strings" +
+                                            (k.choices.empty() ? "" : " or " + std::string(k.choices.front())));
         std::vector<std::string>& out = ListOf(k, *cfg);
         out.clear();
         for (std::size_t i = 0; i < value.size(); ++i) {
@@ -332,6 +338,22 @@ std::optional<Config> ParseConfig(std::string_view yaml, const std::string& file
               " is not a loopback address, so the panel needs a password: set panel.token_env to the "
               "NAME of an environment variable holding it (or listen on 127.0.0.1 behind a proxy)");
   }
+  // github.repos: installation (issue 37): the App's installation lists them, at run time. A
+  // list of the word alone reads the same: no repository is called that.
+  if (!r.failed() && cfg.github.repos == std::vector<std::string>{"installation"}) {
+    cfg.github.repos.clear();
+    cfg.github.installation = true;
+    if (!cfg.github.repo.empty())
+      r.Add(mark_of("github.repo"), "github.repo and github.repos: installation are both set: the installation lists "
+                                    "the repositories, so remove github.repo");
+    else if (cfg.github.auth != "app")
+      r.Add(mark_of("github.repos"), "github.repos: installation needs github.auth: app (a GitHub App's installation "
+                                     "lists the repositories it can see; a token has no installation)");
+    else if (cfg.github.app_installation_id.empty())
+      r.Add(mark_of("github.repos"), "github.repos: installation needs github.app_installation_id (the number at the end "
+                                     "of the installation's settings page URL): without a repository it cannot be "
+                                     "looked up");
+  }
   // github.repo is github.repos of one; once loaded, `repos` is the whole list and `repo` its first.
   if (!r.failed() && !cfg.github.repos.empty()) {
     std::set<std::string> seen;
@@ -349,7 +371,7 @@ std::optional<Config> ParseConfig(std::string_view yaml, const std::string& file
   } else if (!cfg.github.repo.empty()) {
     cfg.github.repos = {cfg.github.repo};
   }
-  if (!r.failed() && cfg.github.auth == "app" && !cfg.github.repo.empty()) {
+  if (!r.failed() && cfg.github.auth == "app" && cfg.github.On()) {
     if (cfg.github.app_id.empty())
       r.Add(mark_of("github.auth"), "github.auth: app needs github.app_id (the number on the App's settings page)");
     else if (!cfg.github.read.issues || !cfg.github.read.comments)

@@ -105,6 +105,8 @@ Status Daemon::Start() {
                                             return std::nullopt;
                                           });
   // Keys from the release that served one repository name the repository served then (issue 37).
+  // An installation has no home repository to give them: a store that served one repository
+  // moves to an installation by starting once with that github.repo first.
   if (!config_.github.repo.empty()) {
     auto qualified = engine_->QualifyGitHubThreads(config_.github.repo);
     if (!qualified.ok()) return qualified.status();
@@ -124,7 +126,7 @@ Status Daemon::Start() {
   auto app = MakeGitHubApp(config_, SystemClock(), nullptr, secrets_.get());
   if (!app.ok()) return app.status();
   github_app_ = std::move(*app);
-  if (!config_.github.repo.empty()) {
+  if (config_.github.On()) {
     auto gh = MakeGitHub(config_, engine_.get(), views_.get(), SystemClock(), nullptr, github_app_);
     if (!gh.ok()) return gh.status();
     github_ = std::move(*gh);
@@ -184,7 +186,7 @@ Status Daemon::Start() {
   if (feishu_) feishu_->Start();
 
   // What the daemon hears (issue 24): a daemon with no Source looks calm and hears nothing.
-  std::string repos;
+  std::string repos = config_.github.installation ? "installation" : "";
   for (const std::string& r : config_.github.repos) repos += (repos.empty() ? "" : ",") + r;
   spdlog::info("sources {} {} panel=on", Kv("github", github_ ? repos : "off (github.repos is empty)"),
                Kv("feishu", feishu_ ? "on" : "off (feishu.enabled is false)"));
@@ -214,6 +216,7 @@ Status Daemon::InstallRoutes() {
   panel::PanelContext ctx = PanelContextFor(config_, run_mode_);
   // Who may ask changes with the policy: asked of the version in force at each read.
   ctx.live_setup = [this] { return PolicySetupGapsFor(config_, engine_->CurrentPolicy(), run_mode_); };
+  if (github_) ctx.repositories = [g = github_.get()] { return g->Repositories(); };  // an installation's change
   ctx.engine = engine_.get();
   ctx.views = views_.get();
   ctx.token = panel_token_;

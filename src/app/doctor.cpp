@@ -124,7 +124,7 @@ void Doctor::Policy() {
 }
 
 void Doctor::People() {
-  const bool github = !config_.github.repo.empty();
+  const bool github = config_.github.On();
   if (!github && !config_.feishu.enabled) {
     Add("policy.people", R::kSkipped, "no Source is on (github.repo is empty, feishu.enabled is false)");
     return;
@@ -256,9 +256,15 @@ void Doctor::Git() {
   // With an App, git asks it for a token through the doctor's HttpClient, as serve's would.
   std::shared_ptr<github::InstallationTokens> app;
   if (auto a = GitHubAppOptionsFor(config_, SystemClock()->NowMs()); config_.github.auth == "app" &&
-                                                                      !config_.github.repo.empty() && a.ok())
+                                                                      config_.github.On() && a.ok())
     app = std::make_shared<github::InstallationTokens>(&http_, SystemClock(), std::move(*a));
   exec::WorkspaceOptions wo = WorkspaceOptionsFor(config_, scratch.string(), app);
+  if (wo.remote.empty() && config_.github.installation) {
+    Add("git.remote", R::kSkipped, "github.repos: installation: each repository is cloned when its first Ticket "
+                                   "comes (its remote: execution.git_remote's {repo}, or GitHub's clone URL)");
+    Add("git.prepare", R::kSkipped, "needs a repository's remote");
+    return;
+  }
   if (wo.remote.empty()) {
     Add("git.remote", R::kSkipped, "no execution.git_remote and no github.repo: execution is off, Tickets wait",
         "set github.repo (or execution.git_remote) so accepted Tickets are worked on");

@@ -91,6 +91,8 @@ class Doctor {
 
   // The repositories of github.repos after the first, each GET /repos/<owner>/<name> with `token`.
   void OtherRepositories(const std::string& token, bool app);
+  // github.repos: installation: GET /installation/repositories with the installation's token.
+  void InstallationRepositories(const std::string& token);
   // Seed 004: what makes approvals mean something is GitHub's own rule on the default branch —
   // reviews required and stale approvals dismissed on a new push — not the agent's good
   // behaviour. A warning with the fix; a failure when a rule lets the daemon auto-merge, because

@@ -9,6 +9,8 @@
 #include "app/wiring.h"
 #include "superagent/exec.h"
 #include "superagent/gate.h"
+#include "superagent/json_read.h"
+#include "superagent/text.h"
 
 namespace superagent::app {
 
@@ -17,13 +19,15 @@ using R = DoctorCheck::Result;
 
 void Doctor::GitHub() {
   const auto& g = config_.github;
-  if (g.repo.empty()) {
+  if (!g.On()) {
     for (const char* n : {"github.token", "github.notifications", "github.repo", "github.webhook_secret"})
       Add(n, R::kSkipped, "github.repo is empty: the GitHub Source is disabled");
     return;
   }
   const std::string token = g.auth == "app" ? AppGitHub() : ResolveSecret(g.token_env);
-  if (g.auth == "app") {
+  if (g.installation) {
+    if (!token.empty()) InstallationRepositories(token);
+  } else if (g.auth == "app") {
     // AppGitHub said what it found; the checks below need the installation token it got.
     if (!token.empty()) {
       HttpResponse r = Get(g.api_url + "/repos/" + g.repo,
@@ -112,6 +116,37 @@ void Doctor::OtherRepositories(const std::string& token, bool app) {
               : r.status == 404 ? "check " + repo + " (owner/name) in github.repos and that the token's account can see it"
                                 : "check the token's repo scope");
   }
+}
+
+void Doctor::InstallationRepositories(const std::string& token) {
+  // github.repos: installation: the installation's list is what the daemon serves; each listed
+  // repository is readable with its token by GitHub's own word.
+  const auto& g = config_.github;
+  HttpResponse r = Get(g.api_url + "/installation/repositories?per_page=100",
+                       {{"Authorization", "Bearer " + token}, {"Accept", "application/vnd.github+json"},
+                        {"X-GitHub-Api-Version", "2022-11-28"}});
+  json body = json::parse(r.body, nullptr, false);
+  const json* list = r.ok() ? json_read::Find(body, "repositories") : nullptr;
+  if (list == nullptr || !list->is_array()) {
+    Add("github.repos", R::kFailed,
+        "GET /installation/repositories: " + (r.ok() ? std::string("the answer lists no repositories") : Answer(r)),
+        "check the installation is not suspended (Settings → Integrations → GitHub Apps)");
+    return;
+  }
+  std::string names;
+  int n = 0;
+  for (const json& item : *list) {
+    const std::string name = json_read::StringOr(item, "full_name");
+    if (name.empty()) continue;
+    if (++n <= 5) names += (names.empty() ? "" : ", ") + text::Cut(text::Repair(name), 100);
+  }
+  const std::int64_t total = json_read::IntOr(body, "total_count", n);
+  if (total == 0)
+    Add("github.repos", R::kFailed, "the installation can see no repository: nothing would be served",
+        "the App's installation settings → Repository access: choose the repositories the agent works on");
+  else
+    Add("github.repos", R::kOk, "the installation serves " + std::to_string(total) + " repositor" +
+                                    (total == 1 ? "y" : "ies") + ": " + names + (total > n || n > 5 ? ", …" : ""));
 }
 
 void Doctor::BranchProtection(const std::string& token, const HttpResponse& repo, bool app) {
@@ -242,9 +277,11 @@ std::string Doctor::AppGitHub() {
     Add("github.app", R::kOk, "App " + facts->slug + " (" + text::Cut(text::Repair(facts->name), 80) +
                                   "); the agent writes as " + login + " and is mentioned as @" + facts->slug);
   auto inst = github::ReadInstallation(&http_, a, g.repo, now);
+  const std::string on = g.installation ? std::string("(github.repos: installation)") : "on " + g.repo;
   if (!inst.ok()) {
     Add("github.installation", R::kFailed, inst.status().message(),
-        "install the App on " + g.repo + ": the App's page → Install App → only select repositories → " + g.repo);
+        g.installation ? "check github.app_installation_id: the number at the end of the installation's settings page URL"
+                       : "install the App on " + g.repo + ": the App's page → Install App → only select repositories → " + g.repo);
     for (const char* n : {"github.token", "github.repo"}) Add(n, R::kSkipped, "needs the installation");
     return "";
   }
@@ -266,12 +303,12 @@ std::string Doctor::AppGitHub() {
   for (const std::string& m : missing) lacks += (lacks.empty() ? "" : ", ") + m;
   if (!missing.empty())
     Add("github.installation", R::kFailed,
-        "installation " + std::to_string(inst->id) + " on " + g.repo + " lacks the permissions " + lacks,
+        "installation " + std::to_string(inst->id) + " " + on + " lacks the permissions " + lacks,
         "the App's settings → Permissions & events: grant " + lacks +
             ", then accept the new permissions on the installation (Settings → Integrations → GitHub Apps)");
   else
     Add("github.installation", R::kOk,
-        "installation " + std::to_string(inst->id) + " on " + g.repo + " has the permissions the daemon needs" +
+        "installation " + std::to_string(inst->id) + " " + on + " has the permissions the daemon needs" +
             (events.empty() ? "" : "; not subscribed to " + events + " (polling still catches them, later)"));
   a.installation_id = inst->id;
   github::InstallationTokens tokens(&http_, SystemClock(), a);

@@ -156,6 +156,11 @@ std::string InitReposProblem(std::string* list, std::vector<std::string>* repos)
   std::vector<std::string> found;
   for (std::size_t i = 0; i < words.size(); ++i) {
     std::string one = words[i];
+    // github.repos: installation is a GitHub App's, which init does not set up (it writes a token's).
+    if (text::AsciiLower(one) == "installation")
+      return "installation is a GitHub App's list of repositories, and init sets up a token: name the "
+             "repositories here, or write github.auth: app and github.repos: installation by hand "
+             "(docs/007-operations.md, \"GitHub App\")";
     // One repository's problem is said as it always was; among several, which one.
     if (std::string p = InitRepoProblem(&one); !p.empty())
       return words.size() == 1 ? p : "the " + Ordinal(i + 1) + " repository: " + p;

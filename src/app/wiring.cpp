@@ -93,7 +93,7 @@ Result<github::AppAuthOptions> GitHubAppOptionsFor(const Config& config, TimeMs 
 Result<std::shared_ptr<github::InstallationTokens>> MakeGitHubApp(const Config& config, Clock* clock,
                                                                   std::unique_ptr<HttpClient> http,
                                                                   SecretFilter* secrets) {
-  if (config.github.auth != "app" || config.github.repo.empty()) return std::shared_ptr<github::InstallationTokens>();
+  if (config.github.auth != "app" || !config.github.On()) return std::shared_ptr<github::InstallationTokens>();
   auto a = GitHubAppOptionsFor(config, clock->NowMs());
   if (!a.ok()) return a.status();
   a->secrets = secrets;
@@ -104,10 +104,12 @@ Result<std::shared_ptr<github::InstallationTokens>> MakeGitHubApp(const Config& 
 Result<std::unique_ptr<github::Integration>> MakeGitHub(const Config& config, Engine* engine, Views* views, Clock* clock,
                                                         std::unique_ptr<HttpClient> http,
                                                         std::shared_ptr<github::InstallationTokens> app) {
-  if (config.github.repo.empty()) return Status::InvalidArgument("github.repo is empty: the GitHub Source is disabled");
+  if (!config.github.On()) return Status::InvalidArgument("github.repo is empty: the GitHub Source is disabled");
   // api_url, the token, the Source's settings, merge_token, merge_as_agent, pull_request_origin.
   github::IntegrationOptions o = ModuleOptionsFor(config).github;
   o.repos = config.github.repos;
+  o.installation = config.github.installation;
+  o.installation_id = ModuleOptionsFor(config).github_app.installation_id;
   if (config.github.auth == "app") {
     if (!app) {
       auto made = MakeGitHubApp(config, clock);
@@ -182,7 +184,7 @@ EngineOptions EngineOptionsFor(const Config& config) {
   EngineOptions o = ModuleOptionsFor(config).engine;  // eval_*, quarantine_after, ci_fix_attempts, panel_url
   o.message_limit = MessageLimitsFor(config);
   // Only an App may write check runs (issue 25); a personal token would have every one refused.
-  o.check_runs = config.github.auth == "app" && !config.github.repo.empty();
+  o.check_runs = config.github.auth == "app" && config.github.On();
   while (!o.panel_url.empty() && o.panel_url.back() == '/') o.panel_url.pop_back();
   return o;
 }
@@ -241,6 +243,9 @@ exec::WorkspaceOptions WorkspaceOptionsFrom(const Config& config, const ModuleOp
   wo.repo = text::AsciiLower(config.github.repo);
   for (std::size_t i = 1; i < config.github.repos.size(); ++i)
     wo.other_remotes.emplace_back(config.github.repos[i], GitRemoteOf(config, config.github.repos[i]));
+  // An installation's repositories are known only at run time: any of them is reached as the
+  // configured ones are ({repo} in execution.git_remote, else GitHub's clone URL).
+  if (config.github.installation) wo.remote_of = [config](const std::string& repo) { return GitRemoteOf(config, repo); };
   // Private repositories: git gets the token the GitHub Source already uses — an App's fresh for
   // each command that reaches the remote. Its header is GitHub's host's alone (GitAuthEnv), so
   // any of the remotes on that host stands for all of them.
@@ -249,6 +254,7 @@ exec::WorkspaceOptions WorkspaceOptionsFrom(const Config& config, const ModuleOp
   for (const auto& [repo, remote] : wo.other_remotes)
     if (remote.rfind(web + "/", 0) == 0) on_github = remote;
   if (wo.remote.rfind(web + "/", 0) == 0) on_github = wo.remote;
+  if (config.github.installation && on_github.empty()) on_github = web + "/";
   if (app) {
     wo.git_env_source = [app, remote = on_github, web]() -> Result<std::vector<std::pair<std::string, std::string>>> {
       auto token = app->Token();
@@ -411,7 +417,8 @@ std::vector<panel::SetupGap> SetupGapsFor(const Config& config, const RunMode& m
   std::vector<panel::SetupGap> gaps;
   const std::string restart = " " + RestartHint(mode);
   const std::string secrets = SecretsHint(mode);
-  const bool github = !config.github.repo.empty();
+  const bool github = config.github.On();
+  const std::string served = config.github.installation ? std::string("the App's installation") : config.github.repo;
   if (!github && !config.feishu.enabled)
     gaps.push_back({"sources",
                     "Nothing reaches the daemon: GitHub and Feishu are both off, so only the panel can ask it for work.",
@@ -423,14 +430,14 @@ std::vector<panel::SetupGap> SetupGapsFor(const Config& config, const RunMode& m
     if (ResolveSecret(env).empty())
       gaps.push_back({"github",
                       std::string(app ? "The GitHub App has no private key" : "GitHub has no token") + ": the variable " +
-                          env + " is unset or empty, so nothing of " + config.github.repo + " can be read.",
+                          env + " is unset or empty, so nothing of " + served + " can be read.",
                       "Set " + env +
                           (app ? "=<the App's .pem, quoted over its lines> " : "=<a token with the repo and notifications scopes> ") +
                           secrets + (app ? "; github.app_private_key_env" : "; github.token_env") + " names the variable." +
                           restart});
     else
       gaps.push_back({"github", "GitHub has not answered since the daemon started.",
-                      "Check github.repo (" + config.github.repo + "), github.api_url (" + config.github.api_url +
+                      "Check github.repos (" + served + "), github.api_url (" + config.github.api_url +
                           ") and the token in " + env + "; `superagent doctor --config …` tries all three.",
                       true});
   }
@@ -461,7 +468,7 @@ std::vector<panel::SetupGap> SetupGapsFor(const Config& config, const RunMode& m
                                         : "."),
                     "Set " + config.llm.api_key_env + "=<a key for " + config.llm.base_url + "> " + secrets +
                         "; llm.api_key_env names the variable, llm.base_url the endpoint." + restart});
-  if (EffectiveGitRemote(config).empty())
+  if (EffectiveGitRemote(config).empty() && !config.github.installation)
     gaps.push_back({"execution", "Execution is off: there is no repository to work in, so accepted Tickets wait.",
                     "Set github.repo, or execution.git_remote for another remote." + restart});
   return gaps;
@@ -475,7 +482,9 @@ std::vector<NobodyMayAsk> NobodyMayAskFor(const Config& config, const Policy& po
     const char* who;    // what goes in the list
   };
   std::vector<On> on;
-  if (!config.github.repo.empty()) on.push_back({"github", "GitHub (" + config.github.repo + ")", "the GitHub logins"});
+  if (config.github.On())
+    on.push_back({"github", "GitHub (" + (config.github.installation ? std::string("the App's installation") : config.github.repo) + ")",
+                  "the GitHub logins"});
   if (config.feishu.enabled) on.push_back({"feishu", "Feishu", "the Feishu open_ids (ou_…)"});
   for (const On& o : on) {
     if (AnyoneMayAsk(policy, o.source)) continue;
@@ -516,7 +525,7 @@ panel::PanelContext PanelContextFor(const Config& config, const RunMode& mode) {
   panel::PanelContext ctx = ModuleOptionsFor(config).panel;  // listen, password_env, password, slots_configured
   ctx.setup = SetupGapsFor(config, mode);
   ctx.policy_file = config.policy_file;
-  ctx.repositories = config.github.repos;
+  ctx.repositories = [repos = config.github.repos] { return repos; };
   return ctx;
 }
 

@@ -7,7 +7,8 @@ namespace superagent::github_threads {
 namespace {
 
 bool IsNamePart(std::string_view s) {
-  if (s.empty() || s.size() > 100) return false;
+  // "." and ".." are no one's names, and would be paths wherever a name becomes one (mirrors).
+  if (s.empty() || s.size() > 100 || s == "." || s == "..") return false;
   for (char c : s) {
     const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' ||
                     c == '_' || c == '.';

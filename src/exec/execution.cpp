@@ -49,7 +49,7 @@ class PlacementExecutor : public Executor {
 Result<std::unique_ptr<Execution>> Execution::Create(ExecutionOptions options, Engine* engine, Views* views,
                                                       HttpClient* llm_http) {
   std::unique_ptr<Execution> e(new Execution());
-  if (options.workspace.remote.empty()) {
+  if (options.workspace.remote.empty() && !options.workspace.remote_of) {  // remote_of: an installation's
     // Without a repository there is nothing to work in: Tickets wait (their Assignments stay
     // pending) instead of all being reported blocked.
     spdlog::warn("execution disabled: no git remote; set execution.git_remote or github.repo");

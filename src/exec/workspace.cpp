@@ -6,6 +6,7 @@
 
 #include "exec/workspace_internal.h"
 #include "superagent/assign_or_return.h"
+#include "superagent/github_threads.h"
 #include "superagent/text.h"
 
 #include <spdlog/spdlog.h>
@@ -52,11 +53,19 @@ Result<Workspaces::Mirror> Workspaces::MirrorOf(const std::string& repo_in) cons
   const std::string repo = text::AsciiLower(repo_in);
   // With no repository named (a remote that is not a GitHub repository's), there is one mirror
   // and every Ticket works in it.
-  const bool only_one = options_.repo.empty() && options_.other_remotes.empty();
+  const bool only_one = options_.repo.empty() && options_.other_remotes.empty() && !options_.remote_of;
+  if (options_.remote_of && options_.repo.empty() && repo.empty())
+    return Status::NotFound("the Ticket names no repository, and an installation has no home repository: ask in a "
+                            "repository's discussion");
   if (repo.empty() || repo == options_.repo || only_one)
     return Mirror{"", options_.remote, (fs::path(options_.root) / "repo.git").string(),
                   (fs::path(options_.root) / "verified.git").string()};
-  for (const auto& [other, remote] : options_.other_remotes) {
+  std::vector<std::pair<std::string, std::string>> listed;  // a run-time repository, when it is one
+  if (options_.remote_of && github_threads::IsRepositoryName(repo) &&
+      std::none_of(options_.other_remotes.begin(), options_.other_remotes.end(),
+                   [&](const auto& o) { return o.first == repo; }))
+    if (std::string remote = options_.remote_of(repo); !remote.empty()) listed.emplace_back(repo, remote);
+  for (const auto& [other, remote] : listed.empty() ? options_.other_remotes : listed) {
     if (other != repo) continue;
     // Repository names are GitHub's (letters, digits, '-', '_', '.'; github_threads.h), checked
     // where the configuration is read; "." and ".." are refused here all the same.

@@ -247,7 +247,8 @@ Result<json> Panel::Impl::StatusJson() {
   json j;
   j["mode"] = ModeName(ctx.engine->CurrentPolicy().mode);
   j["policy_version"] = ctx.engine->PolicyVersion();
-  j["repositories"] = ctx.repositories;  // issue 37: History filters by them when there are several
+  // Issue 37: History filters by them when there are several.
+  j["repositories"] = ctx.repositories ? ctx.repositories() : std::vector<std::string>();
   if (const auto& p = policy)
     j["policy"] = {{"version", p->version}, {"origin", p->origin}, {"since", TimeJson(p->created_at)}};
   j["triggers"] = c.triggers;

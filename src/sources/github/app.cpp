@@ -107,14 +107,17 @@ Result<AppFacts> ReadApp(HttpClient* http, const AppAuthOptions& options, TimeMs
 Result<InstallationFacts> ReadInstallation(HttpClient* http, const AppAuthOptions& options, const std::string& repo,
                                            TimeMs now) {
   ASSIGN_OR_RETURN(std::string jwt, AppJwt(options.app_id, options.private_key_pem, now));
-  HttpResponse r = http->Send(AppRequest("GET", Base(options.api_url) + "/repos/" + repo + "/installation", jwt,
-                                         options.user_agent));
-  if (r.status == 404) return Status::NotFound("the App is not installed on " + repo);
-  if (r.status != 200) return Status::Unavailable("finding the App's installation on " + repo + " failed: " + Why(r));
+  // Without a repository (github.repos: installation) the installation is asked by its id.
+  const std::string id = std::to_string(options.installation_id);
+  const std::string path = repo.empty() ? "/app/installations/" + id : "/repos/" + repo + "/installation";
+  const std::string what = repo.empty() ? "installation " + id : repo;
+  HttpResponse r = http->Send(AppRequest("GET", Base(options.api_url) + path, jwt, options.user_agent));
+  if (r.status == 404) return Status::NotFound(repo.empty() ? "the App has no installation " + id : "the App is not installed on " + repo);
+  if (r.status != 200) return Status::Unavailable("finding the App's installation on " + what + " failed: " + Why(r));
   json body = json::parse(r.body, nullptr, false);
   InstallationFacts f;
   f.id = json_read::IntOr(body, "id", 0);
-  if (f.id <= 0) return Status::Unavailable("GitHub's installation answer for " + repo + " has no id");
+  if (f.id <= 0) return Status::Unavailable("GitHub's installation answer for " + what + " has no id");
   if (body.contains("permissions") && body["permissions"].is_object()) f.permissions = body["permissions"];
   if (body.contains("events") && body["events"].is_array())
     for (const json& e : body["events"])

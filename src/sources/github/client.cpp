@@ -261,9 +261,11 @@ ApiResponse Client::Perform(const std::string& method, const std::string& origin
       TimeMs pace_wait = 0;
       {
         std::lock_guard<std::mutex> lock(mu_);
-        while (!sent_.empty() && sent_.front() <= now - kMinuteMs) sent_.pop_front();
+        // A whole millisecond more than a minute: the clock counts whole milliseconds, GitHub's
+        // minute does not.
+        while (!sent_.empty() && sent_.front() + kMinuteMs < now) sent_.pop_front();
         if (sent_.size() >= static_cast<std::size_t>(options_.max_requests_per_minute))
-          pace_wait = sent_.front() + kMinuteMs - now;
+          pace_wait = sent_.front() + kMinuteMs + 1 - now;
       }
       if (pace_wait > 0) {
         sleeper_(pace_wait);

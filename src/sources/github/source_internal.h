@@ -25,6 +25,10 @@ namespace superagent::github {
 // {"status", "message"} as JSON (one Source's, or the Integration's for every repository).
 void InstallWebhookHandler(httplib::Server& server, std::function<WebhookReply(const WebhookRequest&)> handle);
 
+// Every delivery refused for its proof gets this one answer: a sender cannot learn which check
+// failed, and the reply holds nothing it sent.
+inline const WebhookReply kRefusedDelivery{401, "refused: the delivery is not signed with this webhook's secret"};
+
 // Constant-time check of an X-Hub-Signature-256 header against the raw body.
 bool VerifyWebhookSignature(const std::string& secret, const std::string& body, const std::string& header);
 

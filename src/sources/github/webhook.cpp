@@ -34,12 +34,9 @@ bool VerifyWebhookSignature(const std::string& secret, const std::string& body, 
   return diff == 0;
 }
 
-// Every delivery refused for its proof gets this one answer: a sender cannot learn which check
-// failed, and the reply holds nothing it sent.
 constexpr std::size_t kMaxWaitingDeliveries = 100;
 constexpr std::size_t kMaxWaitingBytes = 32u * 1024 * 1024;
 
-const WebhookReply kRefused{401, "refused: the delivery is not signed with this webhook's secret"};
 std::optional<Normalized> NormalizeWebhook(const std::string& event, const json& payload, const NormalizeContext& ctx) {
   auto action_field = json_read::OptString(payload, "action");
   if (!action_field.ok()) return normalize_internal::Malformed(action_field.status().message());
@@ -101,7 +98,7 @@ WebhookReply Source::HandleWebhook(const WebhookRequest& req) {
     metrics::ProcessRuntime().CountRefusedDelivery("github");
     if (refused_since_report_.fetch_add(1) == 0) spdlog::warn("github webhook delivery refused: {}", why);
     else spdlog::debug("github webhook delivery refused: {}", why);
-    return kRefused;
+    return kRefusedDelivery;
   }
   // Signed, so from GitHub, yet still read field by field: a wrong type is a skipped delivery
   // with its reason, never an exception.
@@ -208,6 +205,7 @@ WebhookReply Source::HandleWebhook(const WebhookRequest& req) {
 bool Source::AdoptStoredIdentity() {
   if (!BotLogin().empty()) return true;
   std::string login = options_.bot_login;
+  if (login.empty() && options_.shared_identity) login = options_.shared_identity();
   if (login.empty()) {
     auto cursors = views_->SourceCursors(source_name_);
     if (!cursors.ok()) return false;  // unknown for now: the delivery waits for the round
