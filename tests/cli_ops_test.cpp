@@ -446,6 +446,45 @@ TEST_F(DoctorTest, EachRepositoryServedIsCheckedOnItsOwnLine) {
   EXPECT_EQ(api.Count("GET", "/repos/acme/api"), 1) << "asked of acme/api itself";
 }
 
+// Issue 37: github.repos: installation — doctor finds the installation by its id and says what it
+// serves; an id that is no installation of the App fails with where to read the right one.
+TEST_F(DoctorTest, AnInstallationsRepositoriesAreListedByDoctor) {
+  TestKey key;
+  FakeGitHub api(SystemClock(), false);
+  api.repo = "acme/api";
+  github_.UseApp(key.key);
+  github_.other_repositories = {{api.repo, &api}};
+  setenv("SUPERAGENT_DOCTOR_APP_KEY", key.pem.c_str(), 1);
+  superagent::Config c = Healthy();
+  c.github.repo.clear();
+  c.github.repos.clear();
+  c.github.installation = true;
+  c.github.auth = "app";
+  c.github.app_id = "12345";
+  c.github.app_installation_id = "42";
+  c.github.app_private_key_env = "SUPERAGENT_DOCTOR_APP_KEY";
+  c.execution.git_remote.clear();
+  auto checks = Run(c);
+  for (const char* name : {"github.app", "github.installation", "github.token", "github.repos"})
+    EXPECT_EQ(checks[name].result, R::kOk) << name << ": " << checks[name].detail << " / " << checks[name].fix;
+  EXPECT_THAT(checks["github.installation"].detail, HasSubstr("installation 42 (github.repos: installation)"));
+  EXPECT_EQ(checks["github.repos"].detail, "the installation serves 2 repositories: Codertocat/Hello-World, acme/api");
+  EXPECT_EQ(checks["git.remote"].result, R::kSkipped) << checks["git.remote"].detail;
+  EXPECT_EQ(github_.Count("GET", "/app/installations/42"), 1);
+
+  github_.not_installed = {github_.repo, api.repo};
+  checks = Run(c);
+  EXPECT_EQ(checks["github.repos"].result, R::kFailed);
+  EXPECT_THAT(checks["github.repos"].fix, HasSubstr("Repository access"));
+
+  c.github.app_installation_id = "7";
+  checks = Run(c);
+  unsetenv("SUPERAGENT_DOCTOR_APP_KEY");
+  EXPECT_EQ(checks["github.installation"].result, R::kFailed);
+  EXPECT_THAT(checks["github.installation"].detail, HasSubstr("the App has no installation 7"));
+  EXPECT_THAT(checks["github.installation"].fix, HasSubstr("github.app_installation_id"));
+}
+
 // The chosen coding CLI (issue 21): the real Claude Code from tests/node_modules, its version, and
 // a one-token call to a loopback Anthropic API; then each thing a team gets wrong, with a fix.
 TEST_F(DoctorTest, TheChosenCodingCliIsCheckedEndToEnd) {

@@ -53,6 +53,44 @@ TEST_F(ExplainTest, SomeoneNotAllowedIsToldWhichListToJoin) {
   EXPECT_EQ(story["change"]["path"], json({"sources", "github", "people"}));
 }
 
+// An observe-mode "would accept" names the row whose observe held it (issue 37): the policy's
+// mode, a repository's own, or the matched rule's own.
+TEST_F(ExplainTest, AWouldAcceptNamesTheRowWhoseObserveHeldIt) {
+  auto held = [&](const std::string& id, int issue) {
+    Receive(Comment(id, "alice", false, "the heading says teh 🙈", issue));
+    assessor_.answers.push_back(ScriptedAssessor::Accept());
+    EXPECT_EQ(Drain(), 1);
+    const json story = Ok(ExplainNow(id));
+    std::string words;
+    for (const json& line : story["told"])
+      if (line.get<std::string>().rfind("The Eval would have accepted it", 0) == 0) words = line;
+    return std::make_pair(words, story.contains("change") ? story["change"]["path"] : json());
+  };
+  auto [plain, plain_path] = held("w1", 1);
+  EXPECT_EQ(plain, "The Eval would have accepted it, but the policy is in observe mode, so it was only recorded "
+                   "(policy version 1).");
+  EXPECT_EQ(plain_path, json({"mode"}));
+
+  Policy p = engine_->CurrentPolicy();
+  p.mode = Mode::kAuto;
+  p.repos["acme/widgets"].mode = Mode::kObserve;
+  ASSERT_TRUE(engine_->ApplyPolicy(p, "test").ok());
+  auto [repo, repo_path] = held("w2", 2);
+  EXPECT_EQ(repo, "The Eval would have accepted it, but repos.\"acme/widgets\".mode is observe, so it was only recorded "
+                  "(policy version 2).");
+  EXPECT_EQ(repo_path, json({"repos", "acme/widgets", "mode"}));
+
+  ASSERT_FALSE(p.rules.empty());
+  for (Rule& r : p.rules) r.mode = Mode::kObserve;
+  p.repos.clear();
+  ASSERT_TRUE(engine_->ApplyPolicy(p, "test").ok());
+  auto [rule, rule_path] = held("w3", 3);
+  ASSERT_EQ(rule_path.size(), 3u) << rule_path.dump();
+  EXPECT_EQ(rule_path[0], "rules");
+  EXPECT_EQ(rule_path[2], "mode");
+  EXPECT_NE(rule.find("rules." + rule_path[1].get<std::string>() + ".mode is observe"), std::string::npos) << rule;
+}
+
 TEST_F(ExplainTest, AMessageThatDidNotAddressTheAgentSaysSo) {
   const std::string at = At();
   Trigger pr = Comment("c3", "carol", false, "the build is red again");

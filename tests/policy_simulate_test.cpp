@@ -76,6 +76,25 @@ TEST_F(PolicySimulateTest, AutoModeTurnsTheRecordedWouldAcceptIntoAnAccept) {
   EXPECT_EQ(d.simulated, "accept");
   EXPECT_EQ(d.simulated_reason, "proactive work under rules (auto: wording)");
   EXPECT_EQ(d.url, "https://github.com/o/r/issues/3#gh:3");
+  EXPECT_EQ(d.row, "mode") << "the row whose auto decided";
+}
+
+// Issue 37: the candidate's rows of one repository decide there, and the report names them.
+TEST_F(PolicySimulateTest, ARepositorysOwnRowsDecideThereAndAreNamed) {
+  Policy candidate = MakePolicy("observe");
+  ASSERT_EQ(Policy::RepositoryOf(Comment("x", "alice", true, "x", 1)), "acme/widgets");
+  SourcePolicy own = candidate.sources.at("github");
+  own.people = {"bob"};
+  candidate.repos["acme/widgets"].github = own;
+  candidate.repos["acme/widgets"].mode = Mode::kAuto;
+  SimulationReport r = Simulate(candidate);
+  ASSERT_EQ(r.changed, 2);
+  EXPECT_EQ(r.differences[0].trigger_id, "gh:1");
+  EXPECT_EQ(r.differences[0].simulated, "ignore");
+  EXPECT_EQ(r.differences[0].row, "repos.\"acme/widgets\".sources.github");
+  EXPECT_EQ(r.differences[1].trigger_id, "gh:3");
+  EXPECT_EQ(r.differences[1].simulated, "accept");
+  EXPECT_EQ(r.differences[1].row, "repos.\"acme/widgets\".mode");
 }
 
 TEST_F(PolicySimulateTest, DroppingAPersonFromTheAllowListIgnoresTheirRequest) {
@@ -85,6 +104,7 @@ TEST_F(PolicySimulateTest, DroppingAPersonFromTheAllowListIgnoresTheirRequest) {
   EXPECT_EQ(r.differences[0].recorded, "accept");
   EXPECT_EQ(r.differences[0].simulated, "ignore");
   EXPECT_THAT(r.differences[0].simulated_reason, HasSubstr("not admitted"));
+  EXPECT_EQ(r.differences[0].row, "sources.github");
 }
 
 TEST_F(PolicySimulateTest, AdmittingOthersAcceptsTheirExplicitRequestWithoutAModel) {

@@ -148,6 +148,10 @@ struct Policy {
   Mode ModeOf(const Rule& rule, const std::string& repo) const { return rule.mode.value_or(ModeIn(repo)); }
   // The mode of repository `repo` ("" none): its own, else the policy's.
   Mode ModeIn(const std::string& repo) const;
+  // Where the mode of work under the rule named `rule` ("" none, or a rule no longer written) in
+  // `repo` is written, as a key path: {"rules", name, "mode"}, {"repos", repo, "mode"} or
+  // {"mode"} (explain names the row to change).
+  std::vector<std::string> ModePath(const std::string& rule, const std::string& repo) const;
   // Whether inferred candidates in repository `repo` ("" none) enter Eval: its mode (the
   // policy's unless it writes one) is not off, or an enabled rule's is.
   bool InferredWanted(const std::string& repo) const;

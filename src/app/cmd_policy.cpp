@@ -148,7 +148,7 @@ int Simulate(int argc, char** argv) {
       diffs.push_back({{"decision", d.decision_id}, {"thread", d.thread}, {"trigger", d.trigger_id}, {"url", d.url},
                        {"at", FormatTime(d.at)}, {"recorded", d.recorded}, {"simulated", d.simulated},
                        {"recorded_reason", d.recorded_reason}, {"simulated_reason", d.simulated_reason},
-                       {"assumed", d.assumed}});
+                       {"assumed", d.assumed}, {"row", d.row}});
     nlohmann::json out = {{"since", FormatTime(from)}, {"policy", policy_path}, {"decisions", r.decisions},
                           {"same", r.same}, {"changed", r.changed}, {"needs_assessment", r.needs_assessment},
                           {"unavailable_skipped", r.unavailable_skipped}, {"differences", diffs},
@@ -166,6 +166,7 @@ int Simulate(int argc, char** argv) {
                 FormatTime(d.at).c_str());
     if (!d.url.empty()) std::printf("  url   %s\n", d.url.c_str());
     std::printf("  was   %s\n  now   %s\n", d.recorded_reason.c_str(), d.simulated_reason.c_str());
+    if (!d.row.empty()) std::printf("  row   %s\n", d.row.c_str());
   }
   std::printf("\n%s", VerdictComparisonText(scored).c_str());
   return 0;

@@ -4,6 +4,7 @@
 #include <cstdarg>
 #include <cstdio>
 
+#include "core/explain_words.h"
 #include "superagent/eval.h"
 
 namespace superagent::app {
@@ -105,6 +106,16 @@ SimulationReport SimulatePolicy(const std::vector<RecordedDecision>& recorded, c
         s.simulated = "needs_assessment";
         s.simulated_reason = out.reason;
       }
+    }
+    {
+      const Trigger& last = r.view.batch.back().record.trigger;
+      const std::string repo = Policy::RepositoryOf(last);
+      const bool inferred_acted = (s.simulated == "accept" && out.strength == Strength::kInferred) ||
+                                  s.simulated == "would_accept";
+      if (inferred_acted)
+        s.row = DottedKey(candidate.ModePath(out.matched_rules.empty() ? "" : out.matched_rules.front(), repo));
+      else if (out.strength == Strength::kExplicit || out.reason.rfind("not admitted", 0) == 0)
+        s.row = DottedKey(candidate.SourcePath(last.source, repo));
     }
     report.replayed.push_back({s.decision_id, s.recorded, s.simulated});
     if (s.simulated == "needs_assessment") {

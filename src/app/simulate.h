@@ -27,6 +27,11 @@ struct SimulatedDecision {
   std::string recorded, simulated;
   std::string recorded_reason, simulated_reason;
   bool assumed = false;  // explicit request without a recorded assessment: accept assumed
+  // The candidate's row that decided the simulated outcome, as a key: the admission table
+  // (sources.github, or repos."acme/web".sources.github when that repository has its own) for
+  // what the Gate decided, the mode's row (rules.<name>.mode, repos."acme/web".mode, mode) for
+  // an inferred accept or "would accept"; "" when the model's judgement decided.
+  std::string row;
 };
 
 // One replayed Decision's two outcomes, kept for every Decision (not only the differences) so

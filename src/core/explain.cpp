@@ -8,6 +8,7 @@
 #include "store/store.h"
 #include "superagent/answer.h"
 #include "superagent/gate.h"
+#include "superagent/json_read.h"
 #include "superagent/judgement.h"
 #include "superagent/text.h"
 
@@ -146,7 +147,13 @@ Result<json> ExplainTrigger(store::Store& store, const Policy& policy, TimeMs no
     if (d) {
       e["decision"] = DecisionJson(*d);
       std::optional<PolicyEdit> decided;
-      summary.push_back(DecisionWords(*d, &decided));
+      // The row whose observe held a "would accept": the matched rule's own mode, the
+      // repository's, or the policy's (as the current policy writes them).
+      std::string rule;
+      if (const json* rules = json_read::Find(d->assessment, "rules"); rules != nullptr && rules->is_array())
+        for (const json& r : *rules)
+          if (json_read::BoolOr(r, "matched") && rule.empty()) rule = json_read::StringOr(r, "name");
+      summary.push_back(DecisionWords(*d, policy.ModePath(rule, Policy::RepositoryOf(rec->trigger)), &decided));
       if (decided) change = decided;
       if (std::string judged = JudgedByWords(d->assessment); !judged.empty()) summary.push_back(judged);
       // Beside a rule's decision, how often that rule has been right (issue 38).

@@ -120,7 +120,7 @@ std::string GateWords(const Trigger& t, const std::string& reason, const std::st
   return "The Gate said " + reason + ".";
 }
 
-std::string DecisionWords(const Decision& d, std::optional<PolicyEdit>* change) {
+std::string DecisionWords(const Decision& d, const std::vector<std::string>& mode_key, std::optional<PolicyEdit>* change) {
   const std::string version = " (policy version " + std::to_string(d.policy_version) + ")";
   switch (d.outcome) {
     case DecisionOutcome::kAccept:
@@ -130,8 +130,9 @@ std::string DecisionWords(const Decision& d, std::optional<PolicyEdit>* change) 
       return "It could not be judged: " + text::Cut(d.reason, 200) + version + "; it is tried again.";
     case DecisionOutcome::kIgnore:
       if (d.would_accept) {
-        *change = PolicyEdit{{"mode"}, "auto, to have such work done (read the panel's Observe review first)"};
-        return "The Eval would have accepted it, but the policy is in observe mode, so it was only recorded" + version + ".";
+        *change = PolicyEdit{mode_key, "auto, to have such work done (read the panel's Observe review first)"};
+        const std::string held = mode_key.size() == 1 ? "the policy is in observe mode" : DottedKey(mode_key) + " is observe";
+        return "The Eval would have accepted it, but " + held + ", so it was only recorded" + version + ".";
       }
       if (d.reason.rfind("not admitted", 0) == 0) return "Nothing was done with it" + version + ".";
       return "The Eval decided it is not work for the agent: " + text::Cut(d.reason, 200) + version + ".";

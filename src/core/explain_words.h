@@ -30,7 +30,8 @@ std::string ArrivalWords(const Trigger& t);
 // (Policy::SourcePath: {"sources", "github"}, or {"repos", "acme/api", "sources", "github"}).
 std::string GateWords(const Trigger& t, const std::string& reason, const std::string& strength,
                       const std::vector<std::string>& table, std::optional<PolicyEdit>* change);
-// What the Eval decided, and (in `change`) the key for an observe-mode "would accept".
-std::string DecisionWords(const Decision& d, std::optional<PolicyEdit>* change);
+// What the Eval decided, and (in `change`) the key for an observe-mode "would accept": `mode_key`,
+// the row whose observe held it (Policy::ModePath).
+std::string DecisionWords(const Decision& d, const std::vector<std::string>& mode_key, std::optional<PolicyEdit>* change);
 
 }  // namespace superagent

@@ -285,6 +285,12 @@ Mode Policy::ModeIn(const std::string& repo) const {
   return mode;
 }
 
+std::vector<std::string> Policy::ModePath(const std::string& rule, const std::string& repo) const {
+  if (const Rule* r = FindRule(rule); r != nullptr && r->mode) return {"rules", rule, "mode"};
+  if (auto it = repos.find(repo); !repo.empty() && it != repos.end() && it->second.mode) return {"repos", repo, "mode"};
+  return {"mode"};
+}
+
 const SourcePolicy* Policy::SourceIn(const std::string& source, const std::string& repo) const {
   if (auto it = repos.find(repo); source == "github" && !repo.empty() && it != repos.end() && it->second.github)
     return &*it->second.github;
