@@ -411,6 +411,41 @@ TEST(ProblemCards, AMissingChannelIsNotCalledAnOutage) {
   EXPECT_EQ(panel::ProblemCardsJson({p}, {"github"}), json::array()) << "folded into a Set-up card";
   EXPECT_EQ(panel::ProblemCause("unexpected:the eval runner"), "unexpected:the eval runner");
   EXPECT_EQ(panel::ProblemCause("source:feishu:threads"), "feishu");
+  EXPECT_EQ(panel::ProblemCause("source:github:acme/web:issues"), "github:acme/web");
+  EXPECT_EQ(panel::ProblemCause("source:github:notifications"), "github");
+  EXPECT_EQ(panel::ProblemCause("source:github:团队/仓库:issues"), "github") << "no repository's name";
+}
+
+// Issue 37: a repository the token lost is one card of its own, saying what to look at; many
+// repositories failing together are GitHub failing, one card that counts them.
+TEST(ProblemCards, AFailingRepositoryIsOneCardAndManyAreOneOutage) {
+  auto problem = [](const std::string& repo, const std::string& path, TimeMs at) {
+    return SystemProblem{"source:github:" + repo + ":" + path, "GET /repos/" + repo + ": 404 Not Found", 3, at, at + 10};
+  };
+  std::vector<SystemProblem> one = {problem("acme/web", "issues", 1000), problem("acme/web", "comments", 1001),
+                                    problem("acme/web", "ci", 1002)};
+  json cards = panel::ProblemCardsJson(one, {});
+  ASSERT_EQ(cards.size(), 1u) << cards.dump(2);
+  EXPECT_EQ(cards[0]["cause"], "github:acme/web");
+  EXPECT_EQ(cards[0]["title"], "GitHub acme/web: 3 paths failing");
+  EXPECT_THAT(cards[0]["check"].get<std::string>(), HasSubstr("can the token (or the App's installation) still see acme/web"));
+  EXPECT_EQ(cards[0]["paths"].size(), 3u);
+  one.push_back(problem("acme/api", "ci", 1003));
+  cards = panel::ProblemCardsJson(one, {});
+  ASSERT_EQ(cards.size(), 2u);
+  EXPECT_EQ(cards[1]["title"], "GitHub acme/api: reading ci failing");
+
+  std::vector<SystemProblem> outage;
+  for (int i = 0; i < 200; ++i) outage.push_back(problem("acme/service-" + std::to_string(i), "issues", 1000 + i));
+  outage.push_back({"source:github:notifications", "GET /notifications: 502 Bad Gateway", 3, 900, 2000});
+  cards = panel::ProblemCardsJson(outage, {});
+  ASSERT_EQ(cards.size(), 1u) << "one outage, one card";
+  EXPECT_EQ(cards[0]["cause"], "github");
+  EXPECT_EQ(cards[0]["title"], "GitHub unavailable: 200 repositories failing");
+  EXPECT_EQ(cards[0]["paths"].size(), 201u);
+  EXPECT_THAT(cards[0]["check"].get<std::string>(), HasSubstr("githubstatus.com"));
+  EXPECT_EQ(panel::ProblemCardsJson(outage, {"github"}), json::array()) << "folded into a Set-up card";
+  EXPECT_EQ(panel::ProblemCardsJson(one, {"github"}), json::array());
 }
 
 // The Set-up cards for a config, as the daemon builds them at start (issue 24).

@@ -6,6 +6,7 @@
 
 #include "panel/panel_json.h"
 #include "superagent/gate.h"
+#include "superagent/github_threads.h"
 #include "superagent/text.h"
 #include "superagent/trigger.h"
 
@@ -41,6 +42,13 @@ std::string CheckFor(const std::string& cause) {
     return "Is Feishu up? Do feishu.app_id and the secret in the variable named by feishu.app_secret_env still "
            "work, and is the app still in its chats? `superagent doctor --config …` tries them. The daemon keeps "
            "retrying; this card goes once a read or a delivery succeeds.";
+  if (cause.rfind("github:", 0) == 0) {
+    const std::string repo = cause.substr(7);
+    return "Only " + repo + " fails, so GitHub and the token work: can the token (or the App's installation) "
+           "still see " + repo + "? Was it renamed, transferred, archived or taken out of the installation? If it "
+           "is no longer the team's, take it out of github.repos. The daemon keeps retrying; this card goes once "
+           "a read succeeds.";
+  }
   if (cause.rfind("unexpected:", 0) == 0)
     return "The daemon's log has the whole error (journalctl -u superagent). It goes on and retries.";
   return "The daemon's log has each failure (journalctl -u superagent). It keeps retrying.";
@@ -50,8 +58,16 @@ std::string CheckFor(const std::string& cause) {
 
 std::string ProblemCause(const std::string& kind) {
   if (kind.rfind("source:", 0) == 0) {
+    // A repository's read paths are its own cause (issue 37): "source:github:acme/web:issues" is
+    // "github:acme/web", so one repository the token lost is one card, apart from the others.
     const std::size_t end = kind.find(':', 7);
-    return kind.substr(7, end == std::string::npos ? std::string::npos : end - 7);
+    const std::string platform = kind.substr(7, end == std::string::npos ? std::string::npos : end - 7);
+    if (platform == "github" && end != std::string::npos) {
+      const std::size_t repo_end = kind.find(':', end + 1);
+      const std::string repo = kind.substr(end + 1, repo_end == std::string::npos ? std::string::npos : repo_end - end - 1);
+      if (repo_end != std::string::npos && github_threads::IsRepositoryName(repo)) return "github:" + repo;
+    }
+    return platform;
   }
   if (kind.rfind("effect:", 0) == 0) return kind.substr(kind.rfind(':') + 1);
   return kind;
@@ -84,10 +100,18 @@ json SetupCardsJson(const std::vector<SetupGap>& gaps, const std::vector<SourceH
 }
 
 json ProblemCardsJson(const std::vector<SystemProblem>& problems, const std::set<std::string>& folded) {
+  // Repositories failing together are GitHub failing, not a card each: past this many, their
+  // problems are one GitHub card that counts them.
+  constexpr std::size_t kRepositoryCards = 3;
+  std::set<std::string> repositories;
+  for (const SystemProblem& p : problems)
+    if (std::string c = ProblemCause(p.kind); c.rfind("github:", 0) == 0) repositories.insert(c);
+  const bool outage = repositories.size() > kRepositoryCards;
   std::vector<std::string> order;  // causes in the order they began (problems come oldest first)
   std::map<std::string, std::vector<const SystemProblem*>> by_cause;
   for (const SystemProblem& p : problems) {
-    const std::string cause = ProblemCause(p.kind);
+    std::string cause = ProblemCause(p.kind);
+    if (cause.rfind("github:", 0) == 0 && (outage || folded.count("github"))) cause = "github";
     if (folded.count(cause)) continue;
     if (!by_cause.count(cause)) order.push_back(cause);
     by_cause[cause].push_back(&p);
@@ -108,8 +132,18 @@ json ProblemCardsJson(const std::vector<SystemProblem>& problems, const std::set
       paths.push_back(std::move(path));
     }
     const bool platform = cause == "github" || cause == "feishu";
+    const bool repository = cause.rfind("github:", 0) == 0;
+    std::set<std::string> failing;  // the repositories of a GitHub card
+    for (const SystemProblem* p : group)
+      if (std::string c = ProblemCause(p->kind); c.rfind("github:", 0) == 0) failing.insert(c.substr(7));
     std::string title;
-    if (platform && group.size() > 1)
+    if (cause == "github" && failing.size() > 1)
+      title = "GitHub unavailable: " + std::to_string(failing.size()) + " repositories failing";
+    else if (repository && group.size() > 1)
+      title = "GitHub " + cause.substr(7) + ": " + std::to_string(group.size()) + " paths failing";
+    else if (repository)
+      title = "GitHub " + cause.substr(7) + ": " + PathLabel(group.front()->kind) + " failing";
+    else if (platform && group.size() > 1)
       title = PlatformName(cause) + " unavailable: " + std::to_string(group.size()) + " paths failing";
     else if (platform)
       title = PlatformName(cause) + ": " + PathLabel(group.front()->kind) + " failing";

@@ -20,8 +20,9 @@
 namespace superagent::panel {
 
 // The cause a system problem's kind belongs to: a platform for its Source's read paths and its
-// deliveries ("source:github:ci", "effect:post_message:github" → "github"); any other kind is its
-// own cause.
+// deliveries ("source:github:ci", "effect:post_message:github" → "github"), a GitHub repository
+// for its own read paths ("source:github:acme/web:issues" → "github:acme/web"); any other kind is
+// its own cause. ProblemCardsJson folds more than three failing repositories into "github".
 std::string ProblemCause(const std::string& kind);
 
 // One "Set up" card per gap that applies now (a gap `until_first_contact` applies while its
