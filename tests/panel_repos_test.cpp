@@ -46,6 +46,22 @@ TEST_F(PanelReposTest, HistoryListsARepositorysTicketsAndThePageOffersEachReposi
   save("github:acme/docs", "reading", {{"interval_ms", "十分钟"}, {"why", 7}, {"last_at", nullptr}});
   save("github:acme/web", "reading", "not an object");
   save("github", "rate", {{"counted_last_hour", 12}, {"budget_per_hour", 2500}, {"remaining", 4988}, {"limit", 5000}});
+  // Fifteen read paths of three repositories, one failing, and the account's notifications.
+  for (const char* repo : {"acme/widgets", "acme/api", "acme/docs"})
+    for (const char* path : {"issues", "comments", "ci", "discussions", "identity"}) {
+      SourceUpdate u;
+      u.source = std::string("github:") + repo;
+      u.path = path;
+      u.ok = !(std::string(repo) == "acme/docs" && std::string(path) == "issues");
+      if (!u.ok) u.error = "GET /repos/acme/docs/issues: 404 Not Found";
+      ASSERT_TRUE(engine_->UpdateSource(u).ok());
+    }
+  {
+    SourceUpdate u;
+    u.source = "github";
+    u.path = "notifications";
+    ASSERT_TRUE(engine_->UpdateSource(u).ok());
+  }
   StartServer([](panel::PanelContext& ctx) { ctx.repositories = [] { return std::vector<std::string>{"acme/widgets", "Acme/API"}; }; });
 
   const nlohmann::json status = GetJson("/api/status");

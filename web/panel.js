@@ -355,20 +355,29 @@ function renderStatus(s) {
   add('Outbox', `${s.receipts_pending} pending`, s.receipts_failed ? el('span', { class: 'bad-text', text: ` · ${s.receipts_failed} failed` }) : '');
 
   const box = $('sources');
+  box.replaceChildren();
+  // How GitHub is read comes first: with many repositories the read paths are a long list.
+  const reading = renderReading(s.github_reading);
+  if (reading) box.append(reading);
   if (!s.sources.length) {
-    box.replaceChildren(el('p', { class: 'muted', text: 'No Source has reported yet.' }));
+    box.append(el('p', { class: 'muted', text: 'No Source has reported yet.' }));
   } else {
-    box.replaceChildren(el('div', { class: 'table-wrap' }, el('table', {},
+    const table = (rows) => el('div', { class: 'table-wrap' }, el('table', {},
       el('thead', {}, el('tr', {}, [['Source · path'], ['Last success'], ['Last error'], ['Failures', 'Failures in a row'], ['Skipped', 'Malformed items skipped and counted']].map(([h, title]) => el('th', { text: h, title })))),
-      el('tbody', {}, s.sources.map((h) => el('tr', { 'data-source': `${h.source}:${h.path}` },
+      el('tbody', {}, rows.map((h) => el('tr', { 'data-source': `${h.source}:${h.path}` },
         el('td', {}, `${h.source} · ${h.path}`, h.note ? el('div', { class: 'muted note', text: h.note }) : ''),
         el('td', {}, when(h.last_success_at)),
         el('td', {}, h.last_error ? el('span', { class: h.consecutive_failures ? 'bad-text' : 'muted' }, h.last_error, ' · ', when(h.last_error_at)) : '—'),
         el('td', { class: h.consecutive_failures ? 'bad-text' : '', text: String(h.consecutive_failures) }),
-        el('td', { text: String(h.skipped_items) })))))));
+        el('td', { text: String(h.skipped_items) }))))));
+    // A handful is shown whole; beyond that, what fails and the platforms' own paths, the
+    // repositories' healthy paths behind a disclosure.
+    const shownWhole = s.sources.length <= 12;
+    const first = shownWhole ? s.sources : s.sources.filter((h) => h.consecutive_failures || !h.source.includes(':'));
+    const rest = shownWhole ? [] : s.sources.filter((h) => !first.includes(h));
+    if (first.length) box.append(table(first));
+    if (rest.length) box.append(el('details', { class: 'read-paths' }, el('summary', { text: `Every other read path (${rest.length}, each working)` }), table(rest)));
   }
-  const reading = renderReading(s.github_reading);
-  if (reading) box.append(reading);
   if (s.cursors.length) {
     box.append(el('details', {}, el('summary', { text: `Cursors (${s.cursors.length})` }), el('div', { class: 'table-wrap' }, el('table', {},
       el('thead', {}, el('tr', {}, ['Source', 'Cursor', 'Value', 'Updated'].map((h) => el('th', { text: h })))),
@@ -406,7 +415,7 @@ function renderReading(r) {
   ] : [];
   const summary = el('p', { id: 'github-reading', class: 'reading' }, el('strong', { text: 'GitHub reading: ' }), parts.join(' · ') || 'no repository read yet', rate ? el('br') : '', ...budget);
   if (!r.repositories.length) return summary;
-  return el('div', {}, summary, el('details', {}, el('summary', { text: `Each repository (${r.repositories.length})` }), el('div', { class: 'table-wrap' }, el('table', {},
+  return el('div', { class: 'reading-box' }, summary, el('details', {}, el('summary', { text: `Each repository (${r.repositories.length})` }), el('div', { class: 'table-wrap' }, el('table', {},
     el('thead', {}, el('tr', {}, ['Repository', 'Read every', 'Why', 'Last read'].map((h) => el('th', { text: h })))),
     el('tbody', {}, r.repositories.map((x) => el('tr', { 'data-repo': x.repo },
       el('td', { text: x.repo }), el('td', { text: everyText(x.interval_s) }),

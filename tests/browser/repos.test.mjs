@@ -62,3 +62,13 @@ test('how often each repository is read, and the hour\'s requests', { skip: one 
   assert.equal(rows.length, 2);
   assert.match(rows.find((r) => r.startsWith('acme/widgets')), /10 min\s+quiet/);
 });
+
+test('with many read paths, what fails and the platform\'s own are shown, the rest folded', { skip: one }, async () => {
+  const shown = await page.locator('#sources > .table-wrap tr[data-source]').evaluateAll((rows) => rows.map((r) => r.dataset.source));
+  assert.deepEqual(shown.sort(), ['github:acme/docs:issues', 'github:notifications']);
+  const folded = page.locator('#sources details.read-paths');
+  assert.equal(await folded.locator('summary').innerText(), 'Every other read path (14, each working)');
+  // The reading comes before the read paths.
+  const order = await page.locator('#sources').evaluate((box) => [...box.children].map((c) => c.id || c.className || c.tagName));
+  assert.ok(order.indexOf('reading-box') >= 0 && order.indexOf('reading-box') < order.indexOf('table-wrap'), order.join(','));
+});

@@ -74,6 +74,8 @@ bool Source::EnsureIdentity(RoundReport* report) {
   }
   std::string login = options_.bot_login;
   std::string error;
+  // Another repository's round learnt it already: said once for the account, not per repository.
+  const bool shared = options_.shared_identity && !options_.shared_identity().empty();
   if (login.empty() && options_.identity) {
     auto got = options_.identity();
     if (got.ok()) login = *got;
@@ -99,7 +101,10 @@ bool Source::EnsureIdentity(RoundReport* report) {
     return false;
   }
   std::lock_guard<std::mutex> lock(mu_);
-  if (bot_login_ != login) spdlog::info("github identity login={}", login);
+  if (bot_login_ != login) {
+    if (shared) spdlog::debug("github identity login={} repo={} (the account's)", login, options_.repo);
+    else spdlog::info("github identity login={}", login);
+  }
   bot_login_ = login;  // replaces a stored login a webhook adopted (AdoptStoredIdentity)
   identity_confirmed_ = true;
   return true;
