@@ -285,6 +285,24 @@ TEST_F(GitHubPollingTest, EveryRepositorysRequestsTogetherKeepThePace) {
   EXPECT_GE(sent_.back().at - sent_.front().at, 2 * 60'000);
 }
 
+// A first start, nothing stored: a delivery that came before the agent's login was known waits,
+// and is taken once any repository's round learnt it — not minutes later at its own round.
+TEST_F(GitHubPollingTest, ADeliveryThatWaitedForTheIdentityIsTakenOnceAnyRoundLearntIt) {
+  options_.max_requests_per_minute = 5;  // the first rounds of three repositories take minutes
+  Make();
+  json payload = WebhookExample("issue_comment", "created");
+  payload["comment"] = docs_->MakeComment(8101, 1, "Codertocat", "@superagent-bot 请看一下 ✍️", clock_.NowMs());
+  payload["repository"]["full_name"] = "acme/docs";
+  WebhookRequest w{"issue_comment", "early-1", "", payload.dump()};
+  w.signature = WebhookSignature(options_.source.webhook_secret, w.body);
+  WebhookReply early = integration_->HandleWebhook(w);
+  EXPECT_EQ(early.status, 202) << early.message;
+  integration_->RunDue();
+  TriggerRecord taken = Ok(views_->GetTrigger("github:comment:8101@" + docs_->Iso(t0_)));
+  EXPECT_LT(taken.received_at, Reading("acme/docs").last_at) << "taken before acme/docs' own round began";
+  EXPECT_GT(Reading("acme/docs").last_at - t0_, 60'000) << "the pace put that round minutes after the start";
+}
+
 TEST_F(GitHubPollingTest, ARestartReadsEveryRepositoryAtOnceThoseWithPeopleWaitingFirstAndKeepsTheQuiet) {
   Make();
   while (clock_.NowMs() - t0_ < 20 * 60'000) Step();

@@ -151,6 +151,16 @@ TEST_F(ManyReposServeTest, MentionsInThreeRepositoriesAreWorkedAndAnsweredEachIn
   ASSERT_TRUE(d.WaitForCount("ci failed on a ticket's pull request ticket=1 number=100 attempt=1/2", 1)) << d.log();
   ASSERT_TRUE(d.WaitForCount("worker turn ended", 4)) << d.log();
   ASSERT_TRUE(d.WaitForCount("github message posted", 7)) << d.log();
+  {
+    // /metrics counts each repository's Tickets apart (the repo label).
+    httplib::Client http("127.0.0.1", port_);
+    http.set_bearer_token_auth(PanelTokenIn((dir_ / "data").string()));
+    auto metrics = http.Get("/metrics");
+    ASSERT_TRUE(metrics && metrics->status == 200);
+    for (const char* repo : {"acme/api", "acme/web", "codertocat/hello-world"})
+      EXPECT_NE(metrics->body.find(std::string("outcome=\"pr_open\",repo=\"") + repo + "\"} 1"), std::string::npos)
+          << repo << "\n" << metrics->body.substr(0, 4000);
+  }
   d.Signal(SIGTERM);
   EXPECT_EQ(d.Wait(), 0) << d.log();
 

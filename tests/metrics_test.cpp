@@ -55,6 +55,7 @@ metrics::Snapshot Sample() {
   merged.ticket = 1;
   merged.rule = "typo";
   merged.executor = "claude-code";
+  merged.repo = "acme/api";
   merged.outcome = "merged";
   merged.seconds_to_acknowledgement = 4;
   merged.seconds_to_first_commit = 200;
@@ -176,8 +177,8 @@ TEST(MetricsRender, ShowsTheFiguresAnOperatorAsksFor) {
 // stopped one has its own and was only acknowledged.
 TEST(MetricsRender, TicketOutcomesAreCountersAndCumulativeHistograms) {
   const std::string text = metrics::RenderPrometheus(Sample());
-  const std::string merged = R"(rule="typo",executor="claude-code",outcome="merged")";
-  const std::string stopped = R"(rule="文档\"错字\"",executor="codex",outcome="stopped")";
+  const std::string merged = R"(rule="typo",executor="claude-code",outcome="merged",repo="acme/api")";
+  const std::string stopped = R"(rule="文档\"错字\"",executor="codex",outcome="stopped",repo="none")";
   EXPECT_THAT(text, HasSubstr("# TYPE superagent_ticket_outcomes_total counter\n"
                               "superagent_ticket_outcomes_total{" + merged + "} 2\n"
                               "superagent_ticket_outcomes_total{" + stopped + "} 1\n"));
@@ -252,8 +253,8 @@ TEST(MetricsRender, TicketsStillAtWorkAreAGaugeNotACounter) {
   s.ticket_outcomes.push_back(open);
   const std::string text = metrics::RenderPrometheus(s);
   EXPECT_THAT(text, HasSubstr("# TYPE superagent_tickets_unsettled gauge\n"
-                              "superagent_tickets_unsettled{rule=\"explicit\",executor=\"none\",outcome=\"live\"} 1\n"
-                              "superagent_tickets_unsettled{rule=\"explicit\",executor=\"none\",outcome=\"pr_open\"} 1\n"));
+                              "superagent_tickets_unsettled{rule=\"explicit\",executor=\"none\",outcome=\"live\",repo=\"none\"} 1\n"
+                              "superagent_tickets_unsettled{rule=\"explicit\",executor=\"none\",outcome=\"pr_open\",repo=\"none\"} 1\n"));
   EXPECT_THAT(text, Not(HasSubstr("outcome=\"live\",le=")));
   EXPECT_THAT(text, Not(HasSubstr("superagent_ticket_outcomes_total{rule=\"explicit\"")));
   EXPECT_EQ(text.find("superagent_ticket_turns_count{rule=\"explicit\""), std::string::npos);

@@ -173,6 +173,10 @@ class Source {
   // identity, the store): the caller must then not move past these notifications.
   bool ReadNotified(const std::vector<Discussion>& notified, TimeMs since, RoundReport* report);
 
+  // Takes the deliveries that waited for the identity (HandleWebhook's 202 on a first start), if
+  // it is known now: by this Source's round, or another repository's (options.shared_identity).
+  void TakeWaiting();
+
   // The agent's login ("" until known).
   std::string BotLogin() const;
   const SourceOptions& options() const { return options_; }
@@ -539,6 +543,7 @@ class Integration : public Channel {
   TimeMs next_notifications_at_ = 0;
   TimeMs poll_interval_header_ms_ = 0;        // the last X-Poll-Interval
   TimeMs next_listing_at_ = 0;                // installation mode: the next GET /installation/repositories
+  bool identity_spread_ = false;              // the loop's: every Source took its waiting deliveries
   std::unique_ptr<Periodic> poller_;          // RunDue(); stopped before the rest goes
 };
 

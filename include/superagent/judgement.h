@@ -111,6 +111,9 @@ struct TicketOutcome {
   TicketId ticket = 0;
   std::string rule;      // label: the Mandate's first matched rule; "explicit" for a person's request
   std::string executor;  // label: the executor of its first turn; "none" before one
+  // label: the repository it works in ("owner/name": its workspace's, else its Thread's); "" for
+  // one outside GitHub with no workspace (shown "none")
+  std::string repo;
   // label: "merged" | "closed" (every PR closed unmerged) | "pr_open" | "answered" (a result, no PR,
   // ended or ready) | "stopped" (a person stopped it) | "live" (still at work) | "ended" (otherwise)
   std::string outcome;

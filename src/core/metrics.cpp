@@ -179,7 +179,8 @@ void Histogram(Writer& w, const char* name, const char* help, const std::vector<
 // outcome will move.
 void TicketOutcomes(Writer& w, const std::vector<TicketOutcome>& all) {
   auto labels = [](const TicketOutcome& t) {
-    return Labels{{"rule", t.rule}, {"executor", t.executor}, {"outcome", t.outcome}};
+    return Labels{{"rule", t.rule}, {"executor", t.executor}, {"outcome", t.outcome},
+                  {"repo", t.repo.empty() ? "none" : t.repo}};
   };
   std::vector<TicketOutcome> tickets;
   std::map<Labels, std::int64_t> counts, unsettled;
@@ -192,11 +193,11 @@ void TicketOutcomes(Writer& w, const std::vector<TicketOutcome>& all) {
     tickets.push_back(t);
   }
   w.Family("superagent_ticket_outcomes_total", "counter",
-           "Tickets by rule, executor of their first turn, and settled outcome (merged, closed, answered, stopped, "
-           "ended).");
+           "Tickets by rule, executor of their first turn, settled outcome (merged, closed, answered, stopped, "
+           "ended) and repository.");
   for (const auto& [l, n] : counts) w.Sample("superagent_ticket_outcomes_total", l, n);
   w.Family("superagent_tickets_unsettled", "gauge",
-           "Tickets whose outcome is not settled yet, by rule, executor and outcome (live, pr_open).");
+           "Tickets whose outcome is not settled yet, by rule, executor, outcome (live, pr_open) and repository.");
   for (const auto& [l, n] : unsettled) w.Sample("superagent_tickets_unsettled", l, n);
 
   // The Tickets where a moment happened, each observed once with its seconds.

@@ -7,6 +7,7 @@
 
 #include "store/rows.h"
 #include "superagent/assign_or_return.h"
+#include "superagent/github_threads.h"
 
 namespace superagent::store {
 
@@ -178,7 +179,8 @@ Result<std::vector<TicketOutcome>> ReadTicketOutcomes(Db& db, TimeMs since, cons
       "(SELECT COUNT(*) FROM assignments WHERE ticket_id = t.id AND started_at IS NOT NULL), "
       "(SELECT COALESCE(SUM(total_tokens), 0) FROM token_usage WHERE ticket_id = t.id), "
       "(SELECT COALESCE(SUM(cost_usd), 0) FROM token_usage WHERE ticket_id = t.id), "
-      "(SELECT COUNT(*) FROM ticket_events WHERE ticket_id = t.id AND to_stage = 'waiting_for_person') "
+      "(SELECT COUNT(*) FROM ticket_events WHERE ticket_id = t.id AND to_stage = 'waiting_for_person'), "
+      "t.thread_key, (SELECT repo FROM workspaces WHERE ticket_id = t.id) "
       "FROM tickets t JOIN mandates m ON m.ticket_id = t.id LEFT JOIN triggers tr ON tr.seq = m.origin_trigger_seq "
       "WHERE t.created_at >= ?1 AND (t.id >= ?2 OR t.id IN (SELECT value FROM json_each(?3))) ORDER BY t.id");
   s.Bind(1, since).Bind(2, tickets.from).Bind(3, tickets.AlsoJson());
@@ -192,6 +194,10 @@ Result<std::vector<TicketOutcome>> ReadTicketOutcomes(Db& db, TimeMs since, cons
     const std::vector<std::string> rules = Names(s, 4);
     o.rule = s.Text(3) == "explicit" || rules.empty() ? "explicit" : rules.front();
     o.executor = s.IsNull(6) ? "none" : s.Text(6);
+    // Where it works: its workspace's repository, else its Thread's (a GitHub Ticket not yet at work).
+    o.repo = s.IsNull(16) ? "" : s.Text(16);
+    if (o.repo.empty())
+      if (auto place = github_threads::PlaceOf(s.Text(15))) o.repo = place->repo;
     // From the moment the request reached the daemon (the Ticket's own time when it is gone).
     const TimeMs asked = s.IsNull(5) ? o.created_at : s.Int(5);
     auto seconds = [&](int col) -> std::optional<double> {

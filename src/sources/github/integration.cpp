@@ -558,6 +558,12 @@ TimeMs Integration::RunDue() {
     if (notifications_due() && views_ != nullptr) ReadNotifications();
     if (installation_ && !Find(all[index]->repo)) continue;  // it left the installation meanwhile
     RunRound(*all[index]);
+    // On a first start, deliveries for repositories whose round is minutes away waited for the
+    // identity: once one round learnt it, each is taken now.
+    if (!identity_spread_ && !KnownIdentity().empty()) {
+      identity_spread_ = true;
+      for (const RepositoryPtr& r : Snapshot()) r->source->TakeWaiting();
+    }
   }
   if (poll_client_->Budget().requests != requests_before) SaveRate();
   const std::vector<RepositoryPtr> now_served = Snapshot();

@@ -223,6 +223,14 @@ bool Source::AdoptStoredIdentity() {
   return true;
 }
 
+void Source::TakeWaiting() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (waiting_.empty()) return;
+  }
+  if (AdoptStoredIdentity()) TakeWaitingDeliveries();
+}
+
 void Source::TakeWaitingDeliveries() {
   std::deque<WebhookRequest> waiting;
   {
