@@ -13,10 +13,25 @@
 #include "app/wiring.h"
 #include "superagent/engine.h"
 #include "superagent/eval.h"
+#include "superagent/periodic.h"
 #include "superagent/views.h"
 #include "engine_test_peer.h"
 
 namespace superagent::testing {
+
+// A Periodic's waits as `clock`'s: a wait passes at once by moving the clock (a loop driven step
+// by step from the test's thread, its pace and rate-limit waits included, never sleeps).
+class ClockLoopWait : public LoopWait {
+ public:
+  explicit ClockLoopWait(FakeClock* clock) : clock_(clock) {}
+  void WaitFor(TimeMs ms, const std::function<bool()>& done) override {
+    if (!done()) clock_->Advance(ms);
+  }
+  void Notify() override {}
+
+ private:
+  FakeClock* clock_;
+};
 
 // Allow-lists alice on GitHub; dependabot is a listed bot; comments receive all messages.
 inline const char* kBasePolicy = R"(

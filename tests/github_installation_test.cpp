@@ -24,18 +24,6 @@ using superagent::testing::WebhookExample;
 constexpr const char* kSecret = "install-hook-secret";
 constexpr std::int64_t kInstallation = 957387;  // the recorded payloads' installation
 
-class InstallationClockWait : public LoopWait {
- public:
-  explicit InstallationClockWait(FakeClock* clock) : clock_(clock) {}
-  void WaitFor(TimeMs ms, const std::function<bool()>& done) override {
-    if (!done()) clock_->Advance(ms);
-  }
-  void Notify() override {}
-
- private:
-  FakeClock* clock_;
-};
-
 class GitHubInstallationTest : public superagent::testing::EngineTest {
  protected:
   void SetUp() override {
@@ -97,7 +85,7 @@ class GitHubInstallationTest : public superagent::testing::EngineTest {
     return out;
   }
 
-  InstallationClockWait wait_{&clock_};
+  superagent::testing::ClockLoopWait wait_{&clock_};
   std::unique_ptr<FakeGitHub> home_, web_, docs_;
   std::unique_ptr<Integration> integration_;
   std::mutex mu_;

@@ -24,19 +24,6 @@ using superagent::testing::WebhookExample;
 
 constexpr const char* kHookSecret = "poll-hook-secret";
 
-// The polling loop's waits, as the FakeClock's: a wait passes at once by moving the clock.
-class ClockLoopWait : public LoopWait {
- public:
-  explicit ClockLoopWait(FakeClock* clock) : clock_(clock) {}
-  void WaitFor(TimeMs ms, const std::function<bool()>& done) override {
-    if (!done()) clock_->Advance(ms);
-  }
-  void Notify() override {}
-
- private:
-  FakeClock* clock_;
-};
-
 TEST(ReadIntervalTest, DoublesWithEachQuietRoundUpToTheQuietIntervalAndIsTheBaseWhilePeopleWait) {
   EXPECT_EQ(ReadIntervalMs(60'000, 600'000, false, 0), 60'000);
   EXPECT_EQ(ReadIntervalMs(60'000, 600'000, false, 1), 120'000);
@@ -133,7 +120,7 @@ class GitHubPollingTest : public superagent::testing::EngineTest {
   }
 
   TimeMs t0_ = 0;
-  ClockLoopWait wait_{&clock_};
+  superagent::testing::ClockLoopWait wait_{&clock_};
   std::unique_ptr<FakeGitHub> home_, web_, docs_;
   IntegrationOptions options_;
   std::unique_ptr<Integration> integration_;
