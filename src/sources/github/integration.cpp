@@ -218,6 +218,12 @@ WebhookReply Integration::HandleWebhook(const WebhookRequest& request) {
     }
     return all.front()->source->HandleWebhook(request);
   }
+  // One configured repository: its Source reads the delivery, once (the acknowledgement's path).
+  if (!installation_ && all.size() == 1) {
+    WebhookReply reply = all.front()->source->HandleWebhook(request);
+    if (reply.status == 200) MarkActive(*all.front());
+    return reply;
+  }
   json payload = json::parse(request.body, nullptr, false);
   if (installation_ && (request.event == "installation_repositories" || request.event == "installation"))
     return InstallationEvent(request, payload);
@@ -226,10 +232,7 @@ WebhookReply Integration::HandleWebhook(const WebhookRequest& request) {
   auto full_name = json_read::OptString(payload, "repository.full_name");
   if (!payload.is_object() || !full_name.ok() || full_name->empty()) return all.front()->source->HandleWebhook(request);
   RepositoryPtr r = Find(*full_name);
-  if (!r) {
-    if (all.size() == 1 && !installation_) return all.front()->source->HandleWebhook(request);  // its Source answers as before
-    return {202, "not a repository this daemon serves"};
-  }
+  if (!r) return {202, "not a repository this daemon serves"};
   WebhookReply reply = r->source->HandleWebhook(request);
   if (reply.status == 200) MarkActive(*r);
   return reply;
