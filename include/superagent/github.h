@@ -493,10 +493,11 @@ class Integration : public Channel {
     std::unique_ptr<Source> source;
     std::unique_ptr<GitHubChannel> channel;
     RepositoryReading reading;  // reading_mu_
+    bool reading_loaded = false;  // the loop's: the saved reading was read (LoadReading)
   };
   using RepositoryPtr = std::shared_ptr<Repository>;
   Integration() = default;
-  // A Repository for `repo` built from the templates, its reading loaded when views_ has one.
+  // A Repository for `repo` built from the templates; the loop reads its saved reading.
   RepositoryPtr MakeRepository(const std::string& repo);
   // The repositories now (a copy: a webhook thread or the outbox may hold one being removed).
   std::vector<RepositoryPtr> Snapshot() const;

@@ -155,8 +155,7 @@ Integration::RepositoryPtr Integration::MakeRepository(const std::string& repo) 
     return login.empty() ? source->options().bot_login : login;
   };
   r->channel = std::make_unique<GitHubChannel>(write_client_.get(), repo, own);
-  LoadReading(*r);
-  return r;
+  return r;  // its saved reading is read by the loop, off the start-up path (RunDue)
 }
 
 std::string Integration::KnownIdentity() const {
@@ -547,6 +546,11 @@ TimeMs Integration::RunDue() {
   if (notifications_due() && views_ != nullptr) ReadNotifications();
   // The due repositories, earliest first, and of those due together, those people wait on.
   const std::vector<RepositoryPtr> all = Snapshot();
+  for (const RepositoryPtr& r : all)
+    if (!r->reading_loaded) {
+      LoadReading(*r);
+      r->reading_loaded = true;
+    }
   std::vector<std::tuple<TimeMs, bool, std::size_t>> due;
   {
     std::lock_guard<std::mutex> lock(reading_mu_);
