@@ -147,6 +147,8 @@ class FakeGitHub {
   nlohmann::json repo_info = {{"full_name", "Codertocat/Hello-World"}, {"default_branch", "master"}};
   std::map<std::int64_t, nlohmann::json> issues;  // number → issue object (PRs too, with pull_request)
   std::map<std::int64_t, nlohmann::json> pulls;   // number → pull request object
+  // Each body PATCH /pulls/N wrote, in order (the pull request object keeps the last).
+  std::map<std::int64_t, std::vector<std::string>> pull_body_edits;
   std::vector<nlohmann::json> comments;           // issue comments (issue_url names the issue)
   std::vector<nlohmann::json> review_comments;    // pull_request_url names the PR
   std::map<std::int64_t, std::vector<nlohmann::json>> reviews;  // GET /pulls/N/reviews, oldest first
@@ -899,6 +901,31 @@ class FakeGitHub {
         return Answer(req, res, 200, run);
       }
       return not_found();
+    }
+    if (method == "PATCH" && match(r + "/pulls/*", &m)) {
+      // "Update a pull request" as GitHub answers it: 422 for a field of the wrong type or a body
+      // over its 65536 characters, else 200 with the pull request as it now is.
+      auto it = pulls.find(std::atoll(m[0].c_str()));
+      if (it == pulls.end()) return not_found();
+      nlohmann::json in = nlohmann::json::parse(req.body, nullptr, false);
+      if (!in.is_object()) return Answer(req, res, 400, {{"message", "Problems parsing JSON"}});
+      for (const char* field : {"title", "body", "state"})
+        if (in.contains(field) && !in[field].is_string() && !(in[field].is_null() && std::string(field) == "body"))
+          return Answer(req, res, 422,
+                        {{"message", "Invalid request.\n\nFor 'properties/" + std::string(field) + "', " + in[field].dump() +
+                                         " is not a string."}});
+      if (in.contains("body") && in["body"].is_string() &&
+          text::CountCodePoints(in["body"].get<std::string>()) > 65'536)
+        return Answer(req, res, 422,
+                      {{"message", "Validation Failed"},
+                       {"errors", {{{"resource", "Issue"}, {"code", "custom"}, {"field", "body"},
+                                    {"message", "body is too long (maximum is 65536 characters)"}}}}});
+      nlohmann::json& pr = it->second;
+      for (const char* field : {"title", "body", "state"})
+        if (in.contains(field)) pr[field] = in[field];
+      if (in.contains("body")) pull_body_edits[it->first].push_back(in["body"].is_string() ? in["body"].get<std::string>() : "");
+      pr["updated_at"] = Iso(clock_->NowMs());
+      return Answer(req, res, 200, pr);
     }
     if (method == "PUT" && match(r + "/pulls/*/merge", &m)) {
       // PUT /pulls/N/merge as GitHub answers it: 405 when it cannot be merged (already merged,

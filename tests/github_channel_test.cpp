@@ -5,6 +5,7 @@
 #include "fake_github_server.h"
 #include "superagent/github.h"
 #include "sources/github/channel.h"
+#include "superagent/text.h"
 
 namespace superagent::github {
 namespace {
@@ -496,10 +497,190 @@ TEST_F(GitHubMergeTest, HostileReviewListsNeverMerge) {
   EXPECT_EQ(MergeCalls(), 0);
 }
 
+// --- pull_key: a Ticket's change across repositories opens one PR per repository, each with the
+// key "pr:ticket:<N>:<owner/name>"; the merge names which one it must find.
+
+TEST_F(GitHubMergeTest, APullKeyNamesTheOpeningTheGuardLooksFor) {
+  {
+    auto lock = fake_.Lock();
+    fake_.pulls[7]["body"] = MessageText("Part of Ticket 5's change.", "pr:ticket:5:acme/web");
+  }
+  Delivery without = channel_->Perform(Merge({{"ticket", 5}}), false);
+  EXPECT_EQ(without.outcome, Delivery::Outcome::kFailed);
+  EXPECT_THAT(without.error, HasSubstr("the pull request was not opened for this Ticket"));
+  // Another repository's key of the same Ticket is not this PR's either.
+  Delivery other = channel_->Perform(Merge({{"ticket", 5}, {"pull_key", "pr:ticket:5:acme/api"}}), false);
+  EXPECT_EQ(other.outcome, Delivery::Outcome::kFailed);
+  EXPECT_THAT(other.error, HasSubstr("the pull request was not opened for this Ticket"));
+  EXPECT_EQ(MergeCalls(), 0);
+  // null is no key: as without one.
+  EXPECT_THAT(channel_->Perform(Merge({{"ticket", 5}, {"pull_key", nullptr}}), false).error,
+              HasSubstr("not opened for this Ticket"));
+  Delivery d = channel_->Perform(Merge({{"ticket", 5}, {"pull_key", "pr:ticket:5:acme/web"}}), false);
+  ASSERT_EQ(d.outcome, Delivery::Outcome::kDone) << d.error;
+  EXPECT_EQ(MergeCalls(), 1);
+  EXPECT_TRUE(fake_.pulls[7]["merged"].get<bool>());
+}
+
+TEST_F(GitHubMergeTest, APullKeyCarriesTheInstallsDigitsLikeEveryMarker) {
+  ChannelOptions co = Options();
+  co.install_id = "0123456789abcdef0123456789abcdef";
+  channel_ = std::make_unique<GitHubChannel>(client_.get(), "Codertocat/Hello-World", co);
+  {
+    auto lock = fake_.Lock();
+    fake_.pulls[7]["body"] = MessageText("Part of it.", "pr:ticket:5:acme/web");  // no install: not ours
+  }
+  EXPECT_EQ(channel_->Perform(Merge({{"ticket", 5}, {"pull_key", "pr:ticket:5:acme/web"}}), false).outcome,
+            Delivery::Outcome::kFailed);
+  {
+    auto lock = fake_.Lock();
+    fake_.pulls[7]["body"] = MessageText("Part of it.", "0123456789ab/pr:ticket:5:acme/web");
+  }
+  Delivery d = channel_->Perform(Merge({{"ticket", 5}, {"pull_key", "pr:ticket:5:acme/web"}}), false);
+  EXPECT_EQ(d.outcome, Delivery::Outcome::kDone) << d.error;
+  EXPECT_EQ(MergeCalls(), 1);
+}
+
+TEST_F(GitHubMergeTest, ABadPullKeyIsRefusedBeforeAnyRequest) {
+  const std::string too_long = "pr:ticket:3:" + std::string(189, 'x');  // 201 bytes
+  const std::vector<std::pair<json, std::string>> cases = {
+      {"", "merge_pull_request: pull_key must start with \"pr:ticket:\" and have at most 200 bytes; it is \"\" (0 bytes)"},
+      {"merge:ticket:3", "merge_pull_request: pull_key must start with \"pr:ticket:\" and have at most 200 bytes; it is "
+                         "\"merge:ticket:3\" (14 bytes)"},
+      {"ack:ticket:3", "merge_pull_request: pull_key must start with \"pr:ticket:\" and have at most 200 bytes; it is "
+                       "\"ack:ticket:3\" (12 bytes)"},
+      {too_long, "merge_pull_request: pull_key must start with \"pr:ticket:\" and have at most 200 bytes; it is \"" +
+                     text::Cut(too_long, 60) + "\" (201 bytes)"},
+      {42, "merge_pull_request: field \"pull_key\": expected string, got integer"},
+      {json::array({"pr:ticket:3"}), "merge_pull_request: field \"pull_key\": expected string, got array"},
+  };
+  for (const auto& [key, error] : cases) {
+    Delivery d = channel_->Perform(Merge({{"pull_key", key}}), false);
+    EXPECT_EQ(d.outcome, Delivery::Outcome::kFailed) << key.dump();
+    EXPECT_EQ(d.error, error);
+  }
+  EXPECT_TRUE(fake_.log().empty());
+  // 200 bytes is allowed: the guard runs (and finds no such opening).
+  Delivery at_limit = channel_->Perform(Merge({{"pull_key", too_long.substr(0, 200)}}), false);
+  EXPECT_THAT(at_limit.error, HasSubstr("not opened for this Ticket"));
+  EXPECT_EQ(MergeCalls(), 0);
+}
+
+// --- check_only: the whole guard, as a merge would run it, without the merge (one change across
+// repositories merges only when every one of its pull requests would).
+
+TEST_F(GitHubMergeTest, ACheckRunsEveryStepOfTheGuardButNeverMerges) {
+  ChannelOptions co = Options();
+  co.ui_path = [](const std::string& path) { return path.rfind("web/", 0) == 0; };
+  channel_ = std::make_unique<GitHubChannel>(client_.get(), "Codertocat/Hello-World", co);
+  fake_.pull_files[7] = {fake_.MakePullFile("src/main.cpp")};
+  Delivery d = channel_->Perform(Merge({{"check_only", true}}), false);
+  ASSERT_EQ(d.outcome, Delivery::Outcome::kDone) << d.error;
+  EXPECT_EQ(d.external_id, kChannelHead) << "the head the guard passed";
+  EXPECT_EQ(MergeCalls(), 0);
+  EXPECT_FALSE(fake_.pulls[7]["merged"].get<bool>());
+  EXPECT_EQ(fake_.Count("GET", "/repos/Codertocat/Hello-World/pulls/7/reviews"), 1);
+  EXPECT_EQ(fake_.Count("GET", "/repos/Codertocat/Hello-World/pulls/7/files"), 1);
+  EXPECT_EQ(fake_.PermissionRequests("alice"), 1);
+  for (const auto& l : fake_.log()) EXPECT_EQ(l.method, "GET") << l.target;
+  // The same guard: a UI file without the rule's approver is refused by the check too.
+  fake_.pull_files[7].push_back(fake_.MakePullFile("web/app.css"));
+  Delivery ui = channel_->Perform(Merge({{"check_only", true}}), false);
+  EXPECT_EQ(ui.outcome, Delivery::Outcome::kFailed);
+  EXPECT_THAT(ui.error, ::testing::StartsWith("auto-merge refused: "));
+  // check_only false is a merge.
+  fake_.pull_files[7].pop_back();
+  Delivery merged = channel_->Perform(Merge({{"check_only", false}}), false);
+  EXPECT_EQ(merged.outcome, Delivery::Outcome::kDone) << merged.error;
+  EXPECT_EQ(MergeCalls(), 1);
+}
+
+TEST_F(GitHubMergeTest, ACheckThatTheGuardRefusesFails) {
+  fake_.reviews[7].clear();
+  Delivery d = channel_->Perform(Merge({{"check_only", true}}), false);
+  EXPECT_EQ(d.outcome, Delivery::Outcome::kFailed);
+  EXPECT_THAT(d.error, ::testing::StartsWith("auto-merge refused: "));
+  EXPECT_THAT(d.error, HasSubstr("has 0 approvals"));
+  // A head that moved since the approved one named is refused as a merge would be.
+  fake_.reviews[7] = {fake_.MakeReview("alice", "APPROVED", kChannelHead)};
+  Delivery moved = channel_->Perform(Merge({{"check_only", true}, {"head_sha", kOlder}}), false);
+  EXPECT_EQ(moved.outcome, Delivery::Outcome::kFailed);
+  EXPECT_THAT(moved.error, HasSubstr("a new version was pushed"));
+  // Still needs a merge account: a check that passes says the merge could happen.
+  channel_ = std::make_unique<GitHubChannel>(client_.get(), "Codertocat/Hello-World");
+  fake_.ClearLog();
+  Delivery no_account = channel_->Perform(Merge({{"check_only", true}}), false);
+  EXPECT_EQ(no_account.outcome, Delivery::Outcome::kFailed);
+  EXPECT_THAT(no_account.error, HasSubstr("auto-merge needs a merge account"));
+  EXPECT_TRUE(fake_.log().empty());
+  EXPECT_EQ(MergeCalls(), 0);
+}
+
+TEST_F(GitHubMergeTest, ACheckWithoutAHeadExpectsTheCurrentOne) {
+  Effect absent = Merge({{"check_only", true}});
+  absent.payload.erase("head_sha");
+  Delivery d = channel_->Perform(absent, false);
+  ASSERT_EQ(d.outcome, Delivery::Outcome::kDone) << d.error;
+  EXPECT_EQ(d.external_id, kChannelHead);
+  Delivery empty = channel_->Perform(Merge({{"check_only", true}, {"head_sha", ""}}), false);
+  ASSERT_EQ(empty.outcome, Delivery::Outcome::kDone) << empty.error;
+  EXPECT_EQ(empty.external_id, kChannelHead);
+  // A push since the approval: the approval is of an older commit than the current head.
+  {
+    auto lock = fake_.Lock();
+    fake_.pulls[7]["head"]["sha"] = kOlder;
+  }
+  Delivery pushed = channel_->Perform(absent, false);
+  EXPECT_EQ(pushed.outcome, Delivery::Outcome::kFailed);
+  EXPECT_THAT(pushed.error, HasSubstr("has 0 approvals"));
+  EXPECT_EQ(MergeCalls(), 0);
+  // A merge still names its head.
+  fake_.ClearLog();
+  Effect merge = Merge();
+  merge.payload.erase("head_sha");
+  Delivery refused = channel_->Perform(merge, false);
+  EXPECT_EQ(refused.outcome, Delivery::Outcome::kFailed);
+  EXPECT_EQ(refused.error, "merge_pull_request: field \"head_sha\": missing");
+  EXPECT_TRUE(fake_.log().empty());
+}
+
+TEST_F(GitHubMergeTest, ACheckOfAMergedPullRequestIsDoneWithItsHead) {
+  ASSERT_EQ(channel_->Perform(Merge(), false).outcome, Delivery::Outcome::kDone);
+  Delivery d = channel_->Perform(Merge({{"check_only", true}}), false);
+  EXPECT_EQ(d.outcome, Delivery::Outcome::kDone) << d.error;
+  EXPECT_EQ(d.external_id, kChannelHead) << "not the merge commit";
+  EXPECT_EQ(MergeCalls(), 1);
+}
+
+TEST_F(GitHubMergeTest, ACheckOnlyOfTheWrongTypeIsRefusedBeforeAnyRequest) {
+  const std::vector<std::pair<json, std::string>> cases = {
+      {"yes", "merge_pull_request: field \"check_only\": expected boolean, got string"},
+      {1, "merge_pull_request: field \"check_only\": expected boolean, got integer"},
+      {json::object(), "merge_pull_request: field \"check_only\": expected boolean, got object"},
+  };
+  for (const auto& [value, error] : cases) {
+    Delivery d = channel_->Perform(Merge({{"check_only", value}}), false);
+    EXPECT_EQ(d.outcome, Delivery::Outcome::kFailed) << value.dump();
+    EXPECT_EQ(d.error, error);
+  }
+  // With check_only a head_sha of the wrong type is still wrong.
+  EXPECT_EQ(channel_->Perform(Merge({{"check_only", true}, {"head_sha", 7}}), false).error,
+            "merge_pull_request: field \"head_sha\": expected string, got integer");
+  EXPECT_TRUE(fake_.log().empty());
+}
+
 TEST_F(GitHubChannelTest, UnknownKindsFail) {
   Effect e;
   e.kind = "merge";
   EXPECT_EQ(channel_->Perform(e, false).outcome, Delivery::Outcome::kFailed);
+  // A near miss of a kind it performs is not taken for it.
+  e.kind = "link_pull_request";
+  e.payload = {{"channel", "github:codertocat/hello-world"}, {"ticket", 5}, {"number", 7},
+               {"links", {{{"repo", "acme/web"}, {"number", 3}}}}};
+  Delivery d = channel_->Perform(e, false);
+  EXPECT_EQ(d.outcome, Delivery::Outcome::kFailed);
+  EXPECT_EQ(d.error, "the GitHub channel does not perform \"link_pull_request\"");
+  EXPECT_TRUE(fake_.log().empty());
 }
 
 }  // namespace

@@ -330,11 +330,22 @@ struct ChannelOptions {
 //                        "reviewers"?: ["login", …]}; the reviewers are requested once the PR exists
 //                        (a refused request is a warning, not a failed PR);
 //   merge_pull_request — payload {"channel": "github:repo", "idempotency_key", "ticket", "number",
-//                        "head_sha", "max_changed_lines"?, "required_approvals"?, "approver"?}: reads
-//                        the PR, all its reviews and (with ui_path) its files, asks each approver's
-//                        permission, applies AutoMergeRefusal (a refusal is Failed and final: a new
-//                        head needs a new action), then squash-merges pinned to head_sha with the
-//                        merge account. Already merged is Done.
+//                        "head_sha", "max_changed_lines"?, "required_approvals"?, "approver"?,
+//                        "pull_key"?, "check_only"?}: reads the PR, all its reviews and (with
+//                        ui_path) its files, asks each approver's permission, applies
+//                        AutoMergeRefusal (a refusal is Failed and final: a new head needs a new
+//                        action), then squash-merges pinned to head_sha with the merge account.
+//                        Already merged is Done. The PR must carry the receipt marker of
+//                        open_pull_request's key `pull_key` ("pr:ticket:…", at most 200 bytes;
+//                        absent: "pr:ticket:<ticket>"). With check_only true every step but the
+//                        merge runs and Done's external_id is the head sha the guard passed;
+//                        head_sha may then be absent or "" (the PR's current head is expected), and
+//                        an already merged PR is Done with its head sha;
+//   link_pull_requests — payload {"channel": "github:repo", "ticket", "number", "links": [{"repo":
+//                        "owner/name", "number"}, …] (1 to 10)}: the PR's body gets (or has
+//                        replaced) its section between kLinkedPullsBegin/End listing the links as
+//                        GitHub cross-references them; an unchanged body is Done unsent, one over
+//                        GitHub's 65536 characters is Failed unsent.
 //   check_run          — payload {"channel": "github:repo", "idempotency_key", "ticket", "number", "stage",
 //                        "title", "summary", "at", "details_url"?}: the check run kCheckRunName on the
 //                        PR's current head shows the Ticket's stage (GitHub App only: GitHub refuses
@@ -358,6 +369,7 @@ class GitHubChannel : public Channel {
   Delivery OpenPullRequest(const Effect& effect, bool outcome_unknown);
   Delivery MergePullRequest(const Effect& effect);
   Delivery CheckRun(const Effect& effect);
+  Delivery LinkPullRequests(const Effect& effect);
   // Completes Ticket `ticket`'s unfinished check runs on the newest earlier commit of PR `number`
   // that has any of its runs (head_sha took over). Done when there is nothing to do or it is done.
   Delivery SupersedeEarlierCheckRuns(std::int64_t ticket, std::int64_t number, const std::string& head_sha);
@@ -453,6 +465,9 @@ class Integration : public Channel {
   Source* SourceFor(const std::string& repo);
   // The repositories served now, in order (configured, or as the installation lists them).
   std::vector<std::string> Repositories() const;
+  // Whether `repo` ("owner/name", any case) is one of them. Takes only a leaf lock: callable
+  // with the Engine's held.
+  bool Serves(const std::string& repo) const { return Find(repo) != nullptr; }
   // The outbox's writer for every repository: each channel goes to its repository's GitHubChannel.
   Channel* channel() { return this; }
   bool Handles(const std::string& channel) const override;

@@ -96,6 +96,29 @@ std::string MessageText(const std::string& body, const std::string& marker_id) {
   return text + "\n\n" + ReceiptMarker(marker_id);
 }
 
+std::string WithLinkedPulls(const std::string& body, std::int64_t ticket, const std::vector<PullLink>& links) {
+  std::string section = std::string(kLinkedPullsBegin) + "\n**One change across repositories** (Ticket #" +
+                        std::to_string(ticket) + "), merged together:\n";
+  for (const PullLink& link : links) section += "- " + link.repo + "#" + std::to_string(link.number) + "\n";
+  section += kLinkedPullsEnd;
+  const std::string begin = kLinkedPullsBegin, end = kLinkedPullsEnd;
+  const std::size_t at = body.find(begin);
+  if (at == std::string::npos) {
+    // A blank line keeps the section from running into the last paragraph (Markdown would join them).
+    const auto ends_with = [&body](std::string_view tail) {
+      return body.size() >= tail.size() && body.compare(body.size() - tail.size(), tail.size(), tail) == 0;
+    };
+    const char* gap = body.empty() || ends_with("\n\n") || ends_with("\r\n\r\n") ? ""
+                      : ends_with("\n")                                            ? "\n"
+                                                                                   : "\n\n";
+    return body + gap + section;
+  }
+  // A begin marker alone is a section whose end was lost (an edit cut it): it runs to the end.
+  const std::size_t close = body.find(end, at + begin.size());
+  const std::size_t stop = close == std::string::npos ? body.size() : close + end.size();
+  return body.substr(0, at) + section + body.substr(stop);
+}
+
 namespace {
 
 // The id in a receipt marker: the install's first 12 hex digits before it, so a marker another
@@ -148,6 +171,7 @@ Delivery GitHubChannel::Perform(const Effect& effect, bool outcome_unknown) {
   if (effect.kind == "open_pull_request") return OpenPullRequest(effect, outcome_unknown);
   if (effect.kind == "merge_pull_request") return MergePullRequest(effect);
   if (effect.kind == "check_run") return CheckRun(effect);
+  if (effect.kind == "link_pull_requests") return LinkPullRequests(effect);
   return Delivery::Failed("the GitHub channel does not perform \"" + effect.kind + "\"");
 }
 
@@ -347,11 +371,14 @@ Delivery GitHubChannel::MergePullRequest(const Effect& effect) {
   json_read::Fields f(effect.payload, "merge_pull_request");
   const std::int64_t ticket = f.Int("ticket");
   const std::int64_t number = f.Int("number");
-  const std::string head_sha = f.String("head_sha");
+  const bool check_only = f.OptBool("check_only");
+  // A check may be asked before anyone named a head: it then vouches for whatever head is there.
+  const std::string head_sha = check_only ? f.OptString("head_sha") : f.String("head_sha");
   AutoMergeRule rule;
   const std::int64_t max_lines = f.OptInt("max_changed_lines", rule.max_changed_lines);
   const std::int64_t approvals = f.OptInt("required_approvals", rule.required_approvals);
   rule.approver = f.OptString("approver");
+  const std::string given_pull_key = f.OptString("pull_key");
   if (!f.ok()) return Delivery::Failed(f.status().message());
   // The same bounds as the policy's: an action built from anything else is a bug, not a wish.
   if (ticket <= 0 || number <= 0) return Delivery::Failed("merge_pull_request: ticket and number must be positive");
@@ -361,6 +388,15 @@ Delivery GitHubChannel::MergePullRequest(const Effect& effect) {
     return Delivery::Failed("merge_pull_request: required_approvals must be from 1 to 10");
   rule.max_changed_lines = static_cast<int>(max_lines);
   rule.required_approvals = static_cast<int>(approvals);
+  // Which open_pull_request the PR must come from: the Ticket's only one, or (a change across
+  // repositories) the one of this repository. Only a PR key ("pr:ticket:…") may name it: a
+  // message's receipt or another action's key, whose markers a body can also carry, never can.
+  const json* pull_key_field = json_read::Find(effect.payload, "pull_key");
+  const bool pull_key_given = pull_key_field != nullptr && !pull_key_field->is_null();
+  const std::string pull_key = pull_key_given ? given_pull_key : "pr:ticket:" + std::to_string(ticket);
+  if (pull_key_given && (pull_key.size() > 200 || pull_key.rfind("pr:ticket:", 0) != 0))
+    return Delivery::Failed("merge_pull_request: pull_key must start with \"pr:ticket:\" and have at most 200 bytes; it is \"" +
+                            text::Cut(text::Repair(pull_key), 60) + "\" (" + std::to_string(pull_key.size()) + " bytes)");
 
   Client* merger = options_.merge_client != nullptr ? options_.merge_client : options_.merge_as_agent ? client_ : nullptr;
   if (merger == nullptr)
@@ -372,7 +408,14 @@ Delivery GitHubChannel::MergePullRequest(const Effect& effect) {
   ApiResponse pr = client_->Get(path, CallOptions{0, 2});
   if (!pr.ok()) return FromResponse(pr, what);
   // Merged by us before the answer came back, or by a person: either way the work is done.
-  if (json_read::BoolOr(pr.body, "merged")) return Delivery::Done(json_read::StringOr(pr.body, "merge_commit_sha"));
+  if (json_read::BoolOr(pr.body, "merged")) {
+    if (!check_only) return Delivery::Done(json_read::StringOr(pr.body, "merge_commit_sha"));
+    // A check asks whether this PR stands in the way of merging its change: a merged one does
+    // not, and its head is what was merged.
+    const std::string merged_head = json_read::StringOr(pr.body, "head.sha");
+    spdlog::info("github auto-merge check: already merged number={} ticket={} head={}", number, ticket, merged_head);
+    return Delivery::Done(merged_head);
+  }
   // Every review, page by page until a page is not full. Not by the Link header: a page answered
   // 304 brings back its cached Link, so the page that was last when the list was shorter would
   // hide reviews added since — and a hidden "changes requested" must never let a merge through.
@@ -424,12 +467,18 @@ Delivery GitHubChannel::MergePullRequest(const Effect& effect) {
     permissions = own_permissions_.get();
     permissions->NewRound();
   }
-  const std::string marker = ReceiptMarker(MarkerId(options_.install_id, "pr:ticket:" + std::to_string(ticket)));
-  if (std::string refusal = AutoMergeRefusal(*facts, rule, head_sha, marker,
+  const std::string marker = ReceiptMarker(MarkerId(options_.install_id, pull_key));
+  const std::string expected_head = head_sha.empty() && check_only ? facts->head_sha : head_sha;
+  if (std::string refusal = AutoMergeRefusal(*facts, rule, expected_head, marker,
                                              [permissions](const std::string& login) { return permissions->Of(login); });
       !refusal.empty()) {
-    spdlog::info("github auto-merge refused pull={} ticket={}: {}", number, ticket, refusal);
+    spdlog::info("github auto-merge refused pull={} ticket={}{}: {}", number, ticket, check_only ? " (check only)" : "",
+                 refusal);
     return Delivery::Failed("auto-merge refused: " + refusal);
+  }
+  if (check_only) {
+    spdlog::info("github auto-merge check passed number={} ticket={} head={}", number, ticket, expected_head);
+    return Delivery::Done(expected_head);
   }
   // Pinned to the head the guard saw: GitHub refuses (409) when a push came in between.
   ApiResponse merged = merger->Send("PUT", path + "/merge", json{{"sha", head_sha}, {"merge_method", "squash"}});
@@ -441,6 +490,61 @@ Delivery GitHubChannel::MergePullRequest(const Effect& effect) {
   // GitHub's own words say which, and only a new action with a new head can change them.
   if (merged.status == 405 || merged.status == 409) return Delivery::Failed(what + ": " + merged.error);
   return FromResponse(merged, what);
+}
+
+Delivery GitHubChannel::LinkPullRequests(const Effect& effect) {
+  json_read::Fields f(effect.payload, "link_pull_requests");
+  const std::int64_t ticket = f.Int("ticket");
+  const std::int64_t number = f.Int("number");
+  if (!f.ok()) return Delivery::Failed(f.status().message());
+  if (ticket <= 0 || number <= 0) return Delivery::Failed("link_pull_requests: ticket and number must be positive");
+  Result<const json*> listed = json_read::Array(effect.payload, "links");
+  if (!listed.ok()) return Delivery::Failed("link_pull_requests: " + listed.status().message());
+  // A change spans a few repositories; more is a bug upstream, and the section must stay short.
+  constexpr std::size_t kMaxLinks = 10;
+  const json& entries = **listed;
+  if (entries.empty() || entries.size() > kMaxLinks)
+    return Delivery::Failed("link_pull_requests: links must have 1 to " + std::to_string(kMaxLinks) +
+                            " entries; it has " + std::to_string(entries.size()));
+  std::vector<PullLink> links;
+  for (std::size_t i = 0; i < entries.size(); ++i) {
+    const std::string what = "link_pull_requests: links[" + std::to_string(i) + "]";
+    json_read::Fields lf(entries[i], what);
+    PullLink link{lf.String("repo"), lf.Int("number")};
+    if (!lf.ok()) return Delivery::Failed(lf.status().message());
+    // The name goes into the body as Markdown: only a real repository name may, nothing that
+    // could carry a link, a mention or a closing marker of its own.
+    if (!github_threads::IsRepositoryName(link.repo))
+      return Delivery::Failed(what + ": repo \"" + text::Cut(text::Repair(link.repo), 60) +
+                              "\" is not a repository name (owner/name)");
+    if (link.number <= 0) return Delivery::Failed(what + ": number must be positive");
+    links.push_back(std::move(link));
+  }
+
+  const std::string what = "linking pull request #" + std::to_string(number);
+  const std::string path = "/repos/" + repo_ + "/pulls/" + std::to_string(number);
+  ApiResponse pr = client_->Get(path, CallOptions{0, 2});
+  if (!pr.ok()) return FromResponse(pr, what);
+  // Only a body that was read may be rewritten: writing the section over an answer without one
+  // would wipe what a person wrote.
+  const json* read = pr.body.is_object() ? json_read::Find(pr.body, "body") : nullptr;
+  if (read == nullptr || !(read->is_string() || read->is_null()))
+    return Delivery::Failed(what + ": GitHub's answer has no readable body (" +
+                            (read == nullptr ? std::string("missing") : json_read::TypeName(*read)) + ")");
+  const std::string old_body = read->is_string() ? read->get<std::string>() : "";
+  const std::string new_body = WithLinkedPulls(old_body, ticket, links);
+  Delivery done = Delivery::Done(std::to_string(number));
+  done.url = json_read::StringOr(pr.body, "html_url");
+  if (new_body == old_body) return done;
+  if (const std::size_t chars = text::CountCodePoints(new_body); chars > kMaxPullBodyChars)
+    return Delivery::Failed(what + ": its body with the links would have " + std::to_string(chars) +
+                            " characters, more than GitHub's " + std::to_string(kMaxPullBodyChars));
+  ApiResponse patched = client_->Send("PATCH", path, json{{"body", new_body}});
+  if (!patched.ok()) return FromResponse(patched, what);
+  std::string named;
+  for (const PullLink& link : links) named += (named.empty() ? "" : ",") + link.repo + "#" + std::to_string(link.number);
+  spdlog::info("github pull request links updated number={} ticket={} links={}", number, ticket, named);
+  return done;
 }
 
 namespace {

@@ -2,6 +2,7 @@
 // every message it writes, the check run's name, and the auto-merge guard (SPEC §6).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -27,6 +28,29 @@ std::string MessageText(const std::string& body, const std::string& marker_id);
 
 // The name of the check run that shows a Ticket's stage on its pull request (issue 25).
 inline constexpr const char* kCheckRunName = "superagent";
+
+// ---------------------------------------------------------------------------------------------
+// Linked pull requests: one change across repositories, one pull request in each.
+
+// The hidden markers around the section link_pull_requests owns in a pull request's body; the
+// rest of the body is a person's (or the opening's) and is never touched.
+inline constexpr const char* kLinkedPullsBegin = "<!-- superagent:linked-pulls -->";
+inline constexpr const char* kLinkedPullsEnd = "<!-- /superagent:linked-pulls -->";
+// GitHub's limit on a pull request's body, in characters.
+inline constexpr std::size_t kMaxPullBodyChars = 65'536;
+
+// Another pull request of the same change, written as GitHub cross-references it ("owner/name#N").
+struct PullLink {
+  std::string repo;  // "owner/name"
+  std::int64_t number = 0;
+};
+
+// `body` with its linked-pulls section saying that `links` (in their order) are Ticket
+// `ticket`'s change, merged together. The section replaces the first one between the markers
+// (a begin marker without an end marker: from it to the end of the body), or is appended after a
+// blank line when there is none. Every byte outside the section is kept, so the result of the
+// same links is the same body again.
+std::string WithLinkedPulls(const std::string& body, std::int64_t ticket, const std::vector<PullLink>& links);
 
 // ---------------------------------------------------------------------------------------------
 // Auto-merge guard (SPEC §6): the one place that decides whether the daemon may merge a PR.
