@@ -4,6 +4,7 @@
 
 #include <random>
 #include <string>
+#include <vector>
 
 #include "engine_fixture.h"
 #include "result_ok.h"
@@ -177,6 +178,46 @@ TEST_F(QualifyTest, EveryOldKeyNamesTheRepositoryServedThenAndTheTicketKeepsHear
   // The Ticket's discussion, now read under its qualified key, still reaches it.
   Trigger follow = Comment("c2", "alice", false, "also the one in CONTRIBUTING");
   EXPECT_EQ(Receive(follow).delivered_to, std::vector<TicketId>{ticket});
+}
+
+
+// Issue 37: the repositories a request names, for its Mandate.
+TEST(RepositoriesNamed, TakesOwnerSlashNameAloneOrInGitHubsFormsAndNothingElse) {
+  using V = std::vector<std::string>;
+  EXPECT_EQ(gt::RepositoriesNamed("change the API in acme/api, then bump the client in Acme/Web.", 10),
+            (V{"acme/api", "acme/web"}))
+      << "case folded, the sentence's comma and full stop are not part of the names";
+  EXPECT_EQ(gt::RepositoriesNamed("see acme/api#12 and https://github.com/acme/web/pull/3 and `acme/ops`", 10),
+            (V{"acme/api", "acme/web", "acme/ops"}));
+  EXPECT_EQ(gt::RepositoriesNamed("https://github.com/acme/web", 10), (V{"acme/web"}));
+  EXPECT_EQ(gt::RepositoriesNamed("acme/api/pull/7 and acme/api/issues/2", 10), (V{"acme/api"})) << "each once";
+  EXPECT_EQ(gt::RepositoriesNamed("请在acme/api里改接口，然后更新acme/web的客户端😀", 10), (V{"acme/api", "acme/web"}))
+      << "Chinese text around a name with no space is still around it";
+  // Paths and addresses of other hosts are not repositories.
+  EXPECT_EQ(gt::RepositoriesNamed("edit src/lib/main.cpp and docs/x", 10), (V{"docs/x"}))
+      << "a deeper path is not one; a two-part one has the shape (the caller keeps only those it serves)";
+  EXPECT_EQ(gt::RepositoriesNamed("https://example.com/acme/api and /acme/web", 10), V{});
+  EXPECT_EQ(gt::RepositoriesNamed("acme/ api / web, a/, /b, //, acme/web/x", 10), V{});
+  EXPECT_EQ(gt::RepositoriesNamed("", 10), V{});
+  EXPECT_EQ(gt::RepositoriesNamed("a/b c/d e/f", 2), (V{"a/b", "c/d"})) << "at most the limit";
+  EXPECT_EQ(gt::RepositoriesNamed(std::string("acme/api\xff\xfe" "acme/web\0" "acme/ops", 27), 10),
+            (V{"acme/api", "acme/web", "acme/ops"}))
+      << "invalid UTF-8 and NUL bytes separate names like any other non-name byte";
+  EXPECT_EQ(gt::RepositoriesNamed("acme/" + std::string(101, 'a'), 10), V{}) << "longer than GitHub allows";
+}
+
+TEST(RepositoriesNamed, AnyBytesGiveValidCanonicalNamesWithinTheLimit) {
+  std::mt19937 rng(37);
+  const std::string alphabet = "ab/._-#: \n\xe4\xb8\xad\xff" "0";
+  for (int i = 0; i < 3000; ++i) {
+    std::string text(rng() % 120, ' ');
+    for (char& c : text) c = alphabet[rng() % alphabet.size()];
+    for (const std::string& repo : gt::RepositoriesNamed(text, 3)) {
+      EXPECT_TRUE(gt::IsRepositoryName(repo)) << repo;
+      EXPECT_EQ(repo, gt::Canonical(repo));
+    }
+    EXPECT_LE(gt::RepositoriesNamed(text, 3).size(), 3u);
+  }
 }
 
 }  // namespace

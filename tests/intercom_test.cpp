@@ -467,6 +467,8 @@ TEST_F(IntercomTest, MigrationEightKeepsEveryTicketInputAndAllowsTheIntercomKind
       DROP INDEX decisions_by_thread;
       DROP INDEX tickets_by_decision;
       ALTER TABLE workspaces DROP COLUMN repo;
+      ALTER TABLE mandates DROP COLUMN repos;
+      DROP TABLE workspace_repos;
       DELETE FROM schema_migrations WHERE version >= 8;
       COMMIT;)SQL")
                     .ok());

@@ -25,8 +25,10 @@ namespace {
 using nlohmann::json;
 namespace fs = std::filesystem;
 
+// The team's fix: the README of its own repository and of each other one its Ticket may change.
 constexpr char kFix[] =
     "cat > task.json\nsed -i 's/teh typo/the typo/' README.md\n"
+    "for f in .superagent-repos/*/*/README.md; do [ -f \"$f\" ] && sed -i 's/teh typo/the typo/' \"$f\"; done\n"
     "echo '{\"stage\":\"ready\",\"summary\":\"Fixed the typo in README.\",\"question\":null,"
     "\"pr\":{\"title\":\"Fix the typo\",\"body\":\"修正拼写 ✍️\"}}'\n";
 
@@ -175,6 +177,67 @@ TEST_F(ManyReposServeTest, MentionsInThreeRepositoriesAreWorkedAndAnsweredEachIn
     ++said;
   EXPECT_EQ(said, 1u) << "said once for the account, not per repository";
   EXPECT_EQ(api.Count("GET", "/user") + web.Count("GET", "/user"), 0);
+}
+
+// A request naming two repositories: one Ticket, one pull request in each, each naming the other,
+// one result naming both; CI failing on the other repository's pull request reaches the Ticket.
+TEST_F(ManyReposServeTest, ARequestNamingTwoRepositoriesIsOneTicketWithTwoLinkedPullRequests) {
+  FakeGitHub home(SystemClock()), api(SystemClock()), web(SystemClock());
+  api.repo = "acme/api";
+  web.repo = "acme/web";
+  home.other_repositories = {{api.repo, &api}, {web.repo, &web}};
+  for (FakeGitHub* g : {&home, &api, &web}) MakeOrigin(*g);
+  WriteConfig(home, {&home, &api, &web});
+  DaemonProcess d(SUPERAGENT_BINARY, {"serve", "--config", Config()}, GitHubEnv());
+  ASSERT_TRUE(d.WaitForLine("ready")) << d.log();
+  ASSERT_TRUE(d.WaitForCount("github identity login=superagent-bot", 1)) << d.log();
+
+  // Asked on acme/web's issue, naming acme/api first: the Mandate lists acme/api, then acme/web.
+  json ask = WebhookExample("issue_comment", "created");
+  ask["comment"] = web.MakeComment(7001, 1, "Codertocat",
+                                   "@superagent-bot fix the typo in acme/api first, then here in acme/web too 谢谢",
+                                   SystemClock()->NowMs());
+  ask["repository"]["full_name"] = web.repo;
+  ask["repository"]["name"] = "web";
+  ASSERT_EQ(DeliverEvent("issue_comment", "two-1", ask), 200);
+  ASSERT_TRUE(d.WaitForCount("github pull request links updated", 2)) << d.log();
+  ASSERT_TRUE(d.WaitForCount("github message posted", 2)) << d.log();
+
+  {
+    auto lock = web.Lock();
+    ASSERT_EQ(web.comments.size(), 2u);
+    EXPECT_NE(web.comments[0]["body"].get<std::string>().find("(in acme/api, acme/web)"), std::string::npos)
+        << "the acknowledgement says where: " << web.comments[0]["body"];
+    const std::string result = web.comments[1]["body"];
+    EXPECT_NE(result.find("Pull request in acme/api: https://github.com/acme/api/pull/100"), std::string::npos) << result;
+    EXPECT_NE(result.find("Pull request in acme/web: https://github.com/acme/web/pull/100"), std::string::npos) << result;
+  }
+  EXPECT_EQ(api.Count("POST", "/repos/acme/api/issues/1/comments"), 0) << "one discussion, one answer";
+  EXPECT_EQ(home.Count("POST", home.repo_path() + "/pulls"), 0) << "a repository not named is not touched";
+  // One Ticket, one branch name, a pull request in each repository, each naming the other.
+  for (FakeGitHub* g : {&api, &web}) {
+    auto lock = g->Lock();
+    ASSERT_EQ(g->pulls.size(), 1u) << g->repo;
+    const std::string body = g->pulls[100]["body"];
+    const std::string other = g == &api ? "acme/web#100" : "acme/api#100";
+    EXPECT_NE(body.find("**One change across repositories** (Ticket #1)"), std::string::npos) << body;
+    EXPECT_NE(body.find("- " + other), std::string::npos) << g->repo << ": " << body;
+    EXPECT_NE(body.find("修正拼写 ✍️"), std::string::npos) << "the worker's own words kept";
+  }
+  const std::string branch = PullBranch(web, 100);
+  EXPECT_EQ(PullBranch(api, 100), branch);
+  EXPECT_EQ(PushedReadme("acme/api", branch), "acme/api: There is the typo.\n");
+  EXPECT_EQ(PushedReadme("acme/web", branch), "acme/web: There is the typo.\n");
+
+  // CI fails on acme/api's pull request: the Ticket (asked for on acme/web) hears it.
+  json check = FailedCheckOnTicketOne("0123456789abcdef0123456789abcdef01234567", branch);
+  check["repository"]["full_name"] = "acme/api";
+  ASSERT_EQ(DeliverEvent("check_run", "ci-two", check), 200);
+  ASSERT_TRUE(d.WaitForCount("ci failed on a ticket's pull request ticket=1 number=100 attempt=1/2", 1)) << d.log();
+  ASSERT_TRUE(d.WaitForCount("worker turn ended", 2)) << d.log();
+  d.Signal(SIGTERM);
+  EXPECT_EQ(d.Wait(), 0) << d.log();
+  EXPECT_EQ(d.log().find("ticket=2"), std::string::npos) << "one Ticket: " << d.log();
 }
 
 // A policy row of one repository decides there and only there, and explain says which row.

@@ -287,7 +287,7 @@ rules:
   EXPECT_EQ(problems[7].line, 16);
   EXPECT_EQ(problems[7].message,
             "rules[0].instruction: unknown key (expected one of name, enabled, when, instructions, silent, approver, "
-            "auto_merge, mode)");
+            "auto_merge, mode, repos)");
 }
 
 TEST(PolicyProblems, DuplicateKeysAreNotSilentlyMerged) {

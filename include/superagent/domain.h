@@ -66,6 +66,10 @@ struct Mandate {
   // What the Ticket may spend, from the policy at accept (by strength); nullopt for Mandates
   // written before budgets existed, which are not limited. Extensions live beside it.
   std::optional<Budget> budget;
+  // Issue 37: the repositories ("owner/name", lower case) the Ticket may change, in the order its
+  // pull requests merge; the Ticket's workspace is in the first of them unless its Thread is in
+  // another. Empty: its own repository only (Mandates from before, and work that named none).
+  std::vector<std::string> repos;
   // Lifecycle (kept beside the immutable row): "" while active, else "withdrawn" or "revoked".
   std::string ended_as;
   std::string ended_reason;
@@ -109,6 +113,9 @@ struct TicketPull {
   std::string state = "open";  // "open" | "merged" | "closed"
   int ci_fix_attempts = 0;    // pushes whose failing checks were handed to the worker so far
   std::string ci_fix_sha;     // the head commit of the last of them
+  // A Ticket with several: "<round> <head sha>" once the auto-merge guard passed it in that round,
+  // "<round> refused" once it did not; "" before any (Engine::AutoMergeLocked).
+  std::string merge_check;
   TimeMs created_at = 0;
   TimeMs updated_at = 0;
 };

@@ -61,6 +61,10 @@ struct EngineOptions {
   bool check_runs = false;
   // panel.public_url: the check run links to the Ticket at "<panel_url>/#ticket-<id>"; "" none.
   std::string panel_url;
+  // Issue 37: whether the daemon serves GitHub repository `repo` ("owner/name", lower case) —
+  // one a request may name for its Mandate. Called with the Engine's lock held; must not call
+  // the Engine. Unset: a request names none.
+  std::function<bool(const std::string& repo)> serves_repository;
 };
 
 struct IntakeResult {
@@ -142,6 +146,7 @@ struct TurnContext {
   std::string request_text;                                 // the original request, verbatim
   std::vector<std::pair<std::string, std::string>> rules;  // matched rules still in the policy: name, instructions
   std::optional<WorkspaceRecord> workspace;                 // none when it could not be prepared
+  std::vector<WorkspaceRecord> other_workspaces;            // the Mandate's other repositories' (issue 37)
   Session session;                                          // now running
   bool first_turn = false;                                  // the session's transcript was empty
   std::vector<TakenInput> inputs;                           // taken for this turn, oldest first
@@ -242,8 +247,10 @@ class Engine {
   // the Assignment is ended, nothing else changes — when the Assignment is not pending, its
   // Ticket has ended, waits for a person or has its turns set aside. With no workspace recorded
   // and none given (it could not be prepared) the turn still begins — its end says why.
+  // `prepared_others`: workspaces of the Ticket's other repositories made for this turn (issue 37).
   Result<TurnContext> BeginTurn(std::int64_t assignment, const std::string& executor,
-                                const std::optional<WorkspaceRecord>& prepared);
+                                const std::optional<WorkspaceRecord>& prepared,
+                                const std::vector<WorkspaceRecord>& prepared_others = {});
   // Ends a turn: its actions and result message (or question) are enqueued, the Ticket moves to
   // the reported stage (or stays `working` while background work runs), the Assignment ends, the
   // session goes idle and the turn's failure or success is counted — one transaction. A Ticket
@@ -493,8 +500,22 @@ class Engine {
   // the GitHub channel's guard (AutoMergeRefusal) decides at delivery with fresh facts.
   // One attempt per head commit and approver: a stranger's approval, refused, must not use up the
   // attempt a writer's approval of the same head makes.
+  // With several open pull requests (issue 37) it asks each one's guard first (check_only), one
+  // round per approval; MergeRoundDeliveredLocked merges them in the Mandate's order once all pass.
   Status AutoMergeLocked(const Ticket& tk, const TicketPull& pull, const std::string& head_sha,
                          const std::string& approver, TimeMs now) REQUIRES(mu_);
+  // The enabled rule that allows the ready Ticket's auto-merge now; nullptr when none does.
+  Result<const Rule*> AutoMergeRuleLocked(const Ticket& tk) REQUIRES(mu_);
+  // The idempotency key the Ticket's PR in `pull`'s repository was opened with (its marker).
+  Result<std::string> PullKeyLocked(TicketId ticket, const TicketPull& pull) REQUIRES(mu_);
+  // A merge round's action came back: a check records the guard's answer on the pull request
+  // (any refusal holds all); when all passed, or a merge is done, the next one in the Mandate's
+  // order merges; the last merge ends the Ticket. A merge refused half-way says what merged.
+  Status MergeRoundDeliveredLocked(Ticket* tk, const nlohmann::json& payload, const Delivery& d, TimeMs now)
+      REQUIRES(mu_);
+  // Once no pull request of the Ticket is still being opened and two or more are open: each
+  // one's body is made to name the others (link_pull_requests, one per PR and set of PRs).
+  Status LinkPullsLocked(TicketId ticket, TimeMs now) REQUIRES(mu_);
   // An answer to `asked` arrived: what code does with it besides the worker (a "ci_fix" question
   // answered "Try again" gives the Ticket's PRs a fresh set of fix attempts).
   Status AnsweredLocked(TicketId ticket, const HumanAction& asked, const nlohmann::json& answer, TimeMs now) REQUIRES(mu_);

@@ -17,6 +17,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace superagent::github_threads {
 
@@ -48,5 +49,12 @@ std::optional<Place> PlaceOf(std::string_view key);
 // A Ticket's home repository: the one its Thread is in, or `fallback` (canonical; the first
 // repository configured) for a Thread of another platform — a chat, the panel.
 std::string HomeRepository(std::string_view thread, std::string_view fallback);
+
+// The repositories `text` names, canonical, each once, in the order they first appear, at most
+// `limit`: "owner/name" standing alone (between spaces, punctuation, CJK text or the ends — not
+// a path's "src/lib/x"), with "#12" or "/pull/3" after it, or a GitHub address's
+// "github.com/owner/name". A trailing '.' ends a sentence, not the name. Candidates only: the
+// caller keeps those it serves ("src/main.cpp" has a repository's shape too).
+std::vector<std::string> RepositoriesNamed(std::string_view text, std::size_t limit);
 
 }  // namespace superagent::github_threads

@@ -57,6 +57,9 @@ class Jobs {
   std::vector<JobInfo> KillAll();
   // How many background jobs are still running.
   int RunningCount();
+  // Shows `dirs` read-only to the commands started from now on, beside the scope's own: a mirror
+  // made after this session began (a Ticket's other repository, issue 37). Ignored without a scope.
+  void ShowAlso(const std::vector<std::string>& dirs);
 
  private:
   struct Job {
@@ -69,7 +72,10 @@ class Jobs {
   Clock* clock_;
   Sleeper sleeper_;
   std::string output_dir_;
-  std::optional<WorkerScope> scope_;
+  // The scope the commands started next run in.
+  WorkerScope ScopeFor(const std::string& cwd);
+
+  std::optional<WorkerScope> scope_;  // guarded by mu_ (ShowAlso widens it)
   std::mutex mu_;
   std::map<int, Job> jobs_;
   int next_id_ = 0;

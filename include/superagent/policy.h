@@ -80,7 +80,14 @@ struct Rule {
   // This rule's own mode (observe | auto), overriding the policy's `mode` for work it matches:
   // how one rule earns auto while the others stay in observe (issue 38). nullopt: the policy's.
   std::optional<Mode> mode;
+  // Issue 37: a related set of repositories ("owner/name", lower case, 2..kMaxRuleRepositories):
+  // a Ticket under this rule whose repository is one of them may change all of them, one pull
+  // request each, merged in this order. Empty: its own repository only.
+  std::vector<std::string> repos;
 };
+
+// The most repositories one rule relates, and one Mandate lists.
+inline constexpr std::size_t kMaxRuleRepositories = 5;
 
 // judgement: in policy.yaml (issue 38). When a rule has earned auto, or lost it, by the precision
 // of what it did or would have done: the panel proposes the edit, a person makes it.

@@ -84,6 +84,8 @@ class Scheduler {
   std::shared_ptr<Jobs> JobsOf(TicketId ticket);
   // The repository Ticket `ticket` works in: its workspace's, else its home repository.
   std::string RepositoryOf(TicketId ticket);
+  // Its repository first, then the other repositories its Mandate lists (issue 37).
+  std::vector<std::string> RepositoriesOf(TicketId ticket);
   void ReapLocked(std::vector<std::thread>* to_join);
   static bool PersonCause(const std::string& cause);
   // Engine::EnforceBudget for the Assignment: true when the turn must not start or go on.

@@ -28,6 +28,8 @@ class Status {
   const std::string& message() const { return message_; }
   // "invalid argument: <message>" style rendering for logs and CLI output.
   std::string ToString() const;
+  // The same error with `prefix` put before its message (naming where it happened); ok stays ok.
+  Status Prefixed(const std::string& prefix) const { return ok() ? *this : Status(code_, prefix + message_); }
 
  private:
   Status(Code c, std::string m) : code_(c), message_(std::move(m)) {}

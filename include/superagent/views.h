@@ -259,6 +259,8 @@ class Views {
   Result<nlohmann::json> TokenUsage(TicketId ticket);
   // nullopt: none was recorded for the Ticket.
   Result<std::optional<WorkspaceRecord>> WorkspaceFor(TicketId ticket);
+  // The live workspaces of the Ticket's other repositories (issue 37), in the order they were made.
+  Result<std::vector<WorkspaceRecord>> OtherWorkspacesFor(TicketId ticket);
   // Live workspaces whose Ticket has ended and whose Mandate has ended too (stopped or revoked):
   // nothing can resume them, so their directory and branch can go.
   Result<std::vector<WorkspaceRecord>> WorkspacesToRemove();

@@ -76,6 +76,9 @@ struct WorkerTask {
   std::vector<std::pair<std::string, std::string>> rules;  // matched rules: name, instructions
   std::vector<nlohmann::json> inputs;  // new this turn: {"kind","text","from","message_id",...}
   WorkspaceRecord workspace;
+  // Issue 37: the Mandate's other repositories, each a repository of its own inside
+  // workspace.dir (Workspaces::PrepareAlso), on the same branch name; each gets its own PR.
+  std::vector<WorkspaceRecord> other_workspaces;
   std::string agents_md;   // the repository's AGENTS.md, "" when absent
   bool first_turn = true;  // the session has no transcript yet
   Jobs* jobs = nullptr;    // the session's shells (outlive the turn)
@@ -135,8 +138,11 @@ class WorkerServices {
   Result<int> CommitAndPush(const WorkerTask& task, const std::string& message);
   // Commits and pushes the branch and returns the `open_pull_request` action's payload (one per
   // Ticket: idempotency key "pr:ticket:<id>"; a later push updates the same PR). Conflict when
-  // the branch has no commits over its base.
-  Result<nlohmann::json> PreparePullRequest(const WorkerTask& task, const PullRequestSpec& pr);
+  // the branch has no commits over its base. Issue 37: each of the Ticket's other repositories
+  // whose branch has commits gets an action too (key "pr:ticket:<id>:<owner/name>"), after the
+  // Ticket's own (which is left out when only the others changed); a refusal in any of them
+  // names that repository, and then no action is returned.
+  Result<std::vector<nlohmann::json>> PreparePullRequests(const WorkerTask& task, const PullRequestSpec& pr);
   // PreparePullRequest, then the action is enqueued at once (the worker's tool, mid-turn).
   Status OpenPullRequest(const WorkerTask& task, const PullRequestSpec& pr);
   // What a report does, for Engine::FinishTurn: ready/blocked → a result message and the stage;
@@ -162,7 +168,8 @@ class WorkerServices {
 
  private:
   // Records a push on the Ticket's history (its first is the Ticket's time to first commit).
-  void NotePushed(const WorkerTask& task, const VerifiedCommits& verified);
+  // `other`: the workspace of another of the Ticket's repositories it was pushed from (issue 37).
+  void NotePushed(const WorkerTask& task, const VerifiedCommits& verified, const WorkspaceRecord* other = nullptr);
   Engine* engine_;
   Workspaces* workspaces_;
   WorkerServicesOptions options_;

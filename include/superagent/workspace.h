@@ -115,6 +115,15 @@ class Workspaces {
   // NotFound when it is none this Workspaces knows, and nothing is made.
   Result<WorkspaceRecord> Prepare(TicketId ticket, const std::atomic<bool>* cancel = nullptr,
                                   const std::string& branch = "", const std::string& repo = "");
+  // Issue 37, a Ticket across repositories. The workspace of `repo`, another repository the
+  // Ticket's Mandate lists, inside the Ticket's directory (`primary`, Prepare's record) at
+  // DirFor(ticket, repo), on the same branch name, at that repository's default branch: the
+  // worker sees every repository of its Ticket under one directory, and the Ticket's own
+  // repository ignores the others (.git/info/exclude). Made in the Ticket's sandbox, directories
+  // included, so a link the worker left on the way leads nowhere outside it. Reused as Prepare
+  // reuses; NotFound for a repository this Workspaces does not know, and nothing is made.
+  Result<WorkspaceRecord> PrepareAlso(const WorkspaceRecord& primary, const std::string& repo,
+                                      const std::atomic<bool>* cancel = nullptr);
   // The repository a workspace is of, as GitHub names it (lower case): its record's, or the home
   // repository's for a record that names none. "" when the remote is not a GitHub repository.
   std::string RepositoryOf(const WorkspaceRecord& workspace) const;
@@ -169,10 +178,17 @@ class Workspaces {
 
   // Where Ticket `ticket`'s directory is (made by Prepare).
   std::string DirFor(TicketId ticket) const;
+  // Where the workspace of another repository `repo` ("owner/name") of the Ticket is: inside its
+  // directory, at .superagent-repos/<owner>/<name> (PrepareAlso).
+  std::string DirFor(TicketId ticket, const std::string& repo) const;
+  // The directory, relative to the Ticket's, under which its other repositories are.
+  static constexpr const char* kOtherRepositories = ".superagent-repos";
   // What the Ticket's worker commands may see (sandbox.h): its directory read-write, the mirror
   // of `repo` ("": the home repository's) read-only (its repository borrows the mirror's
   // objects); HOME and TMPDIR named after the Ticket.
   WorkerScope ScopeFor(TicketId ticket, const std::string& repo = "") const;
+  // … with the mirrors of every repository in `repos` read-only (a Ticket across repositories).
+  WorkerScope ScopeFor(TicketId ticket, const std::vector<std::string>& repos) const;
 
   const WorkspaceOptions& options() const { return options_; }
 
@@ -209,6 +225,9 @@ class Workspaces {
   Status Check(const std::string& verified, const std::string& base, const std::string& tip, const CommitRules& rules,
                VerifiedCommits* out);
   void DiscardHalfMade(const Mirror& m, const WorkspaceRecord& w);
+  // Whether the record is another repository's workspace inside the Ticket's directory: the
+  // daemon then touches none of its path itself (a link the worker made could lead it out).
+  bool Nested(const WorkspaceRecord& w) const { return w.dir != DirFor(w.ticket); }
   // The mirror a record's workspace was made from; its repository must still be configured.
   Result<Mirror> MirrorOfRecord(const WorkspaceRecord& w) const { return MirrorOf(w.repo); }
 

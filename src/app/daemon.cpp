@@ -91,6 +91,10 @@ Status Daemon::Start() {
   options.follow_up_settle_ms = 3'000;
   // A Trigger that arrives (webhook, poll, panel) is judged now, not at the loop's next poll.
   options.on_eval_queued = [this] { WakeEvalLoop(); };
+  options.serves_repository = [this](const std::string& repo) {
+    github::Integration* g = serving_.load();
+    return g != nullptr && g->Serves(repo);
+  };
   const std::string db_path = (std::filesystem::path(config_.data_dir) / "superagent.db").string();
   if (Status s = CheckStoreAtStart(db_path); !s.ok()) return s;
   auto engine = Engine::Open(db_path, SystemClock(), policy, origin, options);
@@ -130,6 +134,7 @@ Status Daemon::Start() {
     auto gh = MakeGitHub(config_, engine_.get(), views_.get(), SystemClock(), nullptr, github_app_);
     if (!gh.ok()) return gh.status();
     github_ = std::move(*gh);
+    serving_ = github_.get();
   }
   if (config_.feishu.enabled) {
     auto fs = MakeFeishu(config_, engine_.get(), views_.get(), SystemClock());
@@ -408,6 +413,7 @@ void Daemon::Shutdown() {
   }
   intercom_.reset();
   session_host_.reset();
+  serving_ = nullptr;
   github_.reset();
   feishu_.reset();
   views_.reset();

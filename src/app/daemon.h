@@ -86,6 +86,9 @@ class Daemon {
   // github.auth: app: the installation tokens the Integration and git push share (issue 25).
   std::shared_ptr<github::InstallationTokens> github_app_;
   std::unique_ptr<github::Integration> github_;  // null when github.repo is empty
+  // github_ for the Engine's question "is this repository served?" (issue 37), asked from its
+  // threads: set once github_ is made, cleared before it goes.
+  std::atomic<github::Integration*> serving_{nullptr};
   std::unique_ptr<feishu::Integration> feishu_;  // null unless feishu.enabled
   std::unique_ptr<EffectsLoop> effects_;
   std::unique_ptr<exec::WorkerSessionHost> session_host_;  // the worker sessions as intercom parties

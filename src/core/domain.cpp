@@ -35,6 +35,7 @@ nlohmann::json MandateJson(const Mandate& m, const std::string& ended_by, std::o
          {"sender", m.sender ? json(*m.sender) : json(nullptr)},
          {"admission", m.admission},
          {"budget", m.budget ? m.budget->ToJson() : json(nullptr)},
+         {"repos", m.repos},
          {"created_at", FormatTime(m.created_at)},
          {"status", m.ended_as.empty() ? "active" : m.ended_as}};
   if (!m.ended_as.empty())

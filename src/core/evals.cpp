@@ -5,12 +5,15 @@
 // Assessment, is decided in eval.cpp; this file only records it.
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
+
 #include "core/engine_internal.h"
 #include "core/ticket_stage.h"
 #include "store/store.h"
 #include "superagent/chat.h"
 #include "superagent/engine.h"
 #include "superagent/gate.h"
+#include "superagent/github_threads.h"
 #include "superagent/text.h"
 
 namespace superagent {
@@ -38,6 +41,51 @@ TimeMs EvalRetryDelay(const EngineOptions& o, int attempts) {
 std::string UnableWords(const std::string& why) {
   return "I could not take this request: " + why +
          ". Mention me here again to retry; the maintainers see it on the panel too.";
+}
+
+// Issue 37: the repositories a new Mandate may change, in merge order. A person's request
+// (explicit) names them ("owner/name" or a GitHub address) — only repositories this daemon serves
+// and whose mode is not off, so a name cannot reach a repository the team turned off or never
+// connected; a rule relates a set, which counts when the request's repository is in it. The
+// request's own repository goes first unless the request placed it; a list of it alone is none.
+std::vector<std::string> MandateRepositories(const Policy& policy, const EngineOptions& o, const Trigger& request,
+                                             Strength strength, const std::vector<std::string>& matched_rules) {
+  const std::string home = Policy::RepositoryOf(request);
+  std::vector<std::string> repos;
+  auto add = [&](const std::string& repo) {
+    if (repos.size() < kMaxRuleRepositories && std::find(repos.begin(), repos.end(), repo) == repos.end())
+      repos.push_back(repo);
+  };
+  if (strength == Strength::kExplicit && o.serves_repository)
+    for (const std::string& repo : github_threads::RepositoriesNamed(request.text, 4 * kMaxRuleRepositories)) {
+      if (!o.serves_repository(repo)) continue;
+      const std::string thread = request.threads.empty() ? "" : request.threads.front();
+      if (policy.ModeIn(repo) == Mode::kOff) {
+        spdlog::info("repository named but off repo={} thread={}", repo, thread);
+        continue;
+      }
+      // A repository with its own people list admits only them there, whoever asks elsewhere:
+      // naming it must not be a way around it (a chat's sender is no GitHub person at all).
+      if (auto own = policy.repos.find(repo); repo != home && own != policy.repos.end() && own->second.github &&
+                                              (request.source != "github" || !request.actor ||
+                                               !own->second.github->IsPerson(*request.actor))) {
+        spdlog::info("repository named but the asker is not among its people repo={} thread={}", repo, thread);
+        continue;
+      }
+      add(repo);
+    }
+  for (const std::string& name : matched_rules) {
+    const Rule* rule = policy.FindRule(name);
+    if (rule == nullptr || home.empty() || std::find(rule->repos.begin(), rule->repos.end(), home) == rule->repos.end())
+      continue;
+    for (const std::string& repo : rule->repos) add(repo);
+  }
+  if (!home.empty() && !repos.empty() && std::find(repos.begin(), repos.end(), home) == repos.end()) {
+    if (repos.size() == kMaxRuleRepositories) repos.pop_back();
+    repos.insert(repos.begin(), home);
+  }
+  if (repos.size() == 1 && repos.front() == home) repos.clear();
+  return repos;
 }
 
 }  // namespace
@@ -184,6 +232,7 @@ Result<FinishResult> Engine::FinishEval(EvalId eval_id, const EvalOutcome& out) 
     m.origin_trigger_seq = out.request_seq;
     m.created_at = now;
     m.budget = policy_.budgets.For(out.strength);
+    m.repos = MandateRepositories(policy_, options_, request->trigger, out.strength, out.matched_rules);
     // Counted before this Mandate is written: the limit is how many may start unasked.
     ASSIGN_OR_RETURN(std::string held, CircuitBreakerLocked(m, now));
     const char* held_by = "the circuit breaker";
@@ -196,9 +245,13 @@ Result<FinishResult> Engine::FinishEval(EvalId eval_id, const EvalOutcome& out) 
     attach = new_ticket;
     ASSIGN_OR_RETURN(auto channel, store_->ThreadChannel(eval->thread));
     const std::string ack_channel = channel.value_or(request->trigger.channel);
+    // Work across repositories says where, so a misread name is caught before the work is done.
+    const std::string where = m.repos.empty() ? "" : " (in " + text::Join(m.repos, ", ") + ")";
     const std::string ack =
         out.silent ? std::string()
-                   : WithinLimit(ack_channel, text::Repair(out.acknowledgement.empty() ? "On it: " + tk.scope : out.acknowledgement),
+                   : WithinLimit(ack_channel,
+                                 text::Repair(out.acknowledgement.empty() ? "On it: " + tk.scope + where
+                                                                          : out.acknowledgement + where),
                                  options_);
     if (!held.empty()) {
       tk.id = new_ticket;

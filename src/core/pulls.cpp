@@ -13,6 +13,7 @@
 #include "core/engine_internal.h"
 #include "core/ticket_stage.h"
 #include "store/store.h"
+#include "superagent/digest.h"
 #include "superagent/engine.h"
 #include "superagent/github_threads.h"
 #include "superagent/json_read.h"
@@ -64,6 +65,28 @@ std::vector<std::int64_t> ClosedIssues(const std::string& text) {
   return out;
 }
 
+// "owner/name#12": how GitHub itself names a pull request of any repository.
+std::string PullName(const TicketPull& p) { return p.repo + "#" + std::to_string(p.number); }
+
+// The Ticket's pull requests in the order its Mandate lists their repositories — the order they
+// merge in; one of a repository it does not list comes after, in the order they were opened.
+std::vector<TicketPull> InMandateOrder(std::vector<TicketPull> pulls, const std::optional<Mandate>& mandate) {
+  auto rank = [&](const TicketPull& p) {
+    if (!mandate) return std::size_t{0};
+    auto it = std::find(mandate->repos.begin(), mandate->repos.end(), p.repo);
+    return static_cast<std::size_t>(it - mandate->repos.begin());
+  };
+  std::stable_sort(pulls.begin(), pulls.end(), [&](const TicketPull& a, const TicketPull& b) { return rank(a) < rank(b); });
+  return pulls;
+}
+
+std::vector<TicketPull> OpenOnes(const std::vector<TicketPull>& pulls) {
+  std::vector<TicketPull> out;
+  for (const TicketPull& p : pulls)
+    if (p.state == "open") out.push_back(p);
+  return out;
+}
+
 std::string MetaString(const Trigger& t, const char* key) {
   auto it = t.meta.find(key);
   return it != t.meta.end() && it->is_string() ? it->get<std::string>() : "";
@@ -71,34 +94,190 @@ std::string MetaString(const Trigger& t, const char* key) {
 
 }  // namespace
 
-Status Engine::AutoMergeLocked(const Ticket& tk, const TicketPull& pull, const std::string& head_sha,
-                               const std::string& approver, TimeMs now) {
-  // SPEC §6: only ready work, and only under a rule that allows it now (the policy may have changed).
-  if (tk.stage != Stage::kReady || head_sha.empty()) return Status::Ok();
-  ASSIGN_OR_RETURN(auto mandate, store_->MandateForTicket(tk.id));
-  if (!mandate || !mandate->ended_as.empty()) return Status::Ok();
-  const Rule* rule = nullptr;
-  for (const std::string& name : mandate->matched_rules)
-    if (const Rule* r = policy_.FindRule(name); r && r->enabled && r->auto_merge.enabled) {
-      rule = r;
-      break;
-    }
-  if (rule == nullptr) return Status::Ok();
-  // One attempt per head commit and approving person: a new push is a new version that needs its
-  // own approval, and each approval of it asks the guard again (which counts only writers'), so a
-  // stranger who approves first cannot use up the attempt a writer's approval makes.
+namespace {
+
+// The payload of a merge_pull_request action for `pull` under `rule`: the guard's bounds.
+json MergePayload(const Ticket& tk, const TicketPull& pull, const Rule& rule, const std::string& head_sha) {
   json payload{{"channel", github_threads::Repository(pull.repo)},
-               {"idempotency_key", "merge:ticket:" + Num(tk.id) + ":" + head_sha + ":" + text::AsciiLower(approver)},
                {"ticket", tk.id},
                {"number", pull.number},
                {"head_sha", head_sha},
-               {"max_changed_lines", rule->auto_merge.max_changed_lines},
-               {"required_approvals", rule->auto_merge.required_approvals}};
-  if (!rule->approver.empty()) payload["approver"] = rule->approver;
+               {"max_changed_lines", rule.auto_merge.max_changed_lines},
+               {"required_approvals", rule.auto_merge.required_approvals}};
+  if (!rule.approver.empty()) payload["approver"] = rule.approver;
+  return payload;
+}
+
+}  // namespace
+
+Result<const Rule*> Engine::AutoMergeRuleLocked(const Ticket& tk) {
+  // SPEC §6: only ready work, and only under a rule that allows it now (the policy may have changed).
+  if (tk.stage != Stage::kReady) return static_cast<const Rule*>(nullptr);
+  ASSIGN_OR_RETURN(auto mandate, store_->MandateForTicket(tk.id));
+  if (!mandate || !mandate->ended_as.empty()) return static_cast<const Rule*>(nullptr);
+  for (const std::string& name : mandate->matched_rules)
+    if (const Rule* r = policy_.FindRule(name); r && r->enabled && r->auto_merge.enabled) return r;
+  return static_cast<const Rule*>(nullptr);
+}
+
+Result<std::string> Engine::PullKeyLocked(TicketId ticket, const TicketPull& pull) {
+  // As WorkerServices keyed the PR: the Ticket's own repository's plainly, another's with its name.
+  ASSIGN_OR_RETURN(auto ws, store_->GetWorkspace(ticket));
+  const std::string key = "pr:ticket:" + Num(ticket);
+  return !ws || ws->repo.empty() || ws->repo == pull.repo ? key : key + ":" + pull.repo;
+}
+
+Status Engine::AutoMergeLocked(const Ticket& tk, const TicketPull& pull, const std::string& head_sha,
+                               const std::string& approver, TimeMs now) {
+  if (head_sha.empty()) return Status::Ok();
+  ASSIGN_OR_RETURN(const Rule* rule, AutoMergeRuleLocked(tk));
+  if (rule == nullptr) return Status::Ok();
+  ASSIGN_OR_RETURN(auto pulls, store_->TicketPulls(tk.id));
+  const std::vector<TicketPull> open = OpenOnes(pulls);
+  if (open.size() > 1) {
+    // Issue 37: a change across repositories merges all or none. Each pull request's guard is
+    // asked first (check_only), in one round; only when every one passed does the first merge,
+    // and each merge done asks for the next, in the Mandate's order (PullDeliveredLocked).
+    const std::string round =
+        Sha256Hex(PullName(pull) + "\n" + head_sha + "\n" + text::AsciiLower(approver)).substr(0, 16);
+    ASSIGN_OR_RETURN(auto mandate, store_->MandateForTicket(tk.id));
+    for (const TicketPull& p : InMandateOrder(open, mandate)) {
+      json payload = MergePayload(tk, p, *rule, p.number == pull.number && p.repo == pull.repo ? head_sha : "");
+      payload["idempotency_key"] = "merge-check:ticket:" + Num(tk.id) + ":" + round + ":" + PullName(p);
+      payload["check_only"] = true;
+      payload["round"] = round;
+      ASSIGN_OR_RETURN(payload["pull_key"], PullKeyLocked(tk.id, p));
+      RETURN_IF_ERROR(EnqueueActionLocked("merge_pull_request", payload, now));
+    }
+    RETURN_IF_ERROR(store_->InsertTicketEvent(tk.id, now, tk.stage, tk.stage,
+                                              "auto-merge of " + Num(static_cast<std::int64_t>(open.size())) +
+                                                  " pull requests asked, all or none (rule " + rule->name +
+                                                  "): each one's guard first"));
+    spdlog::info("auto-merge asked ticket={} pulls={} rule={} round={}", tk.id, open.size(), rule->name, round);
+    return Status::Ok();
+  }
+  // One attempt per head commit and approving person: a new push is a new version that needs its
+  // own approval, and each approval of it asks the guard again (which counts only writers'), so a
+  // stranger who approves first cannot use up the attempt a writer's approval makes.
+  json payload = MergePayload(tk, pull, *rule, head_sha);
+  payload["idempotency_key"] = "merge:ticket:" + Num(tk.id) + ":" + head_sha + ":" + text::AsciiLower(approver);
   RETURN_IF_ERROR(EnqueueActionLocked("merge_pull_request", payload, now));
   RETURN_IF_ERROR(store_->InsertTicketEvent(tk.id, now, tk.stage, tk.stage,
                                             "auto-merge of #" + Num(pull.number) + " asked (rule " + rule->name + ")"));
   spdlog::info("auto-merge asked ticket={} number={} rule={} head={}", tk.id, pull.number, rule->name, head_sha);
+  return Status::Ok();
+}
+
+Status Engine::MergeRoundDeliveredLocked(Ticket* tk, const json& payload, const Delivery& d, TimeMs now) {
+  const std::string round = json_read::StringOr(payload, "round");
+  const bool check_only = json_read::BoolOr(payload, "check_only");
+  const auto place = github_threads::PlaceOf(json_read::StringOr(payload, "channel"));
+  auto number_it = payload.find("number");
+  const std::int64_t number =
+      number_it != payload.end() && number_it->is_number_integer() ? number_it->get<std::int64_t>() : 0;
+  if (d.outcome != Delivery::Outcome::kDone && d.outcome != Delivery::Outcome::kFailed) return Status::Ok();
+  ASSIGN_OR_RETURN(auto pulls, store_->TicketPulls(tk->id));
+  ASSIGN_OR_RETURN(auto mandate, store_->MandateForTicket(tk->id));
+  TicketPull* pull = nullptr;
+  for (TicketPull& p : pulls)
+    if (place && p.repo == place->repo && p.number == number) pull = &p;
+  if (pull == nullptr) return Status::Ok();
+  const std::string name = PullName(*pull);
+  auto next_merge = [&]() -> Status {
+    // The first open pull request, in the Mandate's order, that this round's guard passed.
+    for (const TicketPull& p : InMandateOrder(OpenOnes(pulls), mandate)) {
+      if (p.merge_check.rfind(round + " ", 0) != 0) continue;
+      const std::string sha = p.merge_check.substr(round.size() + 1);
+      if (sha == "refused" || sha.empty()) return Status::Ok();
+      ASSIGN_OR_RETURN(const Rule* rule, AutoMergeRuleLocked(*tk));
+      if (rule == nullptr) {
+        RETURN_IF_ERROR(store_->InsertTicketEvent(tk->id, now, tk->stage, tk->stage,
+                                                  "auto-merge stopped: no rule allows it now"));
+        return Status::Ok();
+      }
+      json merge = MergePayload(*tk, p, *rule, sha);
+      merge["idempotency_key"] = "merge:ticket:" + Num(tk->id) + ":" + round + ":" + PullName(p);
+      merge["round"] = round;
+      ASSIGN_OR_RETURN(merge["pull_key"], PullKeyLocked(tk->id, p));
+      RETURN_IF_ERROR(EnqueueActionLocked("merge_pull_request", merge, now));
+      spdlog::info("auto-merge next ticket={} pull={} round={}", tk->id, PullName(p), round);
+      return Status::Ok();
+    }
+    return Status::Ok();
+  };
+  if (check_only) {
+    if (pull->state != "open") return Status::Ok();
+    pull->merge_check = round + " " + (d.outcome == Delivery::Outcome::kDone ? d.external_id : "refused");
+    pull->updated_at = now;
+    RETURN_IF_ERROR(store_->UpdateTicketPull(*pull));
+    if (d.outcome == Delivery::Outcome::kFailed) {
+      // One refusal holds them all: nothing of this round merges.
+      return store_->InsertTicketEvent(tk->id, now, tk->stage, tk->stage,
+                                       "auto-merge held, none merged: " + name + ": " + text::Cut(d.error, 240));
+    }
+    for (const TicketPull& p : OpenOnes(pulls))
+      if (p.merge_check.rfind(round + " ", 0) != 0 || p.merge_check == round + " refused") return Status::Ok();
+    RETURN_IF_ERROR(store_->InsertTicketEvent(tk->id, now, tk->stage, tk->stage,
+                                              "auto-merge: every pull request's guard passed; merging in order"));
+    return next_merge();
+  }
+  if (d.outcome == Delivery::Outcome::kFailed) {
+    std::string merged;
+    for (const TicketPull& p : pulls)
+      if (p.state == "merged") merged += (merged.empty() ? "" : ", ") + PullName(p);
+    spdlog::warn("auto-merge stopped ticket={} pull={} merged_before=\"{}\" error=\"{}\"", tk->id, name, merged,
+                 text::Cut(d.error, 200));
+    return store_->InsertTicketEvent(
+        tk->id, now, tk->stage, tk->stage,
+        text::Cut((merged.empty() ? "auto-merge stopped, none merged: " : "auto-merge stopped after " + merged + ": ") +
+                      name + " was not merged (" + d.error + "); a person merges the rest",
+                  300));
+  }
+  if (pull->state == "open") {
+    pull->state = "merged";
+    pull->updated_at = now;
+    RETURN_IF_ERROR(store_->UpdateTicketPull(*pull));
+  }
+  RETURN_IF_ERROR(store_->InsertTicketEvent(tk->id, now, tk->stage, tk->stage, "pull request " + name + " merged by the auto-merge guard"));
+  if (!OpenOnes(pulls).empty()) return next_merge();
+  if (tk->open()) {
+    tk->end_reason = "pull requests merged by the auto-merge guard";
+    RETURN_IF_ERROR(ChangeStage(store_.get(), options_, tk, Stage::kEnded, StageCause::kEnded, tk->end_reason, now));
+    RETURN_IF_ERROR(store_->EndAssignments(tk->id, now));
+    spdlog::info("ticket ended id={} reason=\"{}\"", tk->id, tk->end_reason);
+  }
+  return Status::Ok();
+}
+
+Status Engine::LinkPullsLocked(TicketId ticket, TimeMs now) {
+  // Once every pull request of the turn is opened: each one names the others, so a reviewer of one
+  // finds the rest (and GitHub shows the link on both sides).
+  ASSIGN_OR_RETURN(bool pending, store_->ActionPendingFor(ticket, "open_pull_request"));
+  if (pending) return Status::Ok();
+  ASSIGN_OR_RETURN(auto pulls, store_->TicketPulls(ticket));
+  ASSIGN_OR_RETURN(auto mandate, store_->MandateForTicket(ticket));
+  const std::vector<TicketPull> open = InMandateOrder(OpenOnes(pulls), mandate);
+  if (open.size() < 2) return Status::Ok();
+  std::string set;
+  for (const TicketPull& p : open) set += PullName(p) + "\n";
+  const std::string version = Sha256Hex(set).substr(0, 12);
+  for (const TicketPull& p : open) {
+    json links = json::array();
+    for (const TicketPull& o : open)
+      if (&o != &p) links.push_back({{"repo", o.repo}, {"number", o.number}});
+    RETURN_IF_ERROR(EnqueueActionLocked("link_pull_requests",
+                                        {{"channel", github_threads::Repository(p.repo)},
+                                         {"idempotency_key", "links:ticket:" + Num(ticket) + ":" + version + ":" + PullName(p)},
+                                         {"ticket", ticket},
+                                         {"number", p.number},
+                                         {"links", links}},
+                                        now));
+  }
+  spdlog::info("pull requests linked ticket={} pulls=\"{}\"", ticket, text::Join([&] {
+                 std::vector<std::string> names;
+                 for (const TicketPull& p : open) names.push_back(PullName(p));
+                 return names;
+               }(), " "));
   return Status::Ok();
 }
 
@@ -110,6 +289,8 @@ Status Engine::PullDeliveredLocked(const std::string& kind, const json& payload,
   ASSIGN_OR_RETURN(auto tk, store_->GetTicket(ticket));
   if (!tk) return Status::Ok();
   if (kind == "merge_pull_request") {
+    // A round across repositories (issue 37) has its own course: check, then merge in order.
+    if (payload.contains("round")) return MergeRoundDeliveredLocked(&*tk, payload, d, now);
     auto number_it = payload.find("number");
     const std::int64_t number = number_it != payload.end() && number_it->is_number_integer() ? number_it->get<std::int64_t>() : 0;
     if (d.outcome == Delivery::Outcome::kFailed) {
@@ -126,7 +307,7 @@ Status Engine::PullDeliveredLocked(const std::string& kind, const json& payload,
       RETURN_IF_ERROR(store_->UpdateTicketPull(p));
     }
     // The merge may be the agent's own (merge_as_agent), which the Source never reads back.
-    if (tk->open()) {
+    if (tk->open() && OpenOnes(pulls).empty()) {
       tk->end_reason = "pull request #" + Num(number) + " merged by the auto-merge guard";
       RETURN_IF_ERROR(ChangeStage(store_.get(), options_, &*tk, Stage::kEnded, StageCause::kEnded, tk->end_reason, now));
       RETURN_IF_ERROR(store_->EndAssignments(ticket, now));
@@ -179,13 +360,21 @@ Status Engine::PullDeliveredLocked(const std::string& kind, const json& payload,
                                               "pull request #" + Num(p.number) + " opened"));
     RETURN_IF_ERROR(EnqueueCheckRuns(store_.get(), options_, *tk, "pull request opened",
                                      "Pull request #" + Num(p.number) + " opened for Ticket #" + Num(ticket), now));
-    spdlog::info("pull request linked ticket={} number={} head={}", ticket, p.number, p.head_branch);
-    line = "Pull request: " + PullLink(p);
+    spdlog::info("pull request linked ticket={} number={} head={}{}", ticket, p.number, p.head_branch,
+                 p.repo.empty() ? "" : " repo=" + p.repo);
+    ASSIGN_OR_RETURN(auto mandate, store_->MandateForTicket(ticket));
+    // A change across repositories says which repository each pull request is in.
+    line = mandate && !mandate->repos.empty() ? "Pull request in " + p.repo + ": " + PullLink(p)
+                                              : "Pull request: " + PullLink(p);
   } else if (d.outcome == Delivery::Outcome::kFailed) {
-    line = "The pull request could not be opened: " + text::Cut(d.error, 200);
+    const auto place = github_threads::PlaceOf(json_read::StringOr(payload, "channel"));
+    ASSIGN_OR_RETURN(auto mandate, store_->MandateForTicket(ticket));
+    line = "The pull request" + (place && mandate && !mandate->repos.empty() ? " in " + place->repo : std::string()) +
+           " could not be opened: " + text::Cut(d.error, 200);
   } else {
     return Status::Ok();
   }
+  RETURN_IF_ERROR(LinkPullsLocked(ticket, now));
   // The result waited for this (ClaimDueEffects): it now says where the work is, or that it is not.
   ASSIGN_OR_RETURN(auto receipts, store_->ReceiptsFor(ticket));
   for (const Receipt& r : receipts) {
@@ -219,6 +408,18 @@ Result<bool> Engine::RouteOnPullLocked(Ticket* tk, const Trigger& t,
       RETURN_IF_ERROR(store_->UpdateTicketPull(*pull));
     }
     RETURN_IF_ERROR(deliver("context"));
+    // A change across repositories ends with its last pull request (issue 37).
+    ASSIGN_OR_RETURN(auto pulls, store_->TicketPulls(tk->id));
+    if (const std::vector<TicketPull> open = OpenOnes(pulls); !open.empty()) {
+      std::vector<std::string> names;
+      for (const TicketPull& p : open) names.push_back(PullName(p));
+      RETURN_IF_ERROR(store_->InsertTicketEvent(
+          tk->id, now, tk->stage, tk->stage,
+          text::Cut("pull request " + PullName(*pull) + (merged ? " merged" : " closed") + "; still open: " +
+                        text::Join(names, ", "),
+                    300)));
+      return true;
+    }
     if (tk->open()) {
       tk->end_reason = "pull request #" + Num(pull->number) + (merged ? " merged" : " closed") +
                        (t.actor ? " by " + *t.actor : "");

@@ -105,8 +105,9 @@ Status EnqueueCheckRuns(store::Store* store, const EngineOptions& options, const
   for (const TicketPull& p : pulls) {
     if (p.state != "open") continue;
     nlohmann::json payload = {{"channel", github_threads::Repository(p.repo)},
-                              {"idempotency_key", "check_run:ticket:" + std::to_string(ticket.id) + ":pull:" +
-                                                      std::to_string(p.number) + ":event:" + std::to_string(event)},
+                              // The repository too: a Ticket's PRs in two repositories may share a number.
+                              {"idempotency_key", "check_run:ticket:" + std::to_string(ticket.id) + ":pull:" + p.repo +
+                                                      "#" + std::to_string(p.number) + ":event:" + std::to_string(event)},
                               {"ticket", ticket.id},
                               {"number", p.number},
                               {"stage", StageName(ticket.stage)},

@@ -60,7 +60,8 @@ std::string TurnSuffix(TicketId ticket, std::int64_t assignment) {
 }  // namespace
 
 Result<TurnContext> Engine::BeginTurn(std::int64_t assignment, const std::string& executor,
-                                      const std::optional<WorkspaceRecord>& prepared) {
+                                      const std::optional<WorkspaceRecord>& prepared,
+                                      const std::vector<WorkspaceRecord>& prepared_others) {
   MutexLock lock(&mu_);
   const TimeMs now = clock_->NowMs();
   auto tx = store_->Begin();
@@ -86,6 +87,13 @@ Result<TurnContext> Engine::BeginTurn(std::int64_t assignment, const std::string
   }
   ASSIGN_OR_RETURN(auto ws, store_->GetWorkspace(a->ticket));
   if (ws && !ws->removed_at) c.workspace = *ws;
+  for (WorkspaceRecord w : prepared_others) {
+    w.created_at = now;
+    RETURN_IF_ERROR(store_->UpsertWorkspaceRepo(w));
+  }
+  if (c.workspace) {
+    ASSIGN_OR_RETURN(c.other_workspaces, store_->WorkspaceRepos(a->ticket));
+  }
 
   ASSIGN_OR_RETURN(auto session, store_->SessionForTicket(a->ticket));
   if (!session) {

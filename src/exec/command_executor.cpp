@@ -42,6 +42,13 @@ class CommandExecutor : public Executor {
                  {"branch", t.workspace.branch},
                  {"base", t.workspace.base},
                  {"first_run", t.first_turn}};
+    // Issue 37: the Mandate's other repositories, each a repository of its own inside `directory`.
+    if (!t.other_workspaces.empty()) {
+      json others = json::array();
+      for (const WorkspaceRecord& o : t.other_workspaces)
+        others.push_back({{"repo", o.repo}, {"directory", o.dir}, {"branch", o.branch}, {"base", o.base}});
+      task["other_repositories"] = std::move(others);
+    }
     for (const auto& [rule, instructions] : t.rules)
       task["mandate"]["matched_rules"].push_back({{"name", rule}, {"instructions", instructions}});
     for (const json& in : t.inputs)

@@ -1,6 +1,8 @@
 // Shell commands with a foreground budget; past it they live on as background jobs.
 #include "superagent/jobs.h"
 
+#include <algorithm>
+
 #include "superagent/text.h"
 
 #include <filesystem>
@@ -14,9 +16,22 @@ Jobs::Jobs(ProcessRunner* runner, Clock* clock, Sleeper sleeper, std::string out
 
 Jobs::~Jobs() { KillAll(); }
 
+WorkerScope Jobs::ScopeFor(const std::string& cwd) {
+  std::lock_guard<std::mutex> lock(mu_);
+  return scope_ ? *scope_ : WorkerScope{std::filesystem::path(cwd).filename().string(), {cwd}, {}};
+}
+
+void Jobs::ShowAlso(const std::vector<std::string>& dirs) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!scope_) return;
+  for (const std::string& dir : dirs)
+    if (std::find(scope_->readable.begin(), scope_->readable.end(), dir) == scope_->readable.end())
+      scope_->readable.push_back(dir);
+}
+
 Result<std::unique_ptr<Process>> Jobs::Spawn(ProcessSpec spec, const std::vector<std::string>& readable) {
   spec.output_dir = output_dir_;
-  spec.worker = scope_ ? *scope_ : WorkerScope{std::filesystem::path(spec.cwd).filename().string(), {spec.cwd}, {}};
+  spec.worker = ScopeFor(spec.cwd);
   for (const std::string& dir : readable) spec.worker->readable.push_back(dir);
   return runner_->Spawn(spec);
 }
@@ -30,11 +45,7 @@ Result<ShellResult> Jobs::Run(const std::string& command, const std::string& cwd
   spec.output_dir = output_dir_;
   spec.env = {{"GIT_TERMINAL_PROMPT", "0"}};
   // A worker chose this command: the runner builds its environment and sandboxes it.
-  if (scope_) {
-    spec.worker = *scope_;
-  } else {
-    spec.worker = WorkerScope{std::filesystem::path(cwd).filename().string(), {cwd}, {}};
-  }
+  spec.worker = ScopeFor(cwd);
   auto p = runner_->Spawn(spec);
   if (!p.ok()) return p.status();
   std::unique_ptr<Process> proc = std::move(*p);

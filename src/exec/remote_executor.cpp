@@ -43,6 +43,12 @@ class RemoteExecutor : public Executor {
   std::string name() const override { return options_.executor; }
 
   Result<TurnResult> RunTurn(const WorkerTask& task) override {
+    // A remote worker is handed one repository's bundle and hands one back; a Ticket across
+    // repositories would lose the others' work on the way, so it is refused in so many words.
+    if (!task.other_workspaces.empty())
+      return Status::InvalidArgument("a Ticket that changes " + std::to_string(task.other_workspaces.size() + 1) +
+                                     " repositories runs on this machine's workers only; remote workers take one "
+                                     "repository");
     OfferedTurn turn;
     turn.assignment = task.assignment;
     turn.ticket = task.ticket;

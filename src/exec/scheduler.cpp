@@ -54,14 +54,26 @@ std::string Scheduler::RepositoryOf(TicketId ticket) {
   // the home repository's scope, which shows no other repository's code.
   if (auto ws = views_->WorkspaceFor(ticket); ws.ok() && *ws && !(*ws)->repo.empty()) return (*ws)->repo;
   auto tk = views_->GetTicket(ticket);
+  // A chat's Ticket works in the first repository its Mandate names, when it names one.
+  if (tk.ok() && !github_threads::PlaceOf(tk->thread))
+    if (auto m = views_->GetMandate(ticket); m.ok() && !m->repos.empty()) return m->repos.front();
   return github_threads::HomeRepository(tk.ok() ? tk->thread : "", workspaces_->options().repo);
+}
+
+std::vector<std::string> Scheduler::RepositoriesOf(TicketId ticket) {
+  std::vector<std::string> repos{RepositoryOf(ticket)};
+  if (auto m = views_->GetMandate(ticket); m.ok())
+    for (const std::string& r : m->repos)
+      if (std::find(repos.begin(), repos.end(), r) == repos.end()) repos.push_back(r);
+  return repos;
 }
 
 std::shared_ptr<Jobs> Scheduler::JobsOf(TicketId ticket) {
   auto& j = jobs_[ticket];
+  // The worker's shells see every repository of its Ticket: each other one's mirror too.
   if (!j)
     j = std::make_shared<Jobs>(runner_, clock_, sleeper_, options_.jobs_dir,
-                               workspaces_->ScopeFor(ticket, RepositoryOf(ticket)));
+                               workspaces_->ScopeFor(ticket, RepositoriesOf(ticket)));
   return j;
 }
 
@@ -240,6 +252,9 @@ Result<int> Scheduler::Tick() {
       j->second->KillAll();
       jobs_.erase(j);
     }
+    // The other repositories' first: theirs are refs in their mirrors, their files the Ticket's.
+    if (auto others = views_->OtherWorkspacesFor(w.ticket); others.ok())
+      for (const WorkspaceRecord& o : *others) (void)workspaces_->Remove(o);
     if (workspaces_->Remove(w).ok()) engine_->MarkWorkspaceRemoved(w.ticket);
   }
   return started;
@@ -352,7 +367,36 @@ void Scheduler::RunTurn(Run* run, Assignment a) {
     if (p.ok()) prepared = *p;
     else prepare_error = "the workspace could not be prepared: " + p.status().message();
   }
-  auto begun = engine_->BeginTurn(a.id, executor_->name(), prepared);
+  // The Mandate's other repositories (issue 37), each inside the Ticket's directory.
+  std::vector<WorkspaceRecord> prepared_others;
+  if (prepare_error.empty() && (prepared || (ws && !ws->removed_at))) {
+    const WorkspaceRecord& primary = prepared ? *prepared : *ws;
+    auto others = views_->OtherWorkspacesFor(a.ticket);
+    if (!others.ok()) {
+      spdlog::error("workspaces not read; turn not begun ticket={} assignment={} error=\"{}\"", a.ticket, a.id,
+                    others.status().message());
+      return finish();
+    }
+    const std::vector<std::string> repos = RepositoriesOf(a.ticket);
+    for (std::size_t i = 1; i < repos.size(); ++i) {
+      const std::string& repo = repos[i];
+      if (repo == workspaces_->RepositoryOf(primary)) continue;
+      const bool live = std::any_of(others->begin(), others->end(), [&](const WorkspaceRecord& o) {
+        return o.repo == repo && std::filesystem::is_directory(o.dir);
+      });
+      if (live) continue;
+      auto p = workspaces_->PrepareAlso(primary, repo, &run->cancel);
+      if (run->cancel.load()) return finish();
+      if (!p.ok()) {
+        prepare_error = "the workspace of " + repo + " could not be prepared: " + p.status().message();
+        break;
+      }
+      prepared_others.push_back(*p);
+    }
+    // The session's shells may have begun before these mirrors existed: they see them now.
+    if (!prepared_others.empty()) jobs->ShowAlso(workspaces_->ScopeFor(a.ticket, repos).readable);
+  }
+  auto begun = engine_->BeginTurn(a.id, executor_->name(), prepared, prepared_others);
   if (!begun.ok()) {
     spdlog::warn("assignment not started id={} ticket={} error=\"{}\"", a.id, a.ticket, begun.status().message());
     return finish();
@@ -376,6 +420,7 @@ void Scheduler::RunTurn(Run* run, Assignment a) {
   task.rules = c.rules;
   task.request_text = c.request_text;
   task.workspace = *c.workspace;
+  task.other_workspaces = c.other_workspaces;
   task.agents_md = ReadAgentsMd(c.workspace->dir, a.ticket);
   task.session = c.session.id;
   task.first_turn = c.first_turn;

@@ -87,7 +87,16 @@ std::string FirstInputText(const WorkerTask& t, const std::string& team_skills) 
   if (t.mandate.budget) s += BudgetFactLine(*t.mandate.budget);
   for (const auto& [name, instructions] : t.rules) s += "- rule `" + name + "`: " + instructions + "\n";
   s += "\n## Workspace\n- directory: " + t.workspace.dir + "\n- branch: " + t.workspace.branch +
-       "\n- based on: " + t.workspace.base + "\n\n";
+       "\n- based on: " + t.workspace.base + "\n";
+  if (!t.other_workspaces.empty()) {
+    // Issue 37: each is its own git repository; the daemon takes each one's commits apart and
+    // opens one pull request per repository that changed, all with the report's title and body.
+    s += "- this Ticket may also change these repositories, each its own git repository on the same branch "
+         "(commit in each you change; each one changed gets its own pull request):\n";
+    for (const WorkspaceRecord& o : t.other_workspaces)
+      s += "  - " + o.repo + ": " + o.dir + " (based on " + o.base + ")\n";
+  }
+  s += "\n";
   s += kCommunicationRules;
   s += "\n\n";
   if (!team_skills.empty()) s += team_skills + "\n";

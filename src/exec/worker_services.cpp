@@ -248,11 +248,12 @@ Result<int> WorkerServices::CommitAndPush(const WorkerTask& task, const std::str
   return verified->ahead;
 }
 
-void WorkerServices::NotePushed(const WorkerTask& task, const VerifiedCommits& verified) {
+void WorkerServices::NotePushed(const WorkerTask& task, const VerifiedCommits& verified, const WorkspaceRecord* other) {
   // On the Ticket's history: the first of these is its time to first commit (issue 38 §4).
   if (engine_ == nullptr) return;
   Status noted = engine_->NoteTicket(task.ticket, "pushed " + std::to_string(verified.ahead) + " commit" +
-                                                      (verified.ahead == 1 ? "" : "s") + " to " + task.workspace.branch);
+                                                      (verified.ahead == 1 ? "" : "s") + " to " + task.workspace.branch +
+                                                      (other != nullptr ? " in " + other->repo : ""));
   if (!noted.ok()) spdlog::warn("push not noted ticket={} error=\"{}\"", task.ticket, noted.message());
 }
 
@@ -303,42 +304,100 @@ Result<VerifiedCommits> TakePullRequestCommits(Workspaces* workspaces, const Wor
   return workspaces->TakeCommits(task.workspace, CommitRulesFor(task), pr.title);
 }
 
-// The verified branch pushed, and the `open_pull_request` action's payload.
-Result<json> PushPullRequest(Workspaces* workspaces, const WorkerTask& task, const PullRequestSpec& pr,
-                             const VerifiedCommits& verified) {
-  if (verified.ahead == 0)
-    return Status::Conflict("branch " + task.workspace.branch + " has no commits over " + task.workspace.base);
-  RETURN_IF_ERROR(workspaces->Push(task.workspace));
+// One repository's verified branch, for its pull request.
+struct PullRequestBranch {
+  const WorkspaceRecord* workspace;
+  VerifiedCommits verified;
+};
+
+// The other repositories' branches (issue 37) taken and verified like the Ticket's own: those
+// with commits over their base, each to get its pull request. A refusal names the repository.
+Result<std::vector<PullRequestBranch>> TakeOtherCommits(Workspaces* workspaces, const WorkerTask& task,
+                                                        const PullRequestSpec& pr) {
+  std::vector<PullRequestBranch> out;
+  for (const WorkspaceRecord& w : task.other_workspaces) {
+    auto verified = workspaces->TakeCommits(w, CommitRulesFor(task), pr.title);
+    if (!verified.ok()) return verified.status().Prefixed(w.repo + ": ");
+    if (verified->ahead > 0) out.push_back({&w, *verified});
+  }
+  return out;
+}
+
+// The idempotency key of a Ticket's pull request in repository `repo`: its own repository's is
+// "pr:ticket:<id>" (as before issue 37), another's names the repository too. The auto-merge guard
+// looks for the same key's marker in the PR's body.
+std::string PullRequestKey(const WorkerTask& task, const WorkspaceRecord& w) {
+  const std::string key = "pr:ticket:" + std::to_string(task.ticket);
+  return &w == &task.workspace ? key : key + ":" + w.repo;
+}
+
+// The verified branch of `w` pushed, and the `open_pull_request` action's payload.
+Result<json> PushPullRequest(Workspaces* workspaces, const WorkerTask& task, const WorkspaceRecord& w,
+                             const PullRequestSpec& pr, const VerifiedCommits& verified) {
+  if (verified.ahead == 0) return Status::Conflict("branch " + w.branch + " has no commits over " + w.base);
+  RETURN_IF_ERROR(workspaces->Push(w));
   // The branch the workspace was made from ("origin/<default>"), as Prepare recorded it; git is
   // asked only for a record that does not say.
-  const std::string& from = task.workspace.base;
+  const std::string& from = w.base;
   auto base = from.rfind("origin/", 0) == 0 && from.size() > 7 ? Result<std::string>(from.substr(7))
-                                                                 : workspaces->DefaultBranch(task.workspace.repo);
+                                                                 : workspaces->DefaultBranch(w.repo);
   if (!base.ok()) return base.status();
-  spdlog::info("pull request requested ticket={} head={} base={}", task.ticket, task.workspace.branch, *base);
+  spdlog::info("pull request requested ticket={} head={} base={}{}", task.ticket, w.branch, *base,
+               &w == &task.workspace ? "" : " repo=" + w.repo);
+  std::string body = pr.body;
+  if (&w == &task.workspace) body += ScreenshotsMarkdown(w.branch, pr.screenshots);
+  if (!task.other_workspaces.empty()) {
+    std::string all = workspaces->RepositoryOf(task.workspace);
+    for (const WorkspaceRecord& o : task.other_workspaces) all += ", " + o.repo;
+    body += "\n\nPart of one change across repositories (" + all + "), Ticket #" + std::to_string(task.ticket) + ".";
+  }
   // The pull request goes to the repository the workspace was made from.
-  return json{{"channel", github_threads::Repository(workspaces->RepositoryOf(task.workspace))},
-              {"idempotency_key", "pr:ticket:" + std::to_string(task.ticket)},
+  return json{{"channel", github_threads::Repository(workspaces->RepositoryOf(w))},
+              {"idempotency_key", PullRequestKey(task, w)},
               {"ticket", task.ticket},
-              {"head", task.workspace.branch},
+              {"head", w.branch},
               {"base", *base},
               {"title", pr.title},
-              {"body", pr.body + ScreenshotsMarkdown(task.workspace.branch, pr.screenshots)}};
+              {"body", body}};
+}
+
+// Every changed repository's branch pushed, and one `open_pull_request` action per repository:
+// the Ticket's own first, then the others in the order they were made. Conflict when no
+// repository has commits over its base.
+Result<std::vector<json>> PushPullRequests(Workspaces* workspaces, const WorkerTask& task, const PullRequestSpec& pr,
+                                           const VerifiedCommits& own,
+                                           const std::vector<PullRequestBranch>& others) {
+  std::vector<json> actions;
+  if (own.ahead > 0 || others.empty()) {
+    ASSIGN_OR_RETURN(json action, PushPullRequest(workspaces, task, task.workspace, pr, own));
+    actions.push_back(std::move(action));
+  }
+  for (const PullRequestBranch& b : others) {
+    auto action = PushPullRequest(workspaces, task, *b.workspace, pr, b.verified);
+    if (!action.ok()) return action.status().Prefixed(b.workspace->repo + ": ");
+    actions.push_back(std::move(*action));
+  }
+  return actions;
 }
 
 }  // namespace
 
-Result<json> WorkerServices::PreparePullRequest(const WorkerTask& task, const PullRequestSpec& pr) {
+Result<std::vector<json>> WorkerServices::PreparePullRequests(const WorkerTask& task, const PullRequestSpec& pr) {
   ASSIGN_OR_RETURN(VerifiedCommits verified, TakePullRequestCommits(workspaces_, task, pr));
-  auto action = PushPullRequest(workspaces_, task, pr, verified);
-  if (action.ok()) NotePushed(task, verified);
-  return action;
+  ASSIGN_OR_RETURN(std::vector<PullRequestBranch> others, TakeOtherCommits(workspaces_, task, pr));
+  auto actions = PushPullRequests(workspaces_, task, pr, verified, others);
+  if (actions.ok()) {
+    if (verified.ahead > 0) NotePushed(task, verified);
+    for (const PullRequestBranch& b : others) NotePushed(task, b.verified, b.workspace);
+  }
+  return actions;
 }
 
 Status WorkerServices::OpenPullRequest(const WorkerTask& task, const PullRequestSpec& pr) {
-  auto action = PreparePullRequest(task, pr);
-  if (!action.ok()) return action.status();
-  return engine_->EnqueueAction("open_pull_request", *action);
+  auto actions = PreparePullRequests(task, pr);
+  if (!actions.ok()) return actions.status();
+  for (const json& action : *actions) RETURN_IF_ERROR(engine_->EnqueueAction("open_pull_request", action));
+  return Status::Ok();
 }
 
 TurnEnd WorkerServices::EndFor(const WorkerTask& task, const WorkerReport& report) {
@@ -380,14 +439,20 @@ TurnEnd WorkerServices::EndFor(const WorkerTask& task, const WorkerReport& repor
   pr.screenshots = report.screenshots;
   auto verified = TakePullRequestCommits(workspaces_, task, pr);
   if (!verified.ok()) return no_pull_request(verified.status());
+  auto others = TakeOtherCommits(workspaces_, task, pr);
+  if (!others.ok()) return no_pull_request(others.status());
   std::vector<std::string> ui;
   for (const std::string& path : verified->files)
     if (MatchesUiPath(options_.ui_paths, path)) ui.push_back(path);
+  for (const PullRequestBranch& b : *others)
+    for (const std::string& path : b.verified.files)
+      if (MatchesUiPath(options_.ui_paths, path)) ui.push_back(b.workspace->repo + ":" + path);
   if (Status refused = CheckUiScreenshots(ui, before, after); !refused.ok()) return refuse(refused);
-  auto action = PushPullRequest(workspaces_, task, pr, *verified);
-  if (!action.ok()) return no_pull_request(action.status());
-  NotePushed(task, *verified);
-  end.actions.emplace_back("open_pull_request", std::move(*action));
+  auto actions = PushPullRequests(workspaces_, task, pr, *verified, *others);
+  if (!actions.ok()) return no_pull_request(actions.status());
+  if (verified->ahead > 0) NotePushed(task, *verified);
+  for (const PullRequestBranch& b : *others) NotePushed(task, b.verified, b.workspace);
+  for (json& action : *actions) end.actions.emplace_back("open_pull_request", std::move(action));
   return end;
 }
 

@@ -114,6 +114,23 @@ std::string Workspaces::DirFor(TicketId ticket) const {
   return (fs::path(options_.root) / "tickets" / ("ticket-" + std::to_string(ticket))).string();
 }
 
+std::string Workspaces::DirFor(TicketId ticket, const std::string& repo) const {
+  return (fs::path(DirFor(ticket)) / kOtherRepositories / text::AsciiLower(repo)).string();
+}
+
+WorkerScope Workspaces::ScopeFor(TicketId ticket, const std::vector<std::string>& repos) const {
+  WorkerScope scope = ScopeFor(ticket, repos.empty() ? std::string() : repos.front());
+  // Only mirrors that exist: a sandbox cannot show a directory that is not there (a mirror is
+  // made by the first PrepareAlso; Jobs::ShowAlso adds it to a session begun before).
+  for (std::size_t i = 1; i < repos.size(); ++i) {
+    std::error_code ec;
+    if (auto m = MirrorOf(repos[i]); m.ok() && fs::is_directory(m->clone, ec) &&
+                                     std::find(scope.readable.begin(), scope.readable.end(), m->clone) == scope.readable.end())
+      scope.readable.push_back(m->clone);
+  }
+  return scope;
+}
+
 WorkerScope Workspaces::ScopeFor(TicketId ticket, const std::string& repo) const {
   WorkerScope scope;
   scope.name = TicketName(ticket);
@@ -323,9 +340,12 @@ Result<RunResult> Workspaces::InSandbox(const WorkspaceRecord& w, const std::str
 Status Workspaces::MakeTicketRepository(const WorkspaceRecord& w, const std::string& start, bool checkout,
                                         const std::string& origin_ref, const std::string& base,
                                         const std::atomic<bool>* cancel) {
-  std::error_code ec;
-  fs::create_directories(w.dir, ec);
-  if (ec) return Status::IoError("cannot create " + w.dir + ": " + ec.message());
+  // Another repository's directory is made by PrepareAlso, in the sandbox.
+  if (!Nested(w)) {
+    std::error_code ec;
+    fs::create_directories(w.dir, ec);
+    if (ec) return Status::IoError("cannot create " + w.dir + ": " + ec.message());
+  }
   // Two git runs: each costs a process start in the sandbox. origin/<default> is written as the
   // new repository's packed-refs file (one "<id> <ref>" line, git's format), the author appended
   // to its config (quoted as git's config syntax wants), and the reset both sets the unborn
@@ -382,9 +402,52 @@ Status Workspaces::AdoptOldWorktree(const Mirror& m, const WorkspaceRecord& w, c
 // A preparation that failed or was killed half-way must not leave a directory that the next
 // attempt would take for a finished workspace ("an existing directory is reused").
 void Workspaces::DiscardHalfMade(const Mirror& m, const WorkspaceRecord& w) {
-  std::error_code ec;
-  fs::remove_all(w.dir, ec);
+  if (Nested(w)) {
+    // Emptied in the sandbox: the path is the worker's to bend.
+    (void)InSandbox(w, "find . -mindepth 1 -maxdepth 1 -exec rm -rf {} +", {});
+  } else {
+    std::error_code ec;
+    fs::remove_all(w.dir, ec);
+  }
   (void)Git(m.clone, {"update-ref", "-d", BaseRef(w.ticket)});
+}
+
+Result<WorkspaceRecord> Workspaces::PrepareAlso(const WorkspaceRecord& primary, const std::string& repo_in,
+                                                const std::atomic<bool>* cancel) {
+  const std::string repo = text::AsciiLower(repo_in);
+  ASSIGN_OR_RETURN(const Mirror m, MirrorOf(repo));
+  if (m.repo.empty() || !github_threads::IsRepositoryName(repo))
+    return Status::InvalidArgument(repo + " is the Ticket's own repository, not another one");
+  WorkspaceRecord w;
+  w.ticket = primary.ticket;
+  w.repo = repo;
+  w.branch = primary.branch;
+  w.dir = DirFor(primary.ticket, repo);
+  std::lock_guard<std::mutex> lock(clone_mu_);
+  std::error_code dir_ec;
+  // Read only: a link here leads the check astray at worst, never a write.
+  const bool kept = fs::is_directory(w.dir, dir_ec) && !fs::is_empty(w.dir, dir_ec);
+  std::string def, base_sha;
+  RETURN_IF_ERROR(SyncClone(m, cancel, &def, &base_sha, kept ? "" : BaseRef(w.ticket)));
+  w.base = "origin/" + def;
+  if (kept) return w;
+  // The directory and the exclusion, made by the worker's own uid in its sandbox; the exclusion
+  // keeps `git add -A` in the Ticket's repository from taking the others as gitlinks.
+  const std::string rel = std::string(kOtherRepositories) + "/" + repo;
+  static const char* kMake =
+      "set -e\n"
+      "mkdir -p \"$1\"\n"
+      "mkdir -p .git/info\n"
+      "grep -qxF \"$2\" .git/info/exclude 2>/dev/null || printf '%s\\n' \"$2\" >> .git/info/exclude\n";
+  RETURN_IF_ERROR(Failed("cannot make the directory for " + repo,
+                         InSandbox(primary, kMake, {rel, "/" + std::string(kOtherRepositories) + "/"}, false, cancel)));
+  if (Status s = MakeTicketRepository(w, base_sha, true, "refs/remotes/origin/" + def, base_sha, cancel); !s.ok()) {
+    DiscardHalfMade(m, w);
+    return s;
+  }
+  spdlog::info("workspace prepared ticket={} dir={} branch={} base={} repo={}", w.ticket, w.dir, w.branch, w.base,
+               w.repo);
+  return w;
 }
 
 Result<WorkspaceRecord> Workspaces::Prepare(TicketId ticket, const std::atomic<bool>* cancel, const std::string& branch,
@@ -453,6 +516,14 @@ Status Workspaces::Remove(const WorkspaceRecord& w) {
   auto mirror = MirrorOfRecord(w);
   const std::string clone = mirror.ok() ? mirror->clone : "", verified = mirror.ok() ? mirror->verified : "";
   std::error_code ec;
+  if (Nested(w)) {
+    // Its files go with the Ticket's directory; the daemon follows no path the worker could bend.
+    if (!clone.empty()) (void)Git(clone, {"update-ref", "-d", BaseRef(w.ticket)});
+    if (!verified.empty() && fs::exists(fs::path(verified) / "HEAD"))
+      (void)Git(verified, {"update-ref", "-d", IncomingRef(w.ticket)});
+    spdlog::info("workspace removed ticket={} repo={} branch={}", w.ticket, w.repo, w.branch);
+    return Status::Ok();
+  }
   const bool old_worktree = fs::is_regular_file(fs::symlink_status(fs::path(w.dir) / ".git", ec));
   // Deleting files runs nothing of the worker's (remove_all removes a link, never its target).
   fs::remove_all(w.dir, ec);

@@ -139,6 +139,13 @@ Result<Rule> RuleFromJson(const json& j, const std::string& path) {
       return JsonError(path + ".mode", "must be observe or auto");
     r.mode = mode;
   }
+  if (Status s = OptStringList(j, "repos", path, &r.repos); !s.ok()) return s;
+  for (std::string& repo : r.repos) {
+    if (!github_threads::IsRepositoryName(repo)) return JsonError(path + ".repos", "must list repositories as owner/name");
+    repo = github_threads::Canonical(repo);
+  }
+  if (!r.repos.empty() && (r.repos.size() < 2 || r.repos.size() > kMaxRuleRepositories))
+    return JsonError(path + ".repos", "must list 2 to " + std::to_string(kMaxRuleRepositories) + " repositories");
   if (auto am = j.find("auto_merge"); am != j.end() && !am->is_null()) {
     Result<AutoMergePolicy> a = AutoMergeFromJson(*am, path + ".auto_merge");
     if (!a.ok()) return a.status();
@@ -362,6 +369,7 @@ json Policy::ToJson() const {
                                 {"max_changed_lines", r.auto_merge.max_changed_lines},
                                 {"required_approvals", r.auto_merge.required_approvals}};
     if (r.mode) rule["mode"] = ModeName(*r.mode);  // only when set, as for auto_merge
+    if (!r.repos.empty()) rule["repos"] = r.repos;  // likewise
     rules_json.push_back(std::move(rule));
   }
   j["rules"] = rules_json;

@@ -28,7 +28,7 @@ const std::vector<std::string> kBudgetKinds = {"explicit", "inferred"};
 const std::vector<std::string> kBudgetKeys = {"tokens", "cost_usd", "wall_clock_minutes", "turns"};
 const std::vector<std::string> kSourceKeys = {"people", "bots", "scopes", "tell_others"};
 const std::vector<std::string> kCellKeys = {"receive_all", "allowed_unaddressed", "others_addressed", "others_unaddressed"};
-const std::vector<std::string> kRuleKeys = {"name", "enabled", "when", "instructions", "silent", "approver", "auto_merge", "mode"};
+const std::vector<std::string> kRuleKeys = {"name", "enabled", "when", "instructions", "silent", "approver", "auto_merge", "mode", "repos"};
 const std::vector<std::string> kAutoMergeKeys = {"enabled", "max_changed_lines", "required_approvals"};
 
 // One "key: value" of a mapping, with both nodes kept for their marks.
@@ -133,6 +133,33 @@ class PolicyReader {
         continue;
       }
       out->push_back(item.Scalar());
+    }
+  }
+
+  // A rule's related repositories (issue 37): 2 to kMaxRuleRepositories of "owner/name", each once.
+  void ReadRelatedRepositories(const Entry& e, const std::string& path, std::vector<std::string>* out) {
+    if (!e.value.IsSequence()) {
+      Add(Where(e), path, "must be a list of repositories, e.g. [acme/api, acme/web]" + Got(e.value));
+      return;
+    }
+    if (e.value.size() < 2 || e.value.size() > kMaxRuleRepositories) {
+      Add(Where(e), path, "must list 2 to " + std::to_string(kMaxRuleRepositories) + " repositories (got " +
+                              std::to_string(e.value.size()) + ")");
+      return;
+    }
+    for (std::size_t i = 0; i < e.value.size(); ++i) {
+      YAML::Node item = e.value[i];
+      const std::string p = path + "[" + std::to_string(i) + "]";
+      if (!item.IsScalar() || !github_threads::IsRepositoryName(item.Scalar())) {
+        Add(item.IsNull() ? e.value : item, p, "is not a repository: write it as GitHub does, \"owner/name\"");
+        continue;
+      }
+      const std::string name = github_threads::Canonical(item.Scalar());
+      if (std::find(out->begin(), out->end(), name) != out->end()) {
+        Add(item, p, "is written twice (GitHub's names ignore case)");
+        continue;
+      }
+      out->push_back(name);
     }
   }
 
@@ -416,6 +443,8 @@ class PolicyReader {
           ReadBool(f, p, &r.silent);
         } else if (f.key == "approver") {
           ReadString(f, p, &r.approver);
+        } else if (f.key == "repos") {
+          ReadRelatedRepositories(f, p, &r.repos);
         } else if (f.key == "mode") {
           // off for one rule is enabled: false; a rule's own mode is how it earns auto (issue 38).
           Mode m = Mode::kObserve;

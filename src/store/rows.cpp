@@ -72,6 +72,10 @@ Mandate ReadMandate(Stmt& s) {
   }
   m.ended_as = s.OptText(12).value_or("");
   m.ended_reason = s.OptText(13).value_or("");
+  json repos = json::parse(s.Text(14), nullptr, false);
+  if (repos.is_array())
+    for (const auto& r : repos)
+      if (r.is_string()) m.repos.push_back(r.get<std::string>());
   return m;
 }
 

@@ -28,7 +28,7 @@ namespace superagent::store {
 // A Mandate with its end: select these FROM MANDATE_TABLES (columns after them are the caller's).
 #define MANDATE_COLUMNS                                                                                  \
   "m.id, m.ticket_id, m.policy_version, m.scope, m.strength, m.matched_rules, m.source, m.sender, " \
-  "m.admission, m.origin_trigger_seq, m.created_at, m.budget, e.kind, e.reason"
+  "m.admission, m.origin_trigger_seq, m.created_at, m.budget, e.kind, e.reason, m.repos"
 #define MANDATE_TABLES "mandates m LEFT JOIN mandate_ends e ON e.mandate_id = m.id"
 
 #define HEALTH_COLUMNS "source, path, last_success_at, last_error, last_error_at, consecutive_failures, skipped_items, note"

@@ -550,6 +550,27 @@ CREATE INDEX ticket_pulls_open ON ticket_pulls (state) WHERE state = 'open';
 -- The repository a Ticket's workspace was made from; '' is the home repository's (exec/workspace).
 ALTER TABLE workspaces ADD COLUMN repo TEXT NOT NULL DEFAULT '';
 )SQL"},
+      {18, "a Ticket across repositories: the Mandate's repositories, a workspace for each", R"SQL(
+-- Issue 37: the repositories a Mandate may change, in the order its pull requests merge (a JSON
+-- array of "owner/name"). Part of the immutable grant (ADD COLUMN fires no UPDATE trigger);
+-- Mandates from before list none: their Ticket works in its own repository only.
+ALTER TABLE mandates ADD COLUMN repos TEXT NOT NULL DEFAULT '[]';
+-- The Ticket's other repositories' workspaces, each inside its workspace's directory (the one row
+-- of `workspaces`), on the same branch name.
+CREATE TABLE workspace_repos (
+  ticket_id  INTEGER NOT NULL REFERENCES tickets (id),
+  repo       TEXT NOT NULL,
+  dir        TEXT NOT NULL,
+  branch     TEXT NOT NULL,
+  base       TEXT NOT NULL,
+  created_at INTEGER NOT NULL,
+  removed_at INTEGER,
+  PRIMARY KEY (ticket_id, repo)
+);
+-- A Ticket's pull requests merge all or none (Engine::AutoMergeLocked): each one's guard is asked
+-- first, in one round; "<round> <head sha>" once it passed, "<round> refused" once it did not.
+ALTER TABLE ticket_pulls ADD COLUMN merge_check TEXT NOT NULL DEFAULT '';
+)SQL"},
   };
   return kMigrations;
 }

@@ -201,7 +201,12 @@ class Store {
   Result<std::vector<DueFollowUp>> TicketsDueAFollowUp(TimeMs settled_at);
   // Whether the session's transcript holds any event (without reading it).
   Result<bool> SessionHasEvents(SessionId id);
+  // Marks the Ticket's workspace removed, and its other repositories' with it.
   Status MarkWorkspaceRemoved(TicketId ticket, TimeMs at);
+  // Issue 37: the workspaces of a Ticket's other repositories (workspace_repos), one per repository.
+  Status UpsertWorkspaceRepo(const WorkspaceRecord& w);
+  // Its live ones, in the order they were made.
+  Result<std::vector<WorkspaceRecord>> WorkspaceRepos(TicketId ticket);
 
   // Outbox.
   // Inserts the receipt; false (no error) when its id exists already.

@@ -227,7 +227,27 @@ Result<bool> Store::SessionHasEvents(SessionId id) {
 
 Status Store::MarkWorkspaceRemoved(TicketId ticket, TimeMs at) {
   Stmt s = db_.Prepare("UPDATE workspaces SET removed_at = ? WHERE ticket_id = ?");
-  return s.Bind(1, at).Bind(2, ticket).Run();
+  RETURN_IF_ERROR(s.Bind(1, at).Bind(2, ticket).Run());
+  Stmt others = db_.Prepare("UPDATE workspace_repos SET removed_at = ? WHERE ticket_id = ? AND removed_at IS NULL");
+  return others.Bind(1, at).Bind(2, ticket).Run();
+}
+
+Status Store::UpsertWorkspaceRepo(const WorkspaceRecord& w) {
+  Stmt s = db_.Prepare(
+      "INSERT INTO workspace_repos (ticket_id, repo, dir, branch, base, created_at, removed_at) VALUES (?,?,?,?,?,?,NULL) "
+      "ON CONFLICT (ticket_id, repo) DO UPDATE SET dir = excluded.dir, branch = excluded.branch, base = excluded.base, "
+      "created_at = excluded.created_at, removed_at = NULL");
+  return s.Bind(1, w.ticket).Bind(2, w.repo).Bind(3, w.dir).Bind(4, w.branch).Bind(5, w.base).Bind(6, w.created_at).Run();
+}
+
+Result<std::vector<WorkspaceRecord>> Store::WorkspaceRepos(TicketId ticket) {
+  Stmt s = db_.Prepare(
+      "SELECT " WORKSPACE_COLUMNS " FROM workspace_repos WHERE ticket_id = ? AND removed_at IS NULL ORDER BY created_at, repo");
+  s.Bind(1, ticket);
+  std::vector<WorkspaceRecord> out;
+  while (s.Step()) out.push_back(ReadWorkspace(s));
+  RETURN_IF_ERROR(s.status());
+  return out;
 }
 
 }  // namespace superagent::store

@@ -7,7 +7,8 @@ namespace superagent::store {
 
 namespace {
 
-#define PULL_COLUMNS "ticket_id, number, head_branch, url, state, ci_fix_attempts, ci_fix_sha, created_at, updated_at, repo"
+#define PULL_COLUMNS \
+  "ticket_id, number, head_branch, url, state, ci_fix_attempts, ci_fix_sha, created_at, updated_at, repo, merge_check"
 
 TicketPull ReadPull(Stmt& s) {
   TicketPull p;
@@ -21,6 +22,7 @@ TicketPull ReadPull(Stmt& s) {
   p.created_at = s.Int(7);
   p.updated_at = s.Int(8);
   p.repo = s.Text(9);
+  p.merge_check = s.Text(10);
   return p;
 }
 
@@ -34,7 +36,7 @@ Result<std::vector<TicketPull>> ReadPulls(Stmt& s) {
 }  // namespace
 
 Status Store::InsertTicketPull(const TicketPull& p) {
-  return db_.Prepare("INSERT OR IGNORE INTO ticket_pulls (" PULL_COLUMNS ") VALUES (?,?,?,?,?,?,?,?,?,?)")
+  return db_.Prepare("INSERT OR IGNORE INTO ticket_pulls (" PULL_COLUMNS ") VALUES (?,?,?,?,?,?,?,?,?,?,?)")
       .Bind(1, p.ticket)
       .Bind(2, p.number)
       .Bind(3, p.head_branch)
@@ -45,6 +47,7 @@ Status Store::InsertTicketPull(const TicketPull& p) {
       .Bind(8, p.created_at)
       .Bind(9, p.updated_at)
       .Bind(10, p.repo)
+      .Bind(11, p.merge_check)
       .Run();
 }
 
@@ -76,16 +79,17 @@ Result<std::optional<TicketPull>> Store::TicketPullOn(TicketId ticket, const std
 }
 
 Status Store::UpdateTicketPull(const TicketPull& p) {
-  return db_.Prepare("UPDATE ticket_pulls SET url = ?, state = ?, ci_fix_attempts = ?, ci_fix_sha = ?, updated_at = ? "
-                     "WHERE ticket_id = ? AND repo = ? AND number = ?")
+  return db_.Prepare("UPDATE ticket_pulls SET url = ?, state = ?, ci_fix_attempts = ?, ci_fix_sha = ?, updated_at = ?, "
+                     "merge_check = ? WHERE ticket_id = ? AND repo = ? AND number = ?")
       .Bind(1, p.url)
       .Bind(2, p.state)
       .Bind(3, p.ci_fix_attempts)
       .Bind(4, p.ci_fix_sha)
       .Bind(5, p.updated_at)
-      .Bind(6, p.ticket)
-      .Bind(7, p.repo)
-      .Bind(8, p.number)
+      .Bind(6, p.merge_check)
+      .Bind(7, p.ticket)
+      .Bind(8, p.repo)
+      .Bind(9, p.number)
       .Run();
 }
 

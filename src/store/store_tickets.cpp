@@ -87,11 +87,12 @@ Result<std::int64_t> Store::LastTicketEventId(TicketId id) {
 Result<std::int64_t> Store::InsertMandate(const Mandate& m) {
   Stmt s = db_.Prepare(
       "INSERT INTO mandates (ticket_id, policy_version, scope, strength, matched_rules, source, sender, admission, "
-      "origin_trigger_seq, created_at, budget) VALUES (?,?,?,?,?,?,?,?,?,?,?)");
+      "origin_trigger_seq, created_at, budget, repos) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)");
   s.Bind(1, m.ticket).Bind(2, m.policy_version).Bind(3, m.scope).Bind(4, StrengthName(m.strength));
   s.Bind(5, json(m.matched_rules).dump()).Bind(6, m.source).Bind(7, m.sender).Bind(8, m.admission);
   s.Bind(9, m.origin_trigger_seq).Bind(10, m.created_at);
   s.Bind(11, m.budget ? std::optional<std::string>(m.budget->ToJson().dump()) : std::nullopt);
+  s.Bind(12, json(m.repos).dump());
   return InsertReturningId(db_, s);
 }
 

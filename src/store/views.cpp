@@ -67,8 +67,8 @@ Result<std::optional<MandateView>> Views::MandateOf(TicketId id) {
   if (!s.Step()) return store::Missing(s);
   MandateView v;
   v.mandate = store::ReadMandate(s);
-  v.ended_by = s.OptText(14).value_or("");
-  v.ended_at = s.OptInt(15);
+  v.ended_by = s.OptText(15).value_or("");
+  v.ended_at = s.OptInt(16);
   return std::optional<MandateView>(std::move(v));
 }
 

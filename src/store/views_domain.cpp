@@ -160,6 +160,11 @@ Result<std::optional<WorkspaceRecord>> Views::WorkspaceFor(TicketId ticket) {
   return store_->GetWorkspace(ticket);
 }
 
+Result<std::vector<WorkspaceRecord>> Views::OtherWorkspacesFor(TicketId ticket) {
+  MutexLock lock(&mu_);
+  return store_->WorkspaceRepos(ticket);
+}
+
 Result<std::vector<WorkspaceRecord>> Views::WorkspacesToRemove() {
   MutexLock lock(&mu_);
   return store_->WorkspacesEndedForGood();
