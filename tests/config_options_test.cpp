@@ -124,6 +124,7 @@ nlohmann::json JsonOfTheRowsDefaults() {
     nlohmann::json& value = (*at)[std::string(rest)];
     std::visit([&](const auto& d) { value = d; }, k.default_value);
     if (k.type == Type::kOnOff) value = std::get<bool>(k.default_value) ? "on" : "off";
+    if (k.pairs) value = nlohmann::json::object();  // a mapping row shows as one, none by default
   }
   return out;
 }
@@ -196,7 +197,7 @@ TEST(ConfigTest, ExampleParsesWithZeroProblemsAndStatesTheDefaults) {
 void Leaves(const nlohmann::json& j, const std::string& prefix, std::set<std::string>* out) {
   for (auto it = j.begin(); it != j.end(); ++it) {
     std::string p = prefix.empty() ? it.key() : prefix + "." + it.key();
-    if (it->is_object()) {
+    if (it->is_object() && !it->empty()) {  // an empty mapping is a mapping row's value (none)
       Leaves(*it, p, out);
     } else {
       out->insert(p);
@@ -245,6 +246,7 @@ std::string ShownDefault(const ConfigKey& k) {
     case ConfigKey::Type::kOnOff: return std::get<bool>(k.default_value) ? "on" : "off";
     case ConfigKey::Type::kEnvNameList:
     case ConfigKey::Type::kStringList: {
+      if (k.pairs) return "{}";  // a mapping row (feishu.chat_repos): none by default
       std::string out;
       for (const std::string& item : std::get<std::vector<std::string>>(k.default_value))
         out += (out.empty() ? "\"" : ", \"") + item + "\"";

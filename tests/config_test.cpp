@@ -14,6 +14,7 @@
 #include <gtest/gtest.h>
 
 #include "app/logging.h"
+#include "app/wiring.h"
 #include "superagent/host_port.h"
 #include "config_yaml.h"
 
@@ -359,6 +360,35 @@ TEST(ConfigTest, ReposInstallationIsTheAppsInstallationAndNeedsItsId) {
   EXPECT_THAT(OnlyProblem("github:\n  repos: [installation]\n").message, HasSubstr("installation needs github.auth: app"));
   EXPECT_THAT(OnlyProblem("github:\n  repos: [installation, acme/api]\n").message, HasSubstr("is not \"owner/name\""));
   EXPECT_THAT(OnlyProblem("github:\n  repos: 安装\n").message, HasSubstr("must be a list of strings"));
+}
+
+// feishu.chat_repos: a mapping of chat ids to one repository or a list of them.
+TEST(ConfigTest, ChatReposMapsEachChatToItsRepositories) {
+  Config c = ParseOk("feishu:\n  chat_repos:\n    oc_a: [acme/api, Acme/Web]\n    oc_b: acme/docs\n");
+  EXPECT_EQ(c.feishu.chat_repos, (std::vector<std::string>{"oc_a acme/api", "oc_a acme/web", "oc_b acme/docs"}))
+      << "in the order written, names in GitHub's lower case";
+  EXPECT_EQ(ConfigToJson(c)["feishu"]["chat_repos"],
+            nlohmann::json::parse(R"({"oc_a":["acme/api","acme/web"],"oc_b":["acme/docs"]})"));
+  EXPECT_EQ(app::EngineOptionsFor(c).chat_repositories.at("oc_a"), (std::vector<std::string>{"acme/api", "acme/web"}));
+  EXPECT_TRUE(ParseOk("feishu:\n  chat_repos:\n").feishu.chat_repos.empty());
+  EXPECT_TRUE(ParseOk("feishu:\n  chat_repos: {}\n").feishu.chat_repos.empty());
+
+  Problem list = OnlyProblem("feishu:\n  chat_repos: [acme/api]\n");
+  EXPECT_EQ(list.line, 2);
+  EXPECT_THAT(list.message, HasSubstr("feishu.chat_repos: must be a mapping, e.g. oc_123: [acme/api, acme/web]"));
+  Problem bad = OnlyProblem("feishu:\n  chat_repos:\n    oc_a:\n      - acme/api\n      - \"../etc\"\n");
+  EXPECT_EQ(bad.line, 5);
+  EXPECT_THAT(bad.message, HasSubstr("feishu.chat_repos.oc_a[1]: must be a repository, \"owner/name\" (got \"../etc\")"));
+  EXPECT_THAT(OnlyProblem("feishu:\n  chat_repos:\n    oc_a: [a/b, c/d, e/f, g/h, i/j, k/l]\n").message,
+              HasSubstr("feishu.chat_repos.oc_a: must name 1 to 5 (got 6)"));
+  EXPECT_THAT(OnlyProblem("feishu:\n  chat_repos:\n    oc_a: []\n").message, HasSubstr("must name 1 to 5 (got 0)"));
+  EXPECT_THAT(OnlyProblem("feishu:\n  chat_repos:\n    oc_a: [acme/api, ACME/api]\n").message,
+              HasSubstr("feishu.chat_repos.oc_a[1]: is written twice"));
+  EXPECT_THAT(OnlyProblem("feishu:\n  chat_repos:\n    \"oc a\": acme/api\n").message,
+              HasSubstr("keys must be plain names without spaces"));
+  EXPECT_THAT(OnlyProblem("feishu:\n  chat_repos:\n    oc_a: {x: 1}\n").message,
+              HasSubstr("feishu.chat_repos.oc_a: must be a repository, \"owner/name\" or a list of them"));
+  EXPECT_THAT(OnlyProblem("feishu:\n  chat_repos:\n    oc_a: 接口/仓库😀\n").message, HasSubstr("must be a repository"));
 }
 
 TEST(ConfigTest, EnvKeysMustBeVariableNames) {

@@ -263,5 +263,98 @@ TEST_F(EngineManyReposTest, OneGuardRefusingHoldsThemAllAndAMergeRefusedHalfWayS
   EXPECT_TRUE(has_event("auto-merge stopped after acme/api#7: acme/widgets#42 was not merged"));
 }
 
+
+// feishu.chat_repos: a chat names the repositories it may ask about.
+class EngineChatReposTest : public EngineManyReposTest {
+ protected:
+  void SetUp() override {
+    options_.chat_repositories = {{"oc_support", {"acme/api", "acme/web"}}, {"oc_web", {"acme/web"}}};
+    EngineManyReposTest::SetUp();
+    Open(MakePolicy("auto", "    scopes:\n      \"chat:oc_support\": { receive_all: false, others_addressed: explicit }=>"
+                            "    scopes:\n      \"chat:oc_support\": { receive_all: false, others_addressed: explicit }\n"
+                            "      \"chat:oc_web\": { receive_all: false, others_addressed: explicit }"));
+  }
+  TicketId AskedInChat(const std::string& id, const std::string& text, const std::string& chat = "oc_support") {
+    Trigger f = FeishuMessage(id, text, /*addressed=*/true);
+    f.scope = "chat:" + chat;
+    f.threads = {"feishu:chat:" + chat};
+    f.channel = "feishu:chat:" + chat + ":reply:" + id;
+    f.meta["chat_id"] = chat;
+    Receive(f);
+    assessor_.answers.push_back(ScriptedAssessor::Accept());
+    EXPECT_EQ(Drain(), 1);
+    auto story = Ok(ExplainNow("feishu:" + id));
+    if (!story.contains("ticket_created")) {
+      ADD_FAILURE() << "no ticket for " << id << ": " << story.dump();
+      return 0;
+    }
+    return story["ticket_created"]["id"].get<TicketId>();
+  }
+  std::vector<std::string> Posted() {
+    std::vector<std::string> out;
+    for (const ClaimedEffect& c : DeliverDue([](const ClaimedEffect&) { return Delivery::Done("m"); }))
+      if (c.effect.receipt) out.push_back(c.effect.receipt->body);
+    return out;
+  }
+};
+
+TEST_F(EngineChatReposTest, ARequestNamingOneOfItsChatsRepositoriesIsWorkedThereAndNoOtherIsTaken) {
+  const TicketId t = AskedInChat("m1", "@agent 请修复 acme/web 的登录页 (and acme/ops, and acme/widgets)");
+  EXPECT_EQ(RepositoriesOf(t), std::vector<std::string>{"acme/web"})
+      << "acme/ops and acme/widgets are served but not this chat's";
+  EXPECT_FALSE(Ok(views_->ChosenRepository(t)).has_value());
+  EXPECT_EQ(views_->GetTicket(t)->stage, Stage::kIdle) << "work starts at once";
+  const std::vector<std::string> posted = Posted();
+  ASSERT_EQ(posted.size(), 1u);
+  EXPECT_NE(posted[0].find("(in acme/web)"), std::string::npos) << posted[0];
+}
+
+TEST_F(EngineChatReposTest, AChatOfOneRepositoryWorksThereWithoutAsking) {
+  const TicketId t = AskedInChat("m1", "@agent fix the login page", "oc_web");
+  EXPECT_EQ(RepositoriesOf(t), std::vector<std::string>{"acme/web"});
+  EXPECT_EQ(views_->GetTicket(t)->stage, Stage::kIdle);
+}
+
+TEST_F(EngineChatReposTest, AChatOfSeveralAsksOnceWhichAndTheAnswerChoosesIt) {
+  const TicketId t = AskedInChat("m1", "@agent fix the login page 😀");
+  EXPECT_EQ(RepositoriesOf(t), (std::vector<std::string>{"acme/api", "acme/web"})) << "the grant: any of them";
+  EXPECT_EQ(views_->GetTicket(t)->stage, Stage::kWaitingForPerson) << "no work before the answer";
+  EXPECT_TRUE(Ok(views_->Assignments(t)).empty());
+  std::vector<std::string> posted = Posted();
+  ASSERT_EQ(posted.size(), 1u) << "the question is the acknowledgement: one message";
+  EXPECT_EQ(posted[0], "Which repository is this about?\n\n1. acme/api\n2. acme/web\n\nReply with the number of your choice.");
+
+  // A reply naming none of them asks again, and nothing starts.
+  Trigger vague = FeishuMessage("m2", "the usual one");
+  vague.meta["chat_id"] = "oc_support";
+  Receive(vague);
+  EXPECT_EQ(views_->GetTicket(t)->stage, Stage::kWaitingForPerson);
+  posted = Posted();
+  ASSERT_EQ(posted.size(), 1u);
+  EXPECT_EQ(posted[0], "Which repository is this about?\n\n1. acme/api\n2. acme/web\n\nReply with the number of your choice.");
+  EXPECT_TRUE(Ok(views_->Assignments(t)).empty());
+
+  // "2": acme/web is chosen and the work starts.
+  Trigger answer = FeishuMessage("m3", "2");
+  answer.meta["chat_id"] = "oc_support";
+  Receive(answer);
+  EXPECT_EQ(Ok(views_->ChosenRepository(t)), std::optional<std::string>("acme/web"));
+  EXPECT_EQ(views_->GetTicket(t)->stage, Stage::kIdle);
+  EXPECT_EQ(Ok(views_->Assignments(t)).size(), 1u);
+}
+
+TEST_F(EngineChatReposTest, InferredWorkInAChatOfSeveralTakesTheFirstWithoutAsking) {
+  Trigger f = FeishuMessage("m1", "There is a typo in the README: teh → the");
+  f.meta["chat_id"] = "oc_support";
+  Open(MakePolicy("auto", "\"chat:oc_support\": { receive_all: false, others_addressed: explicit }=>"
+                          "\"chat:oc_support\": { receive_all: true, allowed_unaddressed: inferred }"));
+  Receive(f);
+  assessor_.answers.push_back(ScriptedAssessor::Accept());
+  ASSERT_EQ(Drain(), 1);
+  const TicketId t = Ok(ExplainNow("feishu:m1"))["ticket_created"]["id"];
+  EXPECT_EQ(Ok(views_->ChosenRepository(t)), std::optional<std::string>("acme/api"));
+  EXPECT_EQ(views_->GetTicket(t)->stage, Stage::kIdle) << "proactive work asks nobody which";
+}
+
 }  // namespace
 }  // namespace superagent::testing

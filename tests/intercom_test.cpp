@@ -469,6 +469,7 @@ TEST_F(IntercomTest, MigrationEightKeepsEveryTicketInputAndAllowsTheIntercomKind
       ALTER TABLE workspaces DROP COLUMN repo;
       ALTER TABLE mandates DROP COLUMN repos;
       DROP TABLE workspace_repos;
+      DROP TABLE ticket_repository;
       DELETE FROM schema_migrations WHERE version >= 8;
       COMMIT;)SQL")
                     .ok());

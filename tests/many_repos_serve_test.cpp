@@ -14,6 +14,8 @@
 #include <nlohmann/json.hpp>
 
 #include "daemon_process.h"
+#include "fake_feishu_server.h"
+#include "fake_feishu_ws.h"
 #include "fake_github_server.h"
 #include "github_app_keys.h"
 #include "run_binary.h"
@@ -238,6 +240,72 @@ TEST_F(ManyReposServeTest, ARequestNamingTwoRepositoriesIsOneTicketWithTwoLinked
   d.Signal(SIGTERM);
   EXPECT_EQ(d.Wait(), 0) << d.log();
   EXPECT_EQ(d.log().find("ticket=2"), std::string::npos) << "one Ticket: " << d.log();
+}
+
+// feishu.chat_repos, as a team uses it: a chat bound to two repositories asks which one a request
+// naming none is about, once, and works in the one its asker chose.
+TEST_F(ManyReposServeTest, AChatOfTwoRepositoriesAsksWhichAndWorksInTheOneChosen) {
+  FakeGitHub home(SystemClock()), api(SystemClock()), web(SystemClock());
+  api.repo = "acme/api";
+  web.repo = "acme/web";
+  home.other_repositories = {{api.repo, &api}, {web.repo, &web}};
+  for (FakeGitHub* g : {&home, &api, &web}) MakeOrigin(*g);
+  FakeFeishuWs ws;
+  FakeFeishu feishu(SystemClock());
+  feishu.topic_mode_chats.insert("oc_team");
+  feishu.ws_endpoint_fn = [&ws] { return ws.EndpointAnswer(); };
+  Write("policy.yaml", "mode: observe\nsources:\n  github:\n    people: [Codertocat]\n  feishu:\n    people: [ou_alice]\n"
+                       "    scopes:\n      \"chat:oc_team\": { receive_all: false }\n");
+  Write("superagent.yaml", "data_dir: data\npolicy_file: policy.yaml\npanel:\n  listen: 127.0.0.1:" + std::to_string(port_) +
+                               "\ngithub:\n  api_url: " + home.api_url() + "\n  repos: [" + home.repo +
+                               ", acme/api, acme/web]\nfeishu:\n  enabled: true\n  api_url: " + feishu.url() +
+                               "\n  app_id_env: SA_TEST_FEISHU_APP_ID\n  app_secret_env: SA_TEST_FEISHU_APP_SECRET\n"
+                               "  realtime: long_connection\n  poll_interval_seconds: 3600\n  chat_repos:\n"
+                               "    oc_team: [acme/api, acme/web]\nexecution:\n" + executor_ + "  git_remote: " +
+                               (dir_ / "{repo}.git").string() + "\n");
+  auto env = GitHubEnv();
+  env.emplace_back("SA_TEST_FEISHU_APP_ID", feishu.app_id);
+  env.emplace_back("SA_TEST_FEISHU_APP_SECRET", feishu.app_secret);
+  DaemonProcess d(SUPERAGENT_BINARY, {"serve", "--config", Config()}, env);
+  ASSERT_TRUE(d.WaitForLine("ready")) << d.log();
+  ASSERT_TRUE(ws.WaitFor([&] { return ws.connections == 1; })) << d.log();
+  ASSERT_TRUE(d.WaitForCount("feishu identity open_id=", 1)) << d.log();
+  auto say = [&](const std::string& id, const std::string& text, bool mention, const std::string& event) {
+    const json item = FakeFeishu::Item(id, "oc_team", "ou_alice", text, SystemClock()->NowMs(), "omt_ask", "",
+                                       mention ? json::array({FakeFeishu::HistoryMention("@_user_1", feishu.bot_open_id,
+                                                                                         "superagent")})
+                                               : json::array());
+    {
+      auto lock = feishu.Lock();
+      feishu.messages.push_back(item);
+    }
+    ws.SendEvent(FakeFeishu::EventFor(item, "group", event), 1);
+  };
+  say("om_ask", "@_user_1 请修复 README 里的错别字 🙏", true, "ev-ask");
+  ASSERT_TRUE(d.WaitForLine("repository asked ticket=1 repos=acme/api,acme/web")) << d.log();
+  ASSERT_TRUE(d.WaitForCount("feishu message sent", 1)) << d.log();
+  {
+    auto lock = feishu.Lock();
+    ASSERT_EQ(feishu.sent.size(), 1u) << "one message: the question";
+    const std::string question = feishu.sent[0].dump();
+    EXPECT_NE(question.find("Which repository is this about?"), std::string::npos) << question;
+    EXPECT_NE(question.find("acme/web"), std::string::npos) << question;
+  }
+  EXPECT_EQ(d.log().find("worker turn"), std::string::npos) << "no work before the answer";
+
+  say("om_two", "2", false, "ev-two");
+  ASSERT_TRUE(d.WaitForLine("repository chosen ticket=1 repo=acme/web by=ou_alice")) << d.log();
+  ASSERT_TRUE(d.WaitForCount("pull request linked ticket=1 number=100", 1)) << d.log();
+  ASSERT_TRUE(d.WaitForCount("feishu message sent", 2)) << d.log();
+  d.Signal(SIGTERM);
+  EXPECT_EQ(d.Wait(), 0) << d.log();
+  {
+    auto lock = web.Lock();
+    ASSERT_EQ(web.pulls.size(), 1u) << "worked in the repository chosen";
+  }
+  EXPECT_EQ(PushedReadme("acme/web", PullBranch(web, 100)), "acme/web: There is the typo.\n");
+  EXPECT_EQ(api.Count("POST", "/repos/acme/api/pulls"), 0);
+  EXPECT_EQ(home.Count("POST", home.repo_path() + "/pulls"), 0);
 }
 
 // A policy row of one repository decides there and only there, and explain says which row.

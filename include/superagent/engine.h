@@ -65,6 +65,10 @@ struct EngineOptions {
   // one a request may name for its Mandate. Called with the Engine's lock held; must not call
   // the Engine. Unset: a request names none.
   std::function<bool(const std::string& repo)> serves_repository;
+  // feishu.chat_repos: the repositories ("owner/name", lower case) each chat (by its id) may ask
+  // about, in the order written. A request in a listed chat names only those; naming none it is
+  // worked in the only one, or its asker is asked which (a Ticket waiting for that answer).
+  std::map<std::string, std::vector<std::string>> chat_repositories;
 };
 
 struct IntakeResult {

@@ -261,6 +261,8 @@ class Views {
   Result<std::optional<WorkspaceRecord>> WorkspaceFor(TicketId ticket);
   // The live workspaces of the Ticket's other repositories (issue 37), in the order they were made.
   Result<std::vector<WorkspaceRecord>> OtherWorkspacesFor(TicketId ticket);
+  // The repository a chat's Ticket works in as its asker chose it (feishu.chat_repos); nullopt: none.
+  Result<std::optional<std::string>> ChosenRepository(TicketId ticket);
   // Live workspaces whose Ticket has ended and whose Mandate has ended too (stopped or revoked):
   // nothing can resume them, so their directory and branch can go.
   Result<std::vector<WorkspaceRecord>> WorkspacesToRemove();

@@ -50,6 +50,8 @@ bool IsEmptyOrRepoName(std::string_view repo) {
   return name != "." && name != "..";
 }
 
+bool IsRepoName(std::string_view repo) { return !repo.empty() && IsEmptyOrRepoName(repo); }
+
 // A GitHub login: letters, digits and single inner hyphens, at most 39 characters; an app's bot
 // account adds "[bot]". Empty means "ask GitHub".
 bool IsEmptyOrLogin(std::string_view s) {
@@ -201,6 +203,16 @@ ConfigKey StringList(std::string_view name, std::vector<std::string>& (*field)(C
                      std::string_view doc) {
   ConfigKey k = EnvNameList(name, field, std::move(def), doc);
   k.type = Type::kStringList;
+  return k;
+}
+
+// A mapping row: each key to one value or a list, held as "key value" entries (ConfigKey::pairs).
+ConfigKey Pairs(std::string_view name, std::vector<std::string>& (*field)(Config&), bool (*valid)(std::string_view),
+                std::string_view must, std::string_view doc) {
+  ConfigKey k = StringList(name, field, {}, doc);
+  k.pairs = true;
+  k.valid = valid;
+  k.must = must;
   return k;
 }
 
@@ -375,6 +387,9 @@ const std::vector<ConfigKey>& ConfigKeys() {
       Feeds(Int("feishu.thread_reads_per_round", CONFIG_FIELD(feishu.thread_reads_per_round), 20, {1, 200},
                 "topic threads re-read per polling round at most (open Tickets' first, then the longest due)"),
             Same(OPTION(feishu.source.thread_reads_per_round))),
+      Pairs("feishu.chat_repos", CONFIG_FIELD(feishu.chat_repos), IsRepoName, "a repository, \"owner/name\"",
+            "chat id: the repositories (owner/name, at most 5) a chat may ask about; a request naming none in a "
+            "chat of several is asked which"),
       Feeds(Checked("llm.base_url", CONFIG_FIELD(llm.base_url), "https://api.deepseek.com", IsHttpUrl,
                     "an http:// or https:// URL", "OpenAI-compatible chat-completions API"),
             Same(OPTION(chat.base_url))),
@@ -567,7 +582,17 @@ nlohmann::json ConfigToJson(const Config& config) {
       case Type::kBool: value = BoolOf(k, c); break;
       case Type::kOnOff: value = BoolOf(k, c) ? "on" : "off"; break;
       case Type::kEnvNameList:
-      case Type::kStringList: value = ListOf(k, c); break;
+      case Type::kStringList:
+        if (!k.pairs) {
+          value = ListOf(k, c);
+          break;
+        }
+        value = nlohmann::json::object();
+        for (const std::string& pair : ListOf(k, c)) {
+          const std::size_t space = pair.find(' ');
+          value[pair.substr(0, space)].push_back(space == std::string::npos ? "" : pair.substr(space + 1));
+        }
+        break;
     }
   }
   return out;

@@ -119,6 +119,9 @@ struct Config {
     std::string realtime;          // a WebSocket the daemon opens, or callbacks
     int poll_interval_seconds{};   // backfill and thread polling rounds
     int thread_reads_per_round{};  // topic threads re-read per round at most
+    // Issue 37: the repositories each chat may ask about, "<chat id> <owner/name>" per pair (the
+    // config writes a mapping, chat id to one repository or a list), in the order written.
+    std::vector<std::string> chat_repos;
   } feishu;
 
   struct Llm {
@@ -267,6 +270,9 @@ struct ConfigKey {
   std::string_view must;
   bool required = false;  // kString: must not be empty; kEnvName: false allows "" (none)
   bool path = false;      // kString: a relative path is resolved against the config file's directory
+  // kStringList: written as a mapping, each key to one value or a list of them, held as "key value"
+  // entries (feishu.chat_repos). `valid` checks each value, `must` says what one must be.
+  bool pairs = false;
   std::string_view doc;   // one line; config/superagent.example.yaml says more
   // The module options the value goes to as it is (or converted); empty for a key that wiring
   // reads with others or with the host (data_dir, github.auth, execution.git_remote, ...).

@@ -134,6 +134,52 @@ class Reader {
     Add(Where(key, value), path + ": must be true or false" + got);
   }
 
+  // A mapping row (ConfigKey::pairs): each key a plain name without spaces, to one value or a list
+  // of at most kMaxPairValues, each passing k.valid and written once per key.
+  void Pairs(const ConfigKey& k, const YAML::Node& key, const YAML::Node& value, const std::string& path, Config* cfg) {
+    constexpr std::size_t kMaxPairValues = 5;
+    if (!value.IsMap()) return Add(Where(key, value), path + ": must be a mapping, e.g. oc_123: [acme/api, acme/web]");
+    std::vector<std::string>& out = ListOf(k, *cfg);
+    out.clear();
+    for (const auto& kv : value) {
+      const YAML::Node& name = kv.first;
+      if (!name.IsScalar() || name.Scalar().empty() || name.Scalar().find_first_of(" \t\n\r") != std::string::npos) {
+        Add(name.Mark(), path + ": keys must be plain names without spaces");
+        continue;
+      }
+      const std::string p = path + "." + name.Scalar();
+      std::vector<YAML::Node> items;
+      if (kv.second.IsScalar()) items.push_back(kv.second);
+      else if (kv.second.IsSequence()) for (std::size_t i = 0; i < kv.second.size(); ++i) items.push_back(kv.second[i]);
+      else {
+        Add(Where(name, kv.second), p + ": must be " + std::string(k.must) + " or a list of them");
+        continue;
+      }
+      if (items.empty() || items.size() > kMaxPairValues) {
+        Add(Where(name, kv.second), p + ": must name 1 to " + std::to_string(kMaxPairValues) + " (got " +
+                                        std::to_string(items.size()) + ")");
+        continue;
+      }
+      std::vector<std::string> seen;
+      for (std::size_t i = 0; i < items.size(); ++i) {
+        const std::string ip = kv.second.IsSequence() ? p + "[" + std::to_string(i) + "]" : p;
+        std::string item;
+        if (!String(items[i], items[i], ip, &item)) continue;
+        if (k.valid != nullptr && !k.valid(item)) {
+          Add(items[i].Mark(), ip + ": must be " + std::string(k.must) + " (got " + Quote(item) + ")");
+          continue;
+        }
+        const std::string lower = text::AsciiLower(item);
+        if (std::find(seen.begin(), seen.end(), lower) != seen.end()) {
+          Add(items[i].Mark(), ip + ": is written twice");
+          continue;
+        }
+        seen.push_back(lower);
+        out.push_back(name.Scalar() + " " + lower);
+      }
+    }
+  }
+
   // Sets `key`'s member of *cfg from `value`, or adds the problem.
   void Value(const ConfigKey& k, const YAML::Node& key, const YAML::Node& value, const std::string& path,
              Config* cfg) {
@@ -179,6 +225,7 @@ class Reader {
       }
       case Type::kStringList: {
         if (value.IsNull()) return;
+        if (k.pairs) return Pairs(k, key, value, path, cfg);
         if (value.IsScalar() && !k.choices.empty() && value.Scalar() == k.choices.front()) {
           ListOf(k, *cfg) = {std::string(k.choices.front())};  // the row's one word (WithWord)
           return;

@@ -185,6 +185,10 @@ EngineOptions EngineOptionsFor(const Config& config) {
   o.message_limit = MessageLimitsFor(config);
   // Only an App may write check runs (issue 25); a personal token would have every one refused.
   o.check_runs = config.github.auth == "app" && config.github.On();
+  for (const std::string& pair : config.feishu.chat_repos) {
+    const std::size_t space = pair.find(' ');
+    if (space != std::string::npos) o.chat_repositories[pair.substr(0, space)].push_back(pair.substr(space + 1));
+  }
   while (!o.panel_url.empty() && o.panel_url.back() == '/') o.panel_url.pop_back();
   return o;
 }

@@ -14,6 +14,8 @@
 #include "superagent/engine.h"
 #include "superagent/gate.h"
 #include "superagent/github_threads.h"
+#include "superagent/json_read.h"
+#include "superagent/question.h"
 #include "superagent/text.h"
 
 namespace superagent {
@@ -43,15 +45,31 @@ std::string UnableWords(const std::string& why) {
          ". Mention me here again to retry; the maintainers see it on the panel too.";
 }
 
-// Issue 37: the repositories a new Mandate may change, in merge order. A person's request
-// (explicit) names them ("owner/name" or a GitHub address) — only repositories this daemon serves
-// and whose mode is not off, so a name cannot reach a repository the team turned off or never
-// connected; a rule relates a set, which counts when the request's repository is in it. The
-// request's own repository goes first unless the request placed it; a list of it alone is none.
-std::vector<std::string> MandateRepositories(const Policy& policy, const EngineOptions& o, const Trigger& request,
-                                             Strength strength, const std::vector<std::string>& matched_rules) {
-  const std::string home = Policy::RepositoryOf(request);
+// Issue 37: the repositories a new Mandate may change, in merge order, and whether its asker is
+// asked which one to work in.
+struct MandateRepos {
   std::vector<std::string> repos;
+  // A chat of several repositories (feishu.chat_repos) and a request naming none: the Mandate may
+  // change any of them; an explicit request's asker is asked which, inferred work takes the first.
+  bool choose = false;
+};
+
+// A person's request (explicit) names them ("owner/name" or a GitHub address) — only repositories
+// this daemon serves, whose mode is not off, that do not keep their own people list without the
+// asker on it, and, in a chat listed in feishu.chat_repos, only that chat's: a name cannot reach a
+// repository the team did not connect, turned off or kept to others. A rule relates a set, which
+// counts when the request's repository is in it. The request's own repository goes first unless
+// the request placed it; a list of it alone is none.
+MandateRepos MandateRepositories(const Policy& policy, const EngineOptions& o, const Trigger& request,
+                                 Strength strength, const std::vector<std::string>& matched_rules) {
+  const std::string home = Policy::RepositoryOf(request);
+  const std::vector<std::string>* chat = nullptr;
+  if (home.empty())
+    if (auto it = o.chat_repositories.find(json_read::StringOr(request.meta, "chat_id")); it != o.chat_repositories.end())
+      chat = &it->second;
+  const std::string thread = request.threads.empty() ? "" : request.threads.front();
+  MandateRepos out;
+  std::vector<std::string>& repos = out.repos;
   auto add = [&](const std::string& repo) {
     if (repos.size() < kMaxRuleRepositories && std::find(repos.begin(), repos.end(), repo) == repos.end())
       repos.push_back(repo);
@@ -59,7 +77,10 @@ std::vector<std::string> MandateRepositories(const Policy& policy, const EngineO
   if (strength == Strength::kExplicit && o.serves_repository)
     for (const std::string& repo : github_threads::RepositoriesNamed(request.text, 4 * kMaxRuleRepositories)) {
       if (!o.serves_repository(repo)) continue;
-      const std::string thread = request.threads.empty() ? "" : request.threads.front();
+      if (chat != nullptr && std::find(chat->begin(), chat->end(), repo) == chat->end()) {
+        spdlog::info("repository named outside its chat's list repo={} thread={}", repo, thread);
+        continue;
+      }
       if (policy.ModeIn(repo) == Mode::kOff) {
         spdlog::info("repository named but off repo={} thread={}", repo, thread);
         continue;
@@ -85,7 +106,11 @@ std::vector<std::string> MandateRepositories(const Policy& policy, const EngineO
     repos.insert(repos.begin(), home);
   }
   if (repos.size() == 1 && repos.front() == home) repos.clear();
-  return repos;
+  if (repos.empty() && chat != nullptr) {
+    for (const std::string& repo : *chat) add(repo);
+    out.choose = repos.size() > 1;
+  }
+  return out;
 }
 
 }  // namespace
@@ -232,7 +257,8 @@ Result<FinishResult> Engine::FinishEval(EvalId eval_id, const EvalOutcome& out) 
     m.origin_trigger_seq = out.request_seq;
     m.created_at = now;
     m.budget = policy_.budgets.For(out.strength);
-    m.repos = MandateRepositories(policy_, options_, request->trigger, out.strength, out.matched_rules);
+    const MandateRepos repos = MandateRepositories(policy_, options_, request->trigger, out.strength, out.matched_rules);
+    m.repos = repos.repos;
     // Counted before this Mandate is written: the limit is how many may start unasked.
     ASSIGN_OR_RETURN(std::string held, CircuitBreakerLocked(m, now));
     const char* held_by = "the circuit breaker";
@@ -246,23 +272,37 @@ Result<FinishResult> Engine::FinishEval(EvalId eval_id, const EvalOutcome& out) 
     ASSIGN_OR_RETURN(auto channel, store_->ThreadChannel(eval->thread));
     const std::string ack_channel = channel.value_or(request->trigger.channel);
     // Work across repositories says where, so a misread name is caught before the work is done.
-    const std::string where = m.repos.empty() ? "" : " (in " + text::Join(m.repos, ", ") + ")";
+    const std::string where = m.repos.empty() || repos.choose ? "" : " (in " + text::Join(m.repos, ", ") + ")";
+    // Which of its chat's repositories: an explicit request's asker says, before any work.
+    const bool ask_which = repos.choose && out.strength == Strength::kExplicit && request->trigger.actor;
     const std::string ack =
         out.silent ? std::string()
                    : WithinLimit(ack_channel,
                                  text::Repair(out.acknowledgement.empty() ? "On it: " + tk.scope + where
                                                                           : out.acknowledgement + where),
                                  options_);
+    if (repos.choose && !ask_which)
+      RETURN_IF_ERROR(store_->ChooseRepository(new_ticket, m.repos.front(), "the daemon (inferred work)", now));
     if (!held.empty()) {
       tk.id = new_ticket;
       RETURN_IF_ERROR(HoldLocked(&tk, held_by, held, ack, now));
       held_why = held;
       held_as = held_by;
+    } else if (ask_which) {
+      // The question is the acknowledgement: one message, and the work starts with its answer.
+      tk.id = new_ticket;
+      HumanAction which;
+      which.thread = eval->thread;
+      which.actor = *request->trigger.actor;
+      which.question = "Which repository is this about?";
+      which.form = QuestionFormJson({m.repos, false, "repository"});
+      RETURN_IF_ERROR(AskPersonLocked(&tk, which, "ask:repository:ticket:" + std::to_string(new_ticket), now));
+      spdlog::info("repository asked ticket={} repos={}", new_ticket, text::Join(m.repos, ","));
     } else {
       auto aid = store_->InsertAssignment(new_ticket, "worker", "accepted", now);
       if (!aid.ok()) return aid.status();
     }
-    if (!ack.empty() && held.empty()) {
+    if (!ack.empty() && held.empty() && !ask_which) {
       Receipt r;
       r.id = "ack:ticket:" + std::to_string(new_ticket);
       r.ticket = new_ticket;

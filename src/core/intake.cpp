@@ -202,6 +202,14 @@ Result<IntakeResult> Engine::Receive(const Trigger& trigger, const std::string& 
       if (!owner) return Status::Internal("ticket " + std::to_string(id) + " vanished during intake");
       Ticket tk = *owner;
       const json body = AnswerBody(*owner->waiting, t);
+      if (auto form = ParseQuestionForm(owner->waiting->form);
+          !body.contains("answer") && form.ok() && form->purpose == "repository") {
+        // Work cannot start without a repository: a reply naming none of the options is kept as
+        // context, and the question is asked again in reply to it.
+        RETURN_IF_ERROR(deliver(id, "answer", "context", body));
+        RETURN_IF_ERROR(AskPersonLocked(&tk, *owner->waiting, "ask:repository:ticket:" + std::to_string(id) + ":" + t.id, now));
+        continue;
+      }
       RETURN_IF_ERROR(deliver(id, "answer", "pending", body));
       if (body.contains("answer")) RETURN_IF_ERROR(AnsweredLocked(id, *owner->waiting, body["answer"], now));
       // Resumes: the scheduler gives it a slot.

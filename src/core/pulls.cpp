@@ -475,6 +475,17 @@ Result<bool> Engine::RouteOnPullLocked(Ticket* tk, const Trigger& t,
 
 Status Engine::AnsweredLocked(TicketId ticket, const HumanAction& asked, const json& answer, TimeMs now) {
   auto form = ParseQuestionForm(asked.form);
+  if (form.ok() && form->purpose == "repository") {
+    // Which of its chat's repositories the Ticket works in (feishu.chat_repos): one its Mandate
+    // lists, as the option the asker picked; the first answer stands.
+    const std::string repo = answer.is_object() ? json_read::StringOr(answer, "text") : "";
+    ASSIGN_OR_RETURN(auto mandate, store_->MandateForTicket(ticket));
+    if (repo.empty() || !mandate || std::find(mandate->repos.begin(), mandate->repos.end(), repo) == mandate->repos.end())
+      return Status::Ok();
+    RETURN_IF_ERROR(store_->ChooseRepository(ticket, repo, asked.actor, now));
+    spdlog::info("repository chosen ticket={} repo={} by={}", ticket, repo, asked.actor);
+    return Status::Ok();
+  }
   if (!form.ok() || form->purpose != "ci_fix") return Status::Ok();
   auto option = answer.is_object() ? answer.find("option") : answer.end();
   if (!answer.is_object() || option == answer.end() || !option->is_number_integer() || option->get<int>() != 1)

@@ -54,14 +54,18 @@ std::string Scheduler::RepositoryOf(TicketId ticket) {
   // the home repository's scope, which shows no other repository's code.
   if (auto ws = views_->WorkspaceFor(ticket); ws.ok() && *ws && !(*ws)->repo.empty()) return (*ws)->repo;
   auto tk = views_->GetTicket(ticket);
-  // A chat's Ticket works in the first repository its Mandate names, when it names one.
-  if (tk.ok() && !github_threads::PlaceOf(tk->thread))
+  // A chat's Ticket works in the repository its asker chose, else the first its Mandate names.
+  if (tk.ok() && !github_threads::PlaceOf(tk->thread)) {
+    if (auto chosen = views_->ChosenRepository(ticket); chosen.ok() && *chosen) return **chosen;
     if (auto m = views_->GetMandate(ticket); m.ok() && !m->repos.empty()) return m->repos.front();
+  }
   return github_threads::HomeRepository(tk.ok() ? tk->thread : "", workspaces_->options().repo);
 }
 
 std::vector<std::string> Scheduler::RepositoriesOf(TicketId ticket) {
   std::vector<std::string> repos{RepositoryOf(ticket)};
+  // One chosen among its chat's repositories is the only one worked in.
+  if (auto chosen = views_->ChosenRepository(ticket); chosen.ok() && *chosen) return repos;
   if (auto m = views_->GetMandate(ticket); m.ok())
     for (const std::string& r : m->repos)
       if (std::find(repos.begin(), repos.end(), r) == repos.end()) repos.push_back(r);

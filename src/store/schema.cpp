@@ -570,6 +570,14 @@ CREATE TABLE workspace_repos (
 -- A Ticket's pull requests merge all or none (Engine::AutoMergeLocked): each one's guard is asked
 -- first, in one round; "<round> <head sha>" once it passed, "<round> refused" once it did not.
 ALTER TABLE ticket_pulls ADD COLUMN merge_check TEXT NOT NULL DEFAULT '';
+-- A chat's Ticket whose Mandate lists its chat's several repositories and whose request named
+-- none: the one it works in, as its asker answered (feishu.chat_repos).
+CREATE TABLE ticket_repository (
+  ticket_id  INTEGER PRIMARY KEY REFERENCES tickets (id),
+  repo       TEXT NOT NULL,
+  chosen_by  TEXT NOT NULL,
+  at         INTEGER NOT NULL
+);
 )SQL"},
   };
   return kMigrations;

@@ -207,6 +207,10 @@ class Store {
   Status UpsertWorkspaceRepo(const WorkspaceRecord& w);
   // Its live ones, in the order they were made.
   Result<std::vector<WorkspaceRecord>> WorkspaceRepos(TicketId ticket);
+  // The repository a chat's Ticket works in, chosen among its Mandate's (ticket_repository); the
+  // first choice stands. nullopt: none was chosen.
+  Status ChooseRepository(TicketId ticket, const std::string& repo, const std::string& by, TimeMs at);
+  Result<std::optional<std::string>> ChosenRepository(TicketId ticket);
 
   // Outbox.
   // Inserts the receipt; false (no error) when its id exists already.

@@ -232,6 +232,18 @@ Status Store::MarkWorkspaceRemoved(TicketId ticket, TimeMs at) {
   return others.Bind(1, at).Bind(2, ticket).Run();
 }
 
+Status Store::ChooseRepository(TicketId ticket, const std::string& repo, const std::string& by, TimeMs at) {
+  Stmt s = db_.Prepare("INSERT OR IGNORE INTO ticket_repository (ticket_id, repo, chosen_by, at) VALUES (?,?,?,?)");
+  return s.Bind(1, ticket).Bind(2, repo).Bind(3, by).Bind(4, at).Run();
+}
+
+Result<std::optional<std::string>> Store::ChosenRepository(TicketId ticket) {
+  Stmt s = db_.Prepare("SELECT repo FROM ticket_repository WHERE ticket_id = ?");
+  s.Bind(1, ticket);
+  if (!s.Step()) return Missing(s);
+  return std::optional<std::string>(s.Text(0));
+}
+
 Status Store::UpsertWorkspaceRepo(const WorkspaceRecord& w) {
   Stmt s = db_.Prepare(
       "INSERT INTO workspace_repos (ticket_id, repo, dir, branch, base, created_at, removed_at) VALUES (?,?,?,?,?,?,NULL) "

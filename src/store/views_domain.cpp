@@ -165,6 +165,11 @@ Result<std::vector<WorkspaceRecord>> Views::OtherWorkspacesFor(TicketId ticket) 
   return store_->WorkspaceRepos(ticket);
 }
 
+Result<std::optional<std::string>> Views::ChosenRepository(TicketId ticket) {
+  MutexLock lock(&mu_);
+  return store_->ChosenRepository(ticket);
+}
+
 Result<std::vector<WorkspaceRecord>> Views::WorkspacesToRemove() {
   MutexLock lock(&mu_);
   return store_->WorkspacesEndedForGood();
