@@ -409,6 +409,7 @@ const std::map<std::string, std::string>& ComputedByHand() {
       {"execution.git_remote", "falls back to github.repo's clone URL (EffectiveGitRemote), {repo} per repository"},
       {"github.repos", "one Source and Channel per repository (IntegrationOptions::repos), and a mirror each"},
       {"execution.cgroups", "auto is the runner's \"\", off its \"off\""},
+      {"feishu.chat_repos", "EngineOptions::chat_repositories, a map of the \"chat repo\" pairs (EngineOptionsFor)"},
   };
   return kKeys;
 }

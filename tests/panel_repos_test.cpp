@@ -10,9 +10,14 @@ namespace {
 
 class PanelReposTest : public PanelServerTest {
  protected:
-  // Ticket on issue `issue` of `repo`, asked by alice.
-  TicketId TicketIn(const std::string& repo, const std::string& id, int issue) {
-    Trigger t = Comment(id, "alice", true, "@agent please fix the typo in " + repo + " 🙏", issue);
+  void SetUp() override {
+    options_.serves_repository = [](const std::string& repo) { return repo == "acme/widgets" || repo == "acme/api"; };
+    PanelServerTest::SetUp();
+  }
+  // Ticket on issue `issue` of `repo`, asked by alice (naming `also` too, when given).
+  TicketId TicketIn(const std::string& repo, const std::string& id, int issue, const std::string& also = "") {
+    Trigger t = Comment(id, "alice", true, "@agent please fix the typo in " + repo + (also.empty() ? "" : " and " + also) +
+                                               " 🙏", issue);
     t.threads = {"github:" + repo + ":issue:" + std::to_string(issue)};
     t.channel = t.threads[0];
     Receive(t);
@@ -29,9 +34,40 @@ class PanelReposTest : public PanelServerTest {
 
 TEST_F(PanelReposTest, HistoryListsARepositorysTicketsAndThePageOffersEachRepository) {
   const TicketId widgets = TicketIn("acme/widgets", "c-w", 1);
-  const TicketId api = TicketIn("acme/api", "c-a", 2);
+  const TicketId api = TicketIn("acme/api", "c-a", 2, "acme/widgets");
   ASSERT_NE(widgets, 0);
   ASSERT_NE(api, 0);
+  ASSERT_EQ(Ok(views_->GetMandate(api)).repos, (std::vector<std::string>{"acme/api", "acme/widgets"}));
+  {
+    // Its turn ends ready with a pull request in each repository (issue 37), both opened.
+    (void)Ok(engine_->AssignFollowUps());
+    std::int64_t pending = 0;
+    for (const Assignment& a : Ok(views_->Assignments(api)))
+      if (a.state == "pending") pending = a.id;
+    ASSERT_NE(pending, 0);
+    WorkspaceRecord w{api, (dir_ / "work-api").string(), "superagent/ticket-2", "origin/main", 0, std::nullopt, "acme/api"};
+    WorkspaceRecord other = w;
+    other.repo = "acme/widgets";
+    other.dir = w.dir + "/.superagent-repos/acme/widgets";
+    auto begun = engine_->BeginTurn(pending, "builtin", w, {other});
+    ASSERT_TRUE(begun.ok()) << begun.status().ToString();
+    TurnEnd end;
+    end.assignment = begun->assignment.id;
+    end.reported = Stage::kReady;
+    end.summary = "Fixed in both.";
+    for (const char* repo : {"acme/api", "acme/widgets"})
+      end.actions.emplace_back("open_pull_request",
+                               nlohmann::json{{"channel", std::string("github:") + repo},
+                                              {"idempotency_key", "pr:ticket:2:" + std::string(repo)},
+                                              {"ticket", api}, {"head", w.branch}, {"base", "main"},
+                                              {"title", "Fix the typo"}, {"body", ""}});
+    ASSERT_TRUE(engine_->FinishTurn(end).ok());
+    for (const ClaimedEffect& c : Ok(engine_->ClaimDueEffects(20))) {
+      Delivery d = Delivery::Done(c.effect.kind != "open_pull_request" ? "m"
+                                  : c.effect.payload["channel"] == "github:acme/api" ? "7" : "42");
+      ASSERT_TRUE(engine_->RecordDelivery(c.effect.id, d, 0).ok());
+    }
+  }
   // How each repository is read, as the GitHub Integration saves it; a reading of the wrong
   // types reads as absent fields, never as an error of the page.
   auto save = [&](const std::string& source, const std::string& name, const nlohmann::json& value) {
@@ -81,7 +117,8 @@ TEST_F(PanelReposTest, HistoryListsARepositorysTicketsAndThePageOffersEachReposi
   };
   EXPECT_EQ(ids(""), (std::vector<TicketId>{api, widgets}));
   EXPECT_EQ(ids("?repo=Acme/API"), std::vector<TicketId>{api}) << "GitHub's names ignore case";
-  EXPECT_EQ(ids("?repo=acme/widgets"), std::vector<TicketId>{widgets});
+  EXPECT_EQ(ids("?repo=acme/widgets"), (std::vector<TicketId>{api, widgets}))
+      << "a Ticket across repositories is listed under each of them";
   EXPECT_TRUE(ids("?repo=acme/web").empty());
   EXPECT_TRUE(ids("?repo=acme/a").empty()) << "a name that is another's prefix matches nothing of it";
   for (const char* bad : {"?repo=acme", "?repo=acme/api:issue", "?repo=%E4%BB%93%E5%BA%93/x", "?repo=a/b/c"}) {

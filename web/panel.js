@@ -517,9 +517,11 @@ function renderTickets() {
       el('span', { class: `stage ${t.stage}`, text: stageLabel(t.stage) }),
       el('span', { class: 'ticket-scope', text: t.scope }),
       t.budget ? el('span', { class: 'ticket-budget muted', title: 'spent / budget', text: budgetLine(t.budget) }) : '',
-      // Its pull requests, followed until merged or closed (issue 22).
-      ...(t.pull_requests || []).map((p) =>
-        el('span', { class: `ticket-pull ${p.state}`, title: p.url || '', text: `PR #${p.number} ${p.state}` })),
+      // Its pull requests, followed until merged or closed (issue 22); in several repositories,
+      // each named as GitHub does (issue 37).
+      (t.pull_requests || []).length ? el('span', { class: 'ticket-pulls' }, t.pull_requests.map((p, _, all) =>
+        el('span', { class: `ticket-pull ${p.state}`, title: p.url || '',
+          text: `PR ${all.some((o) => o.repo !== p.repo) ? p.repo : ''}#${p.number} ${p.state}` }))) : '',
       el('span', { class: 'ticket-when' }, when(t.updated_at)));
     const r = t.request;
     // Who asked, where, and the way there: outside the button, so the link is a link.
@@ -569,6 +571,8 @@ function renderDetail(t) {
     ['Thread', t.thread],
     ['Discussed in', t.threads && t.threads.length > 1 ? t.threads.join(', ') : undefined],
     ['Mandate', m ? `${m.strength} via ${m.admission}${m.sender ? `, from ${m.sender}` : ''}, policy v${m.policy_version}${m.matched_rules.length ? `, rules: ${m.matched_rules.join(', ')}` : ''}` : '—'],
+    // Issue 37: the repositories it may change, in the order their pull requests merge.
+    ['Repositories', m && m.repos && m.repos.length ? m.repos.join(' → ') : undefined],
     ['Mandate status', m ? (m.status === 'active' ? 'active' : `${m.status}${m.ended ? ` by ${m.ended.by || '?'} — ${m.ended.reason}` : ''}`) : undefined],
     ['Ended', t.end_reason || undefined],
   ]));

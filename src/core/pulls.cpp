@@ -356,16 +356,17 @@ Status Engine::PullDeliveredLocked(const std::string& kind, const json& payload,
       RETURN_IF_ERROR(store_->Subscribe(thread, ticket, now));
       spdlog::info("issue linked ticket={} number={} named_by=pull_request_{}", ticket, issue, p.number);
     }
+    ASSIGN_OR_RETURN(auto mandate, store_->MandateForTicket(ticket));
+    // A change across repositories names each pull request as GitHub does, repository and all.
+    const bool across = mandate && !mandate->repos.empty();
     RETURN_IF_ERROR(store_->InsertTicketEvent(ticket, now, tk->stage, tk->stage,
-                                              "pull request #" + Num(p.number) + " opened"));
+                                              "pull request " + (across ? PullName(p) : "#" + Num(p.number)) + " opened"));
     RETURN_IF_ERROR(EnqueueCheckRuns(store_.get(), options_, *tk, "pull request opened",
                                      "Pull request #" + Num(p.number) + " opened for Ticket #" + Num(ticket), now));
     spdlog::info("pull request linked ticket={} number={} head={}{}", ticket, p.number, p.head_branch,
                  p.repo.empty() ? "" : " repo=" + p.repo);
-    ASSIGN_OR_RETURN(auto mandate, store_->MandateForTicket(ticket));
     // A change across repositories says which repository each pull request is in.
-    line = mandate && !mandate->repos.empty() ? "Pull request in " + p.repo + ": " + PullLink(p)
-                                              : "Pull request: " + PullLink(p);
+    line = across ? "Pull request in " + p.repo + ": " + PullLink(p) : "Pull request: " + PullLink(p);
   } else if (d.outcome == Delivery::Outcome::kFailed) {
     const auto place = github_threads::PlaceOf(json_read::StringOr(payload, "channel"));
     ASSIGN_OR_RETURN(auto mandate, store_->MandateForTicket(ticket));

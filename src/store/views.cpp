@@ -247,11 +247,13 @@ Result<std::vector<TicketRow>> Views::Tickets(std::optional<Stage> stage, int li
   MutexLock lock(&mu_);
   ReadTx tx(db_);
   RETURN_IF_ERROR(tx.begin_status());
-  // A repository's Tickets: those of its Threads (a key's prefix: the range its index reads) and
-  // those a chat asked for whose workspace is there.
+  // A repository's Tickets: those of its Threads (a key's prefix: the range its index reads),
+  // those a chat asked for whose workspace is there, and those across repositories with a
+  // workspace there (issue 37).
   Stmt s = db_->Prepare("SELECT " TICKET_COLUMNS " FROM tickets WHERE (?1 IS NULL OR stage = ?1) "
                          "AND (?2 IS NULL OR id < ?2) AND (?4 IS NULL OR (thread_key >= ?5 AND thread_key < ?6) OR "
-                         "EXISTS (SELECT 1 FROM workspaces w WHERE w.ticket_id = tickets.id AND w.repo = ?4)) "
+                         "EXISTS (SELECT 1 FROM workspaces w WHERE w.ticket_id = tickets.id AND w.repo = ?4) OR "
+                         "EXISTS (SELECT 1 FROM workspace_repos w WHERE w.ticket_id = tickets.id AND w.repo = ?4)) "
                          "ORDER BY id DESC LIMIT ?3");
   if (stage) s.Bind(1, StageName(*stage));
   else s.BindNull(1);

@@ -4,6 +4,7 @@
 // No fixed sleeps: every wait is for a condition in the page.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
+import { mkdirSync } from 'node:fs';
 import { openPanel } from './chromium.mjs';
 
 const url = process.env.PANEL_URL;
@@ -13,6 +14,8 @@ for (const [k, v] of Object.entries({ PANEL_URL: url, LOGIN_URL: login })) {
   if (!v) throw new Error(`${k} is not set (tests/panel_repos_test.cpp sets it)`);
 }
 
+const shots = process.env.SCREENSHOT_DIR || '/tmp/superagent-panel-screenshots';
+mkdirSync(shots, { recursive: true });
 const errors = [];
 let browser;
 let page;
@@ -40,9 +43,19 @@ test('each repository is a chip; choosing one lists its Tickets only', { skip: o
   await page.locator('#repo-filter .chip[data-repo="acme/api"]').click();
   await page.locator('#repo-filter .chip[data-repo="acme/api"][aria-pressed="true"]').waitFor();
   await page.locator('#tickets li').nth(1).waitFor({ state: 'detached' });
+
   const rows = await page.locator('#tickets li').allInnerTexts();
   assert.equal(rows.length, 1);
   assert.match(rows[0], /on GitHub issue acme\/api#2/);
+  // Its pull requests, one in each repository, each named with its repository; its detail lists
+  // the repositories its Mandate may change, in merge order.
+  assert.match(rows[0], /PR acme\/api#7 open/);
+  assert.match(rows[0], /PR acme\/widgets#42 open/);
+  await page.locator('#tickets li .ticket-head').first().click();
+  await page.locator('#tickets li .detail').first().waitFor();
+  assert.match(await page.locator('#tickets li .detail').first().innerText(), /Repositories\s+acme\/api → acme\/widgets/);
+  await page.screenshot({ path: `${shots}/repos-ticket-across-repositories.png`, fullPage: true });
+  await page.locator('#tickets li .ticket-head').first().click();
   // A refresh keeps the choice.
   await page.evaluate(() => window.dispatchEvent(new Event('focus')));
   await page.locator('#repo-filter .chip[data-repo="acme/api"][aria-pressed="true"]').waitFor();
