@@ -240,6 +240,12 @@ TEST_F(ManyReposServeTest, ARequestNamingTwoRepositoriesIsOneTicketWithTwoLinked
   d.Signal(SIGTERM);
   EXPECT_EQ(d.Wait(), 0) << d.log();
   EXPECT_EQ(d.log().find("ticket=2"), std::string::npos) << "one Ticket: " << d.log();
+  // explain says what the Mandate may change, in merge order.
+  const RunResult story =
+      RunProgram(SUPERAGENT_BINARY, {"explain", "--config", Config(), "https://github.com/acme/web/issues/1#issuecomment-7001"});
+  ASSERT_EQ(story.exit_code, 0) << story.err;
+  EXPECT_NE(story.out.find("may change"), std::string::npos) << story.out;
+  EXPECT_NE(story.out.find("acme/api → acme/web"), std::string::npos) << story.out;
 }
 
 // feishu.chat_repos, as a team uses it: a chat bound to two repositories asks which one a request

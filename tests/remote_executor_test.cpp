@@ -172,5 +172,26 @@ TEST_F(RemoteExecutorTest, AHostileWorkersBundleIsRefusedAndNothingIsPushed) {
   EXPECT_EQ(Sh("git -C " + origin_.string() + " branch --list " + branch), "") << "nothing pushed";
 }
 
+
+// Issue 37: a remote worker takes one repository's bundle; a Ticket across repositories is refused
+// there in words, before anything is offered, rather than losing the other repositories' work.
+TEST_F(RemoteExecutorTest, ATicketAcrossRepositoriesIsRefusedInWordsAndNothingIsOffered) {
+  exec::WorkerTask task;
+  task.ticket = AcceptedTicket("c1");
+  task.workspace = Ok(workspaces_->Prepare(task.ticket));
+  WorkspaceRecord other = task.workspace;
+  other.repo = "acme/api";
+  other.dir = workspaces_->DirFor(task.ticket, "acme/api");
+  task.other_workspaces = {other};
+  auto turn = executor_->RunTurn(task);
+  ASSERT_FALSE(turn.ok());
+  EXPECT_EQ(turn.status().code(), Status::Code::kInvalidArgument);
+  EXPECT_THAT(turn.status().message(), HasSubstr("a Ticket that changes 2 repositories runs on this machine's workers only"));
+  pool_.Announce("w1", {"claude-code"}, 1);
+  auto claimed = pool_.Claim("w1");
+  ASSERT_TRUE(claimed.ok());
+  EXPECT_FALSE(claimed->has_value()) << "nothing was offered";
+}
+
 }  // namespace
 }  // namespace superagent::testing

@@ -76,6 +76,12 @@ void PrintStory(const nlohmann::json& s, const std::string& policy_file, const s
       const auto& m = tk["mandate"];
       Line("mandate", Str(m["strength"]) + " via " + Str(m["admission"]) + ", from " + Str(m["sender"]) +
                           ", policy version " + Str(m["policy_version"]) + ", " + Str(m["status"]));
+      // Issue 37: the repositories it may change, in the order their pull requests merge.
+      if (m.contains("repos") && m["repos"].is_array() && !m["repos"].empty()) {
+        std::string repos;
+        for (const auto& r : m["repos"]) repos += (repos.empty() ? "" : " → ") + Str(r);
+        Line("may change", repos);
+      }
     }
   }
   for (const auto& r : s.value("receipts", nlohmann::json::array()))
