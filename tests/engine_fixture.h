@@ -187,6 +187,19 @@ class EngineTest : public ::testing::Test {
   }
 
   // Receives an addressed request from alice and accepts it; returns the new Ticket.
+  // As the scheduler does: pending inputs become a turn. Returns the Ticket's pending
+  // Assignment, 0 (and a failure) when it has none.
+  std::int64_t PendingAssignment(TicketId t) {
+    (void)engine_->AssignFollowUps();
+    auto assignments = views_->Assignments(t);
+    EXPECT_TRUE(assignments.ok()) << assignments.status().ToString();
+    if (assignments.ok())
+      for (const Assignment& a : *assignments)
+        if (a.state == "pending") return a.id;
+    ADD_FAILURE() << "ticket " << t << " has no pending assignment";
+    return 0;
+  }
+
   TicketId AcceptedTicket(const std::string& id, int issue = 1) {
     Receive(Comment(id, "alice", true, "@agent please fix the typo in README", issue));
     assessor_.answers.push_back(ScriptedAssessor::Accept());

@@ -43,10 +43,7 @@ class EngineManyReposTest : public EnginePullsTest {
   // A turn of `t` ending ready with one PR in acme/widgets (its own) and one in acme/api, as
   // WorkerServices::EndFor makes them.
   void ReadyTurnWithTwoPulls(TicketId t) {
-    (void)Ok(engine_->AssignFollowUps());
-    std::int64_t pending = 0;
-    for (const Assignment& a : Ok(views_->Assignments(t)))
-      if (a.state == "pending") pending = a.id;
+    const std::int64_t pending = PendingAssignment(t);
     ASSERT_NE(pending, 0);
     WorkspaceRecord w;
     w.ticket = t;

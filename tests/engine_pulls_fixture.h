@@ -21,11 +21,8 @@ class EnginePullsTest : public EngineTest {
   // One whole turn of `t` ending ready, opening its PR when `open_pr`.
   void ReadyTurn(TicketId t, bool open_pr, const std::string& summary = "Fixed the typo.",
                  const std::string& pr_body = "") {
-    (void)Ok(engine_->AssignFollowUps());  // as the scheduler does: pending inputs become a turn
-    std::int64_t pending = 0;
-    for (const Assignment& a : Ok(views_->Assignments(t)))
-      if (a.state == "pending") pending = a.id;
-    ASSERT_NE(pending, 0) << "no pending assignment";
+    const std::int64_t pending = PendingAssignment(t);
+    ASSERT_NE(pending, 0);
     WorkspaceRecord w;
     w.ticket = t;
     w.dir = (dir_ / ("work-" + std::to_string(t))).string();

@@ -256,10 +256,7 @@ TEST_P(GitHubAppTest, ACheckRunFollowsATicketsStagesOnItsPullRequest) {
   ASSERT_EQ(Drain(), 1);
   const TicketId t = 1;
   // The worker's turn ends ready with a PR, as the executor reports it.
-  (void)Ok(engine_->AssignFollowUps());
-  std::int64_t pending = 0;
-  for (const Assignment& a : Ok(views_->Assignments(t)))
-    if (a.state == "pending") pending = a.id;
+  const std::int64_t pending = PendingAssignment(t);
   ASSERT_NE(pending, 0);
   WorkspaceRecord w;
   w.ticket = t;

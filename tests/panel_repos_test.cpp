@@ -40,10 +40,7 @@ TEST_F(PanelReposTest, HistoryListsARepositorysTicketsAndThePageOffersEachReposi
   ASSERT_EQ(Ok(views_->GetMandate(api)).repos, (std::vector<std::string>{"acme/api", "acme/widgets"}));
   {
     // Its turn ends ready with a pull request in each repository (issue 37), both opened.
-    (void)Ok(engine_->AssignFollowUps());
-    std::int64_t pending = 0;
-    for (const Assignment& a : Ok(views_->Assignments(api)))
-      if (a.state == "pending") pending = a.id;
+    const std::int64_t pending = PendingAssignment(api);
     ASSERT_NE(pending, 0);
     WorkspaceRecord w{api, (dir_ / "work-api").string(), "superagent/ticket-2", "origin/main", 0, std::nullopt, "acme/api"};
     WorkspaceRecord other = w;
