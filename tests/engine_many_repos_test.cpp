@@ -271,11 +271,14 @@ class EngineChatReposTest : public EngineManyReposTest {
                             "    scopes:\n      \"chat:oc_support\": { receive_all: false, others_addressed: explicit }\n"
                             "      \"chat:oc_web\": { receive_all: false, others_addressed: explicit }"));
   }
-  TicketId AskedInChat(const std::string& id, const std::string& text, const std::string& chat = "oc_support") {
-    Trigger f = FeishuMessage(id, text, /*addressed=*/true);
+  // ou_alice's request `id` in `chat`, in its own topic when `topic` is named.
+  TicketId AskedInChat(const std::string& id, const std::string& text, const std::string& chat = "oc_support",
+                       const std::string& topic = "") {
+    Trigger f = FeishuMessage(id, text, /*addressed=*/true, topic);
     f.scope = "chat:" + chat;
     f.threads = {"feishu:chat:" + chat};
-    f.channel = "feishu:chat:" + chat + ":reply:" + id;
+    if (!topic.empty()) f.threads.insert(f.threads.begin(), "feishu:thread:" + topic);
+    f.channel = "feishu:chat:" + chat + ":reply:" + id + (topic.empty() ? "" : ":thread");
     f.meta["chat_id"] = chat;
     Receive(f);
     assessor_.answers.push_back(ScriptedAssessor::Accept());
@@ -351,6 +354,28 @@ TEST_F(EngineChatReposTest, InferredWorkInAChatOfSeveralTakesTheFirstWithoutAski
   const TicketId t = Ok(ExplainNow("feishu:m1"))["ticket_created"]["id"];
   EXPECT_EQ(Ok(views_->ChosenRepository(t)), std::optional<std::string>("acme/api"));
   EXPECT_EQ(views_->GetTicket(t)->stage, Stage::kIdle) << "proactive work asks nobody which";
+}
+
+
+TEST_F(EngineChatReposTest, AHeldTicketOfAChatOfSeveralAsksWhichOnceStartedFromThePanel) {
+  Open(MakePolicy("auto", "\"chat:oc_support\": { receive_all: false, others_addressed: explicit }=>"
+                          "\"chat:oc_support\": { receive_all: false, others_addressed: explicit }\n"
+                          "circuit_breaker: { per_sender: 1 }"));
+  AskedInChat("m1", "@agent fix the login page", "oc_web");
+  const TicketId held = AskedInChat("m2", "@agent fix the signup page");
+  EXPECT_EQ(views_->GetTicket(held)->stage, Stage::kWaitingForPerson);
+  EXPECT_EQ(views_->GetTicket(held)->waiting->actor, "a person in the panel") << "held: only the panel answers";
+  (void)Posted();  // the first Ticket's acknowledgement; the held one says nothing yet
+
+  ASSERT_TRUE(engine_->AnswerQuestion(held, "carol (panel)", json{{"option", 1}}).ok());
+  const Ticket tk = *views_->GetTicket(held);
+  EXPECT_EQ(tk.stage, Stage::kWaitingForPerson);
+  ASSERT_TRUE(tk.waiting);
+  EXPECT_EQ(tk.waiting->actor, "ou_alice") << "started: now its asker is asked which repository";
+  EXPECT_TRUE(Ok(views_->Assignments(held)).empty()) << "no work before the answer";
+  const std::vector<std::string> posted = Posted();
+  ASSERT_EQ(posted.size(), 1u);
+  EXPECT_EQ(posted[0], "Which repository is this about?\n\n1. acme/api\n2. acme/web\n\nReply with the number of your choice.");
 }
 
 }  // namespace

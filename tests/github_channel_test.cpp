@@ -543,14 +543,18 @@ TEST_F(GitHubMergeTest, APullKeyCarriesTheInstallsDigitsLikeEveryMarker) {
 
 TEST_F(GitHubMergeTest, ABadPullKeyIsRefusedBeforeAnyRequest) {
   const std::string too_long = "pr:ticket:3:" + std::string(189, 'x');  // 201 bytes
+  auto refused = [](const std::string& key) {
+    return "merge_pull_request: pull_key must be \"pr:ticket:3\" or start with \"pr:ticket:3:\", at most 200 bytes; "
+           "it is \"" + text::Cut(key, 60) + "\" (" + std::to_string(key.size()) + " bytes)";
+  };
   const std::vector<std::pair<json, std::string>> cases = {
-      {"", "merge_pull_request: pull_key must start with \"pr:ticket:\" and have at most 200 bytes; it is \"\" (0 bytes)"},
-      {"merge:ticket:3", "merge_pull_request: pull_key must start with \"pr:ticket:\" and have at most 200 bytes; it is "
-                         "\"merge:ticket:3\" (14 bytes)"},
-      {"ack:ticket:3", "merge_pull_request: pull_key must start with \"pr:ticket:\" and have at most 200 bytes; it is "
-                       "\"ack:ticket:3\" (12 bytes)"},
-      {too_long, "merge_pull_request: pull_key must start with \"pr:ticket:\" and have at most 200 bytes; it is \"" +
-                     text::Cut(too_long, 60) + "\" (201 bytes)"},
+      {"", refused("")},
+      {"merge:ticket:3", refused("merge:ticket:3")},
+      {"ack:ticket:3", refused("ack:ticket:3")},
+      {too_long, refused(too_long)},
+      {"pr:ticket:4:acme/web", refused("pr:ticket:4:acme/web")},  // another Ticket's pull request
+      {"pr:ticket:30", refused("pr:ticket:30")},
+      {"pr:ticket:3x", refused("pr:ticket:3x")},
       {42, "merge_pull_request: field \"pull_key\": expected string, got integer"},
       {json::array({"pr:ticket:3"}), "merge_pull_request: field \"pull_key\": expected string, got array"},
   };

@@ -531,11 +531,18 @@ class Engine {
   Result<std::string> DemotedLocked(const Mandate& m, TimeMs now) REQUIRES(mu_);
   // Holds a new Ticket in Needs-you: waiting for a person in the panel, asked nothing in the
   // discussion; `acknowledgement` ("" for a silent rule) is posted if the person starts it. `by`
-  // names what held it ("the circuit breaker", "judgement").
+  // names what held it ("the circuit breaker", "judgement"). `ask_repository` (a chat's Ticket of
+  // several repositories, issue 37): the person asked which repository once it is started,
+  // instead of the acknowledgement.
   Status HoldLocked(Ticket* tk, const std::string& by, const std::string& why, const std::string& acknowledgement,
-                    TimeMs now) REQUIRES(mu_);
-  // A panel answer to a hold: start the Ticket (its Assignment and acknowledgement) or drop it.
+                    TimeMs now, const std::string& ask_repository = "") REQUIRES(mu_);
+  // A panel answer to a hold: start the Ticket (its Assignment and acknowledgement, or the
+  // question which repository) or drop it.
   Status ReleaseHoldLocked(Ticket* tk, const std::string& who, const nlohmann::json& answer, TimeMs now) REQUIRES(mu_);
+  // Asks `actor`, in the Ticket's Thread, which of `repos` its work is about (a numbered option
+  // each); the answer is recorded by AnsweredLocked and the work starts with it (issue 37).
+  Status AskRepositoryLocked(Ticket* tk, const std::string& actor, const std::vector<std::string>& repos, TimeMs now)
+      REQUIRES(mu_);
 
   // tickets.cpp: AskPerson's work inside a transaction the caller holds (mu_ held).
   Status AskPersonLocked(Ticket* ticket, const HumanAction& action, const std::string& message_id, TimeMs now) REQUIRES(mu_);

@@ -10,6 +10,7 @@
 #include "core/ticket_stage.h"
 #include "store/store.h"
 #include "superagent/engine.h"
+#include "superagent/json_read.h"
 #include "superagent/question.h"
 #include "superagent/text.h"
 
@@ -47,7 +48,7 @@ Result<std::string> Engine::CircuitBreakerLocked(const Mandate& m, TimeMs now) {
 }
 
 Status Engine::HoldLocked(Ticket* tk, const std::string& by, const std::string& why, const std::string& acknowledgement,
-                          TimeMs now) {
+                          TimeMs now, const std::string& ask_repository) {
   HumanAction hold;
   hold.thread = tk->thread;
   // No Source reports an actor with spaces: only the panel can answer this question.
@@ -57,6 +58,7 @@ Status Engine::HoldLocked(Ticket* tk, const std::string& by, const std::string& 
   hold.form = QuestionFormJson(form);
   if (!acknowledgement.empty()) hold.form["acknowledgement"] = acknowledgement;
   hold.form["held_by"] = by;
+  if (!ask_repository.empty()) hold.form["ask_repository"] = ask_repository;
   tk->waiting = hold;
   RETURN_IF_ERROR(ChangeStage(store_.get(), options_, tk, Stage::kWaitingForPerson, StageCause::kAsked,
                               "held by " + by + ": " + why, now));
@@ -66,6 +68,17 @@ Status Engine::HoldLocked(Ticket* tk, const std::string& by, const std::string& 
 Status Engine::ReleaseHoldLocked(Ticket* tk, const std::string& who, const json& answer, TimeMs now) {
   const json option = answer.is_object() ? answer.value("option", json()) : json();
   const std::string ack = tk->waiting ? tk->waiting->form.value("acknowledgement", "") : "";
+  const std::string asker = tk->waiting ? json_read::StringOr(tk->waiting->form, "ask_repository") : "";
+  if (option == 1 && !asker.empty()) {
+    // A chat's Ticket of several repositories: started means its asker is asked which, as at accept.
+    ASSIGN_OR_RETURN(auto m, store_->MandateForTicket(tk->id));
+    if (m && m->repos.size() > 1) {
+      RETURN_IF_ERROR(store_->InsertTicketEvent(tk->id, now, tk->stage, tk->stage, "started by " + who));
+      RETURN_IF_ERROR(AskRepositoryLocked(tk, asker, m->repos, now));
+      spdlog::info("circuit breaker released ticket={} by=\"{}\" asked=repository", tk->id, who);
+      return Status::Ok();
+    }
+  }
   if (option == 1) {
     RETURN_IF_ERROR(ChangeStage(store_.get(), options_, tk, Stage::kIdle, StageCause::kAnswered, "started by " + who, now));
     auto a = store_->InsertAssignment(tk->id, "worker", "accepted", now);

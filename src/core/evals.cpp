@@ -285,19 +285,13 @@ Result<FinishResult> Engine::FinishEval(EvalId eval_id, const EvalOutcome& out) 
       RETURN_IF_ERROR(store_->ChooseRepository(new_ticket, m.repos.front(), "the daemon (inferred work)", now));
     if (!held.empty()) {
       tk.id = new_ticket;
-      RETURN_IF_ERROR(HoldLocked(&tk, held_by, held, ack, now));
+      RETURN_IF_ERROR(HoldLocked(&tk, held_by, held, ack, now, ask_which ? *request->trigger.actor : ""));
       held_why = held;
       held_as = held_by;
     } else if (ask_which) {
       // The question is the acknowledgement: one message, and the work starts with its answer.
       tk.id = new_ticket;
-      HumanAction which;
-      which.thread = eval->thread;
-      which.actor = *request->trigger.actor;
-      which.question = "Which repository is this about?";
-      which.form = QuestionFormJson({m.repos, false, "repository"});
-      RETURN_IF_ERROR(AskPersonLocked(&tk, which, "ask:repository:ticket:" + std::to_string(new_ticket), now));
-      spdlog::info("repository asked ticket={} repos={}", new_ticket, text::Join(m.repos, ","));
+      RETURN_IF_ERROR(AskRepositoryLocked(&tk, *request->trigger.actor, m.repos, now));
     } else {
       auto aid = store_->InsertAssignment(new_ticket, "worker", "accepted", now);
       if (!aid.ok()) return aid.status();

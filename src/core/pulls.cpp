@@ -184,6 +184,7 @@ Status Engine::MergeRoundDeliveredLocked(Ticket* tk, const json& payload, const 
   if (pull == nullptr) return Status::Ok();
   const std::string name = PullName(*pull);
   auto next_merge = [&]() -> Status {
+    mu_.AssertHeld();  // a lambda of a locked method: Clang analyses it on its own
     // The first open pull request, in the Mandate's order, that this round's guard passed.
     for (const TicketPull& p : InMandateOrder(OpenOnes(pulls), mandate)) {
       if (p.merge_check.rfind(round + " ", 0) != 0) continue;

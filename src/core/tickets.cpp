@@ -60,6 +60,18 @@ Status Engine::AskPersonLocked(Ticket* tk, const HumanAction& action_in, const s
   return Status::Ok();
 }
 
+Status Engine::AskRepositoryLocked(Ticket* tk, const std::string& actor, const std::vector<std::string>& repos,
+                                   TimeMs now) {
+  HumanAction which;
+  which.thread = tk->thread;
+  which.actor = actor;
+  which.question = "Which repository is this about?";
+  which.form = QuestionFormJson({repos, false, "repository"});
+  RETURN_IF_ERROR(AskPersonLocked(tk, which, "ask:repository:ticket:" + std::to_string(tk->id), now));
+  spdlog::info("repository asked ticket={} repos={}", tk->id, text::Join(repos, ","));
+  return Status::Ok();
+}
+
 Status Engine::SetStage(TicketId ticket, Stage stage, const std::string& cause) {
   MutexLock lock(&mu_);
   if (stage == Stage::kEnded || stage == Stage::kWaitingForPerson)

@@ -394,9 +394,13 @@ Delivery GitHubChannel::MergePullRequest(const Effect& effect) {
   const json* pull_key_field = json_read::Find(effect.payload, "pull_key");
   const bool pull_key_given = pull_key_field != nullptr && !pull_key_field->is_null();
   const std::string pull_key = pull_key_given ? given_pull_key : "pr:ticket:" + std::to_string(ticket);
-  if (pull_key_given && (pull_key.size() > 200 || pull_key.rfind("pr:ticket:", 0) != 0))
-    return Delivery::Failed("merge_pull_request: pull_key must start with \"pr:ticket:\" and have at most 200 bytes; it is \"" +
-                            text::Cut(text::Repair(pull_key), 60) + "\" (" + std::to_string(pull_key.size()) + " bytes)");
+  // … and only this Ticket's: another Ticket's PR key would let one Ticket's approval merge the
+  // other's pull request.
+  const std::string own_key = "pr:ticket:" + std::to_string(ticket);
+  if (pull_key_given && (pull_key.size() > 200 || (pull_key != own_key && pull_key.rfind(own_key + ":", 0) != 0)))
+    return Delivery::Failed("merge_pull_request: pull_key must be \"" + own_key + "\" or start with \"" + own_key +
+                            ":\", at most 200 bytes; it is \"" + text::Cut(text::Repair(pull_key), 60) + "\" (" +
+                            std::to_string(pull_key.size()) + " bytes)");
 
   Client* merger = options_.merge_client != nullptr ? options_.merge_client : options_.merge_as_agent ? client_ : nullptr;
   if (merger == nullptr)
