@@ -124,10 +124,12 @@ Result<VerifiedCommits> Workspaces::TakeCommits(const WorkspaceRecord& w, const 
   }
   if (Status s = Check(verified, base, v.tip, rules, &v); !s.ok()) {
     (void)Git(verified, {"update-ref", "-d", IncomingRef(w.ticket)});
-    spdlog::warn("commits refused ticket={} branch={} reason=\"{}\"", w.ticket, w.branch, s.message());
+    spdlog::warn("commits refused ticket={} branch={}{} reason=\"{}\"", w.ticket, w.branch,
+                 w.repo.empty() ? "" : " repo=" + w.repo, s.message());
     return s;
   }
-  spdlog::info("commits verified ticket={} branch={} commits={} files={}", w.ticket, w.branch, v.ahead, v.files.size());
+  spdlog::info("commits verified ticket={} branch={} commits={} files={}{}", w.ticket, w.branch, v.ahead, v.files.size(),
+               w.repo.empty() ? "" : " repo=" + w.repo);
   return v;
 }
 
@@ -405,7 +407,7 @@ Status Workspaces::Push(const WorkspaceRecord& w) {
   // between) leaves a remote tip that the next push's commits contain, which the rule above
   // still lets through.
   RETURN_IF_ERROR(Failed("cannot push " + w.branch, r));
-  spdlog::info("branch pushed ticket={} branch={}", w.ticket, w.branch);
+  spdlog::info("branch pushed ticket={} branch={}{}", w.ticket, w.branch, w.repo.empty() ? "" : " repo=" + w.repo);
   return Status::Ok();
 }
 

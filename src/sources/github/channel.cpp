@@ -322,7 +322,7 @@ Delivery GitHubChannel::OpenPullRequest(const Effect& effect, bool outcome_unkno
     ApiResponse r = client_->Send("POST", repo + "/pulls", body);
     if (r.ok()) {
       Delivery opened = done(r.body);
-      spdlog::info("github pull request opened number={} head={} base={}", opened.external_id, head, base);
+      spdlog::info("github pull request opened number={} head={} base={} repo={}", opened.external_id, head, base, repo_);
       return opened;
     }
     if (r.status == 422 && r.error.find("already exists") != std::string::npos) {
