@@ -133,6 +133,18 @@ TEST_F(WorkspaceReposTest, TheOtherRepositoryIsItsOwnRepositoryInsideTheTicketsA
   EXPECT_EQ((*actions)[1]["idempotency_key"], "pr:ticket:" + std::to_string(t.ticket) + ":acme/api");
   EXPECT_EQ(OnOtherOrigin(api.branch, "API.md"), "api: the field\nmore\n");
 
+  // commit_and_push (the built-in worker's mid-turn push) pushes every repository that changed.
+  Worker(t, "cd .superagent-repos/acme/api && echo again >> API.md");
+  auto ahead = services_->CommitAndPush(t, "More of the field");
+  ASSERT_TRUE(ahead.ok()) << ahead.status().ToString();
+  EXPECT_EQ(OnOtherOrigin(api.branch, "API.md"), "api: the field\nmore\nagain\n");
+  // A refusal in the other repository names it (a link out of its tree).
+  Worker(t, "cd .superagent-repos/acme/api && ln -s /etc/passwd leak");
+  ahead = services_->CommitAndPush(t, "Leak");
+  ASSERT_FALSE(ahead.ok());
+  EXPECT_THAT(ahead.status().message(), HasSubstr("acme/api: "));
+  EXPECT_EQ(OnOtherOrigin(api.branch, "API.md"), "api: the field\nmore\nagain\n") << "nothing more pushed";
+
   // Removed: refs go, and the files go with the Ticket's directory.
   ASSERT_TRUE(workspaces_->Remove(api).ok());
   EXPECT_TRUE(fs::exists(api.dir)) << "the other repository's files are the Ticket's directory's to remove";

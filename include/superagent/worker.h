@@ -134,7 +134,9 @@ class WorkerServices {
   // Commits pending changes (if any) with `message` in the sandbox, takes the branch out and
   // verifies it (Workspaces::TakeCommits), and pushes what was verified. Returns the number of
   // commits the branch has over its base; InvalidArgument (naming the file) when the
-  // commits are refused, and nothing is pushed.
+  // commits are refused, and nothing is pushed. The Ticket's other repositories (issue 37) are
+  // committed and pushed the same way after it, each to its own remote; a refusal there names
+  // the repository (what was pushed before it stays pushed).
   Result<int> CommitAndPush(const WorkerTask& task, const std::string& message);
   // Commits and pushes the branch and returns the `open_pull_request` action's payload (one per
   // Ticket: idempotency key "pr:ticket:<id>"; a later push updates the same PR). Conflict when

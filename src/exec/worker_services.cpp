@@ -245,6 +245,15 @@ Result<int> WorkerServices::CommitAndPush(const WorkerTask& task, const std::str
     RETURN_IF_ERROR(workspaces_->Push(task.workspace));
     NotePushed(task, *verified);
   }
+  // The Ticket's other repositories (issue 37) likewise, each to its own remote.
+  for (const WorkspaceRecord& w : task.other_workspaces) {
+    auto other = workspaces_->TakeCommits(w, CommitRulesFor(task),
+                                          message.empty() ? "Work on ticket " + std::to_string(task.ticket) : message);
+    if (!other.ok()) return other.status().Prefixed(w.repo + ": ");
+    if (other->ahead == 0) continue;
+    RETURN_IF_ERROR(workspaces_->Push(w).Prefixed(w.repo + ": "));
+    NotePushed(task, *other, &w);
+  }
   return verified->ahead;
 }
 
