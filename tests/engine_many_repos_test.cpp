@@ -128,6 +128,13 @@ TEST_F(EngineManyReposTest, ARequestsMandateListsTheServedRepositoriesItNamesIts
   ASSERT_EQ(claimed.size(), 1u);
   EXPECT_NE(claimed[0].effect.receipt->body.find("(in acme/widgets, acme/api, acme/web, acme/docs)"), std::string::npos)
       << claimed[0].effect.receipt->body;
+  // … and which named repositories it will not change, and why: the asker hears it.
+  EXPECT_NE(claimed[0].effect.receipt->body.find(
+                "Not in acme/infra (its mode is off), acme/ops (you are not among its people)."),
+            std::string::npos)
+      << claimed[0].effect.receipt->body;
+  EXPECT_EQ(claimed[0].effect.receipt->body.find("acme/secret"), std::string::npos)
+      << "a name the daemon does not serve may be anything (a path): not mentioned";
   const json mandate = Ok(ExplainNow("c1"))["ticket_created"]["mandate"];
   EXPECT_EQ(mandate["repos"], json({"acme/widgets", "acme/api", "acme/web", "acme/docs"})) << mandate.dump();
 }
@@ -306,7 +313,10 @@ TEST_F(EngineChatReposTest, ARequestNamingOneOfItsChatsRepositoriesIsWorkedThere
   EXPECT_EQ(views_->GetTicket(t)->stage, Stage::kIdle) << "work starts at once";
   const std::vector<std::string> posted = Posted();
   ASSERT_EQ(posted.size(), 1u);
-  EXPECT_NE(posted[0].find("(in acme/web)"), std::string::npos) << posted[0];
+  EXPECT_NE(posted[0].find("(in acme/web) Not in acme/ops (not one of this chat's), acme/widgets (not one of this "
+                           "chat's)."),
+            std::string::npos)
+      << posted[0];
 }
 
 TEST_F(EngineChatReposTest, AChatOfOneRepositoryWorksThereWithoutAsking) {

@@ -52,6 +52,9 @@ struct MandateRepos {
   // A chat of several repositories (feishu.chat_repos) and a request naming none: the Mandate may
   // change any of them; an explicit request's asker is asked which, inferred work takes the first.
   bool choose = false;
+  // Served repositories the request named that it may not change, each with why ("acme/infra
+  // (its mode is off)"): said in the acknowledgement, so the asker hears it, not only the log.
+  std::vector<std::string> passed_over;
 };
 
 // A person's request (explicit) names them ("owner/name" or a GitHub address) — only repositories
@@ -79,10 +82,12 @@ MandateRepos MandateRepositories(const Policy& policy, const EngineOptions& o, c
       if (!o.serves_repository(repo)) continue;
       if (chat != nullptr && std::find(chat->begin(), chat->end(), repo) == chat->end()) {
         spdlog::info("repository named outside its chat's list repo={} thread={}", repo, thread);
+        out.passed_over.push_back(repo + " (not one of this chat's)");
         continue;
       }
       if (policy.ModeIn(repo) == Mode::kOff) {
         spdlog::info("repository named but off repo={} thread={}", repo, thread);
+        out.passed_over.push_back(repo + " (its mode is off)");
         continue;
       }
       // A repository with its own people list admits only them there, whoever asks elsewhere:
@@ -91,6 +96,7 @@ MandateRepos MandateRepositories(const Policy& policy, const EngineOptions& o, c
                                               (request.source != "github" || !request.actor ||
                                                !own->second.github->IsPerson(*request.actor))) {
         spdlog::info("repository named but the asker is not among its people repo={} thread={}", repo, thread);
+        out.passed_over.push_back(repo + " (you are not among its people)");
         continue;
       }
       add(repo);
@@ -272,7 +278,8 @@ Result<FinishResult> Engine::FinishEval(EvalId eval_id, const EvalOutcome& out) 
     ASSIGN_OR_RETURN(auto channel, store_->ThreadChannel(eval->thread));
     const std::string ack_channel = channel.value_or(request->trigger.channel);
     // Work across repositories says where, so a misread name is caught before the work is done.
-    const std::string where = m.repos.empty() || repos.choose ? "" : " (in " + text::Join(m.repos, ", ") + ")";
+    std::string where = m.repos.empty() || repos.choose ? "" : " (in " + text::Join(m.repos, ", ") + ")";
+    if (!repos.passed_over.empty()) where += " Not in " + text::Join(repos.passed_over, ", ") + ".";
     // Which of its chat's repositories: an explicit request's asker says, before any work.
     const bool ask_which = repos.choose && out.strength == Strength::kExplicit && request->trigger.actor;
     const std::string ack =
